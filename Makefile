@@ -1,0 +1,152 @@
+# vmlet - one non-recursive Makefile.
+#
+#   make            build ./vmlet
+#   make run        install deps, build, run the built-in example VM
+#   make test       install deps, build, run every test (unit, conformance,
+#                   boot/probe, sanitizer pass)
+#   make check      clang-format, layering and cppcheck
+#   make fuzz       build and run the libFuzzer targets (FUZZ_SECONDS=60)
+#   make bench      run scripts/bench-*
+#   make static     build ./vmlet-static (fully static, for a pod image)
+#   make clean
+#
+# Variables: V=1 verbose; SAN=1 ASan+UBSan build (objects in build/san);
+# BUILD=dir object directory.
+
+CC       ?= gcc
+SAN      ?=
+ifeq ($(SAN),1)
+BUILD    ?= build/san
+else
+BUILD    ?= build
+endif
+PKGS     := yaml-0.1 json-c libseccomp libcap-ng
+PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
+PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
+
+WARN     := -Wall -Wextra -Werror -Wshadow -Wpointer-arith -Wstrict-prototypes \
+            -Wmissing-prototypes -Wformat=2 -Wundef -Wno-format-nonliteral
+CFLAGS   ?= -O2 -g
+CFLAGS   += -std=gnu11 $(WARN) -D_GNU_SOURCE -I. -MMD -MP $(PKG_CFLAGS) \
+            -fstack-protector-strong
+LDLIBS   := $(PKG_LIBS) -lpthread
+ifeq ($(SAN),1)
+CFLAGS   += -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
+LDFLAGS  += -fsanitize=address,undefined
+endif
+
+# Freestanding guest code (firmware/): general-purpose registers only, no red
+# zone, no libc: see ../shared/design/pvm-host.md for why.
+FW_CC     := gcc
+FW_CFLAGS := -std=gnu11 $(WARN) -O2 -g -ffreestanding -fno-builtin -nostdlib \
+             -mgeneral-regs-only -mno-red-zone -fno-stack-protector -fno-pic \
+             -fno-pie -mcmodel=kernel -fno-asynchronous-unwind-tables -I. -MMD -MP
+FW_LDFLAGS := -nostdlib -static -no-pie -Wl,--build-id=none -Wl,-z,noexecstack \
+              -Wl,-z,max-page-size=4096
+
+ifneq ($(V),1)
+Q := @
+endif
+
+# ---- sources --------------------------------------------------------------
+SPEC_SRCS := $(sort $(wildcard spec/*.c))
+ARCH_SRCS := $(sort $(wildcard arch/x86_64/*.c))
+VMM_SRCS  := $(filter-out vmm/main.c,$(sort $(wildcard vmm/*.c vmm/dev/*.c)))
+LIB_SRCS  := $(SPEC_SRCS) $(ARCH_SRCS) $(VMM_SRCS)
+LIB_OBJS  := $(LIB_SRCS:%.c=$(BUILD)/%.o)
+
+FW_LIB_SRCS   := $(sort $(wildcard firmware/lib/*.c firmware/lib/*.S))
+FW_PROBE_SRCS := $(sort $(wildcard firmware/probe/*.c firmware/probe/*.S))
+FW_IMAGES     :=
+ifneq ($(wildcard firmware/probe/probe.ld),)
+FW_IMAGES     += probe
+endif
+
+UNIT_SRCS := $(sort $(wildcard tests/unit/*_test.c))
+UNIT_BINS := $(UNIT_SRCS:%.c=$(BUILD)/%)
+TEST_LIB  := $(BUILD)/tests/lib/test.o
+
+all: vmlet
+
+# ---- host binary ----------------------------------------------------------
+$(BUILD)/%.o: %.c
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  CC      $<")
+	$(Q)$(CC) $(CFLAGS) -c -o $@ $<
+
+$(BUILD)/libvmlet.a: $(LIB_OBJS)
+	@$(if $(Q),echo "  AR      $@")
+	$(Q)rm -f $@ && ar rcs $@ $^
+
+$(BUILD)/fw/blobs.o: $(FW_IMAGES:%=build/fw/%.elf) scripts/gen-blobs.sh
+	@mkdir -p $(dir $@)
+	$(Q)scripts/gen-blobs.sh $(FW_IMAGES) > $(BUILD)/fw/blobs.S
+	$(Q)$(CC) -c -o $@ $(BUILD)/fw/blobs.S
+
+VMLET_BIN := $(if $(filter build,$(BUILD)),vmlet,$(BUILD)/vmlet)
+$(VMLET_BIN): $(BUILD)/vmm/main.o $(BUILD)/libvmlet.a $(BUILD)/fw/blobs.o
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+ifneq ($(VMLET_BIN),vmlet)
+vmlet: $(VMLET_BIN)
+endif
+
+# ---- freestanding firmware (always built in build/fw, never sanitized) ----
+build/fw/%.o: firmware/%.c
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  FWCC    $<")
+	$(Q)$(FW_CC) $(FW_CFLAGS) -c -o $@ $<
+build/fw/%.o: firmware/%.S
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  FWAS    $<")
+	$(Q)$(FW_CC) $(FW_CFLAGS) -c -o $@ $<
+
+build/fw/probe.elf: $(patsubst firmware/%,build/fw/%.o,$(basename $(FW_PROBE_SRCS) $(FW_LIB_SRCS))) firmware/probe/probe.ld
+	@$(if $(Q),echo "  FWLD    $@")
+	$(Q)$(FW_CC) $(FW_LDFLAGS) -T firmware/probe/probe.ld -o $@ $(filter %.o,$^)
+
+# ---- tests ----------------------------------------------------------------
+$(BUILD)/tests/unit/%_test: $(BUILD)/tests/unit/%_test.o $(TEST_LIB) $(BUILD)/libvmlet.a $(BUILD)/fw/blobs.o
+	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+unit-tests: $(UNIT_BINS)
+
+deps:
+	@scripts/deps.sh
+
+test: deps
+	$(Q)$(MAKE) --no-print-directory vmlet unit-tests
+	$(Q)$(MAKE) --no-print-directory SAN=1 unit-tests build/san/vmlet
+	$(Q)VMLET=./vmlet VMLET_SAN=build/san/vmlet BUILD=$(BUILD) tests/run.sh
+
+run: deps
+	$(Q)$(MAKE) --no-print-directory vmlet
+	./vmlet resolve --explain -f examples/vm
+
+check:
+	scripts/check-layering.sh
+	scripts/check-format.sh
+	cppcheck --quiet --error-exitcode=1 --enable=warning,portability \
+	  --suppress=missingIncludeSystem -I. spec arch vmm
+
+FUZZ_SECONDS ?= 60
+fuzz:
+	$(Q)scripts/fuzz.sh $(FUZZ_SECONDS)
+
+bench: vmlet
+	$(Q)for b in scripts/bench-*; do echo "== $$b"; $$b || exit 1; done
+
+static:
+	$(Q)$(MAKE) --no-print-directory BUILD=build/static vmlet-static
+
+build/static/vmlet-static vmlet-static: $(BUILD)/vmm/main.o $(BUILD)/libvmlet.a $(BUILD)/fw/blobs.o
+	$(Q)$(CC) -static -o vmlet-static $^ $(shell pkg-config --static --libs $(PKGS)) -lpthread
+
+clean:
+	rm -rf build vmlet vmlet-static
+
+.PHONY: all deps test run check fuzz bench static clean unit-tests
+.SECONDARY:
+
+-include $(shell find build -name '*.d' 2>/dev/null)

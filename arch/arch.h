@@ -1,0 +1,156 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * arch.h - the x86_64 builders vmm/ uses. Every function here is pure: it
+ * computes data (CPUID entries, MSR values, page tables, e820 maps, boot
+ * structures, ACPI tables) from plain inputs and makes no ioctl and no
+ * syscall, so each is unit-testable without /dev/kvm. vmm/ fetches host
+ * data (KVM_GET_SUPPORTED_CPUID) and applies the results.
+ *
+ * The structs from <linux/kvm.h> are used as plain data containers.
+ * Functions return 0 or -errno (EINVAL for bad input, ENOSPC when an
+ * output buffer is too small).
+ */
+#ifndef VMLET_ARCH_H
+#define VMLET_ARCH_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <linux/kvm.h>
+
+#include "arch/x86_64/layout.h"
+
+typedef uint64_t gpa_t; /* guest-physical address; never dereferenced */
+
+/* ---- CPU topology ------------------------------------------------------ */
+
+struct arch_topology {
+	uint32_t sockets, cores, threads; /* all >= 1 */
+};
+
+enum arch_cpu_vendor { ARCH_VENDOR_INTEL = 0, ARCH_VENDOR_AMD = 1 };
+
+/* Bit widths of the APIC ID fields: ceil(log2(n)) per level. */
+struct arch_apic_widths {
+	uint32_t smt_bits;   /* thread field width */
+	uint32_t core_bits;  /* core field width */
+	uint32_t pkg_shift;  /* smt_bits + core_bits */
+};
+
+void arch_topo_widths(const struct arch_topology *t, struct arch_apic_widths *w);
+/* vCPU index (0 .. sockets*cores*threads-1, thread fastest) -> APIC ID */
+uint32_t arch_topo_apic_id(const struct arch_topology *t, uint32_t index);
+/* APIC ID -> (package, core, thread) as Linux derives them */
+void arch_topo_decompose(const struct arch_topology *t, uint32_t apic_id,
+			 uint32_t *pkg, uint32_t *core, uint32_t *thread);
+static inline uint32_t arch_topo_vcpus(const struct arch_topology *t)
+{
+	return t->sockets * t->cores * t->threads;
+}
+
+/* ---- CPUID ------------------------------------------------------------- */
+
+/*
+ * Build the CPUID table of one vCPU from the host's supported entries: all
+ * topology leaves consistent with *t for the given vendor enumeration
+ * (Intel 0x1, 0x4, 0xB, 0x1F; AMD 0x1, 0x80000001, 0x80000008, 0x8000001E),
+ * hypervisor bit and KVM paravirt leaves. out[] receives at most cap
+ * entries; *n gets the count.
+ */
+int arch_cpuid_build(const struct arch_topology *t, enum arch_cpu_vendor vendor,
+		     uint32_t apic_id, const struct kvm_cpuid_entry2 *host,
+		     size_t n_host, struct kvm_cpuid_entry2 *out, size_t cap,
+		     size_t *n);
+
+/* ---- MSRs -------------------------------------------------------------- */
+
+/* Initial MSR values for a vCPU (PAT, MISC_ENABLE, SYSENTER/STAR zeroed,
+ * TSC 0, APIC base with BSP flag for index 0). Returns count, or -ENOSPC. */
+int arch_msrs_initial(uint32_t vcpu_index, struct kvm_msr_entry *out, size_t cap);
+
+/* ---- memory map -------------------------------------------------------- */
+
+struct arch_e820_entry {
+	uint64_t addr, size;
+	uint32_t type; /* 1 RAM, 2 reserved, 3 ACPI */
+} __attribute__((packed));
+
+/* RAM regions for mem_bytes of guest memory around the MMIO hole. */
+struct arch_ram_region { gpa_t gpa; uint64_t size; };
+int arch_ram_regions(uint64_t mem_bytes, struct arch_ram_region out[2], size_t *n);
+
+/* e820 map for mem_bytes of RAM: low RAM, EBDA/BIOS reserved, ACPI area,
+ * RAM below the hole, reserved ECAM/IOAPIC/LAPIC, RAM above 4 GiB. Sorted,
+ * non-overlapping. */
+int arch_e820_build(uint64_t mem_bytes, struct arch_e820_entry *out, size_t cap,
+		    size_t *n);
+
+/* ---- page tables and registers ----------------------------------------- */
+
+/* Identity-map 0..4 GiB with 2 MiB pages into low_mem at ARCH_PML4_GPA..;
+ * low_mem is the host view of guest RAM starting at gpa 0. */
+int arch_pgtable_build(uint8_t *low_mem, uint64_t low_size);
+
+/* Write the boot GDT at ARCH_GDT_GPA (null, code64, data, code32, tss). */
+int arch_gdt_build(uint8_t *low_mem, uint64_t low_size);
+
+/* Register state for a 64-bit Linux boot-protocol entry (paging on, rsi =
+ * zero page) or for a 32-bit PVH entry (protected mode, paging off, ebx =
+ * start_info). */
+void arch_regs_linux64(uint64_t entry, struct kvm_regs *regs, struct kvm_sregs *sregs);
+void arch_regs_pvh32(uint32_t entry, struct kvm_regs *regs, struct kvm_sregs *sregs);
+
+/* ---- boot payloads ----------------------------------------------------- */
+
+struct arch_boot_info {
+	uint64_t mem_bytes;
+	const char *cmdline;  /* may be NULL */
+	gpa_t initrd_gpa;     /* 0 = none */
+	uint64_t initrd_size;
+	gpa_t rsdp_gpa;       /* 0 = no ACPI */
+};
+
+/*
+ * bzImage: validate the setup header (boot protocol >= 2.06, 64-bit entry,
+ * relocatable or loadable at ARCH_HIGH_LOAD_GPA), copy the protected-mode
+ * kernel to ARCH_HIGH_LOAD_GPA, build the zero page (e820, cmdline, initrd,
+ * acpi_rsdp_addr) at ARCH_ZERO_PAGE_GPA. *entry = 64-bit entry point.
+ */
+int arch_linux_load(uint8_t *low_mem, uint64_t low_size, const uint8_t *image,
+		    size_t image_len, const struct arch_boot_info *bi,
+		    uint64_t *entry);
+
+/* Highest gpa at which an initrd of size bytes may start for this kernel
+ * (initrd_addr_max and RAM below the hole), or 0 if it cannot fit. */
+gpa_t arch_linux_initrd_gpa(const uint8_t *image, size_t image_len,
+			    uint64_t mem_bytes, uint64_t size);
+
+/* ELF with a PVH note (XEN_ELFNOTE_PHYS32_ENTRY): copy PT_LOAD segments to
+ * their physical addresses (must lie in low RAM below the hole) and return
+ * the 32-bit entry. */
+int arch_pvh_load(uint8_t *low_mem, uint64_t low_size, const uint8_t *elf,
+		  size_t elf_len, uint32_t *entry);
+/* hvm_start_info (version 1) + memmap + cmdline at ARCH_START_INFO_GPA. */
+int arch_pvh_start_info_build(uint8_t *low_mem, uint64_t low_size,
+			      const struct arch_boot_info *bi);
+
+/* ---- ACPI -------------------------------------------------------------- */
+
+struct arch_acpi_config {
+	struct arch_topology topo;
+	const uint32_t *apic_ids;  /* n_vcpus entries */
+	uint32_t n_vcpus;
+	int pci;                   /* nonzero: MCFG + PCI0 host bridge in DSDT */
+	const uint8_t *pci_irq_pins; /* optional: INTx routing hints */
+	int serial;                /* nonzero: COM1 in the DSDT */
+};
+
+/*
+ * Build RSDP, XSDT, FADT, FACS, DSDT (with our own AML emitter: \_S5,
+ * power button, COM1, PCI0), MADT (LAPIC or x2APIC entries per vCPU,
+ * IOAPIC, interrupt source overrides) and MCFG into buf, which the guest
+ * sees at gpa base. The RSDP comes first. *used = bytes written.
+ */
+int arch_acpi_build(uint8_t *buf, size_t cap, gpa_t base,
+		    const struct arch_acpi_config *cfg, size_t *used);
+
+#endif /* VMLET_ARCH_H */

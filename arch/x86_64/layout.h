@@ -1,0 +1,68 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * layout.h - vmlet's x86_64 guest-physical address map. One place, used by
+ * the arch builders (tables that describe the map) and by vmm/ (which backs
+ * it with memory slots and devices).
+ *
+ *   0x0000_0000  real-mode IVT/BDA (RAM)
+ *   0x0000_0500  GDT                         ARCH_GDT_GPA
+ *   0x0000_1000  PVH hvm_start_info + memmap  ARCH_START_INFO_GPA
+ *   0x0000_7000  Linux zero page (boot_params) ARCH_ZERO_PAGE_GPA
+ *   0x0000_8000  AP real-mode trampoline page (firmware-owned)
+ *   0x0000_9000  PML4, PDPT, 4 PDs (identity map of 0..4 GiB, 2 MiB pages)
+ *   0x0002_0000  kernel command line (ARCH_CMDLINE_MAX bytes)
+ *   0x0008_0000  initial boot stack top (grows down)
+ *   0x0009_fc00  EBDA (reserved) .. 0x000f_ffff
+ *   0x000e_0000  ACPI tables (RSDP first, 16-byte aligned, in the BIOS
+ *                area so a legacy scan finds it too)
+ *   0x0010_0000  kernel / PVH ELF load area, then RAM
+ *   ... RAM up to min(mem, ARCH_MMIO_HOLE_START)
+ *   0xc000_0000  32-bit MMIO hole: PCI BARs (ARCH_PCI_MMIO32_*)
+ *   0xe000_0000  PCI ECAM, bus 0..ARCH_PCI_ECAM_BUSES-1
+ *   0xfec0_0000  IOAPIC
+ *   0xfee0_0000  local APIC
+ *   0x1_0000_0000 RAM above 4 GiB (whatever did not fit below the hole)
+ *
+ * Port I/O:
+ *   0x3f8-0x3ff COM1 (IRQ 4); 0x60/0x64 i8042 (reset only);
+ *   ARCH_PM1A_EVT/CNT: ACPI PM1a event and control blocks (SCI on IRQ 9);
+ *   0xcf8/0xcfc PCI config mechanism #1;
+ *   FW_ABI_* ports in firmware/abi.h (probe report, debug exit 0xf4).
+ */
+#ifndef VMLET_ARCH_LAYOUT_H
+#define VMLET_ARCH_LAYOUT_H
+
+#define ARCH_GDT_GPA          0x00000500ull
+#define ARCH_START_INFO_GPA   0x00001000ull
+#define ARCH_ZERO_PAGE_GPA    0x00007000ull
+#define ARCH_AP_TRAMPOLINE_GPA 0x00008000ull
+#define ARCH_PML4_GPA         0x00009000ull
+#define ARCH_PDPT_GPA         0x0000a000ull
+#define ARCH_PD_GPA           0x0000b000ull /* 4 pages: 0xb000..0xefff */
+#define ARCH_CMDLINE_GPA      0x00020000ull
+#define ARCH_CMDLINE_MAX      0x00010000ull
+#define ARCH_BOOT_STACK_GPA   0x00080000ull
+#define ARCH_EBDA_GPA         0x0009fc00ull
+#define ARCH_ACPI_GPA         0x000e0000ull
+#define ARCH_ACPI_MAX         0x00020000ull
+#define ARCH_HIGH_LOAD_GPA    0x00100000ull
+
+#define ARCH_MMIO_HOLE_START  0xc0000000ull
+#define ARCH_MMIO_HOLE_END    0x100000000ull
+#define ARCH_PCI_MMIO32_START 0xc0000000ull
+#define ARCH_PCI_MMIO32_SIZE  0x20000000ull
+#define ARCH_PCI_ECAM_GPA     0xe0000000ull
+#define ARCH_PCI_ECAM_BUSES   1u
+#define ARCH_PCI_ECAM_SIZE    (ARCH_PCI_ECAM_BUSES * 0x100000ull)
+#define ARCH_IOAPIC_GPA       0xfec00000ull
+#define ARCH_LAPIC_GPA        0xfee00000ull
+#define ARCH_HIGH_RAM_START   0x100000000ull
+
+#define ARCH_COM1_PORT        0x3f8
+#define ARCH_COM1_IRQ         4
+#define ARCH_SCI_IRQ          9
+#define ARCH_PM1A_EVT_PORT    0x600 /* 4 bytes: PM1_STS, PM1_EN */
+#define ARCH_PM1A_CNT_PORT    0x604 /* 2 bytes: PM1_CNT */
+#define ARCH_PM_S5_SLP_TYP    5     /* value the DSDT _S5 package carries */
+
+#endif /* VMLET_ARCH_LAYOUT_H */

@@ -1,0 +1,45 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * guest_mem.h - guest RAM and the one checked accessor for guest addresses.
+ *
+ * Every guest-supplied address (descriptor, buffer, boot structure) goes
+ * through guest_mem_ptr(), which returns NULL unless [gpa, gpa+len) lies
+ * entirely inside one RAM region; the arithmetic is overflow-checked.
+ * A gpa_t is never dereferenced directly.
+ */
+#ifndef VMLET_GUEST_MEM_H
+#define VMLET_GUEST_MEM_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "arch/arch.h" /* gpa_t */
+
+#define GUEST_MEM_MAX_REGIONS 4
+
+struct guest_mem_region {
+	gpa_t gpa;
+	uint64_t size;
+	uint8_t *host;
+};
+
+struct guest_mem {
+	struct guest_mem_region r[GUEST_MEM_MAX_REGIONS];
+	unsigned int n;
+	uint64_t total;      /* RAM bytes */
+	uint64_t page_size;  /* backing page size */
+};
+
+/* Host pointer for [gpa, gpa+len) or NULL when any byte is outside RAM. */
+void *guest_mem_ptr(const struct guest_mem *m, gpa_t gpa, uint64_t len);
+
+/*
+ * Map mem_bytes of anonymous guest RAM laid out by arch_ram_regions()
+ * (THP via madvise; hugepage_size 2 MiB / 1 GiB uses MAP_HUGETLB and fails
+ * with a clear error when the host has none reserved). Does not register
+ * KVM slots: see vm.c.
+ */
+int guest_mem_init(struct guest_mem *m, uint64_t mem_bytes, uint64_t hugepage_size);
+void guest_mem_release(struct guest_mem *m);
+
+#endif /* VMLET_GUEST_MEM_H */

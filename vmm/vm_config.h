@@ -1,0 +1,157 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * vm_config.h - the plain guest configuration: the contract between spec/
+ * (which resolves KubeVirt manifests into it) and vmm/ (which runs it).
+ *
+ * Nothing here knows YAML, JSON, instancetypes or preferences. Every string
+ * is an owned, NUL-terminated heap copy (or NULL when unset); every array is
+ * owned and has an explicit count. vm_config_release() frees all of it.
+ *
+ * Units: bytes for sizes, seconds for times. A value of 0 / NULL / false
+ * means "not set" unless a field says otherwise.
+ */
+#ifndef VMLET_VM_CONFIG_H
+#define VMLET_VM_CONFIG_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+enum vm_boot_kind {
+	VM_BOOT_NONE = 0, /* neither kernel nor EFI: vmm refuses to start */
+	VM_BOOT_KERNEL,   /* firmware.kernelBoot or --kernel: bzImage or PVH ELF */
+	VM_BOOT_EFI,      /* bootloader.efi: vmlet's own firmware or --firmware */
+	VM_BOOT_BIOS,     /* bootloader.bios: not supported by the vmm */
+};
+
+enum vm_disk_source {
+	VM_DISK_CONTAINERDISK = 0,
+	VM_DISK_HOSTDISK,
+	VM_DISK_PVC,
+	VM_DISK_DATAVOLUME,
+	VM_DISK_EMPTYDISK,
+	VM_DISK_CLOUDINIT_NOCLOUD,
+	VM_DISK_CLOUDINIT_CONFIGDRIVE,
+	VM_DISK_OTHER, /* a volume kind vmlet cannot back (secret, configMap...) */
+};
+
+enum vm_disk_device { VM_DEV_DISK = 0, VM_DEV_CDROM, VM_DEV_LUN };
+
+enum vm_cache_mode {
+	VM_CACHE_DEFAULT = 0, /* unset: writeback */
+	VM_CACHE_NONE,        /* O_DIRECT */
+	VM_CACHE_WRITETHROUGH,/* O_DSYNC */
+	VM_CACHE_WRITEBACK,
+};
+
+struct vm_disk {
+	char *name;           /* disk / volume name */
+	enum vm_disk_device device;
+	char *bus;            /* "virtio", "sata", "scsi", ... NULL = unset */
+	enum vm_disk_source source;
+	char *path;           /* host path of the backing file (NULL for
+	                       * emptyDisk / cloud-init: the vmm creates them) */
+	bool read_only;
+	char *serial;         /* disk serial (virtio-blk GET_ID), NULL = none */
+	enum vm_cache_mode cache;
+	char *io;             /* "native" / "threads" / NULL */
+	uint32_t boot_order;  /* 0 = none */
+	uint64_t capacity;    /* emptyDisk capacity in bytes */
+	uint32_t logical_block_size;  /* 0 = 512 */
+	uint32_t physical_block_size; /* 0 = logical */
+	bool dedicated_io_thread;
+	/* cloud-init payloads (NoCloud / ConfigDrive); decoded, not base64 */
+	char *user_data;
+	char *network_data;
+	char *meta_instance_id;
+	char *meta_hostname;
+};
+
+enum vm_binding {
+	VM_BIND_NONE = 0,
+	VM_BIND_BRIDGE,
+	VM_BIND_MASQUERADE,
+	VM_BIND_PASST,
+	VM_BIND_SRIOV,
+	VM_BIND_SLIRP,
+	VM_BIND_MACVTAP,
+	VM_BIND_PLUGIN, /* binding.name holds the plugin name */
+};
+
+struct vm_port {
+	char *name;
+	char *protocol; /* "TCP" / "UDP" */
+	uint16_t port;
+};
+
+struct vm_nic {
+	char *name;
+	char *model;          /* "virtio", "e1000", ... NULL = unset */
+	uint8_t mac[6];
+	bool mac_set;         /* false: the vmm derives a stable one */
+	enum vm_binding binding;
+	char *binding_plugin; /* VM_BIND_PLUGIN only */
+	char *network_type;   /* "pod" / "multus" */
+	char *network_name;   /* multus networkName */
+	char *tap;            /* --tap IFACE=TAP or annotation; NULL = auto */
+	uint32_t mtu;         /* 0 = backend default */
+	struct vm_port *ports;
+	unsigned int n_ports;
+};
+
+struct vm_config {
+	/* identity */
+	char *name;
+	char *namespace;
+	char *uid;
+	char *hostname;     /* spec.hostname, else name */
+	char *run_strategy; /* "Always", "Halted", ...; NULL = legacy running */
+
+	/* CPU: effective topology, never 0 */
+	uint32_t sockets, cores, threads;
+	uint32_t max_sockets;     /* 0 = unset */
+	char *cpu_model;          /* NULL = unset */
+	bool dedicated_cpu_placement;
+
+	/* memory */
+	uint64_t memory_bytes;    /* effective guest memory */
+	uint64_t hugepage_size;   /* 0 = none; 2 MiB or 1 GiB */
+	uint64_t max_guest_bytes; /* 0 = unset */
+
+	/* firmware */
+	enum vm_boot_kind boot;
+	char *kernel_path;        /* VM_BOOT_KERNEL */
+	char *initrd_path;
+	char *cmdline;
+	bool efi_secure_boot;     /* effective secure boot (EFI only) */
+	bool efi_persistent;
+	char *firmware_uuid;      /* firmware.uuid (SMBIOS) */
+	char *firmware_serial;    /* firmware.serial (SMBIOS) */
+
+	/* features */
+	bool acpi;                /* true unless features.acpi.enabled=false */
+	bool smm;
+	char *machine_type;       /* NULL = unset */
+	char *architecture;       /* NULL = unset (amd64) */
+
+	/* devices */
+	struct vm_disk *disks;
+	unsigned int n_disks;
+	struct vm_nic *nics;
+	unsigned int n_nics;
+	bool rng;
+	bool autoattach_serial_console; /* default true */
+	bool block_multi_queue;
+	bool net_multi_queue;
+
+	/* lifecycle */
+	int64_t termination_grace_seconds; /* KubeVirt default 30 */
+};
+
+/* Free every owned string and array and zero *cfg. Safe on a zeroed cfg. */
+void vm_config_release(struct vm_config *cfg);
+
+/* Fill *cfg with vmlet's built-in defaults (1/1/1 vCPU, 64 MiB, ACPI on,
+ * grace 30 s, serial console on). Owned fields are left NULL. */
+void vm_config_init(struct vm_config *cfg);
+
+#endif /* VMLET_VM_CONFIG_H */
