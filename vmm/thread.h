@@ -1,0 +1,43 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * thread.h - vmlet's thread roles. Every thread vmlet creates has exactly
+ * one role, set with thread_start(); the sandbox (vmm/sandbox.c) installs
+ * one seccomp filter per role, so a role is a promise about which syscalls
+ * the thread makes.
+ *
+ *   THREAD_MAIN    setup, then the event loop: signals, control socket,
+ *                  console input, timers, device events without their own
+ *                  thread
+ *   THREAD_VCPU    one per vCPU: KVM_RUN and exit dispatch to the buses
+ *   THREAD_BLK_IO  one per disk (or queue): preadv/pwritev/fdatasync/fallocate
+ *   THREAD_NET_IO  one per NIC: tap/socket read/write
+ *   THREAD_HELPER  supervised children and slow helpers (passt, DHCP)
+ */
+#ifndef VMLET_THREAD_H
+#define VMLET_THREAD_H
+
+#include <pthread.h>
+
+enum thread_role {
+	THREAD_MAIN = 0,
+	THREAD_VCPU,
+	THREAD_BLK_IO,
+	THREAD_NET_IO,
+	THREAD_HELPER,
+	THREAD_ROLE_COUNT,
+};
+
+const char *thread_role_name(enum thread_role role);
+
+/*
+ * Start fn(arg) on a new thread with the given role and a name for
+ * /proc (truncated to 15 characters). The thread's sandbox filter for its
+ * role is installed before fn runs (when the sandbox is enabled).
+ */
+int thread_start(pthread_t *t, enum thread_role role, const char *name,
+		 void *(*fn)(void *), void *arg);
+
+/* The calling thread's role (THREAD_MAIN for the initial thread). */
+enum thread_role thread_current_role(void);
+
+#endif /* VMLET_THREAD_H */
