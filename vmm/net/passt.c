@@ -8,7 +8,9 @@
 #include <strings.h>
 #include <sys/socket.h>
 #include <sys/time.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
+#include <poll.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -21,14 +23,21 @@
 #define PASST_CHILD_FD 3
 #define RXBUF_SIZE (2 * (NET_FRAME_MAX + 4))
 
+/* What the supervisor sends with each new stream fd. */
+struct passt_hello {
+	int32_t pid;          /* the new passt */
+	int32_t last_status;  /* wait status of the previous one; -1 at first */
+	uint32_t starts;
+};
+
 struct passt_be {
 	struct net_backend be;
-	char *binary;
-	char mtu[16], tcp[256], udp[256];
+	int ctl;              /* SOCK_SEQPACKET to the supervisor */
+	int data;             /* stream to passt; -1 between two passts */
 	pid_t pid;
 	unsigned int starts;
-	unsigned int backoff_ms;
-	long next_start_ms, started_ms;
+	char *binary;
+	char mtu[16], tcp[256], udp[256];
 	uint8_t *rx;          /* stream bytes not yet handed out */
 	size_t rx_head, rx_tail;
 };
@@ -107,66 +116,182 @@ static void passt_exec(struct passt_be *p, int fd)
 	_exit(127);
 }
 
-static int passt_spawn(struct passt_be *p)
+/*
+ * The supervisor: a process of its own (vmlet forks it during setup, before
+ * the sandbox forbids new processes) that starts passt, hands vmlet each new
+ * stream over ctl with SCM_RIGHTS, and restarts passt with backoff when it
+ * exits. It leaves when ctl closes (vmlet exited or destroyed the backend),
+ * stopping passt first. After fork() only async-signal-safe calls.
+ */
+static int send_fd(int ctl, int fd, const struct passt_hello *h)
 {
-	static const struct timeval sndtimeo = { .tv_sec = 1 };
-	int sv[2];
-	pid_t pid;
+	char cbuf[CMSG_SPACE(sizeof(int))] = { 0 };
+	struct iovec iov = { (void *)h, sizeof(*h) };
+	struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf,
+			    .msg_controllen = sizeof(cbuf) };
+	struct cmsghdr *c = CMSG_FIRSTHDR(&m);
 
-	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0)
+	c->cmsg_level = SOL_SOCKET;
+	c->cmsg_type = SCM_RIGHTS;
+	c->cmsg_len = CMSG_LEN(sizeof(int));
+	memcpy(CMSG_DATA(c), &fd, sizeof(int));
+	return sendmsg(ctl, &m, MSG_NOSIGNAL) < 0 ? -errno : 0;
+}
+
+/* Wait up to ms (-1: forever) for passt's exit; false when ctl closed. */
+static bool supervise_wait(int ctl, int pidfd, int ms)
+{
+	struct pollfd p[2] = { { .fd = ctl, .events = POLLIN }, { .fd = pidfd, .events = POLLIN } };
+
+	for (;;) {
+		int n = poll(p, pidfd >= 0 ? 2 : 1, ms);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 || (p[0].revents & (POLLIN | POLLHUP | POLLERR)))
+			return false;
+		return true; /* passt exited, or the backoff is over */
+	}
+}
+
+static void __attribute__((noreturn)) passt_supervise(struct passt_be *p, int ctl)
+{
+	struct passt_hello h = { .last_status = -1 };
+	unsigned int backoff = PASST_BACKOFF_MIN_MS;
+
+	for (;;) {
+		int sv[2], pidfd, st = 0;
+		pid_t pid;
+		long t0 = now_ms();
+
+		if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0)
+			_exit(1);
+		pid = fork();
+		if (pid == 0) {
+			close(ctl);
+			passt_exec(p, sv[1]);
+		}
+		close(sv[1]);
+		if (pid < 0)
+			_exit(1);
+		h.pid = pid;
+		h.starts++;
+		pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
+		if (send_fd(ctl, sv[0], &h) < 0) {
+			kill(pid, SIGTERM);
+			waitpid(pid, NULL, 0);
+			_exit(0);
+		}
+		close(sv[0]);
+		if (!supervise_wait(ctl, pidfd, -1)) {
+			kill(pid, SIGTERM);
+			waitpid(pid, NULL, 0);
+			_exit(0);
+		}
+		waitpid(pid, &st, 0);
+		if (pidfd >= 0)
+			close(pidfd);
+		h.last_status = st;
+		if (now_ms() - t0 >= PASST_BACKOFF_RESET_MS)
+			backoff = PASST_BACKOFF_MIN_MS;
+		if (!supervise_wait(ctl, -1, (int)backoff))
+			_exit(0);
+		backoff = backoff * 2 > PASST_BACKOFF_MAX_MS ? PASST_BACKOFF_MAX_MS : backoff * 2;
+	}
+}
+
+/*
+ * Fork the supervisor as a grandchild (the middle process exits at once and
+ * is reaped here), so vmlet never has to wait for it: it belongs to init
+ * (or the pod's pid 1) and ends by itself when ctl closes.
+ */
+static int passt_start_supervisor(struct passt_be *p)
+{
+	int sv[2], st;
+	pid_t mid;
+
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0)
 		return error_errno(-errno, "passt: socketpair");
-	pid = fork();
-	if (pid < 0) {
+	mid = fork();
+	if (mid < 0) {
 		close(sv[0]);
 		close(sv[1]);
 		return error_errno(-errno, "passt: fork");
 	}
-	if (pid == 0)
-		passt_exec(p, sv[1]);
+	if (mid == 0) {
+		close(sv[0]);
+		if (fork() == 0) {
+			setsid(); /* away from the terminal's signals */
+			/* keep none of vmlet's descriptors (taps, disks, KVM) */
+			if (sv[1] != 3 && dup2(sv[1], 3) < 0)
+				_exit(1);
+			syscall(SYS_close_range, 4U, ~0U, 0U);
+			passt_supervise(p, 3);
+		}
+		_exit(0);
+	}
 	close(sv[1]);
+	waitpid(mid, &st, 0);
+	p->ctl = sv[0];
+	return 0;
+}
+
+/* A new stream from the supervisor, if one is waiting. */
+static int passt_accept(struct passt_be *p, bool wait)
+{
+	static const struct timeval sndtimeo = { .tv_sec = 1 };
+	char cbuf[CMSG_SPACE(sizeof(int))];
+	struct passt_hello h;
+	struct iovec iov = { &h, sizeof(h) };
+	struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf,
+			    .msg_controllen = sizeof(cbuf) };
+	struct cmsghdr *c;
+	ssize_t n;
+	int fd;
+
+	if (wait) {
+		struct pollfd pf = { .fd = p->ctl, .events = POLLIN };
+
+		if (poll(&pf, 1, 5000) <= 0)
+			return error("passt: supervisor did not start passt");
+	}
+	n = recvmsg(p->ctl, &m, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
+	if (n < 0)
+		return -errno;
+	if (n == 0)
+	{
+		error("passt: supervisor exited");
+		return -EPIPE;
+	}
+	c = CMSG_FIRSTHDR(&m);
+	if ((size_t)n != sizeof(h) || !c || c->cmsg_type != SCM_RIGHTS)
+	{
+		error("passt: bad message from the supervisor");
+		return -EPROTO;
+	}
+	memcpy(&fd, CMSG_DATA(c), sizeof(int));
 	/* sends block at most this long before the stream counts as broken */
-	setsockopt(sv[0], SOL_SOCKET, SO_SNDTIMEO, &sndtimeo, sizeof(sndtimeo));
-	p->pid = pid;
-	p->be.fd = sv[0];
-	p->starts++;
-	p->started_ms = now_ms();
+	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &sndtimeo, sizeof(sndtimeo));
+	if (h.last_status != -1)
+		log_warn("passt: restarted (start %u) after it %s %d", h.starts,
+			 WIFSIGNALED(h.last_status) ? "died of signal" : "exited with",
+			 WIFSIGNALED(h.last_status) ? WTERMSIG(h.last_status)
+						    : WEXITSTATUS(h.last_status));
+	p->data = p->be.fd = fd;
+	p->pid = h.pid;
+	p->starts = h.starts;
 	p->rx_head = p->rx_tail = 0;
 	return 0;
 }
 
-static void passt_reap(struct passt_be *p)
-{
-	int st = 0, i;
-
-	if (p->be.fd >= 0) {
-		close(p->be.fd); /* with -1, passt exits on its own now */
-		p->be.fd = -1;
-	}
-	if (p->pid <= 0)
-		return;
-	for (i = 0; i < 50; i++) {
-		if (waitpid(p->pid, &st, WNOHANG) != 0)
-			goto reaped;
-		usleep(2000);
-	}
-	kill(p->pid, SIGKILL);
-	waitpid(p->pid, &st, 0);
-reaped:
-	p->pid = -1;
-}
-
-/* The stream broke: reap passt and schedule a restart with backoff. */
+/* The stream broke: drop it and wait for the supervisor's next one. */
 static void passt_disconnect(struct passt_be *p, const char *why)
 {
-	long lived = now_ms() - p->started_ms;
-
-	passt_reap(p);
-	if (lived >= PASST_BACKOFF_RESET_MS)
-		p->backoff_ms = PASST_BACKOFF_MIN_MS;
-	log_warn("passt: %s, restarting in %u ms", why, p->backoff_ms);
-	p->next_start_ms = now_ms() + p->backoff_ms;
-	p->backoff_ms = p->backoff_ms * 2 > PASST_BACKOFF_MAX_MS ? PASST_BACKOFF_MAX_MS
-								  : p->backoff_ms * 2;
+	log_warn("passt: %s, waiting for a restart", why);
+	close(p->data);
+	p->data = -1;
+	p->pid = -1;
+	p->be.fd = p->ctl;
 }
 
 /* Hand out one complete frame from the stream buffer, if there is one. */
@@ -197,14 +322,11 @@ static ssize_t passt_recv(struct net_backend *be, void *buf, size_t cap)
 	struct passt_be *p = (struct passt_be *)be;
 	ssize_t n;
 
-	if (be->fd < 0) {
-		if (now_ms() < p->next_start_ms)
+	if (p->data < 0) {
+		n = passt_accept(p, false);
+		if (n == -EAGAIN || n == -EWOULDBLOCK)
 			return -EAGAIN;
-		if (passt_spawn(p) < 0) {
-			p->next_start_ms = now_ms() + p->backoff_ms;
-			return -EAGAIN;
-		}
-		return NET_BE_RECONNECTED;
+		return n < 0 ? n : NET_BE_RECONNECTED;
 	}
 	n = passt_take(p, buf, cap);
 	if (n != -EAGAIN)
@@ -215,7 +337,7 @@ static ssize_t passt_recv(struct net_backend *be, void *buf, size_t cap)
 		p->rx_tail -= p->rx_head;
 		p->rx_head = 0;
 	}
-	n = recv(be->fd, p->rx + p->rx_tail, RXBUF_SIZE - p->rx_tail, MSG_DONTWAIT);
+	n = recv(p->data, p->rx + p->rx_tail, RXBUF_SIZE - p->rx_tail, MSG_DONTWAIT);
 	if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) {
 		passt_disconnect(p, n == 0 ? "passt exited" : "stream error");
 		return NET_BE_RECONNECTED;
@@ -235,7 +357,7 @@ static int passt_send(struct net_backend *be, const struct iovec *iov, int iovcn
 	uint8_t len[4];
 	int i, n = 1;
 
-	if (be->fd < 0)
+	if (p->data < 0)
 		return -ENOTCONN;
 	if (iovcnt > 64)
 		return -EMSGSIZE;
@@ -258,7 +380,7 @@ static int passt_send(struct net_backend *be, const struct iovec *iov, int iovcn
 	total += 4;
 	/* the stream must stay framed: finish a partial write (SO_SNDTIMEO) */
 	while (total) {
-		ssize_t w = sendmsg(be->fd, &m, MSG_NOSIGNAL);
+		ssize_t w = sendmsg(p->data, &m, MSG_NOSIGNAL);
 
 		if (w < 0 && errno == EINTR)
 			continue;
@@ -286,7 +408,10 @@ static void passt_destroy(struct net_backend *be)
 {
 	struct passt_be *p = (struct passt_be *)be;
 
-	passt_reap(p);
+	/* the supervisor stops passt and exits when ctl closes */
+	if (p->data >= 0)
+		close(p->data);
+	close(p->ctl);
 	free(p->rx);
 	free(p->binary);
 	free(p);
@@ -331,7 +456,7 @@ int passt_create(const struct passt_config *cfg, struct net_backend **out)
 	p->be.fd = -1;
 	p->be.kind = "passt";
 	p->pid = -1;
-	p->backoff_ms = PASST_BACKOFF_MIN_MS;
+	p->data = p->ctl = -1;
 	p->binary = strdup(cfg->binary ? cfg->binary : "passt");
 	p->rx = malloc(RXBUF_SIZE);
 	err = -ENOMEM;
@@ -350,9 +475,14 @@ int passt_create(const struct passt_config *cfg, struct net_backend **out)
 		error("passt: too many forwarded ports");
 		goto out_free;
 	}
-	err = passt_spawn(p);
+	err = passt_start_supervisor(p);
 	if (err)
 		goto out_free;
+	err = passt_accept(p, true);
+	if (err) {
+		close(p->ctl);
+		goto out_free;
+	}
 	*out = &p->be;
 	return 0;
 

@@ -11,11 +11,20 @@
  * DHCP/ARP/NDP and copies the addresses and routes of the namespace it
  * runs in, so the guest needs nothing from vmlet's DHCP responder.
  *
- * Supervision: when passt exits or the stream breaks, the backend kills and
- * reaps the old process and starts a new one, backing off exponentially
- * (PASST_BACKOFF_MIN_MS doubling up to PASST_BACKOFF_MAX_MS; the backoff
- * resets after a connection lived PASST_BACKOFF_RESET_MS). Frames sent
- * while disconnected are dropped, as on a cable that is pulled out.
+ * Supervision: vmlet's sandbox forbids new processes once the VM runs, so
+ * passt_create() forks a small supervisor process (during setup) that
+ * starts passt and hands each new stream to vmlet over a SOCK_SEQPACKET
+ * control socket (SCM_RIGHTS). When passt exits, the supervisor restarts it,
+ * backing off exponentially (PASST_BACKOFF_MIN_MS doubling up to
+ * PASST_BACKOFF_MAX_MS; reset after a passt lived PASST_BACKOFF_RESET_MS),
+ * and the backend picks the new stream up (NET_BE_RECONNECTED) with only
+ * recvmsg. Frames sent while disconnected are dropped, as on a pulled
+ * cable. The supervisor holds none of vmlet's descriptors and ends, after
+ * stopping passt, when the control socket closes (backend destroyed or
+ * vmlet gone); vmlet never waits for it (it is re-parented to init).
+ *
+ * Call passt_create() before guest RAM is mapped (or with it MADV_DONTFORK)
+ * so the fork does not copy its page tables.
  */
 #ifndef VMLET_NET_PASST_H
 #define VMLET_NET_PASST_H
