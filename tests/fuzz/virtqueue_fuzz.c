@@ -35,8 +35,8 @@ static uint8_t touch(const struct iovec *iov, unsigned int n)
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static struct iovec out[16], in[16];
-	struct virtq_elem e = { .out = out, .in = in, .cap_out = 16, .cap_in = 16 };
-	struct guest_mem mem = { .n = 1 };
+	struct virtq_elem e = {.out = out, .in = in, .cap_out = 16, .cap_in = 16};
+	struct guest_mem mem = {.n = 1};
 	struct virtq q;
 	uint8_t *ram;
 	uint16_t qsize;
@@ -46,7 +46,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (size < 2)
 		return 0;
 	qsize = (uint16_t)(1u << (data[0] % 9)); /* 1 .. 256 */
-	ram = calloc(1, RAM_SIZE); /* exact size: ASan catches overruns */
+	ram = calloc(1, RAM_SIZE);		 /* exact size: ASan catches overruns */
 	if (!ram)
 		return 0;
 	memcpy(ram, data + 2, size - 2 < RAM_SIZE ? size - 2 : RAM_SIZE);

@@ -14,8 +14,8 @@
 #include "vmm/dev/blk.h"
 #include "vmm/dev/virtio_blk.h"
 
-#define F(b) (1ull << (b))
-#define WANT (F(32) | F(29) | F(28) | F(1) | F(2) | F(5) | F(6) | F(9) | F(10) | F(13) | F(14))
+#define F(b)	 (1ull << (b))
+#define WANT	 (F(32) | F(29) | F(28) | F(1) | F(2) | F(5) | F(6) | F(9) | F(10) | F(13) | F(14))
 #define IMG_SIZE (1u << 20)
 
 struct env {
@@ -29,8 +29,8 @@ struct env {
 
 static int env_up(struct env *e, bool ro, const char *serial)
 {
-	struct virtio_blk_params p = { .name = "disk0", .serial = serial,
-				       .physical_block_size = 4096 };
+	struct virtio_blk_params p = {
+	    .name = "disk0", .serial = serial, .physical_block_size = 4096};
 	struct blk *be;
 	uint8_t *buf = malloc(IMG_SIZE);
 
@@ -48,8 +48,7 @@ static int env_up(struct env *e, bool ro, const char *serial)
 	tdrv_init(&e->d, 4 << 20, 64);
 	if (pci_host_init(&e->h, NULL, &tbus_pio, &tbus_mmio) ||
 	    blk_open(&be, e->path, ro, BLK_CACHE_WRITEBACK) ||
-	    virtio_blk_create(&e->blk, &e->h, NULL, &e->d.mem, be, &p) ||
-	    tvdev_probe(&e->v, 1))
+	    virtio_blk_create(&e->blk, &e->h, NULL, &e->d.mem, be, &p) || tvdev_probe(&e->v, 1))
 		return -1;
 	tvdev_msix(&e->v, 2);
 	return 0;
@@ -79,14 +78,14 @@ static uint8_t do_req(struct env *e, uint32_t type, uint64_t sector, const void 
 	memcpy(tdrv_ptr(d, h), &type, 4);
 	memset(tdrv_ptr(d, h + 4), 0, 4);
 	memcpy(tdrv_ptr(d, h + 8), &sector, 8);
-	b[n++] = (struct tbuf){ h, 16, 0 };
+	b[n++] = (struct tbuf){h, 16, 0};
 	if (out_len) {
 		memcpy(tdrv_ptr(d, o), out, out_len);
-		b[n++] = (struct tbuf){ o, out_len, 0 };
+		b[n++] = (struct tbuf){o, out_len, 0};
 	}
 	if (in_len)
-		b[n++] = (struct tbuf){ i, in_len, 1 };
-	b[n++] = (struct tbuf){ s, 1, 1 };
+		b[n++] = (struct tbuf){i, in_len, 1};
+	b[n++] = (struct tbuf){s, 1, 1};
 	*st = 0xee;
 	uint16_t head = tdrv_post(d, b, n, (int)(sector & 1));
 	tvdev_kick(&e->v, 0);
@@ -123,10 +122,10 @@ static void test_enumerate_and_config(void)
 	CHECK_EQ_U64(ecam_rd(1, PCI_BAR0, 4), bar);
 	CHECK(e.v.device && e.v.msix_cap && e.v.ncaps == 6);
 	CHECK_EQ_U64(e.v.notify_mult, 4);
-	CHECK_EQ_U64(mmio_rd(e.v.device, 4), IMG_SIZE / 512);          /* capacity */
-	CHECK_EQ_U64(mmio_rd(e.v.device + 20, 4), 512);                /* blk_size */
-	CHECK_EQ_U64(mmio_rd(e.v.device + 24, 1), 3);                  /* 4096/512 */
-	CHECK_EQ_U64(mmio_rd(e.v.common + 0x12, 2), 1);                /* num_queues */
+	CHECK_EQ_U64(mmio_rd(e.v.device, 4), IMG_SIZE / 512); /* capacity */
+	CHECK_EQ_U64(mmio_rd(e.v.device + 20, 4), 512);	      /* blk_size */
+	CHECK_EQ_U64(mmio_rd(e.v.device + 24, 1), 3);	      /* 4096/512 */
+	CHECK_EQ_U64(mmio_rd(e.v.common + 0x12, 2), 1);	      /* num_queues */
 	/* a driver that refuses VERSION_1 does not get FEATURES_OK */
 	CHECK(!(tvdev_start(&e.v, &e.d, WANT & ~F(32), &offered) & VIRTIO_CONFIG_S_FEATURES_OK));
 	CHECK((offered & (F(32) | F(1) | F(2) | F(6) | F(9) | F(10) | F(13) | F(14))) ==
@@ -181,7 +180,10 @@ static void test_read_write_flush(void)
 	CHECK_EQ_U64(do_req(&e, 99, 0, NULL, 0, buf, 512, NULL), 2);
 
 	/* write zeroes and discard over 8 sectors from 100 */
-	struct { uint64_t sector; uint32_t n, flags; } rg = { 100, 8, 0 };
+	struct {
+		uint64_t sector;
+		uint32_t n, flags;
+	} rg = {100, 8, 0};
 	CHECK_EQ_U64(do_req(&e, 13, 0, &rg, 16, NULL, 0, NULL), 0);
 	CHECK(pread(e.fd, want, 4096, 100 * 512) == 4096);
 	memset(buf, 0, 4096);
@@ -190,7 +192,7 @@ static void test_read_write_flush(void)
 	CHECK_EQ_U64(do_req(&e, 11, 0, &rg, 16, NULL, 0, NULL), 0);
 	CHECK(pread(e.fd, want, 4096, 200 * 512) == 4096);
 	CHECK(!memcmp(buf, want, 4096)); /* punched: zeroes on any local fs */
-	rg.flags = 1;                       /* unmap flag is not for discard */
+	rg.flags = 1;			 /* unmap flag is not for discard */
 	CHECK_EQ_U64(do_req(&e, 11, 0, &rg, 16, NULL, 0, NULL), 2);
 	env_down(&e);
 }
@@ -205,18 +207,18 @@ static void test_malformed_and_broken(void)
 		SKIP("cannot set up the image or device");
 	CHECK_EQ_U64(tvdev_start(&e.v, &e.d, WANT, NULL), 0x0f);
 	/* no writable status byte: completed with length 0 */
-	struct tbuf only_hdr[] = { { TDRV_DATA, 16, 0 } };
+	struct tbuf only_hdr[] = {{TDRV_DATA, 16, 0}};
 	uint16_t head = tdrv_post(&e.d, only_hdr, 1, 0);
 	tvdev_kick(&e.v, 0);
 	CHECK(tvdev_wait_used(&e.d, &id, &len, 5000) && id == head && len == 0);
 	/* a buffer outside guest RAM */
-	struct tbuf outside[] = { { TDRV_DATA, 16, 0 }, { 1ull << 40, 512, 1 }, { TDRV_DATA + 16, 1, 1 } };
+	struct tbuf outside[] = {{TDRV_DATA, 16, 0}, {1ull << 40, 512, 1}, {TDRV_DATA + 16, 1, 1}};
 	head = tdrv_post(&e.d, outside, 3, 0);
 	tvdev_kick(&e.v, 0);
 	CHECK(tvdev_wait_used(&e.d, &id, &len, 5000) && id == head && len == 0);
 	CHECK_EQ_U64(do_req(&e, 0, 0, NULL, 0, buf, 512, NULL), 0);
 	/* a looping chain: the device needs a reset and says so */
-	*tdrv_desc(&e.d, 5) = (struct virtq_desc){ TDRV_DATA, 16, VIRTQ_DESC_F_NEXT, 5 };
+	*tdrv_desc(&e.d, 5) = (struct virtq_desc){TDRV_DATA, 16, VIRTQ_DESC_F_NEXT, 5};
 	tdrv_publish(&e.d, 5);
 	tvdev_kick(&e.v, 0);
 	CHECK(tirq_wait(0x40, 2000) >= 1); /* config change on vector 0 */
@@ -234,7 +236,10 @@ static void test_read_only(void)
 	struct env e;
 	uint64_t offered = 0;
 	uint8_t pat[512], now[512], before[512];
-	struct { uint64_t sector; uint32_t n, flags; } rg = { 0, 1, 0 };
+	struct {
+		uint64_t sector;
+		uint32_t n, flags;
+	} rg = {0, 1, 0};
 
 	if (env_up(&e, true, NULL))
 		SKIP("cannot set up the image or device");

@@ -14,11 +14,11 @@
 #include "vmm/dev/virtqueue.h"
 #include "vmm/guest_mem.h"
 
-#define TDRV_DESC 0x1000ull
-#define TDRV_AVAIL 0x5000ull
-#define TDRV_USED 0x6000ull
-#define TDRV_INDIRECT 0x8000ull /* scratch for one indirect table */
-#define TDRV_DATA 0x10000ull    /* free data area starts here */
+#define TDRV_DESC     0x1000ull
+#define TDRV_AVAIL    0x5000ull
+#define TDRV_USED     0x6000ull
+#define TDRV_INDIRECT 0x8000ull	 /* scratch for one indirect table */
+#define TDRV_DATA     0x10000ull /* free data area starts here */
 
 struct tdrv {
 	struct guest_mem mem;
@@ -90,8 +90,7 @@ static inline void tdrv_publish(struct tdrv *d, uint16_t head)
 
 /* Post a chain of n buffers; indirect puts them in a table at
  * TDRV_INDIRECT (one at a time). Returns the head index. */
-static inline uint16_t tdrv_post(struct tdrv *d, const struct tbuf *b, unsigned int n,
-				 int indirect)
+static inline uint16_t tdrv_post(struct tdrv *d, const struct tbuf *b, unsigned int n, int indirect)
 {
 	uint16_t head = d->next_desc % d->size;
 	struct virtq_desc *t;
@@ -105,18 +104,18 @@ static inline uint16_t tdrv_post(struct tdrv *d, const struct tbuf *b, unsigned 
 				     (i + 1 < n ? VIRTQ_DESC_F_NEXT : 0);
 			t[i].next = (uint16_t)(i + 1);
 		}
-		*tdrv_desc(d, head) = (struct virtq_desc){ TDRV_INDIRECT, 16u * n,
-							   VIRTQ_DESC_F_INDIRECT, 0 };
+		*tdrv_desc(d, head) =
+		    (struct virtq_desc){TDRV_INDIRECT, 16u * n, VIRTQ_DESC_F_INDIRECT, 0};
 		d->next_desc++;
 	} else {
 		for (unsigned int i = 0; i < n; i++) {
 			uint16_t idx = d->next_desc++ % d->size;
 
-			*tdrv_desc(d, idx) = (struct virtq_desc){
-				b[i].addr, b[i].len,
-				(uint16_t)((b[i].write ? VIRTQ_DESC_F_WRITE : 0) |
-					   (i + 1 < n ? VIRTQ_DESC_F_NEXT : 0)),
-				(uint16_t)(d->next_desc % d->size) };
+			*tdrv_desc(d, idx) =
+			    (struct virtq_desc){b[i].addr, b[i].len,
+						(uint16_t)((b[i].write ? VIRTQ_DESC_F_WRITE : 0) |
+							   (i + 1 < n ? VIRTQ_DESC_F_NEXT : 0)),
+						(uint16_t)(d->next_desc % d->size)};
 		}
 	}
 	tdrv_publish(d, head);
@@ -141,8 +140,7 @@ static inline int tdrv_used(struct tdrv *d, uint32_t *id, uint32_t *len)
 
 static inline int tdrv_virtq(struct tdrv *d, struct virtq *q, int event_idx)
 {
-	return virtq_init(q, &d->mem, d->size, TDRV_DESC, TDRV_AVAIL, TDRV_USED,
-			  event_idx, true);
+	return virtq_init(q, &d->mem, d->size, TDRV_DESC, TDRV_AVAIL, TDRV_USED, event_idx, true);
 }
 
 #endif /* VMLET_VIRTIO_TEST_DRIVER_H */

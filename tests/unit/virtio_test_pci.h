@@ -33,10 +33,9 @@ struct tbus_win {
 static struct tbus_win tbus_wins[16];
 static unsigned int tbus_n;
 
-int bus_register(struct bus *b, uint64_t base, uint64_t len, const struct io_ops *ops,
-		 void *dev)
+int bus_register(struct bus *b, uint64_t base, uint64_t len, const struct io_ops *ops, void *dev)
 {
-	tbus_wins[tbus_n++] = (struct tbus_win){ b, base, len, ops, dev };
+	tbus_wins[tbus_n++] = (struct tbus_win){b, base, len, ops, dev};
 	return 0;
 }
 
@@ -157,14 +156,24 @@ int irq_irqfd_deassign(struct vm *vm, int fd, uint32_t gsi)
 int irq_ioeventfd_assign(struct vm *vm, int fd, uint64_t addr, uint32_t len, bool pio,
 			 int64_t datamatch)
 {
-	(void)vm; (void)fd; (void)addr; (void)len; (void)pio; (void)datamatch;
+	(void)vm;
+	(void)fd;
+	(void)addr;
+	(void)len;
+	(void)pio;
+	(void)datamatch;
 	return -ENOSYS; /* no KVM: kicks come through the MMIO path */
 }
 
 int irq_ioeventfd_deassign(struct vm *vm, int fd, uint64_t addr, uint32_t len, bool pio,
 			   int64_t datamatch)
 {
-	(void)vm; (void)fd; (void)addr; (void)len; (void)pio; (void)datamatch;
+	(void)vm;
+	(void)fd;
+	(void)addr;
+	(void)len;
+	(void)pio;
+	(void)datamatch;
 	return 0;
 }
 
@@ -173,7 +182,7 @@ int irq_ioeventfd_deassign(struct vm *vm, int fd, uint64_t addr, uint32_t len, b
 static inline uint64_t tirq_wait(uint32_t data, int ms)
 {
 	for (int i = 0; i < tirq_gsi_next - 24; i++) {
-		struct pollfd p = { tirq_fd[i], POLLIN, 0 };
+		struct pollfd p = {tirq_fd[i], POLLIN, 0};
 		uint64_t v = 0;
 
 		if (tirq_data[i] != data || tirq_fd[i] < 0)
@@ -185,8 +194,8 @@ static inline uint64_t tirq_wait(uint32_t data, int ms)
 	return 0;
 }
 
-int thread_start(pthread_t *t, enum thread_role role, const char *name,
-		 void *(*fn)(void *), void *arg)
+int thread_start(pthread_t *t, enum thread_role role, const char *name, void *(*fn)(void *),
+		 void *arg)
 {
 	(void)role;
 	(void)name;
@@ -214,7 +223,8 @@ static inline int tvdev_probe(struct tvdev *v, int slot)
 		return -1;
 	v->bar0 = ecam_rd(slot, PCI_BAR0, 4) & ~0xfull;
 	ecam_wr(slot, PCI_COMMAND, PCI_COMMAND_MEMORY | PCI_COMMAND_MASTER, 2);
-	for (c = (uint8_t)ecam_rd(slot, PCI_CAPABILITY_LIST, 1); c; c = (uint8_t)ecam_rd(slot, c + 1, 1)) {
+	for (c = (uint8_t)ecam_rd(slot, PCI_CAPABILITY_LIST, 1); c;
+	     c = (uint8_t)ecam_rd(slot, c + 1, 1)) {
 		uint8_t id = (uint8_t)ecam_rd(slot, c, 1);
 		uint64_t off;
 
@@ -228,10 +238,19 @@ static inline int tvdev_probe(struct tvdev *v, int slot)
 			continue;
 		off = v->bar0 + ecam_rd(slot, c + 8, 4);
 		switch (ecam_rd(slot, c + 3, 1)) {
-		case 1: v->common = off; break;
-		case 2: v->notify = off; v->notify_mult = ecam_rd(slot, c + 16, 4); break;
-		case 3: v->isr = off; break;
-		case 4: v->device = off; break;
+		case 1:
+			v->common = off;
+			break;
+		case 2:
+			v->notify = off;
+			v->notify_mult = ecam_rd(slot, c + 16, 4);
+			break;
+		case 3:
+			v->isr = off;
+			break;
+		case 4:
+			v->device = off;
+			break;
 		}
 	}
 	return v->common && v->notify && v->isr ? 0 : -1;
@@ -253,8 +272,7 @@ static inline void tvdev_msix(struct tvdev *v, unsigned int nvec)
 
 /* Reset, negotiate (features & offered), queue 0..nq-1 at the tdrv rings
  * (only queue 0 is backed by d), DRIVER_OK. Returns the status read back. */
-static inline uint8_t tvdev_start(struct tvdev *v, struct tdrv *d, uint64_t want,
-				  uint64_t *offered)
+static inline uint8_t tvdev_start(struct tvdev *v, struct tdrv *d, uint64_t want, uint64_t *offered)
 {
 	uint64_t f;
 

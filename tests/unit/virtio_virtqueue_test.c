@@ -54,7 +54,7 @@ static void test_direct_chain(void)
 	CHECK(virtq_pop(&q, &c.e) == VIRTQ_POP_EMPTY);
 	gpa_t a = tdrv_alloc(&d, 16), b = tdrv_alloc(&d, 100), s = tdrv_alloc(&d, 1);
 	memcpy(tdrv_ptr(&d, a), "hello, device!!", 16);
-	struct tbuf bufs[] = { { a, 16, 0 }, { b, 100, 1 }, { s, 1, 1 } };
+	struct tbuf bufs[] = {{a, 16, 0}, {b, 100, 1}, {s, 1, 1}};
 	uint16_t head = tdrv_post(&d, bufs, 3, 0);
 	CHECK(virtq_pop(&q, &c.e) == VIRTQ_POP_OK);
 	CHECK_EQ_U64(c.e.head, head);
@@ -88,8 +88,10 @@ static void test_indirect_chain(void)
 	tdrv_init(&d, 1 << 20, QS);
 	CHECK(tdrv_virtq(&d, &q, 0) == 0);
 	ctx_init(&c);
-	struct tbuf bufs[] = { { tdrv_alloc(&d, 16), 16, 0 }, { tdrv_alloc(&d, 512), 512, 1 },
-			       { tdrv_alloc(&d, 512), 512, 1 }, { tdrv_alloc(&d, 1), 1, 1 } };
+	struct tbuf bufs[] = {{tdrv_alloc(&d, 16), 16, 0},
+			      {tdrv_alloc(&d, 512), 512, 1},
+			      {tdrv_alloc(&d, 512), 512, 1},
+			      {tdrv_alloc(&d, 1), 1, 1}};
 	uint16_t head = tdrv_post(&d, bufs, 4, 1);
 	CHECK(virtq_pop(&q, &c.e) == VIRTQ_POP_OK);
 	CHECK_EQ_U64(c.e.head, head);
@@ -113,17 +115,17 @@ static void test_bad_requests(void)
 	tdrv_init(&d, 1 << 20, QS);
 	CHECK(tdrv_virtq(&d, &q, 0) == 0);
 	ctx_init(&c);
-	struct tbuf outside[] = { { 0x10000, 16, 0 }, { (1 << 20) - 8, 16, 1 } };
+	struct tbuf outside[] = {{0x10000, 16, 0}, {(1 << 20) - 8, 16, 1}};
 	uint16_t h1 = tdrv_post(&d, outside, 2, 0);
-	struct tbuf wrap[] = { { ~0ull - 4, 16, 1 } };
+	struct tbuf wrap[] = {{~0ull - 4, 16, 1}};
 	uint16_t h2 = tdrv_post(&d, wrap, 1, 0);
-	struct tbuf huge[] = { { 0, 0xffffffffu, 1 } };
+	struct tbuf huge[] = {{0, 0xffffffffu, 1}};
 	uint16_t h3 = tdrv_post(&d, huge, 1, 0);
 	struct tbuf many[9];
 	for (int i = 0; i < 9; i++)
-		many[i] = (struct tbuf){ 0x10000, 8, 0 };
+		many[i] = (struct tbuf){0x10000, 8, 0};
 	uint16_t h4 = tdrv_post(&d, many, 9, 1); /* 9 > cap_out */
-	struct tbuf good[] = { { 0x10000, 16, 0 } };
+	struct tbuf good[] = {{0x10000, 16, 0}};
 	uint16_t h5 = tdrv_post(&d, good, 1, 0);
 
 	CHECK(virtq_pop(&q, &c.e) == VIRTQ_POP_BAD);
@@ -152,7 +154,7 @@ static void expect_broken(struct tdrv *d, const char *what)
 	r = virtq_pop(&q, &c.e);
 	if (r != -EIO || !q.broken)
 		test_fail(__FILE__, __LINE__, "%s: pop returned %d", what, r);
-	CHECK(virtq_pop(&q, &c.e) == -EIO);   /* sticky */
+	CHECK(virtq_pop(&q, &c.e) == -EIO); /* sticky */
 	CHECK(virtq_push(&q, 0, 0) == -EIO);
 	CHECK(!virtq_enable_notify(&q));
 	virtq_reset(&q);
@@ -166,19 +168,19 @@ static void test_broken_rings(void)
 
 	tdrv_init(&d, 1 << 20, QS);
 	/* a two-descriptor loop */
-	*tdrv_desc(&d, 0) = (struct virtq_desc){ 0x10000, 8, VIRTQ_DESC_F_NEXT, 1 };
-	*tdrv_desc(&d, 1) = (struct virtq_desc){ 0x10000, 8, VIRTQ_DESC_F_NEXT, 0 };
+	*tdrv_desc(&d, 0) = (struct virtq_desc){0x10000, 8, VIRTQ_DESC_F_NEXT, 1};
+	*tdrv_desc(&d, 1) = (struct virtq_desc){0x10000, 8, VIRTQ_DESC_F_NEXT, 0};
 	tdrv_publish(&d, 0);
 	expect_broken(&d, "loop");
 
 	/* self loop with zero-length descriptors */
 	tdrv_init(&d, 1 << 20, QS);
-	*tdrv_desc(&d, 3) = (struct virtq_desc){ 0, 0, VIRTQ_DESC_F_NEXT, 3 };
+	*tdrv_desc(&d, 3) = (struct virtq_desc){0, 0, VIRTQ_DESC_F_NEXT, 3};
 	tdrv_publish(&d, 3);
 	expect_broken(&d, "self loop");
 
 	tdrv_init(&d, 1 << 20, QS);
-	*tdrv_desc(&d, 0) = (struct virtq_desc){ 0x10000, 8, VIRTQ_DESC_F_NEXT, QS };
+	*tdrv_desc(&d, 0) = (struct virtq_desc){0x10000, 8, VIRTQ_DESC_F_NEXT, QS};
 	tdrv_publish(&d, 0);
 	expect_broken(&d, "next out of range");
 
@@ -191,44 +193,49 @@ static void test_broken_rings(void)
 	expect_broken(&d, "avail idx too far ahead");
 
 	tdrv_init(&d, 1 << 20, QS);
-	*tdrv_desc(&d, 0) = (struct virtq_desc){ 0x10000, 8, VIRTQ_DESC_F_WRITE | VIRTQ_DESC_F_NEXT, 1 };
-	*tdrv_desc(&d, 1) = (struct virtq_desc){ 0x10000, 8, 0, 0 };
+	*tdrv_desc(&d, 0) =
+	    (struct virtq_desc){0x10000, 8, VIRTQ_DESC_F_WRITE | VIRTQ_DESC_F_NEXT, 1};
+	*tdrv_desc(&d, 1) = (struct virtq_desc){0x10000, 8, 0, 0};
 	tdrv_publish(&d, 0);
 	expect_broken(&d, "readable after writable");
 
 	/* indirect: NEXT set too, bad length, outside RAM, nested, loop */
-	static const struct { uint64_t addr; uint32_t len; uint16_t flags; } ind[] = {
-		{ TDRV_INDIRECT, 32, VIRTQ_DESC_F_INDIRECT | VIRTQ_DESC_F_NEXT },
-		{ TDRV_INDIRECT, 24, VIRTQ_DESC_F_INDIRECT },
-		{ TDRV_INDIRECT, 0, VIRTQ_DESC_F_INDIRECT },
-		{ TDRV_INDIRECT, 16u * 4096, VIRTQ_DESC_F_INDIRECT },
-		{ (1 << 20) - 16, 32, VIRTQ_DESC_F_INDIRECT },
+	static const struct {
+		uint64_t addr;
+		uint32_t len;
+		uint16_t flags;
+	} ind[] = {
+	    {TDRV_INDIRECT, 32, VIRTQ_DESC_F_INDIRECT | VIRTQ_DESC_F_NEXT},
+	    {TDRV_INDIRECT, 24, VIRTQ_DESC_F_INDIRECT},
+	    {TDRV_INDIRECT, 0, VIRTQ_DESC_F_INDIRECT},
+	    {TDRV_INDIRECT, 16u * 4096, VIRTQ_DESC_F_INDIRECT},
+	    {(1 << 20) - 16, 32, VIRTQ_DESC_F_INDIRECT},
 	};
 	for (unsigned int i = 0; i < sizeof(ind) / sizeof(ind[0]); i++) {
 		tdrv_init(&d, 1 << 20, QS);
-		*tdrv_desc(&d, 0) = (struct virtq_desc){ ind[i].addr, ind[i].len, ind[i].flags, 1 };
+		*tdrv_desc(&d, 0) = (struct virtq_desc){ind[i].addr, ind[i].len, ind[i].flags, 1};
 		tdrv_publish(&d, 0);
 		expect_broken(&d, "bad indirect");
 	}
 	tdrv_init(&d, 1 << 20, QS);
 	struct virtq_desc *t = tdrv_ptr(&d, TDRV_INDIRECT);
-	t[0] = (struct virtq_desc){ TDRV_INDIRECT, 32, VIRTQ_DESC_F_INDIRECT, 0 };
-	*tdrv_desc(&d, 0) = (struct virtq_desc){ TDRV_INDIRECT, 32, VIRTQ_DESC_F_INDIRECT, 0 };
+	t[0] = (struct virtq_desc){TDRV_INDIRECT, 32, VIRTQ_DESC_F_INDIRECT, 0};
+	*tdrv_desc(&d, 0) = (struct virtq_desc){TDRV_INDIRECT, 32, VIRTQ_DESC_F_INDIRECT, 0};
 	tdrv_publish(&d, 0);
 	expect_broken(&d, "nested indirect");
 
 	tdrv_init(&d, 1 << 20, QS);
 	t = tdrv_ptr(&d, TDRV_INDIRECT);
-	t[0] = (struct virtq_desc){ 0x10000, 8, VIRTQ_DESC_F_NEXT, 1 };
-	t[1] = (struct virtq_desc){ 0x10000, 8, VIRTQ_DESC_F_NEXT, 0 };
-	*tdrv_desc(&d, 0) = (struct virtq_desc){ TDRV_INDIRECT, 32, VIRTQ_DESC_F_INDIRECT, 0 };
+	t[0] = (struct virtq_desc){0x10000, 8, VIRTQ_DESC_F_NEXT, 1};
+	t[1] = (struct virtq_desc){0x10000, 8, VIRTQ_DESC_F_NEXT, 0};
+	*tdrv_desc(&d, 0) = (struct virtq_desc){TDRV_INDIRECT, 32, VIRTQ_DESC_F_INDIRECT, 0};
 	tdrv_publish(&d, 0);
 	expect_broken(&d, "indirect loop");
 
 	tdrv_init(&d, 1 << 20, QS);
 	t = tdrv_ptr(&d, TDRV_INDIRECT);
-	t[0] = (struct virtq_desc){ 0x10000, 8, VIRTQ_DESC_F_NEXT, 2 };
-	*tdrv_desc(&d, 0) = (struct virtq_desc){ TDRV_INDIRECT, 32, VIRTQ_DESC_F_INDIRECT, 0 };
+	t[0] = (struct virtq_desc){0x10000, 8, VIRTQ_DESC_F_NEXT, 2};
+	*tdrv_desc(&d, 0) = (struct virtq_desc){TDRV_INDIRECT, 32, VIRTQ_DESC_F_INDIRECT, 0};
 	tdrv_publish(&d, 0);
 	expect_broken(&d, "indirect next beyond table");
 }
@@ -246,7 +253,7 @@ static void test_wraparound(void)
 	CHECK(tdrv_virtq(&d, &q, 0) == 0);
 	ctx_init(&c);
 	for (unsigned int round = 0; round < 70000; round++) {
-		struct tbuf b[] = { { 0x10000 + round % 64, 4, 0 }, { 0x20000, 1, 1 } };
+		struct tbuf b[] = {{0x10000 + round % 64, 4, 0}, {0x20000, 1, 1}};
 		uint16_t head = tdrv_post(&d, b, 2, (int)(round & 1));
 
 		if (virtq_pop(&q, &c.e) != VIRTQ_POP_OK || c.e.head != head)
@@ -266,7 +273,7 @@ static void test_notify_suppression(void)
 	struct tdrv d;
 	struct virtq q;
 	struct pop_ctx c;
-	struct tbuf b[] = { { 0x10000, 4, 1 } };
+	struct tbuf b[] = {{0x10000, 4, 1}};
 	uint16_t *used_event, *avail_event;
 
 	CHECK(virtq_need_event(0, 1, 0));

@@ -21,8 +21,8 @@
 
 enum blk_cache {
 	BLK_CACHE_WRITEBACK = 0, /* page cache; FLUSH -> fdatasync */
-	BLK_CACHE_NONE,          /* O_DIRECT (bounce buffers if unaligned) */
-	BLK_CACHE_WRITETHROUGH,  /* O_DSYNC */
+	BLK_CACHE_NONE,		 /* O_DIRECT (bounce buffers if unaligned) */
+	BLK_CACHE_WRITETHROUGH,	 /* O_DSYNC */
 };
 
 struct blk;
@@ -39,13 +39,13 @@ struct blk_ops {
 struct blk {
 	const struct blk_ops *ops;
 	char *path;
-	const char *format;   /* "raw" / "qcow2" */
-	uint64_t size;        /* virtual disk size in bytes */
+	const char *format; /* "raw" / "qcow2" */
+	uint64_t size;	    /* virtual disk size in bytes */
 	bool read_only;
 	enum blk_cache cache;
 	int fd;
-	uint32_t dio_align;   /* O_DIRECT alignment, 0 when not O_DIRECT */
-	void *priv;           /* format state */
+	uint32_t dio_align; /* O_DIRECT alignment, 0 when not O_DIRECT */
+	void *priv;	    /* format state */
 };
 
 /*

@@ -9,6 +9,5 @@
 
 int blk_qcow2_init(struct blk *b)
 {
-	return error_errno(-ENOTSUP, "blk: '%s': image format qcow2 is not supported yet",
-			   b->path);
+	return error_errno(-ENOTSUP, "blk: '%s': image format qcow2 is not supported yet", b->path);
 }

@@ -80,8 +80,8 @@ static int fd_write_full(int fd, const uint8_t *p, uint64_t len, uint64_t off)
 
 /* O_DIRECT with unaligned guest buffers: go through an aligned bounce
  * buffer covering the aligned span (read-modify-write for writes). */
-static int blk_bounce(struct blk *b, int fd, const struct iovec *iov, int n,
-		      uint64_t off, bool write)
+static int blk_bounce(struct blk *b, int fd, const struct iovec *iov, int n, uint64_t off,
+		      bool write)
 {
 	uint64_t a = b->dio_align, len = blk_iov_len(iov, n);
 	uint64_t start = off & ~(a - 1), end = (off + len + a - 1) & ~(a - 1);
@@ -163,14 +163,14 @@ int blk_fd_pwritev(struct blk *b, int fd, const struct iovec *iov, int n, uint64
 
 int blk_fd_pread(struct blk *b, int fd, void *buf, uint64_t len, uint64_t off)
 {
-	struct iovec v = { buf, len };
+	struct iovec v = {buf, len};
 
 	return blk_fd_preadv(b, fd, &v, 1, off);
 }
 
 int blk_fd_pwrite(struct blk *b, int fd, const void *buf, uint64_t len, uint64_t off)
 {
-	struct iovec v = { (void *)(uintptr_t)buf, len };
+	struct iovec v = {(void *)(uintptr_t)buf, len};
 
 	return blk_fd_pwritev(b, fd, &v, 1, off);
 }
@@ -229,7 +229,7 @@ static void raw_close(struct blk *b)
 }
 
 static const struct blk_ops raw_ops = {
-	raw_preadv, raw_pwritev, raw_flush, raw_discard, raw_write_zeroes, raw_close,
+    raw_preadv, raw_pwritev, raw_flush, raw_discard, raw_write_zeroes, raw_close,
 };
 
 int blk_raw_init(struct blk *b)
@@ -268,7 +268,8 @@ static int blk_open_fd(struct blk *b, const char *path, bool ro, enum blk_cache 
 		if (errno != EINVAL)
 			return -errno;
 		log_warn("blk: '%s' does not support O_DIRECT (cache none), "
-			 "using the page cache", path);
+			 "using the page cache",
+			 path);
 	}
 	b->fd = open(path, flags);
 	return b->fd < 0 ? -errno : 0;
@@ -276,7 +277,7 @@ static int blk_open_fd(struct blk *b, const char *path, bool ro, enum blk_cache 
 
 int blk_open(struct blk **out, const char *path, bool read_only, enum blk_cache cache)
 {
-	uint8_t magic[4] = { 0 };
+	uint8_t magic[4] = {0};
 	struct blk *b;
 	int r;
 

@@ -36,9 +36,9 @@ uint32_t pci_intx_gsi(int slot)
 	return 16u + (uint32_t)slot % 8u;
 }
 
-void pci_dev_init(struct pci_dev *d, uint16_t vendor, uint16_t device,
-		  uint32_t class_code, uint8_t revision, uint16_t subsys_vendor,
-		  uint16_t subsys_id, const struct pci_dev_cb *cb, void *opaque)
+void pci_dev_init(struct pci_dev *d, uint16_t vendor, uint16_t device, uint32_t class_code,
+		  uint8_t revision, uint16_t subsys_vendor, uint16_t subsys_id,
+		  const struct pci_dev_cb *cb, void *opaque)
 {
 	memset(d, 0, sizeof(*d));
 	d->slot = -1;
@@ -55,15 +55,14 @@ void pci_dev_init(struct pci_dev *d, uint16_t vendor, uint16_t device,
 	wr16(d->cfg + PCI_SUBSYSTEM_VENDOR_ID, subsys_vendor);
 	wr16(d->cfg + PCI_SUBSYSTEM_ID, subsys_id);
 	d->cfg[PCI_INTERRUPT_PIN] = 1; /* INTA# */
-	wr16(d->wmask + PCI_COMMAND, PCI_COMMAND_IO | PCI_COMMAND_MEMORY |
-				     PCI_COMMAND_MASTER | PCI_COMMAND_INTX_DISABLE);
+	wr16(d->wmask + PCI_COMMAND,
+	     PCI_COMMAND_IO | PCI_COMMAND_MEMORY | PCI_COMMAND_MASTER | PCI_COMMAND_INTX_DISABLE);
 	d->wmask[0x0c] = 0xff; /* cache line size */
 	d->wmask[PCI_INTERRUPT_LINE] = 0xff;
 	d->cap_end = 0x40;
 }
 
-int pci_bar_add(struct pci_dev *d, int bar, uint64_t size,
-		const struct io_ops *ops, void *opaque)
+int pci_bar_add(struct pci_dev *d, int bar, uint64_t size, const struct io_ops *ops, void *opaque)
 {
 	if (bar < 0 || bar >= PCI_NUM_BARS || size < 4096 || (size & (size - 1)) ||
 	    size > ARCH_PCI_MMIO32_SIZE / 2 || d->bar[bar].size)
@@ -94,15 +93,14 @@ int pci_cap_add(struct pci_dev *d, const void *body, uint8_t len, bool writable)
 	return off;
 }
 
-int pci_msix_init(struct pci_dev *d, uint16_t n, int bar, uint32_t table_off,
-		  uint32_t pba_off)
+int pci_msix_init(struct pci_dev *d, uint16_t n, int bar, uint32_t table_off, uint32_t pba_off)
 {
-	uint8_t cap[12] = { PCI_CAP_ID_MSIX, 0 };
+	uint8_t cap[12] = {PCI_CAP_ID_MSIX, 0};
 	int off;
 
-	if (!n || n > PCI_MSIX_MAX || bar < 0 || bar >= PCI_NUM_BARS ||
-	    !d->bar[bar].size || (table_off & 7) || (pba_off & 7) ||
-	    table_off + 16u * n > d->bar[bar].size || pba_off + 8u > d->bar[bar].size)
+	if (!n || n > PCI_MSIX_MAX || bar < 0 || bar >= PCI_NUM_BARS || !d->bar[bar].size ||
+	    (table_off & 7) || (pba_off & 7) || table_off + 16u * n > d->bar[bar].size ||
+	    pba_off + 8u > d->bar[bar].size)
 		return -EINVAL;
 	wr16(cap + 2, (uint16_t)(n - 1));
 	wr32(cap + 4, table_off | (uint32_t)bar);
@@ -255,8 +253,7 @@ static void pci_msix_ctrl_changed(struct pci_dev *d, uint16_t old)
 		d->cb->msix_update(d->opaque, v, fire >> v & 1);
 }
 
-void pci_cfg_write(struct pci_host *h, int slot, uint32_t off, const void *data,
-		   uint32_t len)
+void pci_cfg_write(struct pci_host *h, int slot, uint32_t off, const void *data, uint32_t len)
 {
 	const uint8_t *src = data;
 	struct pci_dev *d;
@@ -342,8 +339,7 @@ bool pci_msix_request(struct pci_dev *d, unsigned int vec)
 }
 
 /* Table and PBA accesses (dword or qword, naturally aligned). */
-static bool pci_msix_access(struct pci_dev *d, uint64_t off, void *data,
-			    uint32_t len, bool write)
+static bool pci_msix_access(struct pci_dev *d, uint64_t off, void *data, uint32_t len, bool write)
 {
 	uint64_t tsize = 16ull * d->msix_n;
 	unsigned int vec;
@@ -377,8 +373,7 @@ static bool pci_msix_access(struct pci_dev *d, uint64_t off, void *data,
 		memcpy(e, data, len);
 		d->msix[vec].ctrl &= 1;
 		changed = true;
-		if ((oldctrl & 1) && !(d->msix[vec].ctrl & 1) &&
-		    (d->msix_pending >> vec & 1)) {
+		if ((oldctrl & 1) && !(d->msix[vec].ctrl & 1) && (d->msix_pending >> vec & 1)) {
 			uint16_t ctl;
 
 			memcpy(&ctl, d->cfg + d->msix_cap + 2, 2);
@@ -435,13 +430,11 @@ static void pci_ecam_write(void *opaque, uint64_t off, const void *data, uint32_
 
 /* Mechanism #1: 0xcf8 latches bit 31 enable, bus 23:16, dev 15:11,
  * fn 10:8, register 7:2; 0xcfc..0xcff move the data. */
-static bool pci_cf8_decode(struct pci_host *h, uint64_t off, uint32_t len,
-			   int *slot, uint32_t *reg)
+static bool pci_cf8_decode(struct pci_host *h, uint64_t off, uint32_t len, int *slot, uint32_t *reg)
 {
 	uint32_t a = __atomic_load_n(&h->cf8, __ATOMIC_RELAXED);
 
-	if (!(a & 0x80000000u) || (a >> 16 & 0xff) || (a >> 8 & 7) ||
-	    ((off - 4) & (len - 1)))
+	if (!(a & 0x80000000u) || (a >> 16 & 0xff) || (a >> 8 & 7) || ((off - 4) & (len - 1)))
 		return false;
 	*slot = (int)(a >> 11 & 0x1f);
 	*reg = (a & 0xfc) + (uint32_t)(off - 4);
@@ -490,8 +483,7 @@ static void pci_pio_write(void *opaque, uint64_t off, const void *data, uint32_t
 }
 
 /* Find the BAR decoding gpa; returns it with the read lock held. */
-static struct pci_bar *pci_bar_find(struct pci_host *h, uint64_t gpa,
-				    struct pci_dev **dp, int *bi)
+static struct pci_bar *pci_bar_find(struct pci_host *h, uint64_t gpa, struct pci_dev **dp, int *bi)
 {
 	pthread_rwlock_rdlock(&h->lock);
 	for (int s = 0; s < PCI_SLOTS; s++) {
@@ -511,8 +503,7 @@ static struct pci_bar *pci_bar_find(struct pci_host *h, uint64_t gpa,
 	return NULL;
 }
 
-static void pci_mmio_access(struct pci_host *h, uint64_t off, void *data,
-			    uint32_t len, bool write)
+static void pci_mmio_access(struct pci_host *h, uint64_t off, void *data, uint32_t len, bool write)
 {
 	uint64_t gpa = ARCH_PCI_MMIO32_START + off;
 	struct pci_dev *d;
@@ -552,9 +543,9 @@ static void pci_mmio_write(void *opaque, uint64_t off, const void *data, uint32_
 	pci_mmio_access(opaque, off, (void *)(uintptr_t)data, len, true);
 }
 
-static const struct io_ops pci_ecam_ops = { pci_ecam_read, pci_ecam_write };
-static const struct io_ops pci_pio_ops = { pci_pio_read, pci_pio_write };
-static const struct io_ops pci_mmio_ops = { pci_mmio_read, pci_mmio_write };
+static const struct io_ops pci_ecam_ops = {pci_ecam_read, pci_ecam_write};
+static const struct io_ops pci_pio_ops = {pci_pio_read, pci_pio_write};
+static const struct io_ops pci_mmio_ops = {pci_mmio_read, pci_mmio_write};
 
 int pci_host_init(struct pci_host *h, struct vm *vm, struct bus *pio, struct bus *mmio)
 {
@@ -580,8 +571,7 @@ int pci_host_init(struct pci_host *h, struct vm *vm, struct bus *pio, struct bus
 		bus_unregister(mmio, ARCH_PCI_ECAM_GPA);
 		return error_errno(r, "pci: cannot claim ports 0xcf8-0xcff");
 	}
-	r = bus_register(mmio, ARCH_PCI_MMIO32_START, ARCH_PCI_MMIO32_SIZE,
-			 &pci_mmio_ops, h);
+	r = bus_register(mmio, ARCH_PCI_MMIO32_START, ARCH_PCI_MMIO32_SIZE, &pci_mmio_ops, h);
 	if (r) {
 		bus_unregister(pio, PCI_CF8_PORT);
 		bus_unregister(mmio, ARCH_PCI_ECAM_GPA);

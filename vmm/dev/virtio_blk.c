@@ -17,32 +17,32 @@
 #include "vmm/thread.h"
 
 /* feature bits (§5.2.3) */
-#define VIRTIO_BLK_F_SIZE_MAX 1
-#define VIRTIO_BLK_F_SEG_MAX 2
-#define VIRTIO_BLK_F_RO 5
-#define VIRTIO_BLK_F_BLK_SIZE 6
-#define VIRTIO_BLK_F_FLUSH 9
-#define VIRTIO_BLK_F_TOPOLOGY 10
-#define VIRTIO_BLK_F_MQ 12
-#define VIRTIO_BLK_F_DISCARD 13
+#define VIRTIO_BLK_F_SIZE_MAX	  1
+#define VIRTIO_BLK_F_SEG_MAX	  2
+#define VIRTIO_BLK_F_RO		  5
+#define VIRTIO_BLK_F_BLK_SIZE	  6
+#define VIRTIO_BLK_F_FLUSH	  9
+#define VIRTIO_BLK_F_TOPOLOGY	  10
+#define VIRTIO_BLK_F_MQ		  12
+#define VIRTIO_BLK_F_DISCARD	  13
 #define VIRTIO_BLK_F_WRITE_ZEROES 14
 
 /* request types and status (§5.2.6) */
-#define VIRTIO_BLK_T_IN 0
-#define VIRTIO_BLK_T_OUT 1
-#define VIRTIO_BLK_T_FLUSH 4
-#define VIRTIO_BLK_T_GET_ID 8
-#define VIRTIO_BLK_T_DISCARD 11
+#define VIRTIO_BLK_T_IN		  0
+#define VIRTIO_BLK_T_OUT	  1
+#define VIRTIO_BLK_T_FLUSH	  4
+#define VIRTIO_BLK_T_GET_ID	  8
+#define VIRTIO_BLK_T_DISCARD	  11
 #define VIRTIO_BLK_T_WRITE_ZEROES 13
-#define VIRTIO_BLK_S_OK 0
-#define VIRTIO_BLK_S_IOERR 1
-#define VIRTIO_BLK_S_UNSUPP 2
-#define VIRTIO_BLK_ID_BYTES 20
+#define VIRTIO_BLK_S_OK		  0
+#define VIRTIO_BLK_S_IOERR	  1
+#define VIRTIO_BLK_S_UNSUPP	  2
+#define VIRTIO_BLK_ID_BYTES	  20
 
-#define BLK_QUEUE_SIZE 256
-#define BLK_SEG_MAX (BLK_QUEUE_SIZE - 2)
-#define BLK_SIZE_MAX (128u << 10)
-#define BLK_SEGS (BLK_SEG_MAX + 2)
+#define BLK_QUEUE_SIZE		256
+#define BLK_SEG_MAX		(BLK_QUEUE_SIZE - 2)
+#define BLK_SIZE_MAX		(128u << 10)
+#define BLK_SEGS		(BLK_SEG_MAX + 2)
 #define BLK_MAX_DISCARD_SECTORS (1u << 30 >> 9) /* 1 GiB per request */
 
 struct virtio_blk_config {
@@ -134,8 +134,7 @@ static uint8_t blk_ranges(struct virtio_blk *b, struct virtq_elem *e, bool zeroe
 	if (n != 1 || (e->out_bytes - sizeof(struct virtio_blk_req_hdr)) % sizeof(rg))
 		return VIRTIO_BLK_S_UNSUPP;
 	virtq_iov_to_buf(e->out, e->n_out, sizeof(struct virtio_blk_req_hdr), &rg, sizeof(rg));
-	if ((rg.flags & ~1u) || (!zeroes && rg.flags) ||
-	    rg.num_sectors > BLK_MAX_DISCARD_SECTORS)
+	if ((rg.flags & ~1u) || (!zeroes && rg.flags) || rg.num_sectors > BLK_MAX_DISCARD_SECTORS)
 		return VIRTIO_BLK_S_UNSUPP;
 	if (!blk_range_ok(b, rg.sector, (uint64_t)rg.num_sectors * 512))
 		return VIRTIO_BLK_S_IOERR;
@@ -188,8 +187,7 @@ static uint8_t blk_request(struct virtio_blk *b, struct virtq_elem *e, uint64_t 
 }
 
 /* Complete one popped chain (good or bad). */
-static void blk_complete(struct virtio_blk *b, struct virtq *q, struct virtq_elem *e,
-			 bool good)
+static void blk_complete(struct virtio_blk *b, struct virtq *q, struct virtq_elem *e, bool good)
 {
 	uint64_t written = 0;
 	uint8_t status;
@@ -208,8 +206,7 @@ static void blk_complete(struct virtio_blk *b, struct virtq *q, struct virtq_ele
 static void blk_drain(struct virtio_blk *b, unsigned int qi)
 {
 	struct virtq *q = virtio_pci_queue(&b->vp, qi);
-	struct virtq_elem e = { .out = b->out, .in = b->in,
-				.cap_out = BLK_SEGS, .cap_in = BLK_SEGS };
+	struct virtq_elem e = {.out = b->out, .in = b->in, .cap_out = BLK_SEGS, .cap_in = BLK_SEGS};
 	unsigned int done;
 	int r;
 
@@ -238,8 +235,8 @@ static void *blk_thread(void *arg)
 	uint64_t v;
 
 	for (unsigned int i = 0; i < b->nq; i++)
-		pfd[i] = (struct pollfd){ virtio_pci_kick_fd(&b->vp, i), POLLIN, 0 };
-	pfd[b->nq] = (struct pollfd){ b->stop_fd, POLLIN, 0 };
+		pfd[i] = (struct pollfd){virtio_pci_kick_fd(&b->vp, i), POLLIN, 0};
+	pfd[b->nq] = (struct pollfd){b->stop_fd, POLLIN, 0};
 	/* buffers may have been queued before DRIVER_OK */
 	for (unsigned int i = 0; i < b->nq; i++)
 		blk_drain(b, i);
@@ -322,12 +319,12 @@ static int blk_activate(void *dev, struct virtio_pci *vp, uint64_t features)
 }
 
 static const struct virtio_dev_ops virtio_blk_ops = {
-	.device_id = 2,
-	.class_code = 0x018000, /* mass storage, other */
-	.features = blk_features,
-	.config_read = blk_config_read,
-	.activate = blk_activate,
-	.reset = blk_stop,
+    .device_id = 2,
+    .class_code = 0x018000, /* mass storage, other */
+    .features = blk_features,
+    .config_read = blk_config_read,
+    .activate = blk_activate,
+    .reset = blk_stop,
 };
 
 static void blk_fill_config(struct virtio_blk *b, const struct virtio_blk_params *p)
@@ -380,8 +377,8 @@ int virtio_blk_create(struct virtio_blk **out, struct pci_host *host, struct vm 
 		return r;
 	}
 	snprintf(vname, sizeof(vname), "virtio-blk %.20s", b->name);
-	r = virtio_pci_init(&b->vp, host, vm, mem, vname, &virtio_blk_ops, b, b->nq,
-			    BLK_QUEUE_SIZE, sizeof(b->cfg));
+	r = virtio_pci_init(&b->vp, host, vm, mem, vname, &virtio_blk_ops, b, b->nq, BLK_QUEUE_SIZE,
+			    sizeof(b->cfg));
 	if (r) {
 		close(b->stop_fd);
 		free(b);

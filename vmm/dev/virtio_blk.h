@@ -22,11 +22,11 @@ struct guest_mem;
 struct virtio_blk;
 
 struct virtio_blk_params {
-	const char *name;          /* disk name, for messages */
-	const char *serial;        /* GET_ID, NULL = none (<= 20 bytes used) */
+	const char *name;	      /* disk name, for messages */
+	const char *serial;	      /* GET_ID, NULL = none (<= 20 bytes used) */
 	uint32_t logical_block_size;  /* 0 = 512 */
 	uint32_t physical_block_size; /* 0 = logical */
-	unsigned int num_queues;   /* 0 = 1 */
+	unsigned int num_queues;      /* 0 = 1 */
 };
 
 /* Create the device on host; takes ownership of be (closed by destroy). */

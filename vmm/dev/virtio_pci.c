@@ -14,19 +14,32 @@
 
 /* common configuration structure offsets (§4.1.4.3) */
 enum {
-	VPCI_DFSELECT = 0x00, VPCI_DF = 0x04, VPCI_GFSELECT = 0x08, VPCI_GF = 0x0c,
-	VPCI_MSIX_CONFIG = 0x10, VPCI_NUM_QUEUES = 0x12, VPCI_STATUS = 0x14,
-	VPCI_CFG_GEN = 0x15, VPCI_Q_SELECT = 0x16, VPCI_Q_SIZE = 0x18,
-	VPCI_Q_VECTOR = 0x1a, VPCI_Q_ENABLE = 0x1c, VPCI_Q_NOFF = 0x1e,
-	VPCI_Q_DESCLO = 0x20, VPCI_Q_DESCHI = 0x24, VPCI_Q_AVAILLO = 0x28,
-	VPCI_Q_AVAILHI = 0x2c, VPCI_Q_USEDLO = 0x30, VPCI_Q_USEDHI = 0x34,
+	VPCI_DFSELECT = 0x00,
+	VPCI_DF = 0x04,
+	VPCI_GFSELECT = 0x08,
+	VPCI_GF = 0x0c,
+	VPCI_MSIX_CONFIG = 0x10,
+	VPCI_NUM_QUEUES = 0x12,
+	VPCI_STATUS = 0x14,
+	VPCI_CFG_GEN = 0x15,
+	VPCI_Q_SELECT = 0x16,
+	VPCI_Q_SIZE = 0x18,
+	VPCI_Q_VECTOR = 0x1a,
+	VPCI_Q_ENABLE = 0x1c,
+	VPCI_Q_NOFF = 0x1e,
+	VPCI_Q_DESCLO = 0x20,
+	VPCI_Q_DESCHI = 0x24,
+	VPCI_Q_AVAILLO = 0x28,
+	VPCI_Q_AVAILHI = 0x2c,
+	VPCI_Q_USEDLO = 0x30,
+	VPCI_Q_USEDHI = 0x34,
 };
 
 /* capability cfg_type values (§4.1.4) */
 enum { VCAP_COMMON = 1, VCAP_NOTIFY = 2, VCAP_ISR = 3, VCAP_DEVICE = 4, VCAP_PCI = 5 };
 
-#define TRANSPORT_FEATURES                                               \
-	((1ull << VIRTIO_F_VERSION_1) | (1ull << VIRTIO_F_EVENT_IDX) |   \
+#define TRANSPORT_FEATURES                                                                         \
+	((1ull << VIRTIO_F_VERSION_1) | (1ull << VIRTIO_F_EVENT_IDX) |                             \
 	 (1ull << VIRTIO_F_INDIRECT_DESC))
 
 static uint8_t vp_status(struct virtio_pci *vp)
@@ -78,8 +91,7 @@ void virtio_pci_config_interrupt(struct virtio_pci *vp)
 
 void virtio_pci_needs_reset(struct virtio_pci *vp)
 {
-	uint8_t old = __atomic_fetch_or(&vp->status, VIRTIO_CONFIG_S_NEEDS_RESET,
-					__ATOMIC_ACQ_REL);
+	uint8_t old = __atomic_fetch_or(&vp->status, VIRTIO_CONFIG_S_NEEDS_RESET, __ATOMIC_ACQ_REL);
 
 	if (!(old & VIRTIO_CONFIG_S_NEEDS_RESET)) {
 		log_warn("%s: device needs reset (driver broke a queue)", vp->name);
@@ -111,8 +123,7 @@ static void vp_msix_update(void *opaque, unsigned int vec, bool fire)
 		}
 		if (r) {
 			/* fall back to KVM_SIGNAL_MSI per interrupt */
-			log_warn_once("%s: no irqfd for msi-x vector (%s)", vp->name,
-				      strerror(-r));
+			log_warn_once("%s: no irqfd for msi-x vector (%s)", vp->name, strerror(-r));
 			if (fd >= 0)
 				close(fd);
 		} else {
@@ -133,11 +144,10 @@ static void vp_doorbells(struct virtio_pci *vp, bool on)
 		uint64_t a = vp->bar_gpa + VIRTIO_PCI_NOTIFY_OFF + VIRTIO_PCI_NOTIFY_MULT * i;
 
 		if (on && !q->ioeventfd && !vp->ops->notify && vp->vm)
-			q->ioeventfd = !irq_ioeventfd_assign(vp->vm, q->kick_fd, a, 2,
-							     false, -1);
+			q->ioeventfd = !irq_ioeventfd_assign(vp->vm, q->kick_fd, a, 2, false, -1);
 		else if (!on && q->ioeventfd)
-			q->ioeventfd = irq_ioeventfd_deassign(vp->vm, q->kick_fd, a, 2,
-							      false, -1) != 0;
+			q->ioeventfd =
+			    irq_ioeventfd_deassign(vp->vm, q->kick_fd, a, 2, false, -1) != 0;
 	}
 }
 
@@ -229,10 +239,8 @@ static int vp_activate(struct virtio_pci *vp)
 
 		if (!q->enabled)
 			continue;
-		if (virtq_init(&q->vq, vp->mem, q->size, q->desc, q->driver, q->device,
-			       ev, ind)) {
-			log_warn("%s: queue %u has an invalid size or ring address",
-				 vp->name, i);
+		if (virtq_init(&q->vq, vp->mem, q->size, q->desc, q->driver, q->device, ev, ind)) {
+			log_warn("%s: queue %u has an invalid size or ring address", vp->name, i);
 			return -EINVAL;
 		}
 	}
@@ -269,25 +277,46 @@ static uint32_t vp_common_read(struct virtio_pci *vp, uint32_t off)
 	struct virtio_pci_queue *q = vp->queue_select < vp->nq ? &vp->q[vp->queue_select] : NULL;
 
 	switch (off) {
-	case VPCI_DFSELECT: return vp->dfselect;
-	case VPCI_DF: return vp->dfselect < 2 ? (uint32_t)(vp->device_features >> (32 * vp->dfselect)) : 0;
-	case VPCI_GFSELECT: return vp->gfselect;
-	case VPCI_GF: return vp->gfselect < 2 ? (uint32_t)(vp->driver_features >> (32 * vp->gfselect)) : 0;
-	case VPCI_MSIX_CONFIG: return vp->config_vector;
-	case VPCI_NUM_QUEUES: return vp->nq;
-	case VPCI_STATUS: return vp_status(vp);
-	case VPCI_CFG_GEN: return vp->config_gen;
-	case VPCI_Q_SELECT: return vp->queue_select;
-	case VPCI_Q_SIZE: return q ? q->size : 0;
-	case VPCI_Q_VECTOR: return q ? q->vector : VIRTIO_NO_VECTOR;
-	case VPCI_Q_ENABLE: return q ? q->enabled : 0;
-	case VPCI_Q_NOFF: return q ? vp->queue_select : 0;
-	case VPCI_Q_DESCLO: return q ? (uint32_t)q->desc : 0;
-	case VPCI_Q_DESCHI: return q ? (uint32_t)(q->desc >> 32) : 0;
-	case VPCI_Q_AVAILLO: return q ? (uint32_t)q->driver : 0;
-	case VPCI_Q_AVAILHI: return q ? (uint32_t)(q->driver >> 32) : 0;
-	case VPCI_Q_USEDLO: return q ? (uint32_t)q->device : 0;
-	case VPCI_Q_USEDHI: return q ? (uint32_t)(q->device >> 32) : 0;
+	case VPCI_DFSELECT:
+		return vp->dfselect;
+	case VPCI_DF:
+		return vp->dfselect < 2 ? (uint32_t)(vp->device_features >> (32 * vp->dfselect))
+					: 0;
+	case VPCI_GFSELECT:
+		return vp->gfselect;
+	case VPCI_GF:
+		return vp->gfselect < 2 ? (uint32_t)(vp->driver_features >> (32 * vp->gfselect))
+					: 0;
+	case VPCI_MSIX_CONFIG:
+		return vp->config_vector;
+	case VPCI_NUM_QUEUES:
+		return vp->nq;
+	case VPCI_STATUS:
+		return vp_status(vp);
+	case VPCI_CFG_GEN:
+		return vp->config_gen;
+	case VPCI_Q_SELECT:
+		return vp->queue_select;
+	case VPCI_Q_SIZE:
+		return q ? q->size : 0;
+	case VPCI_Q_VECTOR:
+		return q ? q->vector : VIRTIO_NO_VECTOR;
+	case VPCI_Q_ENABLE:
+		return q ? q->enabled : 0;
+	case VPCI_Q_NOFF:
+		return q ? vp->queue_select : 0;
+	case VPCI_Q_DESCLO:
+		return q ? (uint32_t)q->desc : 0;
+	case VPCI_Q_DESCHI:
+		return q ? (uint32_t)(q->desc >> 32) : 0;
+	case VPCI_Q_AVAILLO:
+		return q ? (uint32_t)q->driver : 0;
+	case VPCI_Q_AVAILHI:
+		return q ? (uint32_t)(q->driver >> 32) : 0;
+	case VPCI_Q_USEDLO:
+		return q ? (uint32_t)q->device : 0;
+	case VPCI_Q_USEDHI:
+		return q ? (uint32_t)(q->device >> 32) : 0;
 	}
 	return 0;
 }
@@ -322,18 +351,33 @@ static void vp_queue_write(struct virtio_pci *vp, uint32_t off, uint32_t v)
 		/* kept as written; checked (power of two, <= max) at DRIVER_OK */
 		q->size = v > q->max_size ? q->max_size : (uint16_t)v;
 		break;
-	case VPCI_Q_ENABLE: q->enabled = v == 1; break;
-	case VPCI_Q_DESCLO: case VPCI_Q_DESCHI: vp_set_half(&q->desc, off & 4, v); break;
-	case VPCI_Q_AVAILLO: case VPCI_Q_AVAILHI: vp_set_half(&q->driver, off & 4, v); break;
-	case VPCI_Q_USEDLO: case VPCI_Q_USEDHI: vp_set_half(&q->device, off & 4, v); break;
+	case VPCI_Q_ENABLE:
+		q->enabled = v == 1;
+		break;
+	case VPCI_Q_DESCLO:
+	case VPCI_Q_DESCHI:
+		vp_set_half(&q->desc, off & 4, v);
+		break;
+	case VPCI_Q_AVAILLO:
+	case VPCI_Q_AVAILHI:
+		vp_set_half(&q->driver, off & 4, v);
+		break;
+	case VPCI_Q_USEDLO:
+	case VPCI_Q_USEDHI:
+		vp_set_half(&q->device, off & 4, v);
+		break;
 	}
 }
 
 static void vp_common_write(struct virtio_pci *vp, uint32_t off, uint32_t v)
 {
 	switch (off) {
-	case VPCI_DFSELECT: vp->dfselect = v; break;
-	case VPCI_GFSELECT: vp->gfselect = v; break;
+	case VPCI_DFSELECT:
+		vp->dfselect = v;
+		break;
+	case VPCI_GFSELECT:
+		vp->gfselect = v;
+		break;
 	case VPCI_GF:
 		if (vp->gfselect < 2 && !(vp_status(vp) & VIRTIO_CONFIG_S_FEATURES_OK))
 			vp_set_half(&vp->driver_features, vp->gfselect, v);
@@ -341,19 +385,31 @@ static void vp_common_write(struct virtio_pci *vp, uint32_t off, uint32_t v)
 	case VPCI_MSIX_CONFIG:
 		__atomic_store_n(&vp->config_vector, vp_vector(vp, v), __ATOMIC_RELAXED);
 		break;
-	case VPCI_STATUS: vp_write_status(vp, (uint8_t)v); break;
-	case VPCI_Q_SELECT: vp->queue_select = (uint16_t)v; break;
-	default: vp_queue_write(vp, off, v); break;
+	case VPCI_STATUS:
+		vp_write_status(vp, (uint8_t)v);
+		break;
+	case VPCI_Q_SELECT:
+		vp->queue_select = (uint16_t)v;
+		break;
+	default:
+		vp_queue_write(vp, off, v);
+		break;
 	}
 }
 
 static uint32_t vp_reg_width(uint32_t off)
 {
 	switch (off) {
-	case VPCI_STATUS: case VPCI_CFG_GEN:
+	case VPCI_STATUS:
+	case VPCI_CFG_GEN:
 		return 1;
-	case VPCI_MSIX_CONFIG: case VPCI_NUM_QUEUES: case VPCI_Q_SELECT:
-	case VPCI_Q_SIZE: case VPCI_Q_VECTOR: case VPCI_Q_ENABLE: case VPCI_Q_NOFF:
+	case VPCI_MSIX_CONFIG:
+	case VPCI_NUM_QUEUES:
+	case VPCI_Q_SELECT:
+	case VPCI_Q_SIZE:
+	case VPCI_Q_VECTOR:
+	case VPCI_Q_ENABLE:
+	case VPCI_Q_NOFF:
 		return 2;
 	}
 	return off < VIRTIO_PCI_COMMON_LEN && !(off & 3) ? 4 : 0;
@@ -362,8 +418,7 @@ static uint32_t vp_reg_width(uint32_t off)
 /* §4.1.3.1: the driver accesses each register with its natural width (a
  * 64-bit queue address may also be written as one 8-byte access). Other
  * accesses read as zero and are ignored. */
-static void vp_common(struct virtio_pci *vp, uint32_t off, void *data, uint32_t len,
-		      bool write)
+static void vp_common(struct virtio_pci *vp, uint32_t off, void *data, uint32_t len, bool write)
 {
 	uint32_t v = 0;
 
@@ -375,8 +430,8 @@ static void vp_common(struct virtio_pci *vp, uint32_t off, void *data, uint32_t 
 	if (vp_reg_width(off) != len) {
 		if (!write)
 			memset(data, 0, len);
-		log_warn_once("%s: common config access of %u bytes at 0x%x ignored",
-			      vp->name, len, off);
+		log_warn_once("%s: common config access of %u bytes at 0x%x ignored", vp->name, len,
+			      off);
 		return;
 	}
 	if (write) {
@@ -390,8 +445,7 @@ static void vp_common(struct virtio_pci *vp, uint32_t off, void *data, uint32_t 
 
 /* ---- BAR 0 ---------------------------------------------------------------- */
 
-static void vp_bar_access(struct virtio_pci *vp, uint64_t off, void *data,
-			  uint32_t len, bool write)
+static void vp_bar_access(struct virtio_pci *vp, uint64_t off, void *data, uint32_t len, bool write)
 {
 	if (off + len <= VIRTIO_PCI_COMMON_OFF + VIRTIO_PCI_COMMON_LEN) {
 		pthread_mutex_lock(&vp->lock);
@@ -421,7 +475,8 @@ static void vp_bar_access(struct virtio_pci *vp, uint64_t off, void *data,
 	} else if (off >= VIRTIO_PCI_NOTIFY_OFF &&
 		   off < VIRTIO_PCI_NOTIFY_OFF + VIRTIO_PCI_NOTIFY_MULT * vp->nq) {
 		if (write)
-			vp_kick(vp, (uint32_t)(off - VIRTIO_PCI_NOTIFY_OFF) / VIRTIO_PCI_NOTIFY_MULT);
+			vp_kick(vp,
+				(uint32_t)(off - VIRTIO_PCI_NOTIFY_OFF) / VIRTIO_PCI_NOTIFY_MULT);
 		else
 			memset(data, 0, len);
 	} else if (!write) {
@@ -439,7 +494,7 @@ static void vp_bar_write(void *opaque, uint64_t off, const void *data, uint32_t 
 	vp_bar_access(opaque, off, (void *)(uintptr_t)data, len, true);
 }
 
-const struct io_ops virtio_pci_bar_ops = { vp_bar_read, vp_bar_write };
+const struct io_ops virtio_pci_bar_ops = {vp_bar_read, vp_bar_write};
 
 /* ---- VIRTIO_PCI_CAP_PCI_CFG: BAR access through config space (§4.1.4.9) -- */
 
@@ -448,8 +503,8 @@ static uint8_t vp_pcicap_off(struct virtio_pci *vp)
 	return vp->pci.last_cap; /* added last, see virtio_pci_init() */
 }
 
-static bool vp_pcicap_window(struct virtio_pci *vp, uint32_t off, uint32_t len,
-			     uint32_t *bar_off, uint32_t *blen)
+static bool vp_pcicap_window(struct virtio_pci *vp, uint32_t off, uint32_t len, uint32_t *bar_off,
+			     uint32_t *blen)
 {
 	uint8_t c = vp_pcicap_off(vp);
 	uint8_t *cfg = vp->pci.cfg;
@@ -481,10 +536,10 @@ static void vp_cfg_read(void *opaque, uint32_t off, uint32_t len)
 }
 
 static const struct pci_dev_cb vp_pci_cb = {
-	.msix_update = vp_msix_update,
-	.bar_map = vp_bar_map,
-	.cfg_write = vp_cfg_write,
-	.cfg_read = vp_cfg_read,
+    .msix_update = vp_msix_update,
+    .bar_map = vp_bar_map,
+    .cfg_write = vp_cfg_write,
+    .cfg_read = vp_cfg_read,
 };
 
 /* ---- setup ----------------------------------------------------------------- */
@@ -492,7 +547,7 @@ static const struct pci_dev_cb vp_pci_cb = {
 static int vp_add_cap(struct virtio_pci *vp, uint8_t type, uint32_t off, uint32_t len,
 		      uint8_t extra_len, uint32_t extra)
 {
-	uint8_t cap[20] = { PCI_CAP_ID_VNDR, 0, (uint8_t)(16 + extra_len), type, 0 };
+	uint8_t cap[20] = {PCI_CAP_ID_VNDR, 0, (uint8_t)(16 + extra_len), type, 0};
 
 	memcpy(cap + 8, &off, 4);
 	memcpy(cap + 12, &len, 4);
@@ -504,9 +559,10 @@ static int vp_caps(struct virtio_pci *vp)
 {
 	int r, c;
 
-	if ((r = vp_add_cap(vp, VCAP_COMMON, VIRTIO_PCI_COMMON_OFF, VIRTIO_PCI_COMMON_LEN, 0, 0)) < 0 ||
-	    (r = vp_add_cap(vp, VCAP_NOTIFY, VIRTIO_PCI_NOTIFY_OFF,
-			    VIRTIO_PCI_NOTIFY_MULT * vp->nq, 4, VIRTIO_PCI_NOTIFY_MULT)) < 0 ||
+	if ((r = vp_add_cap(vp, VCAP_COMMON, VIRTIO_PCI_COMMON_OFF, VIRTIO_PCI_COMMON_LEN, 0, 0)) <
+		0 ||
+	    (r = vp_add_cap(vp, VCAP_NOTIFY, VIRTIO_PCI_NOTIFY_OFF, VIRTIO_PCI_NOTIFY_MULT * vp->nq,
+			    4, VIRTIO_PCI_NOTIFY_MULT)) < 0 ||
 	    (r = vp_add_cap(vp, VCAP_ISR, VIRTIO_PCI_ISR_OFF, 1, 0, 0)) < 0 ||
 	    (vp->config_len &&
 	     (r = vp_add_cap(vp, VCAP_DEVICE, VIRTIO_PCI_DEVICE_OFF, vp->config_len, 0, 0)) < 0) ||
@@ -523,9 +579,8 @@ static int vp_caps(struct virtio_pci *vp)
 }
 
 int virtio_pci_init(struct virtio_pci *vp, struct pci_host *host, struct vm *vm,
-		    const struct guest_mem *mem, const char *name,
-		    const struct virtio_dev_ops *ops, void *dev, unsigned int nq,
-		    uint16_t queue_max_size, uint32_t config_len)
+		    const struct guest_mem *mem, const char *name, const struct virtio_dev_ops *ops,
+		    void *dev, unsigned int nq, uint16_t queue_max_size, uint32_t config_len)
 {
 	int r;
 
@@ -534,9 +589,9 @@ int virtio_pci_init(struct virtio_pci *vp, struct pci_host *host, struct vm *vm,
 		vp->irq_fd[v] = -1;
 	for (unsigned int i = 0; i < VIRTIO_PCI_MAX_QUEUES; i++)
 		vp->q[i].kick_fd = -1;
-	if (!nq || nq > VIRTIO_PCI_MAX_QUEUES || nq + 1 > PCI_MSIX_MAX ||
-	    !queue_max_size || queue_max_size > VIRTQ_MAX_SIZE ||
-	    (queue_max_size & (queue_max_size - 1)) || config_len > VIRTIO_PCI_DEVICE_LEN)
+	if (!nq || nq > VIRTIO_PCI_MAX_QUEUES || nq + 1 > PCI_MSIX_MAX || !queue_max_size ||
+	    queue_max_size > VIRTQ_MAX_SIZE || (queue_max_size & (queue_max_size - 1)) ||
+	    config_len > VIRTIO_PCI_DEVICE_LEN)
 		return -EINVAL;
 	vp->ops = ops;
 	vp->dev = dev;
@@ -560,8 +615,8 @@ int virtio_pci_init(struct virtio_pci *vp, struct pci_host *host, struct vm *vm,
 	vp->config_vector = VIRTIO_NO_VECTOR;
 	/* §4.1.2: 0x1040 + type, revision 1, subsystem vendor/device free */
 	pci_dev_init(&vp->pci, VIRTIO_PCI_VENDOR,
-		     (uint16_t)(VIRTIO_PCI_DEVICE_BASE + ops->device_id), ops->class_code,
-		     1, VIRTIO_PCI_VENDOR, 0x1100, &vp_pci_cb, vp);
+		     (uint16_t)(VIRTIO_PCI_DEVICE_BASE + ops->device_id), ops->class_code, 1,
+		     VIRTIO_PCI_VENDOR, 0x1100, &vp_pci_cb, vp);
 	r = pci_bar_add(&vp->pci, 0, VIRTIO_PCI_BAR_SIZE, &virtio_pci_bar_ops, vp);
 	if (!r)
 		r = vp_caps(vp);

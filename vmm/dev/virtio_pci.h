@@ -37,37 +37,37 @@ struct vm;
 struct guest_mem;
 
 #define VIRTIO_PCI_MAX_QUEUES 32
-#define VIRTIO_NO_VECTOR 0xffff
+#define VIRTIO_NO_VECTOR      0xffff
 
 /* Device status bits (virtio 1.2 §2.1) */
 #define VIRTIO_CONFIG_S_ACKNOWLEDGE 1
-#define VIRTIO_CONFIG_S_DRIVER 2
-#define VIRTIO_CONFIG_S_DRIVER_OK 4
+#define VIRTIO_CONFIG_S_DRIVER	    2
+#define VIRTIO_CONFIG_S_DRIVER_OK   4
 #define VIRTIO_CONFIG_S_FEATURES_OK 8
 #define VIRTIO_CONFIG_S_NEEDS_RESET 0x40
-#define VIRTIO_CONFIG_S_FAILED 0x80
+#define VIRTIO_CONFIG_S_FAILED	    0x80
 
 /* PCI IDs (§4.1.2) */
-#define VIRTIO_PCI_VENDOR 0x1af4
+#define VIRTIO_PCI_VENDOR      0x1af4
 #define VIRTIO_PCI_DEVICE_BASE 0x1040
 
 /* BAR 0 layout */
-#define VIRTIO_PCI_BAR_SIZE 0x8000u
-#define VIRTIO_PCI_COMMON_OFF 0x0000u
-#define VIRTIO_PCI_COMMON_LEN 0x38u
-#define VIRTIO_PCI_ISR_OFF 0x1000u
-#define VIRTIO_PCI_DEVICE_OFF 0x2000u
-#define VIRTIO_PCI_DEVICE_LEN 0x1000u
-#define VIRTIO_PCI_NOTIFY_OFF 0x3000u
+#define VIRTIO_PCI_BAR_SIZE    0x8000u
+#define VIRTIO_PCI_COMMON_OFF  0x0000u
+#define VIRTIO_PCI_COMMON_LEN  0x38u
+#define VIRTIO_PCI_ISR_OFF     0x1000u
+#define VIRTIO_PCI_DEVICE_OFF  0x2000u
+#define VIRTIO_PCI_DEVICE_LEN  0x1000u
+#define VIRTIO_PCI_NOTIFY_OFF  0x3000u
 #define VIRTIO_PCI_NOTIFY_MULT 4u
-#define VIRTIO_PCI_MSIX_TABLE 0x4000u
-#define VIRTIO_PCI_MSIX_PBA 0x5000u
+#define VIRTIO_PCI_MSIX_TABLE  0x4000u
+#define VIRTIO_PCI_MSIX_PBA    0x5000u
 
 struct virtio_pci;
 
 struct virtio_dev_ops {
-	uint16_t device_id;   /* virtio device type: 2 block, 4 entropy */
-	uint32_t class_code;  /* PCI class for the function */
+	uint16_t device_id;  /* virtio device type: 2 block, 4 entropy */
+	uint32_t class_code; /* PCI class for the function */
 	/* Device feature bits (the transport adds VERSION_1, EVENT_IDX and
 	 * INDIRECT_DESC). */
 	uint64_t (*features)(void *dev);
@@ -90,7 +90,7 @@ struct virtio_pci_queue {
 	bool enabled;
 	uint64_t desc, driver, device;
 	int kick_fd;
-	bool ioeventfd;        /* bound at the notify address */
+	bool ioeventfd; /* bound at the notify address */
 	struct virtq vq;
 };
 
@@ -100,22 +100,22 @@ struct virtio_pci {
 	void *dev;
 	struct vm *vm;
 	const struct guest_mem *mem;
-	char name[32];          /* for messages: "virtio-blk0" */
-	pthread_mutex_t lock;   /* transport registers */
+	char name[32];	      /* for messages: "virtio-blk0" */
+	pthread_mutex_t lock; /* transport registers */
 	uint32_t config_len;
 	uint64_t device_features, driver_features;
 	uint32_t dfselect, gfselect;
-	uint8_t status;         /* atomic: workers OR in NEEDS_RESET */
+	uint8_t status; /* atomic: workers OR in NEEDS_RESET */
 	uint8_t config_gen;
 	uint16_t queue_select, config_vector;
-	bool active;            /* ops->activate succeeded */
-	uint8_t isr;            /* under isr_lock */
+	bool active; /* ops->activate succeeded */
+	uint8_t isr; /* under isr_lock */
 	pthread_mutex_t isr_lock;
 	unsigned int nq;
 	struct virtio_pci_queue q[VIRTIO_PCI_MAX_QUEUES];
 	uint64_t bar_gpa;
 	bool bar_mapped;
-	int irq_fd[PCI_MSIX_MAX];   /* irqfd per vector, -1 until routed */
+	int irq_fd[PCI_MSIX_MAX]; /* irqfd per vector, -1 until routed */
 	uint32_t gsi[PCI_MSIX_MAX];
 };
 
@@ -125,9 +125,8 @@ struct virtio_pci {
  * it to host. name is copied. Returns 0 or -errno.
  */
 int virtio_pci_init(struct virtio_pci *vp, struct pci_host *host, struct vm *vm,
-		    const struct guest_mem *mem, const char *name,
-		    const struct virtio_dev_ops *ops, void *dev, unsigned int nq,
-		    uint16_t queue_max_size, uint32_t config_len);
+		    const struct guest_mem *mem, const char *name, const struct virtio_dev_ops *ops,
+		    void *dev, unsigned int nq, uint16_t queue_max_size, uint32_t config_len);
 /* Reset the device (ops->reset), unbind doorbells and routes, remove the
  * function from its host and close the eventfds. */
 void virtio_pci_release(struct virtio_pci *vp);

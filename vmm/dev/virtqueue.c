@@ -14,11 +14,11 @@
 #include "vmm/log.h"
 
 #define AVAIL_FLAGS 0
-#define AVAIL_IDX 2
-#define AVAIL_RING 4
-#define USED_FLAGS 0
-#define USED_IDX 2
-#define USED_RING 4
+#define AVAIL_IDX   2
+#define AVAIL_RING  4
+#define USED_FLAGS  0
+#define USED_IDX    2
+#define USED_RING   4
 
 static inline uint16_t *u16_at(uint8_t *base, size_t off)
 {
@@ -35,8 +35,8 @@ static inline void store16(uint8_t *base, size_t off, uint16_t v)
 	__atomic_store_n(u16_at(base, off), v, __ATOMIC_RELAXED);
 }
 
-int virtq_init(struct virtq *q, const struct guest_mem *mem, uint16_t size,
-	       gpa_t desc, gpa_t avail, gpa_t used, bool event_idx, bool indirect)
+int virtq_init(struct virtq *q, const struct guest_mem *mem, uint16_t size, gpa_t desc, gpa_t avail,
+	       gpa_t used, bool event_idx, bool indirect)
 {
 	memset(q, 0, sizeof(*q));
 	if (!size || size > VIRTQ_MAX_SIZE || (size & (size - 1)))
@@ -77,8 +77,7 @@ static int virtq_broken(struct virtq *q, const char *why, unsigned int v)
 }
 
 /* Append one descriptor's buffer to e; false when the request is bad. */
-static bool elem_add(struct virtq *q, struct virtq_elem *e,
-		     const struct virtq_desc *d)
+static bool elem_add(struct virtq *q, struct virtq_elem *e, const struct virtq_desc *d)
 {
 	bool wr = d->flags & VIRTQ_DESC_F_WRITE;
 	uint64_t *bytes = wr ? &e->in_bytes : &e->out_bytes;
@@ -231,8 +230,7 @@ void virtq_disable_notify(struct virtq *q)
 		store16(q->used_h, USED_FLAGS, VIRTQ_USED_F_NO_NOTIFY);
 }
 
-size_t virtq_iov_to_buf(const struct iovec *iov, unsigned int n, size_t skip,
-			void *buf, size_t len)
+size_t virtq_iov_to_buf(const struct iovec *iov, unsigned int n, size_t skip, void *buf, size_t len)
 {
 	size_t done = 0;
 
@@ -251,8 +249,8 @@ size_t virtq_iov_to_buf(const struct iovec *iov, unsigned int n, size_t skip,
 	return done;
 }
 
-size_t virtq_buf_to_iov(const struct iovec *iov, unsigned int n, size_t skip,
-			const void *buf, size_t len)
+size_t virtq_buf_to_iov(const struct iovec *iov, unsigned int n, size_t skip, const void *buf,
+			size_t len)
 {
 	size_t done = 0;
 

@@ -35,20 +35,20 @@
 
 #include "vmm/guest_mem.h"
 
-#define VIRTQ_MAX_SIZE 1024          /* queue size and indirect table cap */
-#define VIRTQ_MAX_BYTES (64u << 20)  /* cap on one chain's total length */
+#define VIRTQ_MAX_SIZE	1024	    /* queue size and indirect table cap */
+#define VIRTQ_MAX_BYTES (64u << 20) /* cap on one chain's total length */
 
 /* Descriptor flags and ring flags (virtio 1.2 §2.7.5, §2.7.6, §2.7.8) */
-#define VIRTQ_DESC_F_NEXT 1
-#define VIRTQ_DESC_F_WRITE 2
-#define VIRTQ_DESC_F_INDIRECT 4
+#define VIRTQ_DESC_F_NEXT	   1
+#define VIRTQ_DESC_F_WRITE	   2
+#define VIRTQ_DESC_F_INDIRECT	   4
 #define VIRTQ_AVAIL_F_NO_INTERRUPT 1
-#define VIRTQ_USED_F_NO_NOTIFY 1
+#define VIRTQ_USED_F_NO_NOTIFY	   1
 
 /* Feature bits the ring layer implements */
 #define VIRTIO_F_INDIRECT_DESC 28
-#define VIRTIO_F_EVENT_IDX 29
-#define VIRTIO_F_VERSION_1 32
+#define VIRTIO_F_EVENT_IDX     29
+#define VIRTIO_F_VERSION_1     32
 
 struct virtq_desc {
 	uint64_t addr;
@@ -60,13 +60,13 @@ _Static_assert(sizeof(struct virtq_desc) == 16, "virtq_desc is 16 bytes");
 
 struct virtq {
 	const struct guest_mem *mem;
-	uint16_t size;          /* power of two, 1..VIRTQ_MAX_SIZE */
+	uint16_t size; /* power of two, 1..VIRTQ_MAX_SIZE */
 	gpa_t desc, avail, used;
-	bool event_idx;         /* VIRTIO_F_EVENT_IDX negotiated */
-	bool indirect;          /* VIRTIO_F_INDIRECT_DESC negotiated */
+	bool event_idx; /* VIRTIO_F_EVENT_IDX negotiated */
+	bool indirect;	/* VIRTIO_F_INDIRECT_DESC negotiated */
 	bool broken;
-	uint16_t last_avail;    /* next avail ring slot to consume */
-	uint16_t used_idx;      /* our copy of used->idx */
+	uint16_t last_avail;	 /* next avail ring slot to consume */
+	uint16_t used_idx;	 /* our copy of used->idx */
 	uint16_t signalled_used; /* used_idx at the last interrupt */
 	bool signalled_valid;
 	/* host views of the rings, checked once by virtq_init() */
@@ -97,8 +97,8 @@ enum virtq_pop_result {
  * <= VIRTQ_MAX_SIZE) and that the three rings lie in RAM. Returns 0 or
  * -EINVAL (the transport then refuses to enable the queue).
  */
-int virtq_init(struct virtq *q, const struct guest_mem *mem, uint16_t size,
-	       gpa_t desc, gpa_t avail, gpa_t used, bool event_idx, bool indirect);
+int virtq_init(struct virtq *q, const struct guest_mem *mem, uint16_t size, gpa_t desc, gpa_t avail,
+	       gpa_t used, bool event_idx, bool indirect);
 void virtq_reset(struct virtq *q);
 
 /* Pop the next chain. Returns enum virtq_pop_result or -EIO (broken). */
@@ -127,9 +127,9 @@ static inline bool virtq_need_event(uint16_t event, uint16_t new_idx, uint16_t o
 }
 
 /* Copy helpers over an iovec list: bytes copied (short at the end). */
-size_t virtq_iov_to_buf(const struct iovec *iov, unsigned int n, size_t skip,
-			void *buf, size_t len);
-size_t virtq_buf_to_iov(const struct iovec *iov, unsigned int n, size_t skip,
-			const void *buf, size_t len);
+size_t virtq_iov_to_buf(const struct iovec *iov, unsigned int n, size_t skip, void *buf,
+			size_t len);
+size_t virtq_buf_to_iov(const struct iovec *iov, unsigned int n, size_t skip, const void *buf,
+			size_t len);
 
 #endif /* VMLET_VIRTQUEUE_H */
