@@ -441,6 +441,28 @@ static void test_guest_derivation_legacy(void)
 	CHECK_EQ_U64(ids.thread, 1);
 }
 
+/* The probe embedded in vmlet (scripts/gen-blobs.sh) is an ELF that
+ * vmlet's own PVH loader accepts, with its entry at the 32-bit code. */
+extern const uint8_t fw_probe_start[], fw_probe_end[];
+
+static void test_embedded_probe_loads(void)
+{
+	size_t len = (size_t)(fw_probe_end - fw_probe_start), mem_size = 16u << 20;
+	uint8_t *mem;
+	uint32_t entry = 0;
+
+	if (!len)
+		SKIP("probe not built into this binary");
+	mem = calloc(1, mem_size);
+	if (!mem)
+		abort();
+	CHECK_EQ_U64(arch_pvh_load(mem, mem_size, fw_probe_start, len, &entry), 0);
+	CHECK(entry >= ARCH_HIGH_LOAD_GPA && entry < ARCH_HIGH_LOAD_GPA + len);
+	if (entry >= ARCH_HIGH_LOAD_GPA && entry < mem_size - 2)
+		CHECK(mem[entry] == 0xfa && mem[entry + 1] == 0xfc); /* cli; cld */
+	free(mem);
+}
+
 int main(void)
 {
 	TEST_RUN(test_parse_good);
@@ -451,5 +473,6 @@ int main(void)
 	TEST_RUN(test_guest_derivation_intel);
 	TEST_RUN(test_guest_derivation_amd);
 	TEST_RUN(test_guest_derivation_legacy);
+	TEST_RUN(test_embedded_probe_loads);
 	return test_summary();
 }
