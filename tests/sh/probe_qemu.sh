@@ -2,7 +2,8 @@
 # The probe guest (build/fw/probe.elf) under QEMU microvm with ACPI: the
 # independent oracle for the guest side of `vmlet probe`. For a matrix of
 # topologies (non-powers of two, 64 vCPUs, 260 vCPUs with x2APIC IDs),
-# memory sizes (one above 4 GiB) and CPUID enumerations, the probe's report must show exactly the APIC IDs
+# memory sizes (one above 4 GiB) and CPUID enumerations, the report must
+# show exactly the APIC IDs
 # and (package, core, thread) ids computed here, independently, from the
 # ceil(log2) field-width rule, and QEMU must end by ACPI power-off (exit 0).
 #
