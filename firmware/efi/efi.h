@@ -18,23 +18,25 @@ typedef void *efi_event;
 typedef uint16_t char16;
 typedef uint64_t efi_tpl;
 
-#define EFI_ERR(n)	       (0x8000000000000000ull | (n))
-#define EFI_SUCCESS	       0ull
-#define EFI_LOAD_ERROR	       EFI_ERR(1)
-#define EFI_INVALID_PARAMETER  EFI_ERR(2)
-#define EFI_UNSUPPORTED	       EFI_ERR(3)
-#define EFI_BAD_BUFFER_SIZE    EFI_ERR(4)
-#define EFI_BUFFER_TOO_SMALL   EFI_ERR(5)
-#define EFI_NOT_READY	       EFI_ERR(6)
-#define EFI_DEVICE_ERROR       EFI_ERR(7)
-#define EFI_WRITE_PROTECTED    EFI_ERR(8)
-#define EFI_OUT_OF_RESOURCES   EFI_ERR(9)
-#define EFI_VOLUME_CORRUPTED   EFI_ERR(10)
-#define EFI_NOT_FOUND	       EFI_ERR(14)
-#define EFI_ACCESS_DENIED      EFI_ERR(15)
-#define EFI_TIMEOUT	       EFI_ERR(18)
-#define EFI_ABORTED	       EFI_ERR(21)
-#define EFI_SECURITY_VIOLATION EFI_ERR(26)
+#define EFI_ERR(n)		(0x8000000000000000ull | (n))
+#define EFI_SUCCESS		0ull
+#define EFI_LOAD_ERROR		EFI_ERR(1)
+#define EFI_INVALID_PARAMETER	EFI_ERR(2)
+#define EFI_UNSUPPORTED		EFI_ERR(3)
+#define EFI_BAD_BUFFER_SIZE	EFI_ERR(4)
+#define EFI_BUFFER_TOO_SMALL	EFI_ERR(5)
+#define EFI_NOT_READY		EFI_ERR(6)
+#define EFI_DEVICE_ERROR	EFI_ERR(7)
+#define EFI_WRITE_PROTECTED	EFI_ERR(8)
+#define EFI_OUT_OF_RESOURCES	EFI_ERR(9)
+#define EFI_VOLUME_CORRUPTED	EFI_ERR(10)
+#define EFI_MEDIA_CHANGED	EFI_ERR(13)
+#define EFI_NOT_FOUND		EFI_ERR(14)
+#define EFI_ACCESS_DENIED	EFI_ERR(15)
+#define EFI_TIMEOUT		EFI_ERR(18)
+#define EFI_ABORTED		EFI_ERR(21)
+#define EFI_SECURITY_VIOLATION	EFI_ERR(26)
+#define EFI_WARN_DELETE_FAILURE 2ull
 
 typedef struct {
 	uint32_t d1;
