@@ -24,7 +24,9 @@ static void test_install_lookup(void)
 	CHECK(proto_get(h1, &g_a, &p) == EFI_SUCCESS && p == &x);
 	CHECK(proto_get(h1, &g_c, &p) == EFI_UNSUPPORTED && p == NULL);
 	CHECK(proto_get(h2, &g_b, &p) == EFI_SUCCESS && p == &z);
-	CHECK(proto_get((efi_handle)&x, &g_a, &p) == EFI_INVALID_PARAMETER);
+	static struct handle fake = {.magic = HANDLE_MAGIC}; /* not one of ours */
+
+	CHECK(proto_get(&fake, &g_a, &p) == EFI_INVALID_PARAMETER);
 	CHECK(proto_get((uint8_t *)h1 + 8, &g_a, &p) == EFI_INVALID_PARAMETER);
 
 	size = 0;
