@@ -18,6 +18,7 @@
 #include "vmm/net/net.h"
 #include "vmm/net/pkt.h"
 #include "vmm/net/tap.h"
+#include "vmm/vm_config.h"
 #include "tests/unit/net_testns.h"
 
 #define F(b)	  (1ull << (b))
@@ -600,6 +601,8 @@ static gpa_t rx_wait(struct env *e, const gpa_t *bufs, uint16_t type, uint8_t pr
 	return 0;
 }
 
+static bool in_netns; /* test_real_tap moved us into a private netns */
+
 /* The device over a real tap in a private netns; the kernel is the peer. */
 static void test_real_tap(void)
 {
@@ -615,6 +618,7 @@ static void test_real_tap(void)
 
 	if (testns_enter() < 0)
 		SKIP("needs root and network namespaces");
+	in_netns = true;
 	CHECK(tap_open("vmt0", 1, &tap, &info) == 0);
 	if (!tap)
 		return;
@@ -676,6 +680,45 @@ out:
 	env_down(&e);
 }
 
+/* From the VM config: --tap, multiqueue = one pair per vCPU, bad models. */
+static void test_create_nic(void)
+{
+	struct vm_config cfg;
+	struct vm_nic nic = { .name = "net1", .model = "virtio", .tap = "vmq0" };
+	struct virtio_net *n = NULL;
+	uint64_t offered;
+	struct env e;
+
+	if (!in_netns)
+		SKIP("needs root and network namespaces");
+	vm_config_init(&cfg);
+	cfg.name = "vm";
+	cfg.cores = 2;
+	cfg.net_multi_queue = true;
+	cfg.nics = &nic;
+	cfg.n_nics = 1;
+	memset(&e, 0, sizeof(e));
+	tbus_n = 0;
+	tdrv_init(&e.d, 4 << 20, QSIZE);
+	CHECK(pci_host_init(&e.h, NULL, &tbus_pio, &tbus_mmio) == 0);
+	CHECK(virtio_net_create_nic(&n, &e.h, NULL, &e.d.mem, &cfg, 0) == 0);
+	if (n && !tvdev_probe(&e.v, 1)) {
+		e.net = n;
+		e.nq = 5;
+		tvdev_msix(&e.v, 6);
+		CHECK(start(&e, F_BASE | F(22), &offered) == 0x0f);
+		CHECK(offered & F(22));
+		CHECK_EQ_U64(mmio_rd(e.v.device + 8, 2), 2); /* two vCPUs, two pairs */
+		CHECK(testns_sh("ip link show vmq0 | grep -q vmq0") == 0);
+		virtio_net_destroy(n);
+	}
+	nic.model = "e1000";
+	n = NULL;
+	CHECK(virtio_net_create_nic(&n, &e.h, NULL, &e.d.mem, &cfg, 0) == -ENOTSUP && !n);
+	pci_host_release(&e.h);
+	tdrv_release(&e.d);
+}
+
 int main(void)
 {
 	TEST_RUN(test_config_features);
@@ -685,6 +728,7 @@ int main(void)
 	TEST_RUN(test_dhcp_intercept);
 	TEST_RUN(test_ctrl_and_mq);
 	TEST_RUN(test_broken_ring);
-	TEST_RUN(test_real_tap); /* last: it moves the process into a new netns */
+	TEST_RUN(test_real_tap); /* it moves the process into a new netns */
+	TEST_RUN(test_create_nic);
 	return test_summary();
 }
