@@ -197,7 +197,7 @@ static void test_conflicts_collected(void)
 			continue;
 		CHECK(strstr(m->msg, "conflicts with selected instance type it") != NULL);
 		CHECK(i < 5 && strcmp(m->path, order[i]) == 0);
-		CHECK(m->line > 0 && m->file && strcmp(m->file, "VMLET_MANIFEST") == 0);
+		CHECK(m->line > 0 && m->file && strcmp(m->file, "<manifest>") == 0);
 		i++;
 	}
 	CHECK_EQ_U64(i, 5); /* memory: only the first conflict (guest, not maxGuest) */
