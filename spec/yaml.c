@@ -120,14 +120,21 @@ enum node_type yaml_plain_type(const char *s)
 	static const char *const falses[] = {"false", "False", "FALSE", "no", "No", "NO",
 					     "off", "Off", "OFF", NULL};
 
-	if (is_one_of(s, nulls))
-		return N_NULL;
-	if (is_one_of(s, trues) || is_one_of(s, falses))
-		return N_BOOL;
-	if (is_int(s))
-		return N_INT;
-	if (is_float(s))
-		return N_FLOAT;
+	size_t len = strnlen(s, 6);
+
+	/* fast path: most scalars are names, not one of the special words */
+	if (len <= 5 && (len == 0 || strchr("~nNtTfFyYoO", s[0]))) {
+		if (is_one_of(s, nulls))
+			return N_NULL;
+		if (is_one_of(s, trues) || is_one_of(s, falses))
+			return N_BOOL;
+	}
+	if ((s[0] >= '0' && s[0] <= '9') || s[0] == '-' || s[0] == '+' || s[0] == '.') {
+		if (is_int(s))
+			return N_INT;
+		if (is_float(s))
+			return N_FLOAT;
+	}
 	return N_STR;
 }
 
