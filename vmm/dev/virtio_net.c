@@ -16,13 +16,13 @@
 #include "vmm/vm_config.h"
 
 /* control queue classes and commands (§5.1.6.5) */
-#define VIRTIO_NET_CTRL_RX		 0
-#define VIRTIO_NET_CTRL_MAC		 1
-#define VIRTIO_NET_CTRL_MAC_ADDR_SET	 1
-#define VIRTIO_NET_CTRL_MQ		 4
-#define VIRTIO_NET_CTRL_MQ_VQ_PAIRS_SET	 0
-#define VIRTIO_NET_OK			 0
-#define VIRTIO_NET_ERR			 1
+#define VIRTIO_NET_CTRL_RX		0
+#define VIRTIO_NET_CTRL_MAC		1
+#define VIRTIO_NET_CTRL_MAC_ADDR_SET	1
+#define VIRTIO_NET_CTRL_MQ		4
+#define VIRTIO_NET_CTRL_MQ_VQ_PAIRS_SET 0
+#define VIRTIO_NET_OK			0
+#define VIRTIO_NET_ERR			1
 
 static uint64_t net_features(void *dev)
 {
@@ -69,12 +69,12 @@ static void net_reset(void *dev)
 }
 
 static const struct virtio_dev_ops virtio_net_ops = {
-	.device_id = 1,
-	.class_code = 0x020000, /* network, ethernet */
-	.features = net_features,
-	.config_read = net_config_read,
-	.activate = net_activate,
-	.reset = net_reset,
+    .device_id = 1,
+    .class_code = 0x020000, /* network, ethernet */
+    .features = net_features,
+    .config_read = net_config_read,
+    .activate = net_activate,
+    .reset = net_reset,
 };
 
 /* One control command; returns the ack byte. */
@@ -118,8 +118,7 @@ void virtio_net_ctrl(struct virtio_net *n)
 {
 	unsigned int qi = 2 * n->pairs;
 	struct virtq *q = virtio_pci_queue(&n->vp, qi);
-	struct virtq_elem e = { .out = n->out, .in = n->in, .cap_out = NET_SEGS,
-				.cap_in = NET_SEGS };
+	struct virtq_elem e = {.out = n->out, .in = n->in, .cap_out = NET_SEGS, .cap_in = NET_SEGS};
 	unsigned int done;
 	uint8_t ack;
 	int r;
@@ -133,8 +132,7 @@ void virtio_net_ctrl(struct virtio_net *n)
 			done++;
 			/* §5.1.6.5: class, command, data (readable); ack (writable) */
 			if (r != VIRTQ_POP_OK || e.out_bytes < 2 || e.in_bytes < 1) {
-				log_warn_once("virtio-net: %s: malformed control command",
-					      n->name);
+				log_warn_once("virtio-net: %s: malformed control command", n->name);
 				virtq_push(q, e.head, 0);
 				continue;
 			}
@@ -194,8 +192,8 @@ int virtio_net_create(struct virtio_net **out, struct pci_host *host, struct vm 
 	n->cfg.max_virtqueue_pairs = (uint16_t)n->pairs;
 	n->cfg.mtu = n->att.mtu <= 65535 ? (uint16_t)n->att.mtu : 0;
 	snprintf(vname, sizeof(vname), "virtio-net %.20s", n->name);
-	r = virtio_pci_init(&n->vp, host, vm, mem, vname, &virtio_net_ops, n, n->nq,
-			    NET_QUEUE_SIZE, sizeof(n->cfg));
+	r = virtio_pci_init(&n->vp, host, vm, mem, vname, &virtio_net_ops, n, n->nq, NET_QUEUE_SIZE,
+			    sizeof(n->cfg));
 	if (r) {
 		net_free(n);
 		return error_errno(r, "virtio-net: interface '%s': cannot create the device",

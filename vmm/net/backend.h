@@ -25,7 +25,7 @@
 #include <sys/uio.h>
 
 struct net_vnet_hdr {
-	uint8_t flags;  /* VIRTIO_NET_HDR_F_NEEDS_CSUM 1, DATA_VALID 2 */
+	uint8_t flags; /* VIRTIO_NET_HDR_F_NEEDS_CSUM 1, DATA_VALID 2 */
 	uint8_t gso_type;
 	uint16_t hdr_len, gso_size, csum_start, csum_offset; /* little-endian */
 	uint16_t num_buffers;
@@ -66,9 +66,9 @@ struct net_backend_ops {
 
 struct net_backend {
 	const struct net_backend_ops *ops;
-	int fd;              /* poll for input; -1 while disconnected */
-	bool has_vnet_hdr;   /* offloads possible */
-	const char *kind;    /* "tap" / "passt" for messages */
+	int fd;		   /* poll for input; -1 while disconnected */
+	bool has_vnet_hdr; /* offloads possible */
+	const char *kind;  /* "tap" / "passt" for messages */
 };
 
 static inline void net_backend_destroy(struct net_backend *be)

@@ -62,10 +62,10 @@ static void tap_destroy(struct net_backend *be)
 }
 
 static const struct net_backend_ops tap_ops = {
-	.recv = tap_recv,
-	.send = tap_send,
-	.set_offload = tap_set_offload,
-	.destroy = tap_destroy,
+    .recv = tap_recv,
+    .send = tap_send,
+    .set_offload = tap_set_offload,
+    .destroy = tap_destroy,
 };
 
 static int tap_open_one(const char *name, bool multi, char out_name[IFNAMSIZ])
