@@ -172,6 +172,11 @@ static void test_tap_existing_multiqueue(void)
 	CHECK(!info.created);
 	for (i = 0; i < 4; i++)
 		CHECK(be[i] && be[i]->fd >= 0);
+	/* steering: a detached queue cannot be detached twice, and comes back */
+	CHECK(be[1]->ops->set_enabled(be[1], false) == 0);
+	CHECK(be[1]->ops->set_enabled(be[1], false) < 0);
+	CHECK(be[1]->ops->set_enabled(be[1], true) == 0);
+	CHECK(be[1]->ops->set_enabled(be[1], true) < 0);
 	for (i = 0; i < 4; i++)
 		net_backend_destroy(be[i]);
 	/* a persistent tap the user made stays */

@@ -34,6 +34,7 @@ struct sp_be {
 	struct net_backend be;
 	int peer; /* the test's end */
 	unsigned int offload;
+	int enabled; /* last set_enabled(): 1 / 0; -1 never called */
 };
 
 static ssize_t sp_recv(struct net_backend *be, void *buf, size_t cap)
@@ -56,6 +57,12 @@ static int sp_offload(struct net_backend *be, unsigned int flags)
 	return 0;
 }
 
+static int sp_enabled(struct net_backend *be, bool on)
+{
+	((struct sp_be *)be)->enabled = on;
+	return 0;
+}
+
 static void sp_destroy(struct net_backend *be)
 {
 	close(be->fd);
@@ -63,7 +70,13 @@ static void sp_destroy(struct net_backend *be)
 	free(be);
 }
 
-static const struct net_backend_ops sp_ops = {sp_recv, sp_send, sp_offload, sp_destroy};
+static const struct net_backend_ops sp_ops = {
+    .recv = sp_recv,
+    .send = sp_send,
+    .set_offload = sp_offload,
+    .set_enabled = sp_enabled,
+    .destroy = sp_destroy,
+};
 
 static struct sp_be *sp_new(bool vnet)
 {
@@ -73,6 +86,7 @@ static struct sp_be *sp_new(bool vnet)
 	socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv);
 	s->be = (struct net_backend){&sp_ops, sv[0], vnet, "test"};
 	s->peer = sv[1];
+	s->enabled = -1;
 	return s;
 }
 
@@ -528,8 +542,10 @@ static void test_ctrl_and_mq(void)
 	CHECK(offered & F(22));
 	CHECK_EQ_U64(mmio_rd(e.v.device + 8, 2), 2);
 	CHECK_EQ_U64(mmio_rd(e.v.common + 0x12, 2), 5);
-	CHECK(ctrl(&e, 0, 0, "\1", 1) == 0); /* promisc on */
-	CHECK(ctrl(&e, 9, 0, NULL, 0) == 1); /* unknown class */
+	usleep(50000);
+	CHECK(e.be[0]->enabled == 1 && e.be[1]->enabled == 0); /* pair 1 off steering */
+	CHECK(ctrl(&e, 0, 0, "\1", 1) == 0);		       /* promisc on */
+	CHECK(ctrl(&e, 9, 0, NULL, 0) == 1);		       /* unknown class */
 	pairs = 3;
 	CHECK(ctrl(&e, 4, 0, &pairs, 2) == 1); /* more pairs than offered */
 	pairs = 0;
@@ -544,6 +560,7 @@ static void test_ctrl_and_mq(void)
 	CHECK(net_take(&e, 1, got, sizeof(got), 100) < 0);
 	pairs = 2;
 	CHECK(ctrl(&e, 4, 0, &pairs, 2) == 0);
+	CHECK(e.be[1]->enabled == 1);
 	tvdev_kick(&e.v, 3);
 	CHECK(net_take(&e, 1, got, sizeof(got), 2000) == 12 + (ssize_t)sizeof(frame));
 	CHECK(ring_used(&e, 3, &id, &len, 1000));

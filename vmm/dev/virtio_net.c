@@ -108,7 +108,7 @@ static uint8_t ctrl_command(struct virtio_net *n, const struct virtq_elem *e)
 		virtq_iov_to_buf(e->out, e->n_out, 2, &pairs, 2);
 		if (pairs < 1 || pairs > n->pairs)
 			return VIRTIO_NET_ERR;
-		n->active_pairs = pairs;
+		virtio_net_io_set_pairs(n, pairs);
 		return VIRTIO_NET_OK;
 	}
 	return VIRTIO_NET_ERR;
@@ -176,6 +176,11 @@ int virtio_net_create(struct virtio_net **out, struct pci_host *host, struct vm 
 	memset(att->be, 0, sizeof(att->be));
 	att->n_queues = 0;
 	snprintf(n->name, sizeof(n->name), "%s", n->att.name);
+	/* queues beyond what the device can offer would get flows nobody reads */
+	for (i = NET_MAX_PAIRS; i < TAP_MAX_QUEUES; i++) {
+		net_backend_destroy(n->att.be[i]);
+		n->att.be[i] = NULL;
+	}
 	n->pairs = n->att.n_queues < NET_MAX_PAIRS ? n->att.n_queues : NET_MAX_PAIRS;
 	n->nq = 2 * n->pairs + 1;
 	n->active_pairs = 1;
@@ -214,13 +219,14 @@ int virtio_net_create_nic(struct virtio_net **out, struct pci_host *host, struct
 			  const struct guest_mem *mem, const struct vm_config *cfg,
 			  unsigned int index)
 {
-	unsigned int vcpus = cfg->sockets * cfg->cores * cfg->threads;
+	unsigned int vcpus = cfg->sockets * cfg->cores * cfg->threads, q;
 	struct net_env env;
 	struct net_attach att;
 	int r;
 
 	net_env_detect(&env);
-	r = net_attach(cfg, index, cfg->net_multi_queue && vcpus ? vcpus : 1, &env, &att);
+	q = cfg->net_multi_queue && vcpus ? vcpus : 1;
+	r = net_attach(cfg, index, q < NET_MAX_PAIRS ? q : NET_MAX_PAIRS, &env, &att);
 	if (r)
 		return r;
 	r = virtio_net_create(out, host, vm, mem, &att);

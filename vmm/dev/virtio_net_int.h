@@ -96,6 +96,8 @@ int virtio_net_io_start(struct virtio_net *n);
 void virtio_net_io_stop(struct virtio_net *n);
 void virtio_net_io_activate(struct virtio_net *n, uint64_t features);
 void virtio_net_io_pause(struct virtio_net *n);
+/* The guest enabled pairs queue pairs (I/O thread). */
+void virtio_net_io_set_pairs(struct virtio_net *n, unsigned int pairs);
 
 /* virtio_net.c: serve the control queue (I/O thread). */
 void virtio_net_ctrl(struct virtio_net *n);

@@ -287,6 +287,23 @@ static void io_set_offloads(struct virtio_net *n)
 			n->pair[i].be->ops->set_offload(n->pair[i].be, off);
 }
 
+/*
+ * Only the queue pairs the guest enabled take part in the tap's receive
+ * steering: frames the kernel put on a queue nobody reads would be lost.
+ */
+void virtio_net_io_set_pairs(struct virtio_net *n, unsigned int pairs)
+{
+	unsigned int i;
+
+	for (i = 0; i < n->pairs; i++) {
+		struct net_backend *be = n->pair[i].be;
+
+		if (be->ops->set_enabled && n->pairs > 1)
+			be->ops->set_enabled(be, i < pairs);
+	}
+	n->active_pairs = pairs;
+}
+
 /* Apply a control request; false when the thread must quit. */
 static bool io_update(struct virtio_net *n, bool *activated)
 {
@@ -397,6 +414,7 @@ static void *io_main(void *arg)
 			active = n->active;
 			if (activated) {
 				io_set_offloads(n);
+				virtio_net_io_set_pairs(n, 1);
 				io_drain_all(n); /* buffers posted before DRIVER_OK */
 			}
 			continue; /* the fd set may have changed */

@@ -61,6 +61,10 @@ struct net_backend_ops {
 	int (*send)(struct net_backend *be, const struct iovec *iov, int iovcnt);
 	/* Which offloads the guest accepts; NULL when unsupported. */
 	int (*set_offload)(struct net_backend *be, unsigned int flags);
+	/* Take part in receive steering or not (a multiqueue tap's queue
+	 * whose pair the guest has not enabled must get no flows); NULL
+	 * when the backend has a single queue. */
+	int (*set_enabled)(struct net_backend *be, bool enabled);
 	void (*destroy)(struct net_backend *be);
 };
 
