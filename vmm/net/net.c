@@ -148,13 +148,16 @@ static int attach_tap(struct net_attach *a, const struct vm_nic *nic, unsigned i
 	return 0;
 }
 
-static int attach_passt(struct net_attach *a, const struct vm_nic *nic)
+static int attach_passt(struct net_attach *a, const struct vm_nic *nic, const struct net_env *env)
 {
 	struct passt_config pc = {
 	    .mtu = nic->mtu ? nic->mtu : 1500,
 	    .ports = nic->ports,
 	    .n_ports = nic->n_ports,
 	    .binary = getenv("VMLET_PASST"),
+	    /* KubeVirt forwards every port when none is listed; on a bare
+	     * host that would hand the host's ports to the guest: none */
+	    .all_when_none = env->in_pod,
 	};
 	int err = passt_create(&pc, &a->be[0]);
 
@@ -207,7 +210,7 @@ int net_attach(const struct vm_config *cfg, unsigned int idx, unsigned int n_que
 		err = attach_tap(a, nic, n_queues);
 		break;
 	case NET_MODE_PASST:
-		err = attach_passt(a, nic);
+		err = attach_passt(a, nic, env);
 		break;
 	case NET_MODE_BRIDGE:
 		err = binding_bridge(cfg, nic, env, n_queues, a);
