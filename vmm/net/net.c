@@ -96,15 +96,26 @@ static int validate_nic(const struct vm_nic *nic)
 	return 0;
 }
 
+static bool on_pod_network(const struct vm_nic *nic)
+{
+	return !nic->tap && (!nic->network_type || !strcmp(nic->network_type, "pod"));
+}
+
 int net_validate(const struct vm_config *cfg)
 {
-	unsigned int i;
+	unsigned int i, pod = 0;
 	int err;
 
 	for (i = 0; i < cfg->n_nics; i++) {
 		err = validate_nic(&cfg->nics[i]);
 		if (err)
 			return err;
+		/* one pod interface, one guest address to hand out */
+		if (on_pod_network(&cfg->nics[i]) && ++pod > 1)
+			return net_fail(-ENOTSUP,
+					"net: interface '%s': only one interface can use the pod "
+					"network (give the others a tap with --tap)",
+					cfg->nics[i].name ? cfg->nics[i].name : "?");
 	}
 	return 0;
 }
