@@ -17,6 +17,15 @@
 #define VMLET_THREAD_H
 
 #include <pthread.h>
+#include <signal.h>
+
+/*
+ * Threads started by thread_start() block every asynchronous signal except
+ * this one, which the VMM sends to a vCPU thread to make it leave KVM_RUN
+ * (its handler does nothing). Process signals go to the main thread's
+ * signalfd.
+ */
+#define THREAD_KICK_SIGNAL SIGUSR1
 
 enum thread_role {
 	THREAD_MAIN = 0,
@@ -39,5 +48,12 @@ int thread_start(pthread_t *t, enum thread_role role, const char *name,
 
 /* The calling thread's role (THREAD_MAIN for the initial thread). */
 enum thread_role thread_current_role(void);
+
+/*
+ * Set by the sandbox before any thread starts: called on each new thread
+ * with its role before fn runs; a non-zero return aborts the process (a
+ * thread never runs without the filter its role promises). NULL = none.
+ */
+extern int (*thread_sandbox_hook)(enum thread_role role);
 
 #endif /* VMLET_THREAD_H */
