@@ -73,8 +73,13 @@ struct arch_e820_entry {
 	uint64_t addr, size;
 	uint32_t type; /* 1 RAM, 2 reserved, 3 ACPI */
 } __attribute__((packed));
+#define ARCH_E820_RAM      1
+#define ARCH_E820_RESERVED 2
+#define ARCH_E820_ACPI     3
+#define ARCH_E820_MAX      16 /* more than arch_e820_build ever emits */
 
-/* RAM regions for mem_bytes of guest memory around the MMIO hole. */
+/* RAM regions for mem_bytes of guest memory around the MMIO hole.
+ * mem_bytes is rounded down to 4 KiB; less than 2 MiB is -EINVAL. */
 struct arch_ram_region { gpa_t gpa; uint64_t size; };
 int arch_ram_regions(uint64_t mem_bytes, struct arch_ram_region out[2], size_t *n);
 
@@ -90,12 +95,21 @@ int arch_e820_build(uint64_t mem_bytes, struct arch_e820_entry *out, size_t cap,
  * low_mem is the host view of guest RAM starting at gpa 0. */
 int arch_pgtable_build(uint8_t *low_mem, uint64_t low_size);
 
-/* Write the boot GDT at ARCH_GDT_GPA (null, code64, data, code32, tss). */
+/* Write the boot GDT at ARCH_GDT_GPA (null, code32, code64, data, tss).
+ * The selectors follow Linux Documentation/arch/x86/boot.rst (64-bit boot
+ * protocol: __BOOT_CS 0x10, __BOOT_DS 0x18). */
+#define ARCH_GDT_SEL_CODE32 0x08
+#define ARCH_GDT_SEL_CODE64 0x10
+#define ARCH_GDT_SEL_DATA   0x18
+#define ARCH_GDT_SEL_TSS    0x20 /* 16-byte system descriptor */
+#define ARCH_GDT_SIZE       48
 int arch_gdt_build(uint8_t *low_mem, uint64_t low_size);
 
 /* Register state for a 64-bit Linux boot-protocol entry (paging on, rsi =
  * zero page) or for a 32-bit PVH entry (protected mode, paging off, ebx =
- * start_info). */
+ * start_info). *regs is overwritten; in *sregs the segment registers, GDT,
+ * IDT, CR0/CR3/CR4 and EFER are overwritten and the rest (apic_base, cr8,
+ * interrupt_bitmap) is kept, so start from KVM_GET_SREGS. */
 void arch_regs_linux64(uint64_t entry, struct kvm_regs *regs, struct kvm_sregs *sregs);
 void arch_regs_pvh32(uint32_t entry, struct kvm_regs *regs, struct kvm_sregs *sregs);
 

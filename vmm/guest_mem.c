@@ -22,18 +22,17 @@
 
 void *guest_mem_ptr(const struct guest_mem *m, gpa_t gpa, uint64_t len)
 {
-	uint64_t end, off;
-	unsigned int i;
-
-	if (__builtin_add_overflow(gpa, len, &end))
+	if (!m)
 		return NULL;
-	for (i = 0; i < m->n; i++) {
+	for (unsigned int i = 0; i < m->n && i < GUEST_MEM_MAX_REGIONS; i++) {
 		const struct guest_mem_region *r = &m->r[i];
 
-		if (gpa < r->gpa || end > r->gpa + r->size)
+		/* [gpa, gpa+len) inside [r->gpa, r->gpa + r->size), written
+		 * with subtractions only so that nothing can wrap */
+		if (gpa < r->gpa || gpa - r->gpa > r->size ||
+		    len > r->size - (gpa - r->gpa))
 			continue;
-		off = gpa - r->gpa;
-		return r->host + off;
+		return r->host + (gpa - r->gpa);
 	}
 	return NULL;
 }

@@ -50,9 +50,10 @@ int thread_start(pthread_t *t, enum thread_role role, const char *name,
 enum thread_role thread_current_role(void);
 
 /*
- * Set by the sandbox before any thread starts: called on each new thread
- * with its role before fn runs; a non-zero return aborts the process (a
- * thread never runs without the filter its role promises). NULL = none.
+ * Set by the sandbox (sandbox_prepare()) before any thread starts: called
+ * on each new thread with its role before fn runs. A non-zero return
+ * (-errno) makes thread_start() fail with it and fn never runs: a thread
+ * never runs without the filter its role promises. NULL = none.
  */
 extern int (*thread_sandbox_hook)(enum thread_role role);
 

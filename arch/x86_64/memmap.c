@@ -1,0 +1,92 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * memmap.c - where guest RAM lives and the e820 map that describes it.
+ *
+ * RAM fills gpa 0 up to the 32-bit MMIO hole (ARCH_MMIO_HOLE_START); the
+ * remainder continues at 4 GiB. The e820 map (ACPI 6.5 §15 "System Address
+ * Map Interfaces", types 1 RAM / 2 reserved / 3 ACPI) additionally reserves
+ * the EBDA and BIOS area (which holds our ACPI tables and the FACS, so it is
+ * reserved rather than reclaimable) and the ECAM/IOAPIC/LAPIC windows
+ * (Linux only trusts an MCFG region that e820 reserves).
+ */
+#include <errno.h>
+
+#include "arch/arch.h"
+
+#define PAGE_MASK_4K 0xfffull
+#define MIN_MEM	     (2ull << 20)
+
+static int usable_mem(uint64_t mem_bytes, uint64_t *mem)
+{
+	*mem = mem_bytes & ~PAGE_MASK_4K;
+	if (*mem < MIN_MEM)
+		return -EINVAL;
+	/* Keep the top of high RAM well inside the 52-bit physical space. */
+	if (*mem > (1ull << 46))
+		return -EINVAL;
+	return 0;
+}
+
+int arch_ram_regions(uint64_t mem_bytes, struct arch_ram_region out[2], size_t *n)
+{
+	uint64_t mem, low;
+	int r;
+
+	r = usable_mem(mem_bytes, &mem);
+	if (r)
+		return r;
+	low = mem < ARCH_MMIO_HOLE_START ? mem : ARCH_MMIO_HOLE_START;
+	out[0].gpa = 0;
+	out[0].size = low;
+	*n = 1;
+	if (mem > low) {
+		out[1].gpa = ARCH_HIGH_RAM_START;
+		out[1].size = mem - low;
+		*n = 2;
+	}
+	return 0;
+}
+
+static int e820_add(struct arch_e820_entry *out, size_t cap, size_t *n, uint64_t addr,
+		    uint64_t size, uint32_t type)
+{
+	if (*n >= cap)
+		return -ENOSPC;
+	out[*n].addr = addr;
+	out[*n].size = size;
+	out[*n].type = type;
+	(*n)++;
+	return 0;
+}
+
+int arch_e820_build(uint64_t mem_bytes, struct arch_e820_entry *out, size_t cap, size_t *n)
+{
+	struct arch_ram_region rr[2] = {{0, 0}, {0, 0}};
+	size_t nr, k = 0;
+	int r;
+
+	r = arch_ram_regions(mem_bytes, rr, &nr);
+	if (r)
+		return r;
+	/* Conventional memory below the EBDA, then EBDA + VGA + BIOS area. */
+	r = e820_add(out, cap, &k, 0, ARCH_EBDA_GPA, ARCH_E820_RAM);
+	if (!r)
+		r = e820_add(out, cap, &k, ARCH_EBDA_GPA, ARCH_HIGH_LOAD_GPA - ARCH_EBDA_GPA,
+			     ARCH_E820_RESERVED);
+	if (!r)
+		r = e820_add(out, cap, &k, ARCH_HIGH_LOAD_GPA, rr[0].size - ARCH_HIGH_LOAD_GPA,
+			     ARCH_E820_RAM);
+	if (!r)
+		r = e820_add(out, cap, &k, ARCH_PCI_ECAM_GPA, ARCH_PCI_ECAM_SIZE,
+			     ARCH_E820_RESERVED);
+	if (!r)
+		r = e820_add(out, cap, &k, ARCH_IOAPIC_GPA, 0x1000, ARCH_E820_RESERVED);
+	if (!r)
+		r = e820_add(out, cap, &k, ARCH_LAPIC_GPA, 0x1000, ARCH_E820_RESERVED);
+	if (!r && nr == 2)
+		r = e820_add(out, cap, &k, rr[1].gpa, rr[1].size, ARCH_E820_RAM);
+	if (r)
+		return r;
+	*n = k;
+	return 0;
+}

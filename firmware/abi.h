@@ -1,0 +1,92 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * abi.h - the contract between vmlet (host) and its own guest firmware
+ * (the probe, later the EFI firmware). Dual use: plain C99, no includes, no
+ * types beyond the builtin ones; the host defines FW_ABI_HOST before
+ * including it (nothing differs today, the macro is reserved for host-only
+ * helpers).
+ *
+ * ---- Ports ---------------------------------------------------------------
+ * The probe prints on COM1 (FW_ABI_COM1_PORT), a polled 16550: it waits for
+ * LSR.THRE, then writes up to FW_ABI_UART_FIFO bytes (FIFO enabled). The
+ * same text therefore comes out of QEMU's serial port and vmlet's UART.
+ * Debug bytes (progress characters, never the report) may go to
+ * FW_ABI_DEBUG_PORT (QEMU's isa-debugcon / Bochs port 0xe9 convention);
+ * a VMM that has no device there simply ignores them.
+ *
+ * ---- Power-off -------------------------------------------------------------
+ * 1. ACPI: write SLP_TYP(\_S5) << 10 | SLP_EN (1 << 13) to the FADT's
+ *    PM1a_CNT_BLK (and PM1b when present); SLP_TYP is the first element of
+ *    the \_S5_ package found by scanning the DSDT AML. A VMM ends the VM
+ *    with exit status 0.
+ * 2. QEMU's isa-debug-exit at FW_ABI_DEBUG_EXIT_PORT: a 32-bit write of
+ *    FW_ABI_DEBUG_EXIT_OK (QEMU exits with status (v << 1) | 1).
+ * 3. cli; hlt forever.
+ *
+ * ---- The probe report (FW_ABI_VERSION 1) ---------------------------------
+ * Lines end with "\n" (a "\r" before it is tolerated by parsers). Between
+ *     VMLET-PROBE-BEGIN v1
+ *     ...
+ *     VMLET-PROBE-END
+ * every line is key=value; values are decimal unless said otherwise; lists
+ * are separated by one space. Unknown keys must be ignored by a parser (a
+ * newer probe may add keys); a changed meaning bumps FW_ABI_VERSION.
+ *
+ *   vendor=<12 chars>        CPUID leaf 0 vendor string of the BSP
+ *   topoSource=<word>        which leaves the BSP's ids come from, Linux's
+ *                            order: intel-1f | intel-b | intel-legacy |
+ *                            amd-b | amd-80000008 | amd-none | none
+ *   smtShift=N  pkgShift=N   the BSP's APIC-ID field widths (cumulative)
+ *   vcpus=N                  number of vcpu lines that follow (BSP first,
+ *                            then APs in MADT order)
+ *   vcpu=<apicId> <package> <core> <thread> <lapicId>
+ *                            one per vCPU that ran the probe; apicId is the
+ *                            initial APIC ID Linux would use (0xB/0x1F EDX,
+ *                            0x8000001E EAX or leaf 1 EBX[31:24]), ids
+ *                            derived from that vCPU's own CPUID at CPL0;
+ *                            lapicId is its local APIC ID register
+ *   vcpuMissing=<apicId>     a MADT entry whose CPU did not answer in time
+ *   sockets=N coresPerSocket=N threadsPerCore=N
+ *                            distinct packages; max distinct cores in a
+ *                            package; max threads in a core
+ *   memoryBytes=N            sum of the RAM (type 1) entries of the memory
+ *                            map (PVH start_info memmap), reserved/ACPI
+ *                            entries and holes excluded
+ *   memmapEntries=N
+ *   acpiTables=<SIG> ...     every table reached from the RSDP (RSDP, XSDT
+ *                            or RSDT, their entries, then the FADT's DSDT
+ *                            and FACS) whose checksum is correct (FACS has
+ *                            none), in discovery order
+ *   acpiBadChecksum=<SIG> ...  tables whose checksum is wrong (omitted when
+ *                            none)
+ *   madtApicIds=<id> ...     enabled processor-local (x2)APIC entries of the
+ *                            MADT, in table order
+ *   s5SlpTyp=N               \_S5 SLP_TYPa found in the DSDT (-1: none)
+ *   error=<text>             something the probe could not do (repeatable)
+ *
+ * Parsers must bound everything: the guest is untrusted.
+ */
+#ifndef VMLET_FIRMWARE_ABI_H
+#define VMLET_FIRMWARE_ABI_H
+
+#define FW_ABI_VERSION 1
+
+#define FW_ABI_COM1_PORT       0x3f8
+#define FW_ABI_UART_FIFO       16
+#define FW_ABI_DEBUG_PORT      0xe9
+#define FW_ABI_DEBUG_EXIT_PORT 0xf4
+#define FW_ABI_DEBUG_EXIT_OK   0x10 /* QEMU exit status 0x21 = 33 */
+
+#define FW_ABI_PROBE_BEGIN "VMLET-PROBE-BEGIN v"
+#define FW_ABI_PROBE_END   "VMLET-PROBE-END"
+
+/* Limits both sides agree on; a report beyond them is malformed. */
+#define FW_ABI_MAX_VCPUS       1024
+#define FW_ABI_MAX_ACPI_TABLES 32
+#define FW_ABI_MAX_LINE        8192 /* longest line (madtApicIds, acpiTables) */
+
+/* ACPI power-off: PM1_CNT bits. */
+#define FW_ABI_PM1_SLP_EN        (1u << 13)
+#define FW_ABI_PM1_SLP_TYP_SHIFT 10
+
+#endif /* VMLET_FIRMWARE_ABI_H */

@@ -1,0 +1,452 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The sandbox, one thread role at a time, each in a forked child: a role's
+ * everyday calls pass its filter; a forbidden call (through the
+ * VMLET_TEST_FORBIDDEN hook) kills the process with SIGSYS; --seccomp=log
+ * and off let it through; a confined thread has Seccomp 2, NoNewPrivs 1
+ * and no capabilities.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/kvm.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <sys/epoll.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "tests/lib/test.h"
+#include "vmm/log.h"
+#include "vmm/sandbox.h"
+#include "vmm/thread.h"
+
+static const enum thread_role all_roles[] = {
+	THREAD_MAIN, THREAD_VCPU, THREAD_BLK_IO, THREAD_NET_IO, THREAD_HELPER,
+};
+
+/* opened before confinement, as vmlet's setup does */
+static int scratch_fd = -1; /* a file for block I/O */
+static int pipe_fds[2] = { -1, -1 };
+
+/* Run fn in a forked child; return its wait status. */
+static int in_child(int (*fn)(void *), void *arg)
+{
+	int status = -1;
+	pid_t pid;
+
+	fflush(NULL);
+	pid = fork();
+	if (pid == 0)
+		_exit(fn(arg));
+	if (pid < 0)
+		return -1;
+	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+		;
+	return status;
+}
+
+static bool killed_by_sigsys(int status)
+{
+	return WIFSIGNALED(status) && WTERMSIG(status) == SIGSYS;
+}
+
+static bool exited_ok(int status)
+{
+	return WIFEXITED(status) && WEXITSTATUS(status) == 0;
+}
+
+/* ---- what each role does every day -------------------------------------- */
+
+static int common_work(void)
+{
+	pthread_mutex_t m = PTHREAD_MUTEX_INITIALIZER;
+	struct timespec ts = { 0, 1000 };
+	char *big;
+
+	big = malloc(4 << 20); /* mmap'd */
+	if (!big)
+		return 10;
+	memset(big, 1, 4 << 20);
+	free(big);
+	pthread_mutex_lock(&m);
+	pthread_mutex_unlock(&m);
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	nanosleep(&(struct timespec){ 0, 1000 }, NULL);
+	log_debug("sandbox test: %s thread alive", thread_role_name(thread_current_role()));
+	return 0;
+}
+
+static int vcpu_work(void)
+{
+	int ret;
+
+	/* a KVM_RUN on a non-KVM fd: ENOTTY, but the filter lets it through */
+	ret = ioctl(pipe_fds[0], KVM_RUN, 0);
+	if (ret != -1 || errno != ENOTTY)
+		return 21;
+	if (write(pipe_fds[1], "x", 1) != 1)
+		return 22;
+	return 0;
+}
+
+static int blk_work(void)
+{
+	char buf[512] = "sector", back[512];
+	struct iovec iov = { buf, sizeof(buf) }, iov2 = { back, sizeof(back) };
+
+	if (pwritev(scratch_fd, &iov, 1, 4096) != sizeof(buf))
+		return 30;
+	if (preadv(scratch_fd, &iov2, 1, 4096) != sizeof(back) || memcmp(buf, back, 512))
+		return 31;
+	if (fdatasync(scratch_fd))
+		return 32;
+	if (fallocate(scratch_fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, 4096, 512) &&
+	    errno != EOPNOTSUPP)
+		return 33;
+	return 0;
+}
+
+static int net_work(void)
+{
+	char c = 'f', d = 0;
+	struct iovec out = { &c, 1 }, in = { &d, 1 };
+	int s;
+
+	/* reconnecting to passt: a unix socket */
+	s = socket(AF_UNIX, SOCK_STREAM, 0);
+	if (s < 0)
+		return 40;
+	close(s);
+	if (writev(STDERR_FILENO, &out, 0) != 0)
+		return 41;
+	if (readv(-1, &in, 1) != -1 || errno != EBADF)
+		return 42;
+	return 0;
+}
+
+static int helper_work(void)
+{
+	if (waitpid(-1, NULL, WNOHANG) != -1 || errno != ECHILD)
+		return 50;
+	return 0;
+}
+
+static int main_work(void)
+{
+	int p[2], ep;
+
+	/* setup part: fds are created before sandbox_apply() */
+	if (pipe(p))
+		return 60;
+	ep = epoll_create1(EPOLL_CLOEXEC);
+	if (ep < 0)
+		return 61;
+	if (sandbox_apply())
+		return 62;
+	if (epoll_ctl(ep, EPOLL_CTL_ADD, p[0], &(struct epoll_event){ .events = EPOLLIN }))
+		return 63;
+	if (write(p[1], "x", 1) != 1)
+		return 64;
+	if (epoll_wait(ep, &(struct epoll_event){ 0 }, 1, 1000) != 1)
+		return 65;
+	close(p[0]);
+	close(p[1]);
+	close(ep);
+	return 0;
+}
+
+static int role_work(enum thread_role role)
+{
+	int err = common_work();
+
+	if (err)
+		return err;
+	switch (role) {
+	case THREAD_MAIN: return main_work();
+	case THREAD_VCPU: return vcpu_work();
+	case THREAD_BLK_IO: return blk_work();
+	case THREAD_NET_IO: return net_work();
+	case THREAD_HELPER: return helper_work();
+	default: return 99;
+	}
+}
+
+static void *role_thread(void *arg)
+{
+	return (void *)(intptr_t)role_work(thread_current_role());
+	(void)arg;
+}
+
+/* ---- child bodies ------------------------------------------------------- */
+
+struct child_args {
+	enum thread_role role;
+	enum sandbox_seccomp mode;
+	const char *forbidden; /* VMLET_TEST_FORBIDDEN value, or NULL */
+	unsigned int late_roles;
+	bool late;             /* start the role's thread after sandbox_apply() */
+};
+
+static int child_run_role(void *p)
+{
+	const struct child_args *a = p;
+	struct sandbox_opts o = { .seccomp = a->mode, .late_roles = a->late_roles };
+	void *ret = NULL;
+	pthread_t t;
+
+	if (a->forbidden)
+		setenv("VMLET_TEST_FORBIDDEN", a->forbidden, 1);
+	else
+		unsetenv("VMLET_TEST_FORBIDDEN");
+	if (sandbox_prepare(&o))
+		return 2;
+	if (a->role == THREAD_MAIN)
+		return role_work(THREAD_MAIN);
+	if (a->late && sandbox_apply())
+		return 3;
+	if (thread_start(&t, a->role, "test", role_thread, NULL))
+		return 4;
+	pthread_join(t, &ret);
+	return (int)(intptr_t)ret;
+}
+
+static void test_roles_allowed_work(void)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(all_roles) / sizeof(all_roles[0]); i++) {
+		struct child_args a = { .role = all_roles[i] };
+		int st = in_child(child_run_role, &a);
+
+		if (!exited_ok(st))
+			test_fail(__FILE__, __LINE__, "%s: everyday work: status 0x%x",
+				  thread_role_name(a.role), st);
+	}
+}
+
+static void test_roles_forbidden_kill(void)
+{
+	static const struct {
+		enum thread_role role;
+		const char *what;
+	} cases[] = {
+		{ THREAD_MAIN, "main:open" },        { THREAD_MAIN, "main:exec-mmap" },
+		{ THREAD_MAIN, "main:socket" },      { THREAD_MAIN, "main:exec" },
+		{ THREAD_VCPU, "vcpu" },             { THREAD_VCPU, "vcpu:ioctl" },
+		{ THREAD_VCPU, "vcpu:exec-mmap" },   { THREAD_VCPU, "vcpu:socket" },
+		{ THREAD_BLK_IO, "blk-io:open" },    { THREAD_BLK_IO, "blk-io:ioctl" },
+		{ THREAD_BLK_IO, "blk-io:socket" },  { THREAD_NET_IO, "net-io:open" },
+		{ THREAD_NET_IO, "net-io:socket" },  { THREAD_NET_IO, "net-io:exec-mmap" },
+		{ THREAD_HELPER, "helper:open" },    { THREAD_HELPER, "helper:exec" },
+		{ THREAD_HELPER, "helper:ioctl" },
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct child_args a = { .role = cases[i].role, .forbidden = cases[i].what };
+		int st = in_child(child_run_role, &a);
+
+		if (!killed_by_sigsys(st))
+			test_fail(__FILE__, __LINE__, "%s: expected SIGSYS, status 0x%x",
+				  cases[i].what, st);
+	}
+}
+
+static void test_log_and_off_let_it_through(void)
+{
+	struct child_args a = { .role = THREAD_VCPU, .forbidden = "vcpu:open" };
+
+	a.mode = SANDBOX_SECCOMP_LOG;
+	CHECK(exited_ok(in_child(child_run_role, &a)));
+	a.mode = SANDBOX_SECCOMP_OFF;
+	CHECK(exited_ok(in_child(child_run_role, &a)));
+	a.role = THREAD_MAIN;
+	a.forbidden = "main:socket";
+	a.mode = SANDBOX_SECCOMP_LOG;
+	CHECK(exited_ok(in_child(child_run_role, &a)));
+}
+
+static void test_late_threads(void)
+{
+	/* a block thread started by a confined main: allowed when declared */
+	struct child_args a = {
+		.role = THREAD_BLK_IO, .late = true,
+		.late_roles = SANDBOX_ROLE_BIT(THREAD_BLK_IO),
+	};
+
+	int st = in_child(child_run_role, &a);
+
+	if (!exited_ok(st))
+		test_fail(__FILE__, __LINE__, "late blk-io thread: status 0x%x", st);
+	/* ... and the process dies when main may not start threads */
+	a.late_roles = 0;
+	CHECK(killed_by_sigsys(in_child(child_run_role, &a)));
+	/* a late thread still gets its own, narrower filter */
+	a.late_roles = SANDBOX_ROLE_BIT(THREAD_BLK_IO);
+	a.forbidden = "blk-io:socket";
+	CHECK(killed_by_sigsys(in_child(child_run_role, &a)));
+}
+
+/* ---- what /proc says about a confined thread ---------------------------- */
+
+static int status_field(pid_t tid, const char *key, char *out, size_t len)
+{
+	char path[64], line[256];
+	size_t klen = strlen(key);
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/self/task/%d/status", tid);
+	f = fopen(path, "re");
+	if (!f)
+		return -1;
+	out[0] = 0;
+	while (fgets(line, sizeof(line), f))
+		if (!strncmp(line, key, klen) && line[klen] == ':') {
+			snprintf(out, len, "%s", line + klen + 1 + strspn(line + klen + 1, " \t"));
+			out[strcspn(out, "\n")] = 0;
+		}
+	fclose(f);
+	return out[0] ? 0 : -1;
+}
+
+struct parked {
+	int fd;
+	pid_t tid;
+};
+
+static void *parked_thread(void *arg)
+{
+	struct parked *pk = arg;
+	char c;
+
+	__atomic_store_n(&pk->tid, (pid_t)syscall(SYS_gettid), __ATOMIC_RELEASE);
+	if (read(pk->fd, &c, 1) < 0)
+		return (void *)1;
+	return NULL;
+}
+
+static int child_proc_status(void *arg)
+{
+	struct sandbox_opts o = { .seccomp = SANDBOX_SECCOMP_KILL };
+	struct parked pk = { .tid = 0 };
+	const char *user = arg;
+	char v[128];
+	int p[2], bad = 0;
+	pthread_t t;
+
+	if (user && sandbox_parse_user(user, &o))
+		return 2;
+	if (pipe(p) || sandbox_prepare(&o))
+		return 3;
+	pk.fd = p[0];
+	if (thread_start(&t, THREAD_VCPU, "vcpu0", parked_thread, &pk))
+		return 4;
+	while (!__atomic_load_n(&pk.tid, __ATOMIC_ACQUIRE))
+		usleep(100);
+	if (status_field(pk.tid, "Seccomp", v, sizeof(v)) || strcmp(v, "2"))
+		bad |= 1;
+	if (status_field(pk.tid, "NoNewPrivs", v, sizeof(v)) || strcmp(v, "1"))
+		bad |= 2;
+	if (status_field(pk.tid, "CapEff", v, sizeof(v)) || strcmp(v, "0000000000000000"))
+		bad |= 4;
+	if (status_field(pk.tid, "CapPrm", v, sizeof(v)) || strcmp(v, "0000000000000000"))
+		bad |= 8;
+	if (user && (status_field(pk.tid, "Uid", v, sizeof(v)) ||
+		     strncmp(v, "65534\t65534\t65534", 17)))
+		bad |= 16;
+	if (write(p[1], "x", 1) != 1)
+		bad |= 32;
+	pthread_join(t, NULL);
+	return bad ? 10 + bad : 0;
+}
+
+static void test_proc_status_of_confined_thread(void)
+{
+	int st = in_child(child_proc_status, NULL);
+
+	if (!exited_ok(st))
+		test_fail(__FILE__, __LINE__, "status 0x%x", st);
+	if (geteuid() != 0)
+		SKIP("--user needs root");
+	st = in_child(child_proc_status, "65534:65534");
+	if (!exited_ok(st))
+		test_fail(__FILE__, __LINE__, "--user: status 0x%x", st);
+}
+
+static void *bare_thread(void *arg)
+{
+	int fd = *(int *)arg;
+	char c;
+
+	return (void *)(intptr_t)read(fd, &c, 1);
+}
+
+/* sandbox_apply() refuses while a thread skipped thread_start() */
+static int child_unconfined_thread(void *arg)
+{
+	struct sandbox_opts o = { .seccomp = SANDBOX_SECCOMP_KILL };
+	int p[2], err;
+	pthread_t t;
+
+	(void)arg;
+	if (pipe(p) || sandbox_prepare(&o))
+		return 2;
+	if (pthread_create(&t, NULL, bare_thread, &p[0]))
+		return 3;
+	err = sandbox_apply();
+	if (write(p[1], "x", 1) != 1)
+		return 4;
+	pthread_join(t, NULL);
+	return err == -EPERM ? 0 : 5;
+}
+
+static void test_apply_refuses_unconfined_threads(void)
+{
+	CHECK(exited_ok(in_child(child_unconfined_thread, NULL)));
+}
+
+static void test_parse(void)
+{
+	struct sandbox_opts o = { 0 };
+	enum sandbox_seccomp m;
+
+	CHECK(sandbox_parse_seccomp("kill", &m) == 0 && m == SANDBOX_SECCOMP_KILL);
+	CHECK(sandbox_parse_seccomp("log", &m) == 0 && m == SANDBOX_SECCOMP_LOG);
+	CHECK(sandbox_parse_seccomp("off", &m) == 0 && m == SANDBOX_SECCOMP_OFF);
+	CHECK(sandbox_parse_seccomp("yes", &m) == -EINVAL);
+	CHECK(sandbox_parse_user("1000:100", &o) == 0 && o.set_user && o.uid == 1000 &&
+	      o.gid == 100);
+	CHECK(sandbox_parse_user("1000", &o) == -EINVAL);
+	CHECK(sandbox_parse_user(":1", &o) == -EINVAL);
+	CHECK(sandbox_parse_user("1:x", &o) == -EINVAL);
+	CHECK(sandbox_parse_user("-1:2", &o) == -EINVAL);
+	CHECK(sandbox_parse_user("99999999999:2", &o) == -EINVAL);
+}
+
+int main(void)
+{
+	char path[] = "/tmp/vmlet-sandbox-test.XXXXXX";
+
+	log_setup(LOG_FORMAT_TEXT, LOG_WARN, "sandbox-test", NULL);
+	scratch_fd = mkstemp(path);
+	if (scratch_fd < 0 || ftruncate(scratch_fd, 1 << 20))
+		return 1;
+	unlink(path);
+	if (pipe(pipe_fds))
+		return 1;
+	TEST_RUN(test_parse);
+	TEST_RUN(test_roles_allowed_work);
+	TEST_RUN(test_roles_forbidden_kill);
+	TEST_RUN(test_log_and_off_let_it_through);
+	TEST_RUN(test_late_threads);
+	TEST_RUN(test_proc_status_of_confined_thread);
+	TEST_RUN(test_apply_refuses_unconfined_threads);
+	return test_summary();
+}

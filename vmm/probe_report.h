@@ -1,0 +1,112 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * probe_report.h - what the probe guest saw (parsed from its serial
+ * output) and what it should have seen (computed from the configuration),
+ * compared, printed as JSON or text. The report format is documented in
+ * firmware/abi.h.
+ *
+ * Typical use (cmd_probe):
+ *     struct probe_report *exp = calloc(1, sizeof(*exp));
+ *     struct probe_report *got = calloc(1, sizeof(*got));
+ *     probe_report_expected(cfg, vendor, ram_bytes, exp);
+ *     if (probe_report_parse(serial_text, serial_len, got) < 0) -> error
+ *     match = probe_report_compare(exp, got, stderr);
+ *     probe_report_print_json(stdout, exp, got, match);
+ *
+ * struct probe_report is large (~40 KiB): allocate it, do not put two on a
+ * thread stack. It owns no pointers, so it needs no release.
+ */
+#ifndef VMLET_PROBE_REPORT_H
+#define VMLET_PROBE_REPORT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "firmware/abi.h"
+#include "vmm/vm_config.h"
+
+#define PROBE_MAX_VCPUS  FW_ABI_MAX_VCPUS
+#define PROBE_MAX_TABLES FW_ABI_MAX_ACPI_TABLES
+#define PROBE_MAX_ERRORS 8
+
+struct probe_vcpu {
+	uint32_t apic_id; /* initial APIC ID from CPUID */
+	uint32_t package, core, thread;
+	uint32_t lapic_id; /* local APIC ID register (guest only; = apic_id
+			    * in the expected report) */
+};
+
+struct probe_report {
+	int abi_version;   /* FW_ABI_VERSION of the report */
+	int vendor;        /* ARCH_VENDOR_INTEL / ARCH_VENDOR_AMD, -1 other */
+	char vendor_id[13];
+	char topo_source[24];
+	uint32_t smt_shift, pkg_shift;
+
+	uint32_t n_vcpus;
+	struct probe_vcpu vcpus[PROBE_MAX_VCPUS];
+	uint32_t n_missing; /* MADT CPUs that did not answer */
+	uint32_t missing[PROBE_MAX_VCPUS];
+
+	uint32_t sockets, cores_per_socket, threads_per_core;
+	uint64_t memory_bytes;
+
+	uint32_t n_tables;
+	char tables[PROBE_MAX_TABLES][5]; /* NUL-terminated signatures */
+	uint32_t n_bad_tables;
+	char bad_tables[PROBE_MAX_TABLES][5];
+
+	uint32_t n_madt;
+	uint32_t madt_apic_ids[PROBE_MAX_VCPUS];
+
+	uint32_t n_errors; /* error= lines the guest printed */
+	char errors[PROBE_MAX_ERRORS][128];
+};
+
+/*
+ * Parse the report out of text[0..len) (the whole serial output: anything
+ * before the BEGIN line and after the END line is ignored). text need not
+ * be NUL-terminated. Untrusted input: every field is bounded.
+ * Returns 0, -ENOENT (no BEGIN line), -EPROTO (other ABI version),
+ * -EBADMSG (malformed line or value, over a limit, or no END line).
+ * *r is zeroed first and holds what was parsed even on error.
+ */
+int probe_report_parse(const char *text, size_t len, struct probe_report *r);
+
+/*
+ * The report a correct VM with configuration *cfg presents: vCPUs in index
+ * order with APIC IDs and (package, core, thread) from arch/
+ * (arch_topo_apic_id / arch_topo_decompose), the same IDs in madtApicIds,
+ * cfg's sockets/cores/threads, vendor (ARCH_VENDOR_*), and
+ * memoryBytes = ram_visible_bytes: the sum of the RAM (type 1) entries of
+ * the e820 map the VMM gives the guest (not cfg->memory_bytes: the
+ * legacy/BIOS area below 1 MiB is reserved). acpiTables holds the tables
+ * every vmlet VM must have (RSDP XSDT FACP DSDT APIC): the comparison
+ * requires them, extra tables are allowed.
+ * Returns 0 or -EINVAL (topology out of range).
+ */
+int probe_report_expected(const struct vm_config *cfg, int vendor, uint64_t ram_visible_bytes,
+			  struct probe_report *r);
+
+/*
+ * true when *got agrees with *exp: same vendor, same set of vCPUs (matched
+ * by APIC ID) with the same (package, core, thread), none missing, same
+ * sockets/coresPerSocket/threadsPerCore and memoryBytes, every expected
+ * ACPI table present with no bad checksum, same madtApicIds in the same
+ * order, and no guest error lines. Each difference is written to diff (if
+ * not NULL) as one readable line.
+ */
+bool probe_report_compare(const struct probe_report *exp, const struct probe_report *got,
+			  FILE *diff);
+
+/* {"expected":{...},"guest":{...},"match":bool} followed by a newline. */
+void probe_report_print_json(FILE *f, const struct probe_report *exp,
+			     const struct probe_report *got, bool match);
+
+/* A readable table of both sides, then "match: yes|no". */
+void probe_report_print_text(FILE *f, const struct probe_report *exp,
+			     const struct probe_report *got, bool match);
+
+#endif /* VMLET_PROBE_REPORT_H */

@@ -1,0 +1,420 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * sandbox.c - seccomp filters per thread role, capabilities, --user (see
+ * sandbox.h for the contract, sandbox_rules.c for the allowlists).
+ *
+ * sandbox_prepare() compiles every role's filter once with libseccomp and
+ * keeps the raw BPF; installing it on a thread is then one seccomp(2) call
+ * with no allocation, so a thread's confinement cannot fail half-way.
+ */
+#include <cap-ng.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <seccomp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "vmm/log.h"
+#include "vmm/sandbox.h"
+#include "vmm/sandbox_rules.h"
+
+static struct {
+	bool prepared;
+	bool applied;
+	struct sandbox_opts opts;
+	struct sock_fprog prog[THREAD_ROLE_COUNT];
+	unsigned int n_rules[THREAD_ROLE_COUNT];
+	long compile_us;
+	int test_role; /* VMLET_TEST_FORBIDDEN role, -1 when unset */
+	char test_what[16];
+} sb = { .test_role = -1 };
+
+int sandbox_parse_seccomp(const char *arg, enum sandbox_seccomp *out)
+{
+	if (!strcmp(arg, "kill") || !strcmp(arg, "on"))
+		*out = SANDBOX_SECCOMP_KILL;
+	else if (!strcmp(arg, "log"))
+		*out = SANDBOX_SECCOMP_LOG;
+	else if (!strcmp(arg, "off"))
+		*out = SANDBOX_SECCOMP_OFF;
+	else
+		return -EINVAL;
+	return 0;
+}
+
+static int parse_id(const char *s, const char *end, unsigned long *out)
+{
+	char *e;
+
+	if (s == end || *s < '0' || *s > '9')
+		return -EINVAL;
+	errno = 0;
+	*out = strtoul(s, &e, 10);
+	if (errno || e != end || *out >= UINT_MAX)
+		return -EINVAL;
+	return 0;
+}
+
+int sandbox_parse_user(const char *arg, struct sandbox_opts *opts)
+{
+	const char *colon = strchr(arg, ':');
+	unsigned long uid, gid;
+
+	if (!colon || parse_id(arg, colon, &uid) ||
+	    parse_id(colon + 1, colon + strlen(colon), &gid))
+		return -EINVAL;
+	opts->set_user = true;
+	opts->uid = (uid_t)uid;
+	opts->gid = (gid_t)gid;
+	return 0;
+}
+
+bool sandbox_applied(void)
+{
+	return sb.applied;
+}
+
+long sandbox_compile_us(void)
+{
+	return sb.compile_us;
+}
+
+unsigned int sandbox_rule_count(enum thread_role role)
+{
+	return (unsigned int)role < THREAD_ROLE_COUNT ? sb.n_rules[role] : 0;
+}
+
+/* ---- compiling ----------------------------------------------------------- */
+
+static int add_ruleset(scmp_filter_ctx ctx, const struct sandbox_ruleset *set,
+		       unsigned int *count)
+{
+	unsigned int i;
+
+	for (i = 0; i < set->n; i++) {
+		const struct sandbox_rule *r = &set->rules[i];
+		uint32_t action = r->err ? SCMP_ACT_ERRNO(r->err) : SCMP_ACT_ALLOW;
+		struct scmp_arg_cmp cmp = {
+			.arg = (unsigned int)r->arg,
+			.op = r->op,
+			.datum_a = r->a == SANDBOX_DATUM_PID ? (uint64_t)getpid() : r->a,
+			.datum_b = r->b,
+		};
+		int err;
+
+		if (r->arg < 0)
+			err = seccomp_rule_add(ctx, action, r->nr, 0);
+		else
+			err = seccomp_rule_add(ctx, action, r->nr, 1, cmp);
+		if (err && err != -EEXIST) {
+			char *name = seccomp_syscall_resolve_num_arch(SCMP_ARCH_NATIVE, r->nr);
+
+			error_errno(err, "sandbox: %s rule for %s", set->name, name ? name : "?");
+			free(name);
+			return err;
+		}
+		(*count)++;
+	}
+	return 0;
+}
+
+/* Export ctx's BPF through a memfd into a malloc'd sock_fprog. */
+static int export_bpf(scmp_filter_ctx ctx, struct sock_fprog *prog)
+{
+	struct sock_filter *buf = NULL;
+	struct stat st;
+	int fd, err;
+
+	fd = memfd_create("vmlet-seccomp", MFD_CLOEXEC);
+	if (fd < 0)
+		return error_errno(-errno, "sandbox: memfd_create");
+	err = seccomp_export_bpf(ctx, fd);
+	if (err) {
+		error_errno(err, "sandbox: seccomp_export_bpf");
+		goto out;
+	}
+	if (fstat(fd, &st) < 0 || st.st_size <= 0 || st.st_size % sizeof(*buf) ||
+	    st.st_size / sizeof(*buf) > BPF_MAXINSNS) {
+		err = error_errno(-EINVAL, "sandbox: bad BPF program size");
+		goto out;
+	}
+	buf = malloc(st.st_size);
+	if (!buf) {
+		err = -ENOMEM;
+		goto out;
+	}
+	if (pread(fd, buf, st.st_size, 0) != st.st_size) {
+		err = error_errno(-EIO, "sandbox: reading the BPF program");
+		free(buf);
+		goto out;
+	}
+	prog->filter = buf;
+	prog->len = (unsigned short)(st.st_size / sizeof(*buf));
+	err = 0;
+out:
+	close(fd);
+	return err;
+}
+
+static int compile_role(enum thread_role role)
+{
+	uint32_t def = sb.opts.seccomp == SANDBOX_SECCOMP_LOG ? SCMP_ACT_LOG
+							     : SCMP_ACT_KILL_PROCESS;
+	scmp_filter_ctx ctx;
+	unsigned int count = 0;
+	int err, r;
+
+	ctx = seccomp_init(def);
+	if (!ctx)
+		return error_errno(-ENOMEM, "sandbox: seccomp_init");
+	/* We set no_new_privs ourselves and load the program ourselves. */
+	err = seccomp_attr_set(ctx, SCMP_FLTATR_CTL_NNP, 0);
+	if (!err)
+		err = add_ruleset(ctx, &sandbox_rules_common, &count);
+	if (!err)
+		err = add_ruleset(ctx, &sandbox_rules_role[role], &count);
+	if (!err && role == THREAD_MAIN && sb.opts.late_roles) {
+		err = add_ruleset(ctx, &sandbox_rules_thread_start, &count);
+		for (r = 1; !err && r < THREAD_ROLE_COUNT; r++)
+			if (sb.opts.late_roles & SANDBOX_ROLE_BIT(r))
+				err = add_ruleset(ctx, &sandbox_rules_role[r], &count);
+	}
+	if (!err)
+		err = add_ruleset(ctx, &sandbox_rules_sanitizer, &count);
+	if (!err)
+		err = export_bpf(ctx, &sb.prog[role]);
+	seccomp_release(ctx);
+	sb.n_rules[role] = count;
+	return err;
+}
+
+static void parse_test_hook(void)
+{
+	const char *env = getenv("VMLET_TEST_FORBIDDEN");
+	const char *colon;
+	size_t len;
+	int r;
+
+	sb.test_role = -1;
+	if (!env || !*env)
+		return;
+	colon = strchr(env, ':');
+	len = colon ? (size_t)(colon - env) : strlen(env);
+	for (r = 0; r < THREAD_ROLE_COUNT; r++)
+		if (strlen(thread_role_name(r)) == len &&
+		    !strncmp(env, thread_role_name(r), len))
+			sb.test_role = r;
+	snprintf(sb.test_what, sizeof(sb.test_what), "%s", colon ? colon + 1 : "open");
+	if (sb.test_role >= 0)
+		log_warn("sandbox: test hook armed: %s thread will attempt '%s'",
+			 thread_role_name(sb.test_role), sb.test_what);
+}
+
+int sandbox_prepare(const struct sandbox_opts *opts)
+{
+	struct timespec t0, t1;
+	int r, err = 0;
+
+	if (sb.prepared)
+		sandbox_release();
+	sb.opts = *opts;
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
+		return error_errno(-errno, "sandbox: PR_SET_NO_NEW_PRIVS");
+	parse_test_hook();
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	if (opts->seccomp != SANDBOX_SECCOMP_OFF)
+		for (r = 0; !err && r < THREAD_ROLE_COUNT; r++)
+			err = compile_role(r);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	sb.compile_us = (t1.tv_sec - t0.tv_sec) * 1000000L + (t1.tv_nsec - t0.tv_nsec) / 1000;
+	if (err) {
+		sandbox_release();
+		return err;
+	}
+	sb.prepared = true;
+	thread_sandbox_hook = sandbox_thread_enter;
+	return 0;
+}
+
+void sandbox_release(void)
+{
+	int r;
+
+	for (r = 0; r < THREAD_ROLE_COUNT; r++) {
+		free(sb.prog[r].filter);
+		sb.prog[r].filter = NULL;
+		sb.prog[r].len = 0;
+	}
+	sb.prepared = false;
+	sb.applied = false;
+	thread_sandbox_hook = NULL;
+}
+
+/* ---- confining a thread -------------------------------------------------- */
+
+/*
+ * Drop the calling thread's privileges: the capability bounding set while
+ * we may, then uid/gid (raw syscalls: glibc's wrappers would broadcast to
+ * every thread, including confined ones that may not call them), then every
+ * remaining capability. Already-unprivileged threads (started after
+ * sandbox_apply()) have nothing to drop.
+ */
+static int drop_privileges_self(void)
+{
+	const struct sandbox_opts *o = &sb.opts;
+	bool switch_user = o->set_user && (geteuid() != o->uid || getegid() != o->gid);
+
+	if (sb.applied)
+		return 0;
+	/* Empty the bounding set. Without CAP_SETPCAP this fails and there
+	 * is nothing to gain back from it anyway (no_new_privs is set). */
+	capng_clear(CAPNG_SELECT_BOTH);
+	capng_apply(CAPNG_SELECT_BOUNDS);
+	if (switch_user) {
+		if (getuid() == 0 && syscall(SYS_setgroups, 0, NULL) < 0)
+			return error_errno(-errno, "sandbox: setgroups");
+		if (syscall(SYS_setresgid, o->gid, o->gid, o->gid) < 0)
+			return error_errno(-errno, "sandbox: setresgid(%u)", o->gid);
+		if (syscall(SYS_setresuid, o->uid, o->uid, o->uid) < 0)
+			return error_errno(-errno, "sandbox: setresuid(%u)", o->uid);
+	}
+	capng_clear(CAPNG_SELECT_CAPS);
+	if (capng_apply(CAPNG_SELECT_CAPS) < 0)
+		return error_errno(-EPERM, "sandbox: dropping capabilities");
+	return 0;
+}
+
+static int install_filter(enum thread_role role)
+{
+	if (sb.opts.seccomp == SANDBOX_SECCOMP_OFF)
+		return 0;
+	if (syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &sb.prog[role]) < 0)
+		return error_errno(-errno, "sandbox: installing the %s filter",
+				   thread_role_name(role));
+	return 0;
+}
+
+/* The test hook: attempt something the role may not do. */
+static void test_forbidden(enum thread_role role)
+{
+	const char *w = sb.test_what;
+	long ret = 0;
+
+	if (sb.test_role != (int)role)
+		return;
+	if (!strcmp(w, "open")) {
+		ret = open("/", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		if (ret >= 0)
+			close((int)ret);
+	} else if (!strcmp(w, "exec-mmap")) {
+		void *p = mmap(NULL, 4096, PROT_READ | PROT_EXEC, MAP_PRIVATE | MAP_ANONYMOUS,
+			       -1, 0);
+
+		ret = p == MAP_FAILED ? -1 : 0;
+		if (p != MAP_FAILED)
+			munmap(p, 4096);
+	} else if (!strcmp(w, "ioctl")) {
+		/* KVM_CREATE_VM on no fd: EBADF if allowed */
+		ret = syscall(SYS_ioctl, -1, 0xae01, 0);
+	} else if (!strcmp(w, "socket")) {
+		ret = syscall(SYS_socket, 2 /* AF_INET */, 1 /* SOCK_STREAM */, 0);
+		if (ret >= 0)
+			close((int)ret);
+	} else if (!strcmp(w, "exec")) {
+		/* execve of nothing: EFAULT/ENOENT if allowed */
+		ret = syscall(SYS_execve, "", NULL, NULL);
+	}
+	log_warn("sandbox: test hook: %s thread survived '%s' (%ld)",
+		 thread_role_name(role), w, ret);
+}
+
+int sandbox_thread_enter(enum thread_role role)
+{
+	int err;
+
+	if (!sb.prepared)
+		return 0;
+	if ((unsigned int)role >= THREAD_ROLE_COUNT || role == THREAD_MAIN)
+		return -EINVAL;
+	/* Set up this thread's malloc arena while mmap is unrestricted. */
+	free(malloc(64));
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
+		return error_errno(-errno, "sandbox: PR_SET_NO_NEW_PRIVS");
+	err = drop_privileges_self();
+	if (!err)
+		err = install_filter(role);
+	if (!err)
+		test_forbidden(role);
+	return err;
+}
+
+/* Every other thread must have entered the sandbox (Seccomp: 2). */
+static int check_threads_confined(void)
+{
+	pid_t self = (pid_t)syscall(SYS_gettid);
+	struct dirent *de;
+	char path[64], line[128];
+	int err = 0;
+	DIR *d;
+
+	if (sb.opts.seccomp == SANDBOX_SECCOMP_OFF)
+		return 0;
+	d = opendir("/proc/self/task");
+	if (!d)
+		return error_errno(-errno, "sandbox: /proc/self/task");
+	while (!err && (de = readdir(d))) {
+		int tid = atoi(de->d_name);
+		bool confined = false;
+		FILE *f;
+
+		if (tid <= 0 || tid == self)
+			continue;
+		snprintf(path, sizeof(path), "/proc/self/task/%d/status", tid);
+		f = fopen(path, "re");
+		if (!f)
+			continue; /* the thread exited meanwhile */
+		while (fgets(line, sizeof(line), f))
+			if (!strncmp(line, "Seccomp:", 8))
+				confined = atoi(line + 8) == SECCOMP_MODE_FILTER;
+		fclose(f);
+		if (!confined)
+			err = error_errno(-EPERM, "sandbox: thread %d was started without "
+					  "thread_start() and is not confined", tid);
+	}
+	closedir(d);
+	return err;
+}
+
+int sandbox_apply(void)
+{
+	int err;
+
+	if (!sb.prepared)
+		return error_errno(-EINVAL, "sandbox: sandbox_apply() before sandbox_prepare()");
+	err = check_threads_confined();
+	if (!err)
+		err = drop_privileges_self();
+	if (!err)
+		err = install_filter(THREAD_MAIN);
+	if (err)
+		return err;
+	sb.applied = true;
+	log_debug("sandbox: applied (seccomp %s, %u main rules, compiled in %ld us)",
+		  sb.opts.seccomp == SANDBOX_SECCOMP_OFF   ? "off"
+		  : sb.opts.seccomp == SANDBOX_SECCOMP_LOG ? "log"
+							   : "kill",
+		  sb.n_rules[THREAD_MAIN], sb.compile_us);
+	test_forbidden(THREAD_MAIN);
+	return 0;
+}

@@ -1,0 +1,112 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * sandbox.h - confining vmlet once the VM is set up: per-thread seccomp
+ * allowlists (libseccomp), no_new_privs, no capabilities (libcap-ng) and
+ * optionally another user.
+ *
+ * The sandbox is a phase with a contract:
+ *
+ *   1. sandbox_prepare(opts)    early in `run`/`probe`, before any
+ *                               thread_start(): sets no_new_privs and
+ *                               compiles one BPF program per thread role.
+ *   2. setup                    open /dev/kvm, create the VM, map guest
+ *                               memory, open disks, taps, sockets, the
+ *                               console; start vCPU and I/O threads. Each
+ *                               thread calls sandbox_thread_enter(role)
+ *                               (thread.c's trampoline calls it through
+ *                               thread_sandbox_hook) and so is
+ *                               confined before its own code runs.
+ *   3. sandbox_apply()          on the main thread, after every guest
+ *                               memory region, device, disk, tap and socket
+ *                               is set up and before the first guest
+ *                               instruction (before vCPUs enter KVM_RUN):
+ *                               switches to --user, drops every capability,
+ *                               installs the main thread's filter.
+ *
+ * Why per thread and not TSYNC: a vCPU thread needs KVM_RUN and almost
+ * nothing else, a block thread needs preadv/pwritev and no KVM ioctl; one
+ * process-wide filter would give every thread the union. Filters stack with
+ * the creator's: a thread started by main after sandbox_apply() passes
+ * main's filter and its own, so main's filter also admits the roles listed
+ * in opts->late_roles. sandbox_apply() refuses to run while a thread that
+ * never entered the sandbox exists.
+ *
+ * Capabilities and uids are per thread in Linux; every thread drops its own
+ * in sandbox_thread_enter() and main drops its own in sandbox_apply(). None
+ * of vmlet's threads needs a capability once the file descriptors are open.
+ *
+ * Test hook (inert unless set): VMLET_TEST_FORBIDDEN=ROLE[:WHAT] makes the
+ * thread of that role (main, vcpu, blk-io, net-io, helper) attempt a
+ * forbidden operation right after its filter is installed; WHAT is open
+ * (default), exec-mmap, ioctl, socket or exec. In kill mode the process
+ * dies with SIGSYS. Every WHAT is harmless if it is allowed.
+ */
+#ifndef VMLET_SANDBOX_H
+#define VMLET_SANDBOX_H
+
+#include <stdbool.h>
+#include <sys/types.h>
+
+#include "vmm/thread.h"
+
+enum sandbox_seccomp {
+	SANDBOX_SECCOMP_KILL = 0, /* default: a forbidden syscall kills vmlet */
+	SANDBOX_SECCOMP_LOG,      /* allow, but log to the kernel audit log */
+	SANDBOX_SECCOMP_OFF,      /* no filter (debugging only) */
+};
+
+struct sandbox_opts {
+	enum sandbox_seccomp seccomp;
+	bool set_user;           /* --user given */
+	uid_t uid;
+	gid_t gid;
+	unsigned int late_roles; /* bit (1 << role) per role main may start
+				  * after sandbox_apply() */
+};
+
+#define SANDBOX_ROLE_BIT(role) (1u << (role))
+
+/* Help text for the options below, one per line, for usage() output. */
+#define SANDBOX_USAGE                                                         \
+	"  --seccomp=kill|log|off  seccomp allowlists: kill on violation (default),\n" \
+	"                          log violations, or no filter\n"               \
+	"  --user UID:GID          run as this user once everything is open\n"
+
+/* "kill" (or "on"), "log", "off". 0 or -EINVAL. */
+int sandbox_parse_seccomp(const char *arg, enum sandbox_seccomp *out);
+/* "UID:GID" (numbers). 0 or -EINVAL. */
+int sandbox_parse_user(const char *arg, struct sandbox_opts *opts);
+
+/*
+ * Phase 1. Sets no_new_privs for the calling thread (so for every thread
+ * started after it) and compiles the filters. 0 or -errno.
+ */
+int sandbox_prepare(const struct sandbox_opts *opts);
+
+/*
+ * Confine the calling (new) thread for role: drop its capabilities, switch
+ * to --user, install the role's filter. A no-op returning 0 when
+ * sandbox_prepare() was not called (unit tests of other modules). Called by
+ * thread.c; 0 or -errno.
+ */
+int sandbox_thread_enter(enum thread_role role);
+
+/* Phase 3, on the main thread (see above). 0 or -errno. */
+int sandbox_apply(void);
+
+/* True once sandbox_apply() succeeded. */
+bool sandbox_applied(void);
+
+/* Microseconds sandbox_prepare() spent compiling filters, for benchmarks. */
+long sandbox_compile_us(void);
+
+/* Number of rules in role's allowlist (for tests and benchmarks). */
+unsigned int sandbox_rule_count(enum thread_role role);
+
+/*
+ * Free the compiled programs. Only after every other thread has been
+ * joined; sandbox_prepare() may be called again afterwards.
+ */
+void sandbox_release(void);
+
+#endif /* VMLET_SANDBOX_H */

@@ -1,0 +1,268 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * sandbox_rules.c - what each thread role may do once it is confined.
+ *
+ * Every entry names its user. The lists were written from the code's calls
+ * and checked with `strace -f` on the probe guest and the unit tests
+ * (tests/unit/sandbox_role_test.c exercises each role's allowed set as well
+ * as forbidden calls). Anything not listed kills the process (or is logged
+ * with --seccomp=log).
+ *
+ * Argument filters:
+ *   ioctl   request numbers per role (a vCPU thread cannot create VMs,
+ *           map memory or touch a disk's ioctls);
+ *   mmap/mprotect   never PROT_EXEC: no new executable memory after setup;
+ *   socket  AF_UNIX only (net I/O reconnecting to passt);
+ *   write   stderr only for threads that have no other reason to write;
+ *   tgkill  own thread group only;
+ *   clone   CLONE_THREAD only: threads, never processes.
+ */
+#include <linux/fs.h>
+#include <linux/kvm.h>
+#include <sched.h>
+#include <signal.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <linux/seccomp.h>
+#include <errno.h>
+#include <fcntl.h>
+
+#include "vmm/sandbox_rules.h"
+
+#define ALLOW(sys) { SCMP_SYS(sys), -1, SCMP_CMP_EQ, 0, 0, 0 }
+#define ALLOW_EQ(sys, n, v) { SCMP_SYS(sys), n, SCMP_CMP_EQ, (v), 0, 0 }
+#define ALLOW_MASKED(sys, n, mask, v) { SCMP_SYS(sys), n, SCMP_CMP_MASKED_EQ, (mask), (v), 0 }
+/* ioctl's request is an int in the kernel: compare the low 32 bits. */
+#define ALLOW_IOCTL(req) ALLOW_MASKED(ioctl, 1, 0xffffffffu, (uint32_t)(req))
+#define FAIL(sys, e) { SCMP_SYS(sys), -1, SCMP_CMP_EQ, 0, 0, (e) }
+#define RULESET(nm, arr) { nm, arr, sizeof(arr) / sizeof(arr[0]) }
+
+static const struct sandbox_rule common[] = {
+	/* pthread mutexes and condition variables: the log lock, device
+	 * queues, pause/resume, thread_start()'s handshake */
+	ALLOW(futex),
+	/* log lines (vmm/log.c writes stderr unbuffered) */
+	ALLOW_EQ(write, 0, 2),
+	/* malloc: arenas and large blocks; never executable */
+	ALLOW_MASKED(mmap, 2, PROT_EXEC, 0),
+	ALLOW_MASKED(mprotect, 2, PROT_EXEC, 0),
+	/* free() of large blocks and arena shrinking */
+	ALLOW(munmap),
+	/* free() trimming arenas and glibc releasing an exiting thread's
+	 * stack: MADV_DONTNEED only */
+	ALLOW_EQ(madvise, 2, MADV_DONTNEED),
+	/* malloc in the main arena */
+	ALLOW(brk),
+	/* glibc blocks signals around thread exit and abort() */
+	ALLOW(rt_sigprocmask),
+	/* returning from the vCPU kick and SIGTERM/SIGINT handlers */
+	ALLOW(rt_sigreturn),
+	/* the kernel restarting a call interrupted by a signal */
+	ALLOW(restart_syscall),
+	/* a thread returning from its function */
+	ALLOW(exit),
+	/* exit() from main; abort() when everything else failed */
+	ALLOW(exit_group),
+	/* time stamps (log, metrics, backoff) when the vDSO cannot serve
+	 * the clock */
+	ALLOW(clock_gettime),
+	ALLOW(gettimeofday),
+	/* backoff and short waits */
+	ALLOW(clock_nanosleep),
+	ALLOW(nanosleep),
+	/* log lines, abort() */
+	ALLOW(getpid),
+	ALLOW(gettid),
+	/* pthread_kill() (kicking vCPUs out of KVM_RUN) and abort(): only
+	 * threads of this process */
+	ALLOW_EQ(tgkill, 0, SANDBOX_DATUM_PID),
+};
+
+/* vCPU: KVM_RUN and the exit handling done on the vCPU thread. */
+static const struct sandbox_rule vcpu[] = {
+	/* the vCPU loop */
+	ALLOW_IOCTL(KVM_RUN),
+	/* register access for exits handled in vmlet (PIO string ops,
+	 * the probe's register dump) and for resetting the vCPU on an
+	 * in-process reboot */
+	ALLOW_IOCTL(KVM_GET_REGS),
+	ALLOW_IOCTL(KVM_SET_REGS),
+	ALLOW_IOCTL(KVM_GET_SREGS),
+	ALLOW_IOCTL(KVM_SET_SREGS),
+	ALLOW_IOCTL(KVM_GET_MSRS),
+	ALLOW_IOCTL(KVM_SET_MSRS),
+	ALLOW_IOCTL(KVM_SET_FPU),
+	ALLOW_IOCTL(KVM_SET_LAPIC),
+	ALLOW_IOCTL(KVM_GET_LAPIC),
+	ALLOW_IOCTL(KVM_SET_CPUID2),
+	ALLOW_IOCTL(KVM_SET_XCRS),
+	ALLOW_IOCTL(KVM_GET_MP_STATE),
+	ALLOW_IOCTL(KVM_SET_MP_STATE),
+	ALLOW_IOCTL(KVM_GET_VCPU_EVENTS),
+	ALLOW_IOCTL(KVM_SET_VCPU_EVENTS),
+	/* device register writes that raise an interrupt (UART, PCI INTx,
+	 * MSI-X) or change interrupt routing (MSI-X table, virtio queue
+	 * enable) run on the vCPU thread that made the access */
+	ALLOW_IOCTL(KVM_IRQ_LINE),
+	ALLOW_IOCTL(KVM_IRQ_LINE_STATUS),
+	ALLOW_IOCTL(KVM_SIGNAL_MSI),
+	ALLOW_IOCTL(KVM_SET_GSI_ROUTING),
+	ALLOW_IOCTL(KVM_IRQFD),
+	ALLOW_IOCTL(KVM_IOEVENTFD),
+	/* serial console output (stdout, a file or a socket) and eventfd
+	 * kicks to I/O threads and the event loop */
+	ALLOW(write),
+	/* reading an eventfd the vCPU waits on while paused */
+	ALLOW(read),
+};
+
+/* Shared by the block and net I/O threads. */
+#define IO_COMMON                                                             \
+	/* drain queue-notify eventfds (ioeventfd) and the stop eventfd */  \
+	ALLOW(read),                                                          \
+	/* raise the completion interrupt through an irqfd, wake main */     \
+	ALLOW(write),                                                         \
+	/* wait for a queue notification or the stop request */              \
+	ALLOW(ppoll), ALLOW(poll), ALLOW(epoll_wait), ALLOW(epoll_pwait),     \
+	/* interrupt injection when no irqfd is used */                       \
+	ALLOW_IOCTL(KVM_IRQ_LINE), ALLOW_IOCTL(KVM_SIGNAL_MSI)
+
+static const struct sandbox_rule blk_io[] = {
+	IO_COMMON,
+	/* guest reads and writes (VIRTIO_BLK_T_IN/OUT) */
+	ALLOW(preadv),
+	ALLOW(pwritev),
+	ALLOW(pread64),
+	ALLOW(pwrite64),
+	/* VIRTIO_BLK_T_FLUSH */
+	ALLOW(fdatasync),
+	ALLOW(fsync),
+	/* DISCARD / WRITE_ZEROES on image files (punch hole, zero range) */
+	ALLOW(fallocate),
+	/* DISCARD / WRITE_ZEROES on host block devices */
+	ALLOW_IOCTL(BLKDISCARD),
+	ALLOW_IOCTL(BLKZEROOUT),
+};
+
+static const struct sandbox_rule net_io[] = {
+	IO_COMMON,
+	/* frames to and from the tap device */
+	ALLOW(readv),
+	ALLOW(writev),
+	/* frames over passt's / a stream socket backend */
+	ALLOW(recvmsg),
+	ALLOW(sendmsg),
+	ALLOW(recvfrom),
+	ALLOW(sendto),
+	/* reconnecting to passt's unix socket when passt restarts: unix
+	 * sockets only, never AF_INET/AF_NETLINK/AF_PACKET */
+	ALLOW_EQ(socket, 0, AF_UNIX),
+	ALLOW(connect),
+	ALLOW(close),
+};
+
+static const struct sandbox_rule helper[] = {
+	/* pipes to and from a supervised child */
+	ALLOW(read),
+	ALLOW(write),
+	ALLOW(ppoll),
+	ALLOW(poll),
+	/* reaping a supervised child (passt) */
+	ALLOW(wait4),
+	ALLOW(waitid),
+	/* stopping it: SIGTERM, then SIGKILL */
+	ALLOW_EQ(kill, 1, SIGTERM),
+	ALLOW_EQ(kill, 1, SIGKILL),
+	ALLOW(close),
+};
+
+/* The main thread once set up: the event loop. */
+static const struct sandbox_rule main_loop[] = {
+	/* the event loop */
+	ALLOW(epoll_wait),
+	ALLOW(epoll_pwait),
+	ALLOW(epoll_ctl),
+	/* signalfd, eventfds, timerfds, control connections, console input */
+	ALLOW(read),
+	/* control replies, console output relay, eventfd kicks */
+	ALLOW(write),
+	ALLOW(writev),
+	/* new control-socket connections (the socket was bound in setup) */
+	ALLOW(accept4),
+	/* ending control connections; closing fds at teardown */
+	ALLOW(close),
+	ALLOW(shutdown),
+	/* non-blocking control connections */
+	ALLOW_EQ(fcntl, 1, F_GETFL),
+	ALLOW_EQ(fcntl, 1, F_SETFL),
+	/* grace-period and restart-backoff timers (created in setup) */
+	ALLOW(timerfd_settime),
+	ALLOW(timerfd_gettime),
+	/* metrics: vmlet's RSS from /proc/self/statm, opened in setup */
+	ALLOW(pread64),
+	/* the ACPI power button's SCI and interrupts raised by devices the
+	 * event loop serves */
+	ALLOW_IOCTL(KVM_IRQ_LINE),
+	ALLOW_IOCTL(KVM_IRQ_LINE_STATUS),
+	ALLOW_IOCTL(KVM_SIGNAL_MSI),
+	/* flushing disks before exit */
+	ALLOW(fdatasync),
+	ALLOW(fsync),
+	/* stdio's first use of a stream (console on stdout): fstat only,
+	 * never a path */
+	ALLOW(fstat),
+	ALLOW_EQ(newfstatat, 3, AT_EMPTY_PATH),
+	ALLOW(lseek),
+};
+
+const struct sandbox_ruleset sandbox_rules_common = RULESET("common", common);
+
+const struct sandbox_ruleset sandbox_rules_role[THREAD_ROLE_COUNT] = {
+	[THREAD_MAIN] = RULESET("main", main_loop),
+	[THREAD_VCPU] = RULESET("vcpu", vcpu),
+	[THREAD_BLK_IO] = RULESET("blk-io", blk_io),
+	[THREAD_NET_IO] = RULESET("net-io", net_io),
+	[THREAD_HELPER] = RULESET("helper", helper),
+};
+
+/*
+ * A thread started after sandbox_apply() runs under main's filter until it
+ * installs its own, so main's filter admits these when late roles exist.
+ */
+static const struct sandbox_rule late_thread[] = {
+	/* pthread_create(): threads only, never a new process */
+	ALLOW_MASKED(clone, 0, CLONE_THREAD, CLONE_THREAD),
+	/* clone3's flags live in memory a filter cannot read: fail it so
+	 * glibc falls back to clone */
+	FAIL(clone3, ENOSYS),
+	/* glibc installs its internal SIGCANCEL/SIGSETXID handlers at the
+	 * process's first pthread_create() */
+	ALLOW_EQ(rt_sigaction, 0, 32),
+	ALLOW_EQ(rt_sigaction, 0, 33),
+	/* glibc's start_thread() */
+	ALLOW(set_robust_list),
+	ALLOW(rseq),
+	/* thread.c names the thread (PR_SET_NAME), sandbox.c sets
+	 * no_new_privs, then installs the role's filter */
+	ALLOW_EQ(prctl, 0, PR_SET_NAME),
+	ALLOW_EQ(prctl, 0, PR_SET_NO_NEW_PRIVS),
+	ALLOW_EQ(seccomp, 0, SECCOMP_SET_MODE_FILTER),
+};
+
+const struct sandbox_ruleset sandbox_rules_thread_start = RULESET("thread-start", late_thread);
+
+#if defined(__SANITIZE_ADDRESS__)
+/*
+ * ASan/LSan builds only (build/san): the sanitizer runtime's own calls, at
+ * thread start/exit and the leak check at exit (which stops the world with
+ * a ptrace helper and reads /proc/self/maps).
+ */
+static const struct sandbox_rule sanitizer[] = {
+	ALLOW(sigaltstack), ALLOW(rt_sigaction), ALLOW(sched_yield), ALLOW(getrlimit),
+	ALLOW(prlimit64),   ALLOW(sched_getaffinity), ALLOW(madvise),
+};
+const struct sandbox_ruleset sandbox_rules_sanitizer = RULESET("sanitizer", sanitizer);
+#else
+const struct sandbox_ruleset sandbox_rules_sanitizer = { .name = "sanitizer", .rules = NULL, .n = 0 };
+#endif

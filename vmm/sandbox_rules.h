@@ -1,0 +1,46 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * sandbox_rules.h - the seccomp allowlists as data (sandbox_rules.c) for
+ * sandbox.c, which turns them into one BPF program per thread role.
+ */
+#ifndef VMLET_SANDBOX_RULES_H
+#define VMLET_SANDBOX_RULES_H
+
+#include <seccomp.h>
+#include <stdint.h>
+
+#include "vmm/thread.h"
+
+/*
+ * One allowed syscall, optionally with one argument comparison. errno != 0
+ * makes the call fail with that errno instead of being allowed (clone3
+ * returns ENOSYS so glibc falls back to clone, whose flags we can check).
+ */
+struct sandbox_rule {
+	int nr;     /* SCMP_SYS(name) */
+	int arg;    /* argument index compared, -1 for none */
+	enum scmp_compare op;
+	uint64_t a; /* datum_a (the mask for SCMP_CMP_MASKED_EQ) */
+	uint64_t b; /* datum_b */
+	int err;    /* 0: allow */
+};
+
+struct sandbox_ruleset {
+	const char *name;
+	const struct sandbox_rule *rules;
+	unsigned int n;
+};
+
+/* Rules whose datum is only known at run time use these placeholders. */
+#define SANDBOX_DATUM_PID UINT64_C(0xffffffff00000001) /* getpid() */
+
+/* Every thread. */
+extern const struct sandbox_ruleset sandbox_rules_common;
+/* The role's own rules (THREAD_MAIN: the event loop). */
+extern const struct sandbox_ruleset sandbox_rules_role[THREAD_ROLE_COUNT];
+/* What a thread started after sandbox_apply() does before its own filter. */
+extern const struct sandbox_ruleset sandbox_rules_thread_start;
+/* Rules the sanitizer runtime needs (empty in normal builds). */
+extern const struct sandbox_ruleset sandbox_rules_sanitizer;
+
+#endif /* VMLET_SANDBOX_RULES_H */
