@@ -13,7 +13,10 @@
  * before freeing it: after bus_unregister() returns, no vCPU is still inside
  * the device and the caller may free it. A callback unregistering its own
  * window cannot wait for itself; the window is then freed by the dispatch
- * that drops the last reference.
+ * that drops the last reference. The reference count and the two flags
+ * share one atomic word so that "drop my reference" and "was it dead, and
+ * who frees it" are one atomic step: after that step a dispatcher touches
+ * the window only if it is the one that frees it.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -21,6 +24,10 @@
 
 #include "vmm/bus.h"
 #include "vmm/log.h"
+
+#define BUS_DEAD   (1u << 31)  /* taken out of the array */
+#define BUS_ORPHAN (1u << 30)  /* freed by the last reference, not by unregister */
+#define BUS_REFS   (BUS_ORPHAN - 1)
 
 /* The window whose callback this thread is running (for self-unregister). */
 static __thread struct bus_range *bus_current;
@@ -129,15 +136,17 @@ int bus_unregister(struct bus *b, uint64_t base)
 		return -ENOENT;
 
 	self = bus_current == r;
+	if (self) {
+		/* we hold a reference: the last dispatch to drop one frees it */
+		__atomic_fetch_or(&r->refs, BUS_DEAD | BUS_ORPHAN, __ATOMIC_SEQ_CST);
+		return 0;
+	}
+	__atomic_fetch_or(&r->refs, BUS_DEAD, __ATOMIC_SEQ_CST);
 	pthread_mutex_lock(&b->wait_lock);
-	if (self)
-		r->orphan = 1; /* our own dispatch frees it on return */
-	__atomic_store_n(&r->dead, 1, __ATOMIC_SEQ_CST);
-	while (!self && __atomic_load_n(&r->refs, __ATOMIC_SEQ_CST))
+	while (__atomic_load_n(&r->refs, __ATOMIC_SEQ_CST) & BUS_REFS)
 		pthread_cond_wait(&b->idle, &b->wait_lock);
 	pthread_mutex_unlock(&b->wait_lock);
-	if (!self)
-		free(r);
+	free(r);
 	return 0;
 }
 
@@ -159,17 +168,18 @@ static struct bus_range *bus_get(struct bus *b, uint64_t addr, uint32_t len)
 
 static void bus_put(struct bus *b, struct bus_range *r)
 {
-	int free_it = 0;
+	unsigned int old = __atomic_fetch_sub(&r->refs, 1, __ATOMIC_SEQ_CST);
 
-	if (__atomic_sub_fetch(&r->refs, 1, __ATOMIC_SEQ_CST) ||
-	    !__atomic_load_n(&r->dead, __ATOMIC_SEQ_CST))
+	if ((old & BUS_REFS) != 1 || !(old & BUS_DEAD))
 		return;
+	if (old & BUS_ORPHAN) {
+		free(r);
+		return;
+	}
+	/* r may be freed by now: only the bus is touched */
 	pthread_mutex_lock(&b->wait_lock);
-	free_it = r->orphan;
 	pthread_cond_broadcast(&b->idle);
 	pthread_mutex_unlock(&b->wait_lock);
-	if (free_it)
-		free(r);
 }
 
 static int bus_check_len(uint32_t len)

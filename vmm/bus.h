@@ -24,9 +24,8 @@ struct bus_range {
 	uint64_t base, len;
 	const struct io_ops *ops;
 	void *dev;
-	/* private to bus.c: dispatches in flight, unregistered, freed by */
+	/* private to bus.c: dispatches in flight | BUS_DEAD | BUS_ORPHAN */
 	unsigned int refs;
-	int dead, orphan;
 };
 
 struct bus {
