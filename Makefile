@@ -40,7 +40,7 @@ endif
 FW_CC     := gcc
 FW_CFLAGS := -std=gnu11 $(WARN) -O2 -g -ffreestanding -fno-builtin -nostdlib \
              -mgeneral-regs-only -mno-red-zone -fno-stack-protector -fno-pic \
-             -fno-pie -mcmodel=kernel -fno-asynchronous-unwind-tables -I. -MMD -MP
+             -fno-pie -mcmodel=small -fno-asynchronous-unwind-tables -I. -MMD -MP
 FW_LDFLAGS := -nostdlib -static -no-pie -Wl,--build-id=none -Wl,-z,noexecstack \
               -Wl,-z,max-page-size=4096
 

@@ -52,9 +52,12 @@ static inline uint32_t arch_topo_vcpus(const struct arch_topology *t)
 /*
  * Build the CPUID table of one vCPU from the host's supported entries: all
  * topology leaves consistent with *t for the given vendor enumeration
- * (Intel 0x1, 0x4, 0xB, 0x1F; AMD 0x1, 0x80000001, 0x80000008, 0x8000001E),
- * hypervisor bit and KVM paravirt leaves. out[] receives at most cap
- * entries; *n gets the count.
+ * (Intel 0x1, 0x4, 0xB, 0x1F; AMD 0x1, 0xB, 0x80000001, 0x80000008,
+ * 0x8000001D, 0x8000001E), vendor string, hypervisor bit and KVM paravirt
+ * leaves (passed through). Feature bits are never added (vendor-foreign
+ * ones are removed). apic_id must be arch_topo_apic_id() of a vCPU of *t
+ * (-EINVAL otherwise). out[] receives at most cap entries, sorted by
+ * (function, index); *n gets the count. Details: arch/x86_64/cpuid.c.
  */
 int arch_cpuid_build(const struct arch_topology *t, enum arch_cpu_vendor vendor,
 		     uint32_t apic_id, const struct kvm_cpuid_entry2 *host,

@@ -62,6 +62,8 @@
  *   madtApicIds=<id> ...     enabled processor-local (x2)APIC entries of the
  *                            MADT, in table order
  *   s5SlpTyp=N               \_S5 SLP_TYPa found in the DSDT (-1: none)
+ *   acpiPowerOff=<how>       pm1a-io 0x<port> | sleep-control-io 0x<port> |
+ *                            sleep-control-mem 0x<addr> | none
  *   error=<text>             something the probe could not do (repeatable)
  *
  * Parsers must bound everything: the guest is untrusted.

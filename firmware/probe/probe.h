@@ -1,0 +1,41 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * probe.h - the probe guest's two halves. main.c runs at CPL0 (entry, CPU
+ * and APIC reads on every CPU, AP start, serial output, power-off: as few
+ * instructions as possible, each costs ~1 us on our hosts); user.c runs
+ * at CPL3 (memory map, ACPI, topology derivation, the report) and calls
+ * CPL0 through fw_kcall().
+ */
+#ifndef FW_PROBE_PROBE_H
+#define FW_PROBE_PROBE_H
+
+#include "firmware/abi.h"
+#include "firmware/lib/acpi.h"
+#include "firmware/probe/topo.h"
+
+#define PROBE_MAX_CPUS   FW_ABI_MAX_VCPUS
+#define PROBE_TRAMPOLINE 0x8000u /* arch/x86_64/layout.h: firmware-owned */
+
+/* What one CPU read about itself at CPL0. Slot 0 is the BSP, APs take the
+ * next slot in arrival order. */
+struct probe_cpu {
+	uint32_t done; /* set last (release) */
+	uint32_t lapic_id;
+	struct topo_cpuid id;
+};
+
+extern struct probe_cpu probe_cpus[PROBE_MAX_CPUS];
+/* Power-off data found by the CPL3 part (used by the fatal handler too). */
+extern struct fw_acpi_power probe_power;
+
+/* kcall numbers */
+enum {
+	PROBE_KC_WRITE = 1,  /* (buf, len): serial output */
+	PROBE_KC_START_APS,  /* (apic_ids, n, need_x2apic): returns CPUs done */
+	PROBE_KC_POWEROFF,   /* (): does not return */
+};
+
+/* CPL3 part; arg = start_info physical address. Does not return. */
+void probe_user_main(void *arg);
+
+#endif /* FW_PROBE_PROBE_H */

@@ -1,0 +1,221 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * user.c - the probe's CPL3 half (runs natively on our hosts): memory map,
+ * ACPI tables, topology ids of every CPU, the report (firmware/abi.h).
+ */
+#include "firmware/lib/cpu.h"
+#include "firmware/lib/pvh.h"
+#include "firmware/probe/probe.h"
+
+#define REPORT_MAX (64 * 1024)
+
+struct probe_state {
+	struct fw_buf out;
+	struct fw_acpi_table tables[FW_ABI_MAX_ACPI_TABLES];
+	int n_tables;
+	uint32_t madt_ids[PROBE_MAX_CPUS];
+	int n_madt;
+	struct topo_ids ids[PROBE_MAX_CPUS];
+	const struct probe_cpu *cpu[PROBE_MAX_CPUS]; /* report order */
+	uint32_t n_cpus;
+};
+
+static char report[REPORT_MAX];
+static struct probe_state st;
+
+static void error_line(const char *msg)
+{
+	fw_buf_printf(&st.out, "error=%s\n", msg);
+}
+
+static void report_memory(uint32_t si_addr, uint64_t *rsdp_hint)
+{
+	const struct hvm_start_info *si = (const struct hvm_start_info *)(uintptr_t)si_addr;
+	const struct hvm_memmap_entry *mm;
+	uint64_t ram = 0;
+	uint32_t n;
+
+	*rsdp_hint = 0;
+	if (!si_addr || si->magic != HVM_START_MAGIC) {
+		error_line("no PVH start_info");
+		return;
+	}
+	*rsdp_hint = si->rsdp_paddr;
+	if (si->version < 1 || !si->memmap_paddr || !si->memmap_entries) {
+		error_line("start_info has no memory map");
+		return;
+	}
+	n = si->memmap_entries;
+	if (n > HVM_MEMMAP_MAX || si->memmap_paddr >= ACPI_LIMIT - n * sizeof(*mm)) {
+		error_line("start_info memory map out of bounds");
+		return;
+	}
+	mm = (const struct hvm_memmap_entry *)(uintptr_t)si->memmap_paddr;
+	for (uint32_t i = 0; i < n; i++)
+		if (mm[i].type == HVM_MEMMAP_RAM)
+			ram += mm[i].size;
+	fw_buf_printf(&st.out, "memoryBytes=%llu\nmemmapEntries=%u\n", (unsigned long long)ram, n);
+}
+
+static void report_acpi(uint64_t rsdp_hint)
+{
+	const struct acpi_rsdp *rsdp = fw_acpi_find_rsdp(rsdp_hint);
+	const struct acpi_header *madt, *fadt, *dsdt;
+	uint64_t lapic_addr;
+	int errors = 0, bad = 0;
+
+	if (!rsdp) {
+		error_line("no ACPI RSDP");
+		return;
+	}
+	st.n_tables = fw_acpi_walk(rsdp, st.tables, FW_ABI_MAX_ACPI_TABLES, &errors);
+	fw_buf_printf(&st.out, "acpiTables=");
+	for (int i = 0, k = 0; i < st.n_tables; i++)
+		if (st.tables[i].checksum_ok)
+			fw_buf_printf(&st.out, "%s%s", k++ ? " " : "", st.tables[i].sig);
+		else
+			bad++;
+	fw_buf_printf(&st.out, "\n");
+	if (bad) {
+		fw_buf_printf(&st.out, "acpiBadChecksum=");
+		for (int i = 0, k = 0; i < st.n_tables; i++)
+			if (!st.tables[i].checksum_ok)
+				fw_buf_printf(&st.out, "%s%s", k++ ? " " : "", st.tables[i].sig);
+		fw_buf_printf(&st.out, "\n");
+	}
+	if (errors)
+		error_line("unreadable ACPI table pointer");
+	madt = fw_acpi_find(st.tables, st.n_tables, "APIC");
+	fadt = fw_acpi_find(st.tables, st.n_tables, "FACP");
+	dsdt = fw_acpi_find(st.tables, st.n_tables, "DSDT");
+	if (madt)
+		st.n_madt = fw_madt_apic_ids(madt, st.madt_ids, PROBE_MAX_CPUS, &lapic_addr);
+	else
+		error_line("no MADT");
+	fw_buf_printf(&st.out, "madtApicIds=");
+	for (int i = 0; i < st.n_madt; i++)
+		fw_buf_printf(&st.out, "%s%u", i ? " " : "", st.madt_ids[i]);
+	fw_buf_printf(&st.out, "\n");
+	fw_acpi_power_info(fadt, dsdt, &probe_power);
+	fw_buf_printf(&st.out, "s5SlpTyp=%d\n", probe_power.slp_typ);
+	if (probe_power.pm1a_cnt)
+		fw_buf_printf(&st.out, "acpiPowerOff=pm1a-io 0x%x\n", probe_power.pm1a_cnt);
+	else if (probe_power.sleep_ctl.address)
+		fw_buf_printf(&st.out, "acpiPowerOff=sleep-control-%s 0x%llx\n",
+			      probe_power.sleep_ctl.space == 1 ? "io" : "mem",
+			      (unsigned long long)probe_power.sleep_ctl.address);
+	else
+		fw_buf_printf(&st.out, "acpiPowerOff=none\n");
+}
+
+static void start_aps(void)
+{
+	bool x2 = false;
+	uint64_t r;
+
+	for (int i = 0; i < st.n_madt; i++)
+		x2 |= st.madt_ids[i] > 254;
+	if (st.n_madt <= 1)
+		return;
+	r = fw_kcall(PROBE_KC_START_APS, (uintptr_t)st.madt_ids, (uint64_t)st.n_madt, x2);
+	if (r == (uint64_t)-1)
+		error_line("APIC IDs above 254 but no x2APIC");
+}
+
+/* BSP first, then the APs in MADT order. */
+static void order_cpus(void)
+{
+	const struct probe_cpu *bsp = &probe_cpus[0];
+
+	st.cpu[st.n_cpus++] = bsp;
+	for (int i = 0; i < st.n_madt; i++) {
+		uint32_t id = st.madt_ids[i];
+		const struct probe_cpu *found = NULL;
+
+		if (id == bsp->lapic_id)
+			continue;
+		for (uint32_t k = 1; k < PROBE_MAX_CPUS && !found; k++)
+			if (__atomic_load_n(&probe_cpus[k].done, __ATOMIC_ACQUIRE) &&
+			    probe_cpus[k].lapic_id == id)
+				found = &probe_cpus[k];
+		if (found && st.n_cpus < PROBE_MAX_CPUS)
+			st.cpu[st.n_cpus++] = found;
+		else if (!found)
+			fw_buf_printf(&st.out, "vcpuMissing=%u\n", id);
+	}
+}
+
+static uint32_t count_distinct_cores(uint32_t pkg, uint32_t upto, bool *first_in_pkg)
+{
+	uint32_t n = 0;
+
+	for (uint32_t i = 0; i < upto; i++) {
+		bool seen = false;
+
+		if (st.ids[i].package != pkg)
+			continue;
+		for (uint32_t k = 0; k < i && !seen; k++)
+			seen = st.ids[k].package == pkg && st.ids[k].core == st.ids[i].core;
+		n += !seen;
+	}
+	if (first_in_pkg)
+		*first_in_pkg = true;
+	return n;
+}
+
+static void report_topology(void)
+{
+	uint32_t sockets = 0, cores = 0, threads = 0;
+	char vendor[13];
+
+	topo_vendor(&st.cpu[0]->id, vendor);
+	for (uint32_t i = 0; i < st.n_cpus; i++)
+		topo_derive(&st.cpu[i]->id, &st.ids[i]);
+	fw_buf_printf(&st.out, "vendor=%s\ntopoSource=%s\nsmtShift=%u\npkgShift=%u\nvcpus=%u\n",
+		      vendor, st.ids[0].source, st.ids[0].smt_shift, st.ids[0].pkg_shift,
+		      st.n_cpus);
+	for (uint32_t i = 0; i < st.n_cpus; i++) {
+		const struct topo_ids *t = &st.ids[i];
+		bool new_pkg = true, dummy;
+		uint32_t in_core = 0;
+
+		fw_buf_printf(&st.out, "vcpu=%u %u %u %u %u\n", t->apic_id, t->package, t->core,
+			      t->thread, st.cpu[i]->lapic_id);
+		for (uint32_t k = 0; k < i; k++)
+			new_pkg &= st.ids[k].package != t->package;
+		if (new_pkg) {
+			uint32_t c = count_distinct_cores(t->package, st.n_cpus, &dummy);
+
+			sockets++;
+			cores = c > cores ? c : cores;
+		}
+		for (uint32_t k = 0; k < st.n_cpus; k++)
+			in_core += st.ids[k].package == t->package && st.ids[k].core == t->core;
+		threads = in_core > threads ? in_core : threads;
+	}
+	fw_buf_printf(&st.out, "sockets=%u\ncoresPerSocket=%u\nthreadsPerCore=%u\n", sockets, cores,
+		      threads);
+}
+
+void probe_user_main(void *arg)
+{
+	uint64_t rsdp_hint;
+
+	fw_buf_init(&st.out, report, sizeof(report));
+	fw_buf_printf(&st.out, "\n" FW_ABI_PROBE_BEGIN "%d\n", FW_ABI_VERSION);
+	report_memory((uint32_t)(uintptr_t)arg, &rsdp_hint);
+	report_acpi(rsdp_hint);
+	start_aps();
+	order_cpus();
+	report_topology();
+	if (st.out.overflow) {
+		st.out.len = sizeof(report) - 64;
+		st.out.overflow = false;
+		fw_buf_printf(&st.out, "\nerror=report too long\n");
+	}
+	fw_buf_printf(&st.out, FW_ABI_PROBE_END "\n");
+	fw_kcall(PROBE_KC_WRITE, (uintptr_t)report, st.out.len, 0);
+	fw_kcall(PROBE_KC_POWEROFF, 0, 0, 0);
+	for (;;)
+		;
+}
