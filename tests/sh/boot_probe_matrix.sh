@@ -30,7 +30,7 @@ probe() { # NAME ARGS... : vmlet probe must exit 0 with "match":true
 	fi
 }
 
-MATRIX="1/1/1 2/1/1 1/2/1 1/1/2 2/2/2 3/1/1 1/3/1 1/1/3 2/3/2 4/2/1 1/16/2 4/8/2"
+MATRIX="1/1/1 2/1/1 1/2/1 1/1/2 2/2/2 3/1/1 1/3/1 1/1/3 2/3/2 4/2/1 1/16/2 4/8/2" # 4/8/2 = 64
 for vendor in intel amd; do
 	for topo in $MATRIX; do
 		probe "$vendor $topo" --smp "${topo//\//,}" --memory 128Mi --cpu-vendor "$vendor"
@@ -40,12 +40,6 @@ for mem in 64Mi 1000Mi 3Gi 5Gi; do
 	probe "intel 2/2/1 $mem" --smp 2,2,1 --memory "$mem" --cpu-vendor intel
 	probe "amd 1/3/1 $mem" --smp 1,3,1 --memory "$mem" --cpu-vendor amd
 done
-
-# a probe that disagrees must say so: exit 1 and "match": false. The
-# 64-vCPU guest is given a bad expectation by lying about nothing but the
-# check itself: compare against a different topology's report instead.
-"$VMLET" probe -o json --smp 2,1,1 >"$TMPD/two.json" 2>/dev/null
-grep -q '"match": *true' "$TMPD/two.json" || fail "2/1/1 probe did not match"
 
 # ---- vmlet vs QEMU -------------------------------------------------------
 command -v qemu-system-x86_64 >/dev/null || { echo "skip: no qemu-system-x86_64 for the oracle"; finish; }
