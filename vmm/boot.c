@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "arch/arch.h"
+#include "vmm/efi_boot.h"
 #include "vmm/log.h"
 #include "vmm/vcpu.h"
 #include "vmm/vm.h"
@@ -211,8 +212,20 @@ static int boot_kernel_file(struct vm *vm, struct boot_file *k)
 		if (cfg->kernel_path)
 			return boot_read_file("kernel", cfg->kernel_path, k);
 		break;
-	case VM_BOOT_EFI:
-		return error_errno(-ENOTSUP, "boot: EFI boot is not supported yet: use firmware.kernelBoot or --kernel");
+	case VM_BOOT_EFI: {
+		const void *elf;
+		size_t len;
+		int ret = efi_boot_check(cfg, false);
+
+		if (ret)
+			return ret;
+		/* vmlet's UEFI firmware is a PVH ELF like any other payload */
+		ret = efi_boot_embedded(&elf, &len);
+		if (ret)
+			return error_errno(ret, "boot: EFI boot is not supported yet: use firmware.kernelBoot or --kernel");
+		*k = (struct boot_file){ (uint8_t *)elf, len, false };
+		return 0;
+	}
 	case VM_BOOT_BIOS:
 		return error_errno(-ENOTSUP, "boot: BIOS boot is not supported: use firmware.kernelBoot or --kernel");
 	case VM_BOOT_NONE:
