@@ -1,0 +1,343 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * cluster.c - read the inputs (files, directories, stdin, text) and
+ * classify every object: the "cluster" resolution looks things up in.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "spec/resolve.h"
+
+#define SPEC_MAX_INPUT (64u << 20)
+
+void cluster_init(struct cluster *c)
+{
+	memset(c, 0, sizeof(*c));
+	arena_init(&c->a);
+	diag_init(&c->d, &c->a);
+	doc_list_init(&c->docs);
+	c->tail = &c->objs;
+}
+
+void cluster_free(struct cluster *c)
+{
+	arena_free(&c->a);
+	memset(c, 0, sizeof(*c));
+}
+
+static const char *api_group(struct arena *a, const char *api, const char **version)
+{
+	const char *slash = api ? strchr(api, '/') : NULL;
+
+	if (!slash) {
+		*version = api ? api : "";
+		return "";
+	}
+	*version = slash + 1;
+	return arena_strndup(a, api, (size_t)(slash - api));
+}
+
+static bool is_alpha(const char *version)
+{
+	return strncmp(version, "v1alpha", 7) == 0;
+}
+
+struct kind_map {
+	const char *kind;
+	enum obj_kind k;
+	bool cluster_scoped;
+};
+
+static const struct kind_map instancetype_kinds[] = {
+	{"VirtualMachineInstancetype", OBJ_IT, false},
+	{"VirtualMachineClusterInstancetype", OBJ_CIT, true},
+	{"VirtualMachinePreference", OBJ_PREF, false},
+	{"VirtualMachineClusterPreference", OBJ_CPREF, true},
+	{"VirtualMachineFlavor", OBJ_IT, false},
+	{"VirtualMachineClusterFlavor", OBJ_CIT, true},
+	{NULL, 0, false},
+};
+
+static enum obj_kind classify(struct cluster *c, struct node *root, bool *cluster_scoped)
+{
+	const char *api = node_sval(node_get(root, "apiVersion"));
+	const char *kind = node_sval(node_get(root, "kind"));
+	const char *version, *group = api_group(&c->a, api, &version);
+	const struct kind_map *km;
+	struct node *spec = node_get(root, "spec");
+
+	*cluster_scoped = false;
+	if (!kind)
+		return OBJ_OTHER;
+	if (strcmp(group, "instancetype.kubevirt.io") == 0 ||
+	    strcmp(group, "flavor.kubevirt.io") == 0) {
+		for (km = instancetype_kinds; km->kind; km++) {
+			if (strcmp(km->kind, kind) != 0)
+				continue;
+			if (strstr(km->kind, "Flavor") && strcmp(group, "flavor.kubevirt.io") != 0)
+				break;
+			*cluster_scoped = km->cluster_scoped;
+			if (strcmp(group, "flavor.kubevirt.io") == 0)
+				diag_warn(&c->d, root, NULL,
+					  "%s %s is the deprecated predecessor of "
+					  "instancetype.kubevirt.io/v1beta1; resolved with the v1beta1 rules",
+					  api, kind);
+			else if (is_alpha(version))
+				diag_warn(&c->d, root, NULL,
+					  "%s is deprecated (no longer served since KubeVirt v1.6); "
+					  "read as instancetype.kubevirt.io/v1beta1",
+					  api);
+			return km->k;
+		}
+		return OBJ_OTHER;
+	}
+	if (strcmp(kind, "ControllerRevision") == 0)
+		return OBJ_REVISION;
+	if (strcmp(kind, "PersistentVolumeClaim") == 0)
+		return OBJ_PVC;
+	if (strcmp(kind, "DataVolume") == 0)
+		return OBJ_DV;
+	if (strcmp(kind, "DataSource") == 0)
+		return OBJ_DS;
+	if (*group && strcmp(group, "kubevirt.io") != 0)
+		return OBJ_OTHER;
+	if (strcmp(kind, "VirtualMachine") == 0) {
+		if (!node_get(spec, "template") && node_get(spec, "domain")) {
+			diag_warn(&c->d, root, NULL,
+				  "%s VirtualMachine with spec.domain is a seed-era form (deprecated): "
+				  "resolved as a VirtualMachineInstance (presets apply, instancetypes do not)",
+				  api ? api : "kubevirt.io");
+			return OBJ_VMI;
+		}
+		return OBJ_VM;
+	}
+	if (strcmp(kind, "VirtualMachineInstance") == 0) {
+		diag_warn(&c->d, root, NULL,
+			  "a bare VirtualMachineInstance is deprecated as input: presets apply, "
+			  "instancetypes and preferences do not");
+		return OBJ_VMI;
+	}
+	if (strcmp(kind, "VirtualMachineInstancePreset") == 0) {
+		diag_warn(&c->d, root, NULL,
+			  "VirtualMachineInstancePreset is deprecated since KubeVirt v0.57; "
+			  "use instancetypes and preferences");
+		return OBJ_PRESET;
+	}
+	if (strcmp(kind, "VirtualMachinePreset") == 0) {
+		diag_warn(&c->d, root, NULL,
+			  "%s VirtualMachinePreset is a seed-era form (deprecated): "
+			  "applied as a VirtualMachineInstancePreset",
+			  api ? api : "kubevirt.io");
+		return OBJ_PRESET;
+	}
+	return OBJ_OTHER;
+}
+
+static void add_object(struct cluster *c, struct node *root)
+{
+	struct node *md = node_get(root, "metadata");
+	const char *kind = node_sval(node_get(root, "kind"));
+	struct node *items = node_get(root, "items");
+	struct object *o;
+	bool cs;
+	unsigned int i;
+
+	if (kind && strcmp(kind, "List") == 0 && node_is_seq(items)) {
+		for (i = 0; i < items->n; i++)
+			if (node_is_map(items->items[i]))
+				add_object(c, items->items[i]);
+		return;
+	}
+	o = arena_alloc(&c->a, sizeof(*o));
+	o->root = root;
+	o->kind = classify(c, root, &cs);
+	if (o->kind == OBJ_OTHER) {
+		if (kind)
+			diag_warn(&c->d, root, NULL, "ignoring %s %s: not used by resolution",
+				  str_or_empty(node_get(root, "apiVersion")), kind);
+		else
+			diag_warn(&c->d, root, NULL,
+				  "ignoring a document without kind: not a Kubernetes object");
+		return;
+	}
+	o->name = node_sval(node_get(md, "name"));
+	if (!o->name)
+		o->name = "";
+	o->ns = cs ? "" : node_sval(node_get(md, "namespace"));
+	if (!o->ns || (!cs && !*o->ns))
+		o->ns = "default";
+	if (o->kind == OBJ_VM || o->kind == OBJ_VMI)
+		c->n_vms++;
+	*c->tail = o;
+	c->tail = &o->next;
+}
+
+int cluster_add_text(struct cluster *c, const char *file, const char *text, size_t len)
+{
+	struct doc_list l;
+	struct doc *d;
+	int ret;
+
+	doc_list_init(&l);
+	ret = yaml_load(&c->a, &c->d, arena_strdup(&c->a, file), text, len, &l);
+	if (ret)
+		return ret;
+	for (d = l.head; d; d = d->next)
+		add_object(c, d->root);
+	return 0;
+}
+
+static int read_fd(int fd, char **buf, size_t *len)
+{
+	size_t cap = 65536, n = 0;
+	char *p = malloc(cap), *q;
+	ssize_t r;
+
+	if (!p)
+		return -ENOMEM;
+	for (;;) {
+		if (n == cap) {
+			if (cap >= SPEC_MAX_INPUT) {
+				free(p);
+				return -EFBIG;
+			}
+			cap *= 2;
+			q = realloc(p, cap);
+			if (!q) {
+				free(p);
+				return -ENOMEM;
+			}
+			p = q;
+		}
+		r = read(fd, p + n, cap - n);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0) {
+			r = -errno;
+			free(p);
+			return (int)r;
+		}
+		if (r == 0)
+			break;
+		n += (size_t)r;
+	}
+	*buf = p;
+	*len = n;
+	return 0;
+}
+
+static int add_file(struct cluster *c, const char *path)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	int fd, ret;
+
+	if (strcmp(path, "-") == 0) {
+		ret = read_fd(0, &buf, &len);
+		path = "<stdin>";
+	} else {
+		fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+		if (fd < 0) {
+			ret = -errno;
+			diag_err_loc(&c->d, NULL, 0, 0, NULL, "cannot open %s: %s", path, strerror(-ret));
+			return ret;
+		}
+		ret = read_fd(fd, &buf, &len);
+		close(fd);
+	}
+	if (ret) {
+		diag_err_loc(&c->d, NULL, 0, 0, NULL, "cannot read %s: %s", path, strerror(-ret));
+		return ret;
+	}
+	ret = cluster_add_text(c, path, buf, len);
+	free(buf);
+	return ret;
+}
+
+static bool manifest_name(const char *n)
+{
+	size_t l = strlen(n);
+
+	if (n[0] == '.')
+		return false;
+	return (l > 5 && strcmp(n + l - 5, ".yaml") == 0) ||
+	       (l > 4 && strcmp(n + l - 4, ".yml") == 0) ||
+	       (l > 5 && strcmp(n + l - 5, ".json") == 0);
+}
+
+static int add_dir(struct cluster *c, const char *path)
+{
+	struct dirent **list = NULL;
+	int n, i, ret = 0;
+	char *p;
+
+	n = scandir(path, &list, NULL, alphasort);
+	if (n < 0) {
+		ret = -errno;
+		diag_err_loc(&c->d, NULL, 0, 0, NULL, "cannot read directory %s: %s", path,
+			     strerror(-ret));
+		return ret;
+	}
+	for (i = 0; i < n; i++) {
+		if (ret == 0 && manifest_name(list[i]->d_name)) {
+			p = arena_printf(&c->a, "%s%s%s", path,
+					 path[strlen(path) - 1] == '/' ? "" : "/", list[i]->d_name);
+			ret = add_file(c, p);
+		}
+		free(list[i]);
+	}
+	free(list);
+	return ret;
+}
+
+int cluster_add_path(struct cluster *c, const char *path)
+{
+	struct stat st;
+
+	if (strcmp(path, "-") != 0 && stat(path, &st) == 0 && S_ISDIR(st.st_mode))
+		return add_dir(c, path);
+	return add_file(c, path);
+}
+
+const struct object *cluster_find(const struct cluster *c, enum obj_kind k, const char *ns,
+				  const char *name)
+{
+	const struct object *o;
+
+	for (o = c->objs; o; o = o->next)
+		if (o->kind == k && strcmp(o->name, name) == 0 && strcmp(o->ns, ns) == 0)
+			return o;
+	return NULL;
+}
+
+const struct object *cluster_pick_vm(const struct cluster *c, const char *name, struct diag *d)
+{
+	const struct object *o, *found = NULL;
+	unsigned int n = 0;
+
+	for (o = c->objs; o; o = o->next) {
+		if (o->kind != OBJ_VM && o->kind != OBJ_VMI)
+			continue;
+		if (name && strcmp(o->name, name) != 0)
+			continue;
+		n++;
+		if (!found)
+			found = o;
+	}
+	if (n == 1)
+		return found;
+	if (n == 0 && name)
+		diag_err_loc(d, NULL, 0, 0, NULL, "no VirtualMachine named \"%s\" in the input", name);
+	else if (n == 0)
+		diag_err_loc(d, NULL, 0, 0, NULL, "no VirtualMachine in the input");
+	else
+		diag_err(d, found->root, NULL,
+			 "%u VirtualMachines%s%s%s in the input: choose one with --vm NAME", n,
+			 name ? " named \"" : "", name ? name : "", name ? "\"" : "");
+	return NULL;
+}

@@ -1,0 +1,22 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * config.h - the resolved VMI -> struct vm_config (spec_resolve_config's
+ * core, also behind `vmlet resolve -o config`), and vm_config as JSON.
+ */
+#ifndef VMLET_SPEC_CONFIG_H
+#define VMLET_SPEC_CONFIG_H
+
+#include <stdio.h>
+
+#include "spec/resolve.h"
+#include "spec/spec.h"
+
+/* Fill cfg (already vm_config_init'ed) from a successful resolution.
+ * Errors (a bad --volume, a MAC that does not parse) go to r->d.
+ * 0 or -EINVAL / -ENOMEM; cfg may be partially filled on error. */
+int config_from_resolution(const struct resolver *r, const struct spec_options *o,
+			   struct vm_config *cfg);
+/* The configuration as a pretty JSON document. 0 or -EIO. */
+int config_emit_json(FILE *f, const struct vm_config *cfg);
+
+#endif /* VMLET_SPEC_CONFIG_H */

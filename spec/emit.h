@@ -1,0 +1,28 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * emit.h - serializers of node trees and of the resolution result:
+ * JSON (json-c), YAML (block style, quoting whatever would not read back
+ * as the same string), and the human --explain report.
+ */
+#ifndef VMLET_SPEC_EMIT_H
+#define VMLET_SPEC_EMIT_H
+
+#include <stdio.h>
+
+#include "spec/node.h"
+
+struct json_object;
+struct resolver;
+
+/* A json-c object for n (NULL for null); caller json_object_put()s it. */
+struct json_object *node_to_json(const struct node *n);
+/* Compact one-line JSON text of n, in arena a (for messages). */
+char *node_json(struct arena *a, const struct node *n);
+/* Pretty JSON document + newline. 0 or -errno. */
+int emit_json(FILE *f, const struct node *n);
+/* YAML document (no leading "---") */
+int emit_yaml(FILE *f, const struct node *n);
+/* --explain: which object set every resolved field of the VMI. */
+int emit_explain(FILE *f, const struct resolver *r);
+
+#endif /* VMLET_SPEC_EMIT_H */
