@@ -157,7 +157,9 @@ struct arch_acpi_config {
 	const uint32_t *apic_ids;  /* n_vcpus entries */
 	uint32_t n_vcpus;
 	int pci;                   /* nonzero: MCFG + PCI0 host bridge in DSDT */
-	const uint8_t *pci_irq_pins; /* optional: INTx routing hints */
+	/* optional: 32 entries, the GSI that INTA..INTD of bus-0 slot s use
+	 * (0 = default swizzle, GSI 16 + ((s + pin) & 7)); goes into _PRT */
+	const uint8_t *pci_irq_pins;
 	int serial;                /* nonzero: COM1 in the DSDT */
 };
 
@@ -166,6 +168,10 @@ struct arch_acpi_config {
  * power button, COM1, PCI0), MADT (LAPIC or x2APIC entries per vCPU,
  * IOAPIC, interrupt source overrides) and MCFG into buf, which the guest
  * sees at gpa base. The RSDP comes first. *used = bytes written.
+ * base must be 16-byte aligned and the tables below 4 GiB. The FADT has no
+ * SMI command port, so the PM1a control block must read with SCI_EN (bit 0)
+ * set; the power button is the PM1 fixed feature (PWRBTN_STS bit 8); the
+ * reset register is port 0x64, value 0xFE. See arch/x86_64/acpi.c.
  */
 int arch_acpi_build(uint8_t *buf, size_t cap, gpa_t base,
 		    const struct arch_acpi_config *cfg, size_t *used);

@@ -29,8 +29,7 @@ void *guest_mem_ptr(const struct guest_mem *m, gpa_t gpa, uint64_t len)
 
 		/* [gpa, gpa+len) inside [r->gpa, r->gpa + r->size), written
 		 * with subtractions only so that nothing can wrap */
-		if (gpa < r->gpa || gpa - r->gpa > r->size ||
-		    len > r->size - (gpa - r->gpa))
+		if (gpa < r->gpa || gpa - r->gpa > r->size || len > r->size - (gpa - r->gpa))
 			continue;
 		return r->host + (gpa - r->gpa);
 	}

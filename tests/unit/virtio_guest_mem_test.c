@@ -6,11 +6,11 @@
 static void test_ptr_bounds(void)
 {
 	static uint8_t low[4096], high[8192];
-	struct guest_mem m = { .n = 2 };
+	struct guest_mem m = {.n = 2};
 
-	m.r[0] = (struct guest_mem_region){ .gpa = 0, .size = sizeof(low), .host = low };
-	m.r[1] = (struct guest_mem_region){ .gpa = 0x100000000ull, .size = sizeof(high),
-					    .host = high };
+	m.r[0] = (struct guest_mem_region){.gpa = 0, .size = sizeof(low), .host = low};
+	m.r[1] =
+	    (struct guest_mem_region){.gpa = 0x100000000ull, .size = sizeof(high), .host = high};
 	CHECK(guest_mem_ptr(&m, 0, 4096) == low);
 	CHECK(guest_mem_ptr(&m, 4095, 1) == low + 4095);
 	CHECK(guest_mem_ptr(&m, 4096, 0) == low + 4096);
@@ -28,9 +28,9 @@ static void test_ptr_bounds(void)
 static void test_region_at_top(void)
 {
 	static uint8_t top[4096];
-	struct guest_mem m = { .n = 1 };
+	struct guest_mem m = {.n = 1};
 
-	m.r[0] = (struct guest_mem_region){ .gpa = ~0ull - 4095, .size = 4096, .host = top };
+	m.r[0] = (struct guest_mem_region){.gpa = ~0ull - 4095, .size = 4096, .host = top};
 	CHECK(guest_mem_ptr(&m, ~0ull - 4095, 4096) == top);
 	CHECK(guest_mem_ptr(&m, ~0ull, 1) == top + 4095);
 	CHECK(guest_mem_ptr(&m, ~0ull, 2) == NULL);

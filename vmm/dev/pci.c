@@ -1,0 +1,594 @@
+// SPDX-License-Identifier: MIT
+/*
+ * pci.c - PCI host bridge, config space, BAR decoding and MSI-X (pci.h).
+ */
+#include <errno.h>
+#include <string.h>
+
+#include "arch/x86_64/layout.h"
+#include "vmm/dev/pci.h"
+#include "vmm/irq.h"
+#include "vmm/log.h"
+
+#define PCI_CF8_PORT 0xcf8
+
+static uint32_t rd32(const uint8_t *p)
+{
+	uint32_t v;
+
+	memcpy(&v, p, 4);
+	return v;
+}
+
+static void wr16(uint8_t *p, uint16_t v)
+{
+	memcpy(p, &v, 2);
+}
+
+static void wr32(uint8_t *p, uint32_t v)
+{
+	memcpy(p, &v, 4);
+}
+
+uint32_t pci_intx_gsi(int slot)
+{
+	/* IOAPIC pins 16..23, level-triggered active-high, swizzled by slot */
+	return 16u + (uint32_t)slot % 8u;
+}
+
+void pci_dev_init(struct pci_dev *d, uint16_t vendor, uint16_t device, uint32_t class_code,
+		  uint8_t revision, uint16_t subsys_vendor, uint16_t subsys_id,
+		  const struct pci_dev_cb *cb, void *opaque)
+{
+	memset(d, 0, sizeof(*d));
+	d->slot = -1;
+	d->msix_bar = -1;
+	d->cb = cb;
+	d->opaque = opaque;
+	pthread_mutex_init(&d->msix_lock, NULL);
+	wr16(d->cfg + PCI_VENDOR_ID, vendor);
+	wr16(d->cfg + PCI_DEVICE_ID, device);
+	d->cfg[PCI_REVISION_ID] = revision;
+	d->cfg[PCI_CLASS_PROG] = class_code & 0xff;
+	d->cfg[PCI_CLASS_PROG + 1] = (class_code >> 8) & 0xff;
+	d->cfg[PCI_CLASS_PROG + 2] = (class_code >> 16) & 0xff;
+	wr16(d->cfg + PCI_SUBSYSTEM_VENDOR_ID, subsys_vendor);
+	wr16(d->cfg + PCI_SUBSYSTEM_ID, subsys_id);
+	d->cfg[PCI_INTERRUPT_PIN] = 1; /* INTA# */
+	wr16(d->wmask + PCI_COMMAND,
+	     PCI_COMMAND_IO | PCI_COMMAND_MEMORY | PCI_COMMAND_MASTER | PCI_COMMAND_INTX_DISABLE);
+	d->wmask[0x0c] = 0xff; /* cache line size */
+	d->wmask[PCI_INTERRUPT_LINE] = 0xff;
+	d->cap_end = 0x40;
+}
+
+int pci_bar_add(struct pci_dev *d, int bar, uint64_t size, const struct io_ops *ops, void *opaque)
+{
+	if (bar < 0 || bar >= PCI_NUM_BARS || size < 4096 || (size & (size - 1)) ||
+	    size > ARCH_PCI_MMIO32_SIZE / 2 || d->bar[bar].size)
+		return -EINVAL;
+	d->bar[bar].size = size;
+	d->bar[bar].ops = ops;
+	d->bar[bar].opaque = opaque;
+	return 0;
+}
+
+int pci_cap_add(struct pci_dev *d, const void *body, uint8_t len, bool writable)
+{
+	uint8_t off = (uint8_t)((d->cap_end + 3) & ~3);
+
+	if (len < 2 || off + len > PCI_CFG_SIZE || off < 0x40)
+		return -ENOSPC;
+	memcpy(d->cfg + off, body, len);
+	d->cfg[off + 1] = 0;
+	if (writable)
+		memset(d->wmask + off + 2, 0xff, len - 2u);
+	if (d->last_cap)
+		d->cfg[d->last_cap + 1] = off;
+	else
+		d->cfg[PCI_CAPABILITY_LIST] = off;
+	d->cfg[PCI_STATUS] |= PCI_STATUS_CAP_LIST;
+	d->last_cap = off;
+	d->cap_end = (uint8_t)(off + len);
+	return off;
+}
+
+int pci_msix_init(struct pci_dev *d, uint16_t n, int bar, uint32_t table_off, uint32_t pba_off)
+{
+	uint8_t cap[12] = {PCI_CAP_ID_MSIX, 0};
+	int off;
+
+	if (!n || n > PCI_MSIX_MAX || bar < 0 || bar >= PCI_NUM_BARS || !d->bar[bar].size ||
+	    (table_off & 7) || (pba_off & 7) || table_off + 16u * n > d->bar[bar].size ||
+	    pba_off + 8u > d->bar[bar].size)
+		return -EINVAL;
+	wr16(cap + 2, (uint16_t)(n - 1));
+	wr32(cap + 4, table_off | (uint32_t)bar);
+	wr32(cap + 8, pba_off | (uint32_t)bar);
+	off = pci_cap_add(d, cap, sizeof(cap), false);
+	if (off < 0)
+		return off;
+	d->msix_cap = (uint8_t)off;
+	d->wmask[off + 3] = (PCI_MSIX_FLAGS_ENABLE | PCI_MSIX_FLAGS_MASKALL) >> 8;
+	d->msix_n = n;
+	d->msix_bar = bar;
+	d->msix_table = table_off;
+	d->msix_pba = pba_off;
+	for (unsigned int i = 0; i < n; i++)
+		d->msix[i].ctrl = 1;
+	return 0;
+}
+
+/* ---- BAR placement and decoding --------------------------------------- */
+
+static uint64_t bar_addr(const struct pci_dev *d, int i)
+{
+	return rd32(d->cfg + PCI_BAR0 + 4 * i) & ~0xfu;
+}
+
+/* Recompute which BARs decode; called under the write lock. */
+static void pci_bars_update(struct pci_dev *d)
+{
+	bool mem = d->cfg[PCI_COMMAND] & PCI_COMMAND_MEMORY;
+
+	for (int i = 0; i < PCI_NUM_BARS; i++) {
+		struct pci_bar *b = &d->bar[i];
+		uint64_t a = bar_addr(d, i);
+		/* decode only inside the window we claimed on the mmio bus */
+		bool want = mem && b->size && a >= ARCH_PCI_MMIO32_START &&
+			    a + b->size <= ARCH_PCI_MMIO32_START + ARCH_PCI_MMIO32_SIZE;
+
+		if (b->mapped && (!want || a != b->addr)) {
+			b->mapped = false;
+			if (d->cb && d->cb->bar_map)
+				d->cb->bar_map(d->opaque, i, b->addr, false);
+		}
+		if (want && !b->mapped) {
+			b->addr = (uint32_t)a;
+			b->mapped = true;
+			if (d->cb && d->cb->bar_map)
+				d->cb->bar_map(d->opaque, i, a, true);
+		}
+	}
+}
+
+int pci_dev_add(struct pci_host *h, struct pci_dev *d)
+{
+	int slot = -1;
+
+	pthread_rwlock_wrlock(&h->lock);
+	for (int s = 0; s < PCI_SLOTS; s++) {
+		if (!h->dev[s]) {
+			slot = s;
+			break;
+		}
+	}
+	if (slot < 0) {
+		pthread_rwlock_unlock(&h->lock);
+		return -ENOSPC;
+	}
+	for (int i = 0; i < PCI_NUM_BARS; i++) {
+		uint64_t size = d->bar[i].size, a;
+
+		if (!size)
+			continue;
+		a = (h->mmio_next + size - 1) & ~(size - 1);
+		if (a + size > ARCH_PCI_MMIO32_START + ARCH_PCI_MMIO32_SIZE) {
+			pthread_rwlock_unlock(&h->lock);
+			return -ENOSPC;
+		}
+		wr32(d->cfg + PCI_BAR0 + 4 * i, (uint32_t)a);
+		h->mmio_next = a + size;
+	}
+	d->host = h;
+	d->slot = slot;
+	d->intx_gsi = pci_intx_gsi(slot);
+	d->cfg[PCI_INTERRUPT_LINE] = (uint8_t)d->intx_gsi;
+	h->dev[slot] = d;
+	pthread_rwlock_unlock(&h->lock);
+	return 0;
+}
+
+void pci_dev_remove(struct pci_host *h, struct pci_dev *d)
+{
+	pthread_rwlock_wrlock(&h->lock);
+	if (d->slot >= 0 && d->slot < PCI_SLOTS && h->dev[d->slot] == d)
+		h->dev[d->slot] = NULL;
+	d->slot = -1;
+	pthread_rwlock_unlock(&h->lock);
+	pthread_mutex_destroy(&d->msix_lock);
+}
+
+/* ---- config space ------------------------------------------------------ */
+
+void pci_cfg_read(struct pci_host *h, int slot, uint32_t off, void *data, uint32_t len)
+{
+	struct pci_dev *d;
+
+	memset(data, 0xff, len);
+	if (slot < 0 || slot >= PCI_SLOTS || off + len > 4096)
+		return;
+	/* write lock: cb->cfg_read may refresh cfg bytes */
+	pthread_rwlock_wrlock(&h->lock);
+	d = h->dev[slot];
+	if (d) {
+		if (off >= PCI_CFG_SIZE) {
+			memset(data, 0, len);
+		} else {
+			if (off >= 0x40 && d->cb && d->cb->cfg_read)
+				d->cb->cfg_read(d->opaque, off, len);
+			memcpy(data, d->cfg + off, len);
+		}
+	}
+	pthread_rwlock_unlock(&h->lock);
+}
+
+/* Apply a write to one BAR dword: bits below the size read as zero. */
+static void pci_bar_write(struct pci_dev *d, int i, uint32_t v)
+{
+	uint32_t mask = d->bar[i].size ? ~(uint32_t)(d->bar[i].size - 1) : 0;
+
+	wr32(d->cfg + PCI_BAR0 + 4 * i, v & mask); /* 32-bit memory BAR */
+}
+
+/* MSI-X control changed: tell the device about every vector. */
+static void pci_msix_ctrl_changed(struct pci_dev *d, uint16_t old)
+{
+	uint16_t now;
+	uint64_t fire;
+
+	memcpy(&now, d->cfg + d->msix_cap + 2, 2);
+	if (now == old || !d->cb || !d->cb->msix_update)
+		return;
+	pthread_mutex_lock(&d->msix_lock);
+	fire = 0;
+	if ((now & PCI_MSIX_FLAGS_ENABLE) && !(now & PCI_MSIX_FLAGS_MASKALL)) {
+		for (unsigned int v = 0; v < d->msix_n; v++)
+			if (!(d->msix[v].ctrl & 1) && (d->msix_pending >> v & 1))
+				fire |= 1ull << v;
+		d->msix_pending &= ~fire;
+	}
+	pthread_mutex_unlock(&d->msix_lock);
+	for (unsigned int v = 0; v < d->msix_n; v++)
+		d->cb->msix_update(d->opaque, v, fire >> v & 1);
+}
+
+void pci_cfg_write(struct pci_host *h, int slot, uint32_t off, const void *data, uint32_t len)
+{
+	const uint8_t *src = data;
+	struct pci_dev *d;
+	uint16_t msix_old = 0;
+	bool cap_written = false;
+
+	if (slot < 0 || slot >= PCI_SLOTS || off + len > PCI_CFG_SIZE)
+		return;
+	pthread_rwlock_wrlock(&h->lock);
+	d = h->dev[slot];
+	if (!d)
+		goto out;
+	if (d->msix_cap)
+		memcpy(&msix_old, d->cfg + d->msix_cap + 2, 2);
+	for (uint32_t i = 0; i < len; i++) {
+		uint32_t o = off + i;
+
+		if (o >= PCI_BAR0 && o < PCI_BAR0 + 4 * PCI_NUM_BARS) {
+			int bar = (int)(o - PCI_BAR0) / 4;
+			uint8_t dw[4];
+
+			memcpy(dw, d->cfg + PCI_BAR0 + 4 * bar, 4);
+			dw[o & 3] = src[i];
+			pci_bar_write(d, bar, rd32(dw));
+			continue;
+		}
+		d->cfg[o] = (uint8_t)((d->cfg[o] & ~d->wmask[o]) | (src[i] & d->wmask[o]));
+		if (o >= 0x40 && d->wmask[o] && o != d->msix_cap + 3u)
+			cap_written = true;
+	}
+	if ((off < PCI_BAR0 + 4 * PCI_NUM_BARS && off + len > PCI_BAR0) ||
+	    (off <= PCI_COMMAND && off + len > PCI_COMMAND))
+		pci_bars_update(d);
+	if (cap_written && d->cb && d->cb->cfg_write)
+		d->cb->cfg_write(d->opaque, off, len);
+	if (d->cfg[PCI_COMMAND + 1] & (PCI_COMMAND_INTX_DISABLE >> 8))
+		pci_intx_set(d, false);
+out:
+	pthread_rwlock_unlock(&h->lock);
+	if (d && d->msix_cap)
+		pci_msix_ctrl_changed(d, msix_old);
+}
+
+/* ---- MSI-X -------------------------------------------------------------- */
+
+bool pci_msix_enabled(struct pci_dev *d)
+{
+	uint16_t ctl;
+
+	if (!d->msix_cap)
+		return false;
+	memcpy(&ctl, d->cfg + d->msix_cap + 2, 2);
+	return ctl & PCI_MSIX_FLAGS_ENABLE;
+}
+
+void pci_msix_get(struct pci_dev *d, unsigned int vec, uint64_t *addr, uint32_t *data)
+{
+	*addr = 0;
+	*data = 0;
+	if (vec >= d->msix_n)
+		return;
+	pthread_mutex_lock(&d->msix_lock);
+	*addr = (uint64_t)d->msix[vec].addr_hi << 32 | d->msix[vec].addr_lo;
+	*data = d->msix[vec].data;
+	pthread_mutex_unlock(&d->msix_lock);
+}
+
+bool pci_msix_request(struct pci_dev *d, unsigned int vec)
+{
+	uint16_t ctl;
+	bool ok;
+
+	if (vec >= d->msix_n)
+		return false;
+	pthread_mutex_lock(&d->msix_lock);
+	memcpy(&ctl, d->cfg + d->msix_cap + 2, 2);
+	ok = (ctl & PCI_MSIX_FLAGS_ENABLE) && !(ctl & PCI_MSIX_FLAGS_MASKALL) &&
+	     !(d->msix[vec].ctrl & 1);
+	if (!ok)
+		d->msix_pending |= 1ull << vec;
+	pthread_mutex_unlock(&d->msix_lock);
+	return ok;
+}
+
+/* Table and PBA accesses (dword or qword, naturally aligned). */
+static bool pci_msix_access(struct pci_dev *d, uint64_t off, void *data, uint32_t len, bool write)
+{
+	uint64_t tsize = 16ull * d->msix_n;
+	unsigned int vec;
+	bool fire = false, changed = false;
+
+	if (off >= d->msix_pba && off < d->msix_pba + 8) {
+		if (!write) {
+			pthread_mutex_lock(&d->msix_lock);
+			uint64_t p = d->msix_pending >> (8 * (off - d->msix_pba));
+			pthread_mutex_unlock(&d->msix_lock);
+			memcpy(data, &p, len); /* PBA is read-only */
+		}
+		return true;
+	}
+	if (off < d->msix_table || off - d->msix_table >= tsize)
+		return false;
+	off -= d->msix_table;
+	vec = (unsigned int)(off / 16);
+	if ((len != 4 && len != 8) || (off & (len - 1)) || (off % 16) + len > 16) {
+		if (!write)
+			memset(data, 0xff, len);
+		return true; /* unsupported access size: ignored */
+	}
+	pthread_mutex_lock(&d->msix_lock);
+	uint8_t *e = (uint8_t *)&d->msix[vec] + off % 16;
+	if (!write) {
+		memcpy(data, e, len);
+	} else {
+		uint32_t oldctrl = d->msix[vec].ctrl;
+
+		memcpy(e, data, len);
+		d->msix[vec].ctrl &= 1;
+		changed = true;
+		if ((oldctrl & 1) && !(d->msix[vec].ctrl & 1) && (d->msix_pending >> vec & 1)) {
+			uint16_t ctl;
+
+			memcpy(&ctl, d->cfg + d->msix_cap + 2, 2);
+			if ((ctl & PCI_MSIX_FLAGS_ENABLE) && !(ctl & PCI_MSIX_FLAGS_MASKALL)) {
+				d->msix_pending &= ~(1ull << vec);
+				fire = true;
+			}
+		}
+	}
+	pthread_mutex_unlock(&d->msix_lock);
+	if (changed && d->cb && d->cb->msix_update)
+		d->cb->msix_update(d->opaque, vec, fire);
+	return true;
+}
+
+void pci_intx_set(struct pci_dev *d, bool level)
+{
+	if (level && (d->cfg[PCI_COMMAND + 1] & (PCI_COMMAND_INTX_DISABLE >> 8)))
+		level = false;
+	if (level == d->intx_level)
+		return;
+	d->intx_level = level;
+	if (level)
+		d->cfg[PCI_STATUS] |= PCI_STATUS_INTERRUPT;
+	else
+		d->cfg[PCI_STATUS] &= (uint8_t)~PCI_STATUS_INTERRUPT;
+	if (d->host && d->host->vm)
+		irq_line(d->host->vm, d->intx_gsi, level);
+}
+
+/* ---- bus handlers --------------------------------------------------------- */
+
+static void pci_ecam_read(void *opaque, uint64_t off, void *data, uint32_t len)
+{
+	struct pci_host *h = opaque;
+
+	/* bus 0 only: bits 27:20 bus, 19:15 device, 14:12 function */
+	if (off >> 15 >= PCI_SLOTS || (off >> 12 & 7) || (off & (len - 1))) {
+		memset(data, 0xff, len);
+		return;
+	}
+	pci_cfg_read(h, (int)(off >> 15), off & 0xfff, data, len);
+}
+
+static void pci_ecam_write(void *opaque, uint64_t off, const void *data, uint32_t len)
+{
+	struct pci_host *h = opaque;
+
+	if (off >> 15 >= PCI_SLOTS || (off >> 12 & 7) || (off & (len - 1)) ||
+	    (off & 0xfff) >= PCI_CFG_SIZE)
+		return;
+	pci_cfg_write(h, (int)(off >> 15), off & 0xfff, data, len);
+}
+
+/* Mechanism #1: 0xcf8 latches bit 31 enable, bus 23:16, dev 15:11,
+ * fn 10:8, register 7:2; 0xcfc..0xcff move the data. */
+static bool pci_cf8_decode(struct pci_host *h, uint64_t off, uint32_t len, int *slot, uint32_t *reg)
+{
+	uint32_t a = __atomic_load_n(&h->cf8, __ATOMIC_RELAXED);
+
+	if (!(a & 0x80000000u) || (a >> 16 & 0xff) || (a >> 8 & 7) || ((off - 4) & (len - 1)))
+		return false;
+	*slot = (int)(a >> 11 & 0x1f);
+	*reg = (a & 0xfc) + (uint32_t)(off - 4);
+	return true;
+}
+
+static void pci_pio_read(void *opaque, uint64_t off, void *data, uint32_t len)
+{
+	struct pci_host *h = opaque;
+	uint32_t reg;
+	int slot;
+
+	if (off < 4) {
+		uint32_t a = __atomic_load_n(&h->cf8, __ATOMIC_RELAXED);
+
+		if (off == 0 && len == 4)
+			memcpy(data, &a, 4);
+		else
+			memset(data, 0xff, len);
+		return;
+	}
+	if (!pci_cf8_decode(h, off, len, &slot, &reg)) {
+		memset(data, 0xff, len);
+		return;
+	}
+	pci_cfg_read(h, slot, reg, data, len);
+}
+
+static void pci_pio_write(void *opaque, uint64_t off, const void *data, uint32_t len)
+{
+	struct pci_host *h = opaque;
+	uint32_t reg;
+	int slot;
+
+	if (off < 4) {
+		uint32_t a;
+
+		if (off == 0 && len == 4) {
+			memcpy(&a, data, 4);
+			__atomic_store_n(&h->cf8, a, __ATOMIC_RELAXED);
+		}
+		return;
+	}
+	if (pci_cf8_decode(h, off, len, &slot, &reg))
+		pci_cfg_write(h, slot, reg, data, len);
+}
+
+/* Find the BAR decoding gpa; returns it with the read lock held. */
+static struct pci_bar *pci_bar_find(struct pci_host *h, uint64_t gpa, struct pci_dev **dp, int *bi)
+{
+	pthread_rwlock_rdlock(&h->lock);
+	for (int s = 0; s < PCI_SLOTS; s++) {
+		struct pci_dev *d = h->dev[s];
+
+		for (int i = 0; d && i < PCI_NUM_BARS; i++) {
+			struct pci_bar *b = &d->bar[i];
+
+			if (b->mapped && gpa >= b->addr && gpa - b->addr < b->size) {
+				*dp = d;
+				*bi = i;
+				return b;
+			}
+		}
+	}
+	pthread_rwlock_unlock(&h->lock);
+	return NULL;
+}
+
+static void pci_mmio_access(struct pci_host *h, uint64_t off, void *data, uint32_t len, bool write)
+{
+	uint64_t gpa = ARCH_PCI_MMIO32_START + off;
+	struct pci_dev *d;
+	struct pci_bar *b;
+	int i;
+
+	b = pci_bar_find(h, gpa, &d, &i);
+	if (!b) {
+		if (!write)
+			memset(data, 0xff, len);
+		return;
+	}
+	off = gpa - b->addr;
+	if (off + len > b->size) {
+		if (!write)
+			memset(data, 0xff, len);
+	} else if (i == d->msix_bar && pci_msix_access(d, off, data, len, write)) {
+		/* handled */
+	} else if (write) {
+		if (b->ops && b->ops->write)
+			b->ops->write(b->opaque, off, data, len);
+	} else if (b->ops && b->ops->read) {
+		b->ops->read(b->opaque, off, data, len);
+	} else {
+		memset(data, 0xff, len);
+	}
+	pthread_rwlock_unlock(&h->lock);
+}
+
+static void pci_mmio_read(void *opaque, uint64_t off, void *data, uint32_t len)
+{
+	pci_mmio_access(opaque, off, data, len, false);
+}
+
+static void pci_mmio_write(void *opaque, uint64_t off, const void *data, uint32_t len)
+{
+	pci_mmio_access(opaque, off, (void *)(uintptr_t)data, len, true);
+}
+
+static const struct io_ops pci_ecam_ops = {pci_ecam_read, pci_ecam_write};
+static const struct io_ops pci_pio_ops = {pci_pio_read, pci_pio_write};
+static const struct io_ops pci_mmio_ops = {pci_mmio_read, pci_mmio_write};
+
+int pci_host_init(struct pci_host *h, struct vm *vm, struct bus *pio, struct bus *mmio)
+{
+	int r;
+
+	memset(h, 0, sizeof(*h));
+	h->vm = vm;
+	h->pio = pio;
+	h->mmio = mmio;
+	h->mmio_next = ARCH_PCI_MMIO32_START;
+	pthread_rwlock_init(&h->lock, NULL);
+	/* 00:00.0: a plain host bridge (Red Hat's PCIe host bridge IDs) */
+	pci_dev_init(&h->bridge, 0x1b36, 0x0008, 0x060000, 0, 0x1af4, 0x1100, NULL, NULL);
+	h->bridge.cfg[PCI_INTERRUPT_PIN] = 0;
+	h->bridge.slot = 0;
+	h->bridge.host = h;
+	h->dev[0] = &h->bridge;
+	r = bus_register(mmio, ARCH_PCI_ECAM_GPA, ARCH_PCI_ECAM_SIZE, &pci_ecam_ops, h);
+	if (r)
+		return error_errno(r, "pci: cannot claim ecam window");
+	r = bus_register(pio, PCI_CF8_PORT, 8, &pci_pio_ops, h);
+	if (r) {
+		bus_unregister(mmio, ARCH_PCI_ECAM_GPA);
+		return error_errno(r, "pci: cannot claim ports 0xcf8-0xcff");
+	}
+	r = bus_register(mmio, ARCH_PCI_MMIO32_START, ARCH_PCI_MMIO32_SIZE, &pci_mmio_ops, h);
+	if (r) {
+		bus_unregister(pio, PCI_CF8_PORT);
+		bus_unregister(mmio, ARCH_PCI_ECAM_GPA);
+		return error_errno(r, "pci: cannot claim the mmio32 window");
+	}
+	h->registered = true;
+	return 0;
+}
+
+void pci_host_release(struct pci_host *h)
+{
+	if (h->registered) {
+		bus_unregister(h->mmio, ARCH_PCI_MMIO32_START);
+		bus_unregister(h->pio, PCI_CF8_PORT);
+		bus_unregister(h->mmio, ARCH_PCI_ECAM_GPA);
+		h->registered = false;
+	}
+	pthread_mutex_destroy(&h->bridge.msix_lock);
+	pthread_rwlock_destroy(&h->lock);
+}

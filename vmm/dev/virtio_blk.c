@@ -1,0 +1,405 @@
+// SPDX-License-Identifier: MIT
+/*
+ * virtio_blk.c - virtio block device (virtio 1.2 §5.2).
+ */
+#include <errno.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include "vmm/dev/blk.h"
+#include "vmm/dev/virtio_blk.h"
+#include "vmm/dev/virtio_pci.h"
+#include "vmm/log.h"
+#include "vmm/thread.h"
+
+/* feature bits (§5.2.3) */
+#define VIRTIO_BLK_F_SIZE_MAX	  1
+#define VIRTIO_BLK_F_SEG_MAX	  2
+#define VIRTIO_BLK_F_RO		  5
+#define VIRTIO_BLK_F_BLK_SIZE	  6
+#define VIRTIO_BLK_F_FLUSH	  9
+#define VIRTIO_BLK_F_TOPOLOGY	  10
+#define VIRTIO_BLK_F_MQ		  12
+#define VIRTIO_BLK_F_DISCARD	  13
+#define VIRTIO_BLK_F_WRITE_ZEROES 14
+
+/* request types and status (§5.2.6) */
+#define VIRTIO_BLK_T_IN		  0
+#define VIRTIO_BLK_T_OUT	  1
+#define VIRTIO_BLK_T_FLUSH	  4
+#define VIRTIO_BLK_T_GET_ID	  8
+#define VIRTIO_BLK_T_DISCARD	  11
+#define VIRTIO_BLK_T_WRITE_ZEROES 13
+#define VIRTIO_BLK_S_OK		  0
+#define VIRTIO_BLK_S_IOERR	  1
+#define VIRTIO_BLK_S_UNSUPP	  2
+#define VIRTIO_BLK_ID_BYTES	  20
+
+#define BLK_QUEUE_SIZE		256
+#define BLK_SEG_MAX		(BLK_QUEUE_SIZE - 2)
+#define BLK_SIZE_MAX		(128u << 10)
+#define BLK_SEGS		(BLK_SEG_MAX + 2)
+#define BLK_MAX_DISCARD_SECTORS (1u << 30 >> 9) /* 1 GiB per request */
+
+struct virtio_blk_config {
+	uint64_t capacity;
+	uint32_t size_max;
+	uint32_t seg_max;
+	uint16_t cylinders;
+	uint8_t heads, sectors;
+	uint32_t blk_size;
+	uint8_t physical_block_exp, alignment_offset;
+	uint16_t min_io_size;
+	uint32_t opt_io_size;
+	uint8_t writeback, unused0;
+	uint16_t num_queues;
+	uint32_t max_discard_sectors, max_discard_seg, discard_sector_alignment;
+	uint32_t max_write_zeroes_sectors, max_write_zeroes_seg;
+	uint8_t write_zeroes_may_unmap, unused1[3];
+} __attribute__((packed));
+_Static_assert(sizeof(struct virtio_blk_config) == 60, "virtio_blk_config layout");
+
+struct virtio_blk_req_hdr {
+	uint32_t type, reserved;
+	uint64_t sector;
+} __attribute__((packed));
+
+struct virtio_blk_range {
+	uint64_t sector;
+	uint32_t num_sectors, flags;
+} __attribute__((packed));
+
+struct virtio_blk {
+	struct virtio_pci vp;
+	struct blk *be;
+	char name[64];
+	char serial[VIRTIO_BLK_ID_BYTES];
+	struct virtio_blk_config cfg;
+	unsigned int nq;
+	pthread_t thread;
+	bool running;
+	int stop_fd;
+	/* worker-only scratch */
+	struct iovec out[BLK_SEGS], in[BLK_SEGS], data[BLK_SEGS];
+};
+
+/* dst = the bytes [skip, skip+len) of src. Returns the entry count. */
+static int iov_slice(const struct iovec *src, unsigned int n, uint64_t skip, uint64_t len,
+		     struct iovec *dst)
+{
+	int k = 0;
+
+	for (unsigned int i = 0; i < n && len; i++) {
+		uint64_t l = src[i].iov_len;
+
+		if (skip >= l) {
+			skip -= l;
+			continue;
+		}
+		dst[k].iov_base = (uint8_t *)src[i].iov_base + skip;
+		dst[k].iov_len = l - skip < len ? l - skip : len;
+		len -= dst[k].iov_len;
+		skip = 0;
+		k++;
+	}
+	return k;
+}
+
+static bool blk_range_ok(struct virtio_blk *b, uint64_t sector, uint64_t bytes)
+{
+	uint64_t cap = b->cfg.capacity;
+
+	return sector <= cap && bytes / 512 <= cap - sector && !(bytes % 512);
+}
+
+static uint8_t blk_io_status(struct virtio_blk *b, int r, const char *what, uint64_t sector)
+{
+	if (!r)
+		return VIRTIO_BLK_S_OK;
+	log_warn_once("virtio-blk: disk '%s': %s at sector %llu failed: %s", b->name, what,
+		      (unsigned long long)sector, strerror(-r));
+	return VIRTIO_BLK_S_IOERR;
+}
+
+static uint8_t blk_ranges(struct virtio_blk *b, struct virtq_elem *e, bool zeroes)
+{
+	struct virtio_blk_range rg;
+	uint64_t n = (e->out_bytes - sizeof(struct virtio_blk_req_hdr)) / sizeof(rg);
+	int r;
+
+	if (n != 1 || (e->out_bytes - sizeof(struct virtio_blk_req_hdr)) % sizeof(rg))
+		return VIRTIO_BLK_S_UNSUPP;
+	virtq_iov_to_buf(e->out, e->n_out, sizeof(struct virtio_blk_req_hdr), &rg, sizeof(rg));
+	if ((rg.flags & ~1u) || (!zeroes && rg.flags) || rg.num_sectors > BLK_MAX_DISCARD_SECTORS)
+		return VIRTIO_BLK_S_UNSUPP;
+	if (!blk_range_ok(b, rg.sector, (uint64_t)rg.num_sectors * 512))
+		return VIRTIO_BLK_S_IOERR;
+	if (zeroes)
+		r = blk_write_zeroes(b->be, rg.sector * 512, (uint64_t)rg.num_sectors * 512,
+				     rg.flags & 1);
+	else
+		r = blk_discard(b->be, rg.sector * 512, (uint64_t)rg.num_sectors * 512);
+	return blk_io_status(b, r, zeroes ? "write zeroes" : "discard", rg.sector);
+}
+
+/* Serve one request; *written = data bytes put in the guest's buffers. */
+static uint8_t blk_request(struct virtio_blk *b, struct virtq_elem *e, uint64_t *written)
+{
+	struct virtio_blk_req_hdr h;
+	uint64_t len;
+	int n, r;
+
+	virtq_iov_to_buf(e->out, e->n_out, 0, &h, sizeof(h));
+	switch (h.type) {
+	case VIRTIO_BLK_T_IN:
+		len = e->in_bytes - 1;
+		if (!blk_range_ok(b, h.sector, len))
+			return VIRTIO_BLK_S_IOERR;
+		n = iov_slice(e->in, e->n_in, 0, len, b->data);
+		r = blk_preadv(b->be, b->data, n, h.sector * 512);
+		if (!r)
+			*written = len;
+		return blk_io_status(b, r, "read", h.sector);
+	case VIRTIO_BLK_T_OUT:
+		len = e->out_bytes - sizeof(h);
+		if (b->be->read_only || !blk_range_ok(b, h.sector, len))
+			return VIRTIO_BLK_S_IOERR;
+		n = iov_slice(e->out, e->n_out, sizeof(h), len, b->data);
+		r = blk_pwritev(b->be, b->data, n, h.sector * 512);
+		return blk_io_status(b, r, "write", h.sector);
+	case VIRTIO_BLK_T_FLUSH:
+		return blk_io_status(b, blk_flush(b->be), "flush", 0);
+	case VIRTIO_BLK_T_GET_ID:
+		len = e->in_bytes - 1 < VIRTIO_BLK_ID_BYTES ? e->in_bytes - 1 : VIRTIO_BLK_ID_BYTES;
+		*written = virtq_buf_to_iov(e->in, e->n_in, 0, b->serial, len);
+		return VIRTIO_BLK_S_OK;
+	case VIRTIO_BLK_T_DISCARD:
+	case VIRTIO_BLK_T_WRITE_ZEROES:
+		if (b->be->read_only)
+			return VIRTIO_BLK_S_IOERR;
+		return blk_ranges(b, e, h.type == VIRTIO_BLK_T_WRITE_ZEROES);
+	}
+	return VIRTIO_BLK_S_UNSUPP;
+}
+
+/* Complete one popped chain (good or bad). */
+static void blk_complete(struct virtio_blk *b, struct virtq *q, struct virtq_elem *e, bool good)
+{
+	uint64_t written = 0;
+	uint8_t status;
+
+	/* §5.2.6: header readable, status byte writable, data between */
+	if (!good || e->out_bytes < sizeof(struct virtio_blk_req_hdr) || e->in_bytes < 1) {
+		log_warn_once("virtio-blk: disk '%s': malformed request", b->name);
+		virtq_push(q, e->head, 0);
+		return;
+	}
+	status = blk_request(b, e, &written);
+	virtq_buf_to_iov(e->in, e->n_in, e->in_bytes - 1, &status, 1);
+	virtq_push(q, e->head, (uint32_t)(written + 1));
+}
+
+static void blk_drain(struct virtio_blk *b, unsigned int qi)
+{
+	struct virtq *q = virtio_pci_queue(&b->vp, qi);
+	struct virtq_elem e = {.out = b->out, .in = b->in, .cap_out = BLK_SEGS, .cap_in = BLK_SEGS};
+	unsigned int done;
+	int r;
+
+	if (!q)
+		return;
+	do {
+		virtq_disable_notify(q);
+		done = 0;
+		while ((r = virtq_pop(q, &e)) > 0) {
+			blk_complete(b, q, &e, r == VIRTQ_POP_OK);
+			done++;
+		}
+		if (done && virtq_should_notify(q))
+			virtio_pci_queue_interrupt(&b->vp, qi);
+		if (r < 0) {
+			virtio_pci_needs_reset(&b->vp);
+			return;
+		}
+	} while (virtq_enable_notify(q));
+}
+
+static void *blk_thread(void *arg)
+{
+	struct virtio_blk *b = arg;
+	struct pollfd pfd[VIRTIO_PCI_MAX_QUEUES + 1];
+	uint64_t v;
+
+	for (unsigned int i = 0; i < b->nq; i++)
+		pfd[i] = (struct pollfd){virtio_pci_kick_fd(&b->vp, i), POLLIN, 0};
+	pfd[b->nq] = (struct pollfd){b->stop_fd, POLLIN, 0};
+	/* buffers may have been queued before DRIVER_OK */
+	for (unsigned int i = 0; i < b->nq; i++)
+		blk_drain(b, i);
+	for (;;) {
+		if (poll(pfd, b->nq + 1, -1) < 0) {
+			if (errno == EINTR)
+				continue;
+			error_errno(-errno, "virtio-blk: disk '%s': poll", b->name);
+			break;
+		}
+		if (pfd[b->nq].revents)
+			break;
+		for (unsigned int i = 0; i < b->nq; i++) {
+			if (!pfd[i].revents)
+				continue;
+			if (read(pfd[i].fd, &v, sizeof(v)) < 0 && errno != EAGAIN)
+				break;
+			blk_drain(b, i);
+		}
+	}
+	return NULL;
+}
+
+/* ---- virtio device ops -------------------------------------------------------- */
+
+static uint64_t blk_features(void *dev)
+{
+	struct virtio_blk *b = dev;
+	uint64_t f = 1ull << VIRTIO_BLK_F_SIZE_MAX | 1ull << VIRTIO_BLK_F_SEG_MAX |
+		     1ull << VIRTIO_BLK_F_BLK_SIZE | 1ull << VIRTIO_BLK_F_FLUSH |
+		     1ull << VIRTIO_BLK_F_TOPOLOGY;
+
+	if (b->be->read_only)
+		f |= 1ull << VIRTIO_BLK_F_RO;
+	else
+		f |= 1ull << VIRTIO_BLK_F_DISCARD | 1ull << VIRTIO_BLK_F_WRITE_ZEROES;
+	if (b->nq > 1)
+		f |= 1ull << VIRTIO_BLK_F_MQ;
+	return f;
+}
+
+static void blk_config_read(void *dev, uint32_t off, void *data, uint32_t len)
+{
+	struct virtio_blk *b = dev;
+
+	memset(data, 0, len);
+	if (off < sizeof(b->cfg))
+		memcpy(data, (uint8_t *)&b->cfg + off,
+		       len < sizeof(b->cfg) - off ? len : sizeof(b->cfg) - off);
+}
+
+static void blk_stop(void *dev)
+{
+	struct virtio_blk *b = dev;
+	uint64_t one = 1;
+
+	if (!b->running)
+		return;
+	if (write(b->stop_fd, &one, sizeof(one)) < 0)
+		log_warn("virtio-blk: disk '%s': cannot stop the i/o thread", b->name);
+	pthread_join(b->thread, NULL);
+	while (read(b->stop_fd, &one, sizeof(one)) > 0)
+		;
+	b->running = false;
+}
+
+static int blk_activate(void *dev, struct virtio_pci *vp, uint64_t features)
+{
+	struct virtio_blk *b = dev;
+	int r;
+
+	(void)vp;
+	(void)features;
+	r = thread_start(&b->thread, THREAD_BLK_IO, "vmlet-blk", blk_thread, b);
+	if (r)
+		return error_errno(r, "virtio-blk: disk '%s': cannot start the i/o thread",
+				   b->name);
+	b->running = true;
+	return 0;
+}
+
+static const struct virtio_dev_ops virtio_blk_ops = {
+    .device_id = 2,
+    .class_code = 0x018000, /* mass storage, other */
+    .features = blk_features,
+    .config_read = blk_config_read,
+    .activate = blk_activate,
+    .reset = blk_stop,
+};
+
+static void blk_fill_config(struct virtio_blk *b, const struct virtio_blk_params *p)
+{
+	uint32_t lbs = p->logical_block_size ? p->logical_block_size : 512;
+	uint32_t pbs = p->physical_block_size ? p->physical_block_size : lbs;
+	uint8_t exp = 0;
+
+	while (exp < 15 && (lbs << (exp + 1)) <= pbs)
+		exp++;
+	b->cfg.capacity = b->be->size / 512;
+	b->cfg.size_max = BLK_SIZE_MAX;
+	b->cfg.seg_max = BLK_SEG_MAX;
+	b->cfg.blk_size = lbs;
+	b->cfg.physical_block_exp = exp;
+	b->cfg.min_io_size = 1;
+	b->cfg.num_queues = (uint16_t)b->nq;
+	b->cfg.max_discard_sectors = BLK_MAX_DISCARD_SECTORS;
+	b->cfg.max_discard_seg = 1;
+	b->cfg.discard_sector_alignment = lbs / 512;
+	b->cfg.max_write_zeroes_sectors = BLK_MAX_DISCARD_SECTORS;
+	b->cfg.max_write_zeroes_seg = 1;
+	b->cfg.write_zeroes_may_unmap = 1;
+}
+
+int virtio_blk_create(struct virtio_blk **out, struct pci_host *host, struct vm *vm,
+		      const struct guest_mem *mem, struct blk *be,
+		      const struct virtio_blk_params *p)
+{
+	struct virtio_blk *b;
+	char vname[32];
+	int r;
+
+	b = calloc(1, sizeof(*b));
+	if (!b)
+		return -ENOMEM;
+	b->be = be;
+	b->nq = p->num_queues ? p->num_queues : 1;
+	if (b->nq > VIRTIO_PCI_MAX_QUEUES - 1)
+		b->nq = VIRTIO_PCI_MAX_QUEUES - 1;
+	snprintf(b->name, sizeof(b->name), "%s", p->name ? p->name : "disk");
+	if (p->serial)
+		/* §5.2.6: 20 bytes, NUL-padded, not terminated when full */
+		memcpy(b->serial, p->serial, strnlen(p->serial, sizeof(b->serial)));
+	blk_fill_config(b, p);
+	b->stop_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (b->stop_fd < 0) {
+		r = -errno;
+		free(b);
+		return r;
+	}
+	snprintf(vname, sizeof(vname), "virtio-blk %.20s", b->name);
+	r = virtio_pci_init(&b->vp, host, vm, mem, vname, &virtio_blk_ops, b, b->nq, BLK_QUEUE_SIZE,
+			    sizeof(b->cfg));
+	if (r) {
+		close(b->stop_fd);
+		free(b);
+		return error_errno(r, "virtio-blk: disk '%s': cannot create the device", p->name);
+	}
+	*out = b;
+	return 0;
+}
+
+void virtio_blk_destroy(struct virtio_blk *b)
+{
+	if (!b)
+		return;
+	virtio_pci_release(&b->vp); /* resets: stops the thread */
+	blk_stop(b);
+	close(b->stop_fd);
+	blk_close(b->be);
+	free(b);
+}
+
+struct virtio_pci *virtio_blk_pci(struct virtio_blk *b)
+{
+	return &b->vp;
+}

@@ -1,0 +1,41 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * virtio_blk.h - virtio block device (virtio 1.2 §5.2) over a block
+ * backend (blk.h), on the virtio PCI transport.
+ *
+ * Each disk gets one I/O thread (THREAD_BLK_IO) serving all its queues:
+ * it sleeps on the queues' kick eventfds, pops requests, does blocking
+ * preadv/pwritev/fdatasync/fallocate through the backend and completes
+ * them. A host I/O error fails that request with VIRTIO_BLK_S_IOERR (and
+ * is logged once); a broken ring sets NEEDS_RESET. Neither stops vmlet.
+ */
+#ifndef VMLET_VIRTIO_BLK_H
+#define VMLET_VIRTIO_BLK_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+struct blk;
+struct pci_host;
+struct vm;
+struct guest_mem;
+struct virtio_blk;
+
+struct virtio_blk_params {
+	const char *name;	      /* disk name, for messages */
+	const char *serial;	      /* GET_ID, NULL = none (<= 20 bytes used) */
+	uint32_t logical_block_size;  /* 0 = 512 */
+	uint32_t physical_block_size; /* 0 = logical */
+	unsigned int num_queues;      /* 0 = 1 */
+};
+
+/* Create the device on host; takes ownership of be (closed by destroy). */
+int virtio_blk_create(struct virtio_blk **out, struct pci_host *host, struct vm *vm,
+		      const struct guest_mem *mem, struct blk *be,
+		      const struct virtio_blk_params *p);
+void virtio_blk_destroy(struct virtio_blk *b);
+
+/* The transport of the device (for tests and the probe report). */
+struct virtio_pci *virtio_blk_pci(struct virtio_blk *b);
+
+#endif /* VMLET_VIRTIO_BLK_H */
