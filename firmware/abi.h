@@ -85,10 +85,10 @@
 /* Limits both sides agree on; a report beyond them is malformed. */
 #define FW_ABI_MAX_VCPUS       1024
 #define FW_ABI_MAX_ACPI_TABLES 32
-#define FW_ABI_MAX_LINE        8192 /* longest line (madtApicIds, acpiTables) */
+#define FW_ABI_MAX_LINE	       8192 /* longest line (madtApicIds, acpiTables) */
 
 /* ACPI power-off: PM1_CNT bits. */
-#define FW_ABI_PM1_SLP_EN        (1u << 13)
+#define FW_ABI_PM1_SLP_EN	 (1u << 13)
 #define FW_ABI_PM1_SLP_TYP_SHIFT 10
 
 #endif /* VMLET_FIRMWARE_ABI_H */

@@ -114,7 +114,7 @@ static int parse_vcpu(struct probe_report *r, const char *v, size_t n)
 			return -EBADMSG; /* exactly five fields */
 		i = j + 1;
 	}
-	r->vcpus[r->n_vcpus++] = (struct probe_vcpu){ f[0], f[1], f[2], f[3], f[4] };
+	r->vcpus[r->n_vcpus++] = (struct probe_vcpu){f[0], f[1], f[2], f[3], f[4]};
 	return 0;
 }
 
@@ -147,11 +147,11 @@ static int parse_scalar(struct probe_report *r, const char *k, const char *v, si
 		const char *key;
 		size_t off;
 	} u32_keys[] = {
-		{ "smtShift", offsetof(struct probe_report, smt_shift) },
-		{ "pkgShift", offsetof(struct probe_report, pkg_shift) },
-		{ "sockets", offsetof(struct probe_report, sockets) },
-		{ "coresPerSocket", offsetof(struct probe_report, cores_per_socket) },
-		{ "threadsPerCore", offsetof(struct probe_report, threads_per_core) },
+	    {"smtShift", offsetof(struct probe_report, smt_shift)},
+	    {"pkgShift", offsetof(struct probe_report, pkg_shift)},
+	    {"sockets", offsetof(struct probe_report, sockets)},
+	    {"coresPerSocket", offsetof(struct probe_report, cores_per_socket)},
+	    {"threadsPerCore", offsetof(struct probe_report, threads_per_core)},
 	};
 
 	for (size_t i = 0; i < sizeof(u32_keys) / sizeof(u32_keys[0]); i++)
@@ -168,9 +168,9 @@ static int parse_scalar(struct probe_report *r, const char *k, const char *v, si
 		return err;
 	}
 	if (!strcmp(k, "topoSource"))
-		return printable(v, n) ? parse_string(v, n, r->topo_source, sizeof(r->topo_source),
-						      false)
-				       : -EBADMSG;
+		return printable(v, n)
+			   ? parse_string(v, n, r->topo_source, sizeof(r->topo_source), false)
+			   : -EBADMSG;
 	return 1; /* not a scalar key */
 }
 
@@ -275,8 +275,8 @@ int probe_report_parse(const char *text, size_t len, struct probe_report *r)
 int probe_report_expected(const struct vm_config *cfg, int vendor, uint64_t ram_visible_bytes,
 			  struct probe_report *r)
 {
-	static const char *const tables[] = { "RSDP", "XSDT", "FACP", "DSDT", "APIC" };
-	struct arch_topology t = { cfg->sockets, cfg->cores, cfg->threads };
+	static const char *const tables[] = {"RSDP", "XSDT", "FACP", "DSDT", "APIC"};
+	struct arch_topology t = {cfg->sockets, cfg->cores, cfg->threads};
 	struct arch_apic_widths w;
 	uint64_t n = (uint64_t)t.sockets * t.cores * t.threads;
 
@@ -309,7 +309,7 @@ int probe_report_expected(const struct vm_config *cfg, int vendor, uint64_t ram_
 /* ---- comparison --------------------------------------------------------- */
 
 static void note(FILE *diff, bool *match, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
+    __attribute__((format(printf, 3, 4)));
 static void note(FILE *diff, bool *match, const char *fmt, ...)
 {
 	va_list ap;
@@ -450,8 +450,8 @@ static void json_side(FILE *f, const struct probe_report *r, bool guest)
 	for (uint32_t i = 0; i < r->n_vcpus; i++) {
 		const struct probe_vcpu *v = &r->vcpus[i];
 
-		fprintf(f, "%s{\"apicId\":%u,\"package\":%u,\"core\":%u,\"thread\":%u", i ? "," : "",
-			v->apic_id, v->package, v->core, v->thread);
+		fprintf(f, "%s{\"apicId\":%u,\"package\":%u,\"core\":%u,\"thread\":%u",
+			i ? "," : "", v->apic_id, v->package, v->core, v->thread);
 		if (guest)
 			fprintf(f, ",\"lapicId\":%u", v->lapic_id);
 		fputc('}', f);

@@ -27,7 +27,7 @@
 #include "firmware/abi.h"
 #include "vmm/vm_config.h"
 
-#define PROBE_MAX_VCPUS  FW_ABI_MAX_VCPUS
+#define PROBE_MAX_VCPUS	 FW_ABI_MAX_VCPUS
 #define PROBE_MAX_TABLES FW_ABI_MAX_ACPI_TABLES
 #define PROBE_MAX_ERRORS 8
 
@@ -39,8 +39,8 @@ struct probe_vcpu {
 };
 
 struct probe_report {
-	int abi_version;   /* FW_ABI_VERSION of the report */
-	int vendor;        /* ARCH_VENDOR_INTEL / ARCH_VENDOR_AMD, -1 other */
+	int abi_version; /* FW_ABI_VERSION of the report */
+	int vendor;	 /* ARCH_VENDOR_INTEL / ARCH_VENDOR_AMD, -1 other */
 	char vendor_id[13];
 	char topo_source[24];
 	uint32_t smt_shift, pkg_shift;

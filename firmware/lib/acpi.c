@@ -51,7 +51,7 @@ const struct acpi_rsdp *fw_acpi_find_rsdp(uint64_t hint)
 	uint64_t ebda;
 
 	__asm__("" : "+r"(bda_ebda)); /* a real address, not a null-pointer offset */
-	ebda = (uint64_t)*(const volatile uint16_t *)bda_ebda << 4;
+	ebda = (uint64_t) * (const volatile uint16_t *)bda_ebda << 4;
 
 	if (!r && ebda >= 0x80000 && ebda < 0xa0000)
 		r = scan(ebda, ebda + 1024);
@@ -180,12 +180,11 @@ const struct acpi_header *fw_acpi_find(const struct fw_acpi_table *t, int n, con
 	return NULL;
 }
 
-#define MADT_LAPIC          0
+#define MADT_LAPIC	    0
 #define MADT_LAPIC_OVERRIDE 5
-#define MADT_X2APIC         9
+#define MADT_X2APIC	    9
 
-int fw_madt_apic_ids(const struct acpi_header *madt, uint32_t *ids, int cap,
-		     uint64_t *lapic_addr)
+int fw_madt_apic_ids(const struct acpi_header *madt, uint32_t *ids, int cap, uint64_t *lapic_addr)
 {
 	const uint8_t *b = (const uint8_t *)madt;
 	uint32_t off = 44;
@@ -245,15 +244,15 @@ int fw_aml_s5_slp_typ(const uint8_t *aml, size_t len)
 	return -1;
 }
 
-#define FADT_FLAGS_OFF      112
-#define FADT_HW_REDUCED     (1u << 20)
+#define FADT_FLAGS_OFF	112
+#define FADT_HW_REDUCED (1u << 20)
 
 void fw_acpi_power_info(const struct acpi_header *fadt, const struct acpi_header *dsdt,
 			struct fw_acpi_power *p)
 {
 	const uint8_t *b = (const uint8_t *)fadt;
 
-	*p = (struct fw_acpi_power){ .slp_typ = -1 };
+	*p = (struct fw_acpi_power){.slp_typ = -1};
 	if (dsdt)
 		p->slp_typ = fw_aml_s5_slp_typ((const uint8_t *)dsdt + sizeof(*dsdt),
 					       dsdt->length - sizeof(*dsdt));

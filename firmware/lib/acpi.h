@@ -43,7 +43,7 @@ struct acpi_gas {
 } FW_PACKED;
 
 #define ACPI_MAX_TABLE_LEN (16u << 20)
-#define ACPI_LIMIT         0x100000000ull /* end of the identity map */
+#define ACPI_LIMIT	   0x100000000ull /* end of the identity map */
 
 /* One table found by fw_acpi_walk. */
 struct fw_acpi_table {
@@ -74,14 +74,13 @@ const struct acpi_header *fw_acpi_find(const struct fw_acpi_table *t, int n, con
 /* Enabled processors of the MADT (Local APIC and Local x2APIC entries, in
  * table order): their APIC IDs into ids[] (at most cap). Returns the
  * count. *lapic_addr gets the LAPIC address (override entry honoured). */
-int fw_madt_apic_ids(const struct acpi_header *madt, uint32_t *ids, int cap,
-		     uint64_t *lapic_addr);
+int fw_madt_apic_ids(const struct acpi_header *madt, uint32_t *ids, int cap, uint64_t *lapic_addr);
 
 /* How to power off through ACPI. */
 struct fw_acpi_power {
 	uint16_t pm1a_cnt, pm1b_cnt; /* I/O ports; 0 = none */
 	struct acpi_gas sleep_ctl;   /* HW-reduced ACPI; address 0 = none */
-	int slp_typ;                 /* \_S5 SLP_TYPa, -1 = unknown */
+	int slp_typ;		     /* \_S5 SLP_TYPa, -1 = unknown */
 };
 
 /* From the FADT (and its DSDT, located through tables[]). */

@@ -21,8 +21,8 @@ struct fw_idt_gate {
 } FW_PACKED;
 
 static struct fw_tss tss FW_ALIGNED(64) = {
-	.iomap_base = __builtin_offsetof(struct fw_tss, iomap),
-	.iomap = { [0 ... FW_IOMAP_PORTS / 8] = 0xff },
+    .iomap_base = __builtin_offsetof(struct fw_tss, iomap),
+    .iomap = {[0 ... FW_IOMAP_PORTS / 8] = 0xff},
 };
 static struct fw_idt_gate idt[32] FW_ALIGNED(16);
 static fw_kcall_fn kcall_fn;
@@ -36,7 +36,7 @@ static void load_idt(void)
 	struct {
 		uint16_t limit;
 		uint64_t base;
-	} FW_PACKED ptr = { sizeof(idt) - 1, (uintptr_t)idt };
+	} FW_PACKED ptr = {sizeof(idt) - 1, (uintptr_t)idt};
 
 	__asm__ volatile("lidt %0" : : "m"(ptr));
 }
@@ -61,11 +61,11 @@ void fw_cpl_init(void *rsp0, fw_kcall_fn kcall, fw_fatal_fn fatal)
 		uint64_t off = (uintptr_t)fw_trap_stubs[v];
 
 		idt[v] = (struct fw_idt_gate){
-			.off_lo = (uint16_t)off,
-			.sel = FW_SEL_CODE64,
-			.type = v == 3 ? GATE_INTR_DPL3 : GATE_INTR_DPL0,
-			.off_mid = (uint16_t)(off >> 16),
-			.off_hi = (uint32_t)(off >> 32),
+		    .off_lo = (uint16_t)off,
+		    .sel = FW_SEL_CODE64,
+		    .type = v == 3 ? GATE_INTR_DPL3 : GATE_INTR_DPL0,
+		    .off_mid = (uint16_t)(off >> 16),
+		    .off_hi = (uint32_t)(off >> 32),
 		};
 	}
 	load_idt();

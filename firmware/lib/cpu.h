@@ -65,10 +65,7 @@ static inline uint64_t fw_kcall(uint64_t nr, uint64_t a0, uint64_t a1, uint64_t 
 {
 	uint64_t ret;
 
-	__asm__ volatile("int3"
-			 : "=a"(ret)
-			 : "a"(nr), "D"(a0), "S"(a1), "d"(a2)
-			 : "memory");
+	__asm__ volatile("int3" : "=a"(ret) : "a"(nr), "D"(a0), "S"(a1), "d"(a2) : "memory");
 	return ret;
 }
 

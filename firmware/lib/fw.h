@@ -16,9 +16,9 @@
 #endif
 
 #define FW_ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
-#define FW_NORETURN      __attribute__((noreturn))
-#define FW_PACKED        __attribute__((packed))
-#define FW_ALIGNED(n)    __attribute__((aligned(n)))
+#define FW_NORETURN	 __attribute__((noreturn))
+#define FW_PACKED	 __attribute__((packed))
+#define FW_ALIGNED(n)	 __attribute__((aligned(n)))
 
 #ifndef __ASSEMBLER__
 /* string.c: the libc names, because the compiler may emit calls to them. */
@@ -35,8 +35,7 @@ int strncmp(const char *a, const char *b, size_t n);
  * precision for %s, length h hh l ll z. No floating point. Always
  * NUL-terminates (when n > 0); returns the length the full output needs. */
 int fw_vsnprintf(char *buf, size_t n, const char *fmt, va_list ap);
-int fw_snprintf(char *buf, size_t n, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
+int fw_snprintf(char *buf, size_t n, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
 /* A growing text buffer on caller-provided storage; overflow is sticky. */
 struct fw_buf {
@@ -45,8 +44,7 @@ struct fw_buf {
 	bool overflow;
 };
 void fw_buf_init(struct fw_buf *b, char *storage, size_t cap);
-void fw_buf_printf(struct fw_buf *b, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
+void fw_buf_printf(struct fw_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* ceil(log2(n)) for n >= 1 (0 for n <= 1): Linux's get_count_order. */
 static inline uint32_t fw_count_order(uint32_t n)

@@ -64,7 +64,9 @@ static inline uint64_t rdmsr(uint32_t msr)
 }
 static inline void wrmsr(uint32_t msr, uint64_t v)
 {
-	__asm__ volatile("wrmsr" : : "c"(msr), "a"((uint32_t)v), "d"((uint32_t)(v >> 32))
+	__asm__ volatile("wrmsr"
+			 :
+			 : "c"(msr), "a"((uint32_t)v), "d"((uint32_t)(v >> 32))
 			 : "memory");
 }
 
@@ -109,11 +111,11 @@ static inline FW_NORETURN void fw_halt_forever(void)
 		__asm__ volatile("cli; hlt");
 }
 
-#define MSR_APIC_BASE     0x1b
-#define MSR_APIC_BASE_BSP (1ull << 8)
+#define MSR_APIC_BASE	   0x1b
+#define MSR_APIC_BASE_BSP  (1ull << 8)
 #define MSR_APIC_BASE_EXTD (1ull << 10) /* x2APIC mode */
-#define MSR_APIC_BASE_EN  (1ull << 11)
-#define MSR_X2APIC_ID     0x802
-#define MSR_X2APIC_ICR    0x830
+#define MSR_APIC_BASE_EN   (1ull << 11)
+#define MSR_X2APIC_ID	   0x802
+#define MSR_X2APIC_ICR	   0x830
 
 #endif /* FW_LIB_IO_H */

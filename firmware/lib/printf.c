@@ -50,7 +50,7 @@ struct spec {
 
 static const char *parse_spec(const char *f, struct spec *s, va_list *ap)
 {
-	*s = (struct spec){ .prec = -1 };
+	*s = (struct spec){.prec = -1};
 	for (;; f++) {
 		if (*f == '-')
 			s->left = true;
@@ -162,7 +162,7 @@ static void put_number(struct out *o, const struct spec *s, char conv, va_list *
 
 int fw_vsnprintf(char *buf, size_t cap, const char *fmt, va_list ap_in)
 {
-	struct out o = { buf, cap, 0 };
+	struct out o = {buf, cap, 0};
 	va_list ap;
 
 	va_copy(ap, ap_in);
@@ -230,7 +230,7 @@ int fw_snprintf(char *buf, size_t n, const char *fmt, ...)
 
 void fw_buf_init(struct fw_buf *b, char *storage, size_t cap)
 {
-	*b = (struct fw_buf){ .p = storage, .cap = cap };
+	*b = (struct fw_buf){.p = storage, .cap = cap};
 	if (cap)
 		storage[0] = '\0';
 }

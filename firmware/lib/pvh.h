@@ -11,9 +11,9 @@
 #include "firmware/lib/fw.h"
 
 #define XEN_ELFNOTE_PHYS32_ENTRY 18
-#define HVM_START_MAGIC          0x336ec578u
-#define HVM_MEMMAP_RAM           1
-#define HVM_MEMMAP_MAX           128 /* more entries are not trusted */
+#define HVM_START_MAGIC		 0x336ec578u
+#define HVM_MEMMAP_RAM		 1
+#define HVM_MEMMAP_MAX		 128 /* more entries are not trusted */
 
 #ifndef __ASSEMBLER__
 struct hvm_start_info {
@@ -24,7 +24,7 @@ struct hvm_start_info {
 	uint64_t modlist_paddr;
 	uint64_t cmdline_paddr;
 	uint64_t rsdp_paddr;
-	uint64_t memmap_paddr;   /* version >= 1 */
+	uint64_t memmap_paddr;	 /* version >= 1 */
 	uint32_t memmap_entries; /* version >= 1 */
 	uint32_t reserved;
 } FW_PACKED;

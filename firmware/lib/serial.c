@@ -13,10 +13,10 @@
 #define UART_MCR 4
 #define UART_LSR 5
 
-#define LSR_THRE 0x20
-#define LCR_DLAB 0x80
-#define LCR_8N1  0x03
-#define FCR_ON   0x07 /* enable, clear both FIFOs */
+#define LSR_THRE    0x20
+#define LCR_DLAB    0x80
+#define LCR_8N1	    0x03
+#define FCR_ON	    0x07 /* enable, clear both FIFOs */
 #define MCR_DTR_RTS 0x03
 
 /* Bounded: a missing UART reads 0xff (THRE set), a stuck one gives up. */

@@ -12,13 +12,13 @@
 
 #include "firmware/lib/fw.h"
 
-#define FW_SMP_MAX_APS   1023
-#define FW_SMP_STACK     1024 /* bytes per AP: ap_main must stay small */
+#define FW_SMP_MAX_APS 1023
+#define FW_SMP_STACK   1024 /* bytes per AP: ap_main must stay small */
 
 #ifndef __ASSEMBLER__
 struct fw_lapic {
 	uintptr_t base; /* xAPIC MMIO base (identity mapped) */
-	bool x2apic;    /* use the x2APIC MSRs */
+	bool x2apic;	/* use the x2APIC MSRs */
 };
 
 /* This CPU's APIC: base from IA32_APIC_BASE, x2apic if already enabled. */

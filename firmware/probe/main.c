@@ -15,7 +15,7 @@
 #define AP_TIMEOUT_TSC (2ull << 30)
 
 struct probe_cpu probe_cpus[PROBE_MAX_CPUS];
-struct fw_acpi_power probe_power = { .slp_typ = -1 };
+struct fw_acpi_power probe_power = {.slp_typ = -1};
 
 static struct fw_serial com1;
 static struct fw_lapic lapic;
@@ -27,7 +27,8 @@ void probe_main(uint32_t start_info);
 
 static void cpuid_into(struct topo_leaf *l, uint32_t leaf, uint32_t sub)
 {
-	__asm__ volatile("cpuid" : "=a"(l->a), "=b"(l->b), "=c"(l->c), "=d"(l->d)
+	__asm__ volatile("cpuid"
+			 : "=a"(l->a), "=b"(l->b), "=c"(l->c), "=d"(l->d)
 			 : "a"(leaf), "c"(sub));
 }
 
@@ -87,7 +88,8 @@ static uint64_t start_aps(const uint32_t *ids, uint32_t n, bool need_x2apic)
 	}
 	fw_smp_prepare(PROBE_TRAMPOLINE, ap_main);
 	for (uint32_t i = 0; i < n && i < PROBE_MAX_CPUS; i++)
-		if (ids[i] != probe_cpus[0].lapic_id && !fw_smp_wake(&lapic, ids[i], PROBE_TRAMPOLINE))
+		if (ids[i] != probe_cpus[0].lapic_id &&
+		    !fw_smp_wake(&lapic, ids[i], PROBE_TRAMPOLINE))
 			sent++;
 	t0 = rdtsc();
 	while (__atomic_load_n(&n_done, __ATOMIC_ACQUIRE) < sent && rdtsc() - t0 < AP_TIMEOUT_TSC)
@@ -119,7 +121,7 @@ static void put_hex(char *p, uint64_t v)
 static void fatal(const struct fw_regs *r)
 {
 	static char msg[] = FW_ABI_PROBE_BEGIN "1\nerror=exception vv at rip "
-					      "0123456789abcdef cpl x\n" FW_ABI_PROBE_END "\n";
+					       "0123456789abcdef cpl x\n" FW_ABI_PROBE_END "\n";
 	char *p = msg + sizeof(FW_ABI_PROBE_BEGIN "1\nerror=exception ") - 1;
 
 	p[0] = "0123456789abcdef"[r->vector >> 4 & 0xf];

@@ -13,7 +13,7 @@
 #include "firmware/lib/acpi.h"
 #include "firmware/probe/topo.h"
 
-#define PROBE_MAX_CPUS   FW_ABI_MAX_VCPUS
+#define PROBE_MAX_CPUS	 FW_ABI_MAX_VCPUS
 #define PROBE_TRAMPOLINE 0x8000u /* arch/x86_64/layout.h: firmware-owned */
 
 /* What one CPU read about itself at CPL0. Slot 0 is the BSP, APs take the
@@ -30,9 +30,9 @@ extern struct fw_acpi_power probe_power;
 
 /* kcall numbers */
 enum {
-	PROBE_KC_WRITE = 1,  /* (buf, len): serial output */
-	PROBE_KC_START_APS,  /* (apic_ids, n, need_x2apic): returns CPUs done */
-	PROBE_KC_POWEROFF,   /* (): does not return */
+	PROBE_KC_WRITE = 1, /* (buf, len): serial output */
+	PROBE_KC_START_APS, /* (apic_ids, n, need_x2apic): returns CPUs done */
+	PROBE_KC_POWEROFF,  /* (): does not return */
 };
 
 /* CPL3 part; arg = start_info physical address. Does not return. */

@@ -41,7 +41,7 @@ static void update_dom(struct scan *s, int dom, uint32_t shift, uint32_t n)
 /* Leaf 0xB / 0x1F subleaves. */
 static bool parse_ext(struct scan *s, const struct topo_leaf *sub, int nsub, bool is_1f)
 {
-	static const int map[] = { 0, DOM_SMT, DOM_CORE, DOM_MODULE, DOM_TILE, DOM_DIE, DOM_DIEGRP };
+	static const int map[] = {0, DOM_SMT, DOM_CORE, DOM_MODULE, DOM_TILE, DOM_DIE, DOM_DIEGRP};
 	uint32_t maxtype = is_1f ? 7 : 3;
 	int i, last = 0;
 
@@ -152,7 +152,7 @@ static bool eq12(const char *a, const char *b)
 
 enum topo_vendor topo_vendor(const struct topo_cpuid *c, char vendor[13])
 {
-	const uint32_t regs[3] = { c->l0.b, c->l0.d, c->l0.c };
+	const uint32_t regs[3] = {c->l0.b, c->l0.d, c->l0.c};
 
 	for (int i = 0; i < 12; i++) {
 		char ch = (char)(regs[i / 4] >> (8 * (i % 4)));
@@ -169,7 +169,7 @@ enum topo_vendor topo_vendor(const struct topo_cpuid *c, char vendor[13])
 
 void topo_derive(const struct topo_cpuid *c, struct topo_ids *out)
 {
-	struct scan s = { .apic_id = c->l1.b >> 24 };
+	struct scan s = {.apic_id = c->l1.b >> 24};
 	const char *src = "none";
 	char vendor[13];
 

@@ -18,6 +18,7 @@ struct probe_state {
 	struct topo_ids ids[PROBE_MAX_CPUS];
 	const struct probe_cpu *cpu[PROBE_MAX_CPUS]; /* report order */
 	uint32_t n_cpus;
+	bool trampoline_ram; /* the AP trampoline page is RAM in the memmap */
 };
 
 static char report[REPORT_MAX];
@@ -51,9 +52,14 @@ static void report_memory(uint32_t si_addr, uint64_t *rsdp_hint)
 		return;
 	}
 	mm = (const struct hvm_memmap_entry *)(uintptr_t)si->memmap_paddr;
-	for (uint32_t i = 0; i < n; i++)
-		if (mm[i].type == HVM_MEMMAP_RAM)
-			ram += mm[i].size;
+	for (uint32_t i = 0; i < n; i++) {
+		if (mm[i].type != HVM_MEMMAP_RAM)
+			continue;
+		ram += mm[i].size;
+		if (mm[i].addr <= PROBE_TRAMPOLINE && mm[i].size >= 0x1000 &&
+		    PROBE_TRAMPOLINE - mm[i].addr <= mm[i].size - 0x1000)
+			st.trampoline_ram = true;
+	}
 	fw_buf_printf(&st.out, "memoryBytes=%llu\nmemmapEntries=%u\n", (unsigned long long)ram, n);
 }
 
@@ -117,6 +123,10 @@ static void start_aps(void)
 		x2 |= st.madt_ids[i] > 254;
 	if (st.n_madt <= 1)
 		return;
+	if (!st.trampoline_ram) {
+		error_line("AP trampoline page 0x8000 is not RAM: APs not started");
+		return;
+	}
 	r = fw_kcall(PROBE_KC_START_APS, (uintptr_t)st.madt_ids, (uint64_t)st.n_madt, x2);
 	if (r == (uint64_t)-1)
 		error_line("APIC IDs above 254 but no x2APIC");

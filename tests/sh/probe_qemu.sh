@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The probe guest (build/fw/probe.elf) under QEMU microvm with ACPI: the
 # independent oracle for the guest side of `vmlet probe`. For a matrix of
-# topologies (non-powers of two, 64 vCPUs), memory sizes (one above 4 GiB)
-# and CPUID enumerations, the probe's report must show exactly the APIC IDs
+# topologies (non-powers of two, 64 vCPUs, 260 vCPUs with x2APIC IDs),
+# memory sizes (one above 4 GiB) and CPUID enumerations, the report must
+# show exactly the APIC IDs
 # and (package, core, thread) ids computed here, independently, from the
 # ceil(log2) field-width rule, and QEMU must end by ACPI power-off (exit 0).
 #
@@ -148,6 +149,8 @@ for mode in amd-nob intel-leg; do
 		run "$mode" "$topo" 128
 	done
 done
+# x2APIC: APIC IDs up to 385 (> 254), woken through the x2APIC ICR
+run intel 2/65/2 256
 for mib in 64 1000 5120; do
 	run intel 2/2/1 "$mib"
 	run amd 1/3/1 "$mib"

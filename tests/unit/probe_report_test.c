@@ -19,34 +19,33 @@
 #include "firmware/probe/topo.c"
 
 /* Serial output of the probe under QEMU microvm -smp 2,2,2 (Intel, 0xB). */
-static const char good_222[] =
-	"qboot noise\r\n"
-	"\n"
-	"VMLET-PROBE-BEGIN v1\n"
-	"memoryBytes=133823488\n"
-	"memmapEntries=7\n"
-	"acpiTables=RSDP XSDT FACP APIC DSDT\n"
-	"madtApicIds=0 1 2 3 4 5 6 7\n"
-	"s5SlpTyp=5\n"
-	"acpiPowerOff=sleep-control-mem 0xfea00200\n"
-	"vendor=GenuineIntel\n"
-	"topoSource=intel-b\n"
-	"smtShift=1\n"
-	"pkgShift=2\n"
-	"vcpus=8\n"
-	"vcpu=0 0 0 0 0\n"
-	"vcpu=1 0 0 1 1\n"
-	"vcpu=2 0 1 0 2\n"
-	"vcpu=3 0 1 1 3\n"
-	"vcpu=4 1 0 0 4\n"
-	"vcpu=5 1 0 1 5\n"
-	"vcpu=6 1 1 0 6\n"
-	"vcpu=7 1 1 1 7\n"
-	"sockets=2\n"
-	"coresPerSocket=2\n"
-	"threadsPerCore=2\n"
-	"VMLET-PROBE-END\r\n"
-	"trailing noise";
+static const char good_222[] = "qboot noise\r\n"
+			       "\n"
+			       "VMLET-PROBE-BEGIN v1\n"
+			       "memoryBytes=133823488\n"
+			       "memmapEntries=7\n"
+			       "acpiTables=RSDP XSDT FACP APIC DSDT\n"
+			       "madtApicIds=0 1 2 3 4 5 6 7\n"
+			       "s5SlpTyp=5\n"
+			       "acpiPowerOff=sleep-control-mem 0xfea00200\n"
+			       "vendor=GenuineIntel\n"
+			       "topoSource=intel-b\n"
+			       "smtShift=1\n"
+			       "pkgShift=2\n"
+			       "vcpus=8\n"
+			       "vcpu=0 0 0 0 0\n"
+			       "vcpu=1 0 0 1 1\n"
+			       "vcpu=2 0 1 0 2\n"
+			       "vcpu=3 0 1 1 3\n"
+			       "vcpu=4 1 0 0 4\n"
+			       "vcpu=5 1 0 1 5\n"
+			       "vcpu=6 1 1 0 6\n"
+			       "vcpu=7 1 1 1 7\n"
+			       "sockets=2\n"
+			       "coresPerSocket=2\n"
+			       "threadsPerCore=2\n"
+			       "VMLET-PROBE-END\r\n"
+			       "trailing noise";
 
 static struct probe_report *new_report(void)
 {
@@ -322,7 +321,7 @@ static void leaf(const struct kvm_cpuid_entry2 *e, size_t n, uint32_t fn, uint32
 	for (size_t i = 0; i < n; i++)
 		if (e[i].function == fn &&
 		    (e[i].index == idx || !(e[i].flags & KVM_CPUID_FLAG_SIGNIFCANT_INDEX))) {
-			*out = (struct topo_leaf){ e[i].eax, e[i].ebx, e[i].ecx, e[i].edx };
+			*out = (struct topo_leaf){e[i].eax, e[i].ebx, e[i].ecx, e[i].edx};
 			return;
 		}
 }
@@ -348,9 +347,9 @@ static void guest_view(const struct kvm_cpuid_entry2 *e, size_t n, struct topo_c
 static void check_derivation(const char *host_file, enum arch_cpu_vendor vendor)
 {
 	static const uint32_t topos[][3] = {
-		{ 1, 1, 1 }, { 2, 1, 1 }, { 1, 2, 1 }, { 1, 1, 2 }, { 2, 2, 2 },  { 3, 1, 1 },
-		{ 1, 3, 1 }, { 1, 1, 3 }, { 2, 3, 2 }, { 4, 2, 1 }, { 1, 16, 2 }, { 1, 5, 3 },
-		{ 4, 8, 2 }, { 2, 16, 2 }, { 4, 100, 1 },
+	    {1, 1, 1},	{2, 1, 1}, {1, 2, 1}, {1, 1, 2},  {2, 2, 2},
+	    {3, 1, 1},	{1, 3, 1}, {1, 1, 3}, {2, 3, 2},  {4, 2, 1},
+	    {1, 16, 2}, {1, 5, 3}, {4, 8, 2}, {2, 16, 2}, {4, 100, 1},
 	};
 	static struct kvm_cpuid_entry2 out[256];
 	struct probe_report *exp = new_report();
@@ -361,7 +360,7 @@ static void check_derivation(const char *host_file, enum arch_cpu_vendor vendor)
 		SKIP("no host CPUID table");
 	}
 	for (size_t k = 0; k < sizeof(topos) / sizeof(topos[0]); k++) {
-		struct arch_topology t = { topos[k][0], topos[k][1], topos[k][2] };
+		struct arch_topology t = {topos[k][0], topos[k][1], topos[k][2]};
 
 		make_cfg(&cfg, t.sockets, t.cores, t.threads);
 		CHECK_EQ_U64(probe_report_expected(&cfg, (int)vendor, 1, exp), 0);
@@ -379,14 +378,14 @@ static void check_derivation(const char *host_file, enum arch_cpu_vendor vendor)
 			if (ids.apic_id != e->apic_id || ids.package != e->package ||
 			    ids.core != e->core || ids.thread != e->thread ||
 			    ids.smt_shift != exp->smt_shift || ids.pkg_shift != exp->pkg_shift)
-				test_fail(__FILE__, __LINE__,
-					  "%s vendor %d %u/%u/%u apic %u: guest derives %u/%u/%u/%u "
-					  "shifts %u/%u via %s, expected %u/%u/%u shifts %u/%u",
-					  host_file, vendor, t.sockets, t.cores, t.threads,
-					  e->apic_id, ids.apic_id, ids.package, ids.core,
-					  ids.thread, ids.smt_shift, ids.pkg_shift, ids.source,
-					  e->package, e->core, e->thread, exp->smt_shift,
-					  exp->pkg_shift);
+				test_fail(
+				    __FILE__, __LINE__,
+				    "%s vendor %d %u/%u/%u apic %u: guest derives %u/%u/%u/%u "
+				    "shifts %u/%u via %s, expected %u/%u/%u shifts %u/%u",
+				    host_file, vendor, t.sockets, t.cores, t.threads, e->apic_id,
+				    ids.apic_id, ids.package, ids.core, ids.thread, ids.smt_shift,
+				    ids.pkg_shift, ids.source, e->package, e->core, e->thread,
+				    exp->smt_shift, exp->pkg_shift);
 		}
 	}
 	free(exp);
@@ -413,9 +412,9 @@ static void test_guest_derivation_legacy(void)
 	/* Intel without 0xB: leaf 1 12 logical (HTT), leaf 4 6 cores: 1 SMT bit,
 	 * pkg shift 4; APIC 0x13 = package 1, core 1, thread 1 */
 	memset(&c, 0, sizeof(c));
-	c.l0 = (struct topo_leaf){ 0xa, 0x756e6547, 0x6c65746e, 0x49656e69 };
-	c.l1 = (struct topo_leaf){ 0x50650, 0x13 << 24 | 12 << 16, 0, 1u << 28 };
-	c.l4 = (struct topo_leaf){ 5u << 26 | 0x21, 0, 0, 0 };
+	c.l0 = (struct topo_leaf){0xa, 0x756e6547, 0x6c65746e, 0x49656e69};
+	c.l1 = (struct topo_leaf){0x50650, 0x13 << 24 | 12 << 16, 0, 1u << 28};
+	c.l4 = (struct topo_leaf){5u << 26 | 0x21, 0, 0, 0};
 	topo_derive(&c, &ids);
 	CHECK_STR(ids.source, "intel-legacy");
 	CHECK_EQ_U64(ids.smt_shift, 1);
@@ -426,12 +425,12 @@ static void test_guest_derivation_legacy(void)
 	/* AMD family 0x17 without 0xB: 0x80000008 NC 11 (12 threads, size 0 ->
 	 * 4 bits), 0x8000001E 2 threads per core, APIC ID from its EAX */
 	memset(&c, 0, sizeof(c));
-	c.l0 = (struct topo_leaf){ 0xa, 0x68747541, 0x444d4163, 0x69746e65 };
-	c.l1 = (struct topo_leaf){ 0x800f12, 0, 0, 0 };
-	c.e0 = (struct topo_leaf){ 0x8000001f, 0, 0, 0 };
-	c.e1 = (struct topo_leaf){ 0, 0, 1u << 22, 0 };
-	c.e8 = (struct topo_leaf){ 0, 0, 11, 0 };
-	c.e1e = (struct topo_leaf){ 0x1b, 1u << 8, 0, 0 };
+	c.l0 = (struct topo_leaf){0xa, 0x68747541, 0x444d4163, 0x69746e65};
+	c.l1 = (struct topo_leaf){0x800f12, 0, 0, 0};
+	c.e0 = (struct topo_leaf){0x8000001f, 0, 0, 0};
+	c.e1 = (struct topo_leaf){0, 0, 1u << 22, 0};
+	c.e8 = (struct topo_leaf){0, 0, 11, 0};
+	c.e1e = (struct topo_leaf){0x1b, 1u << 8, 0, 0};
 	topo_derive(&c, &ids);
 	CHECK_STR(ids.source, "amd-80000008");
 	CHECK_EQ_U64(ids.apic_id, 0x1b);
@@ -440,6 +439,28 @@ static void test_guest_derivation_legacy(void)
 	CHECK_EQ_U64(ids.package, 1);
 	CHECK_EQ_U64(ids.core, 5);
 	CHECK_EQ_U64(ids.thread, 1);
+}
+
+/* The probe embedded in vmlet (scripts/gen-blobs.sh) is an ELF that
+ * vmlet's own PVH loader accepts, with its entry at the 32-bit code. */
+extern const uint8_t fw_probe_start[], fw_probe_end[];
+
+static void test_embedded_probe_loads(void)
+{
+	size_t len = (size_t)(fw_probe_end - fw_probe_start), mem_size = 16u << 20;
+	uint8_t *mem;
+	uint32_t entry = 0;
+
+	if (!len)
+		SKIP("probe not built into this binary");
+	mem = calloc(1, mem_size);
+	if (!mem)
+		abort();
+	CHECK_EQ_U64(arch_pvh_load(mem, mem_size, fw_probe_start, len, &entry), 0);
+	CHECK(entry >= ARCH_HIGH_LOAD_GPA && entry < ARCH_HIGH_LOAD_GPA + len);
+	if (entry >= ARCH_HIGH_LOAD_GPA && entry < mem_size - 2)
+		CHECK(mem[entry] == 0xfa && mem[entry + 1] == 0xfc); /* cli; cld */
+	free(mem);
 }
 
 int main(void)
@@ -452,5 +473,6 @@ int main(void)
 	TEST_RUN(test_guest_derivation_intel);
 	TEST_RUN(test_guest_derivation_amd);
 	TEST_RUN(test_guest_derivation_legacy);
+	TEST_RUN(test_embedded_probe_loads);
 	return test_summary();
 }

@@ -7,14 +7,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/eventfd.h>
 #include <unistd.h>
 
 #include "vmm/dev/blk.h"
 #include "vmm/dev/virtio_blk.h"
 #include "vmm/dev/virtio_pci.h"
+#include "vmm/dev/virtio_worker.h"
 #include "vmm/log.h"
-#include "vmm/thread.h"
 
 /* feature bits (§5.2.3) */
 #define VIRTIO_BLK_F_SIZE_MAX	  1
@@ -80,9 +79,7 @@ struct virtio_blk {
 	char serial[VIRTIO_BLK_ID_BYTES];
 	struct virtio_blk_config cfg;
 	unsigned int nq;
-	pthread_t thread;
-	bool running;
-	int stop_fd;
+	struct virtio_worker worker;
 	/* worker-only scratch */
 	struct iovec out[BLK_SEGS], in[BLK_SEGS], data[BLK_SEGS];
 };
@@ -228,36 +225,9 @@ static void blk_drain(struct virtio_blk *b, unsigned int qi)
 	} while (virtq_enable_notify(q));
 }
 
-static void *blk_thread(void *arg)
+static void blk_drain_cb(void *opaque, unsigned int q)
 {
-	struct virtio_blk *b = arg;
-	struct pollfd pfd[VIRTIO_PCI_MAX_QUEUES + 1];
-	uint64_t v;
-
-	for (unsigned int i = 0; i < b->nq; i++)
-		pfd[i] = (struct pollfd){virtio_pci_kick_fd(&b->vp, i), POLLIN, 0};
-	pfd[b->nq] = (struct pollfd){b->stop_fd, POLLIN, 0};
-	/* buffers may have been queued before DRIVER_OK */
-	for (unsigned int i = 0; i < b->nq; i++)
-		blk_drain(b, i);
-	for (;;) {
-		if (poll(pfd, b->nq + 1, -1) < 0) {
-			if (errno == EINTR)
-				continue;
-			error_errno(-errno, "virtio-blk: disk '%s': poll", b->name);
-			break;
-		}
-		if (pfd[b->nq].revents)
-			break;
-		for (unsigned int i = 0; i < b->nq; i++) {
-			if (!pfd[i].revents)
-				continue;
-			if (read(pfd[i].fd, &v, sizeof(v)) < 0 && errno != EAGAIN)
-				break;
-			blk_drain(b, i);
-		}
-	}
-	return NULL;
+	blk_drain(opaque, q);
 }
 
 /* ---- virtio device ops -------------------------------------------------------- */
@@ -288,33 +258,20 @@ static void blk_config_read(void *dev, uint32_t off, void *data, uint32_t len)
 		       len < sizeof(b->cfg) - off ? len : sizeof(b->cfg) - off);
 }
 
-static void blk_stop(void *dev)
+static void blk_reset(void *dev)
 {
 	struct virtio_blk *b = dev;
-	uint64_t one = 1;
 
-	if (!b->running)
-		return;
-	if (write(b->stop_fd, &one, sizeof(one)) < 0)
-		log_warn("virtio-blk: disk '%s': cannot stop the i/o thread", b->name);
-	pthread_join(b->thread, NULL);
-	while (read(b->stop_fd, &one, sizeof(one)) > 0)
-		;
-	b->running = false;
+	virtio_worker_pause(&b->worker);
 }
 
 static int blk_activate(void *dev, struct virtio_pci *vp, uint64_t features)
 {
 	struct virtio_blk *b = dev;
-	int r;
 
 	(void)vp;
 	(void)features;
-	r = thread_start(&b->thread, THREAD_BLK_IO, "vmlet-blk", blk_thread, b);
-	if (r)
-		return error_errno(r, "virtio-blk: disk '%s': cannot start the i/o thread",
-				   b->name);
-	b->running = true;
+	virtio_worker_activate(&b->worker);
 	return 0;
 }
 
@@ -324,7 +281,7 @@ static const struct virtio_dev_ops virtio_blk_ops = {
     .features = blk_features,
     .config_read = blk_config_read,
     .activate = blk_activate,
-    .reset = blk_stop,
+    .reset = blk_reset,
 };
 
 static void blk_fill_config(struct virtio_blk *b, const struct virtio_blk_params *p)
@@ -370,19 +327,21 @@ int virtio_blk_create(struct virtio_blk **out, struct pci_host *host, struct vm 
 		/* §5.2.6: 20 bytes, NUL-padded, not terminated when full */
 		memcpy(b->serial, p->serial, strnlen(p->serial, sizeof(b->serial)));
 	blk_fill_config(b, p);
-	b->stop_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-	if (b->stop_fd < 0) {
-		r = -errno;
-		free(b);
-		return r;
-	}
 	snprintf(vname, sizeof(vname), "virtio-blk %.20s", b->name);
 	r = virtio_pci_init(&b->vp, host, vm, mem, vname, &virtio_blk_ops, b, b->nq, BLK_QUEUE_SIZE,
 			    sizeof(b->cfg));
 	if (r) {
-		close(b->stop_fd);
 		free(b);
 		return error_errno(r, "virtio-blk: disk '%s': cannot create the device", p->name);
+	}
+	b->worker =
+	    (struct virtio_worker){.vp = &b->vp, .nq = b->nq, .drain = blk_drain_cb, .opaque = b};
+	r = virtio_worker_start(&b->worker, THREAD_BLK_IO, "vmlet-blk");
+	if (r) {
+		virtio_pci_release(&b->vp);
+		free(b);
+		return error_errno(r, "virtio-blk: disk '%s': cannot start the i/o thread",
+				   p->name);
 	}
 	*out = b;
 	return 0;
@@ -392,9 +351,8 @@ void virtio_blk_destroy(struct virtio_blk *b)
 {
 	if (!b)
 		return;
-	virtio_pci_release(&b->vp); /* resets: stops the thread */
-	blk_stop(b);
-	close(b->stop_fd);
+	virtio_pci_release(&b->vp); /* resets: the worker goes idle */
+	virtio_worker_stop(&b->worker);
 	blk_close(b->be);
 	free(b);
 }

@@ -53,10 +53,9 @@ static void vp_signal_vector(struct virtio_pci *vp, unsigned int vec)
 {
 	uint64_t one = 1, addr;
 	uint32_t data;
-	int fd = __atomic_load_n(&vp->irq_fd[vec], __ATOMIC_ACQUIRE);
 
-	if (fd >= 0) {
-		if (write(fd, &one, sizeof(one)) < 0)
+	if (__atomic_load_n(&vp->routed[vec], __ATOMIC_ACQUIRE)) {
+		if (write(vp->irq_fd[vec], &one, sizeof(one)) < 0)
 			log_warn_once("%s: irqfd write failed", vp->name);
 		return;
 	}
@@ -106,29 +105,28 @@ static void vp_msix_update(void *opaque, unsigned int vec, bool fire)
 	struct virtio_pci *vp = opaque;
 	uint64_t addr;
 	uint32_t data;
-	int fd, r;
+	int r;
 
+	if (vec >= vp->nvec)
+		return;
 	pci_msix_get(&vp->pci, vec, &addr, &data);
+	/* Only ioctls here: this runs on a sandboxed vCPU thread, so the
+	 * eventfds were made at init. */
 	pthread_mutex_lock(&vp->lock);
-	if (vp->irq_fd[vec] >= 0) {
+	if (vp->routed[vec]) {
 		if (addr)
 			irq_msi_update(vp->vm, vp->gsi[vec], addr, data);
 	} else if (addr) {
-		fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-		r = fd < 0 ? -errno : irq_msi_alloc(vp->vm, addr, data, &vp->gsi[vec]);
+		r = irq_msi_alloc(vp->vm, addr, data, &vp->gsi[vec]);
 		if (!r) {
-			r = irq_irqfd_assign(vp->vm, fd, vp->gsi[vec]);
+			r = irq_irqfd_assign(vp->vm, vp->irq_fd[vec], vp->gsi[vec]);
 			if (r)
 				irq_msi_free(vp->vm, vp->gsi[vec]);
 		}
-		if (r) {
-			/* fall back to KVM_SIGNAL_MSI per interrupt */
+		if (r) /* fall back to KVM_SIGNAL_MSI per interrupt */
 			log_warn_once("%s: no irqfd for msi-x vector (%s)", vp->name, strerror(-r));
-			if (fd >= 0)
-				close(fd);
-		} else {
-			__atomic_store_n(&vp->irq_fd[vec], fd, __ATOMIC_RELEASE);
-		}
+		else
+			__atomic_store_n(&vp->routed[vec], true, __ATOMIC_RELEASE);
 	}
 	pthread_mutex_unlock(&vp->lock);
 	if (fire)
@@ -566,7 +564,7 @@ static int vp_caps(struct virtio_pci *vp)
 	    (r = vp_add_cap(vp, VCAP_ISR, VIRTIO_PCI_ISR_OFF, 1, 0, 0)) < 0 ||
 	    (vp->config_len &&
 	     (r = vp_add_cap(vp, VCAP_DEVICE, VIRTIO_PCI_DEVICE_OFF, vp->config_len, 0, 0)) < 0) ||
-	    (r = pci_msix_init(&vp->pci, (uint16_t)(vp->nq + 1), 0, VIRTIO_PCI_MSIX_TABLE,
+	    (r = pci_msix_init(&vp->pci, (uint16_t)vp->nvec, 0, VIRTIO_PCI_MSIX_TABLE,
 			       VIRTIO_PCI_MSIX_PBA)) < 0 ||
 	    (r = vp_add_cap(vp, VCAP_PCI, 0, 0, 4, 0)) < 0)
 		return r;
@@ -576,6 +574,20 @@ static int vp_caps(struct virtio_pci *vp)
 	memset(vp->pci.wmask + c + 2, 0, 2);
 	memset(vp->pci.wmask + c + 5, 0, 3);
 	return 0;
+}
+
+static void vp_close_fds(struct virtio_pci *vp)
+{
+	for (unsigned int i = 0; i < VIRTIO_PCI_MAX_QUEUES; i++) {
+		if (vp->q[i].kick_fd >= 0)
+			close(vp->q[i].kick_fd);
+		vp->q[i].kick_fd = -1;
+	}
+	for (unsigned int v = 0; v < PCI_MSIX_MAX; v++) {
+		if (vp->irq_fd[v] >= 0)
+			close(vp->irq_fd[v]);
+		vp->irq_fd[v] = -1;
+	}
 }
 
 int virtio_pci_init(struct virtio_pci *vp, struct pci_host *host, struct vm *vm,
@@ -603,11 +615,19 @@ int virtio_pci_init(struct virtio_pci *vp, struct pci_host *host, struct vm *vm,
 	vp->device_features = (ops->features ? ops->features(dev) : 0) | TRANSPORT_FEATURES;
 	pthread_mutex_init(&vp->lock, NULL);
 	pthread_mutex_init(&vp->isr_lock, NULL);
+	vp->nvec = nq + 1;
 	for (unsigned int i = 0; i < nq; i++) {
 		vp->q[i].max_size = vp->q[i].size = queue_max_size;
 		vp->q[i].vector = VIRTIO_NO_VECTOR;
 		vp->q[i].kick_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 		if (vp->q[i].kick_fd < 0) {
+			r = -errno;
+			goto out_fds;
+		}
+	}
+	for (unsigned int v = 0; v < vp->nvec; v++) {
+		vp->irq_fd[v] = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+		if (vp->irq_fd[v] < 0) {
 			r = -errno;
 			goto out_fds;
 		}
@@ -625,9 +645,7 @@ int virtio_pci_init(struct virtio_pci *vp, struct pci_host *host, struct vm *vm,
 	if (!r)
 		return 0;
 out_fds:
-	for (unsigned int i = 0; i < nq; i++)
-		if (vp->q[i].kick_fd >= 0)
-			close(vp->q[i].kick_fd);
+	vp_close_fds(vp);
 	return r;
 }
 
@@ -642,16 +660,14 @@ void virtio_pci_release(struct virtio_pci *vp)
 	if (vp->bar_mapped)
 		vp_doorbells(vp, false);
 	pthread_mutex_unlock(&vp->lock);
-	for (unsigned int v = 0; v < PCI_MSIX_MAX; v++) {
-		if (vp->irq_fd[v] < 0)
-			continue;
-		irq_irqfd_deassign(vp->vm, vp->irq_fd[v], vp->gsi[v]);
-		irq_msi_free(vp->vm, vp->gsi[v]);
-		close(vp->irq_fd[v]);
-		vp->irq_fd[v] = -1;
+	for (unsigned int v = 0; v < vp->nvec; v++) {
+		if (vp->routed[v]) {
+			irq_irqfd_deassign(vp->vm, vp->irq_fd[v], vp->gsi[v]);
+			irq_msi_free(vp->vm, vp->gsi[v]);
+			vp->routed[v] = false;
+		}
 	}
-	for (unsigned int i = 0; i < vp->nq; i++)
-		close(vp->q[i].kick_fd);
+	vp_close_fds(vp);
 	pthread_mutex_destroy(&vp->lock);
 	pthread_mutex_destroy(&vp->isr_lock);
 	vp->ops = NULL;

@@ -115,7 +115,9 @@ struct virtio_pci {
 	struct virtio_pci_queue q[VIRTIO_PCI_MAX_QUEUES];
 	uint64_t bar_gpa;
 	bool bar_mapped;
-	int irq_fd[PCI_MSIX_MAX]; /* irqfd per vector, -1 until routed */
+	unsigned int nvec;	   /* MSI-X vectors: one per queue + config */
+	int irq_fd[PCI_MSIX_MAX];  /* irqfd eventfd per vector (made at init) */
+	bool routed[PCI_MSIX_MAX]; /* irq_fd bound to an MSI route (atomic) */
 	uint32_t gsi[PCI_MSIX_MAX];
 };
 

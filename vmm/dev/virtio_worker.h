@@ -1,0 +1,48 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * virtio_worker.h - the I/O thread of a virtio device.
+ *
+ * The thread is started when the device is created (before the sandbox,
+ * so no vCPU thread ever has to create or join threads) and lives until
+ * the device is destroyed. It sleeps on the queues' kick eventfds and a
+ * control eventfd. virtio_worker_activate() (from ops->activate, on a
+ * vCPU thread) lets it serve the queues; virtio_worker_pause() (from
+ * ops->reset) returns only once it no longer touches them.
+ */
+#ifndef VMLET_VIRTIO_WORKER_H
+#define VMLET_VIRTIO_WORKER_H
+
+#include <pthread.h>
+#include <stdbool.h>
+
+#include "vmm/thread.h"
+
+struct virtio_pci;
+
+struct virtio_worker {
+	struct virtio_pci *vp;
+	unsigned int nq;
+	/* serve queue q (kicked, or once at activation) */
+	void (*drain)(void *opaque, unsigned int q);
+	/* optional: poll timeout in ms while active (-1 none) and what to do
+	 * when it expires (rate limiters) */
+	int (*timeout_ms)(void *opaque);
+	void (*tick)(void *opaque);
+	void *opaque;
+	/* private */
+	pthread_t thread;
+	bool started;
+	int ctl_fd;
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	bool want_active, active, quit;
+};
+
+/* Fill vp, nq, drain (and optional fields) first. */
+int virtio_worker_start(struct virtio_worker *w, enum thread_role role, const char *name);
+void virtio_worker_activate(struct virtio_worker *w);
+void virtio_worker_pause(struct virtio_worker *w);
+/* Quit and join; safe on a worker that never started. */
+void virtio_worker_stop(struct virtio_worker *w);
+
+#endif /* VMLET_VIRTIO_WORKER_H */
