@@ -53,6 +53,7 @@ static const struct option probe_options[] = {
 	{ "cmdline", required_argument, NULL, CMD_OPT_CMDLINE },
 	{ "cpu-vendor", required_argument, NULL, CMD_OPT_VENDOR },
 	{ "log-format", required_argument, NULL, CMD_OPT_LOG_FORMAT },
+	{ "log-level", required_argument, NULL, CMD_OPT_LOG_LEVEL },
 	{ "smp", required_argument, NULL, CMD_OPT_SMP },
 	{ "memory", required_argument, NULL, CMD_OPT_MEMORY },
 	{ "dump-guest", required_argument, NULL, PROBE_OPT_DUMP },
@@ -204,13 +205,14 @@ int cmd_probe(int argc, char **argv)
 
 	memset(&p, 0, sizeof(p));
 	p.vm.log_format = LOG_FORMAT_TEXT;
+	p.vm.log_level = LOG_WARN;
 	ret = probe_parse(&p, argc, argv);
 	if (ret) {
 		if (ret < 0)
 			probe_usage(stderr);
 		return ret < 0 ? VMLET_EXIT_USAGE : VMLET_EXIT_OK;
 	}
-	log_setup(p.vm.log_format, LOG_WARN, "vmlet", NULL);
+	log_setup(p.vm.log_format, p.vm.log_level, "vmlet", NULL);
 	if (!elf_len) {
 		error("probe: this vmlet was built without the probe guest (firmware/probe)");
 		return VMLET_EXIT_ERROR;

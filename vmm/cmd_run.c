@@ -19,6 +19,7 @@ static void run_usage(FILE *f)
 		"                 [--cmdline C] [--console stdio|file:PATH|none]\n"
 		"                 [--cpu-vendor intel|amd] [--smp S,C,T] [--memory SIZE]\n"
 		"                 [--grace-period SECONDS] [--log-format json|text]\n"
+		"                 [--log-level debug|info|warning|error]\n"
 		"\n"
 		"Runs the VM the manifests describe until it powers off. SIGTERM or SIGINT\n"
 		"presses the ACPI power button; after terminationGracePeriodSeconds the VM\n"
@@ -38,6 +39,7 @@ static const struct option run_options[] = {
 	{ "smp", required_argument, NULL, CMD_OPT_SMP },
 	{ "memory", required_argument, NULL, CMD_OPT_MEMORY },
 	{ "grace-period", required_argument, NULL, CMD_OPT_GRACE },
+	{ "log-level", required_argument, NULL, CMD_OPT_LOG_LEVEL },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
@@ -51,6 +53,7 @@ int cmd_run(int argc, char **argv)
 	memset(&o, 0, sizeof(o));
 	o.console.kind = VM_CONSOLE_STDIO;
 	o.log_format = LOG_FORMAT_JSON;
+	o.log_level = LOG_INFO;
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "f:h", run_options, NULL)) != -1) {
 		if (c == 'h') {
@@ -67,12 +70,12 @@ int cmd_run(int argc, char **argv)
 		run_usage(stderr);
 		return VMLET_EXIT_USAGE;
 	}
-	log_setup(o.log_format, LOG_INFO, "vmlet", NULL);
+	log_setup(o.log_format, o.log_level, "vmlet", NULL);
 	if (cmd_vm_config(&o, &cfg))
 		return VMLET_EXIT_ERROR;
-	log_setup(o.log_format, LOG_INFO, "vmlet", cfg.name);
+	log_setup(o.log_format, o.log_level, "vmlet", cfg.name);
 	ret = cmd_vm_run(&cfg, &o, NULL, 0, NULL);
-	log_setup(o.log_format, LOG_INFO, "vmlet", NULL);
+	log_setup(o.log_format, o.log_level, "vmlet", NULL);
 	vm_config_release(&cfg);
 	return ret < 0 ? VMLET_EXIT_ERROR : cmd_vm_exit_status(ret);
 }

@@ -122,6 +122,18 @@ int cmd_vm_option(struct cmd_vm_opts *o, int c, const char *arg)
 		}
 		fprintf(stderr, "vmlet: --log-format takes json or text, not '%s'\n", arg);
 		return -1;
+	case CMD_OPT_LOG_LEVEL: {
+		static const char *const names[] = { "debug", "info", "warning", "error" };
+		unsigned int i;
+
+		for (i = 0; i < 4; i++)
+			if (!strcmp(arg, names[i])) {
+				o->log_level = (enum log_level)i;
+				return 0;
+			}
+		fprintf(stderr, "vmlet: --log-level takes debug, info, warning or error, not '%s'\n", arg);
+		return -1;
+	}
 	default:
 		return 1;
 	}

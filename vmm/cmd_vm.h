@@ -30,6 +30,7 @@ struct cmd_vm_opts {
 	bool vendor_set;
 	struct vm_console console;
 	enum log_format log_format;
+	enum log_level log_level;
 };
 
 /* Long options both commands accept; option values >= CMD_OPT_BASE. */
@@ -45,6 +46,7 @@ enum {
 	CMD_OPT_MEMORY,
 	CMD_OPT_VM,
 	CMD_OPT_GRACE,
+	CMD_OPT_LOG_LEVEL,
 };
 
 /* Handle one shared option (getopt_long result c with optarg arg):

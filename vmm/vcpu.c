@@ -186,7 +186,7 @@ static void vcpu_mmio(struct vcpu *v)
 		memset(r->mmio.data, 0xff, sizeof(r->mmio.data));
 }
 
-static void vcpu_log_regs(struct vcpu *v)
+void vcpu_log_regs(struct vcpu *v)
 {
 	struct kvm_regs regs;
 	struct kvm_sregs sregs;

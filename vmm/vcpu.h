@@ -36,6 +36,10 @@ void vcpu_kick(struct vcpu *v);
 /* Join the thread (if started), unmap and close. */
 void vcpu_destroy(struct vcpu *v);
 
+/* Log the vCPU's rip, rsp, mode registers (a warning: for post-mortems;
+ * call only while its thread is not in KVM_RUN). */
+void vcpu_log_regs(struct vcpu *v);
+
 /* Install the kick signal's handler (once per process, before vcpu_start). */
 int vcpu_signals_init(void);
 

@@ -139,6 +139,9 @@ int vm_run(struct vm *vm)
 	ret = 0;
 out_join:
 	vm_join_vcpus(vm);
+	/* where a guest that had to be stopped was stuck */
+	if (vm_exit_reason(vm) == VM_EXIT_HARD_STOP && vm->n_vcpus)
+		vcpu_log_regs(&vm->vcpus[0]);
 out:
 	vm_stopper_release(&s);
 	if (ret)

@@ -202,6 +202,11 @@ static void serial_write_reg(struct serial8250 *s, unsigned int reg, uint8_t v)
 			s->rx_count = 0;
 		break;
 	case 3:
+		/* leaving the divisor latch: the guest finished configuring */
+		if ((s->lcr & UART_LCR_DLAB) && !(v & UART_LCR_DLAB))
+			log_debug("serial: guest set COM1 to %u baud, %u data bits",
+				  115200u / (s->dll | s->dlm << 8 ? s->dll | s->dlm << 8 : 1),
+				  5u + (v & 3u));
 		s->lcr = v;
 		break;
 	case 4:
