@@ -131,6 +131,10 @@ struct arch_boot_info {
  * relocatable or loadable at ARCH_HIGH_LOAD_GPA), copy the protected-mode
  * kernel to ARCH_HIGH_LOAD_GPA, build the zero page (e820, cmdline, initrd,
  * acpi_rsdp_addr) at ARCH_ZERO_PAGE_GPA. *entry = 64-bit entry point.
+ * Errors: -ENOEXEC not a usable bzImage (no XLF_KERNEL_64, i.e. protocol
+ * < 2.12), -E2BIG cmdline longer than cmdline_size, -ENOMEM low RAM below
+ * the kernel's pref_address + init_size, -ERANGE initrd overlapping the
+ * kernel or beyond RAM / initrd_addr_max (use arch_linux_initrd_gpa()).
  */
 int arch_linux_load(uint8_t *low_mem, uint64_t low_size, const uint8_t *image,
 		    size_t image_len, const struct arch_boot_info *bi,

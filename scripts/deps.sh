@@ -6,7 +6,7 @@ PKGS="build-essential pkg-config clang libclang-rt-14-dev
 libyaml-dev libjson-c-dev libseccomp-dev libcap-ng-dev
 python3 python3-yaml qemu-system-x86 acpica-tools
 mtools dosfstools gdisk genisoimage xorriso gnu-efi
-busybox-static cpio iproute2 passt hyperfine valgrind cppcheck clang-format"
+busybox-static cpio iproute2 passt nftables hyperfine valgrind cppcheck clang-format"
 
 missing=""
 for p in $PKGS; do

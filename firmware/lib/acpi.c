@@ -50,14 +50,13 @@ const struct acpi_rsdp *fw_acpi_find_rsdp(uint64_t hint)
 	uintptr_t bda_ebda = 0x40e; /* BDA word: EBDA segment */
 	uint64_t ebda;
 
+	if (r)
+		return r;
 	__asm__("" : "+r"(bda_ebda)); /* a real address, not a null-pointer offset */
 	ebda = (uint64_t) * (const volatile uint16_t *)bda_ebda << 4;
-
-	if (!r && ebda >= 0x80000 && ebda < 0xa0000)
+	if (ebda >= 0x80000 && ebda < 0xa0000)
 		r = scan(ebda, ebda + 1024);
-	if (!r)
-		r = scan(0xe0000, 0x100000);
-	return r;
+	return r ? r : scan(0xe0000, 0x100000);
 }
 
 /* A table header at addr with a sane length, or NULL. */
@@ -281,6 +280,7 @@ void fw_acpi_power_info(const struct acpi_header *fadt, const struct acpi_header
 }
 
 #define SLEEP_CTL_SLP_EN   (1u << 5)
+#define PM1_SLP_MASK	   (FW_ABI_PM1_SLP_EN | 7u << FW_ABI_PM1_SLP_TYP_SHIFT)
 #define POWEROFF_GRACE_TSC (1ull << 28)
 
 void fw_poweroff(const struct fw_acpi_power *p)
@@ -289,10 +289,10 @@ void fw_poweroff(const struct fw_acpi_power *p)
 		uint16_t v = (uint16_t)(p->slp_typ << FW_ABI_PM1_SLP_TYP_SHIFT) | FW_ABI_PM1_SLP_EN;
 		uint8_t s = (uint8_t)((p->slp_typ & 7) << 2) | SLEEP_CTL_SLP_EN;
 
-		if (p->pm1a_cnt) {
-			outw(p->pm1a_cnt, v);
+		if (p->pm1a_cnt) { /* keep the other bits (SCI_EN) as they read */
+			outw(p->pm1a_cnt, (inw(p->pm1a_cnt) & (uint16_t)~PM1_SLP_MASK) | v);
 			if (p->pm1b_cnt)
-				outw(p->pm1b_cnt, v);
+				outw(p->pm1b_cnt, (inw(p->pm1b_cnt) & (uint16_t)~PM1_SLP_MASK) | v);
 		} else if (p->sleep_ctl.address && p->sleep_ctl.space == 1) {
 			outb((uint16_t)p->sleep_ctl.address, s);
 		} else if (p->sleep_ctl.address && p->sleep_ctl.space == 0 &&
