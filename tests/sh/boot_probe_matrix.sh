@@ -37,36 +37,4 @@ for mem in 64Mi 1000Mi 3Gi 5Gi; do
 	probe "amd 1/3/1 $mem" --smp 1,3,1 --memory "$mem" --cpu-vendor amd
 done
 
-finish; }
-BIOS=/usr/share/qemu/qboot.rom
-[[ -f $BIOS ]] || BIOS=/usr/share/qemu/bios-microvm.bin
-[[ -f $BIOS ]] || { echo "skip: no microvm firmware for the oracle"; finish; }
-declare -A QCPU=([intel]="qemu64,vendor=GenuineIntel" [amd]="EPYC,vendor=AuthenticAMD")
-
-oracle() { # VENDOR S/C/T
-	local v=$1 s c t
-	IFS=/ read -r s c t <<<"$2"
-	timeout 60 qemu-system-x86_64 -enable-kvm -cpu "${QCPU[$v]}" -m 128 \
-		-smp "sockets=$s,cores=$c,threads=$t" \
-		-nodefaults -no-user-config -nographic -display none -no-reboot \
-		-device isa-debug-exit,iobase=0xf4,iosize=4 \
-		-M microvm,x-option-roms=off,rtc=off,pit=off,pic=off,isa-serial=on,acpi=on,auto-kernel-cmdline=off \
-		-bios "$BIOS" -kernel "$TMPD/probe.elf" -serial "file:$TMPD/qemu.txt" >/dev/null 2>&1
-	"$VMLET" probe --smp "$s,$c,$t" --memory 128Mi --cpu-vendor "$v" --show-console \
-		>/dev/null 2>"$TMPD/vmlet.txt"
-	grep -a '^vcpu=' "$TMPD/qemu.txt" | tr -d '\r' | sort >"$TMPD/q"
-	grep -a '^vcpu=' "$TMPD/vmlet.txt" | tr -d '\r' | sort >"$TMPD/v"
-	if [[ -s $TMPD/q ]] && cmp -s "$TMPD/q" "$TMPD/v" &&
-		(($(wc -l <"$TMPD/v") == s * c * t)); then
-		ok "vmlet = QEMU: $v $2 ($(wc -l <"$TMPD/v") vCPUs)"
-	else
-		fail "vmlet != QEMU: $v $2"
-		diff "$TMPD/q" "$TMPD/v" | head -n 10 | sed 's/^/    /'
-	fi
-}
-for v in intel amd; do
-	for topo in 1/1/2 2/3/2 3/1/1 1/3/1 4/2/1 1/16/2; do
-		oracle "$v" "$topo"
-	done
-done
 finish
