@@ -16,6 +16,7 @@
 
 struct probe_cpu probe_cpus[PROBE_MAX_CPUS];
 struct fw_acpi_power probe_power = {.slp_typ = -1};
+uint64_t probe_tsc0;
 
 static struct fw_serial com1;
 static struct fw_lapic lapic;
@@ -32,6 +33,16 @@ static void cpuid_into(struct topo_leaf *l, uint32_t leaf, uint32_t sub)
 			 : "a"(leaf), "c"(sub));
 }
 
+/* Subleaves of 0xB/0x1F up to the first invalid one (as topo.c stops). */
+static void ext_leaf(struct topo_leaf *sub, uint32_t leaf, uint32_t n)
+{
+	for (uint32_t i = 0; i < n; i++) {
+		cpuid_into(&sub[i], leaf, i);
+		if (!(sub[i].b & 0xffff) || !(sub[i].c & 0xff00))
+			break;
+	}
+}
+
 /* This CPU's view: only the leaves topo_derive() reads. */
 static void collect(struct probe_cpu *c, const struct fw_lapic *l)
 {
@@ -44,11 +55,9 @@ static void collect(struct probe_cpu *c, const struct fw_lapic *l)
 	if (max >= 4)
 		cpuid_into(&id->l4, 4, 0);
 	if (max >= 0xb)
-		for (uint32_t i = 0; i < TOPO_LEAF_B_SUBS; i++)
-			cpuid_into(&id->lb[i], 0xb, i);
+		ext_leaf(id->lb, 0xb, TOPO_LEAF_B_SUBS);
 	if (max >= 0x1f)
-		for (uint32_t i = 0; i < TOPO_LEAF_1F_SUBS; i++)
-			cpuid_into(&id->l1f[i], 0x1f, i);
+		ext_leaf(id->l1f, 0x1f, TOPO_LEAF_1F_SUBS);
 	cpuid_into(&id->e0, 0x80000000, 0);
 	emax = (id->e0.a & 0xffff0000u) == 0x80000000u ? id->e0.a : 0;
 	if (emax >= 0x80000001)
@@ -57,6 +66,8 @@ static void collect(struct probe_cpu *c, const struct fw_lapic *l)
 		cpuid_into(&id->e8, 0x80000008, 0);
 	if (emax >= 0x8000001e)
 		cpuid_into(&id->e1e, 0x8000001e, 0);
+	if (emax >= 0x80000026)
+		ext_leaf(id->e26, 0x80000026, TOPO_LEAF_26_SUBS);
 	c->lapic_id = fw_lapic_id(l);
 }
 
@@ -97,11 +108,25 @@ static uint64_t start_aps(const uint32_t *ids, uint32_t n, bool need_x2apic)
 	return __atomic_load_n(&n_done, __ATOMIC_ACQUIRE);
 }
 
+/* The report: through the VMM's fast port when it has one, else COM1. */
+static void write_report(const char *text, size_t len)
+{
+	static struct fw_abi_report_desc desc FW_ALIGNED(8);
+
+	if (len <= FW_ABI_REPORT_MAX && inl(FW_ABI_REPORT_PORT) == FW_ABI_REPORT_MAGIC) {
+		desc = (struct fw_abi_report_desc){FW_ABI_REPORT_MAGIC, (unsigned int)len,
+						   (uintptr_t)text};
+		outl(FW_ABI_REPORT_PORT, (uint32_t)(uintptr_t)&desc);
+		return;
+	}
+	fw_serial_write(&com1, text, len);
+}
+
 static uint64_t kcall(uint64_t nr, uint64_t a0, uint64_t a1, uint64_t a2)
 {
 	switch (nr) {
 	case PROBE_KC_WRITE:
-		fw_serial_write(&com1, (const char *)(uintptr_t)a0, (size_t)a1);
+		write_report((const char *)(uintptr_t)a0, (size_t)a1);
 		return 0;
 	case PROBE_KC_START_APS:
 		return start_aps((const uint32_t *)(uintptr_t)a0, (uint32_t)a1, a2 != 0);
@@ -134,6 +159,7 @@ static void fatal(const struct fw_regs *r)
 
 void probe_main(uint32_t start_info)
 {
+	probe_tsc0 = rdtsc();
 	fw_serial_init(&com1, FW_ABI_COM1_PORT);
 	fw_cpl_init(kstack + sizeof(kstack), kcall, fatal);
 	fw_cpl3_allow_io(FW_ABI_DEBUG_PORT, 1);
