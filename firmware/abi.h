@@ -34,8 +34,9 @@
  *
  *   vendor=<12 chars>        CPUID leaf 0 vendor string of the BSP
  *   topoSource=<word>        which leaves the BSP's ids come from, Linux's
- *                            order: intel-1f | intel-b | intel-legacy |
- *                            amd-b | amd-80000008 | amd-none | none
+ *                            order: intel-1f | intel-80000026 | intel-b |
+ *                            intel-legacy | amd-1f | amd-80000026 | amd-b |
+ *                            amd-80000008 | amd-none
  *   smtShift=N  pkgShift=N   the BSP's APIC-ID field widths (cumulative)
  *   vcpus=N                  number of vcpu lines that follow (BSP first,
  *                            then APs in MADT order)

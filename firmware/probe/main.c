@@ -66,6 +66,8 @@ static void collect(struct probe_cpu *c, const struct fw_lapic *l)
 		cpuid_into(&id->e8, 0x80000008, 0);
 	if (emax >= 0x8000001e)
 		cpuid_into(&id->e1e, 0x8000001e, 0);
+	if (emax >= 0x80000026)
+		ext_leaf(id->e26, 0x80000026, TOPO_LEAF_26_SUBS);
 	c->lapic_id = fw_lapic_id(l);
 }
 
