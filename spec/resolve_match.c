@@ -56,8 +56,8 @@ struct infer {
 	struct matcher *mt;
 	const char *name_label, *kind_label;
 	const struct node *labels; /* labels holding the name label */
-	const char *fail;          /* ignorable failure */
-	const char *fatal;         /* non-ignorable failure */
+	const char *fail;	   /* ignorable failure */
+	const char *fatal;	   /* non-ignorable failure */
 };
 
 static bool has_name_label(struct infer *in, const struct node *labels)
@@ -90,9 +90,9 @@ static void from_source(struct infer *in, const struct node *src, const char *wh
 		ns = node_sval(node_get(pvc, "namespace"));
 		from_pvc(in, ns && *ns ? ns : r->ns, str_or_empty(node_get(pvc, "name")));
 	} else if (snap) {
-		in->fatal = arena_printf(r->a,
-					 "volumesnapshots.snapshot.storage.k8s.io \"%s\" not found",
-					 str_or_empty(node_get(snap, "name")));
+		in->fatal =
+		    arena_printf(r->a, "volumesnapshots.snapshot.storage.k8s.io \"%s\" not found",
+				 str_or_empty(node_get(snap, "name")));
 	} else {
 		in->fail = arena_printf(r->a, "unable to infer defaults from %s", what);
 	}
@@ -111,8 +111,9 @@ static void from_dv_spec(struct infer *in, const struct node *spec)
 		return;
 	}
 	if (!ref) {
-		in->fail = "unable to infer defaults from DataVolumeSpec as DataVolumeSource is not "
-			   "supported";
+		in->fail =
+		    "unable to infer defaults from DataVolumeSpec as DataVolumeSource is not "
+		    "supported";
 		return;
 	}
 	kind = str_or_empty(node_get(ref, "kind"));
@@ -124,7 +125,8 @@ static void from_dv_spec(struct infer *in, const struct node *spec)
 		return;
 	}
 	ns = node_sval(node_get(ref, "namespace"));
-	ds = cluster_find(r->cl, OBJ_DS, ns && *ns ? ns : r->ns, str_or_empty(node_get(ref, "name")));
+	ds = cluster_find(r->cl, OBJ_DS, ns && *ns ? ns : r->ns,
+			  str_or_empty(node_get(ref, "name")));
 	if (!ds) {
 		in->fatal = arena_printf(r->a, "datasources.cdi.kubevirt.io \"%s\" not found",
 					 str_or_empty(node_get(ref, "name")));
@@ -178,7 +180,7 @@ int match_infer(struct resolver *r, struct matcher *mt)
 	struct infer in = {.r = r, .mt = mt};
 	const char *ifv = mt->m ? node_sval(node_get(mt->m, "inferFromVolume")) : NULL;
 	bool ignore = mt->m && strcmp(str_or_empty(node_get(mt->m, "inferFromVolumeFailurePolicy")),
-				       "Ignore") == 0;
+				      "Ignore") == 0;
 	struct node *vol, *nm, *spec = node_get(r->vm, "spec");
 	const char *name, *kind;
 
@@ -192,13 +194,13 @@ int match_infer(struct resolver *r, struct matcher *mt)
 	if (!vol)
 		in.fatal = arena_printf(r->a, "unable to find volume %s to infer defaults", ifv);
 	else if (node_get(vol, "persistentVolumeClaim"))
-		from_pvc(&in, r->ns, str_or_empty(node_path(vol, "persistentVolumeClaim.claimName")));
+		from_pvc(&in, r->ns,
+			 str_or_empty(node_path(vol, "persistentVolumeClaim.claimName")));
 	else if (node_get(vol, "dataVolume"))
 		from_datavolume(&in, str_or_empty(node_path(vol, "dataVolume.name")));
 	else
-		in.fail = arena_printf(r->a,
-				       "unable to infer defaults from volume %s as type is not supported",
-				       ifv);
+		in.fail = arena_printf(
+		    r->a, "unable to infer defaults from volume %s as type is not supported", ifv);
 	if (!in.fatal && !in.fail && !node_sval(node_get(in.labels, in.name_label)))
 		in.fail = arena_printf(r->a, "unable to find required %s label on the volume",
 				       in.name_label);
@@ -293,8 +295,8 @@ static const char *v1beta1_kind(enum obj_kind k)
 }
 
 /* the object stored in a ControllerRevision, NULL with an error */
-static struct node *revision_object(struct resolver *r, struct matcher *mt,
-				    const struct object *cr, const struct node *at, const char *path)
+static struct node *revision_object(struct resolver *r, struct matcher *mt, const struct object *cr,
+				    const struct node *at, const char *path)
 {
 	struct node *data = node_get(cr->root, "data");
 	const char *api = node_sval(node_get(data, "apiVersion"));
@@ -343,7 +345,8 @@ int match_find(struct resolver *r, struct matcher *mt)
 	if (rev && *rev) {
 		cr = cluster_find(r->cl, OBJ_REVISION, r->ns, rev);
 		if (!cr) {
-			diag_err(r->d, node_get(mt->m, "revisionName"), mpath(r, mt, "revisionName"),
+			diag_err(r->d, node_get(mt->m, "revisionName"),
+				 mpath(r, mt, "revisionName"),
 				 "controllerrevisions.apps \"%s\" not found", rev);
 			return -EINVAL;
 		}
@@ -356,13 +359,13 @@ int match_find(struct resolver *r, struct matcher *mt)
 		   strcmp(str_or_empty(node_get(status_ref, "name")), mt->name) == 0 &&
 		   (cr = cluster_find(r->cl, OBJ_REVISION, r->ns, sref)) &&
 		   strcmp(str_or_empty(node_path(cr->root, "metadata.labels")
-					       ? node_get(node_path(cr->root, "metadata.labels"),
-							  "instancetype.kubevirt.io/object-name")
-					       : NULL),
+					   ? node_get(node_path(cr->root, "metadata.labels"),
+						      "instancetype.kubevirt.io/object-name")
+					   : NULL),
 			  mt->name) == 0) {
-		mt->obj = revision_object(r, mt, cr, node_path(status_ref, "controllerRevisionRef.name"),
-					  arena_printf(r->a, "status.%sRef.controllerRevisionRef.name",
-						       mt->field));
+		mt->obj = revision_object(
+		    r, mt, cr, node_path(status_ref, "controllerRevisionRef.name"),
+		    arena_printf(r->a, "status.%sRef.controllerRevisionRef.name", mt->field));
 		if (!mt->obj)
 			return -EINVAL;
 		mt->revision = sref;
@@ -370,8 +373,9 @@ int match_find(struct resolver *r, struct matcher *mt)
 		o = cluster_find(r->cl, k, mt->cluster ? "" : r->ns, mt->name);
 		if (!o) {
 			diag_err(r->d, node_get(mt->m, "name") ? node_get(mt->m, "name") : mt->m,
-				 mpath(r, mt, "name"), "%s.instancetype.kubevirt.io \"%s\" not found",
-				 resource_of(k), mt->name);
+				 mpath(r, mt, "name"),
+				 "%s.instancetype.kubevirt.io \"%s\" not found", resource_of(k),
+				 mt->name);
 			return -EINVAL;
 		}
 		mt->obj = o->root;
@@ -436,7 +440,8 @@ static struct node *make_revision(struct resolver *r, struct matcher *mt, const 
 	node_set(a, md, "name", node_str(a, name));
 	node_set(a, md, "namespace", node_str(a, r->ns));
 	labels = node_set(a, md, "labels", node_map(a));
-	node_set(a, labels, "instancetype.kubevirt.io/object-generation", node_str(a, gen ? gen : "0"));
+	node_set(a, labels, "instancetype.kubevirt.io/object-generation",
+		 node_str(a, gen ? gen : "0"));
 	node_set(a, labels, "instancetype.kubevirt.io/object-kind", node_str(a, kind));
 	node_set(a, labels, "instancetype.kubevirt.io/object-name", node_str(a, mt->name));
 	node_set(a, labels, "instancetype.kubevirt.io/object-uid",
@@ -491,8 +496,9 @@ int match_sync_revision(struct resolver *r, struct matcher *mt)
 				 mt->revision);
 			return -EINVAL;
 		}
-		node_push(r->a, r->revs, existing ? node_copy(r->a, existing->root, NULL)
-						  : make_revision(r, mt, mt->revision));
+		node_push(r->a, r->revs,
+			  existing ? node_copy(r->a, existing->root, NULL)
+				   : make_revision(r, mt, mt->revision));
 	}
 	status = node_get_map(r->a, r->vm, "status");
 	ref = node_set(r->a, status, refkey, node_map(r->a));
