@@ -142,6 +142,26 @@ static enum obj_kind classify(struct cluster *c, struct node *root, bool *cluste
 	return OBJ_OTHER;
 }
 
+static bool manifest_name(const char *n);
+
+/* A ConfigMap holding manifests (the way a pod gets them): every data entry
+ * named *.yaml|*.yml|*.json is read as one more input, named FILE#KEY (line
+ * numbers count from the start of the entry). */
+static void add_configmap(struct cluster *c, const struct node *cm)
+{
+	const struct node *data = node_get(cm, "data");
+	const char *text;
+	unsigned int i;
+
+	for (i = 0; i < data->n; i++) {
+		text = node_sval(data->kv[i].val);
+		if (!text || !manifest_name(data->kv[i].key))
+			continue;
+		cluster_add_text(c, arena_printf(&c->a, "%s#%s", cm->file, data->kv[i].key), text,
+				 strlen(text));
+	}
+}
+
 static void add_object(struct cluster *c, struct node *root)
 {
 	struct node *md = node_get(root, "metadata");
@@ -155,6 +175,10 @@ static void add_object(struct cluster *c, struct node *root)
 		for (i = 0; i < items->n; i++)
 			if (node_is_map(items->items[i]))
 				add_object(c, items->items[i]);
+		return;
+	}
+	if (kind && strcmp(kind, "ConfigMap") == 0 && node_is_map(node_get(root, "data"))) {
+		add_configmap(c, root);
 		return;
 	}
 	o = arena_alloc(&c->a, sizeof(*o));
