@@ -86,6 +86,8 @@ struct node *node_path(const struct node *m, const char *dotted);
 /* Insert or replace; returns val. m must be a map. */
 struct node *node_set(struct arena *a, struct node *m, const char *key, struct node *val);
 /* Get a child map, creating it (replacing a null/non-map value). */
+/* Append key without looking for an existing one (fresh maps only). */
+struct node *node_add(struct arena *a, struct node *m, const char *key, struct node *val);
 struct node *node_get_map(struct arena *a, struct node *m, const char *key);
 bool node_del(struct node *m, const char *key);
 /* Append to a sequence. */

@@ -321,6 +321,20 @@ static struct node *revision_object(struct resolver *r, struct matcher *mt, cons
 	return data;
 }
 
+/* a kind for comparison: lower case, singular, "" = the cluster kind */
+static const char *norm_kind(struct resolver *r, const struct matcher *mt, const char *kind)
+{
+	char *lk = lower(r->a, kind);
+	size_t l = strlen(lk);
+
+	if (!l)
+		return is_it(mt) ? "virtualmachineclusterinstancetype"
+				 : "virtualmachineclusterpreference";
+	if (lk[l - 1] == 's')
+		lk[l - 1] = 0;
+	return lk;
+}
+
 int match_find(struct resolver *r, struct matcher *mt)
 {
 	enum obj_kind k;
@@ -357,6 +371,8 @@ int match_find(struct resolver *r, struct matcher *mt)
 		mt->revision = rev;
 	} else if (sref && *sref &&
 		   strcmp(str_or_empty(node_get(status_ref, "name")), mt->name) == 0 &&
+		   strcmp(norm_kind(r, mt, node_sval(node_get(status_ref, "kind"))),
+			  norm_kind(r, mt, mt->kind)) == 0 &&
 		   (cr = cluster_find(r->cl, OBJ_REVISION, r->ns, sref)) &&
 		   strcmp(str_or_empty(node_path(cr->root, "metadata.labels")
 					   ? node_get(node_path(cr->root, "metadata.labels"),
@@ -434,40 +450,40 @@ static struct node *make_revision(struct resolver *r, struct matcher *mt, const 
 	const char *gen = node_text(node_get(omd, "generation"));
 	const char *kind = str_or_empty(node_get(mt->obj, "kind"));
 
-	node_set(a, cr, "apiVersion", node_str(a, "apps/v1"));
-	node_set(a, cr, "kind", node_str(a, "ControllerRevision"));
-	md = node_set(a, cr, "metadata", node_map(a));
-	node_set(a, md, "name", node_str(a, name));
-	node_set(a, md, "namespace", node_str(a, r->ns));
-	labels = node_set(a, md, "labels", node_map(a));
-	node_set(a, labels, "instancetype.kubevirt.io/object-generation",
+	node_add(a, cr, "apiVersion", node_str(a, "apps/v1"));
+	node_add(a, cr, "kind", node_str(a, "ControllerRevision"));
+	md = node_add(a, cr, "metadata", node_map(a));
+	node_add(a, md, "name", node_str(a, name));
+	node_add(a, md, "namespace", node_str(a, r->ns));
+	labels = node_add(a, md, "labels", node_map(a));
+	node_add(a, labels, "instancetype.kubevirt.io/object-generation",
 		 node_str(a, gen ? gen : "0"));
-	node_set(a, labels, "instancetype.kubevirt.io/object-kind", node_str(a, kind));
-	node_set(a, labels, "instancetype.kubevirt.io/object-name", node_str(a, mt->name));
-	node_set(a, labels, "instancetype.kubevirt.io/object-uid",
+	node_add(a, labels, "instancetype.kubevirt.io/object-kind", node_str(a, kind));
+	node_add(a, labels, "instancetype.kubevirt.io/object-name", node_str(a, mt->name));
+	node_add(a, labels, "instancetype.kubevirt.io/object-uid",
 		 node_str(a, str_or_empty(node_get(omd, "uid"))));
-	node_set(a, labels, "instancetype.kubevirt.io/object-version", node_str(a, "v1beta1"));
+	node_add(a, labels, "instancetype.kubevirt.io/object-version", node_str(a, "v1beta1"));
 	owner = node_map(a);
-	node_set(a, owner, "apiVersion", node_str(a, "kubevirt.io/v1"));
-	node_set(a, owner, "kind", node_str(a, "VirtualMachine"));
-	node_set(a, owner, "name", node_str(a, r->name));
-	node_set(a, owner, "uid", node_str(a, str_or_empty(node_path(r->vm, "metadata.uid"))));
-	node_set(a, owner, "controller", node_bool(a, true));
-	node_set(a, owner, "blockOwnerDeletion", node_bool(a, true));
-	node_push(a, node_set(a, md, "ownerReferences", node_seq(a)), owner);
-	data = node_set(a, cr, "data", node_map(a));
-	node_set(a, data, "apiVersion", node_str(a, "instancetype.kubevirt.io/v1beta1"));
-	node_set(a, data, "kind", node_str(a, kind));
-	dmd = node_set(a, data, "metadata", node_map(a));
-	node_set(a, dmd, "name", node_str(a, mt->name));
+	node_add(a, owner, "apiVersion", node_str(a, "kubevirt.io/v1"));
+	node_add(a, owner, "kind", node_str(a, "VirtualMachine"));
+	node_add(a, owner, "name", node_str(a, r->name));
+	node_add(a, owner, "uid", node_str(a, str_or_empty(node_path(r->vm, "metadata.uid"))));
+	node_add(a, owner, "controller", node_bool(a, true));
+	node_add(a, owner, "blockOwnerDeletion", node_bool(a, true));
+	node_push(a, node_add(a, md, "ownerReferences", node_seq(a)), owner);
+	data = node_add(a, cr, "data", node_map(a));
+	node_add(a, data, "apiVersion", node_str(a, "instancetype.kubevirt.io/v1beta1"));
+	node_add(a, data, "kind", node_str(a, kind));
+	dmd = node_add(a, data, "metadata", node_map(a));
+	node_add(a, dmd, "name", node_str(a, mt->name));
 	if (node_get(omd, "namespace") && !mt->cluster)
-		node_set(a, dmd, "namespace", node_copy(a, node_get(omd, "namespace"), NULL));
+		node_add(a, dmd, "namespace", node_copy(a, node_get(omd, "namespace"), NULL));
 	if (node_get(omd, "uid"))
-		node_set(a, dmd, "uid", node_copy(a, node_get(omd, "uid"), NULL));
+		node_add(a, dmd, "uid", node_copy(a, node_get(omd, "uid"), NULL));
 	if (node_get(omd, "generation"))
-		node_set(a, dmd, "generation", node_copy(a, node_get(omd, "generation"), NULL));
-	node_set(a, data, "spec", node_copy(a, mt->spec, NULL));
-	node_set(a, cr, "revision", node_int(a, 0));
+		node_add(a, dmd, "generation", node_copy(a, node_get(omd, "generation"), NULL));
+	node_add(a, data, "spec", node_copy(a, mt->spec, NULL));
+	node_add(a, cr, "revision", node_int(a, 0));
 	node_set_origin(cr, "default");
 	return cr;
 }

@@ -155,5 +155,9 @@ int validate_result(struct resolver *r)
 			 P(r, "domain.memory.guest"), "%s", mg);
 	check_machine(r, spec, dom);
 	check_bindings(r, dom);
+	if (r->vm && !node_is_null(node_path(r->vm, "spec.running")) &&
+	    *str_or_empty(node_path(r->vm, "spec.runStrategy")))
+		diag_err(r->d, node_path(r->vm, "spec.running"), "spec.running",
+			 "running and runStrategy are mutually exclusive");
 	return r->d->n_err != before ? -EINVAL : 0;
 }
