@@ -54,6 +54,17 @@ static int tap_set_offload(struct net_backend *be, unsigned int flags)
 	return 0;
 }
 
+static int tap_set_enabled(struct net_backend *be, bool enabled)
+{
+	struct ifreq ifr;
+
+	memset(&ifr, 0, sizeof(ifr));
+	ifr.ifr_flags = enabled ? IFF_ATTACH_QUEUE : IFF_DETACH_QUEUE;
+	if (ioctl(be->fd, TUNSETQUEUE, &ifr) < 0)
+		return error_errno(-errno, "tap: TUNSETQUEUE %s", enabled ? "attach" : "detach");
+	return 0;
+}
+
 static void tap_destroy(struct net_backend *be)
 {
 	if (be->fd >= 0)
@@ -62,10 +73,11 @@ static void tap_destroy(struct net_backend *be)
 }
 
 static const struct net_backend_ops tap_ops = {
-	.recv = tap_recv,
-	.send = tap_send,
-	.set_offload = tap_set_offload,
-	.destroy = tap_destroy,
+    .recv = tap_recv,
+    .send = tap_send,
+    .set_offload = tap_set_offload,
+    .set_enabled = tap_set_enabled,
+    .destroy = tap_destroy,
 };
 
 static int tap_open_one(const char *name, bool multi, char out_name[IFNAMSIZ])
@@ -123,6 +135,17 @@ int tap_open(const char *name, unsigned int n_queues, struct net_backend **be,
 		struct tap_be *t;
 
 		fd = tap_open_one(i ? got : (name && *name ? name : NULL), multi, got);
+		if (fd == -EINVAL && i == 0 && !info->created) {
+			/* an existing tap made in the other queue mode: adapt (a
+			 * single-queue tap gives one queue pair) */
+			multi = !multi;
+			fd = tap_open_one(name, multi, got);
+			if (fd >= 0 && !multi) {
+				log_warn("tap: '%s' is single-queue: one queue pair instead of %u",
+					 name, n_queues);
+				n_queues = 1;
+			}
+		}
 		if (fd < 0) {
 			err = fd;
 			if (err == -EPERM)
@@ -146,6 +169,7 @@ int tap_open(const char *name, unsigned int n_queues, struct net_backend **be,
 		be[i] = &t->be;
 	}
 	memcpy(info->name, got, IFNAMSIZ);
+	info->n_queues = n_queues;
 	return 0;
 
 out_close:
