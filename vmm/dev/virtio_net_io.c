@@ -29,7 +29,7 @@ static void rx_unpop(struct virtq *q, unsigned int n)
 	q->last_avail = (uint16_t)(q->last_avail - n);
 }
 
-enum rx_result { RX_NO_BUFFERS = 0, RX_DONE = 1, RX_BROKEN = -1 };
+enum rx_result { RX_NO_BUFFERS = 0, RX_DONE = 1, RX_RETRY = 2, RX_BROKEN = -1 };
 
 /*
  * Copy one frame (header included) into the guest's RX buffers: one chain,
@@ -54,8 +54,13 @@ static enum rx_result rx_deliver(struct virtio_net *n, struct virtq *q, uint8_t 
 		if (r < 0)
 			return RX_BROKEN;
 		if (r == VIRTQ_POP_EMPTY) {
+			/* Ask for a kick once the guest adds buffers past the ones
+			 * seen (virtq_enable_notify arms at last_avail, which is
+			 * exactly that point now), then put back the partial set. */
+			bool more = virtq_enable_notify(q);
+
 			rx_unpop(q, k);
-			return RX_NO_BUFFERS;
+			return more ? RX_RETRY : RX_NO_BUFFERS;
 		}
 		heads[k] = e.head;
 		lens[k] = 0;
@@ -133,6 +138,7 @@ static void rx_pump(struct virtio_net *n, unsigned int pi)
 
 	if (!q)
 		return;
+	p->rx_more = false;
 	for (budget = RX_BUDGET; budget; budget--) {
 		enum rx_result r;
 
@@ -148,16 +154,18 @@ static void rx_pump(struct virtio_net *n, unsigned int pi)
 			virtio_pci_needs_reset(&n->vp);
 			return;
 		}
+		if (r == RX_RETRY)
+			continue; /* buffers came meanwhile */
 		if (r == RX_NO_BUFFERS) {
-			/* re-arm the guest's kick; buffers may have come meanwhile */
-			if (virtq_enable_notify(q))
-				continue;
-			p->rx_wait_guest = true;
+			p->rx_wait_guest = true; /* until the guest kicks */
 			break;
 		}
 		p->rx_len = 0;
 		done++;
 	}
+	/* out of budget: come back without sleeping (a stream backend may
+	 * hold whole frames that no poll() would report) */
+	p->rx_more = !budget;
 	if (done && virtq_should_notify(q))
 		virtio_pci_queue_interrupt(&n->vp, 2 * pi);
 }
@@ -363,6 +371,8 @@ static int io_fds_build(struct virtio_net *n, bool active, struct io_fds *f)
 			fds_add(f, n->pair[i].be->fd, 1, i);
 		else
 			tmo = 100; /* a reconnecting backend (passt): look again */
+		if (n->pair[i].rx_more)
+			tmo = 0;
 	}
 	fds_add(f, virtio_pci_kick_fd(&n->vp, 2 * n->pairs), 0, 2 * n->pairs);
 	return tmo;
@@ -427,9 +437,14 @@ static void *io_main(void *arg)
 				rx_pump(n, f.queue[i]);
 			}
 		}
-		for (i = 0; active && r == 0 && i < n->active_pairs; i++)
-			if (n->pair[i].be->fd < 0)
-				rx_pump(n, i); /* let the backend reconnect */
+		for (i = 0; active && i < n->active_pairs; i++) {
+			struct net_pair *p = &n->pair[i];
+
+			if (p->be_dead || p->rx_wait_guest)
+				continue;
+			if (p->rx_more || (r == 0 && p->be->fd < 0))
+				rx_pump(n, i); /* more to do, or let the backend reconnect */
+		}
 	}
 	return NULL;
 }
