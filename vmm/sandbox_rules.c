@@ -18,7 +18,6 @@
  *   clone   CLONE_THREAD only: threads, never processes.
  */
 #include <linux/fs.h>
-#include <linux/if_tun.h>
 #include <linux/kvm.h>
 #include <sched.h>
 #include <signal.h>
@@ -28,6 +27,7 @@
 #include <linux/seccomp.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <sys/ioctl.h>
 
 #include "vmm/sandbox_rules.h"
 
@@ -161,9 +161,6 @@ static const struct sandbox_rule net_io[] = {
 	ALLOW_EQ(socket, 0, AF_UNIX),
 	ALLOW(connect),
 	ALLOW(close),
-	/* virtio-net: the receive offloads the guest negotiated, set on the
-	 * tap at each DRIVER_OK (virtio_net_io.c) */
-	ALLOW_IOCTL(TUNSETOFFLOAD),
 };
 
 static const struct sandbox_rule helper[] = {
@@ -218,6 +215,8 @@ static const struct sandbox_rule main_loop[] = {
 	ALLOW(fstat),
 	ALLOW_EQ(newfstatat, 3, AT_EMPTY_PATH),
 	ALLOW(lseek),
+	/* ... and whether the stream is a terminal (isatty) */
+	ALLOW_IOCTL(TCGETS),
 };
 
 const struct sandbox_ruleset sandbox_rules_common = RULESET("common", common);
@@ -258,13 +257,13 @@ const struct sandbox_ruleset sandbox_rules_thread_start = RULESET("thread-start"
 
 #if defined(__SANITIZE_ADDRESS__)
 /*
- * ASan/LSan builds only (build/san): the sanitizer runtime's own calls, at
- * thread start/exit and the leak check at exit (which stops the world with
- * a ptrace helper and reads /proc/self/maps).
+ * ASan builds only (build/san): the sanitizer runtime's own calls at thread
+ * start and exit. LeakSanitizer's exit-time check (a ptrace helper reading
+ * /proc) cannot run confined: sandbox_apply() runs it early instead.
  */
 static const struct sandbox_rule sanitizer[] = {
 	ALLOW(sigaltstack), ALLOW(rt_sigaction), ALLOW(sched_yield), ALLOW(getrlimit),
-	ALLOW(prlimit64),   ALLOW(sched_getaffinity), ALLOW(madvise),
+	ALLOW(prlimit64),   ALLOW(sched_getaffinity), ALLOW(madvise), ALLOW(prctl),
 };
 const struct sandbox_ruleset sandbox_rules_sanitizer = RULESET("sanitizer", sanitizer);
 #else
