@@ -108,11 +108,25 @@ static uint64_t start_aps(const uint32_t *ids, uint32_t n, bool need_x2apic)
 	return __atomic_load_n(&n_done, __ATOMIC_ACQUIRE);
 }
 
+/* The report: through the VMM's fast port when it has one, else COM1. */
+static void write_report(const char *text, size_t len)
+{
+	static struct fw_abi_report_desc desc FW_ALIGNED(8);
+
+	if (len <= FW_ABI_REPORT_MAX && inl(FW_ABI_REPORT_PORT) == FW_ABI_REPORT_MAGIC) {
+		desc = (struct fw_abi_report_desc){FW_ABI_REPORT_MAGIC, (unsigned int)len,
+						   (uintptr_t)text};
+		outl(FW_ABI_REPORT_PORT, (uint32_t)(uintptr_t)&desc);
+		return;
+	}
+	fw_serial_write(&com1, text, len);
+}
+
 static uint64_t kcall(uint64_t nr, uint64_t a0, uint64_t a1, uint64_t a2)
 {
 	switch (nr) {
 	case PROBE_KC_WRITE:
-		fw_serial_write(&com1, (const char *)(uintptr_t)a0, (size_t)a1);
+		write_report((const char *)(uintptr_t)a0, (size_t)a1);
 		return 0;
 	case PROBE_KC_START_APS:
 		return start_aps((const uint32_t *)(uintptr_t)a0, (uint32_t)a1, a2 != 0);

@@ -142,8 +142,8 @@ enum want { WANT_ARP_REPLY, WANT_ECHO_REPLY, WANT_SYN };
  * answering ARP requests for the guest's own address on the way. For
  * WANT_ARP_REPLY the sender MAC goes to mac; for WANT_SYN arg is the port.
  */
-static bool guest_await(struct net_backend *be, const uint8_t me[6], uint32_t my_ip,
-			enum want w, uint32_t arg, uint8_t mac[6], int ms)
+static bool guest_await(struct net_backend *be, const uint8_t me[6], uint32_t my_ip, enum want w,
+			uint32_t arg, uint8_t mac[6], int ms)
 {
 	uint8_t buf[NET_FRAME_MAX], out[64];
 	long end = testns_now_ms() + ms;
@@ -157,8 +157,8 @@ static bool guest_await(struct net_backend *be, const uint8_t me[6], uint32_t my
 			continue;
 		if (pkt_be16(f + 12) == PKT_ETHERTYPE_ARP) {
 			if (pkt_be16(a->op) == 1 && pkt_be32(a->tpa) == my_ip) {
-				size_t l = arp_frame(out, me, a->sha, 2, my_ip, a->sha,
-						     pkt_be32(a->spa));
+				size_t l =
+				    arp_frame(out, me, a->sha, 2, my_ip, a->sha, pkt_be32(a->spa));
 				testns_send(be, out, l);
 			} else if (w == WANT_ARP_REPLY && pkt_be16(a->op) == 2 &&
 				   pkt_be32(a->spa) == arg) {
@@ -180,7 +180,7 @@ static bool guest_await(struct net_backend *be, const uint8_t me[6], uint32_t my
 	return false;
 }
 
-static const uint8_t bcast[6] = { 0xff, 0xff, 0xff, 0xff, 0xff, 0xff };
+static const uint8_t bcast[6] = {0xff, 0xff, 0xff, 0xff, 0xff, 0xff};
 
 /* DISCOVER through net_intercept: the binding's lease comes back. */
 static bool dhcp_offer_ok(const struct net_attach *a, uint32_t want_ip)
@@ -215,8 +215,8 @@ static void test_bridge(void)
 	make_env(&env);
 	make_cfg(&cfg, &nic, VM_BIND_BRIDGE);
 	p = popen("ip -o link show eth0 | sed 's|.*link/ether \\([^ ]*\\).*|\\1|'", "r");
-	CHECK(p && fscanf(p, "%hhx:%hhx:%hhx:%hhx:%hhx:%hhx", &pod_mac[0], &pod_mac[1],
-			  &pod_mac[2], &pod_mac[3], &pod_mac[4], &pod_mac[5]) == 6);
+	CHECK(p && fscanf(p, "%hhx:%hhx:%hhx:%hhx:%hhx:%hhx", &pod_mac[0], &pod_mac[1], &pod_mac[2],
+			  &pod_mac[3], &pod_mac[4], &pod_mac[5]) == 6);
 	if (p)
 		pclose(p);
 	CHECK(net_attach(&cfg, 0, 1, &env, &a) == 0);
@@ -236,9 +236,8 @@ static void test_bridge(void)
 	CHECK(testns_sh("! ip -4 addr show dev eth0 | grep -q inet") == 0);
 	CHECK(testns_sh("ip link show eth0 | grep -q 'master %s'", a.bridge) == 0);
 	CHECK(testns_sh("ip link show %s | grep -q 'master %s'", a.tap, a.bridge) == 0);
-	CHECK(testns_sh("! ip link show eth0 | grep -qi %02x:%02x:%02x:%02x:%02x:%02x",
-			pod_mac[0], pod_mac[1], pod_mac[2], pod_mac[3], pod_mac[4],
-			pod_mac[5]) == 0);
+	CHECK(testns_sh("! ip link show eth0 | grep -qi %02x:%02x:%02x:%02x:%02x:%02x", pod_mac[0],
+			pod_mac[1], pod_mac[2], pod_mac[3], pod_mac[4], pod_mac[5]) == 0);
 
 	/* the guest, with the pod's IP, reaches the node across the bridge */
 	len = arp_frame(f, a.mac, bcast, 1, POD_IP, NULL, OUT_IP);
@@ -260,7 +259,7 @@ static void test_bridge(void)
 
 static void test_masquerade(void)
 {
-	struct vm_port ports[] = { { .protocol = "TCP", .port = 8080 } };
+	struct vm_port ports[] = {{.protocol = "TCP", .port = 8080}};
 	struct vm_config cfg;
 	struct vm_nic nic;
 	struct net_env env;
@@ -298,10 +297,12 @@ static void test_masquerade(void)
 
 	/* node → pod:8080 is forwarded to the guest; 9090 is not */
 	testns_sh("nsenter -t %d -n sh -c 'timeout 2 bash -c \"echo > /dev/tcp/10.200.0.2/8080\"' "
-		  ">/dev/null 2>&1 &", outside);
+		  ">/dev/null 2>&1 &",
+		  outside);
 	CHECK(guest_await(a.be[0], a.mac, NET_MASQ_GUEST, WANT_SYN, 8080, NULL, 3000));
 	testns_sh("nsenter -t %d -n sh -c 'timeout 1 bash -c \"echo > /dev/tcp/10.200.0.2/9090\"' "
-		  ">/dev/null 2>&1 &", outside);
+		  ">/dev/null 2>&1 &",
+		  outside);
 	CHECK(!guest_await(a.be[0], a.mac, NET_MASQ_GUEST, WANT_SYN, 9090, NULL, 1000));
 
 	/* attaching again replaces the table instead of failing */
@@ -315,10 +316,11 @@ static void test_masquerade(void)
 static void test_nft_script(void)
 {
 	struct vm_port ports[] = {
-		{ .protocol = "TCP", .port = 80 }, { .protocol = "UDP", .port = 53 },
-		{ .port = 443 },
+	    {.protocol = "TCP", .port = 80},
+	    {.protocol = "UDP", .port = 53},
+	    {.port = 443},
 	};
-	struct vm_nic nic = { .name = "default" };
+	struct vm_nic nic = {.name = "default"};
 	char buf[2048], small[64];
 
 	CHECK(binding_nft_script(buf, sizeof(buf), "vmlet_default", "eth0", "vt-default", &nic) >
@@ -339,7 +341,7 @@ static void test_unsupported(void)
 {
 	struct vm_config cfg;
 	struct vm_nic nic;
-	struct net_env env = { .in_pod = true, .cap_net_admin = true, .pod_iface = "eth0" };
+	struct net_env env = {.in_pod = true, .cap_net_admin = true, .pod_iface = "eth0"};
 	struct net_attach a;
 
 	make_cfg(&cfg, &nic, VM_BIND_BRIDGE);

@@ -68,7 +68,7 @@ static inline ssize_t testns_recv(struct net_backend *be, void *buf, size_t cap,
 	long end = testns_now_ms() + ms;
 
 	for (;;) {
-		struct pollfd p = { .fd = be->fd, .events = POLLIN };
+		struct pollfd p = {.fd = be->fd, .events = POLLIN};
 		ssize_t n = be->ops->recv(be, buf, cap);
 		long left = end - testns_now_ms();
 
@@ -86,8 +86,8 @@ static inline ssize_t testns_recv(struct net_backend *be, void *buf, size_t cap,
 /* Send a frame (without vnet header) through a backend, zero header. */
 static inline int testns_send(struct net_backend *be, const void *frame, size_t len)
 {
-	struct net_vnet_hdr h = { 0 };
-	struct iovec iov[2] = { { &h, sizeof(h) }, { (void *)frame, len } };
+	struct net_vnet_hdr h = {0};
+	struct iovec iov[2] = {{&h, sizeof(h)}, {(void *)frame, len}};
 
 	return be->ops->send(be, iov, 2);
 }

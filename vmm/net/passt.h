@@ -35,14 +35,14 @@
 struct net_backend;
 struct vm_port;
 
-#define PASST_BACKOFF_MIN_MS 100
-#define PASST_BACKOFF_MAX_MS 5000
+#define PASST_BACKOFF_MIN_MS   100
+#define PASST_BACKOFF_MAX_MS   5000
 #define PASST_BACKOFF_RESET_MS 10000
 
 struct passt_config {
-	const char *binary;           /* NULL: "passt" from PATH */
-	unsigned int mtu;             /* 0: passt's default (65520) */
-	const struct vm_port *ports;  /* forwarded TCP/UDP ports */
+	const char *binary;	     /* NULL: "passt" from PATH */
+	unsigned int mtu;	     /* 0: passt's default (65520) */
+	const struct vm_port *ports; /* forwarded TCP/UDP ports */
 	unsigned int n_ports;
 };
 
