@@ -18,6 +18,7 @@
  *   clone   CLONE_THREAD only: threads, never processes.
  */
 #include <linux/fs.h>
+#include <linux/if_tun.h>
 #include <linux/kvm.h>
 #include <sched.h>
 #include <signal.h>
