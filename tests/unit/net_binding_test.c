@@ -24,40 +24,9 @@ static bool can_ns;
 static pid_t outside = -1;
 static char resolv[64];
 
-/* A fresh pod netns (this process) and outside netns (a child). */
 static bool make_pod(void)
 {
-	int p[2];
-	char c;
-
-	if (outside > 0) {
-		kill(outside, SIGKILL);
-		waitpid(outside, NULL, 0);
-	}
-	if (testns_enter() < 0 || pipe(p) < 0)
-		return false;
-	outside = fork();
-	if (outside == 0) {
-		prctl(PR_SET_PDEATHSIG, SIGKILL);
-		if (unshare(CLONE_NEWNET) < 0)
-			_exit(1);
-		if (write(p[1], "x", 1) != 1)
-			_exit(1);
-		pause();
-		_exit(0);
-	}
-	close(p[1]);
-	if (read(p[0], &c, 1) != 1)
-		return false;
-	close(p[0]);
-	return testns_sh("ip link add eth0 type veth peer name node0 && "
-			 "ip link set node0 netns %d && "
-			 "ip addr add 10.200.0.2/24 dev eth0 && ip link set eth0 up && "
-			 "ip route add default via 10.200.0.1 && "
-			 "nsenter -t %d -n sh -c 'ip link set lo up && "
-			 "ip addr add 10.200.0.1/24 dev node0 && ip link set node0 up && "
-			 "echo 1 > /proc/sys/net/ipv6/conf/node0/disable_ipv6'",
-			 outside, outside) == 0;
+	return testns_pod(&outside) == 0;
 }
 
 static void make_env(struct net_env *env)

@@ -770,6 +770,205 @@ static void test_create_nic(void)
 	tdrv_release(&e.d);
 }
 
+static const uint8_t g_mac[6] = {0x02, 0x00, 0x00, 0x00, 0x00, 0x42};
+
+/* A DHCP client message from the guest (type, requested ip). */
+static size_t guest_dhcp(uint8_t *f, const uint8_t mac[6], uint8_t type, uint32_t req_ip)
+{
+	static const uint8_t bc[6] = {0xff, 0xff, 0xff, 0xff, 0xff, 0xff};
+	uint8_t *b = f + PKT_UDP_HLEN, *o;
+
+	memset(f, 0, PKT_UDP_HLEN + 300);
+	b[0] = 1, b[1] = 1, b[2] = 6;
+	memcpy(b + 4, "\x55\x66\x77\x88", 4);
+	memcpy(b + 28, mac, 6);
+	b[236] = 99, b[237] = 130, b[238] = 83, b[239] = 99;
+	o = b + 240;
+	*o++ = 53, *o++ = 1, *o++ = type;
+	if (req_ip) {
+		*o++ = 50, *o++ = 4;
+		pkt_put32(o, req_ip);
+		o += 4;
+	}
+	*o = 255;
+	return pkt_udp4_finish(f, bc, mac, 0, 0xffffffff, 68, 67, 300);
+}
+
+/* Post one 2 KiB RX buffer, remembering where it is. */
+static void rx_refill(struct env *e, gpa_t *bufs)
+{
+	gpa_t g = alloc(e, 2048);
+
+	bufs[ring_post(e, 0, (struct tbuf[]){{g, 2048, 1}}, 1)] = g;
+	tvdev_kick(&e->v, 0);
+}
+
+enum gw_want { GW_DHCP, GW_ARP_REPLY, GW_ECHO_REPLY, GW_SYN };
+
+/*
+ * The guest's receive loop: wait for a frame of the wanted kind, answering
+ * ARP requests for our address (as a guest stack would) and refilling
+ * buffers. Returns the frame's guest address (after the header) or 0.
+ */
+static gpa_t guest_wait(struct env *e, gpa_t *bufs, uint32_t my_ip, enum gw_want w, uint32_t arg,
+			int ms)
+{
+	long end = testns_now_ms() + ms;
+	uint32_t id, len;
+
+	while (testns_now_ms() < end) {
+		const uint8_t *f, *l4;
+		gpa_t at;
+
+		if (!ring_used(e, 0, &id, &len, 50) || id >= QSIZE)
+			continue;
+		at = bufs[id] + 12;
+		f = e->d.ram + at;
+		l4 = f + PKT_ETH_HLEN + 20;
+		rx_refill(e, bufs);
+		if (len < 12 + 42)
+			continue;
+		if (pkt_be16(f + 12) == PKT_ETHERTYPE_ARP) {
+			const struct pkt_arp *a = (const struct pkt_arp *)(f + PKT_ETH_HLEN);
+			struct net_vnet_hdr h = {0};
+			uint8_t r[60] = {0};
+			struct pkt_arp *ra = (struct pkt_arp *)(r + PKT_ETH_HLEN);
+
+			if (w == GW_ARP_REPLY && pkt_be16(a->op) == 2 && pkt_be32(a->spa) == arg)
+				return at;
+			if (pkt_be16(a->op) != 1 || pkt_be32(a->tpa) != my_ip)
+				continue;
+			memcpy(r, a->sha, 6);
+			memcpy(r + 6, g_mac, 6);
+			pkt_put16(r + 12, PKT_ETHERTYPE_ARP);
+			memcpy(ra, a, 8);
+			pkt_put16(ra->op, 2);
+			memcpy(ra->sha, g_mac, 6);
+			pkt_put32(ra->spa, my_ip);
+			memcpy(ra->tha, a->sha, 6);
+			memcpy(ra->tpa, a->spa, 4);
+			tx_post(e, &h, r, sizeof(r));
+			continue;
+		}
+		if (pkt_be16(f + 12) != PKT_ETHERTYPE_IPV4)
+			continue;
+		if (w == GW_DHCP && f[23] == PKT_IPPROTO_UDP && pkt_be16(l4 + 2) == 68)
+			return at;
+		if (w == GW_ECHO_REPLY && f[23] == PKT_IPPROTO_ICMP && l4[0] == 0 &&
+		    pkt_be32(f + 26) == arg)
+			return at;
+		if (w == GW_SYN && f[23] == PKT_IPPROTO_TCP && pkt_be16(l4 + 2) == arg &&
+		    (l4[13] & 2) && pkt_be32(f + 30) == my_ip)
+			return at;
+	}
+	return 0;
+}
+
+/*
+ * The whole masquerade chain as `vmlet run` builds it (virtio_net_create_nic
+ * in a netns that plays the pod): DHCP from vmlet through the device, ARP
+ * to the tap's gateway, ICMP NATed out to the node, and a forwarded port.
+ */
+static void test_masquerade_device(void)
+{
+	struct vm_port ports[] = {{.protocol = "TCP", .port = 8080}};
+	struct vm_nic nic = {.name = "default",
+			     .model = "virtio",
+			     .binding = VM_BIND_MASQUERADE,
+			     .ports = ports,
+			     .n_ports = 1};
+	struct vm_config cfg;
+	struct virtio_net *n = NULL;
+	struct net_vnet_hdr h = {0};
+	gpa_t bufs[QSIZE] = {0}, at;
+	uint8_t f[600], gw_mac[6];
+	pid_t outside = -1;
+	struct env e;
+	size_t len;
+
+	if (!in_netns || access("/usr/sbin/nft", X_OK))
+		SKIP("needs root, network namespaces and nft");
+	CHECK(testns_pod(&outside) == 0);
+	setenv("VMLET_POD_INTERFACE", "eth0", 1);
+	vm_config_init(&cfg);
+	cfg.name = "vm";
+	nic.mac_set = true;
+	memcpy(nic.mac, g_mac, 6);
+	cfg.nics = &nic;
+	cfg.n_nics = 1;
+	memset(&e, 0, sizeof(e));
+	tbus_n = 0;
+	tdrv_init(&e.d, 4 << 20, QSIZE);
+	CHECK(pci_host_init(&e.h, NULL, &tbus_pio, &tbus_mmio) == 0);
+	CHECK(virtio_net_create_nic(&n, &e.h, NULL, &e.d.mem, &cfg, 0) == 0);
+	unsetenv("VMLET_POD_INTERFACE");
+	if (!n || tvdev_probe(&e.v, 1))
+		goto out;
+	e.net = n;
+	e.nq = 3;
+	tvdev_msix(&e.v, 4);
+	CHECK(start(&e, F_BASE | F_MRG | F(0) | F(1), NULL) == 0x0f);
+	for (int i = 0; i < 16; i++)
+		rx_refill(&e, bufs);
+
+	/* DHCP: vmlet answers through the device */
+	len = guest_dhcp(f, g_mac, DHCP_DISCOVER, 0);
+	tx_post(&e, &h, f, len);
+	at = guest_wait(&e, bufs, 0, GW_DHCP, 0, 3000);
+	CHECK(at && pkt_be32(e.d.ram + at + PKT_UDP_HLEN + 16) == 0x0a000202);
+	len = guest_dhcp(f, g_mac, DHCP_REQUEST, 0x0a000202);
+	tx_post(&e, &h, f, len);
+	at = guest_wait(&e, bufs, 0, GW_DHCP, 0, 3000);
+	CHECK(at && e.d.ram[at + PKT_UDP_HLEN + 240 + 2] == DHCP_ACK);
+
+	/* ARP for the gateway 10.0.2.1: the pod's kernel answers on the tap */
+	memset(f, 0, 60);
+	memset(f, 0xff, 6);
+	memcpy(f + 6, g_mac, 6);
+	pkt_put16(f + 12, PKT_ETHERTYPE_ARP);
+	memcpy(f + 14, "\x00\x01\x08\x00\x06\x04\x00\x01", 8);
+	memcpy(f + 22, g_mac, 6);
+	pkt_put32(f + 28, 0x0a000202);
+	pkt_put32(f + 38, 0x0a000201);
+	tx_post(&e, &h, f, 60);
+	at = guest_wait(&e, bufs, 0x0a000202, GW_ARP_REPLY, 0x0a000201, 3000);
+	CHECK(at != 0);
+	if (!at)
+		goto out;
+	memcpy(gw_mac, e.d.ram + at + 22, 6);
+
+	/* ICMP to the node, NATed through the pod's eth0 */
+	memset(f, 0, 100);
+	memcpy(f, gw_mac, 6);
+	memcpy(f + 6, g_mac, 6);
+	pkt_put16(f + 12, PKT_ETHERTYPE_IPV4);
+	f[14] = 0x45;
+	pkt_put16(f + 16, 20 + 16);
+	f[22] = 64;
+	f[23] = PKT_IPPROTO_ICMP;
+	pkt_put32(f + 26, 0x0a000202);
+	pkt_put32(f + 30, 0x0ac80001);
+	pkt_put16(f + 24, pkt_csum_fold(pkt_csum_add(0, f + 14, 20)));
+	f[34] = 8;
+	pkt_put16(f + 36, pkt_csum_fold(pkt_csum_add(0, f + 34, 16)));
+	tx_post(&e, &h, f, PKT_ETH_HLEN + 36);
+	CHECK(guest_wait(&e, bufs, 0x0a000202, GW_ECHO_REPLY, 0x0ac80001, 3000) != 0);
+
+	/* the node connects to the pod's port 8080: the guest sees the SYN */
+	testns_sh("nsenter -t %d -n sh -c 'timeout 2 bash -c \"echo > /dev/tcp/10.200.0.2/8080\"' "
+		  ">/dev/null 2>&1 &",
+		  outside);
+	CHECK(guest_wait(&e, bufs, 0x0a000202, GW_SYN, 8080, 3000) != 0);
+out:
+	virtio_net_destroy(n);
+	pci_host_release(&e.h);
+	tdrv_release(&e.d);
+	if (outside > 0) {
+		kill(outside, SIGKILL);
+		waitpid(outside, NULL, 0);
+	}
+}
+
 int main(void)
 {
 	TEST_RUN(test_config_features);
@@ -782,5 +981,6 @@ int main(void)
 	TEST_RUN(test_backend_gone);
 	TEST_RUN(test_real_tap); /* it moves the process into a new netns */
 	TEST_RUN(test_create_nic);
+	TEST_RUN(test_masquerade_device);
 	return test_summary();
 }
