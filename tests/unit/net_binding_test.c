@@ -329,6 +329,19 @@ static void test_unsupported(void)
 	nic.binding = VM_BIND_MASQUERADE;
 	nic.network_type = "multus";
 	CHECK(net_validate(&cfg) == -ENOTSUP);
+	{
+		/* two interfaces on the pod network; fine once one has a tap */
+		struct vm_nic two[2] = {{.name = "a", .binding = VM_BIND_MASQUERADE},
+					{.name = "b", .binding = VM_BIND_BRIDGE}};
+
+		cfg.nics = two;
+		cfg.n_nics = 2;
+		CHECK(net_validate(&cfg) == -ENOTSUP);
+		two[1].tap = "tap9";
+		CHECK(net_validate(&cfg) == 0);
+		cfg.nics = &nic;
+		cfg.n_nics = 1;
+	}
 }
 
 /* Outside a pod, bridge falls back to passt (the host's connectivity). */

@@ -187,13 +187,20 @@ static void test_passt_ports_and_missing(void)
 	struct net_backend *be = NULL;
 	char tcp[64], udp[64], small[4];
 
-	CHECK(passt_port_specs(ports, 5, tcp, sizeof(tcp), udp, sizeof(udp)) == 0);
+	CHECK(passt_port_specs(ports, 5, true, tcp, sizeof(tcp), udp, sizeof(udp)) == 0);
 	CHECK_STR(tcp, "80,443");
 	CHECK_STR(udp, "53,5353");
-	CHECK(passt_port_specs(NULL, 0, tcp, sizeof(tcp), udp, sizeof(udp)) == 0);
+	CHECK(passt_port_specs(ports, 1, true, tcp, sizeof(tcp), udp, sizeof(udp)) == 0);
+	CHECK_STR(tcp, "80");
+	CHECK_STR(udp, "none"); /* some ports listed: only those */
+	CHECK(passt_port_specs(NULL, 0, false, tcp, sizeof(tcp), udp, sizeof(udp)) == 0);
 	CHECK_STR(tcp, "none");
 	CHECK_STR(udp, "none");
-	CHECK(passt_port_specs(ports, 5, small, sizeof(small), udp, sizeof(udp)) == -ENAMETOOLONG);
+	CHECK(passt_port_specs(NULL, 0, true, tcp, sizeof(tcp), udp, sizeof(udp)) == 0);
+	CHECK_STR(tcp, "all"); /* KubeVirt: no ports listed, all forwarded */
+	CHECK_STR(udp, "all");
+	CHECK(passt_port_specs(ports, 5, true, small, sizeof(small), udp, sizeof(udp)) ==
+	      -ENAMETOOLONG);
 	CHECK(passt_create(&cfg, &be) == -ENOENT && !be);
 }
 

@@ -96,15 +96,26 @@ static int validate_nic(const struct vm_nic *nic)
 	return 0;
 }
 
+static bool on_pod_network(const struct vm_nic *nic)
+{
+	return !nic->tap && (!nic->network_type || !strcmp(nic->network_type, "pod"));
+}
+
 int net_validate(const struct vm_config *cfg)
 {
-	unsigned int i;
+	unsigned int i, pod = 0;
 	int err;
 
 	for (i = 0; i < cfg->n_nics; i++) {
 		err = validate_nic(&cfg->nics[i]);
 		if (err)
 			return err;
+		/* one pod interface, one guest address to hand out */
+		if (on_pod_network(&cfg->nics[i]) && ++pod > 1)
+			return net_fail(-ENOTSUP,
+					"net: interface '%s': only one interface can use the pod "
+					"network (give the others a tap with --tap)",
+					cfg->nics[i].name ? cfg->nics[i].name : "?");
 	}
 	return 0;
 }
@@ -148,13 +159,16 @@ static int attach_tap(struct net_attach *a, const struct vm_nic *nic, unsigned i
 	return 0;
 }
 
-static int attach_passt(struct net_attach *a, const struct vm_nic *nic)
+static int attach_passt(struct net_attach *a, const struct vm_nic *nic, const struct net_env *env)
 {
 	struct passt_config pc = {
 	    .mtu = nic->mtu ? nic->mtu : 1500,
 	    .ports = nic->ports,
 	    .n_ports = nic->n_ports,
 	    .binary = getenv("VMLET_PASST"),
+	    /* KubeVirt forwards every port when none is listed; on a bare
+	     * host that would hand the host's ports to the guest: none */
+	    .all_when_none = env->in_pod,
 	};
 	int err = passt_create(&pc, &a->be[0]);
 
@@ -207,7 +221,7 @@ int net_attach(const struct vm_config *cfg, unsigned int idx, unsigned int n_que
 		err = attach_tap(a, nic, n_queues);
 		break;
 	case NET_MODE_PASST:
-		err = attach_passt(a, nic);
+		err = attach_passt(a, nic, env);
 		break;
 	case NET_MODE_BRIDGE:
 		err = binding_bridge(cfg, nic, env, n_queues, a);

@@ -20,7 +20,9 @@
  *                      interface's `ports` (all TCP/UDP ports when none are
  *                      listed, as in KubeVirt) are forwarded to the guest.
  *   passt              Debian's passt, supervised (passt.h); passt answers
- *                      DHCP with the namespace's own addresses.
+ *                      DHCP with the namespace's own addresses and forwards
+ *                      the interface's `ports` (in a pod, all TCP and UDP
+ *                      ports when none are listed, as in KubeVirt).
  *
  * Pod or not: vmlet is "in a pod" when KUBERNETES_SERVICE_HOST or
  * VMLET_POD_INTERFACE is set; the pod interface is VMLET_POD_INTERFACE,

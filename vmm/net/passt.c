@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/time.h>
 #include <sys/syscall.h>
@@ -50,8 +51,8 @@ static long now_ms(void)
 	return ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-int passt_port_specs(const struct vm_port *ports, unsigned int n, char *tcp, size_t tcp_len,
-		     char *udp, size_t udp_len)
+int passt_port_specs(const struct vm_port *ports, unsigned int n, bool all_when_none, char *tcp,
+		     size_t tcp_len, char *udp, size_t udp_len)
 {
 	size_t tl = 0, ul = 0;
 	unsigned int i;
@@ -69,6 +70,11 @@ int passt_port_specs(const struct vm_port *ports, unsigned int n, char *tcp, siz
 		if (w < 0 || (size_t)w >= cap - *l)
 			return -ENAMETOOLONG;
 		*l += (size_t)w;
+	}
+	if (!tl && !ul && all_when_none) {
+		snprintf(tcp, tcp_len, "all");
+		snprintf(udp, udp_len, "all");
+		return 0;
 	}
 	if (!tl)
 		snprintf(tcp, tcp_len, "none");
@@ -89,6 +95,15 @@ static void passt_exec(struct passt_be *p, int fd)
 			_exit(127);
 	} else {
 		fcntl(fd, F_SETFD, 0);
+	}
+	if (!strcmp(p->tcp, "all")) {
+		/* a socket per port: take all the descriptors we may */
+		struct rlimit rl;
+
+		if (!getrlimit(RLIMIT_NOFILE, &rl)) {
+			rl.rlim_cur = rl.rlim_max;
+			setrlimit(RLIMIT_NOFILE, &rl);
+		}
 	}
 	null = open("/dev/null", O_RDWR);
 	if (null >= 0) {
@@ -468,8 +483,19 @@ int passt_create(const struct passt_config *cfg, struct net_backend **out)
 		err = -ENOENT;
 		goto out_free;
 	}
-	err = passt_port_specs(cfg->ports, cfg->n_ports, p->tcp, sizeof(p->tcp), p->udp,
-			       sizeof(p->udp));
+	err = passt_port_specs(cfg->ports, cfg->n_ports, cfg->all_when_none, p->tcp, sizeof(p->tcp),
+			       p->udp, sizeof(p->udp));
+	if (!err && !strcmp(p->tcp, "all")) {
+		struct rlimit rl;
+
+		if (getrlimit(RLIMIT_NOFILE, &rl) || rl.rlim_max < PASST_ALL_PORTS_NOFILE) {
+			log_warn("passt: no ports listed, but forwarding all needs %d descriptors "
+				 "(hard limit %llu): forwarding none; list the ports to forward",
+				 PASST_ALL_PORTS_NOFILE, (unsigned long long)rl.rlim_max);
+			snprintf(p->tcp, sizeof(p->tcp), "none");
+			snprintf(p->udp, sizeof(p->udp), "none");
+		}
+	}
 	if (err) {
 		error("passt: too many forwarded ports");
 		goto out_free;
