@@ -222,9 +222,10 @@ int cmd_vm_config(const struct cmd_vm_opts *o, struct vm_config *cfg)
 	struct spec_options so;
 	int ret;
 
-	if (!o->n_files) {
+	if (!o->n_files && !getenv("VMLET_MANIFEST")) {
 		vm_config_init(cfg);
 	} else {
+		/* with no -f, spec_resolve_config() reads $VMLET_MANIFEST */
 		memset(&so, 0, sizeof(so));
 		so.files = o->files;
 		so.n_files = o->n_files;
