@@ -98,6 +98,11 @@ struct ctl_vm_ops {
 	int (*console_input)(void *vm, const void *buf, size_t len);
 };
 
+/* --api-socket PATH for run/probe: getopt_long entry and value. */
+enum { CTL_OPT_API_SOCKET = 0x190 };
+#define CTL_LONGOPTS { "api-socket", required_argument, NULL, CTL_OPT_API_SOCKET }
+#define CTL_USAGE "  --api-socket PATH       control socket (vmlet ctl PATH status|stop|...)\n"
+
 struct event_loop;
 struct ctl_server;
 
@@ -114,6 +119,12 @@ int ctl_server_start(struct ctl_server *s, struct event_loop *loop,
  * file when the sandbox allows it (before sandbox_apply(), or never: a
  * stale socket file is replaced by the next ctl_server_open()). */
 void ctl_server_close(struct ctl_server *s);
+
+/* Serve s for a struct vm (vmm/ctl_vm.c: the ctl_vm_ops of a VM). */
+struct vm;
+int ctl_vm_serve(struct ctl_server *s, struct vm *vm);
+/* In-process restarts so far, for status (vmm/lifecycle.c's count). */
+void ctl_vm_set_restarts(unsigned int restarts);
 
 /* vmlet's resident set size in bytes from an open /proc/self/statm fd. */
 int ctl_rss_bytes(int statm_fd, uint64_t *out);
