@@ -38,6 +38,7 @@ static void probe_usage(FILE *f)
 	fprintf(f, "usage: vmlet probe [-f FILE|DIR ...] [--vm NAME] [-o json|text]\n"
 		   "                   [--cpu-vendor intel|amd] [--smp S,C,T] [--memory SIZE]\n"
 		   "                   [--cmdline C] [--show-console] [--dump-guest FILE]\n"
+		   "                   [--volume NAME=PATH ...] [--disk-root DIR]\n"
 		   "\n"
 		   "Boots the built-in probe guest with the VM's CPU topology, memory and ACPI\n"
 		   "tables and compares what it reports with what is expected. Without -f, the\n"
@@ -51,6 +52,8 @@ static const struct option probe_options[] = {
     {"file", required_argument, NULL, 'f'},
     {"output", required_argument, NULL, 'o'},
     {"vm", required_argument, NULL, CMD_OPT_VM},
+    {"volume", required_argument, NULL, CMD_OPT_VOLUME},
+    {"disk-root", required_argument, NULL, CMD_OPT_DISK_ROOT},
     {"cmdline", required_argument, NULL, CMD_OPT_CMDLINE},
     {"cpu-vendor", required_argument, NULL, CMD_OPT_VENDOR},
     {"log-format", required_argument, NULL, CMD_OPT_LOG_FORMAT},

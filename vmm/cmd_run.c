@@ -20,6 +20,7 @@ static void run_usage(FILE *f)
 		   "                 [--cpu-vendor intel|amd] [--smp S,C,T] [--memory SIZE]\n"
 		   "                 [--grace-period SECONDS] [--log-format json|text]\n"
 		   "                 [--log-level debug|info|warning|error]\n"
+		   "                 [--volume NAME=PATH ...] [--disk-root DIR]\n"
 		   "\n"
 		   "Runs the VM the manifests describe until it powers off. SIGTERM or SIGINT\n"
 		   "presses the ACPI power button; after terminationGracePeriodSeconds the VM\n"
@@ -32,6 +33,8 @@ static void run_usage(FILE *f)
 static const struct option run_options[] = {
     {"file", required_argument, NULL, 'f'},
     {"vm", required_argument, NULL, CMD_OPT_VM},
+    {"volume", required_argument, NULL, CMD_OPT_VOLUME},
+    {"disk-root", required_argument, NULL, CMD_OPT_DISK_ROOT},
     {"kernel", required_argument, NULL, CMD_OPT_KERNEL},
     {"initrd", required_argument, NULL, CMD_OPT_INITRD},
     {"cmdline", required_argument, NULL, CMD_OPT_CMDLINE},

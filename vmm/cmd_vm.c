@@ -111,6 +111,17 @@ int cmd_vm_option(struct cmd_vm_opts *o, int c, const char *arg)
 	case CMD_OPT_VM:
 		o->vm_name = arg;
 		return 0;
+	case CMD_OPT_VOLUME:
+		if (o->n_volumes == CMD_MAX_FILES || !strchr(arg, '=')) {
+			fprintf(stderr, "vmlet: --volume takes NAME=PATH (at most %d), not '%s'\n",
+				CMD_MAX_FILES, arg);
+			return -1;
+		}
+		o->volumes[o->n_volumes++] = arg;
+		return 0;
+	case CMD_OPT_DISK_ROOT:
+		o->disk_root = arg;
+		return 0;
 	case CMD_OPT_KERNEL:
 		o->kernel = arg;
 		return 0;
@@ -237,6 +248,9 @@ int cmd_vm_config(const struct cmd_vm_opts *o, struct vm_config *cfg)
 		so.files = o->files;
 		so.n_files = o->n_files;
 		so.vm_name = o->vm_name;
+		so.volume_overrides = o->volumes;
+		so.n_volume_overrides = o->n_volumes;
+		so.disk_root = o->disk_root;
 		ret = spec_resolve_config(&so, cfg);
 		if (ret) {
 			if (ret == -ENOSYS)

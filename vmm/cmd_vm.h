@@ -24,6 +24,9 @@ struct cmd_vm_opts {
 	const char *files[CMD_MAX_FILES];
 	unsigned int n_files;
 	const char *vm_name; /* --vm */
+	const char *volumes[CMD_MAX_FILES]; /* --volume NAME=PATH */
+	unsigned int n_volumes;
+	const char *disk_root; /* --disk-root DIR (containerDisk images) */
 	const char *kernel, *initrd, *cmdline;
 	const char *smp, *memory; /* --smp S,C,T / --memory SIZE */
 	const char *grace;	  /* --grace-period SECONDS */
@@ -50,6 +53,8 @@ enum {
 	CMD_OPT_VM,
 	CMD_OPT_GRACE,
 	CMD_OPT_LOG_LEVEL,
+	CMD_OPT_VOLUME,
+	CMD_OPT_DISK_ROOT,
 };
 
 /* Handle one shared option (getopt_long result c with optarg arg):
