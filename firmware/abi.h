@@ -64,6 +64,10 @@
  *   s5SlpTyp=N               \_S5 SLP_TYPa found in the DSDT (-1: none)
  *   acpiPowerOff=<how>       pm1a-io 0x<port> | sleep-control-io 0x<port> |
  *                            sleep-control-mem 0x<addr> | none
+ *   tscAps=N                 TSC ticks starting the APs took (INIT-SIPI-SIPI
+ *                            to the last AP's answer or the timeout)
+ *   tscProbe=N               TSC ticks from the first 64-bit instruction to
+ *                            the finished report (serial output excluded)
  *   error=<text>             something the probe could not do (repeatable)
  *
  * Parsers must bound everything: the guest is untrusted.

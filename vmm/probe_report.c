@@ -161,6 +161,10 @@ static int parse_scalar(struct probe_report *r, const char *k, const char *v, si
 		return parse_u32(v, n, n_vcpus_line);
 	if (!strcmp(k, "memoryBytes"))
 		return parse_u64(v, n, UINT64_MAX, &r->memory_bytes);
+	if (!strcmp(k, "tscAps"))
+		return parse_u64(v, n, UINT64_MAX, &r->tsc_aps);
+	if (!strcmp(k, "tscProbe"))
+		return parse_u64(v, n, UINT64_MAX, &r->tsc_probe);
 	if (!strcmp(k, "vendor")) {
 		int err = parse_string(v, n, r->vendor_id, sizeof(r->vendor_id), false);
 
@@ -475,7 +479,9 @@ static void json_side(FILE *f, const struct probe_report *r, bool guest)
 			fputs(i ? "," : "", f);
 			json_str(f, r->bad_tables[i]);
 		}
-		fputs("],\"missingApicIds\":", f);
+		fprintf(f, "],\"tscAps\":%" PRIu64 ",\"tscProbe\":%" PRIu64, r->tsc_aps,
+			r->tsc_probe);
+		fputs(",\"missingApicIds\":", f);
 		json_u32_list(f, r->missing, r->n_missing);
 		fputs(",\"errors\":[", f);
 		for (uint32_t i = 0; i < r->n_errors; i++) {

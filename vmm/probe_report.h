@@ -61,6 +61,10 @@ struct probe_report {
 	uint32_t n_madt;
 	uint32_t madt_apic_ids[PROBE_MAX_VCPUS];
 
+	/* guest-measured TSC ticks (not compared): AP start, whole probe
+	 * before its serial output; 0 when not reported */
+	uint64_t tsc_aps, tsc_probe;
+
 	uint32_t n_errors; /* error= lines the guest printed */
 	char errors[PROBE_MAX_ERRORS][128];
 };

@@ -44,7 +44,7 @@ void fw_smp_prepare(uint32_t tramp, void (*ap_main)(uint32_t index))
 {
 	fw_ap_main = ap_main;
 	memcpy((void *)(uintptr_t)tramp, fw_ap_tramp_start,
-	       (size_t)(fw_ap_tramp_end - fw_ap_tramp_start));
+	       (size_t)((uintptr_t)fw_ap_tramp_end - (uintptr_t)fw_ap_tramp_start));
 }
 
 static void send_ipi(const struct fw_lapic *l, uint32_t apic_id, uint32_t icr)

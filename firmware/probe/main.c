@@ -16,6 +16,7 @@
 
 struct probe_cpu probe_cpus[PROBE_MAX_CPUS];
 struct fw_acpi_power probe_power = {.slp_typ = -1};
+uint64_t probe_tsc0;
 
 static struct fw_serial com1;
 static struct fw_lapic lapic;
@@ -32,6 +33,16 @@ static void cpuid_into(struct topo_leaf *l, uint32_t leaf, uint32_t sub)
 			 : "a"(leaf), "c"(sub));
 }
 
+/* Subleaves of 0xB/0x1F up to the first invalid one (as topo.c stops). */
+static void ext_leaf(struct topo_leaf *sub, uint32_t leaf, uint32_t n)
+{
+	for (uint32_t i = 0; i < n; i++) {
+		cpuid_into(&sub[i], leaf, i);
+		if (!(sub[i].b & 0xffff) || !(sub[i].c & 0xff00))
+			break;
+	}
+}
+
 /* This CPU's view: only the leaves topo_derive() reads. */
 static void collect(struct probe_cpu *c, const struct fw_lapic *l)
 {
@@ -44,11 +55,9 @@ static void collect(struct probe_cpu *c, const struct fw_lapic *l)
 	if (max >= 4)
 		cpuid_into(&id->l4, 4, 0);
 	if (max >= 0xb)
-		for (uint32_t i = 0; i < TOPO_LEAF_B_SUBS; i++)
-			cpuid_into(&id->lb[i], 0xb, i);
+		ext_leaf(id->lb, 0xb, TOPO_LEAF_B_SUBS);
 	if (max >= 0x1f)
-		for (uint32_t i = 0; i < TOPO_LEAF_1F_SUBS; i++)
-			cpuid_into(&id->l1f[i], 0x1f, i);
+		ext_leaf(id->l1f, 0x1f, TOPO_LEAF_1F_SUBS);
 	cpuid_into(&id->e0, 0x80000000, 0);
 	emax = (id->e0.a & 0xffff0000u) == 0x80000000u ? id->e0.a : 0;
 	if (emax >= 0x80000001)
@@ -134,6 +143,7 @@ static void fatal(const struct fw_regs *r)
 
 void probe_main(uint32_t start_info)
 {
+	probe_tsc0 = rdtsc();
 	fw_serial_init(&com1, FW_ABI_COM1_PORT);
 	fw_cpl_init(kstack + sizeof(kstack), kcall, fatal);
 	fw_cpl3_allow_io(FW_ABI_DEBUG_PORT, 1);

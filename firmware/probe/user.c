@@ -4,6 +4,7 @@
  * ACPI tables, topology ids of every CPU, the report (firmware/abi.h).
  */
 #include "firmware/lib/cpu.h"
+#include "firmware/lib/io.h"
 #include "firmware/lib/pvh.h"
 #include "firmware/probe/probe.h"
 
@@ -117,7 +118,7 @@ static void report_acpi(uint64_t rsdp_hint)
 static void start_aps(void)
 {
 	bool x2 = false;
-	uint64_t r;
+	uint64_t r, t0;
 
 	for (int i = 0; i < st.n_madt; i++)
 		x2 |= st.madt_ids[i] > 254;
@@ -127,7 +128,9 @@ static void start_aps(void)
 		error_line("AP trampoline page 0x8000 is not RAM: APs not started");
 		return;
 	}
+	t0 = rdtsc();
 	r = fw_kcall(PROBE_KC_START_APS, (uintptr_t)st.madt_ids, (uint64_t)st.n_madt, x2);
+	fw_buf_printf(&st.out, "tscAps=%llu\n", (unsigned long long)(rdtsc() - t0));
 	if (r == (uint64_t)-1)
 		error_line("APIC IDs above 254 but no x2APIC");
 }
@@ -223,7 +226,8 @@ void probe_user_main(void *arg)
 		st.out.overflow = false;
 		fw_buf_printf(&st.out, "\nerror=report too long\n");
 	}
-	fw_buf_printf(&st.out, FW_ABI_PROBE_END "\n");
+	fw_buf_printf(&st.out, "tscProbe=%llu\n" FW_ABI_PROBE_END "\n",
+		      (unsigned long long)(rdtsc() - probe_tsc0));
 	fw_kcall(PROBE_KC_WRITE, (uintptr_t)report, st.out.len, 0);
 	fw_kcall(PROBE_KC_POWEROFF, 0, 0, 0);
 	for (;;)

@@ -44,6 +44,7 @@ static const char good_222[] = "qboot noise\r\n"
 			       "sockets=2\n"
 			       "coresPerSocket=2\n"
 			       "threadsPerCore=2\n"
+			       "tscProbe=14572924\n"
 			       "VMLET-PROBE-END\r\n"
 			       "trailing noise";
 
@@ -85,6 +86,8 @@ static void test_parse_good(void)
 	CHECK_EQ_U64(r->n_madt, 8);
 	CHECK_EQ_U64(r->madt_apic_ids[7], 7);
 	CHECK_EQ_U64(r->n_bad_tables + r->n_errors + r->n_missing, 0);
+	CHECK_EQ_U64(r->tsc_probe, 14572924);
+	CHECK_EQ_U64(r->tsc_aps, 0);
 	free(r);
 }
 
@@ -262,6 +265,8 @@ static void test_json(void)
 		CHECK(v && json_object_get_int(json_object_object_get(v, "thread")) == 1);
 		CHECK(json_object_object_get_ex(g, "memoryBytes", &v) &&
 		      json_object_get_int64(v) == 133823488);
+		CHECK(json_object_object_get_ex(g, "tscProbe", &v) &&
+		      json_object_get_int64(v) == 14572924);
 		CHECK(json_object_object_get_ex(g, "errors", &v) &&
 		      !strcmp(json_object_get_string(json_object_array_get_idx(v, 0)),
 			      "say \"hi\" \\"));
@@ -447,7 +452,8 @@ extern const uint8_t fw_probe_start[], fw_probe_end[];
 
 static void test_embedded_probe_loads(void)
 {
-	size_t len = (size_t)(fw_probe_end - fw_probe_start), mem_size = 16u << 20;
+	size_t len = (size_t)((uintptr_t)fw_probe_end - (uintptr_t)fw_probe_start);
+	size_t mem_size = 16u << 20;
 	uint8_t *mem;
 	uint32_t entry = 0;
 

@@ -156,6 +156,7 @@ static bool supervise_wait(int ctl, int pidfd, int ms)
 
 static void __attribute__((noreturn)) passt_supervise(struct passt_be *p, int ctl)
 {
+	static const struct timeval sndtimeo = { .tv_sec = 1 };
 	struct passt_hello h = { .last_status = -1 };
 	unsigned int backoff = PASST_BACKOFF_MIN_MS;
 
@@ -174,6 +175,9 @@ static void __attribute__((noreturn)) passt_supervise(struct passt_be *p, int ct
 		close(sv[1]);
 		if (pid < 0)
 			_exit(1);
+		/* vmlet's sends block at most this long before the stream counts
+		 * as broken (set here: vmlet's I/O thread may not setsockopt) */
+		setsockopt(sv[0], SOL_SOCKET, SO_SNDTIMEO, &sndtimeo, sizeof(sndtimeo));
 		h.pid = pid;
 		h.starts++;
 		pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
@@ -239,7 +243,6 @@ static int passt_start_supervisor(struct passt_be *p)
 /* A new stream from the supervisor, if one is waiting. */
 static int passt_accept(struct passt_be *p, bool wait)
 {
-	static const struct timeval sndtimeo = { .tv_sec = 1 };
 	char cbuf[CMSG_SPACE(sizeof(int))];
 	struct passt_hello h;
 	struct iovec iov = { &h, sizeof(h) };
@@ -270,8 +273,6 @@ static int passt_accept(struct passt_be *p, bool wait)
 		return -EPROTO;
 	}
 	memcpy(&fd, CMSG_DATA(c), sizeof(int));
-	/* sends block at most this long before the stream counts as broken */
-	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &sndtimeo, sizeof(sndtimeo));
 	if (h.last_status != -1)
 		log_warn("passt: restarted (start %u) after it %s %d", h.starts,
 			 WIFSIGNALED(h.last_status) ? "died of signal" : "exited with",

@@ -1,0 +1,569 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * virtio-net without KVM: the device on the fake PCI bus of
+ * virtio_test_pci.h, a mini driver with rx/tx/control rings, and a test
+ * backend over a SOCK_SEQPACKET socketpair (one message = one frame with
+ * its vnet header) so the test plays the network. Checks TX/RX framing,
+ * merged buffers, back-pressure with no RX buffers, the DHCP intercept,
+ * the control queue, multiqueue and hostile descriptors.
+ */
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+
+#include "tests/lib/test.h"
+#include "tests/unit/virtio_test_pci.h"
+#include "vmm/dev/virtio_net.h"
+#include "vmm/net/backend.h"
+#include "vmm/net/dhcp.h"
+#include "vmm/net/net.h"
+#include "vmm/net/pkt.h"
+
+#define F(b)	  (1ull << (b))
+#define QSIZE	  64
+#define RING(q)	  (0x100000ull + (uint64_t)(q) * 0x10000)
+#define DATA_BASE 0x200000ull
+#define F_BASE	  (F(32) | F(5) | F(16) | F(3) | F(17) | F(18))
+#define F_MRG	  F(15)
+
+/* ---- test backend ---- */
+struct sp_be {
+	struct net_backend be;
+	int peer; /* the test's end */
+	unsigned int offload;
+};
+
+static ssize_t sp_recv(struct net_backend *be, void *buf, size_t cap)
+{
+	ssize_t n = recv(be->fd, buf, cap, MSG_DONTWAIT);
+
+	return n < 0 ? -errno : n;
+}
+
+static int sp_send(struct net_backend *be, const struct iovec *iov, int n)
+{
+	struct msghdr m = { .msg_iov = (struct iovec *)iov, .msg_iovlen = (size_t)n };
+
+	return sendmsg(be->fd, &m, MSG_DONTWAIT) < 0 ? -errno : 0;
+}
+
+static int sp_offload(struct net_backend *be, unsigned int flags)
+{
+	((struct sp_be *)be)->offload = flags | 0x100;
+	return 0;
+}
+
+static void sp_destroy(struct net_backend *be)
+{
+	close(be->fd);
+	close(((struct sp_be *)be)->peer);
+	free(be);
+}
+
+static const struct net_backend_ops sp_ops = { sp_recv, sp_send, sp_offload, sp_destroy };
+
+static struct sp_be *sp_new(bool vnet)
+{
+	struct sp_be *s = calloc(1, sizeof(*s));
+	int sv[2];
+
+	socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv);
+	s->be = (struct net_backend){ &sp_ops, sv[0], vnet, "test" };
+	s->peer = sv[1];
+	return s;
+}
+
+/* ---- mini driver with several rings ---- */
+struct ring {
+	uint16_t avail_idx, next_desc, last_used;
+};
+
+struct env {
+	struct pci_host h;
+	struct tdrv d; /* RAM only */
+	struct virtio_net *net;
+	struct tvdev v;
+	struct sp_be *be[2];
+	struct ring r[5];
+	gpa_t data;
+	unsigned int nq;
+};
+
+static uint16_t ring_post(struct env *e, unsigned int q, const struct tbuf *b, unsigned int n)
+{
+	struct ring *r = &e->r[q];
+	uint8_t *ram = e->d.ram;
+	uint16_t head = r->next_desc % QSIZE, idx;
+
+	for (unsigned int i = 0; i < n; i++) {
+		struct virtq_desc *d;
+
+		idx = r->next_desc++ % QSIZE;
+		d = (struct virtq_desc *)(void *)(ram + RING(q) + 16u * idx);
+		*d = (struct virtq_desc){ b[i].addr, b[i].len,
+					  (uint16_t)((b[i].write ? VIRTQ_DESC_F_WRITE : 0) |
+						     (i + 1 < n ? VIRTQ_DESC_F_NEXT : 0)),
+					  (uint16_t)(r->next_desc % QSIZE) };
+	}
+	*(uint16_t *)(void *)(ram + RING(q) + 0x4000 + 4 + 2u * (r->avail_idx % QSIZE)) = head;
+	__atomic_thread_fence(__ATOMIC_RELEASE);
+	r->avail_idx++;
+	*(uint16_t *)(void *)(ram + RING(q) + 0x4000 + 2) = r->avail_idx;
+	return head;
+}
+
+static int ring_used(struct env *e, unsigned int q, uint32_t *id, uint32_t *len, int ms)
+{
+	struct ring *r = &e->r[q];
+
+	for (int i = 0; i <= ms; i++) {
+		uint16_t idx = __atomic_load_n((uint16_t *)(void *)(e->d.ram + RING(q) + 0x8000 + 2),
+					       __ATOMIC_ACQUIRE);
+
+		if (idx != r->last_used) {
+			uint8_t *u = e->d.ram + RING(q) + 0x8000 + 4 + 8u * (r->last_used % QSIZE);
+
+			memcpy(id, u, 4);
+			memcpy(len, u + 4, 4);
+			r->last_used++;
+			return 1;
+		}
+		usleep(1000);
+	}
+	return 0;
+}
+
+static gpa_t alloc(struct env *e, uint32_t len)
+{
+	gpa_t g = e->data;
+
+	e->data += (len + 63) & ~63u;
+	return g;
+}
+
+static uint8_t status(struct env *e)
+{
+	return (uint8_t)mmio_rd(e->v.common + 0x14, 1);
+}
+
+/* Negotiate want & offered and set up every queue. Returns the status. */
+static uint8_t start(struct env *e, uint64_t want, uint64_t *offered)
+{
+	uint64_t common = e->v.common, f;
+
+	mmio_wr(common + 0x14, 0, 1);
+	mmio_wr(common + 0x14, 3, 1);
+	mmio_wr(common + 0x00, 0, 4);
+	f = mmio_rd(common + 0x04, 4);
+	mmio_wr(common + 0x00, 1, 4);
+	f |= (uint64_t)mmio_rd(common + 0x04, 4) << 32;
+	if (offered)
+		*offered = f;
+	f &= want;
+	mmio_wr(common + 0x08, 0, 4);
+	mmio_wr(common + 0x0c, (uint32_t)f, 4);
+	mmio_wr(common + 0x08, 1, 4);
+	mmio_wr(common + 0x0c, (uint32_t)(f >> 32), 4);
+	mmio_wr(common + 0x14, 0x0b, 1);
+	memset(e->r, 0, sizeof(e->r));
+	for (unsigned int q = 0; q < e->nq; q++) {
+		memset(e->d.ram + RING(q), 0, 0x10000);
+		mmio_wr(common + 0x16, q, 2);
+		mmio_wr(common + 0x18, QSIZE, 2);
+		mmio_wr(common + 0x1a, q + 1, 2);
+		mmio_wr(common + 0x20, (uint32_t)RING(q), 4);
+		mmio_wr(common + 0x24, 0, 4);
+		mmio_wr(common + 0x28, (uint32_t)(RING(q) + 0x4000), 4);
+		mmio_wr(common + 0x2c, 0, 4);
+		mmio_wr(common + 0x30, (uint32_t)(RING(q) + 0x8000), 4);
+		mmio_wr(common + 0x34, 0, 4);
+		mmio_wr(common + 0x1c, 1, 2);
+	}
+	mmio_wr(common + 0x14, 0x0f, 1);
+	e->data = DATA_BASE;
+	return status(e);
+}
+
+static int env_up(struct env *e, bool vnet, unsigned int pairs, bool dhcp)
+{
+	struct net_attach att;
+
+	memset(e, 0, sizeof(*e));
+	tbus_n = 0;
+	tdrv_init(&e->d, 4 << 20, QSIZE);
+	memset(&att, 0, sizeof(att));
+	att.name = "default";
+	memcpy(att.mac, "\x02\x00\x00\x00\x00\x42", 6);
+	att.mtu = 1500;
+	att.n_queues = pairs;
+	for (unsigned int i = 0; i < pairs; i++) {
+		e->be[i] = sp_new(vnet);
+		att.be[i] = &e->be[i]->be;
+	}
+	if (dhcp) {
+		att.dhcp = true;
+		memcpy(att.lease.client_mac, att.mac, 6);
+		memcpy(att.lease.server_mac, "\x02\x00\x00\x00\x00\x01", 6);
+		att.lease.server_ip = 0x0a000201;
+		att.lease.client_ip = 0x0a000202;
+		att.lease.netmask = 0xffffff00;
+		att.lease.router = 0x0a000201;
+	}
+	e->nq = 2 * pairs + 1;
+	if (pci_host_init(&e->h, NULL, &tbus_pio, &tbus_mmio) ||
+	    virtio_net_create(&e->net, &e->h, NULL, &e->d.mem, &att) || tvdev_probe(&e->v, 1))
+		return -1;
+	CHECK(att.be[0] == NULL); /* moved into the device */
+	tvdev_msix(&e->v, e->nq + 1);
+	return 0;
+}
+
+static void env_down(struct env *e)
+{
+	virtio_net_destroy(e->net);
+	pci_host_release(&e->h);
+	tdrv_release(&e->d);
+}
+
+/* Send len bytes of frame (with a zero header) from the network side. */
+static void net_inject(struct env *e, unsigned int pair, const void *frame, size_t len)
+{
+	uint8_t buf[NET_FRAME_MAX] = { 0 };
+
+	memcpy(buf + NET_VNET_HDR_LEN, frame, len);
+	CHECK(send(e->be[pair]->peer, buf, len + NET_VNET_HDR_LEN, 0) ==
+	      (ssize_t)(len + NET_VNET_HDR_LEN));
+}
+
+static ssize_t net_take(struct env *e, unsigned int pair, void *buf, size_t cap, int ms)
+{
+	struct pollfd p = { e->be[pair]->peer, POLLIN, 0 };
+
+	if (poll(&p, 1, ms) != 1)
+		return -1;
+	return recv(e->be[pair]->peer, buf, cap, MSG_DONTWAIT);
+}
+
+static void fill(uint8_t *f, size_t len, uint8_t seed)
+{
+	memset(f, 0xff, 6);
+	memcpy(f + 6, "\x02\x00\x00\x00\x00\x99", 6);
+	f[12] = 0x88, f[13] = 0xb5; /* local experimental ethertype */
+	for (size_t i = 14; i < len; i++)
+		f[i] = (uint8_t)(seed + i);
+}
+
+static void test_config_features(void)
+{
+	struct env e;
+	uint64_t offered;
+
+	if (env_up(&e, true, 1, false))
+		SKIP("no device");
+	CHECK_EQ_U64(ecam_rd(1, 0, 4), 0x10411af4);
+	CHECK_EQ_U64(ecam_rd(1, 0x08, 4) >> 8, 0x020000);
+	CHECK(start(&e, F_BASE | F_MRG, &offered) == 0x0f);
+	CHECK(offered & F(32) && offered & F(5) && offered & F(16) && offered & F(15));
+	CHECK(offered & F(0) && offered & F(1) && offered & F(7) && offered & F(11)); /* vnet */
+	CHECK(!(offered & F(22))); /* one pair: no MQ */
+	CHECK_EQ_U64(mmio_rd(e.v.device, 4), 0x00000002);
+	CHECK_EQ_U64(mmio_rd(e.v.device + 4, 2), 0x4200);
+	CHECK_EQ_U64(mmio_rd(e.v.device + 6, 2), 1);    /* LINK_UP */
+	CHECK_EQ_U64(mmio_rd(e.v.device + 8, 2), 1);    /* max pairs */
+	CHECK_EQ_U64(mmio_rd(e.v.device + 10, 2), 1500); /* mtu */
+	CHECK_EQ_U64(mmio_rd(e.v.common + 0x12, 2), 3);
+	/* the guest's GUEST_* choice reaches the backend */
+	CHECK(start(&e, F_BASE | F(1) | F(7), NULL) == 0x0f);
+	usleep(50000);
+	CHECK_EQ_U64(e.be[0]->offload, 0x100 | NET_OFF_CSUM | NET_OFF_TSO4);
+	env_down(&e);
+
+	if (env_up(&e, false, 1, false))
+		SKIP("no device");
+	CHECK(start(&e, F_BASE, &offered) == 0x0f);
+	CHECK(!(offered & (F(0) | F(1) | F(7) | F(11)))); /* no vnet header, no offloads */
+	env_down(&e);
+}
+
+static void test_tx(void)
+{
+	struct env e;
+	uint8_t frame[1000], got[2048];
+	struct net_vnet_hdr h = { .flags = 1, .csum_start = 34, .csum_offset = 16 };
+	uint32_t id, len;
+	gpa_t gh, gf;
+	ssize_t n;
+
+	if (env_up(&e, true, 1, false))
+		SKIP("no device");
+	CHECK(start(&e, F_BASE | F(0), NULL) == 0x0f);
+	fill(frame, sizeof(frame), 3);
+	gh = alloc(&e, 12);
+	gf = alloc(&e, sizeof(frame));
+	memcpy(e.d.ram + gh, &h, 12);
+	memcpy(e.d.ram + gf, frame, sizeof(frame));
+	ring_post(&e, 1, (struct tbuf[]){ { gh, 12, 0 }, { gf, 600, 0 }, { gf + 600, 400, 0 } },
+		  3);
+	tvdev_kick(&e.v, 1);
+	n = net_take(&e, 0, got, sizeof(got), 2000);
+	CHECK(n == 12 + (ssize_t)sizeof(frame));
+	CHECK(!memcmp(got, &h, 12) && !memcmp(got + 12, frame, sizeof(frame)));
+	CHECK(ring_used(&e, 1, &id, &len, 1000) && id == 0 && len == 0);
+
+	/* hostile: a writable descriptor in a TX chain; a buffer outside RAM */
+	ring_post(&e, 1, (struct tbuf[]){ { gh, 12, 0 }, { gf, 100, 1 } }, 2);
+	ring_post(&e, 1, (struct tbuf[]){ { gh, 12, 0 }, { 0x7ffffff0, 100, 0 } }, 2);
+	ring_post(&e, 1, (struct tbuf[]){ { gh, 8, 0 } }, 1); /* shorter than a header */
+	tvdev_kick(&e.v, 1);
+	for (int i = 0; i < 3; i++)
+		CHECK(ring_used(&e, 1, &id, &len, 1000) && len == 0);
+	CHECK(net_take(&e, 0, got, sizeof(got), 100) < 0); /* nothing went out */
+	{
+		struct virtio_net_stats st;
+
+		virtio_net_get_stats(e.net, &st);
+		CHECK_EQ_U64(st.tx_packets, 1);
+		CHECK_EQ_U64(st.tx_dropped, 3);
+	}
+	CHECK(status(&e) == 0x0f); /* bad requests do not break the device */
+	env_down(&e);
+}
+
+/* RX into buffers of bufsz; returns the number of used entries that made
+ * up the frame and checks the bytes. */
+static void rx_frame_check(struct env *e, size_t flen, uint32_t bufsz, unsigned int nbufs,
+			   unsigned int want_bufs)
+{
+	uint8_t frame[4000], got[8192];
+	gpa_t g[QSIZE];
+	uint32_t id, len, total = 0;
+	unsigned int i, used = 0;
+	uint16_t nb;
+
+	for (i = 0; i < nbufs; i++) {
+		gpa_t a = alloc(e, bufsz);
+
+		memset(e->d.ram + a, 0xcc, bufsz);
+		g[ring_post(e, 0, (struct tbuf[]){ { a, bufsz, 1 } }, 1)] = a;
+	}
+	tvdev_kick(&e->v, 0);
+	fill(frame, flen, 9);
+	net_inject(e, 0, frame, flen);
+	while (used < want_bufs && ring_used(e, 0, &id, &len, 2000)) {
+		CHECK(id < QSIZE && len <= bufsz);
+		memcpy(got + total, e->d.ram + g[id], len);
+		total += len;
+		used++;
+	}
+	CHECK_EQ_U64(used, want_bufs);
+	CHECK_EQ_U64(total, flen + 12);
+	memcpy(&nb, got + 10, 2);
+	CHECK_EQ_U64(nb, want_bufs);
+	CHECK(!memcmp(got + 12, frame, flen));
+}
+
+static void test_rx_mergeable(void)
+{
+	struct env e;
+
+	if (env_up(&e, true, 1, false))
+		SKIP("no device");
+	CHECK(start(&e, F_BASE | F_MRG, NULL) == 0x0f);
+	rx_frame_check(&e, 1400, 512, 4, 3); /* 1412 bytes: 3 buffers */
+	rx_frame_check(&e, 100, 2048, 1, 1);
+	env_down(&e);
+
+	if (env_up(&e, true, 1, false))
+		SKIP("no device");
+	CHECK(start(&e, F_BASE, NULL) == 0x0f);
+	rx_frame_check(&e, 1400, 2048, 1, 1);
+	{
+		/* no MRG_RXBUF and a buffer too small: dropped, buffer returned */
+		struct virtio_net_stats st;
+		uint32_t id, len;
+		gpa_t g = alloc(&e, 256);
+		uint8_t frame[600];
+
+		ring_post(&e, 0, (struct tbuf[]){ { g, 256, 1 } }, 1);
+		fill(frame, sizeof(frame), 1);
+		net_inject(&e, 0, frame, sizeof(frame));
+		CHECK(ring_used(&e, 0, &id, &len, 2000) && len == 0);
+		virtio_net_get_stats(e.net, &st);
+		CHECK_EQ_U64(st.rx_dropped, 1);
+		/* a device-readable RX buffer: frame dropped, ring fine */
+		ring_post(&e, 0, (struct tbuf[]){ { g, 256, 0 } }, 1);
+		net_inject(&e, 0, frame, 100);
+		CHECK(ring_used(&e, 0, &id, &len, 2000) && len == 0);
+		CHECK(status(&e) == 0x0f);
+	}
+	env_down(&e);
+}
+
+/* A guest that posts no RX buffers: vmlet reads one frame ahead, no more. */
+static void test_rx_backpressure(void)
+{
+	struct env e;
+	uint8_t frame[200];
+	struct virtio_net_stats st;
+	uint32_t id, len;
+	int queued = 0, i;
+
+	if (env_up(&e, true, 1, false))
+		SKIP("no device");
+	CHECK(start(&e, F_BASE | F_MRG, NULL) == 0x0f);
+	fill(frame, sizeof(frame), 5);
+	for (i = 0; i < 50; i++) {
+		frame[20] = (uint8_t)i;
+		net_inject(&e, 0, frame, sizeof(frame));
+	}
+	usleep(100000);
+	ioctl(e.be[0]->be.fd, FIONREAD, &queued); /* bytes still queued */
+	CHECK_EQ_U64(queued, 49 * (12 + sizeof(frame))); /* one frame read ahead */
+	virtio_net_get_stats(e.net, &st);
+	CHECK(st.rx_packets == 0 && st.rx_dropped == 0);
+	/* buffers arrive: every frame is delivered, in order */
+	for (i = 0; i < 50; i++) {
+		gpa_t g = alloc(&e, 512);
+
+		CHECK(ring_post(&e, 0, (struct tbuf[]){ { g, 512, 1 } }, 1) == i);
+	}
+	tvdev_kick(&e.v, 0);
+	for (i = 0; i < 50; i++) {
+		if (!ring_used(&e, 0, &id, &len, 2000))
+			break;
+		CHECK(id < 50 && len == 212 && e.d.ram[DATA_BASE + 512u * id + 12 + 20] == (uint8_t)i);
+	}
+	CHECK_EQ_U64(i, 50);
+	env_down(&e);
+}
+
+static void test_dhcp_intercept(void)
+{
+	struct env e;
+	uint8_t f[600], *b = f + PKT_UDP_HLEN, got[256];
+	static const uint8_t bc[6] = { 0xff, 0xff, 0xff, 0xff, 0xff, 0xff };
+	uint32_t id, len;
+	gpa_t gh, gf, gr;
+	size_t flen;
+	struct dhcp_request req;
+
+	if (env_up(&e, true, 1, true))
+		SKIP("no device");
+	CHECK(start(&e, F_BASE | F_MRG, NULL) == 0x0f);
+	memset(f, 0, sizeof(f));
+	b[0] = 1, b[1] = 1, b[2] = 6;
+	memcpy(b + 4, "\x11\x22\x33\x44", 4);
+	memcpy(b + 28, "\x02\x00\x00\x00\x00\x42", 6);
+	b[236] = 99, b[237] = 130, b[238] = 83, b[239] = 99;
+	b[240] = 53, b[241] = 1, b[242] = DHCP_DISCOVER, b[243] = 255;
+	flen = pkt_udp4_finish(f, bc, (const uint8_t *)"\x02\x00\x00\x00\x00\x42", 0,
+			       0xffffffff, 68, 67, 300);
+	gr = alloc(&e, 2048);
+	ring_post(&e, 0, (struct tbuf[]){ { gr, 2048, 1 } }, 1);
+	gh = alloc(&e, 12);
+	gf = alloc(&e, (uint32_t)flen);
+	memset(e.d.ram + gh, 0, 12);
+	memcpy(e.d.ram + gf, f, flen);
+	ring_post(&e, 1, (struct tbuf[]){ { gh, 12, 0 }, { gf, (uint32_t)flen, 0 } }, 2);
+	tvdev_kick(&e.v, 1);
+	CHECK(ring_used(&e, 1, &id, &len, 1000));
+	CHECK(ring_used(&e, 0, &id, &len, 2000) && len > 12 + PKT_UDP_HLEN + 240);
+	/* the OFFER is a valid BOOTREPLY for our xid with yiaddr 10.0.2.2 */
+	CHECK(e.d.ram[gr + 12 + PKT_UDP_HLEN] == 2);
+	CHECK(pkt_be32(e.d.ram + gr + 12 + PKT_UDP_HLEN + 4) == 0x11223344);
+	CHECK(pkt_be32(e.d.ram + gr + 12 + PKT_UDP_HLEN + 16) == 0x0a000202);
+	CHECK(dhcp_parse(e.d.ram + gr + 12, len - 12, &req) == -EINVAL); /* a reply */
+	/* and it never reached the network */
+	CHECK(net_take(&e, 0, got, sizeof(got), 100) < 0);
+	env_down(&e);
+}
+
+static uint8_t ctrl(struct env *e, uint8_t cls, uint8_t cmd, const void *data, uint32_t dlen)
+{
+	gpa_t h = alloc(e, 2), d = alloc(e, dlen + 1), a = alloc(e, 1);
+	uint32_t id, len;
+
+	e->d.ram[h] = cls;
+	e->d.ram[h + 1] = cmd;
+	if (dlen)
+		memcpy(e->d.ram + d, data, dlen);
+	e->d.ram[a] = 0xee;
+	if (dlen)
+		ring_post(e, e->nq - 1, (struct tbuf[]){ { h, 2, 0 }, { d, dlen, 0 }, { a, 1, 1 } },
+			  3);
+	else
+		ring_post(e, e->nq - 1, (struct tbuf[]){ { h, 2, 0 }, { a, 1, 1 } }, 2);
+	tvdev_kick(&e->v, (uint16_t)(e->nq - 1));
+	if (!ring_used(e, e->nq - 1, &id, &len, 2000))
+		return 0xff;
+	return e->d.ram[a];
+}
+
+static void test_ctrl_and_mq(void)
+{
+	struct env e;
+	uint64_t offered;
+	uint16_t pairs;
+	uint8_t frame[100], got[256];
+	gpa_t g;
+	uint32_t id, len;
+
+	if (env_up(&e, true, 2, false))
+		SKIP("no device");
+	CHECK(start(&e, F_BASE | F_MRG | F(22), &offered) == 0x0f);
+	CHECK(offered & F(22));
+	CHECK_EQ_U64(mmio_rd(e.v.device + 8, 2), 2);
+	CHECK_EQ_U64(mmio_rd(e.v.common + 0x12, 2), 5);
+	CHECK(ctrl(&e, 0, 0, "\1", 1) == 0); /* promisc on */
+	CHECK(ctrl(&e, 9, 0, NULL, 0) == 1); /* unknown class */
+	pairs = 3;
+	CHECK(ctrl(&e, 4, 0, &pairs, 2) == 1); /* more pairs than offered */
+	pairs = 0;
+	CHECK(ctrl(&e, 4, 0, &pairs, 2) == 1);
+	/* pair 1 is idle until the driver enables two pairs */
+	fill(frame, sizeof(frame), 7);
+	g = alloc(&e, 512);
+	memset(e.d.ram + g, 0, 12);
+	memcpy(e.d.ram + g + 12, frame, sizeof(frame));
+	ring_post(&e, 3, (struct tbuf[]){ { g, 12 + sizeof(frame), 0 } }, 1);
+	tvdev_kick(&e.v, 3);
+	CHECK(net_take(&e, 1, got, sizeof(got), 100) < 0);
+	pairs = 2;
+	CHECK(ctrl(&e, 4, 0, &pairs, 2) == 0);
+	tvdev_kick(&e.v, 3);
+	CHECK(net_take(&e, 1, got, sizeof(got), 2000) == 12 + (ssize_t)sizeof(frame));
+	CHECK(ring_used(&e, 3, &id, &len, 1000));
+	CHECK(net_take(&e, 0, got, sizeof(got), 50) < 0); /* not on pair 0 */
+	env_down(&e);
+}
+
+static void test_broken_ring(void)
+{
+	struct env e;
+
+	if (env_up(&e, true, 1, false))
+		SKIP("no device");
+	CHECK(start(&e, F_BASE, NULL) == 0x0f);
+	/* an avail entry naming descriptor 200 of a 64-entry ring */
+	*(uint16_t *)(void *)(e.d.ram + RING(1) + 0x4000 + 4) = 200;
+	*(uint16_t *)(void *)(e.d.ram + RING(1) + 0x4000 + 2) = 1;
+	tvdev_kick(&e.v, 1);
+	for (int i = 0; i < 200 && !(status(&e) & VIRTIO_CONFIG_S_NEEDS_RESET); i++)
+		usleep(5000);
+	CHECK(status(&e) & VIRTIO_CONFIG_S_NEEDS_RESET);
+	/* and a reset brings it back */
+	CHECK(start(&e, F_BASE, NULL) == 0x0f);
+	rx_frame_check(&e, 64, 2048, 1, 1);
+	env_down(&e);
+}
+
+int main(void)
+{
+	TEST_RUN(test_config_features);
+	TEST_RUN(test_tx);
+	TEST_RUN(test_rx_mergeable);
+	TEST_RUN(test_rx_backpressure);
+	TEST_RUN(test_dhcp_intercept);
+	TEST_RUN(test_ctrl_and_mq);
+	TEST_RUN(test_broken_ring);
+	return test_summary();
+}

@@ -1,0 +1,235 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * virtio_net.c - virtio-net device model: features, config space, the
+ * control queue, lifecycle (virtio 1.2 §5.1). The data path is in
+ * virtio_net_io.c.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "vmm/dev/virtio_net_int.h"
+#include "vmm/log.h"
+#include "vmm/net/mac.h"
+
+/* control queue classes and commands (§5.1.6.5) */
+#define VIRTIO_NET_CTRL_RX		 0
+#define VIRTIO_NET_CTRL_MAC		 1
+#define VIRTIO_NET_CTRL_MAC_ADDR_SET	 1
+#define VIRTIO_NET_CTRL_MQ		 4
+#define VIRTIO_NET_CTRL_MQ_VQ_PAIRS_SET	 0
+#define VIRTIO_NET_OK			 0
+#define VIRTIO_NET_ERR			 1
+
+static uint64_t net_features(void *dev)
+{
+	struct virtio_net *n = dev;
+	uint64_t f = 1ull << VIRTIO_NET_F_MAC | 1ull << VIRTIO_NET_F_STATUS |
+		     1ull << VIRTIO_NET_F_MRG_RXBUF | 1ull << VIRTIO_NET_F_CTRL_VQ |
+		     1ull << VIRTIO_NET_F_CTRL_RX;
+
+	if (n->cfg.mtu >= 68)
+		f |= 1ull << VIRTIO_NET_F_MTU;
+	if (n->pairs > 1)
+		f |= 1ull << VIRTIO_NET_F_MQ;
+	/* offloads travel in the vnet header: only backends that have one */
+	if (n->pair[0].be->has_vnet_hdr)
+		f |= 1ull << VIRTIO_NET_F_CSUM | 1ull << VIRTIO_NET_F_GUEST_CSUM |
+		     1ull << VIRTIO_NET_F_GUEST_TSO4 | 1ull << VIRTIO_NET_F_GUEST_TSO6 |
+		     1ull << VIRTIO_NET_F_GUEST_ECN | 1ull << VIRTIO_NET_F_HOST_TSO4 |
+		     1ull << VIRTIO_NET_F_HOST_TSO6 | 1ull << VIRTIO_NET_F_HOST_ECN;
+	return f;
+}
+
+static void net_config_read(void *dev, uint32_t off, void *data, uint32_t len)
+{
+	struct virtio_net *n = dev;
+
+	memset(data, 0, len);
+	if (off < sizeof(n->cfg))
+		memcpy(data, (uint8_t *)&n->cfg + off,
+		       len < sizeof(n->cfg) - off ? len : sizeof(n->cfg) - off);
+}
+
+static int net_activate(void *dev, struct virtio_pci *vp, uint64_t features)
+{
+	struct virtio_net *n = dev;
+
+	(void)vp;
+	virtio_net_io_activate(n, features);
+	return 0;
+}
+
+static void net_reset(void *dev)
+{
+	virtio_net_io_pause(dev);
+}
+
+static const struct virtio_dev_ops virtio_net_ops = {
+	.device_id = 1,
+	.class_code = 0x020000, /* network, ethernet */
+	.features = net_features,
+	.config_read = net_config_read,
+	.activate = net_activate,
+	.reset = net_reset,
+};
+
+/* One control command; returns the ack byte. */
+static uint8_t ctrl_command(struct virtio_net *n, const struct virtq_elem *e)
+{
+	uint8_t hdr[2];
+	uint16_t pairs;
+	uint8_t mac[6];
+	uint64_t data = e->out_bytes - sizeof(hdr);
+
+	virtq_iov_to_buf(e->out, e->n_out, 0, hdr, sizeof(hdr));
+	switch (hdr[0]) {
+	case VIRTIO_NET_CTRL_RX:
+		/* promiscuous/allmulti/...: the backend hands us every frame
+		 * for this NIC anyway; the guest's own filter does the rest */
+		return VIRTIO_NET_OK;
+	case VIRTIO_NET_CTRL_MAC:
+		if (hdr[1] == VIRTIO_NET_CTRL_MAC_ADDR_SET) {
+			if (data != 6)
+				return VIRTIO_NET_ERR;
+			virtq_iov_to_buf(e->out, e->n_out, 2, mac, 6);
+			if (net_mac_is_multicast(mac))
+				return VIRTIO_NET_ERR;
+			memcpy(n->cfg.mac, mac, 6);
+		}
+		return VIRTIO_NET_OK; /* MAC_TABLE_SET: filtering is the guest's */
+	case VIRTIO_NET_CTRL_MQ:
+		if (!net_has(n, VIRTIO_NET_F_MQ) || hdr[1] != VIRTIO_NET_CTRL_MQ_VQ_PAIRS_SET ||
+		    data != 2)
+			return VIRTIO_NET_ERR;
+		virtq_iov_to_buf(e->out, e->n_out, 2, &pairs, 2);
+		if (pairs < 1 || pairs > n->pairs)
+			return VIRTIO_NET_ERR;
+		n->active_pairs = pairs;
+		return VIRTIO_NET_OK;
+	}
+	return VIRTIO_NET_ERR;
+}
+
+void virtio_net_ctrl(struct virtio_net *n)
+{
+	unsigned int qi = 2 * n->pairs;
+	struct virtq *q = virtio_pci_queue(&n->vp, qi);
+	struct virtq_elem e = { .out = n->out, .in = n->in, .cap_out = NET_SEGS,
+				.cap_in = NET_SEGS };
+	unsigned int done;
+	uint8_t ack;
+	int r;
+
+	if (!q)
+		return;
+	do {
+		virtq_disable_notify(q);
+		done = 0;
+		while ((r = virtq_pop(q, &e)) > 0) {
+			done++;
+			/* §5.1.6.5: class, command, data (readable); ack (writable) */
+			if (r != VIRTQ_POP_OK || e.out_bytes < 2 || e.in_bytes < 1) {
+				log_warn_once("virtio-net: %s: malformed control command",
+					      n->name);
+				virtq_push(q, e.head, 0);
+				continue;
+			}
+			ack = ctrl_command(n, &e);
+			virtq_buf_to_iov(e.in, e.n_in, e.in_bytes - 1, &ack, 1);
+			virtq_push(q, e.head, 1);
+		}
+		if (done && virtq_should_notify(q))
+			virtio_pci_queue_interrupt(&n->vp, qi);
+		if (r < 0) {
+			virtio_pci_needs_reset(&n->vp);
+			return;
+		}
+	} while (virtq_enable_notify(q));
+}
+
+static void net_free(struct virtio_net *n)
+{
+	unsigned int i;
+
+	for (i = 0; i < NET_MAX_PAIRS; i++)
+		free(n->pair[i].rxbuf);
+	net_detach(&n->att);
+	free(n);
+}
+
+int virtio_net_create(struct virtio_net **out, struct pci_host *host, struct vm *vm,
+		      const struct guest_mem *mem, struct net_attach *att)
+{
+	struct virtio_net *n;
+	char vname[32];
+	unsigned int i;
+	int r;
+
+	if (!att->n_queues || !att->be[0])
+		return error("virtio-net: interface '%s' has no backend", att->name);
+	n = calloc(1, sizeof(*n));
+	if (!n)
+		return -ENOMEM;
+	n->att = *att;
+	memset(att->be, 0, sizeof(att->be));
+	att->n_queues = 0;
+	snprintf(n->name, sizeof(n->name), "%s", n->att.name);
+	n->pairs = n->att.n_queues < NET_MAX_PAIRS ? n->att.n_queues : NET_MAX_PAIRS;
+	n->nq = 2 * n->pairs + 1;
+	n->active_pairs = 1;
+	for (i = 0; i < n->pairs; i++) {
+		n->pair[i].be = n->att.be[i];
+		n->pair[i].rxbuf = malloc(NET_FRAME_MAX);
+		if (!n->pair[i].rxbuf) {
+			net_free(n);
+			return -ENOMEM;
+		}
+	}
+	memcpy(n->cfg.mac, n->att.mac, 6);
+	n->cfg.status = VIRTIO_NET_S_LINK_UP;
+	n->cfg.max_virtqueue_pairs = (uint16_t)n->pairs;
+	n->cfg.mtu = n->att.mtu <= 65535 ? (uint16_t)n->att.mtu : 0;
+	snprintf(vname, sizeof(vname), "virtio-net %.20s", n->name);
+	r = virtio_pci_init(&n->vp, host, vm, mem, vname, &virtio_net_ops, n, n->nq,
+			    NET_QUEUE_SIZE, sizeof(n->cfg));
+	if (r) {
+		net_free(n);
+		return error_errno(r, "virtio-net: interface '%s': cannot create the device",
+				   att->name);
+	}
+	r = virtio_net_io_start(n);
+	if (r) {
+		virtio_pci_release(&n->vp);
+		net_free(n);
+		return error_errno(r, "virtio-net: interface '%s': cannot start the i/o thread",
+				   att->name);
+	}
+	*out = n;
+	return 0;
+}
+
+void virtio_net_destroy(struct virtio_net *n)
+{
+	if (!n)
+		return;
+	virtio_pci_release(&n->vp); /* resets: the thread goes idle */
+	virtio_net_io_stop(n);
+	net_free(n);
+}
+
+struct virtio_pci *virtio_net_pci(struct virtio_net *n)
+{
+	return &n->vp;
+}
+
+void virtio_net_get_stats(struct virtio_net *n, struct virtio_net_stats *st)
+{
+	st->rx_packets = __atomic_load_n(&n->st.rx_packets, __ATOMIC_RELAXED);
+	st->tx_packets = __atomic_load_n(&n->st.tx_packets, __ATOMIC_RELAXED);
+	st->rx_dropped = __atomic_load_n(&n->st.rx_dropped, __ATOMIC_RELAXED);
+	st->tx_dropped = __atomic_load_n(&n->st.tx_dropped, __ATOMIC_RELAXED);
+	st->intercepted = __atomic_load_n(&n->st.intercepted, __ATOMIC_RELAXED);
+}

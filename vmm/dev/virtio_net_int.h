@@ -1,0 +1,107 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * virtio_net_int.h - state shared by virtio_net.c (device ops, control
+ * queue) and virtio_net_io.c (the I/O thread). Not for other modules.
+ */
+#ifndef VMLET_VIRTIO_NET_INT_H
+#define VMLET_VIRTIO_NET_INT_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/uio.h>
+
+#include "vmm/dev/virtio_net.h"
+#include "vmm/dev/virtio_pci.h"
+#include "vmm/net/backend.h"
+#include "vmm/net/net.h"
+
+/* feature bits (virtio 1.2 §5.1.3) */
+#define VIRTIO_NET_F_CSUM	 0
+#define VIRTIO_NET_F_GUEST_CSUM	 1
+#define VIRTIO_NET_F_MTU	 3
+#define VIRTIO_NET_F_MAC	 5
+#define VIRTIO_NET_F_GUEST_TSO4	 7
+#define VIRTIO_NET_F_GUEST_TSO6	 8
+#define VIRTIO_NET_F_GUEST_ECN	 9
+#define VIRTIO_NET_F_HOST_TSO4	 11
+#define VIRTIO_NET_F_HOST_TSO6	 12
+#define VIRTIO_NET_F_HOST_ECN	 13
+#define VIRTIO_NET_F_MRG_RXBUF	 15
+#define VIRTIO_NET_F_STATUS	 16
+#define VIRTIO_NET_F_CTRL_VQ	 17
+#define VIRTIO_NET_F_CTRL_RX	 18
+#define VIRTIO_NET_F_MQ		 22
+#define VIRTIO_NET_S_LINK_UP	 1
+
+#define NET_QUEUE_SIZE	  256
+#define NET_MAX_PAIRS	  ((VIRTIO_PCI_MAX_QUEUES - 1) / 2)
+#define NET_SEGS	  64 /* iovecs per chain */
+#define NET_RX_CHAINS	  64 /* merged RX buffers per frame */
+#define NET_INJECT_SLOTS  4
+#define NET_INJECT_MAX	  (NET_VNET_HDR_LEN + DHCP_FRAME_MAX)
+#define NET_PEEK	  2048 /* frames up to this size may be intercepted */
+
+struct virtio_net_config {
+	uint8_t mac[6];
+	uint16_t status;
+	uint16_t max_virtqueue_pairs;
+	uint16_t mtu;
+} __attribute__((packed));
+_Static_assert(sizeof(struct virtio_net_config) == 12, "virtio_net_config through mtu");
+
+struct net_pair {
+	struct net_backend *be;
+	uint8_t *rxbuf;	    /* NET_FRAME_MAX: the one frame read ahead */
+	size_t rx_len;	    /* its length (with header); 0 = none */
+	bool rx_wait_guest; /* no RX buffers: not reading the backend */
+};
+
+struct virtio_net {
+	struct virtio_pci vp;
+	struct net_attach att;
+	char name[64];
+	struct virtio_net_config cfg;
+	unsigned int pairs, nq;
+	uint64_t features; /* negotiated; I/O thread only after activation */
+	unsigned int active_pairs;
+	struct net_pair pair[NET_MAX_PAIRS];
+
+	/* replies vmlet makes for the guest, delivered on rx0 (I/O thread) */
+	uint8_t inject[NET_INJECT_SLOTS][NET_INJECT_MAX];
+	size_t inject_len[NET_INJECT_SLOTS];
+	unsigned int inject_head, inject_n;
+
+	/* the I/O thread */
+	pthread_t thread;
+	bool started;
+	int ctl_fd;
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	bool want_active, active, quit;
+	uint64_t want_features;
+
+	struct virtio_net_stats st; /* updated atomically */
+
+	/* I/O thread scratch */
+	struct iovec out[NET_SEGS], in[NET_SEGS], first_in[NET_SEGS];
+	uint8_t peek[NET_PEEK], reply[NET_INJECT_MAX];
+};
+
+#define NET_STAT_ADD(n, field, v) __atomic_add_fetch(&(n)->st.field, (v), __ATOMIC_RELAXED)
+
+/* virtio_net_io.c */
+int virtio_net_io_start(struct virtio_net *n);
+void virtio_net_io_stop(struct virtio_net *n);
+void virtio_net_io_activate(struct virtio_net *n, uint64_t features);
+void virtio_net_io_pause(struct virtio_net *n);
+
+/* virtio_net.c: serve the control queue (I/O thread). */
+void virtio_net_ctrl(struct virtio_net *n);
+
+static inline bool net_has(const struct virtio_net *n, unsigned int bit)
+{
+	return n->features & (1ull << bit);
+}
+
+#endif /* VMLET_VIRTIO_NET_INT_H */
