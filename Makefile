@@ -61,6 +61,10 @@ FW_IMAGES     :=
 ifneq ($(wildcard firmware/probe/probe.ld),)
 FW_IMAGES     += probe
 endif
+FW_EFI_SRCS   := $(sort $(wildcard firmware/efi/*.c firmware/efi/*.S))
+ifneq ($(wildcard firmware/efi/efi.ld),)
+FW_IMAGES     += efi
+endif
 
 UNIT_SRCS := $(sort $(wildcard tests/unit/*_test.c))
 UNIT_BINS := $(UNIT_SRCS:%.c=$(BUILD)/%)
@@ -105,6 +109,16 @@ build/fw/%.o: firmware/%.S
 build/fw/probe.elf: $(patsubst firmware/%,build/fw/%.o,$(basename $(FW_PROBE_SRCS) $(FW_LIB_SRCS))) firmware/probe/probe.ld
 	@$(if $(Q),echo "  FWLD    $@")
 	$(Q)$(FW_CC) $(FW_LDFLAGS) -T firmware/probe/probe.ld -o $@ $(filter %.o,$^)
+
+# The EFI firmware takes only the lib members it uses (an archive), and is
+# embedded stripped (build/fw/efi.full.elf keeps the symbols).
+build/fw/libfw.a: $(patsubst firmware/%,build/fw/%.o,$(basename $(FW_LIB_SRCS)))
+	$(Q)rm -f $@ && ar rcs $@ $^
+
+build/fw/efi.elf: $(patsubst firmware/%,build/fw/%.o,$(basename $(FW_EFI_SRCS))) build/fw/libfw.a firmware/efi/efi.ld
+	@$(if $(Q),echo "  FWLD    $@")
+	$(Q)$(FW_CC) $(FW_LDFLAGS) -T firmware/efi/efi.ld -o build/fw/efi.full.elf $(filter %.o %.a,$^)
+	$(Q)strip -o $@ build/fw/efi.full.elf
 
 # ---- tests ----------------------------------------------------------------
 $(BUILD)/tests/unit/%_test: $(BUILD)/tests/unit/%_test.o $(TEST_LIB) $(BUILD)/libvmlet.a $(BUILD)/fw/blobs.o

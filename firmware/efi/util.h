@@ -24,6 +24,7 @@
 
 /* Provided by firmware/lib on the guest and by libc on the host. */
 void *memcpy(void *dst, const void *src, size_t n);
+void *memmove(void *dst, const void *src, size_t n);
 void *memset(void *dst, int c, size_t n);
 int memcmp(const void *a, const void *b, size_t n);
 

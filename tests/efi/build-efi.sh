@@ -16,7 +16,7 @@ so=${out%.efi}.so
 obj=${out%.efi}.o
 gcc -I/usr/include/efi -I/usr/include/efi/x86_64 -O2 -fpic -ffreestanding \
 	-fno-stack-protector -fno-stack-check -fshort-wchar -mno-red-zone \
-	-mgeneral-regs-only -maccumulate-outgoing-args -DEFI_FUNCTION_WRAPPER \
+	-mgeneral-regs-only -maccumulate-outgoing-args -DGNU_EFI_USE_MS_ABI \
 	-Wall -Werror -c "$src" -o "$obj"
 ld -nostdlib -znocombreloc -shared -Bsymbolic -T $lib/elf_x86_64_efi.lds \
 	$lib/crt0-efi-x86_64.o "$obj" -o "$so" -L$lib -lefi -lgnuefi

@@ -1,0 +1,240 @@
+// SPDX-License-Identifier: MIT
+/*
+ * console.c - SimpleTextOutput and SimpleTextInput on the serial port:
+ * UCS-2 out as UTF-8, ANSI sequences for clearing and cursor moves; keys
+ * in from the UART receive register (ESC [ A..D as arrow scan codes).
+ */
+#include "firmware/efi/fw.h"
+#include "firmware/lib/io.h"
+#include "firmware/lib/serial.h"
+
+#define UART_LSR_DR 0x01
+#define SCAN_UP	    1
+#define SCAN_DOWN   2
+#define SCAN_RIGHT  3
+#define SCAN_LEFT   4
+#define SCAN_ESC    0x17
+
+static struct fw_serial com;
+static struct efi_simple_text_output_mode out_mode = {.max_mode = 1, .cursor_visible = true};
+static struct efi_simple_text_output con_out;
+static struct efi_simple_text_input con_in;
+static efi_handle con_handle;
+
+void efi_console_write(const char *s, size_t n)
+{
+	fw_serial_write(&com, s, n);
+}
+
+void efi_log(const char *fmt, ...)
+{
+	char buf[256];
+	va_list ap;
+	int n;
+
+	memcpy(buf, "efi: ", 5);
+	va_start(ap, fmt);
+	n = fw_vsnprintf(buf + 5, sizeof(buf) - 6, fmt, ap);
+	va_end(ap);
+	n = n + 5 > (int)sizeof(buf) - 2 ? (int)sizeof(buf) - 2 : n + 5;
+	buf[n++] = '\n';
+	efi_console_write(buf, (size_t)n);
+}
+
+static efi_status EFIAPI out_reset(struct efi_simple_text_output *self, bool ext)
+{
+	(void)self, (void)ext;
+	return EFI_SUCCESS;
+}
+
+static efi_status EFIAPI out_string(struct efi_simple_text_output *self, const char16 *s)
+{
+	char buf[128];
+	size_t n = 0;
+
+	(void)self;
+	if (!s)
+		return EFI_INVALID_PARAMETER;
+	for (; *s; s++) {
+		char16 c = *s;
+
+		if (n + 3 > sizeof(buf)) {
+			efi_console_write(buf, n);
+			n = 0;
+		}
+		if (c < 0x80) {
+			buf[n++] = (char)c;
+		} else if (c < 0x800) {
+			buf[n++] = (char)(0xc0 | c >> 6);
+			buf[n++] = (char)(0x80 | (c & 0x3f));
+		} else if (c >= 0x2500 && c < 0x2580) {
+			buf[n++] = '+'; /* box drawing: plain ASCII on a serial line */
+		} else {
+			buf[n++] = (char)(0xe0 | c >> 12);
+			buf[n++] = (char)(0x80 | ((c >> 6) & 0x3f));
+			buf[n++] = (char)(0x80 | (c & 0x3f));
+		}
+		if (c == '\n')
+			out_mode.cursor_row++;
+		if (c == '\r')
+			out_mode.cursor_column = 0;
+		else if (c >= 0x20)
+			out_mode.cursor_column++;
+	}
+	efi_console_write(buf, n);
+	return EFI_SUCCESS;
+}
+
+static efi_status EFIAPI out_test(struct efi_simple_text_output *self, const char16 *s)
+{
+	(void)self, (void)s;
+	return EFI_SUCCESS;
+}
+
+static efi_status EFIAPI out_query(struct efi_simple_text_output *self, uint64_t mode,
+				   uint64_t *cols, uint64_t *rows)
+{
+	(void)self;
+	if (mode != 0)
+		return EFI_UNSUPPORTED;
+	if (cols)
+		*cols = 80;
+	if (rows)
+		*rows = 25;
+	return EFI_SUCCESS;
+}
+
+static efi_status EFIAPI out_set_mode(struct efi_simple_text_output *self, uint64_t mode)
+{
+	(void)self;
+	return mode == 0 ? EFI_SUCCESS : EFI_UNSUPPORTED;
+}
+
+static efi_status EFIAPI out_set_attr(struct efi_simple_text_output *self, uint64_t attr)
+{
+	(void)self;
+	out_mode.attribute = (int32_t)(attr & 0x7f);
+	return EFI_SUCCESS;
+}
+
+static efi_status EFIAPI out_clear(struct efi_simple_text_output *self)
+{
+	(void)self;
+	efi_console_write("\033[2J\033[H", 7);
+	out_mode.cursor_column = out_mode.cursor_row = 0;
+	return EFI_SUCCESS;
+}
+
+static efi_status EFIAPI out_set_cursor(struct efi_simple_text_output *self, uint64_t col,
+					uint64_t row)
+{
+	char buf[32];
+	int n;
+
+	(void)self;
+	if (col >= 80 || row >= 25)
+		return EFI_UNSUPPORTED;
+	n = fw_snprintf(buf, sizeof(buf), "\033[%u;%uH", (unsigned int)row + 1,
+			(unsigned int)col + 1);
+	efi_console_write(buf, (size_t)n);
+	out_mode.cursor_column = (int32_t)col;
+	out_mode.cursor_row = (int32_t)row;
+	return EFI_SUCCESS;
+}
+
+static efi_status EFIAPI out_enable_cursor(struct efi_simple_text_output *self, bool visible)
+{
+	(void)self;
+	out_mode.cursor_visible = visible;
+	return EFI_SUCCESS;
+}
+
+static bool key_ready(void)
+{
+	return inb(com.port + 5) & UART_LSR_DR;
+}
+
+static int read_byte(void)
+{
+	for (int spin = 0; spin < 2000; spin++)
+		if (key_ready())
+			return inb(com.port);
+	return -1;
+}
+
+static efi_status EFIAPI in_reset(struct efi_simple_text_input *self, bool ext)
+{
+	(void)self, (void)ext;
+	while (key_ready())
+		inb(com.port);
+	return EFI_SUCCESS;
+}
+
+static efi_status EFIAPI in_read_key(struct efi_simple_text_input *self, struct efi_input_key *key)
+{
+	(void)self;
+	if (!key)
+		return EFI_INVALID_PARAMETER;
+	if (!key_ready())
+		return EFI_NOT_READY;
+	int c = inb(com.port);
+
+	*key = (struct efi_input_key){0, 0};
+	if (c == 0x1b) {
+		int c2 = read_byte(), c3 = c2 == '[' ? read_byte() : -1;
+
+		key->scan_code = c3 == 'A'   ? SCAN_UP
+				 : c3 == 'B' ? SCAN_DOWN
+				 : c3 == 'C' ? SCAN_RIGHT
+				 : c3 == 'D' ? SCAN_LEFT
+					     : SCAN_ESC;
+		return EFI_SUCCESS;
+	}
+	key->unicode_char = c == 0x7f ? 0x08 : c == '\n' ? '\r' : (char16)c;
+	return EFI_SUCCESS;
+}
+
+void efi_console_init(uint16_t port)
+{
+	fw_serial_init(&com, port);
+	con_out = (struct efi_simple_text_output){
+	    .reset = out_reset,
+	    .output_string = out_string,
+	    .test_string = out_test,
+	    .query_mode = out_query,
+	    .set_mode = out_set_mode,
+	    .set_attribute = out_set_attr,
+	    .clear_screen = out_clear,
+	    .set_cursor_position = out_set_cursor,
+	    .enable_cursor = out_enable_cursor,
+	    .mode = &out_mode,
+	};
+	con_in = (struct efi_simple_text_input){.reset = in_reset, .read_key_stroke = in_read_key};
+	efi_event_create_polled(key_ready, &con_in.wait_for_key);
+	proto_install(&con_handle, &efi_simple_text_out_guid, &con_out);
+	proto_install(&con_handle, &efi_simple_text_in_guid, &con_in);
+	efi_st.con_in_handle = efi_st.con_out_handle = efi_st.stderr_handle = con_handle;
+	efi_st.con_in = &con_in;
+	efi_st.con_out = efi_st.std_err = &con_out;
+}
+
+size_t efi_strlen16(const char16 *s)
+{
+	size_t n = 0;
+
+	while (s[n])
+		n++;
+	return n;
+}
+
+void efi_ascii_to16(char16 *out, const char *in, size_t cap)
+{
+	size_t i = 0;
+
+	while (i + 1 < cap && in[i]) {
+		out[i] = (uint8_t)in[i];
+		i++;
+	}
+	if (cap)
+		out[i] = 0;
+}

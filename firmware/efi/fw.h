@@ -1,0 +1,104 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * fw.h - the firmware's internal interfaces: global tables, the internal
+ * allocator, logging, and the modules that make up the UEFI core (events,
+ * console, images, runtime services, disks). Guest-only (port I/O, the
+ * serial console); the pure parts (mem, proto, gpt, fat, pe) have their
+ * own headers and host tests.
+ */
+#ifndef FW_EFI_FW_H
+#define FW_EFI_FW_H
+
+#include "firmware/efi/blk.h"
+#include "firmware/efi/mem.h"
+#include "firmware/efi/proto.h"
+#include "firmware/efi/protocols.h"
+#include "firmware/lib/acpi.h"
+
+#define EFI_FW_VENDOR	u"vmlet"
+#define EFI_FW_REVISION 0x00010000u
+
+extern struct efi_mem efi_mem;
+extern struct efi_system_table efi_st;
+extern struct efi_boot_services efi_bs;
+extern struct efi_runtime_services efi_rt;
+extern bool efi_exited_boot_services;
+extern struct fw_acpi_power efi_power; /* for ResetSystem, found at boot */
+extern struct acpi_gas efi_reset_reg;  /* FADT RESET_REG (address 0: none) */
+extern uint8_t efi_reset_value;
+
+/* Zeroed BootServicesData pool memory, NULL when out of memory. */
+void *efi_alloc(size_t n);
+void efi_free(void *p);
+
+/* Firmware messages on the serial console ("efi: ..."). */
+void efi_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void efi_console_write(const char *s, size_t n);
+
+/* UCS-2 helpers */
+size_t efi_strlen16(const char16 *s);
+void efi_ascii_to16(char16 *out, const char *in, size_t cap);
+
+/* boot services table (bs.c) */
+void efi_bs_init(void);
+void efi_table_crc(struct efi_table_header *h);
+
+/* events and timers (event.c) */
+efi_status efi_event_create(uint32_t type, efi_tpl tpl, efi_event_notify fn, const void *ctx,
+			    const efi_guid *group, efi_event *ev);
+/* An internal wait source: ready() polled by CheckEvent/WaitForEvent. */
+efi_status efi_event_create_polled(bool (*ready)(void), efi_event *ev);
+efi_status efi_event_signal(efi_event ev);
+efi_status efi_event_close(efi_event ev);
+efi_status efi_event_check(efi_event ev);
+efi_status efi_event_wait(uint64_t n, efi_event *evs, uint64_t *index);
+efi_status efi_event_set_timer(efi_event ev, uint32_t type, uint64_t trigger);
+void efi_event_signal_type(uint32_t type); /* ExitBootServices, SetVirtualAddressMap */
+void efi_event_poll(void);
+
+/* time (time.c): nanoseconds since an arbitrary start; Stall. */
+void efi_time_init(void);
+void efi_time_stop(void); /* ExitBootServices: stop kvmclock updates */
+uint64_t efi_now_ns(void);
+void efi_stall_us(uint64_t us);
+
+/* console (console.c) */
+void efi_console_init(uint16_t port);
+
+/* images (image.c) */
+void efi_image_init(void);
+efi_status EFIAPI efi_load_image(bool boot_policy, efi_handle parent, struct efi_device_path *dp,
+				 void *src, uint64_t size, efi_handle *out);
+efi_status EFIAPI efi_start_image(efi_handle h, uint64_t *exit_size, char16 **exit_data);
+efi_status EFIAPI efi_exit(efi_handle h, efi_status st, uint64_t size, char16 *data);
+efi_status EFIAPI efi_unload_image(efi_handle h);
+
+/* runtime services (rt.c) */
+void efi_rt_init(void);
+
+/* disks (disk.c): a BlockIo device over dev (which must stay), its GPT
+ * partitions and, on FAT partitions, SimpleFileSystem. */
+efi_status efi_disk_add(const struct blkdev *dev, const struct efi_device_path *dp,
+			efi_handle *out);
+/* SimpleFileSystem on a FAT volume over dev (fs.c). */
+efi_status efi_fs_install(efi_handle h, const struct blkdev *dev);
+/* Read a whole file from the SimpleFileSystem on h (pool memory). */
+efi_status efi_fs_read_file(efi_handle h, const char16 *path, void **buf, uint64_t *size);
+
+/* RNG (rng.c) */
+void efi_rng_init(void);
+
+/* device path helpers (dp.c) */
+struct efi_device_path *efi_dp_append(const struct efi_device_path *a,
+				      const struct efi_device_path *node);
+struct efi_device_path *efi_dp_file(const char16 *path);
+struct efi_device_path *efi_dp_dup(const struct efi_device_path *a);
+
+/* setjmp/longjmp for Exit() (entry.S) */
+struct efi_jmp {
+	uint64_t rbx, rbp, r12, r13, r14, r15, rsp, rip;
+};
+int efi_setjmp(struct efi_jmp *j) __attribute__((returns_twice));
+FW_NORETURN void efi_longjmp(struct efi_jmp *j, int v);
+
+#endif /* FW_EFI_FW_H */

@@ -1,0 +1,247 @@
+// SPDX-License-Identifier: MIT
+/*
+ * main.c - vmlet's UEFI firmware: PVH entry (entry.S) lands here at CPL0
+ * in long mode. Build the memory map from the PVH memmap, the system
+ * table, console, runtime services, ACPI configuration tables; expose the
+ * PVH module (an ESP disk image) as a RAM disk; then boot the first
+ * \EFI\BOOT\BOOTX64.EFI found. Everything runs at CPL0, which is emulated
+ * (slow) on our development hosts: keep work small.
+ */
+#include "firmware/abi.h"
+#include "firmware/efi/fw.h"
+#include "firmware/lib/cpu.h"
+#include "firmware/lib/pvh.h"
+
+#define LIMIT_4G      0x100000000ull
+#define FADT_FLAGS    112
+#define FADT_RESET_OK (1u << 10)
+
+struct efi_mem efi_mem;
+struct efi_system_table efi_st;
+
+extern char __fw_start[], __fw_text_end[], __fw_end[];
+void efi_fw_main(uint32_t start_info);
+
+static struct efi_loaded_image fw_image;
+static efi_handle fw_handle;
+static uint8_t kstack[8192] FW_ALIGNED(16);
+
+struct hvm_modlist_entry {
+	uint64_t paddr, size, cmdline_paddr, reserved;
+};
+
+static uint64_t kcall(uint64_t nr, uint64_t a0, uint64_t a1, uint64_t a2)
+{
+	(void)nr, (void)a0, (void)a1, (void)a2;
+	return 0; /* int3 in an application: ignored */
+}
+
+static void fatal(const struct fw_regs *r)
+{
+	efi_log("fatal: exception %llu error %llx at rip %llx cs %llx rsp %llx",
+		(unsigned long long)r->vector, (unsigned long long)r->error,
+		(unsigned long long)r->rip, (unsigned long long)r->cs, (unsigned long long)r->rsp);
+	fw_poweroff(&efi_power);
+}
+
+static uint32_t e820_to_efi(uint32_t type)
+{
+	switch (type) {
+	case 1:
+		return EfiConventionalMemory;
+	case 3:
+		return EfiACPIReclaimMemory;
+	case 4:
+		return EfiACPIMemoryNVS;
+	case 5:
+		return EfiUnusableMemory;
+	default:
+		return EfiReservedMemoryType;
+	}
+}
+
+static int memmap_init(const struct hvm_start_info *si)
+{
+	const struct hvm_memmap_entry *e = (const void *)(uintptr_t)si->memmap_paddr;
+	uint32_t n = si->memmap_entries;
+
+	mem_init(&efi_mem, LIMIT_4G);
+	if (si->version < 1 || !n || !si->memmap_paddr)
+		return -1;
+	if (n > HVM_MEMMAP_MAX)
+		n = HVM_MEMMAP_MAX;
+	/* RAM first, then the rest on top: reserved ranges win overlaps */
+	for (int pass = 0; pass < 2; pass++)
+		for (uint32_t i = 0; i < n; i++)
+			if ((e[i].type == HVM_MEMMAP_RAM) == (pass == 0) && e[i].size)
+				mem_set(&efi_mem, e[i].addr, e[i].size, e820_to_efi(e[i].type));
+	mem_set(&efi_mem, 0, EFI_PAGE_SIZE, EfiBootServicesData); /* never hand out NULL */
+	mem_set(&efi_mem, (uintptr_t)si & ~0xfffull, EFI_PAGE_SIZE, EfiBootServicesData);
+	mem_set(&efi_mem, si->memmap_paddr, n * sizeof(*e), EfiBootServicesData);
+	if (si->cmdline_paddr)
+		mem_set(&efi_mem, si->cmdline_paddr, 4096, EfiBootServicesData);
+	if (si->nr_modules && si->modlist_paddr) {
+		const struct hvm_modlist_entry *m = (const void *)(uintptr_t)si->modlist_paddr;
+
+		mem_set(&efi_mem, si->modlist_paddr, si->nr_modules * sizeof(*m),
+			EfiBootServicesData);
+		for (uint32_t i = 0; i < si->nr_modules && i < 8; i++)
+			mem_set(&efi_mem, m[i].paddr, m[i].size, EfiBootServicesData);
+	}
+	/* the firmware itself survives ExitBootServices (runtime services) */
+	mem_set(&efi_mem, (uintptr_t)__fw_start, (uintptr_t)(__fw_text_end - __fw_start),
+		EfiRuntimeServicesCode);
+	mem_set(&efi_mem, (uintptr_t)__fw_text_end, (uintptr_t)(__fw_end - __fw_text_end),
+		EfiRuntimeServicesData);
+	return 0;
+}
+
+static void acpi_init(const struct hvm_start_info *si)
+{
+	static struct fw_acpi_table tables[32];
+	const struct acpi_rsdp *rsdp = fw_acpi_find_rsdp(si->rsdp_paddr);
+	int errors, n;
+
+	if (!rsdp) {
+		efi_log("no ACPI tables");
+		return;
+	}
+	if (rsdp->revision >= 2)
+		efi_bs.install_configuration_table(&efi_acpi20_guid, (void *)rsdp);
+	efi_bs.install_configuration_table(&efi_acpi10_guid, (void *)rsdp);
+	n = fw_acpi_walk(rsdp, tables, (int)FW_ARRAY_SIZE(tables), &errors);
+	const struct acpi_header *fadt = fw_acpi_find(tables, n, "FACP");
+	const struct acpi_header *dsdt = fw_acpi_find(tables, n, "DSDT");
+
+	fw_acpi_power_info(fadt, dsdt, &efi_power);
+	if (fadt && fadt->length >= 129 &&
+	    (le32((const uint8_t *)fadt + FADT_FLAGS) & FADT_RESET_OK)) {
+		memcpy(&efi_reset_reg, (const uint8_t *)fadt + 116, sizeof(efi_reset_reg));
+		efi_reset_value = ((const uint8_t *)fadt)[128];
+	}
+}
+
+static void ramdisks_init(const struct hvm_start_info *si)
+{
+	const struct hvm_modlist_entry *m = (const void *)(uintptr_t)si->modlist_paddr;
+
+	for (uint32_t i = 0; si->modlist_paddr && i < si->nr_modules && i < 8; i++) {
+		struct blkdev *dev = efi_alloc(sizeof(*dev));
+		struct dp_memmap node;
+		struct efi_device_path *dp;
+
+		if (!dev || m[i].paddr + m[i].size > LIMIT_4G || m[i].size < 512)
+			continue;
+		blk_init_mem(dev, (void *)(uintptr_t)m[i].paddr, m[i].size, 512);
+		dp_set(&node.h, DP_HW, DP_HW_MEMMAP, sizeof(node));
+		node.mem_type = EfiBootServicesData;
+		node.start = m[i].paddr;
+		node.end = m[i].paddr + m[i].size - 1;
+		dp = efi_dp_append(NULL, &node.h);
+		efi_log("ram disk %u: %llu KiB at %llx", i, (unsigned long long)(m[i].size >> 10),
+			(unsigned long long)m[i].paddr);
+		if (dp)
+			efi_disk_add(dev, dp, NULL);
+		efi_free(dp);
+	}
+}
+
+static void tables_init(void)
+{
+	efi_st = (struct efi_system_table){
+	    .hdr = {EFI_SYSTEM_TABLE_SIGNATURE, EFI_2_100_REVISION, sizeof(efi_st), 0, 0},
+	    .firmware_vendor = (char16 *)EFI_FW_VENDOR,
+	    .firmware_revision = EFI_FW_REVISION,
+	    .runtime = &efi_rt,
+	    .boot = &efi_bs,
+	};
+	efi_bs_init();
+	efi_rt_init();
+	efi_table_crc(&efi_st.hdr);
+}
+
+/* Load and start \EFI\BOOT\BOOTX64.EFI from the first file system that has it. */
+static void boot(const char *cmdline)
+{
+	static const char16 path[] = u"\\EFI\\BOOT\\BOOTX64.EFI";
+	efi_handle *hs = NULL, img;
+	uint64_t n = 0;
+
+	if (efi_bs.locate_handle_buffer(ByProtocol, &efi_simple_fs_guid, NULL, &n, &hs)) {
+		efi_log("no file systems: nothing to boot");
+		return;
+	}
+	for (uint64_t i = 0; i < n; i++) {
+		struct efi_device_path *dev_dp, *fdp, *dp;
+		void *buf;
+		uint64_t size;
+
+		if (efi_fs_read_file(hs[i], path, &buf, &size))
+			continue;
+		if (proto_get(hs[i], &efi_device_path_guid, (void **)&dev_dp))
+			dev_dp = NULL;
+		fdp = efi_dp_file(path);
+		dp = fdp && dev_dp ? efi_dp_append(dev_dp, fdp) : NULL;
+		efi_status st = efi_load_image(false, fw_handle, dp, buf, size, &img);
+
+		efi_free(buf);
+		efi_free(fdp);
+		efi_free(dp);
+		if (st) {
+			efi_log("cannot load \\EFI\\BOOT\\BOOTX64.EFI: status %llx",
+				(unsigned long long)st);
+			continue;
+		}
+		struct efi_loaded_image *li;
+
+		if (cmdline && cmdline[0] &&
+		    !proto_get(img, &efi_loaded_image_guid, (void **)&li)) {
+			size_t len = strnlen(cmdline, 4095);
+			char16 *opt = efi_alloc((len + 1) * 2);
+
+			if (opt) {
+				efi_ascii_to16(opt, cmdline, len + 1);
+				li->load_options = opt;
+				li->load_options_size = (uint32_t)(len + 1) * 2;
+			}
+		}
+		efi_log("starting \\EFI\\BOOT\\BOOTX64.EFI");
+		st = efi_start_image(img, NULL, NULL);
+		efi_log("\\EFI\\BOOT\\BOOTX64.EFI returned status %llx", (unsigned long long)st);
+	}
+	efi_free(hs);
+}
+
+void efi_fw_main(uint32_t start_info)
+{
+	const struct hvm_start_info *si = (const void *)(uintptr_t)start_info;
+	const char *cmdline = NULL;
+
+	tables_init();
+	efi_console_init(FW_ABI_COM1_PORT);
+	fw_cpl_init(kstack + sizeof(kstack), kcall, fatal);
+	if (si->magic != HVM_START_MAGIC || memmap_init(si)) {
+		efi_log("no PVH start info with a memory map: cannot continue");
+		fw_poweroff(NULL);
+	}
+	if (si->cmdline_paddr)
+		cmdline = (const char *)(uintptr_t)si->cmdline_paddr;
+	efi_time_init();
+	acpi_init(si);
+	fw_image = (struct efi_loaded_image){
+	    .revision = EFI_LOADED_IMAGE_REVISION,
+	    .system_table = &efi_st,
+	    .image_base = __fw_start,
+	    .image_size = (uint64_t)(__fw_end - __fw_start),
+	    .image_code_type = EfiRuntimeServicesCode,
+	    .image_data_type = EfiRuntimeServicesData,
+	};
+	proto_install(&fw_handle, &efi_loaded_image_guid, &fw_image);
+	efi_rng_init();
+	ramdisks_init(si);
+	efi_table_crc(&efi_st.hdr);
+	efi_log("vmlet UEFI firmware ready: %u memory descriptors", efi_mem.n);
+	boot(cmdline);
+	efi_log("nothing (more) to boot: powering off");
+	fw_poweroff(&efi_power);
+}

@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# vmlet's UEFI firmware (build/fw/efi.elf) under QEMU microvm, the
+# independent VMM: it must boot tests/efi/testapp.c (built with Debian's
+# gnu-efi) from a GPT + FAT ESP handed over as the PVH module, the app must
+# report PASS for every check (memory map, protocols, file read, RNG,
+# variables, time from QEMU's RTC, timers, ACPI table) and power off
+# through ResetSystem (QEMU exit 0). Also: a damaged BOOTX64.EFI and an ESP
+# without one end in a clean "nothing to boot" power-off.
+source "$(dirname "$0")/../lib/sh.sh"
+
+command -v qemu-system-x86_64 >/dev/null || skip "no qemu-system-x86_64"
+have_kvm || skip "no usable /dev/kvm"
+[[ -f /usr/lib/crt0-efi-x86_64.o ]] || skip "gnu-efi not installed"
+command -v sgdisk >/dev/null && command -v mcopy >/dev/null || skip "no gdisk/mtools"
+BIOS=/usr/share/qemu/qboot.rom
+[[ -f $BIOS ]] || BIOS=/usr/share/qemu/bios-microvm.bin
+[[ -f $BIOS ]] || skip "no qboot firmware for microvm"
+make -s build/fw/efi.elf || { echo "FAIL: cannot build build/fw/efi.elf"; exit 1; }
+tests/efi/build-efi.sh tests/efi/testapp.c "$TMPD/testapp.efi" || exit 1
+
+run_qemu() { # disk cmdline out
+	timeout 120 qemu-system-x86_64 -enable-kvm -cpu host -m 128 \
+		-nodefaults -no-user-config -nographic -display none -no-reboot \
+		-device isa-debug-exit,iobase=0xf4,iosize=4 \
+		-M microvm,x-option-roms=off,rtc=on,pit=off,pic=off,isa-serial=on,acpi=on,auto-kernel-cmdline=off \
+		-bios "$BIOS" -kernel build/fw/efi.elf -initrd "$1" -append "$2" \
+		-serial "file:$3" >"$3.qemu" 2>&1
+}
+
+tests/efi/mkesp.sh "$TMPD/testapp.efi" "$TMPD/esp.img"
+run_qemu "$TMPD/esp.img" rtc "$TMPD/out"
+rc=$?
+sed 's/^/    /' "$TMPD/out"
+((rc == 0)) || fail "qemu exit status $rc (0 = ResetSystem power-off)"
+if grep -q '^VMLET-EFI-TEST: PASS' "$TMPD/out" && ! grep -q '^FAIL ' "$TMPD/out"; then
+	ok "test application: $(grep '^VMLET-EFI-TEST: PASS' "$TMPD/out" | tr -d '\r')"
+else
+	fail "test application did not pass"
+fi
+
+# BOOTX64.EFI that is not a PE image: refused, then a clean power-off
+head -c 4096 /dev/urandom >"$TMPD/junk.efi"
+tests/efi/mkesp.sh "$TMPD/junk.efi" "$TMPD/junk.img"
+run_qemu "$TMPD/junk.img" "" "$TMPD/out2"
+rc=$?
+if ((rc == 0)) && grep -q 'cannot load' "$TMPD/out2" && grep -q 'nothing (more) to boot' "$TMPD/out2"; then
+	ok "a damaged BOOTX64.EFI is refused"
+else
+	fail "damaged BOOTX64.EFI: status $rc"
+	sed 's/^/    /' "$TMPD/out2"
+fi
+finish

@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# vmlet's UEFI firmware under vmlet itself: `vmlet run` with the firmware as
+# the PVH kernel and the ESP image as its module must run
+# tests/efi/testapp.c to PASS and exit 0 (ResetSystem power-off). Skips
+# while `vmlet run` cannot boot PVH ELFs yet. (The same firmware is checked
+# under QEMU by efi_qemu.sh.)
+source "$(dirname "$0")/../lib/sh.sh"
+
+have_kvm || skip "no usable /dev/kvm"
+[[ -f /usr/lib/crt0-efi-x86_64.o ]] || skip "gnu-efi not installed"
+command -v sgdisk >/dev/null && command -v mcopy >/dev/null || skip "no gdisk/mtools"
+make -s build/fw/efi.elf || { echo "FAIL: cannot build build/fw/efi.elf"; exit 1; }
+tests/efi/build-efi.sh tests/efi/testapp.c "$TMPD/testapp.efi" || exit 1
+tests/efi/mkesp.sh "$TMPD/testapp.efi" "$TMPD/esp.img"
+
+timeout 120 "$VMLET" run -f examples/vm --kernel build/fw/efi.elf --initrd "$TMPD/esp.img" \
+	--console "file:$TMPD/out" >"$TMPD/log" 2>&1
+rc=$?
+if grep -qiE 'not implemented|unknown option|unrecognized option|pvh.*not supported' "$TMPD/log"; then
+	skip "vmlet run cannot boot a PVH ELF with a module yet: $(head -n1 "$TMPD/log")"
+fi
+sed 's/^/    /' "$TMPD/out" "$TMPD/log" 2>/dev/null | tail -n 60
+((rc == 0)) || fail "vmlet exit status $rc"
+if grep -q '^VMLET-EFI-TEST: PASS' "$TMPD/out" 2>/dev/null && ! grep -q '^FAIL ' "$TMPD/out"; then
+	ok "test application under vmlet"
+else
+	fail "test application did not pass under vmlet"
+fi
+finish
