@@ -160,6 +160,33 @@ static void test_discover_offer(void)
 		CHECK(!memcmp(o, "\7default\3svc\7cluster\5local\0", 27));
 }
 
+/* A /32 address with the gateway outside it: classless static routes. */
+static void test_classless_routes(void)
+{
+	struct dhcp_lease l;
+	struct dhcp_request r;
+	uint8_t f[600], out[DHCP_FRAME_MAX], n;
+	const uint8_t *o;
+	size_t len;
+	int rl;
+
+	make_lease(&l);
+	len = make_client_msg(f, DHCP_DISCOVER, 0, 0, 0, 0);
+	CHECK(dhcp_parse(f, len, &r) == 0);
+	rl = dhcp_build_reply(&l, &r, out, sizeof(out));
+	CHECK(rl > 0 && !find_opt(out, (size_t)rl, 121, &n)); /* on-link gateway: none */
+	l.client_ip = 0x0a0b0c0d;
+	l.netmask = 0xffffffff;
+	l.router = 0xa9fe0101; /* 169.254.1.1, as Calico does */
+	len = make_client_msg(f, DHCP_DISCOVER, 0, 0, 0, 0);
+	CHECK(dhcp_parse(f, len, &r) == 0);
+	rl = dhcp_build_reply(&l, &r, out, sizeof(out));
+	o = rl > 0 ? find_opt(out, (size_t)rl, 121, &n) : NULL;
+	CHECK(o && n == 14);
+	if (o && n == 14)
+		CHECK(!memcmp(o, "\x20\xa9\xfe\x01\x01\0\0\0\0\0\xa9\xfe\x01\x01", 14));
+}
+
 static void test_request_ack_nak(void)
 {
 	struct dhcp_lease l;
@@ -398,6 +425,7 @@ int main(void)
 {
 	TEST_RUN(test_discover_offer);
 	TEST_RUN(test_request_ack_nak);
+	TEST_RUN(test_classless_routes);
 	TEST_RUN(test_malformed);
 	TEST_RUN(test_mutations);
 	TEST_RUN(test_arp);

@@ -17,6 +17,9 @@
 #include "vmm/net/dhcp.h"
 #include "vmm/net/net.h"
 #include "vmm/net/pkt.h"
+#include "vmm/net/tap.h"
+#include "vmm/vm_config.h"
+#include "tests/unit/net_testns.h"
 
 #define F(b)	  (1ull << (b))
 #define QSIZE	  64
@@ -183,7 +186,8 @@ static uint8_t start(struct env *e, uint64_t want, uint64_t *offered)
 	return status(e);
 }
 
-static int env_up(struct env *e, bool vnet, unsigned int pairs, bool dhcp)
+static int env_up_any(struct env *e, bool vnet, unsigned int pairs, bool dhcp,
+		      struct net_backend *tap)
 {
 	struct net_attach att;
 
@@ -196,6 +200,10 @@ static int env_up(struct env *e, bool vnet, unsigned int pairs, bool dhcp)
 	att.mtu = 1500;
 	att.n_queues = pairs;
 	for (unsigned int i = 0; i < pairs; i++) {
+		if (tap) {
+			att.be[i] = tap;
+			continue;
+		}
 		e->be[i] = sp_new(vnet);
 		att.be[i] = &e->be[i]->be;
 	}
@@ -215,6 +223,11 @@ static int env_up(struct env *e, bool vnet, unsigned int pairs, bool dhcp)
 	CHECK(att.be[0] == NULL); /* moved into the device */
 	tvdev_msix(&e->v, e->nq + 1);
 	return 0;
+}
+
+static int env_up(struct env *e, bool vnet, unsigned int pairs, bool dhcp)
+{
+	return env_up_any(e, vnet, pairs, dhcp, NULL);
 }
 
 static void env_down(struct env *e)
@@ -313,8 +326,9 @@ static void test_tx(void)
 	ring_post(&e, 1, (struct tbuf[]){ { gh, 12, 0 }, { gf, 100, 1 } }, 2);
 	ring_post(&e, 1, (struct tbuf[]){ { gh, 12, 0 }, { 0x7ffffff0, 100, 0 } }, 2);
 	ring_post(&e, 1, (struct tbuf[]){ { gh, 8, 0 } }, 1); /* shorter than a header */
+	ring_post(&e, 1, (struct tbuf[]){ { gh, 12, 0 }, { DATA_BASE, 70000, 0 } }, 2); /* huge */
 	tvdev_kick(&e.v, 1);
-	for (int i = 0; i < 3; i++)
+	for (int i = 0; i < 4; i++)
 		CHECK(ring_used(&e, 1, &id, &len, 1000) && len == 0);
 	CHECK(net_take(&e, 0, got, sizeof(got), 100) < 0); /* nothing went out */
 	{
@@ -322,7 +336,7 @@ static void test_tx(void)
 
 		virtio_net_get_stats(e.net, &st);
 		CHECK_EQ_U64(st.tx_packets, 1);
-		CHECK_EQ_U64(st.tx_dropped, 3);
+		CHECK_EQ_U64(st.tx_dropped, 4);
 	}
 	CHECK(status(&e) == 0x0f); /* bad requests do not break the device */
 	env_down(&e);
@@ -556,6 +570,155 @@ static void test_broken_ring(void)
 	env_down(&e);
 }
 
+/* Post a TX chain: header h + frame. */
+static void tx_post(struct env *e, const struct net_vnet_hdr *h, const void *f, size_t len)
+{
+	gpa_t g = alloc(e, (uint32_t)(12 + len));
+
+	memcpy(e->d.ram + g, h, 12);
+	memcpy(e->d.ram + g + 12, f, len);
+	ring_post(e, 1, (struct tbuf[]){ { g, 12, 0 }, { g + 12, (uint32_t)len, 0 } }, 2);
+	tvdev_kick(&e->v, 1);
+}
+
+/* Wait for an RX frame whose ethertype/IP protocol match; its offset in RAM. */
+static gpa_t rx_wait(struct env *e, const gpa_t *bufs, uint16_t type, uint8_t proto, int ms)
+{
+	uint32_t id, len;
+	long end = testns_now_ms() + ms;
+
+	while (testns_now_ms() < end) {
+		const uint8_t *f;
+
+		if (!ring_used(e, 0, &id, &len, 50))
+			continue;
+		if (id >= QSIZE || len < 12 + 42)
+			continue;
+		f = e->d.ram + bufs[id] + 12;
+		if (pkt_be16(f + 12) == type && (type != PKT_ETHERTYPE_IPV4 || f[23] == proto))
+			return bufs[id];
+	}
+	return 0;
+}
+
+static bool in_netns; /* test_real_tap moved us into a private netns */
+
+/* The device over a real tap in a private netns; the kernel is the peer. */
+static void test_real_tap(void)
+{
+	static const uint8_t me[6] = { 0x02, 0x00, 0x00, 0x00, 0x00, 0x42 };
+	struct net_backend *tap = NULL;
+	struct tap_info info;
+	struct env e;
+	struct net_vnet_hdr h = { 0 };
+	uint8_t f[128], tap_mac[6];
+	gpa_t bufs[QSIZE] = { 0 }, got;
+	struct pkt_arp *a = (struct pkt_arp *)(f + PKT_ETH_HLEN);
+	struct pkt_ip4 *ip = (struct pkt_ip4 *)(f + PKT_ETH_HLEN);
+
+	if (testns_enter() < 0)
+		SKIP("needs root and network namespaces");
+	in_netns = true;
+	CHECK(tap_open("vmt0", 1, &tap, &info) == 0);
+	if (!tap)
+		return;
+	CHECK(tap_set_up("vmt0", 1500) == 0);
+	CHECK(testns_sh("ip addr add 10.77.0.1/24 dev vmt0") == 0);
+	if (env_up_any(&e, true, 1, false, tap))
+		SKIP("no device");
+	CHECK(start(&e, F_BASE | F_MRG | F(0) | F(1) | F(7) | F(11), NULL) == 0x0f);
+	for (int i = 0; i < 32; i++) {
+		gpa_t g = alloc(&e, 2048);
+
+		bufs[ring_post(&e, 0, (struct tbuf[]){ { g, 2048, 1 } }, 1)] = g;
+	}
+	tvdev_kick(&e.v, 0);
+
+	/* ARP for the tap's address: the kernel's reply lands in the RX ring */
+	memset(f, 0, sizeof(f));
+	memset(f, 0xff, 6);
+	memcpy(f + 6, me, 6);
+	pkt_put16(f + 12, PKT_ETHERTYPE_ARP);
+	pkt_put16(a->htype, 1);
+	pkt_put16(a->ptype, PKT_ETHERTYPE_IPV4);
+	a->hlen = 6, a->plen = 4;
+	pkt_put16(a->op, 1);
+	memcpy(a->sha, me, 6);
+	pkt_put32(a->spa, 0x0a4d0002);
+	pkt_put32(a->tpa, 0x0a4d0001);
+	tx_post(&e, &h, f, 60);
+	got = rx_wait(&e, bufs, PKT_ETHERTYPE_ARP, 0, 3000);
+	CHECK(got != 0);
+	if (!got)
+		goto out;
+	memcpy(tap_mac, e.d.ram + got + 12 + 6, 6);
+
+	/* ICMP echo with the checksum left to the device (NEEDS_CSUM) */
+	memset(f, 0, sizeof(f));
+	memcpy(f, tap_mac, 6);
+	memcpy(f + 6, me, 6);
+	pkt_put16(f + 12, PKT_ETHERTYPE_IPV4);
+	ip->ver_ihl = 0x45;
+	pkt_put16(ip->tot_len, 20 + 64);
+	ip->ttl = 64;
+	ip->proto = PKT_IPPROTO_ICMP;
+	pkt_put32(ip->saddr, 0x0a4d0002);
+	pkt_put32(ip->daddr, 0x0a4d0001);
+	pkt_put16(ip->csum, pkt_csum_fold(pkt_csum_add(0, ip, 20)));
+	f[34] = 8;
+	memcpy(f + 42, "virtio-net over a tap", 21);
+	h.flags = 1;
+	h.csum_start = 34;
+	h.csum_offset = 2;
+	tx_post(&e, &h, f, PKT_ETH_HLEN + 20 + 64);
+	got = rx_wait(&e, bufs, PKT_ETHERTYPE_IPV4, PKT_IPPROTO_ICMP, 3000);
+	CHECK(got != 0);
+	if (got)
+		CHECK(e.d.ram[got + 12 + 34] == 0 &&
+		      !memcmp(e.d.ram + got + 12 + 42, "virtio-net over a tap", 21));
+out:
+	env_down(&e);
+}
+
+/* From the VM config: --tap, multiqueue = one pair per vCPU, bad models. */
+static void test_create_nic(void)
+{
+	struct vm_config cfg;
+	struct vm_nic nic = { .name = "net1", .model = "virtio", .tap = "vmq0" };
+	struct virtio_net *n = NULL;
+	uint64_t offered;
+	struct env e;
+
+	if (!in_netns)
+		SKIP("needs root and network namespaces");
+	vm_config_init(&cfg);
+	cfg.name = "vm";
+	cfg.cores = 2;
+	cfg.net_multi_queue = true;
+	cfg.nics = &nic;
+	cfg.n_nics = 1;
+	memset(&e, 0, sizeof(e));
+	tbus_n = 0;
+	tdrv_init(&e.d, 4 << 20, QSIZE);
+	CHECK(pci_host_init(&e.h, NULL, &tbus_pio, &tbus_mmio) == 0);
+	CHECK(virtio_net_create_nic(&n, &e.h, NULL, &e.d.mem, &cfg, 0) == 0);
+	if (n && !tvdev_probe(&e.v, 1)) {
+		e.net = n;
+		e.nq = 5;
+		tvdev_msix(&e.v, 6);
+		CHECK(start(&e, F_BASE | F(22), &offered) == 0x0f);
+		CHECK(offered & F(22));
+		CHECK_EQ_U64(mmio_rd(e.v.device + 8, 2), 2); /* two vCPUs, two pairs */
+		CHECK(testns_sh("ip link show vmq0 | grep -q vmq0") == 0);
+		virtio_net_destroy(n);
+	}
+	nic.model = "e1000";
+	n = NULL;
+	CHECK(virtio_net_create_nic(&n, &e.h, NULL, &e.d.mem, &cfg, 0) == -ENOTSUP && !n);
+	pci_host_release(&e.h);
+	tdrv_release(&e.d);
+}
+
 int main(void)
 {
 	TEST_RUN(test_config_features);
@@ -565,5 +728,7 @@ int main(void)
 	TEST_RUN(test_dhcp_intercept);
 	TEST_RUN(test_ctrl_and_mq);
 	TEST_RUN(test_broken_ring);
+	TEST_RUN(test_real_tap); /* it moves the process into a new netns */
+	TEST_RUN(test_create_nic);
 	return test_summary();
 }

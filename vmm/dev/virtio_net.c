@@ -13,6 +13,7 @@
 #include "vmm/dev/virtio_net_int.h"
 #include "vmm/log.h"
 #include "vmm/net/mac.h"
+#include "vmm/vm_config.h"
 
 /* control queue classes and commands (§5.1.6.5) */
 #define VIRTIO_NET_CTRL_RX		 0
@@ -209,6 +210,25 @@ int virtio_net_create(struct virtio_net **out, struct pci_host *host, struct vm 
 	}
 	*out = n;
 	return 0;
+}
+
+int virtio_net_create_nic(struct virtio_net **out, struct pci_host *host, struct vm *vm,
+			  const struct guest_mem *mem, const struct vm_config *cfg,
+			  unsigned int index)
+{
+	unsigned int vcpus = cfg->sockets * cfg->cores * cfg->threads;
+	struct net_env env;
+	struct net_attach att;
+	int r;
+
+	net_env_detect(&env);
+	r = net_attach(cfg, index, cfg->net_multi_queue && vcpus ? vcpus : 1, &env, &att);
+	if (r)
+		return r;
+	r = virtio_net_create(out, host, vm, mem, &att);
+	if (r)
+		net_detach(&att);
+	return r;
 }
 
 void virtio_net_destroy(struct virtio_net *n)

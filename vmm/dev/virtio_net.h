@@ -36,6 +36,7 @@ struct pci_host;
 struct virtio_net;
 struct virtio_pci;
 struct vm;
+struct vm_config;
 
 struct virtio_net_stats {
 	uint64_t rx_packets, tx_packets;
@@ -51,6 +52,15 @@ struct virtio_net_stats {
  */
 int virtio_net_create(struct virtio_net **out, struct pci_host *host, struct vm *vm,
 		      const struct guest_mem *mem, struct net_attach *att);
+/*
+ * The whole job for cfg->nics[index]: validate it, attach its binding
+ * (net_attach() with the environment's pod/capability facts) with one
+ * queue pair per vCPU when cfg->net_multi_queue, and create the device.
+ * Call during setup, before the sandbox.
+ */
+int virtio_net_create_nic(struct virtio_net **out, struct pci_host *host, struct vm *vm,
+			  const struct guest_mem *mem, const struct vm_config *cfg,
+			  unsigned int index);
 void virtio_net_destroy(struct virtio_net *n);
 
 struct virtio_pci *virtio_net_pci(struct virtio_net *n);

@@ -48,6 +48,7 @@ enum {
 	OPT_T1 = 58,
 	OPT_T2 = 59,
 	OPT_SEARCH = 119,
+	OPT_CLASSLESS_ROUTES = 121,
 	OPT_END = 255,
 };
 
@@ -215,6 +216,16 @@ static void put_config_options(struct opt_buf *o, const struct dhcp_lease *l)
 	opt_put32(o, OPT_BROADCAST, (l->client_ip & l->netmask) | ~l->netmask);
 	if (l->router)
 		opt_put32(o, OPT_ROUTER, l->router);
+	if (l->router && (l->router & l->netmask) != (l->client_ip & l->netmask)) {
+		/* RFC 3442: a gateway outside the subnet (a /32 pod address):
+		 * the gateway on-link, then the default route through it */
+		buf[0] = 32;
+		pkt_put32(buf + 1, l->router);
+		pkt_put32(buf + 5, 0);
+		buf[9] = 0;
+		pkt_put32(buf + 10, l->router);
+		opt_put(o, OPT_CLASSLESS_ROUTES, buf, 14);
+	}
 	if (l->n_dns) {
 		for (i = 0; i < l->n_dns && i < DHCP_MAX_DNS; i++)
 			pkt_put32(buf + 4 * i, l->dns[i]);

@@ -48,7 +48,9 @@ struct dhcp_lease {
 	uint32_t server_ip;     /* server identifier (option 54) and source IP */
 	uint32_t client_ip;     /* yiaddr */
 	uint32_t netmask;       /* option 1 */
-	uint32_t router;        /* option 3; 0 = none */
+	uint32_t router;        /* option 3; 0 = none. Outside the subnet
+				 * (a /32 address), option 121 also makes
+				 * it an on-link route (RFC 3442) */
 	uint32_t dns[DHCP_MAX_DNS]; /* option 6 */
 	unsigned int n_dns;
 	char search[DHCP_SEARCH_MAX]; /* option 15 (first) and 119 (all) */
