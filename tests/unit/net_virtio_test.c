@@ -7,6 +7,7 @@
  * merged buffers, back-pressure with no RX buffers, the DHCP intercept,
  * the control queue, multiqueue and hostile descriptors.
  */
+#include <fcntl.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
 
@@ -167,6 +168,7 @@ static uint8_t start(struct env *e, uint64_t want, uint64_t *offered)
 	mmio_wr(common + 0x08, 1, 4);
 	mmio_wr(common + 0x0c, (uint32_t)(f >> 32), 4);
 	mmio_wr(common + 0x14, 0x0b, 1);
+	mmio_wr(common + 0x10, 0, 2); /* config changes on vector 0 */
 	memset(e->r, 0, sizeof(e->r));
 	for (unsigned int q = 0; q < e->nq; q++) {
 		memset(e->d.ram + RING(q), 0, 0x10000);
@@ -550,6 +552,39 @@ static void test_ctrl_and_mq(void)
 	env_down(&e);
 }
 
+/* The backend goes away: link down for the guest, no spinning, TX dropped. */
+static void test_backend_gone(void)
+{
+	struct env e;
+	struct timespec t0, t1;
+	uint32_t id, len;
+	gpa_t g;
+	int i;
+
+	if (env_up(&e, true, 1, false))
+		SKIP("no device");
+	CHECK(start(&e, F_BASE, NULL) == 0x0f);
+	CHECK_EQ_U64(mmio_rd(e.v.device + 6, 2), 1);
+	close(e.be[0]->peer);
+	e.be[0]->peer = open("/dev/null", O_RDONLY); /* sp_destroy closes it */
+	for (i = 0; i < 200 && mmio_rd(e.v.device + 6, 2); i++)
+		usleep(5000);
+	CHECK_EQ_U64(mmio_rd(e.v.device + 6, 2), 0);
+	CHECK(tirq_wait(0x40, 1000) >= 1); /* config interrupt on vector 0 */
+	/* the I/O thread sleeps instead of spinning on the dead fd */
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t0);
+	usleep(200000);
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t1);
+	CHECK((t1.tv_sec - t0.tv_sec) * 1000000000L + (t1.tv_nsec - t0.tv_nsec) < 50000000L);
+	/* TX still completes (dropped) */
+	g = alloc(&e, 100);
+	memset(e.d.ram + g, 0, 100);
+	ring_post(&e, 1, (struct tbuf[]){ { g, 100, 0 } }, 1);
+	tvdev_kick(&e.v, 1);
+	CHECK(ring_used(&e, 1, &id, &len, 1000));
+	env_down(&e);
+}
+
 static void test_broken_ring(void)
 {
 	struct env e;
@@ -728,6 +763,7 @@ int main(void)
 	TEST_RUN(test_dhcp_intercept);
 	TEST_RUN(test_ctrl_and_mq);
 	TEST_RUN(test_broken_ring);
+	TEST_RUN(test_backend_gone);
 	TEST_RUN(test_real_tap); /* it moves the process into a new netns */
 	TEST_RUN(test_create_nic);
 	return test_summary();

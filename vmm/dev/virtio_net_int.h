@@ -55,6 +55,7 @@ struct net_pair {
 	uint8_t *rxbuf;	    /* NET_FRAME_MAX: the one frame read ahead */
 	size_t rx_len;	    /* its length (with header); 0 = none */
 	bool rx_wait_guest; /* no RX buffers: not reading the backend */
+	bool be_dead;	    /* the backend failed for good: not polled */
 };
 
 struct virtio_net {

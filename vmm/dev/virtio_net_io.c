@@ -114,9 +114,16 @@ static ssize_t rx_next(struct virtio_net *n, unsigned int pi)
 	do
 		r = p->be->ops->recv(p->be, p->rxbuf, NET_FRAME_MAX);
 	while (r == NET_BE_RECONNECTED);
-	if (r < 0 && r != -EAGAIN)
-		log_warn_once("virtio-net: %s: %s backend receive failed: %s", n->name,
-			      p->be->kind, strerror((int)-r));
+	if (r == 0 || (r < 0 && r != -EAGAIN && r != -EINTR)) {
+		/* not retried: a dead fd would make poll() spin. The guest
+		 * sees the link go down (STATUS, config interrupt). */
+		error("virtio-net: %s: %s backend %s, link down", n->name, p->be->kind,
+		      r ? strerror((int)-r) : "closed");
+		p->be_dead = true;
+		n->cfg.status = 0;
+		virtio_pci_config_interrupt(&n->vp);
+		return -EIO;
+	}
 	return r;
 }
 
@@ -336,7 +343,7 @@ static int io_fds_build(struct virtio_net *n, bool active, struct io_fds *f)
 	for (i = 0; i < n->active_pairs; i++) {
 		fds_add(f, virtio_pci_kick_fd(&n->vp, 2 * i), 0, 2 * i);
 		fds_add(f, virtio_pci_kick_fd(&n->vp, 2 * i + 1), 0, 2 * i + 1);
-		if (n->pair[i].rx_wait_guest)
+		if (n->pair[i].rx_wait_guest || n->pair[i].be_dead)
 			continue;
 		if (n->pair[i].be->fd >= 0)
 			fds_add(f, n->pair[i].be->fd, 1, i);
