@@ -23,6 +23,16 @@
  *    FW_ABI_DEBUG_EXIT_OK (QEMU exits with status (v << 1) | 1).
  * 3. cli; hlt forever.
  *
+ * ---- Fast report path (optional) ----------------------------------------
+ * Every byte on COM1 is a VM exit (~10 us on our hosts: ~4 ms for a small
+ * report). A VMM may offer FW_ABI_REPORT_PORT instead: a 32-bit read
+ * returns FW_ABI_REPORT_MAGIC when it is there (an absent port reads
+ * anything else, QEMU 0xffffffff). The probe then writes, with one 32-bit
+ * write to the same port, the guest-physical address (below 4 GiB, 8-byte
+ * aligned) of a struct fw_abi_report_desc and does not print the report on
+ * COM1. The VMM reads desc.len bytes (at most FW_ABI_REPORT_MAX) at
+ * desc.addr: the same text the probe would have printed.
+ *
  * ---- The probe report (FW_ABI_VERSION 1) ---------------------------------
  * Lines end with "\n" (a "\r" before it is tolerated by parsers). Between
  *     VMLET-PROBE-BEGIN v1
@@ -34,8 +44,9 @@
  *
  *   vendor=<12 chars>        CPUID leaf 0 vendor string of the BSP
  *   topoSource=<word>        which leaves the BSP's ids come from, Linux's
- *                            order: intel-1f | intel-b | intel-legacy |
- *                            amd-b | amd-80000008 | amd-none | none
+ *                            order: intel-1f | intel-80000026 | intel-b |
+ *                            intel-legacy | amd-1f | amd-80000026 | amd-b |
+ *                            amd-80000008 | amd-none
  *   smtShift=N  pkgShift=N   the BSP's APIC-ID field widths (cumulative)
  *   vcpus=N                  number of vcpu lines that follow (BSP first,
  *                            then APs in MADT order)
@@ -90,6 +101,17 @@
 #define FW_ABI_MAX_VCPUS       1024
 #define FW_ABI_MAX_ACPI_TABLES 32
 #define FW_ABI_MAX_LINE	       8192 /* longest line (madtApicIds, acpiTables) */
+
+#define FW_ABI_REPORT_PORT  0x0f10	/* 4 bytes */
+#define FW_ABI_REPORT_MAGIC 0x544c4d56u /* "VMLT" */
+#define FW_ABI_REPORT_MAX   (64 * 1024)
+
+/* 16 bytes, little endian, no padding (x86_64 host and guest). */
+struct fw_abi_report_desc {
+	unsigned int magic;	 /* FW_ABI_REPORT_MAGIC */
+	unsigned int len;	 /* bytes of text */
+	unsigned long long addr; /* guest-physical address of the text */
+};
 
 /* ACPI power-off: PM1_CNT bits. */
 #define FW_ABI_PM1_SLP_EN	 (1u << 13)

@@ -1,28 +1,667 @@
 /* SPDX-License-Identifier: MIT */
+/*
+ * config.c - the resolved VirtualMachineInstance -> struct vm_config:
+ * the plain guest configuration the VMM runs, with volumes mapped to host
+ * paths (spec.h documents the mapping), and its JSON form (-o config).
+ */
+#include <dirent.h>
 #include <errno.h>
-#include <stdio.h>
+#include <json-c/json.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
 
 #include "spec/config.h"
+#include "spec/emit.h"
+
+#define PVC_DIR "/var/run/kubevirt-private/vmi-disks"
+
+static char *xstrdup(const char *s)
+{
+	char *p;
+
+	if (!s)
+		return NULL;
+	p = strdup(s);
+	if (!p) {
+		fputs("vmlet: out of memory\n", stderr);
+		abort();
+	}
+	return p;
+}
+
+static char *dup_str(const struct node *n)
+{
+	const char *s = node_sval(n);
+
+	return s && *s ? xstrdup(s) : NULL;
+}
+
+static uint64_t bytes_of(const struct node *n)
+{
+	struct quantity q;
+	int64_t v;
+
+	if (!qty_of(n, &q))
+		return 0;
+	v = qty_value(&q);
+	return v > 0 ? (uint64_t)v : 0;
+}
+
+static uint32_t u32(const struct node *n)
+{
+	long long v;
+
+	return node_ival(n, 0, UINT32_MAX, &v) == 0 ? (uint32_t)v : 0;
+}
+
+static bool is_image(const char *n)
+{
+	static const char *const ext[] = {".img", ".qcow2", ".raw", ".iso"};
+	size_t l = strlen(n), e;
+	unsigned int i;
+
+	if (n[0] == '.')
+		return false;
+	for (i = 0; i < 4; i++) {
+		e = strlen(ext[i]);
+		if (l > e && strcmp(n + l - e, ext[i]) == 0)
+			return true;
+	}
+	return false;
+}
+
+/* first image file (sorted) in dir, malloc'ed, or NULL */
+static char *first_image(const char *dir)
+{
+	struct dirent **list = NULL;
+	char *found = NULL, *p;
+	struct stat st;
+	int n, i;
+
+	n = scandir(dir, &list, NULL, alphasort);
+	for (i = 0; i < n; i++) {
+		if (!found && is_image(list[i]->d_name)) {
+			if (asprintf(&p, "%s/%s", dir, list[i]->d_name) < 0)
+				p = NULL;
+			if (p && stat(p, &st) == 0 && S_ISREG(st.st_mode))
+				found = p;
+			else
+				free(p);
+		}
+		free(list[i]);
+	}
+	free(list);
+	return found;
+}
+
+static char *join(const char *root, const char *path)
+{
+	char *p;
+
+	while (*path == '/')
+		path++;
+	if (asprintf(&p, "%s/%s", root, path) < 0) {
+		fputs("vmlet: out of memory\n", stderr);
+		abort();
+	}
+	return p;
+}
+
+static char *container_disk_path(const char *root, const char *name, const struct node *cd)
+{
+	const char *path = node_sval(node_get(cd, "path"));
+	char *dir, *img;
+
+	if (path && *path) {
+		if (strncmp(path, "/disk/", 6) == 0)
+			path += 6;
+		return join(root, path);
+	}
+	dir = join(root, name);
+	img = first_image(dir);
+	free(dir);
+	if (!img)
+		img = first_image(root);
+	if (!img) {
+		dir = join(root, name);
+		if (asprintf(&img, "%s.img", dir) < 0)
+			img = NULL;
+		free(dir);
+	}
+	return img;
+}
+
+static const struct node *find_named(const struct node *seq, const char *name)
+{
+	unsigned int i;
+
+	for (i = 0; node_is_seq(seq) && i < seq->n; i++)
+		if (strcmp(str_or_empty(node_get(seq->items[i], "name")), name) == 0)
+			return seq->items[i];
+	return NULL;
+}
+
+static const char *override(const struct spec_options *o, const char *name)
+{
+	size_t l = strlen(name);
+	unsigned int i;
+
+	for (i = 0; i < o->n_volume_overrides; i++)
+		if (strncmp(o->volume_overrides[i], name, l) == 0 && o->volume_overrides[i][l] == '=')
+			return o->volume_overrides[i] + l + 1;
+	return NULL;
+}
+
+static int b64val(int c)
+{
+	if (c >= 'A' && c <= 'Z')
+		return c - 'A';
+	if (c >= 'a' && c <= 'z')
+		return c - 'a' + 26;
+	if (c >= '0' && c <= '9')
+		return c - '0' + 52;
+	if (c == '+' || c == '-')
+		return 62;
+	if (c == '/' || c == '_')
+		return 63;
+	return -1;
+}
+
+/* decoded, NUL-terminated; NULL when s is not base64 */
+static char *b64_decode(const char *s)
+{
+	size_t l = strlen(s), n = 0;
+	char *out = malloc(l / 4 * 3 + 4);
+	unsigned int acc = 0, bits = 0;
+	int v;
+
+	if (!out)
+		abort();
+	for (; *s; s++) {
+		if (*s == '=' || *s == '\n' || *s == '\r' || *s == ' ')
+			continue;
+		v = b64val((unsigned char)*s);
+		if (v < 0) {
+			free(out);
+			return NULL;
+		}
+		acc = (acc << 6) | (unsigned int)v;
+		bits += 6;
+		if (bits >= 8) {
+			bits -= 8;
+			out[n++] = (char)((acc >> bits) & 0xff);
+		}
+	}
+	out[n] = 0;
+	return out;
+}
+
+static char *payload(const struct resolver *r, const struct node *ci, const char *key,
+		     const char *key64)
+{
+	const struct node *b = node_get(ci, key64);
+	char *s;
+
+	if (*str_or_empty(node_get(ci, key)))
+		return xstrdup(node_sval(node_get(ci, key)));
+	if (!*str_or_empty(b))
+		return NULL;
+	s = b64_decode(node_sval(b));
+	if (!s)
+		diag_err(r->d, b, key64, "not valid base64");
+	return s;
+}
+
+static enum vm_cache_mode cache_of(const char *c)
+{
+	if (strcmp(c, "none") == 0)
+		return VM_CACHE_NONE;
+	if (strcmp(c, "writethrough") == 0)
+		return VM_CACHE_WRITETHROUGH;
+	if (strcmp(c, "writeback") == 0)
+		return VM_CACHE_WRITEBACK;
+	return VM_CACHE_DEFAULT;
+}
+
+static int map_disk(const struct resolver *r, const struct spec_options *o, const char *root,
+		    const struct node *d, const struct node *vols, struct vm_disk *out)
+{
+	const char *name = str_or_empty(node_get(d, "name")), *ov;
+	const struct node *v = find_named(vols, name), *t, *ci;
+
+	out->name = xstrdup(name);
+	if ((t = node_get(d, "cdrom")) && node_is_map(t)) {
+		out->device = VM_DEV_CDROM;
+		out->read_only = node_bval(node_get(t, "readonly"), true);
+	} else if ((t = node_get(d, "lun")) && node_is_map(t)) {
+		out->device = VM_DEV_LUN;
+		out->read_only = node_bval(node_get(t, "readonly"), false);
+	} else {
+		t = node_get(d, "disk");
+		out->device = VM_DEV_DISK;
+		out->read_only = node_bval(node_get(t, "readonly"), false);
+	}
+	out->bus = dup_str(node_get(t, "bus"));
+	out->serial = dup_str(node_get(d, "serial"));
+	out->cache = cache_of(str_or_empty(node_get(d, "cache")));
+	out->io = dup_str(node_get(d, "io"));
+	out->boot_order = u32(node_get(d, "bootOrder"));
+	out->logical_block_size = u32(node_path(d, "blockSize.custom.logical"));
+	out->physical_block_size = u32(node_path(d, "blockSize.custom.physical"));
+	out->dedicated_io_thread = node_bval(node_get(d, "dedicatedIOThread"), false);
+	ov = override(o, name);
+	if (!v) {
+		out->source = VM_DISK_OTHER;
+		out->path = ov ? xstrdup(ov) : NULL;
+		return 0;
+	}
+	if ((t = node_get(v, "containerDisk"))) {
+		out->source = VM_DISK_CONTAINERDISK;
+		out->path = ov ? xstrdup(ov) : container_disk_path(root, name, t);
+	} else if ((t = node_get(v, "hostDisk"))) {
+		out->source = VM_DISK_HOSTDISK;
+		out->path = xstrdup(ov ? ov : node_sval(node_get(t, "path")));
+		out->capacity = bytes_of(node_get(t, "capacity"));
+	} else if (node_get(v, "persistentVolumeClaim") || node_get(v, "dataVolume")) {
+		out->source = node_get(v, "dataVolume") ? VM_DISK_DATAVOLUME : VM_DISK_PVC;
+		if (ov)
+			out->path = xstrdup(ov);
+		else if (asprintf(&out->path, PVC_DIR "/%s/disk.img", name) < 0)
+			abort();
+	} else if ((t = node_get(v, "emptyDisk"))) {
+		out->source = VM_DISK_EMPTYDISK;
+		out->capacity = bytes_of(node_get(t, "capacity"));
+		out->path = ov ? xstrdup(ov) : NULL;
+	} else if ((ci = node_get(v, "cloudInitNoCloud")) || (ci = node_get(v, "cloudInitConfigDrive"))) {
+		out->source = node_get(v, "cloudInitNoCloud") ? VM_DISK_CLOUDINIT_NOCLOUD
+							      : VM_DISK_CLOUDINIT_CONFIGDRIVE;
+		out->path = ov ? xstrdup(ov) : NULL;
+		out->user_data = payload(r, ci, "userData", "userDataBase64");
+		out->network_data = payload(r, ci, "networkData", "networkDataBase64");
+		if (node_get(ci, "secretRef") || node_get(ci, "networkDataSecretRef"))
+			diag_warn(r->d, ci, NULL,
+				  "volume %s: cloud-init secret references cannot be read by vmlet",
+				  name);
+		if (asprintf(&out->meta_instance_id, "%s.%s", r->name, r->ns) < 0)
+			abort();
+		out->meta_hostname = dup_str(node_get(node_get(r->vmi, "spec"), "hostname"));
+		if (!out->meta_hostname)
+			out->meta_hostname = xstrdup(r->name);
+	} else {
+		out->source = VM_DISK_OTHER;
+		out->path = ov ? xstrdup(ov) : NULL;
+	}
+	return 0;
+}
+
+static int parse_mac(const char *s, uint8_t mac[6])
+{
+	unsigned int v[6], i;
+	char sep[5], end;
+
+	if (sscanf(s, "%2x%c%2x%c%2x%c%2x%c%2x%c%2x%c", &v[0], &sep[0], &v[1], &sep[1], &v[2],
+		   &sep[2], &v[3], &sep[3], &v[4], &sep[4], &v[5], &end) != 11 ||
+	    strlen(s) != 17)
+		return -EINVAL;
+	for (i = 0; i < 5; i++)
+		if (sep[i] != ':' && sep[i] != '-')
+			return -EINVAL;
+	for (i = 0; i < 6; i++)
+		mac[i] = (uint8_t)v[i];
+	return 0;
+}
+
+static int map_nic(const struct resolver *r, const struct node *ifc, const struct node *nets,
+		   struct vm_nic *out)
+{
+	static const struct {
+		const char *key;
+		enum vm_binding b;
+	} binds[] = {{"bridge", VM_BIND_BRIDGE}, {"masquerade", VM_BIND_MASQUERADE},
+		     {"passt", VM_BIND_PASST},   {"passtBinding", VM_BIND_PASST},
+		     {"sriov", VM_BIND_SRIOV},   {"slirp", VM_BIND_SLIRP},
+		     {"macvtap", VM_BIND_MACVTAP}};
+	const char *name = str_or_empty(node_get(ifc, "name"));
+	const struct node *net = find_named(nets, name), *ports = node_get(ifc, "ports");
+	const char *mac = node_sval(node_get(ifc, "macAddress"));
+	unsigned int i;
+	long long p;
+
+	out->name = xstrdup(name);
+	out->model = dup_str(node_get(ifc, "model"));
+	for (i = 0; i < sizeof(binds) / sizeof(binds[0]); i++)
+		if (!node_is_null(node_get(ifc, binds[i].key)))
+			out->binding = binds[i].b;
+	if (!node_is_null(node_get(ifc, "binding"))) {
+		out->binding = VM_BIND_PLUGIN;
+		out->binding_plugin = dup_str(node_path(ifc, "binding.name"));
+	}
+	if (mac && *mac) {
+		if (parse_mac(mac, out->mac)) {
+			diag_err(r->d, node_get(ifc, "macAddress"), "macAddress",
+				 "interface %s: invalid MAC address \"%s\"", name, mac);
+			return -EINVAL;
+		}
+		out->mac_set = true;
+	}
+	if (net && !node_is_null(node_get(net, "pod")))
+		out->network_type = xstrdup("pod");
+	else if (net && !node_is_null(node_get(net, "multus"))) {
+		out->network_type = xstrdup("multus");
+		out->network_name = dup_str(node_path(net, "multus.networkName"));
+	}
+	if (node_is_seq(ports) && ports->n) {
+		out->ports = calloc(ports->n, sizeof(*out->ports));
+		if (!out->ports)
+			abort();
+		for (i = 0; i < ports->n; i++) {
+			out->ports[i].name = dup_str(node_get(ports->items[i], "name"));
+			out->ports[i].protocol = dup_str(node_get(ports->items[i], "protocol"));
+			if (!out->ports[i].protocol)
+				out->ports[i].protocol = xstrdup("TCP");
+			if (node_ival(node_get(ports->items[i], "port"), 1, 65535, &p) == 0)
+				out->ports[i].port = (uint16_t)p;
+			out->n_ports++;
+		}
+	}
+	return 0;
+}
+
+static void map_firmware(const struct node *dom, const char *root, struct vm_config *cfg)
+{
+	const struct node *fw = node_get(dom, "firmware"), *kb = node_get(fw, "kernelBoot");
+	const struct node *efi = node_path(fw, "bootloader.efi");
+	const char *k = node_sval(node_path(kb, "container.kernelPath"));
+	const char *i = node_sval(node_path(kb, "container.initrdPath"));
+
+	if (k && *k) {
+		cfg->boot = VM_BOOT_KERNEL;
+		cfg->kernel_path = join(root, k);
+		cfg->initrd_path = i && *i ? join(root, i) : NULL;
+		cfg->cmdline = dup_str(node_get(kb, "kernelArgs"));
+	} else if (node_is_map(efi)) {
+		cfg->boot = VM_BOOT_EFI;
+	} else if (node_is_map(node_path(fw, "bootloader.bios"))) {
+		cfg->boot = VM_BOOT_BIOS;
+	}
+	if (node_is_map(efi)) {
+		cfg->efi_secure_boot = node_bval(node_get(efi, "secureBoot"), true);
+		cfg->efi_persistent = node_bval(node_get(efi, "persistent"), false);
+	}
+	cfg->firmware_uuid = dup_str(node_get(fw, "uuid"));
+	cfg->firmware_serial = dup_str(node_get(fw, "serial"));
+}
+
+static int check_overrides(const struct resolver *r, const struct spec_options *o,
+			   const struct node *vols)
+{
+	unsigned int i;
+	const char *eq;
+	char *name;
+	int ret = 0;
+
+	for (i = 0; i < o->n_volume_overrides; i++) {
+		eq = strchr(o->volume_overrides[i], '=');
+		if (!eq || eq == o->volume_overrides[i] || !eq[1]) {
+			diag_err_loc(r->d, NULL, 0, 0, NULL, "--volume wants NAME=PATH, got '%s'",
+				     o->volume_overrides[i]);
+			ret = -EINVAL;
+			continue;
+		}
+		name = strndup(o->volume_overrides[i], (size_t)(eq - o->volume_overrides[i]));
+		if (!name)
+			abort();
+		if (!find_named(vols, name)) {
+			diag_err_loc(r->d, NULL, 0, 0, NULL, "--volume %s: the VM has no volume %s",
+				     o->volume_overrides[i], name);
+			ret = -EINVAL;
+		}
+		free(name);
+	}
+	return ret;
+}
+
+static const char *run_strategy(const struct resolver *r)
+{
+	const struct node *spec = node_get(r->vm, "spec");
+	const struct node *running = node_get(spec, "running");
+
+	if (*str_or_empty(node_get(spec, "runStrategy")))
+		return node_sval(node_get(spec, "runStrategy"));
+	if (running && running->type == N_BOOL)
+		return node_bval(running, false) ? "Always" : "Halted";
+	return NULL;
+}
 
 int config_from_resolution(const struct resolver *r, const struct spec_options *o,
 			   struct vm_config *cfg)
 {
-	(void)r;
-	(void)o;
-	(void)cfg;
-	return 0;
+	const struct node *spec = node_get(r->vmi, "spec"), *dom = node_get(spec, "domain");
+	const struct node *cpu = node_get(dom, "cpu"), *devs = node_get(dom, "devices");
+	const struct node *vols = node_get(spec, "volumes"), *seq;
+	const char *root = o && o->disk_root ? o->disk_root : SPEC_DEFAULT_DISK_ROOT;
+	struct spec_options none = {0};
+	uint32_t t[3];
+	unsigned int i;
+	long long g;
+	int ret;
+
+	if (!o)
+		o = &none;
+	ret = check_overrides(r, o, vols);
+	if (ret)
+		return ret;
+	cfg->name = xstrdup(r->name);
+	cfg->namespace = xstrdup(r->ns);
+	cfg->uid = dup_str(node_path(r->src->root, "metadata.uid"));
+	cfg->hostname = dup_str(node_get(spec, "hostname"));
+	if (!cfg->hostname)
+		cfg->hostname = xstrdup(r->name);
+	cfg->run_strategy = r->vm ? xstrdup(run_strategy(r)) : NULL;
+	effective_topology(spec, t);
+	cfg->sockets = t[0], cfg->cores = t[1], cfg->threads = t[2];
+	cfg->max_sockets = u32(node_get(cpu, "maxSockets"));
+	cfg->cpu_model = dup_str(node_get(cpu, "model"));
+	cfg->dedicated_cpu_placement = node_bval(node_get(cpu, "dedicatedCpuPlacement"), false);
+	if (effective_memory(spec))
+		cfg->memory_bytes = bytes_of(effective_memory(spec));
+	cfg->hugepage_size = bytes_of(node_path(dom, "memory.hugepages.pageSize"));
+	cfg->max_guest_bytes = bytes_of(node_path(dom, "memory.maxGuest"));
+	map_firmware(dom, root, cfg);
+	cfg->acpi = node_bval(node_path(dom, "features.acpi.enabled"), true);
+	cfg->smm = node_is_map(node_path(dom, "features.smm")) &&
+		   node_bval(node_path(dom, "features.smm.enabled"), true);
+	cfg->machine_type = dup_str(node_path(dom, "machine.type"));
+	cfg->architecture = dup_str(node_get(spec, "architecture"));
+	seq = node_get(devs, "disks");
+	if (node_is_seq(seq) && seq->n) {
+		cfg->disks = calloc(seq->n, sizeof(*cfg->disks));
+		if (!cfg->disks)
+			return -ENOMEM;
+		for (i = 0; i < seq->n; i++, cfg->n_disks++)
+			if (map_disk(r, o, root, seq->items[i], vols, &cfg->disks[i]))
+				return -EINVAL;
+	}
+	seq = node_get(devs, "interfaces");
+	if (node_is_seq(seq) && seq->n) {
+		cfg->nics = calloc(seq->n, sizeof(*cfg->nics));
+		if (!cfg->nics)
+			return -ENOMEM;
+		for (i = 0; i < seq->n; i++) {
+			cfg->n_nics++;
+			if (map_nic(r, seq->items[i], node_get(spec, "networks"), &cfg->nics[i]))
+				return -EINVAL;
+		}
+	}
+	cfg->rng = !node_is_null(node_get(devs, "rng"));
+	cfg->autoattach_serial_console = node_bval(node_get(devs, "autoattachSerialConsole"), true);
+	cfg->block_multi_queue = node_bval(node_get(devs, "blockMultiQueue"), false);
+	cfg->net_multi_queue = node_bval(node_get(devs, "networkInterfaceMultiQueue"), false);
+	if (node_ival(node_get(spec, "terminationGracePeriodSeconds"), INT64_MIN, INT64_MAX, &g) == 0)
+		cfg->termination_grace_seconds = g;
+	return r->d->n_err ? -EINVAL : 0;
 }
 
-int config_emit_json(FILE *f, const struct vm_config *cfg)
+/* ---- JSON ----------------------------------------------------------- */
+
+static void add_str(struct json_object *o, const char *k, const char *v)
 {
-	(void)cfg;
-	fputs("{}\n", f);
-	return 0;
+	json_object_object_add(o, k, v ? json_object_new_string(v) : NULL);
 }
+
+static void add_u64(struct json_object *o, const char *k, uint64_t v)
+{
+	json_object_object_add(o, k, json_object_new_uint64(v));
+}
+
+static void add_bool(struct json_object *o, const char *k, bool v)
+{
+	json_object_object_add(o, k, json_object_new_boolean(v));
+}
+
+static const char *const boot_names[] = {"none", "kernel", "efi", "bios"};
+static const char *const source_names[] = {"containerDisk", "hostDisk", "persistentVolumeClaim",
+					   "dataVolume", "emptyDisk", "cloudInitNoCloud",
+					   "cloudInitConfigDrive", "other"};
+static const char *const device_names[] = {"disk", "cdrom", "lun"};
+static const char *const cache_names[] = {NULL, "none", "writethrough", "writeback"};
+static const char *const binding_names[] = {NULL, "bridge", "masquerade", "passt",
+					    "sriov", "slirp", "macvtap", "plugin"};
+
+static struct json_object *disk_json(const struct vm_disk *d)
+{
+	struct json_object *o = json_object_new_object();
+
+	add_str(o, "name", d->name);
+	add_str(o, "device", device_names[d->device]);
+	add_str(o, "bus", d->bus);
+	add_str(o, "source", source_names[d->source]);
+	add_str(o, "path", d->path);
+	add_bool(o, "readOnly", d->read_only);
+	add_str(o, "serial", d->serial);
+	add_str(o, "cache", cache_names[d->cache]);
+	add_str(o, "io", d->io);
+	add_u64(o, "bootOrder", d->boot_order);
+	add_u64(o, "capacity", d->capacity);
+	add_u64(o, "logicalBlockSize", d->logical_block_size);
+	add_u64(o, "physicalBlockSize", d->physical_block_size);
+	add_bool(o, "dedicatedIOThread", d->dedicated_io_thread);
+	if (d->source == VM_DISK_CLOUDINIT_NOCLOUD || d->source == VM_DISK_CLOUDINIT_CONFIGDRIVE) {
+		add_str(o, "userData", d->user_data);
+		add_str(o, "networkData", d->network_data);
+		add_str(o, "instanceId", d->meta_instance_id);
+		add_str(o, "hostname", d->meta_hostname);
+	}
+	return o;
+}
+
+static struct json_object *nic_json(const struct vm_nic *n)
+{
+	struct json_object *o = json_object_new_object(), *ports, *p;
+	char mac[18];
+	unsigned int i;
+
+	add_str(o, "name", n->name);
+	add_str(o, "model", n->model);
+	if (n->mac_set) {
+		snprintf(mac, sizeof(mac), "%02x:%02x:%02x:%02x:%02x:%02x", n->mac[0], n->mac[1],
+			 n->mac[2], n->mac[3], n->mac[4], n->mac[5]);
+		add_str(o, "mac", mac);
+	} else {
+		add_str(o, "mac", NULL);
+	}
+	add_str(o, "binding", n->binding == VM_BIND_PLUGIN ? n->binding_plugin
+							   : binding_names[n->binding]);
+	add_str(o, "networkType", n->network_type);
+	add_str(o, "networkName", n->network_name);
+	ports = json_object_new_array();
+	for (i = 0; i < n->n_ports; i++) {
+		p = json_object_new_object();
+		add_str(p, "name", n->ports[i].name);
+		add_str(p, "protocol", n->ports[i].protocol);
+		add_u64(p, "port", n->ports[i].port);
+		json_object_array_add(ports, p);
+	}
+	json_object_object_add(o, "ports", ports);
+	return o;
+}
+
+int config_emit_json(FILE *f, const struct vm_config *c)
+{
+	struct json_object *o = json_object_new_object(), *cpu, *mem, *fw, *arr;
+	unsigned int i;
+	int ret;
+
+	add_str(o, "name", c->name);
+	add_str(o, "namespace", c->namespace);
+	add_str(o, "uid", c->uid);
+	add_str(o, "hostname", c->hostname);
+	add_str(o, "runStrategy", c->run_strategy);
+	cpu = json_object_new_object();
+	add_u64(cpu, "sockets", c->sockets);
+	add_u64(cpu, "cores", c->cores);
+	add_u64(cpu, "threads", c->threads);
+	add_u64(cpu, "vcpus", (uint64_t)c->sockets * c->cores * c->threads);
+	add_u64(cpu, "maxSockets", c->max_sockets);
+	add_str(cpu, "model", c->cpu_model);
+	add_bool(cpu, "dedicatedCpuPlacement", c->dedicated_cpu_placement);
+	json_object_object_add(o, "cpu", cpu);
+	mem = json_object_new_object();
+	add_u64(mem, "bytes", c->memory_bytes);
+	add_u64(mem, "hugepageSize", c->hugepage_size);
+	add_u64(mem, "maxGuestBytes", c->max_guest_bytes);
+	json_object_object_add(o, "memory", mem);
+	fw = json_object_new_object();
+	add_str(fw, "boot", boot_names[c->boot]);
+	add_str(fw, "kernel", c->kernel_path);
+	add_str(fw, "initrd", c->initrd_path);
+	add_str(fw, "cmdline", c->cmdline);
+	add_bool(fw, "secureBoot", c->efi_secure_boot);
+	add_bool(fw, "efiPersistent", c->efi_persistent);
+	add_str(fw, "uuid", c->firmware_uuid);
+	add_str(fw, "serial", c->firmware_serial);
+	json_object_object_add(o, "firmware", fw);
+	add_bool(o, "acpi", c->acpi);
+	add_bool(o, "smm", c->smm);
+	add_str(o, "machineType", c->machine_type);
+	add_str(o, "architecture", c->architecture);
+	arr = json_object_new_array();
+	for (i = 0; i < c->n_disks; i++)
+		json_object_array_add(arr, disk_json(&c->disks[i]));
+	json_object_object_add(o, "disks", arr);
+	arr = json_object_new_array();
+	for (i = 0; i < c->n_nics; i++)
+		json_object_array_add(arr, nic_json(&c->nics[i]));
+	json_object_object_add(o, "interfaces", arr);
+	add_bool(o, "rng", c->rng);
+	add_bool(o, "serialConsole", c->autoattach_serial_console);
+	add_bool(o, "blockMultiQueue", c->block_multi_queue);
+	add_bool(o, "netMultiQueue", c->net_multi_queue);
+	json_object_object_add(o, "terminationGracePeriodSeconds",
+			       json_object_new_int64(c->termination_grace_seconds));
+	ret = emit_json_object(f, o);
+	json_object_put(o);
+	return ret;
+}
+
+/* ---- library entry point -------------------------------------------- */
 
 int spec_resolve_config(const struct spec_options *o, struct vm_config *cfg)
 {
-	(void)o;
+	struct session s;
+	int ret;
+
 	vm_config_init(cfg);
-	return -ENOSYS;
+	session_init(&s);
+	ret = session_load(&s, o->files, o->n_files, o->manifest);
+	if (!ret)
+		ret = session_resolve(&s, o->vm_name);
+	if (!ret)
+		ret = config_from_resolution(&s.r, o, cfg);
+	session_report(&s, stderr);
+	session_free(&s);
+	if (ret)
+		vm_config_release(cfg);
+	return ret;
 }

@@ -78,17 +78,24 @@ static void put_compacted(FILE *f, const char *s)
 	}
 }
 
-int emit_json(FILE *f, const struct node *n)
+int emit_json_object(FILE *f, struct json_object *o)
 {
-	struct json_object *o = node_to_json(n);
 	const char *s = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PRETTY |
 							      JSON_C_TO_STRING_SPACED |
 							      JSON_C_TO_STRING_NOSLASHESCAPE);
 
 	put_compacted(f, s ? s : "null");
 	fputc('\n', f);
-	json_object_put(o);
 	return ferror(f) ? -EIO : 0;
+}
+
+int emit_json(FILE *f, const struct node *n)
+{
+	struct json_object *o = node_to_json(n);
+	int ret = emit_json_object(f, o);
+
+	json_object_put(o);
+	return ret;
 }
 
 /* ---- YAML ----------------------------------------------------------- */

@@ -20,6 +20,8 @@ struct json_object *node_to_json(const struct node *n);
 char *node_json(struct arena *a, const struct node *n);
 /* Pretty JSON document + newline. 0 or -errno. */
 int emit_json(FILE *f, const struct node *n);
+/* Pretty JSON of a json-c object (empty {} and [] kept on one line). */
+int emit_json_object(FILE *f, struct json_object *o);
 /* YAML document (no leading "---") */
 int emit_yaml(FILE *f, const struct node *n);
 /* --explain: which object set every resolved field of the VMI. */

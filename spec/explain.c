@@ -113,7 +113,7 @@ int emit_explain(FILE *f, const struct resolver *r)
 	walk(&rs, "spec", spec, r->vm_origin);
 	wp = width(&rs, offsetof(struct row, path), 60);
 	wv = width(&rs, offsetof(struct row, value), 40);
-	wo = width(&rs, offsetof(struct row, origin), 40);
+	wo = width(&rs, offsetof(struct row, origin), 72);
 	fprintf(f, "VirtualMachineInstance %s/%s", r->ns, r->name);
 	if (r->it.origin || r->pref.origin)
 		fprintf(f, " from %s%s%s%s%s", r->vm_origin, r->it.origin ? ", " : "",

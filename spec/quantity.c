@@ -60,7 +60,7 @@ static int scale(__int128 mant, int frac, int base, int exp, __int128 *out)
 		}
 	}
 	*out = num / den + (num % den ? 1 : 0);
-	if (*out > LIMIT)
+	if (*out >= LIMIT)
 		return -ERANGE;
 	return 0;
 }
@@ -102,7 +102,8 @@ int qty_parse(const char *s, struct quantity *q)
 	}
 	if (!digits)
 		return -EINVAL;
-	if ((*p == 'e' || *p == 'E') && p[1]) {
+	if ((*p == 'e' || *p == 'E') &&
+	    ((p[1] >= '0' && p[1] <= '9') || ((p[1] == '-' || p[1] == '+') && p[2]))) {
 		char *end;
 
 		errno = 0;

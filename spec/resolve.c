@@ -212,6 +212,45 @@ static void convert_flavor(struct resolver *r)
 	node_del(spec, "flavor");
 }
 
+/* Quantities print in Kubernetes' canonical form ("4096Mi" -> "4Gi"), as
+ * the API server stores them. */
+static void canon_qty(struct arena *a, struct node *n)
+{
+	struct quantity q;
+	char buf[64];
+
+	if (!n || !qty_of(n, &q))
+		return;
+	qty_format(&q, buf, sizeof(buf));
+	if (n->type == N_STR && strcmp(n->str, buf) == 0)
+		return;
+	n->type = N_STR;
+	n->str = arena_strdup(a, buf);
+}
+
+static void canon_map(struct arena *a, struct node *m)
+{
+	unsigned int i;
+
+	for (i = 0; node_is_map(m) && i < m->n; i++)
+		canon_qty(a, m->kv[i].val);
+}
+
+static void canonical_quantities(struct resolver *r, struct node *spec)
+{
+	struct node *dom = node_get(spec, "domain"), *vols = node_get(spec, "volumes");
+	unsigned int i;
+
+	canon_qty(r->a, node_path(dom, "memory.guest"));
+	canon_qty(r->a, node_path(dom, "memory.maxGuest"));
+	canon_map(r->a, node_path(dom, "resources.requests"));
+	canon_map(r->a, node_path(dom, "resources.limits"));
+	for (i = 0; node_is_seq(vols) && i < vols->n; i++) {
+		canon_qty(r->a, node_path(vols->items[i], "emptyDisk.capacity"));
+		canon_qty(r->a, node_path(vols->items[i], "hostDisk.capacity"));
+	}
+}
+
 static void matcher_init(struct resolver *r, struct matcher *mt, const char *field,
 			 const char *Field)
 {
@@ -232,9 +271,10 @@ static int resolve_vmi_form(struct resolver *r)
 	build_vmi(r, node_get(root, "metadata"), node_get(root, "spec"));
 	default_disks(r);
 	default_devices(r);
-	if (validate_result(r))
+	if (validate_result(r) || presets_apply(r))
 		return -EINVAL;
-	return presets_apply(r);
+	canonical_quantities(r, vmi_spec(r));
+	return 0;
 }
 
 int resolve_run(struct resolver *r, struct arena *a, struct diag *d, const struct cluster *cl,
@@ -289,5 +329,7 @@ int resolve_run(struct resolver *r, struct arena *a, struct diag *d, const struc
 		return -EINVAL;
 	if (match_sync_revision(r, &r->it) || match_sync_revision(r, &r->pref))
 		return -EINVAL;
+	canonical_quantities(r, vmi_spec(r));
+	canonical_quantities(r, node_path(r->vm, "spec.template.spec"));
 	return 0;
 }

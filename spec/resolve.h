@@ -143,7 +143,6 @@ char *lower(struct arena *a, const char *s);
 void effective_topology(const struct node *spec, uint32_t out[3]);
 const struct node *effective_memory(const struct node *spec);
 
-#endif /* VMLET_SPEC_RESOLVE_H */
 
 /* session.c: load + resolve + report, shared by the CLI, the library API,
  * the fuzzer and the benchmark. */
@@ -165,3 +164,5 @@ struct node *session_list(struct session *s);
 /* Print load and resolution diagnostics on f. */
 void session_report(const struct session *s, FILE *f);
 void session_free(struct session *s);
+
+#endif /* VMLET_SPEC_RESOLVE_H */

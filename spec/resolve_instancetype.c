@@ -185,6 +185,7 @@ static void apply_cpu(struct apply *ap)
 		{"realtime", "realtime"},
 	};
 	int before = ap->conflicts;
+	const char *topo_origin;
 	uint32_t t[3];
 	unsigned int i;
 	struct node *v;
@@ -213,9 +214,13 @@ static void apply_cpu(struct apply *ap)
 		return;
 	cpu = node_get_map(r->a, ap->dom, "cpu");
 	topology_for(r->pref.spec, it_guest(ap->it), t);
+	topo_origin = ap->origin;
+	if (!node_is_null(node_path(r->pref.spec, "cpu.preferredCPUTopology")))
+		topo_origin = arena_printf(r->a, "%s + %s (%s)", ap->origin, r->pref.origin,
+					   pref_topology(r->pref.spec));
 	for (i = 0; i < 3; i++) {
 		v = node_set(r->a, cpu, topo_keys[i], node_int(r->a, t[i]));
-		v->origin = ap->origin;
+		v->origin = topo_origin;
 		if (guest) {
 			v->file = guest->file;
 			v->line = guest->line;

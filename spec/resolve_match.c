@@ -389,6 +389,17 @@ int match_find(struct resolver *r, struct matcher *mt)
 	return 0;
 }
 
+/* an annotation made from a matcher: where the matcher names the object */
+static void stamp(struct node *n, const struct matcher *mt)
+{
+	const struct node *at = node_get(mt->m, "name") ? node_get(mt->m, "name") : mt->m;
+
+	n->origin = mt->origin;
+	n->file = at->file;
+	n->line = at->line;
+	n->col = at->col;
+}
+
 void match_annotate(struct resolver *r)
 {
 	struct node *md = node_get_map(r->a, r->vmi, "metadata");
@@ -399,13 +410,13 @@ void match_annotate(struct resolver *r)
 		an = node_get_map(r->a, md, "annotations");
 		key = r->it.cluster ? "kubevirt.io/cluster-instancetype-name"
 				    : "kubevirt.io/instancetype-name";
-		node_set(r->a, an, key, node_str(r->a, r->it.name))->origin = r->it.origin;
+		stamp(node_set(r->a, an, key, node_str(r->a, r->it.name)), &r->it);
 	}
 	if (r->pref.m && r->pref.spec) {
 		an = node_get_map(r->a, md, "annotations");
 		key = r->pref.cluster ? "kubevirt.io/cluster-preference-name"
 				      : "kubevirt.io/preference-name";
-		node_set(r->a, an, key, node_str(r->a, r->pref.name))->origin = r->pref.origin;
+		stamp(node_set(r->a, an, key, node_str(r->a, r->pref.name)), &r->pref);
 	}
 }
 

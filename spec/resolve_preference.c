@@ -38,6 +38,18 @@ static void overwrite(struct papply *pa, struct node *dst, const char *key, cons
 	node_set(pa->r->a, dst, key, rcopy(pa->r, src, pa->origin));
 }
 
+/* a node made for a preference field: carry the field's location */
+static struct node *made(struct papply *pa, struct node *n, const struct node *field)
+{
+	n->origin = pa->origin;
+	if (field) {
+		n->file = field->file;
+		n->line = field->line;
+		n->col = field->col;
+	}
+	return n;
+}
+
 static const char *const autoattach[][2] = {
 	{"preferredAutoattachGraphicsDevice", "autoattachGraphicsDevice"},
 	{"preferredAutoattachMemBalloon", "autoattachMemBalloon"},
@@ -143,7 +155,7 @@ static void apply_disks(struct papply *pa, const struct node *pd, struct node *d
 			continue;
 		if (node_is_null(node_get(d, "disk")) && node_is_null(node_get(d, "cdrom")) &&
 		    node_is_null(node_get(d, "lun")))
-			node_set(r->a, d, "disk", node_map(r->a))->origin = pa->origin;
+			node_set(r->a, d, "disk", made(pa, node_map(r->a), pd));
 		if (node_is_map(t = node_get(d, "disk"))) {
 			fill_str(pa, t, "bus", node_get(pd, "preferredDiskBus"));
 			fill(pa, d, "blockSize", node_get(pd, "preferredDiskBlockSize"));
@@ -189,8 +201,7 @@ static void apply_devices(struct papply *pa)
 		seq = node_get(devs, "panicDevices");
 		if (!node_is_seq(seq) || !seq->n) {
 			seq = node_set(r->a, devs, "panicDevices", node_seq(r->a));
-			v = node_map(r->a);
-			v->origin = pa->origin;
+			v = made(pa, node_map(r->a), pm);
 			node_push(r->a, seq, v);
 		}
 		for (i = 0; i < seq->n; i++)
@@ -210,7 +221,8 @@ static void apply_devices(struct papply *pa)
 		fill_str(pa, it, "model", node_get(pd, "preferredInterfaceModel"));
 		if (!node_is_null(node_get(pd, "preferredInterfaceMasquerade")) && !has_binding(it) &&
 		    is_pod_network(r, str_or_empty(node_get(it, "name"))))
-			node_set(r->a, it, "masquerade", node_map(r->a))->origin = pa->origin;
+			node_set(r->a, it, "masquerade",
+				 made(pa, node_map(r->a), node_get(pd, "preferredInterfaceMasquerade")));
 	}
 	apply_disks(pa, pd, devs);
 }
@@ -249,7 +261,7 @@ static void apply_firmware(struct papply *pa)
 	bl = node_get_map(r->a, node_get_map(r->a, vmi_domain(r), "firmware"), "bootloader");
 	if (node_bval(node_get(pf, "preferredUseBios"), false) && node_is_null(node_get(bl, "bios")) &&
 	    node_is_null(node_get(bl, "efi")))
-		node_set(r->a, bl, "bios", node_map(r->a))->origin = pa->origin;
+		node_set(r->a, bl, "bios", made(pa, node_map(r->a), node_get(pf, "preferredUseBios")));
 	bios = node_get(bl, "bios");
 	if (node_is_map(bios))
 		fill(pa, bios, "useSerial", node_get(pf, "preferredUseBiosSerial"));
@@ -260,7 +272,7 @@ static void apply_firmware(struct papply *pa)
 	}
 	if (node_bval(node_get(pf, "preferredUseEfi"), false) && node_is_null(node_get(bl, "efi")) &&
 	    node_is_null(node_get(bl, "bios")))
-		node_set(r->a, bl, "efi", node_map(r->a))->origin = pa->origin;
+		node_set(r->a, bl, "efi", made(pa, node_map(r->a), node_get(pf, "preferredUseEfi")));
 	efi = node_get(bl, "efi");
 	if (node_is_map(efi))
 		fill(pa, efi, "secureBoot", node_get(pf, "preferredUseSecureBoot"));

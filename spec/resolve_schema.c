@@ -500,9 +500,11 @@ static void check_map(struct walk *w, const struct node *m, const struct field *
 	const struct node *v;
 
 	for (; f->key; f++) {
-		snprintf(path + plen, cap - plen, "%s%s", plen ? "." : "", f->key);
 		v = node_get(m, f->key);
-		if (node_is_null(v) && f->required) {
+		if (node_is_null(v) && !f->required)
+			continue;
+		snprintf(path + plen, cap - plen, "%s%s", plen ? "." : "", f->key);
+		if (node_is_null(v)) {
 			diag_err(w->r->d, m, path, "%s%sRequired value", w->what ? w->what : "",
 				 w->what ? ": " : "");
 			w->errors++;

@@ -19,16 +19,19 @@ int session_load(struct session *s, const char *const *files, unsigned int n_fil
 	unsigned int i;
 	int ret;
 
+	const char *name = "<manifest>";
+
 	if (n_files == 0) {
-		if (!manifest)
+		if (!manifest) {
 			manifest = getenv("VMLET_MANIFEST");
+			name = "$VMLET_MANIFEST";
+		}
 		if (!manifest) {
 			diag_err_loc(&s->cl.d, NULL, 0, 0, NULL,
 				     "no input: give -f FILE|DIR|- or set VMLET_MANIFEST");
 			return -EINVAL;
 		}
-		return cluster_add_text(&s->cl, n_files ? "" : "VMLET_MANIFEST", manifest,
-					strlen(manifest));
+		return cluster_add_text(&s->cl, name, manifest, strlen(manifest));
 	}
 	for (i = 0; i < n_files; i++) {
 		ret = cluster_add_path(&s->cl, files[i]);

@@ -22,6 +22,7 @@ struct frame {
 	const char *key;      /* pending key of a map (NULL: expecting key) */
 	struct node *keynode; /* for duplicate-key messages */
 	bool merge;           /* pending key is "<<" */
+	bool merged;          /* a "<<" was seen: later keys may override */
 };
 
 struct loader {
@@ -119,14 +120,21 @@ enum node_type yaml_plain_type(const char *s)
 	static const char *const falses[] = {"false", "False", "FALSE", "no", "No", "NO",
 					     "off", "Off", "OFF", NULL};
 
-	if (is_one_of(s, nulls))
-		return N_NULL;
-	if (is_one_of(s, trues) || is_one_of(s, falses))
-		return N_BOOL;
-	if (is_int(s))
-		return N_INT;
-	if (is_float(s))
-		return N_FLOAT;
+	size_t len = strnlen(s, 6);
+
+	/* fast path: most scalars are names, not one of the special words */
+	if (len <= 5 && (len == 0 || strchr("~nNtTfFyYoO", s[0]))) {
+		if (is_one_of(s, nulls))
+			return N_NULL;
+		if (is_one_of(s, trues) || is_one_of(s, falses))
+			return N_BOOL;
+	}
+	if ((s[0] >= '0' && s[0] <= '9') || s[0] == '-' || s[0] == '+' || s[0] == '.') {
+		if (is_int(s))
+			return N_INT;
+		if (is_float(s))
+			return N_FLOAT;
+	}
 	return N_STR;
 }
 
@@ -215,15 +223,17 @@ static int attach(struct loader *L, const yaml_event_t *e, struct node *v)
 		f->merge = v->type == N_STR && strcmp(f->key, "<<") == 0 &&
 			   e->type == YAML_SCALAR_EVENT &&
 			   e->data.scalar.style == YAML_PLAIN_SCALAR_STYLE;
-		if (!f->merge && node_get(f->n, f->key)) {
+		if (!f->merge && !f->merged && node_get(f->n, f->key)) {
 			diag_err_loc(L->d, L->file, v->line, v->col, NULL,
 				     "duplicate key \"%s\"", f->key);
 			return -EINVAL;
 		}
 		return 0;
 	}
-	if (f->merge)
+	if (f->merge) {
 		merge_into(L, f->n, v);
+		f->merged = true;
+	}
 	else
 		node_set(L->a, f->n, f->key, v);
 	f->key = NULL;
@@ -313,6 +323,7 @@ static int event(struct loader *L, const yaml_event_t *e, struct doc_list *l)
 		L->stack[L->depth].n = n;
 		L->stack[L->depth].key = NULL;
 		L->stack[L->depth].merge = false;
+		L->stack[L->depth].merged = false;
 		L->depth++;
 		return 0;
 	case YAML_SEQUENCE_END_EVENT:

@@ -164,6 +164,9 @@ static const struct sandbox_rule net_io[] = {
 	/* virtio-net: the receive offloads the guest negotiated, set on the
 	 * tap at each DRIVER_OK (virtio_net_io.c) */
 	ALLOW_IOCTL(TUNSETOFFLOAD),
+	/* virtio-net multiqueue: only the queue pairs the guest enabled
+	 * take part in the tap's steering (IFF_ATTACH/DETACH_QUEUE) */
+	ALLOW_IOCTL(TUNSETQUEUE),
 };
 
 static const struct sandbox_rule helper[] = {

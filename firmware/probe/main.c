@@ -66,6 +66,8 @@ static void collect(struct probe_cpu *c, const struct fw_lapic *l)
 		cpuid_into(&id->e8, 0x80000008, 0);
 	if (emax >= 0x8000001e)
 		cpuid_into(&id->e1e, 0x8000001e, 0);
+	if (emax >= 0x80000026)
+		ext_leaf(id->e26, 0x80000026, TOPO_LEAF_26_SUBS);
 	c->lapic_id = fw_lapic_id(l);
 }
 
@@ -106,11 +108,25 @@ static uint64_t start_aps(const uint32_t *ids, uint32_t n, bool need_x2apic)
 	return __atomic_load_n(&n_done, __ATOMIC_ACQUIRE);
 }
 
+/* The report: through the VMM's fast port when it has one, else COM1. */
+static void write_report(const char *text, size_t len)
+{
+	static struct fw_abi_report_desc desc FW_ALIGNED(8);
+
+	if (len <= FW_ABI_REPORT_MAX && inl(FW_ABI_REPORT_PORT) == FW_ABI_REPORT_MAGIC) {
+		desc = (struct fw_abi_report_desc){FW_ABI_REPORT_MAGIC, (unsigned int)len,
+						   (uintptr_t)text};
+		outl(FW_ABI_REPORT_PORT, (uint32_t)(uintptr_t)&desc);
+		return;
+	}
+	fw_serial_write(&com1, text, len);
+}
+
 static uint64_t kcall(uint64_t nr, uint64_t a0, uint64_t a1, uint64_t a2)
 {
 	switch (nr) {
 	case PROBE_KC_WRITE:
-		fw_serial_write(&com1, (const char *)(uintptr_t)a0, (size_t)a1);
+		write_report((const char *)(uintptr_t)a0, (size_t)a1);
 		return 0;
 	case PROBE_KC_START_APS:
 		return start_aps((const uint32_t *)(uintptr_t)a0, (uint32_t)a1, a2 != 0);

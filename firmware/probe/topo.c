@@ -38,11 +38,17 @@ static void update_dom(struct scan *s, int dom, uint32_t shift, uint32_t n)
 	s->ncpus[dom] = n;
 }
 
-/* Leaf 0xB / 0x1F subleaves. */
-static bool parse_ext(struct scan *s, const struct topo_leaf *sub, int nsub, bool is_1f)
+enum ext_kind { EXT_B, EXT_1F, EXT_26 };
+
+/* Leaf 0xB / 0x1F / 0x8000_0026 subleaves: level type -> Linux domain. */
+static bool parse_ext(struct scan *s, const struct topo_leaf *sub, int nsub, enum ext_kind kind)
 {
-	static const int map[] = {0, DOM_SMT, DOM_CORE, DOM_MODULE, DOM_TILE, DOM_DIE, DOM_DIEGRP};
-	uint32_t maxtype = is_1f ? 7 : 3;
+	static const int map_b_1f[] = {0,	 DOM_SMT, DOM_CORE,  DOM_MODULE,
+				       DOM_TILE, DOM_DIE, DOM_DIEGRP};
+	/* AMD: 1 core (threads), 2 complex, 3 die (CCD), 4 socket */
+	static const int map_26[] = {0, DOM_SMT, DOM_CORE, DOM_TILE, DOM_DIE};
+	const int *map = kind == EXT_26 ? map_26 : map_b_1f;
+	uint32_t maxtype = kind == EXT_B ? 3 : kind == EXT_1F ? 7 : 5;
 	int i, last = 0;
 
 	for (i = 0; i < nsub; i++) {
@@ -71,15 +77,21 @@ static bool parse_ext(struct scan *s, const struct topo_leaf *sub, int nsub, boo
 }
 
 static bool parse_ext_any(struct scan *s, const struct topo_cpuid *c, const char **src,
-			  const char *src_1f, const char *src_b)
+			  const char *src_1f, const char *src_26, const char *src_b)
 {
 	uint32_t max = c->l0.a;
 
-	if (max >= 0x1f && parse_ext(s, c->l1f, TOPO_LEAF_1F_SUBS, true)) {
+	uint32_t emax = (c->e0.a & 0xffff0000u) == 0x80000000u ? c->e0.a : 0;
+
+	if (max >= 0x1f && parse_ext(s, c->l1f, TOPO_LEAF_1F_SUBS, EXT_1F)) {
 		*src = src_1f;
 		return true;
 	}
-	if (max >= 0xb && parse_ext(s, c->lb, TOPO_LEAF_B_SUBS, false)) {
+	if (emax >= 0x80000026 && parse_ext(s, c->e26, TOPO_LEAF_26_SUBS, EXT_26)) {
+		*src = src_26;
+		return true;
+	}
+	if (max >= 0xb && parse_ext(s, c->lb, TOPO_LEAF_B_SUBS, EXT_B)) {
 		*src = src_b;
 		return true;
 	}
@@ -115,7 +127,7 @@ static void parse_amd(struct scan *s, const struct topo_cpuid *c, const char **s
 {
 	uint32_t emax = (c->e0.a & 0xffff0000u) == 0x80000000u ? c->e0.a : 0;
 	bool topoext = emax >= 0x80000001 && (c->e1.c & (1u << 22));
-	bool has_ext = parse_ext_any(s, c, src, "amd-1f", "amd-b");
+	bool has_ext = parse_ext_any(s, c, src, "amd-1f", "amd-80000026", "amd-b");
 
 	if (!has_ext) {
 		uint32_t nthreads, sft;
@@ -178,7 +190,7 @@ void topo_derive(const struct topo_cpuid *c, struct topo_ids *out)
 		parse_amd(&s, c, &src);
 		break;
 	default:
-		if (!parse_ext_any(&s, c, &src, "intel-1f", "intel-b")) {
+		if (!parse_ext_any(&s, c, &src, "intel-1f", "intel-80000026", "intel-b")) {
 			parse_legacy(&s, c);
 			src = "intel-legacy";
 		}

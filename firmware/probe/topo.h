@@ -2,11 +2,13 @@
 /*
  * topo.h - (package, core, thread) ids from raw CPUID data, derived the way
  * Linux (>= 6.9, arch/x86/kernel/cpu/topology_*.c) does for the vendor:
- *   Intel: leaf 0x1F, else 0xB, else leaf 1 EBX[23:16] + leaf 4 EAX[31:26].
- *   AMD:   0x1F/0xB (the stable fix makes this unconditional), else the
- *          core shift of 0x8000_0008 ECX; with TopoExt the initial APIC ID
- *          from 0x8000_001E EAX and, without 0xB on family >= 0x17, the
- *          SMT width from its EBX[15:8]. (Leaf 0x8000_0026 is not read.)
+ *   Intel: leaf 0x1F, else 0x8000_0026, else 0xB, else leaf 1 EBX[23:16]
+ *          + leaf 4 EAX[31:26].
+ *   AMD:   the same extended leaves (the stable fix makes this
+ *          unconditional), else the core shift of 0x8000_0008 ECX; with
+ *          TopoExt the initial APIC ID from 0x8000_001E EAX and, without an
+ *          extended leaf on family >= 0x17, the SMT width from its
+ *          EBX[15:8].
  * Pure C with no firmware dependency, so host unit tests can compile it.
  */
 #ifndef FW_PROBE_TOPO_H
@@ -21,6 +23,7 @@ struct topo_leaf {
 
 #define TOPO_LEAF_B_SUBS  4
 #define TOPO_LEAF_1F_SUBS 6
+#define TOPO_LEAF_26_SUBS 4 /* AMD 0x8000_0026 */
 
 /* The CPUID leaves one CPU read at CPL0 (zero where not present). */
 struct topo_cpuid {
@@ -28,6 +31,7 @@ struct topo_cpuid {
 	struct topo_leaf lb[TOPO_LEAF_B_SUBS];
 	struct topo_leaf l1f[TOPO_LEAF_1F_SUBS];
 	struct topo_leaf e0, e1, e8, e1e;
+	struct topo_leaf e26[TOPO_LEAF_26_SUBS];
 };
 
 enum topo_vendor { TOPO_VENDOR_INTEL, TOPO_VENDOR_AMD, TOPO_VENDOR_OTHER };

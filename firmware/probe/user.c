@@ -8,7 +8,7 @@
 #include "firmware/lib/pvh.h"
 #include "firmware/probe/probe.h"
 
-#define REPORT_MAX (64 * 1024)
+#define REPORT_MAX FW_ABI_REPORT_MAX
 
 struct probe_state {
 	struct fw_buf out;

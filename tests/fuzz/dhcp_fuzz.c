@@ -16,7 +16,7 @@
  * so the fuzzer spends its time in option parsing and reply building. */
 static size_t wrap_options(const uint8_t *data, size_t size, uint8_t *f, size_t cap)
 {
-	static const uint8_t bc[6] = { 0xff, 0xff, 0xff, 0xff, 0xff, 0xff };
+	static const uint8_t bc[6] = {0xff, 0xff, 0xff, 0xff, 0xff, 0xff};
 	uint8_t *b = f + PKT_UDP_HLEN;
 
 	if (PKT_UDP_HLEN + 240 + size > cap)
@@ -34,17 +34,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static const struct dhcp_lease lease = {
-		.client_mac = { 0x02, 0, 0, 0, 0, 1 },
-		.server_mac = { 0x02, 0, 0, 0, 0, 2 },
-		.server_ip = 0x0a000201,
-		.client_ip = 0x0a000202,
-		.netmask = 0xffffff00,
-		.router = 0x0a000201,
-		.dns = { 0x0a000203 },
-		.n_dns = 1,
-		.search = "a.example b.example",
-		.hostname = "fuzz",
-		.mtu = 1500,
+	    .client_mac = {0x02, 0, 0, 0, 0, 1},
+	    .server_mac = {0x02, 0, 0, 0, 0, 2},
+	    .server_ip = 0x0a000201,
+	    .client_ip = 0x0a000202,
+	    .netmask = 0xffffff00,
+	    .router = 0x0a000201,
+	    .dns = {0x0a000203},
+	    .n_dns = 1,
+	    .search = "a.example b.example",
+	    .hostname = "fuzz",
+	    .mtu = 1500,
 	};
 	struct dhcp_request req;
 	struct dhcp_lease l = lease;

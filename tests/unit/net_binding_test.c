@@ -24,40 +24,9 @@ static bool can_ns;
 static pid_t outside = -1;
 static char resolv[64];
 
-/* A fresh pod netns (this process) and outside netns (a child). */
 static bool make_pod(void)
 {
-	int p[2];
-	char c;
-
-	if (outside > 0) {
-		kill(outside, SIGKILL);
-		waitpid(outside, NULL, 0);
-	}
-	if (testns_enter() < 0 || pipe(p) < 0)
-		return false;
-	outside = fork();
-	if (outside == 0) {
-		prctl(PR_SET_PDEATHSIG, SIGKILL);
-		if (unshare(CLONE_NEWNET) < 0)
-			_exit(1);
-		if (write(p[1], "x", 1) != 1)
-			_exit(1);
-		pause();
-		_exit(0);
-	}
-	close(p[1]);
-	if (read(p[0], &c, 1) != 1)
-		return false;
-	close(p[0]);
-	return testns_sh("ip link add eth0 type veth peer name node0 && "
-			 "ip link set node0 netns %d && "
-			 "ip addr add 10.200.0.2/24 dev eth0 && ip link set eth0 up && "
-			 "ip route add default via 10.200.0.1 && "
-			 "nsenter -t %d -n sh -c 'ip link set lo up && "
-			 "ip addr add 10.200.0.1/24 dev node0 && ip link set node0 up && "
-			 "echo 1 > /proc/sys/net/ipv6/conf/node0/disable_ipv6'",
-			 outside, outside) == 0;
+	return testns_pod(&outside) == 0;
 }
 
 static void make_env(struct net_env *env)
@@ -142,8 +111,8 @@ enum want { WANT_ARP_REPLY, WANT_ECHO_REPLY, WANT_SYN };
  * answering ARP requests for the guest's own address on the way. For
  * WANT_ARP_REPLY the sender MAC goes to mac; for WANT_SYN arg is the port.
  */
-static bool guest_await(struct net_backend *be, const uint8_t me[6], uint32_t my_ip,
-			enum want w, uint32_t arg, uint8_t mac[6], int ms)
+static bool guest_await(struct net_backend *be, const uint8_t me[6], uint32_t my_ip, enum want w,
+			uint32_t arg, uint8_t mac[6], int ms)
 {
 	uint8_t buf[NET_FRAME_MAX], out[64];
 	long end = testns_now_ms() + ms;
@@ -157,8 +126,8 @@ static bool guest_await(struct net_backend *be, const uint8_t me[6], uint32_t my
 			continue;
 		if (pkt_be16(f + 12) == PKT_ETHERTYPE_ARP) {
 			if (pkt_be16(a->op) == 1 && pkt_be32(a->tpa) == my_ip) {
-				size_t l = arp_frame(out, me, a->sha, 2, my_ip, a->sha,
-						     pkt_be32(a->spa));
+				size_t l =
+				    arp_frame(out, me, a->sha, 2, my_ip, a->sha, pkt_be32(a->spa));
 				testns_send(be, out, l);
 			} else if (w == WANT_ARP_REPLY && pkt_be16(a->op) == 2 &&
 				   pkt_be32(a->spa) == arg) {
@@ -180,7 +149,7 @@ static bool guest_await(struct net_backend *be, const uint8_t me[6], uint32_t my
 	return false;
 }
 
-static const uint8_t bcast[6] = { 0xff, 0xff, 0xff, 0xff, 0xff, 0xff };
+static const uint8_t bcast[6] = {0xff, 0xff, 0xff, 0xff, 0xff, 0xff};
 
 /* DISCOVER through net_intercept: the binding's lease comes back. */
 static bool dhcp_offer_ok(const struct net_attach *a, uint32_t want_ip)
@@ -215,8 +184,8 @@ static void test_bridge(void)
 	make_env(&env);
 	make_cfg(&cfg, &nic, VM_BIND_BRIDGE);
 	p = popen("ip -o link show eth0 | sed 's|.*link/ether \\([^ ]*\\).*|\\1|'", "r");
-	CHECK(p && fscanf(p, "%hhx:%hhx:%hhx:%hhx:%hhx:%hhx", &pod_mac[0], &pod_mac[1],
-			  &pod_mac[2], &pod_mac[3], &pod_mac[4], &pod_mac[5]) == 6);
+	CHECK(p && fscanf(p, "%hhx:%hhx:%hhx:%hhx:%hhx:%hhx", &pod_mac[0], &pod_mac[1], &pod_mac[2],
+			  &pod_mac[3], &pod_mac[4], &pod_mac[5]) == 6);
 	if (p)
 		pclose(p);
 	CHECK(net_attach(&cfg, 0, 1, &env, &a) == 0);
@@ -236,9 +205,8 @@ static void test_bridge(void)
 	CHECK(testns_sh("! ip -4 addr show dev eth0 | grep -q inet") == 0);
 	CHECK(testns_sh("ip link show eth0 | grep -q 'master %s'", a.bridge) == 0);
 	CHECK(testns_sh("ip link show %s | grep -q 'master %s'", a.tap, a.bridge) == 0);
-	CHECK(testns_sh("! ip link show eth0 | grep -qi %02x:%02x:%02x:%02x:%02x:%02x",
-			pod_mac[0], pod_mac[1], pod_mac[2], pod_mac[3], pod_mac[4],
-			pod_mac[5]) == 0);
+	CHECK(testns_sh("! ip link show eth0 | grep -qi %02x:%02x:%02x:%02x:%02x:%02x", pod_mac[0],
+			pod_mac[1], pod_mac[2], pod_mac[3], pod_mac[4], pod_mac[5]) == 0);
 
 	/* the guest, with the pod's IP, reaches the node across the bridge */
 	len = arp_frame(f, a.mac, bcast, 1, POD_IP, NULL, OUT_IP);
@@ -260,7 +228,7 @@ static void test_bridge(void)
 
 static void test_masquerade(void)
 {
-	struct vm_port ports[] = { { .protocol = "TCP", .port = 8080 } };
+	struct vm_port ports[] = {{.protocol = "TCP", .port = 8080}};
 	struct vm_config cfg;
 	struct vm_nic nic;
 	struct net_env env;
@@ -298,10 +266,12 @@ static void test_masquerade(void)
 
 	/* node → pod:8080 is forwarded to the guest; 9090 is not */
 	testns_sh("nsenter -t %d -n sh -c 'timeout 2 bash -c \"echo > /dev/tcp/10.200.0.2/8080\"' "
-		  ">/dev/null 2>&1 &", outside);
+		  ">/dev/null 2>&1 &",
+		  outside);
 	CHECK(guest_await(a.be[0], a.mac, NET_MASQ_GUEST, WANT_SYN, 8080, NULL, 3000));
 	testns_sh("nsenter -t %d -n sh -c 'timeout 1 bash -c \"echo > /dev/tcp/10.200.0.2/9090\"' "
-		  ">/dev/null 2>&1 &", outside);
+		  ">/dev/null 2>&1 &",
+		  outside);
 	CHECK(!guest_await(a.be[0], a.mac, NET_MASQ_GUEST, WANT_SYN, 9090, NULL, 1000));
 
 	/* attaching again replaces the table instead of failing */
@@ -315,10 +285,11 @@ static void test_masquerade(void)
 static void test_nft_script(void)
 {
 	struct vm_port ports[] = {
-		{ .protocol = "TCP", .port = 80 }, { .protocol = "UDP", .port = 53 },
-		{ .port = 443 },
+	    {.protocol = "TCP", .port = 80},
+	    {.protocol = "UDP", .port = 53},
+	    {.port = 443},
 	};
-	struct vm_nic nic = { .name = "default" };
+	struct vm_nic nic = {.name = "default"};
 	char buf[2048], small[64];
 
 	CHECK(binding_nft_script(buf, sizeof(buf), "vmlet_default", "eth0", "vt-default", &nic) >
@@ -339,7 +310,7 @@ static void test_unsupported(void)
 {
 	struct vm_config cfg;
 	struct vm_nic nic;
-	struct net_env env = { .in_pod = true, .cap_net_admin = true, .pod_iface = "eth0" };
+	struct net_env env = {.in_pod = true, .cap_net_admin = true, .pod_iface = "eth0"};
 	struct net_attach a;
 
 	make_cfg(&cfg, &nic, VM_BIND_BRIDGE);
@@ -358,6 +329,19 @@ static void test_unsupported(void)
 	nic.binding = VM_BIND_MASQUERADE;
 	nic.network_type = "multus";
 	CHECK(net_validate(&cfg) == -ENOTSUP);
+	{
+		/* two interfaces on the pod network; fine once one has a tap */
+		struct vm_nic two[2] = {{.name = "a", .binding = VM_BIND_MASQUERADE},
+					{.name = "b", .binding = VM_BIND_BRIDGE}};
+
+		cfg.nics = two;
+		cfg.n_nics = 2;
+		CHECK(net_validate(&cfg) == -ENOTSUP);
+		two[1].tap = "tap9";
+		CHECK(net_validate(&cfg) == 0);
+		cfg.nics = &nic;
+		cfg.n_nics = 1;
+	}
 }
 
 /* Outside a pod, bridge falls back to passt (the host's connectivity). */

@@ -7,8 +7,8 @@
 #include "vmm/net/dhcp.h"
 #include "vmm/net/pkt.h"
 
-static const uint8_t guest_mac[6] = { 0x02, 0x11, 0x22, 0x33, 0x44, 0x55 };
-static const uint8_t gw_mac[6] = { 0x02, 0xaa, 0xbb, 0xcc, 0xdd, 0xee };
+static const uint8_t guest_mac[6] = {0x02, 0x11, 0x22, 0x33, 0x44, 0x55};
+static const uint8_t gw_mac[6] = {0x02, 0xaa, 0xbb, 0xcc, 0xdd, 0xee};
 
 static void make_lease(struct dhcp_lease *l)
 {
@@ -33,7 +33,7 @@ static size_t make_client_msg(uint8_t *f, uint8_t type, uint32_t ciaddr, uint32_
 			      uint32_t server_id, uint16_t flags)
 {
 	uint8_t *b = f + PKT_UDP_HLEN, *o;
-	static const uint8_t bc[6] = { 0xff, 0xff, 0xff, 0xff, 0xff, 0xff };
+	static const uint8_t bc[6] = {0xff, 0xff, 0xff, 0xff, 0xff, 0xff};
 
 	memset(f, 0, PKT_UDP_HLEN + 300);
 	b[0] = 1;
@@ -121,7 +121,7 @@ static void test_discover_offer(void)
 	if (rl <= 0)
 		return;
 	CHECK(checksums_ok(out, (size_t)rl));
-	CHECK(!memcmp(out, guest_mac, 6));      /* unicast to chaddr */
+	CHECK(!memcmp(out, guest_mac, 6)); /* unicast to chaddr */
 	CHECK(!memcmp(out + 6, gw_mac, 6));
 	CHECK_EQ_U64(pkt_be32(out + PKT_ETH_HLEN + 12), 0x0a000201);
 	CHECK_EQ_U64(pkt_be32(out + PKT_ETH_HLEN + 16), 0x0a000202);
@@ -272,26 +272,26 @@ static void test_malformed(void)
 	/* trailing Ethernet padding is fine */
 	CHECK(dhcp_parse(f, len + 20, &r) == 0);
 
-#define MUTATE(off, val)                                                   \
-	do {                                                               \
-		memcpy(g, f, len);                                         \
-		g[off] = (val);                                            \
-		CHECK(dhcp_parse(g, len, &r) == -EINVAL);                  \
+#define MUTATE(off, val)                                                                           \
+	do {                                                                                       \
+		memcpy(g, f, len);                                                                 \
+		g[off] = (val);                                                                    \
+		CHECK(dhcp_parse(g, len, &r) == -EINVAL);                                          \
 	} while (0)
-	MUTATE(12, 0x86);                        /* not IPv4 */
-	MUTATE(PKT_ETH_HLEN, 0x44);              /* IHL 4 */
-	MUTATE(PKT_ETH_HLEN, 0x65);              /* IPv6 version */
-	MUTATE(PKT_ETH_HLEN, 0x4f);              /* IHL beyond the packet */
-	MUTATE(PKT_ETH_HLEN + 6, 0x20);          /* more fragments */
-	MUTATE(PKT_ETH_HLEN + 9, 6);             /* TCP */
-	MUTATE(PKT_ETH_HLEN + 23, 68);           /* not to port 67 */
-	MUTATE(PKT_ETH_HLEN + 24, 0xff);         /* UDP length > IP */
-	MUTATE(PKT_UDP_HLEN, 2);                 /* BOOTREPLY */
-	MUTATE(PKT_UDP_HLEN + 2, 16);            /* hlen */
-	MUTATE(PKT_UDP_HLEN + 236, 0);           /* cookie */
-	MUTATE(PKT_UDP_HLEN + 242, 9);           /* unknown message type */
-	MUTATE(PKT_UDP_HLEN + 241, 200);         /* type option overruns */
-	MUTATE(PKT_UDP_HLEN + 240, 12);          /* type replaced: no type */
+	MUTATE(12, 0x86);		 /* not IPv4 */
+	MUTATE(PKT_ETH_HLEN, 0x44);	 /* IHL 4 */
+	MUTATE(PKT_ETH_HLEN, 0x65);	 /* IPv6 version */
+	MUTATE(PKT_ETH_HLEN, 0x4f);	 /* IHL beyond the packet */
+	MUTATE(PKT_ETH_HLEN + 6, 0x20);	 /* more fragments */
+	MUTATE(PKT_ETH_HLEN + 9, 6);	 /* TCP */
+	MUTATE(PKT_ETH_HLEN + 23, 68);	 /* not to port 67 */
+	MUTATE(PKT_ETH_HLEN + 24, 0xff); /* UDP length > IP */
+	MUTATE(PKT_UDP_HLEN, 2);	 /* BOOTREPLY */
+	MUTATE(PKT_UDP_HLEN + 2, 16);	 /* hlen */
+	MUTATE(PKT_UDP_HLEN + 236, 0);	 /* cookie */
+	MUTATE(PKT_UDP_HLEN + 242, 9);	 /* unknown message type */
+	MUTATE(PKT_UDP_HLEN + 241, 200); /* type option overruns */
+	MUTATE(PKT_UDP_HLEN + 240, 12);	 /* type replaced: no type */
 	/* options without END: fill the option area with pads */
 	memcpy(g, f, len);
 	memset(g + PKT_UDP_HLEN + 244, 0, len - PKT_UDP_HLEN - 244);
@@ -337,7 +337,7 @@ static void test_mutations(void)
 static void test_arp(void)
 {
 	struct dhcp_lease l;
-	uint8_t f[60] = { 0 }, out[64];
+	uint8_t f[60] = {0}, out[64];
 	struct pkt_arp *a = (struct pkt_arp *)(f + PKT_ETH_HLEN);
 	struct pkt_arp *ao = (struct pkt_arp *)(out + PKT_ETH_HLEN);
 
@@ -374,15 +374,16 @@ static void test_resolv_conf(void)
 	size_t i;
 
 	memset(&l, 0, sizeof(l));
-	CHECK(dhcp_parse_resolv_conf("# generated\n"
-				     "nameserver 10.96.0.10\n"
-				     "nameserver fd00::10\n"
-				     "; comment\n"
-				     "nameserver\t192.168.1.1 # lab\n"
-				     "domain ignored.example\n"
-				     "search ns1.svc.cluster.local  svc.cluster.local cluster.local\n"
-				     "options ndots:5\n",
-				     &l) == 2);
+	CHECK(
+	    dhcp_parse_resolv_conf("# generated\n"
+				   "nameserver 10.96.0.10\n"
+				   "nameserver fd00::10\n"
+				   "; comment\n"
+				   "nameserver\t192.168.1.1 # lab\n"
+				   "domain ignored.example\n"
+				   "search ns1.svc.cluster.local  svc.cluster.local cluster.local\n"
+				   "options ndots:5\n",
+				   &l) == 2);
 	CHECK_EQ_U64(l.dns[0], 0x0a60000a);
 	CHECK_EQ_U64(l.dns[1], 0xc0a80101);
 	CHECK_STR(l.search, "ns1.svc.cluster.local svc.cluster.local cluster.local");

@@ -13,7 +13,7 @@ static void test_derive(void)
 	net_mac_derive("default", "vm1", "default", a);
 	net_mac_derive("default", "vm1", "default", b);
 	CHECK(!memcmp(a, b, 6)); /* stable */
-	CHECK((a[0] & 3) == 2);  /* locally administered, unicast */
+	CHECK((a[0] & 3) == 2);	 /* locally administered, unicast */
 	net_mac_derive("default", "vm1", "net2", c);
 	net_mac_derive("other", "vm1", "default", d);
 	net_mac_derive("default", "vm", "1default", e); /* field boundaries count */

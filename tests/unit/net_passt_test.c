@@ -17,12 +17,12 @@
 #include "vmm/net/pkt.h"
 #include "vmm/vm_config.h"
 
-static const uint8_t guest_mac[6] = { 0x02, 0x00, 0x00, 0x99, 0x00, 0x02 };
+static const uint8_t guest_mac[6] = {0x02, 0x00, 0x00, 0x99, 0x00, 0x02};
 static bool in_ns;
 
 static size_t build_discover(uint8_t *f, uint32_t xid)
 {
-	static const uint8_t bc[6] = { 0xff, 0xff, 0xff, 0xff, 0xff, 0xff };
+	static const uint8_t bc[6] = {0xff, 0xff, 0xff, 0xff, 0xff, 0xff};
 	uint8_t *b = f + PKT_UDP_HLEN, *o;
 
 	memset(f, 0, PKT_UDP_HLEN + 300);
@@ -98,8 +98,8 @@ static bool setup_ns(void)
 
 static void test_passt_dhcp_restart(void)
 {
-	struct vm_port ports[] = { { .protocol = "TCP", .port = 8080 } };
-	struct passt_config cfg = { .mtu = 1500, .ports = ports, .n_ports = 1 };
+	struct vm_port ports[] = {{.protocol = "TCP", .port = 8080}};
+	struct passt_config cfg = {.mtu = 1500, .ports = ports, .n_ports = 1};
 	struct net_backend *be = NULL;
 	uint32_t ip, router = 0;
 	uint8_t srv[6];
@@ -124,8 +124,9 @@ static void test_passt_dhcp_restart(void)
 	 * as a SYN to 8080 */
 	{
 		int s = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0);
-		struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons(8080),
-					 .sin_addr.s_addr = htonl(0x7f000001) };
+		struct sockaddr_in a = {.sin_family = AF_INET,
+					.sin_port = htons(8080),
+					.sin_addr.s_addr = htonl(0x7f000001)};
 		uint8_t buf[NET_FRAME_MAX];
 		long end = testns_now_ms() + 5000;
 		bool syn = false;
@@ -176,20 +177,29 @@ static void test_passt_dhcp_restart(void)
 static void test_passt_ports_and_missing(void)
 {
 	struct vm_port ports[] = {
-		{ .protocol = "TCP", .port = 80 }, { .protocol = "udp", .port = 53 },
-		{ .port = 443 }, { .protocol = "UDP", .port = 5353 }, { .port = 0 },
+	    {.protocol = "TCP", .port = 80},
+	    {.protocol = "udp", .port = 53},
+	    {.port = 443},
+	    {.protocol = "UDP", .port = 5353},
+	    {.port = 0},
 	};
-	struct passt_config cfg = { .binary = "/nonexistent/passt" };
+	struct passt_config cfg = {.binary = "/nonexistent/passt"};
 	struct net_backend *be = NULL;
 	char tcp[64], udp[64], small[4];
 
-	CHECK(passt_port_specs(ports, 5, tcp, sizeof(tcp), udp, sizeof(udp)) == 0);
+	CHECK(passt_port_specs(ports, 5, true, tcp, sizeof(tcp), udp, sizeof(udp)) == 0);
 	CHECK_STR(tcp, "80,443");
 	CHECK_STR(udp, "53,5353");
-	CHECK(passt_port_specs(NULL, 0, tcp, sizeof(tcp), udp, sizeof(udp)) == 0);
+	CHECK(passt_port_specs(ports, 1, true, tcp, sizeof(tcp), udp, sizeof(udp)) == 0);
+	CHECK_STR(tcp, "80");
+	CHECK_STR(udp, "none"); /* some ports listed: only those */
+	CHECK(passt_port_specs(NULL, 0, false, tcp, sizeof(tcp), udp, sizeof(udp)) == 0);
 	CHECK_STR(tcp, "none");
 	CHECK_STR(udp, "none");
-	CHECK(passt_port_specs(ports, 5, small, sizeof(small), udp, sizeof(udp)) ==
+	CHECK(passt_port_specs(NULL, 0, true, tcp, sizeof(tcp), udp, sizeof(udp)) == 0);
+	CHECK_STR(tcp, "all"); /* KubeVirt: no ports listed, all forwarded */
+	CHECK_STR(udp, "all");
+	CHECK(passt_port_specs(ports, 5, true, small, sizeof(small), udp, sizeof(udp)) ==
 	      -ENAMETOOLONG);
 	CHECK(passt_create(&cfg, &be) == -ENOENT && !be);
 }

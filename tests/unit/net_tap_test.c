@@ -15,8 +15,8 @@
 #include "vmm/net/pkt.h"
 #include "vmm/net/tap.h"
 
-static const uint8_t me_mac[6] = { 0x02, 0x00, 0x00, 0x77, 0x00, 0x02 };
-#define ME_IP 0x0a4d0002   /* 10.77.0.2: "the guest" behind the tap */
+static const uint8_t me_mac[6] = {0x02, 0x00, 0x00, 0x77, 0x00, 0x02};
+#define ME_IP	0x0a4d0002 /* 10.77.0.2: "the guest" behind the tap */
 #define HOST_IP 0x0a4d0001 /* 10.77.0.1: the tap's address in the netns */
 
 static bool in_ns;
@@ -113,7 +113,7 @@ static bool await_echo_reply(struct net_backend *be, uint16_t seq)
 
 static void test_tap_kernel_peer(void)
 {
-	struct net_backend *be[2] = { 0 };
+	struct net_backend *be[2] = {0};
 	struct tap_info info;
 	uint8_t f[128], tap_mac[6];
 	size_t len;
@@ -142,9 +142,9 @@ static void test_tap_kernel_peer(void)
 
 	/* the vnet header reaches the kernel: a partial checksum it fills */
 	{
-		struct net_vnet_hdr h = { .flags = 1, .csum_start = PKT_ETH_HLEN + 20,
-					  .csum_offset = 2 };
-		struct iovec iov[2] = { { &h, sizeof(h) }, { f, 0 } };
+		struct net_vnet_hdr h = {
+		    .flags = 1, .csum_start = PKT_ETH_HLEN + 20, .csum_offset = 2};
+		struct iovec iov[2] = {{&h, sizeof(h)}, {f, 0}};
 
 		iov[1].iov_len = build_ping(f, tap_mac, HOST_IP, 2, true);
 		CHECK(be[0]->ops->send(be[0], iov, 2) == 0);
@@ -161,7 +161,7 @@ static void test_tap_kernel_peer(void)
 
 static void test_tap_existing_multiqueue(void)
 {
-	struct net_backend *be[4] = { 0 };
+	struct net_backend *be[4] = {0};
 	struct tap_info info;
 	int i;
 
@@ -172,6 +172,11 @@ static void test_tap_existing_multiqueue(void)
 	CHECK(!info.created);
 	for (i = 0; i < 4; i++)
 		CHECK(be[i] && be[i]->fd >= 0);
+	/* steering: a detached queue cannot be detached twice, and comes back */
+	CHECK(be[1]->ops->set_enabled(be[1], false) == 0);
+	CHECK(be[1]->ops->set_enabled(be[1], false) < 0);
+	CHECK(be[1]->ops->set_enabled(be[1], true) == 0);
+	CHECK(be[1]->ops->set_enabled(be[1], true) < 0);
 	for (i = 0; i < 4; i++)
 		net_backend_destroy(be[i]);
 	/* a persistent tap the user made stays */

@@ -15,6 +15,8 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <signal.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -68,7 +70,7 @@ static inline ssize_t testns_recv(struct net_backend *be, void *buf, size_t cap,
 	long end = testns_now_ms() + ms;
 
 	for (;;) {
-		struct pollfd p = { .fd = be->fd, .events = POLLIN };
+		struct pollfd p = {.fd = be->fd, .events = POLLIN};
 		ssize_t n = be->ops->recv(be, buf, cap);
 		long left = end - testns_now_ms();
 
@@ -86,10 +88,53 @@ static inline ssize_t testns_recv(struct net_backend *be, void *buf, size_t cap,
 /* Send a frame (without vnet header) through a backend, zero header. */
 static inline int testns_send(struct net_backend *be, const void *frame, size_t len)
 {
-	struct net_vnet_hdr h = { 0 };
-	struct iovec iov[2] = { { &h, sizeof(h) }, { (void *)frame, len } };
+	struct net_vnet_hdr h = {0};
+	struct iovec iov[2] = {{&h, sizeof(h)}, {(void *)frame, len}};
 
 	return be->ops->send(be, iov, 2);
+}
+
+/*
+ * A pod and a node: a fresh netns for this process (the pod: eth0 with
+ * 10.200.0.2/24 and a default route via 10.200.0.1) wired by a veth to a
+ * second fresh netns held by a child (the node: 10.200.0.1). *outside is
+ * the child's pid (kill it, or it dies with us); run commands on the node
+ * with `nsenter -t PID -n`. Returns 0 or -1.
+ */
+static inline int testns_pod(pid_t *outside)
+{
+	int p[2];
+	char c;
+
+	if (*outside > 0) {
+		kill(*outside, SIGKILL);
+		waitpid(*outside, NULL, 0);
+		*outside = -1;
+	}
+	if (testns_enter() < 0 || pipe(p) < 0)
+		return -1;
+	*outside = fork();
+	if (*outside == 0) {
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		if (unshare(CLONE_NEWNET) < 0 || write(p[1], "x", 1) != 1)
+			_exit(1);
+		pause();
+		_exit(0);
+	}
+	close(p[1]);
+	if (read(p[0], &c, 1) != 1)
+		return -1;
+	close(p[0]);
+	return testns_sh("ip link add eth0 type veth peer name node0 && "
+			 "ip link set node0 netns %d && "
+			 "ip addr add 10.200.0.2/24 dev eth0 && ip link set eth0 up && "
+			 "ip route add default via 10.200.0.1 && "
+			 "nsenter -t %d -n sh -c 'ip link set lo up && "
+			 "ip addr add 10.200.0.1/24 dev node0 && ip link set node0 up && "
+			 "echo 1 > /proc/sys/net/ipv6/conf/node0/disable_ipv6'",
+			 *outside, *outside) == 0
+		   ? 0
+		   : -1;
 }
 
 #endif /* VMLET_TESTS_NET_TESTNS_H */

@@ -24,7 +24,7 @@
 
 #define F(b)	  (1ull << (b))
 #define QSIZE	  64
-#define RING(q)	  (0x100000ull + (uint64_t)(q) * 0x10000)
+#define RING(q)	  (0x100000ull + (uint64_t)(q)*0x10000)
 #define DATA_BASE 0x200000ull
 #define F_BASE	  (F(32) | F(5) | F(16) | F(3) | F(17) | F(18))
 #define F_MRG	  F(15)
@@ -34,6 +34,7 @@ struct sp_be {
 	struct net_backend be;
 	int peer; /* the test's end */
 	unsigned int offload;
+	int enabled; /* last set_enabled(): 1 / 0; -1 never called */
 };
 
 static ssize_t sp_recv(struct net_backend *be, void *buf, size_t cap)
@@ -45,7 +46,7 @@ static ssize_t sp_recv(struct net_backend *be, void *buf, size_t cap)
 
 static int sp_send(struct net_backend *be, const struct iovec *iov, int n)
 {
-	struct msghdr m = { .msg_iov = (struct iovec *)iov, .msg_iovlen = (size_t)n };
+	struct msghdr m = {.msg_iov = (struct iovec *)iov, .msg_iovlen = (size_t)n};
 
 	return sendmsg(be->fd, &m, MSG_DONTWAIT) < 0 ? -errno : 0;
 }
@@ -56,6 +57,12 @@ static int sp_offload(struct net_backend *be, unsigned int flags)
 	return 0;
 }
 
+static int sp_enabled(struct net_backend *be, bool on)
+{
+	((struct sp_be *)be)->enabled = on;
+	return 0;
+}
+
 static void sp_destroy(struct net_backend *be)
 {
 	close(be->fd);
@@ -63,7 +70,13 @@ static void sp_destroy(struct net_backend *be)
 	free(be);
 }
 
-static const struct net_backend_ops sp_ops = { sp_recv, sp_send, sp_offload, sp_destroy };
+static const struct net_backend_ops sp_ops = {
+    .recv = sp_recv,
+    .send = sp_send,
+    .set_offload = sp_offload,
+    .set_enabled = sp_enabled,
+    .destroy = sp_destroy,
+};
 
 static struct sp_be *sp_new(bool vnet)
 {
@@ -71,8 +84,9 @@ static struct sp_be *sp_new(bool vnet)
 	int sv[2];
 
 	socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv);
-	s->be = (struct net_backend){ &sp_ops, sv[0], vnet, "test" };
+	s->be = (struct net_backend){&sp_ops, sv[0], vnet, "test"};
 	s->peer = sv[1];
+	s->enabled = -1;
 	return s;
 }
 
@@ -103,10 +117,10 @@ static uint16_t ring_post(struct env *e, unsigned int q, const struct tbuf *b, u
 
 		idx = r->next_desc++ % QSIZE;
 		d = (struct virtq_desc *)(void *)(ram + RING(q) + 16u * idx);
-		*d = (struct virtq_desc){ b[i].addr, b[i].len,
-					  (uint16_t)((b[i].write ? VIRTQ_DESC_F_WRITE : 0) |
-						     (i + 1 < n ? VIRTQ_DESC_F_NEXT : 0)),
-					  (uint16_t)(r->next_desc % QSIZE) };
+		*d = (struct virtq_desc){b[i].addr, b[i].len,
+					 (uint16_t)((b[i].write ? VIRTQ_DESC_F_WRITE : 0) |
+						    (i + 1 < n ? VIRTQ_DESC_F_NEXT : 0)),
+					 (uint16_t)(r->next_desc % QSIZE)};
 	}
 	*(uint16_t *)(void *)(ram + RING(q) + 0x4000 + 4 + 2u * (r->avail_idx % QSIZE)) = head;
 	__atomic_thread_fence(__ATOMIC_RELEASE);
@@ -120,8 +134,8 @@ static int ring_used(struct env *e, unsigned int q, uint32_t *id, uint32_t *len,
 	struct ring *r = &e->r[q];
 
 	for (int i = 0; i <= ms; i++) {
-		uint16_t idx = __atomic_load_n((uint16_t *)(void *)(e->d.ram + RING(q) + 0x8000 + 2),
-					       __ATOMIC_ACQUIRE);
+		uint16_t idx = __atomic_load_n(
+		    (uint16_t *)(void *)(e->d.ram + RING(q) + 0x8000 + 2), __ATOMIC_ACQUIRE);
 
 		if (idx != r->last_used) {
 			uint8_t *u = e->d.ram + RING(q) + 0x8000 + 4 + 8u * (r->last_used % QSIZE);
@@ -242,7 +256,7 @@ static void env_down(struct env *e)
 /* Send len bytes of frame (with a zero header) from the network side. */
 static void net_inject(struct env *e, unsigned int pair, const void *frame, size_t len)
 {
-	uint8_t buf[NET_FRAME_MAX] = { 0 };
+	uint8_t buf[NET_FRAME_MAX] = {0};
 
 	memcpy(buf + NET_VNET_HDR_LEN, frame, len);
 	CHECK(send(e->be[pair]->peer, buf, len + NET_VNET_HDR_LEN, 0) ==
@@ -251,7 +265,7 @@ static void net_inject(struct env *e, unsigned int pair, const void *frame, size
 
 static ssize_t net_take(struct env *e, unsigned int pair, void *buf, size_t cap, int ms)
 {
-	struct pollfd p = { e->be[pair]->peer, POLLIN, 0 };
+	struct pollfd p = {e->be[pair]->peer, POLLIN, 0};
 
 	if (poll(&p, 1, ms) != 1)
 		return -1;
@@ -282,8 +296,8 @@ static void test_config_features(void)
 	CHECK(!(offered & F(22))); /* one pair: no MQ */
 	CHECK_EQ_U64(mmio_rd(e.v.device, 4), 0x00000002);
 	CHECK_EQ_U64(mmio_rd(e.v.device + 4, 2), 0x4200);
-	CHECK_EQ_U64(mmio_rd(e.v.device + 6, 2), 1);    /* LINK_UP */
-	CHECK_EQ_U64(mmio_rd(e.v.device + 8, 2), 1);    /* max pairs */
+	CHECK_EQ_U64(mmio_rd(e.v.device + 6, 2), 1);	 /* LINK_UP */
+	CHECK_EQ_U64(mmio_rd(e.v.device + 8, 2), 1);	 /* max pairs */
 	CHECK_EQ_U64(mmio_rd(e.v.device + 10, 2), 1500); /* mtu */
 	CHECK_EQ_U64(mmio_rd(e.v.common + 0x12, 2), 3);
 	/* the guest's GUEST_* choice reaches the backend */
@@ -303,7 +317,7 @@ static void test_tx(void)
 {
 	struct env e;
 	uint8_t frame[1000], got[2048];
-	struct net_vnet_hdr h = { .flags = 1, .csum_start = 34, .csum_offset = 16 };
+	struct net_vnet_hdr h = {.flags = 1, .csum_start = 34, .csum_offset = 16};
 	uint32_t id, len;
 	gpa_t gh, gf;
 	ssize_t n;
@@ -316,8 +330,7 @@ static void test_tx(void)
 	gf = alloc(&e, sizeof(frame));
 	memcpy(e.d.ram + gh, &h, 12);
 	memcpy(e.d.ram + gf, frame, sizeof(frame));
-	ring_post(&e, 1, (struct tbuf[]){ { gh, 12, 0 }, { gf, 600, 0 }, { gf + 600, 400, 0 } },
-		  3);
+	ring_post(&e, 1, (struct tbuf[]){{gh, 12, 0}, {gf, 600, 0}, {gf + 600, 400, 0}}, 3);
 	tvdev_kick(&e.v, 1);
 	n = net_take(&e, 0, got, sizeof(got), 2000);
 	CHECK(n == 12 + (ssize_t)sizeof(frame));
@@ -325,10 +338,10 @@ static void test_tx(void)
 	CHECK(ring_used(&e, 1, &id, &len, 1000) && id == 0 && len == 0);
 
 	/* hostile: a writable descriptor in a TX chain; a buffer outside RAM */
-	ring_post(&e, 1, (struct tbuf[]){ { gh, 12, 0 }, { gf, 100, 1 } }, 2);
-	ring_post(&e, 1, (struct tbuf[]){ { gh, 12, 0 }, { 0x7ffffff0, 100, 0 } }, 2);
-	ring_post(&e, 1, (struct tbuf[]){ { gh, 8, 0 } }, 1); /* shorter than a header */
-	ring_post(&e, 1, (struct tbuf[]){ { gh, 12, 0 }, { DATA_BASE, 70000, 0 } }, 2); /* huge */
+	ring_post(&e, 1, (struct tbuf[]){{gh, 12, 0}, {gf, 100, 1}}, 2);
+	ring_post(&e, 1, (struct tbuf[]){{gh, 12, 0}, {0x7ffffff0, 100, 0}}, 2);
+	ring_post(&e, 1, (struct tbuf[]){{gh, 8, 0}}, 1); /* shorter than a header */
+	ring_post(&e, 1, (struct tbuf[]){{gh, 12, 0}, {DATA_BASE, 70000, 0}}, 2); /* huge */
 	tvdev_kick(&e.v, 1);
 	for (int i = 0; i < 4; i++)
 		CHECK(ring_used(&e, 1, &id, &len, 1000) && len == 0);
@@ -359,7 +372,7 @@ static void rx_frame_check(struct env *e, size_t flen, uint32_t bufsz, unsigned 
 		gpa_t a = alloc(e, bufsz);
 
 		memset(e->d.ram + a, 0xcc, bufsz);
-		g[ring_post(e, 0, (struct tbuf[]){ { a, bufsz, 1 } }, 1)] = a;
+		g[ring_post(e, 0, (struct tbuf[]){{a, bufsz, 1}}, 1)] = a;
 	}
 	tvdev_kick(&e->v, 0);
 	fill(frame, flen, 9);
@@ -399,14 +412,14 @@ static void test_rx_mergeable(void)
 		gpa_t g = alloc(&e, 256);
 		uint8_t frame[600];
 
-		ring_post(&e, 0, (struct tbuf[]){ { g, 256, 1 } }, 1);
+		ring_post(&e, 0, (struct tbuf[]){{g, 256, 1}}, 1);
 		fill(frame, sizeof(frame), 1);
 		net_inject(&e, 0, frame, sizeof(frame));
 		CHECK(ring_used(&e, 0, &id, &len, 2000) && len == 0);
 		virtio_net_get_stats(e.net, &st);
 		CHECK_EQ_U64(st.rx_dropped, 1);
 		/* a device-readable RX buffer: frame dropped, ring fine */
-		ring_post(&e, 0, (struct tbuf[]){ { g, 256, 0 } }, 1);
+		ring_post(&e, 0, (struct tbuf[]){{g, 256, 0}}, 1);
 		net_inject(&e, 0, frame, 100);
 		CHECK(ring_used(&e, 0, &id, &len, 2000) && len == 0);
 		CHECK(status(&e) == 0x0f);
@@ -432,7 +445,7 @@ static void test_rx_backpressure(void)
 		net_inject(&e, 0, frame, sizeof(frame));
 	}
 	usleep(100000);
-	ioctl(e.be[0]->be.fd, FIONREAD, &queued); /* bytes still queued */
+	ioctl(e.be[0]->be.fd, FIONREAD, &queued);	 /* bytes still queued */
 	CHECK_EQ_U64(queued, 49 * (12 + sizeof(frame))); /* one frame read ahead */
 	virtio_net_get_stats(e.net, &st);
 	CHECK(st.rx_packets == 0 && st.rx_dropped == 0);
@@ -440,13 +453,14 @@ static void test_rx_backpressure(void)
 	for (i = 0; i < 50; i++) {
 		gpa_t g = alloc(&e, 512);
 
-		CHECK(ring_post(&e, 0, (struct tbuf[]){ { g, 512, 1 } }, 1) == i);
+		CHECK(ring_post(&e, 0, (struct tbuf[]){{g, 512, 1}}, 1) == i);
 	}
 	tvdev_kick(&e.v, 0);
 	for (i = 0; i < 50; i++) {
 		if (!ring_used(&e, 0, &id, &len, 2000))
 			break;
-		CHECK(id < 50 && len == 212 && e.d.ram[DATA_BASE + 512u * id + 12 + 20] == (uint8_t)i);
+		CHECK(id < 50 && len == 212 &&
+		      e.d.ram[DATA_BASE + 512u * id + 12 + 20] == (uint8_t)i);
 	}
 	CHECK_EQ_U64(i, 50);
 	env_down(&e);
@@ -456,7 +470,7 @@ static void test_dhcp_intercept(void)
 {
 	struct env e;
 	uint8_t f[600], *b = f + PKT_UDP_HLEN, got[256];
-	static const uint8_t bc[6] = { 0xff, 0xff, 0xff, 0xff, 0xff, 0xff };
+	static const uint8_t bc[6] = {0xff, 0xff, 0xff, 0xff, 0xff, 0xff};
 	uint32_t id, len;
 	gpa_t gh, gf, gr;
 	size_t flen;
@@ -471,15 +485,15 @@ static void test_dhcp_intercept(void)
 	memcpy(b + 28, "\x02\x00\x00\x00\x00\x42", 6);
 	b[236] = 99, b[237] = 130, b[238] = 83, b[239] = 99;
 	b[240] = 53, b[241] = 1, b[242] = DHCP_DISCOVER, b[243] = 255;
-	flen = pkt_udp4_finish(f, bc, (const uint8_t *)"\x02\x00\x00\x00\x00\x42", 0,
-			       0xffffffff, 68, 67, 300);
+	flen = pkt_udp4_finish(f, bc, (const uint8_t *)"\x02\x00\x00\x00\x00\x42", 0, 0xffffffff,
+			       68, 67, 300);
 	gr = alloc(&e, 2048);
-	ring_post(&e, 0, (struct tbuf[]){ { gr, 2048, 1 } }, 1);
+	ring_post(&e, 0, (struct tbuf[]){{gr, 2048, 1}}, 1);
 	gh = alloc(&e, 12);
 	gf = alloc(&e, (uint32_t)flen);
 	memset(e.d.ram + gh, 0, 12);
 	memcpy(e.d.ram + gf, f, flen);
-	ring_post(&e, 1, (struct tbuf[]){ { gh, 12, 0 }, { gf, (uint32_t)flen, 0 } }, 2);
+	ring_post(&e, 1, (struct tbuf[]){{gh, 12, 0}, {gf, (uint32_t)flen, 0}}, 2);
 	tvdev_kick(&e.v, 1);
 	CHECK(ring_used(&e, 1, &id, &len, 1000));
 	CHECK(ring_used(&e, 0, &id, &len, 2000) && len > 12 + PKT_UDP_HLEN + 240);
@@ -504,10 +518,9 @@ static uint8_t ctrl(struct env *e, uint8_t cls, uint8_t cmd, const void *data, u
 		memcpy(e->d.ram + d, data, dlen);
 	e->d.ram[a] = 0xee;
 	if (dlen)
-		ring_post(e, e->nq - 1, (struct tbuf[]){ { h, 2, 0 }, { d, dlen, 0 }, { a, 1, 1 } },
-			  3);
+		ring_post(e, e->nq - 1, (struct tbuf[]){{h, 2, 0}, {d, dlen, 0}, {a, 1, 1}}, 3);
 	else
-		ring_post(e, e->nq - 1, (struct tbuf[]){ { h, 2, 0 }, { a, 1, 1 } }, 2);
+		ring_post(e, e->nq - 1, (struct tbuf[]){{h, 2, 0}, {a, 1, 1}}, 2);
 	tvdev_kick(&e->v, (uint16_t)(e->nq - 1));
 	if (!ring_used(e, e->nq - 1, &id, &len, 2000))
 		return 0xff;
@@ -529,8 +542,10 @@ static void test_ctrl_and_mq(void)
 	CHECK(offered & F(22));
 	CHECK_EQ_U64(mmio_rd(e.v.device + 8, 2), 2);
 	CHECK_EQ_U64(mmio_rd(e.v.common + 0x12, 2), 5);
-	CHECK(ctrl(&e, 0, 0, "\1", 1) == 0); /* promisc on */
-	CHECK(ctrl(&e, 9, 0, NULL, 0) == 1); /* unknown class */
+	usleep(50000);
+	CHECK(e.be[0]->enabled == 1 && e.be[1]->enabled == 0); /* pair 1 off steering */
+	CHECK(ctrl(&e, 0, 0, "\1", 1) == 0);		       /* promisc on */
+	CHECK(ctrl(&e, 9, 0, NULL, 0) == 1);		       /* unknown class */
 	pairs = 3;
 	CHECK(ctrl(&e, 4, 0, &pairs, 2) == 1); /* more pairs than offered */
 	pairs = 0;
@@ -540,11 +555,12 @@ static void test_ctrl_and_mq(void)
 	g = alloc(&e, 512);
 	memset(e.d.ram + g, 0, 12);
 	memcpy(e.d.ram + g + 12, frame, sizeof(frame));
-	ring_post(&e, 3, (struct tbuf[]){ { g, 12 + sizeof(frame), 0 } }, 1);
+	ring_post(&e, 3, (struct tbuf[]){{g, 12 + sizeof(frame), 0}}, 1);
 	tvdev_kick(&e.v, 3);
 	CHECK(net_take(&e, 1, got, sizeof(got), 100) < 0);
 	pairs = 2;
 	CHECK(ctrl(&e, 4, 0, &pairs, 2) == 0);
+	CHECK(e.be[1]->enabled == 1);
 	tvdev_kick(&e.v, 3);
 	CHECK(net_take(&e, 1, got, sizeof(got), 2000) == 12 + (ssize_t)sizeof(frame));
 	CHECK(ring_used(&e, 3, &id, &len, 1000));
@@ -579,7 +595,7 @@ static void test_backend_gone(void)
 	/* TX still completes (dropped) */
 	g = alloc(&e, 100);
 	memset(e.d.ram + g, 0, 100);
-	ring_post(&e, 1, (struct tbuf[]){ { g, 100, 0 } }, 1);
+	ring_post(&e, 1, (struct tbuf[]){{g, 100, 0}}, 1);
 	tvdev_kick(&e.v, 1);
 	CHECK(ring_used(&e, 1, &id, &len, 1000));
 	env_down(&e);
@@ -612,7 +628,7 @@ static void tx_post(struct env *e, const struct net_vnet_hdr *h, const void *f, 
 
 	memcpy(e->d.ram + g, h, 12);
 	memcpy(e->d.ram + g + 12, f, len);
-	ring_post(e, 1, (struct tbuf[]){ { g, 12, 0 }, { g + 12, (uint32_t)len, 0 } }, 2);
+	ring_post(e, 1, (struct tbuf[]){{g, 12, 0}, {g + 12, (uint32_t)len, 0}}, 2);
 	tvdev_kick(&e->v, 1);
 }
 
@@ -641,13 +657,13 @@ static bool in_netns; /* test_real_tap moved us into a private netns */
 /* The device over a real tap in a private netns; the kernel is the peer. */
 static void test_real_tap(void)
 {
-	static const uint8_t me[6] = { 0x02, 0x00, 0x00, 0x00, 0x00, 0x42 };
+	static const uint8_t me[6] = {0x02, 0x00, 0x00, 0x00, 0x00, 0x42};
 	struct net_backend *tap = NULL;
 	struct tap_info info;
 	struct env e;
-	struct net_vnet_hdr h = { 0 };
+	struct net_vnet_hdr h = {0};
 	uint8_t f[128], tap_mac[6];
-	gpa_t bufs[QSIZE] = { 0 }, got;
+	gpa_t bufs[QSIZE] = {0}, got;
 	struct pkt_arp *a = (struct pkt_arp *)(f + PKT_ETH_HLEN);
 	struct pkt_ip4 *ip = (struct pkt_ip4 *)(f + PKT_ETH_HLEN);
 
@@ -665,7 +681,7 @@ static void test_real_tap(void)
 	for (int i = 0; i < 32; i++) {
 		gpa_t g = alloc(&e, 2048);
 
-		bufs[ring_post(&e, 0, (struct tbuf[]){ { g, 2048, 1 } }, 1)] = g;
+		bufs[ring_post(&e, 0, (struct tbuf[]){{g, 2048, 1}}, 1)] = g;
 	}
 	tvdev_kick(&e.v, 0);
 
@@ -719,7 +735,7 @@ out:
 static void test_create_nic(void)
 {
 	struct vm_config cfg;
-	struct vm_nic nic = { .name = "net1", .model = "virtio", .tap = "vmq0" };
+	struct vm_nic nic = {.name = "net1", .model = "virtio", .tap = "vmq0"};
 	struct virtio_net *n = NULL;
 	uint64_t offered;
 	struct env e;
@@ -754,6 +770,205 @@ static void test_create_nic(void)
 	tdrv_release(&e.d);
 }
 
+static const uint8_t g_mac[6] = {0x02, 0x00, 0x00, 0x00, 0x00, 0x42};
+
+/* A DHCP client message from the guest (type, requested ip). */
+static size_t guest_dhcp(uint8_t *f, const uint8_t mac[6], uint8_t type, uint32_t req_ip)
+{
+	static const uint8_t bc[6] = {0xff, 0xff, 0xff, 0xff, 0xff, 0xff};
+	uint8_t *b = f + PKT_UDP_HLEN, *o;
+
+	memset(f, 0, PKT_UDP_HLEN + 300);
+	b[0] = 1, b[1] = 1, b[2] = 6;
+	memcpy(b + 4, "\x55\x66\x77\x88", 4);
+	memcpy(b + 28, mac, 6);
+	b[236] = 99, b[237] = 130, b[238] = 83, b[239] = 99;
+	o = b + 240;
+	*o++ = 53, *o++ = 1, *o++ = type;
+	if (req_ip) {
+		*o++ = 50, *o++ = 4;
+		pkt_put32(o, req_ip);
+		o += 4;
+	}
+	*o = 255;
+	return pkt_udp4_finish(f, bc, mac, 0, 0xffffffff, 68, 67, 300);
+}
+
+/* Post one 2 KiB RX buffer, remembering where it is. */
+static void rx_refill(struct env *e, gpa_t *bufs)
+{
+	gpa_t g = alloc(e, 2048);
+
+	bufs[ring_post(e, 0, (struct tbuf[]){{g, 2048, 1}}, 1)] = g;
+	tvdev_kick(&e->v, 0);
+}
+
+enum gw_want { GW_DHCP, GW_ARP_REPLY, GW_ECHO_REPLY, GW_SYN };
+
+/*
+ * The guest's receive loop: wait for a frame of the wanted kind, answering
+ * ARP requests for our address (as a guest stack would) and refilling
+ * buffers. Returns the frame's guest address (after the header) or 0.
+ */
+static gpa_t guest_wait(struct env *e, gpa_t *bufs, uint32_t my_ip, enum gw_want w, uint32_t arg,
+			int ms)
+{
+	long end = testns_now_ms() + ms;
+	uint32_t id, len;
+
+	while (testns_now_ms() < end) {
+		const uint8_t *f, *l4;
+		gpa_t at;
+
+		if (!ring_used(e, 0, &id, &len, 50) || id >= QSIZE)
+			continue;
+		at = bufs[id] + 12;
+		f = e->d.ram + at;
+		l4 = f + PKT_ETH_HLEN + 20;
+		rx_refill(e, bufs);
+		if (len < 12 + 42)
+			continue;
+		if (pkt_be16(f + 12) == PKT_ETHERTYPE_ARP) {
+			const struct pkt_arp *a = (const struct pkt_arp *)(f + PKT_ETH_HLEN);
+			struct net_vnet_hdr h = {0};
+			uint8_t r[60] = {0};
+			struct pkt_arp *ra = (struct pkt_arp *)(r + PKT_ETH_HLEN);
+
+			if (w == GW_ARP_REPLY && pkt_be16(a->op) == 2 && pkt_be32(a->spa) == arg)
+				return at;
+			if (pkt_be16(a->op) != 1 || pkt_be32(a->tpa) != my_ip)
+				continue;
+			memcpy(r, a->sha, 6);
+			memcpy(r + 6, g_mac, 6);
+			pkt_put16(r + 12, PKT_ETHERTYPE_ARP);
+			memcpy(ra, a, 8);
+			pkt_put16(ra->op, 2);
+			memcpy(ra->sha, g_mac, 6);
+			pkt_put32(ra->spa, my_ip);
+			memcpy(ra->tha, a->sha, 6);
+			memcpy(ra->tpa, a->spa, 4);
+			tx_post(e, &h, r, sizeof(r));
+			continue;
+		}
+		if (pkt_be16(f + 12) != PKT_ETHERTYPE_IPV4)
+			continue;
+		if (w == GW_DHCP && f[23] == PKT_IPPROTO_UDP && pkt_be16(l4 + 2) == 68)
+			return at;
+		if (w == GW_ECHO_REPLY && f[23] == PKT_IPPROTO_ICMP && l4[0] == 0 &&
+		    pkt_be32(f + 26) == arg)
+			return at;
+		if (w == GW_SYN && f[23] == PKT_IPPROTO_TCP && pkt_be16(l4 + 2) == arg &&
+		    (l4[13] & 2) && pkt_be32(f + 30) == my_ip)
+			return at;
+	}
+	return 0;
+}
+
+/*
+ * The whole masquerade chain as `vmlet run` builds it (virtio_net_create_nic
+ * in a netns that plays the pod): DHCP from vmlet through the device, ARP
+ * to the tap's gateway, ICMP NATed out to the node, and a forwarded port.
+ */
+static void test_masquerade_device(void)
+{
+	struct vm_port ports[] = {{.protocol = "TCP", .port = 8080}};
+	struct vm_nic nic = {.name = "default",
+			     .model = "virtio",
+			     .binding = VM_BIND_MASQUERADE,
+			     .ports = ports,
+			     .n_ports = 1};
+	struct vm_config cfg;
+	struct virtio_net *n = NULL;
+	struct net_vnet_hdr h = {0};
+	gpa_t bufs[QSIZE] = {0}, at;
+	uint8_t f[600], gw_mac[6];
+	pid_t outside = -1;
+	struct env e;
+	size_t len;
+
+	if (!in_netns || access("/usr/sbin/nft", X_OK))
+		SKIP("needs root, network namespaces and nft");
+	CHECK(testns_pod(&outside) == 0);
+	setenv("VMLET_POD_INTERFACE", "eth0", 1);
+	vm_config_init(&cfg);
+	cfg.name = "vm";
+	nic.mac_set = true;
+	memcpy(nic.mac, g_mac, 6);
+	cfg.nics = &nic;
+	cfg.n_nics = 1;
+	memset(&e, 0, sizeof(e));
+	tbus_n = 0;
+	tdrv_init(&e.d, 4 << 20, QSIZE);
+	CHECK(pci_host_init(&e.h, NULL, &tbus_pio, &tbus_mmio) == 0);
+	CHECK(virtio_net_create_nic(&n, &e.h, NULL, &e.d.mem, &cfg, 0) == 0);
+	unsetenv("VMLET_POD_INTERFACE");
+	if (!n || tvdev_probe(&e.v, 1))
+		goto out;
+	e.net = n;
+	e.nq = 3;
+	tvdev_msix(&e.v, 4);
+	CHECK(start(&e, F_BASE | F_MRG | F(0) | F(1), NULL) == 0x0f);
+	for (int i = 0; i < 16; i++)
+		rx_refill(&e, bufs);
+
+	/* DHCP: vmlet answers through the device */
+	len = guest_dhcp(f, g_mac, DHCP_DISCOVER, 0);
+	tx_post(&e, &h, f, len);
+	at = guest_wait(&e, bufs, 0, GW_DHCP, 0, 3000);
+	CHECK(at && pkt_be32(e.d.ram + at + PKT_UDP_HLEN + 16) == 0x0a000202);
+	len = guest_dhcp(f, g_mac, DHCP_REQUEST, 0x0a000202);
+	tx_post(&e, &h, f, len);
+	at = guest_wait(&e, bufs, 0, GW_DHCP, 0, 3000);
+	CHECK(at && e.d.ram[at + PKT_UDP_HLEN + 240 + 2] == DHCP_ACK);
+
+	/* ARP for the gateway 10.0.2.1: the pod's kernel answers on the tap */
+	memset(f, 0, 60);
+	memset(f, 0xff, 6);
+	memcpy(f + 6, g_mac, 6);
+	pkt_put16(f + 12, PKT_ETHERTYPE_ARP);
+	memcpy(f + 14, "\x00\x01\x08\x00\x06\x04\x00\x01", 8);
+	memcpy(f + 22, g_mac, 6);
+	pkt_put32(f + 28, 0x0a000202);
+	pkt_put32(f + 38, 0x0a000201);
+	tx_post(&e, &h, f, 60);
+	at = guest_wait(&e, bufs, 0x0a000202, GW_ARP_REPLY, 0x0a000201, 3000);
+	CHECK(at != 0);
+	if (!at)
+		goto out;
+	memcpy(gw_mac, e.d.ram + at + 22, 6);
+
+	/* ICMP to the node, NATed through the pod's eth0 */
+	memset(f, 0, 100);
+	memcpy(f, gw_mac, 6);
+	memcpy(f + 6, g_mac, 6);
+	pkt_put16(f + 12, PKT_ETHERTYPE_IPV4);
+	f[14] = 0x45;
+	pkt_put16(f + 16, 20 + 16);
+	f[22] = 64;
+	f[23] = PKT_IPPROTO_ICMP;
+	pkt_put32(f + 26, 0x0a000202);
+	pkt_put32(f + 30, 0x0ac80001);
+	pkt_put16(f + 24, pkt_csum_fold(pkt_csum_add(0, f + 14, 20)));
+	f[34] = 8;
+	pkt_put16(f + 36, pkt_csum_fold(pkt_csum_add(0, f + 34, 16)));
+	tx_post(&e, &h, f, PKT_ETH_HLEN + 36);
+	CHECK(guest_wait(&e, bufs, 0x0a000202, GW_ECHO_REPLY, 0x0ac80001, 3000) != 0);
+
+	/* the node connects to the pod's port 8080: the guest sees the SYN */
+	testns_sh("nsenter -t %d -n sh -c 'timeout 2 bash -c \"echo > /dev/tcp/10.200.0.2/8080\"' "
+		  ">/dev/null 2>&1 &",
+		  outside);
+	CHECK(guest_wait(&e, bufs, 0x0a000202, GW_SYN, 8080, 3000) != 0);
+out:
+	virtio_net_destroy(n);
+	pci_host_release(&e.h);
+	tdrv_release(&e.d);
+	if (outside > 0) {
+		kill(outside, SIGKILL);
+		waitpid(outside, NULL, 0);
+	}
+}
+
 int main(void)
 {
 	TEST_RUN(test_config_features);
@@ -766,5 +981,6 @@ int main(void)
 	TEST_RUN(test_backend_gone);
 	TEST_RUN(test_real_tap); /* it moves the process into a new netns */
 	TEST_RUN(test_create_nic);
+	TEST_RUN(test_masquerade_device);
 	return test_summary();
 }

@@ -347,6 +347,10 @@ static void guest_view(const struct kvm_cpuid_entry2 *e, size_t n, struct topo_c
 	leaf(e, n, 0x80000001, 0, &c->e1);
 	leaf(e, n, 0x80000008, 0, &c->e8);
 	leaf(e, n, 0x8000001e, 0, &c->e1e);
+	for (uint32_t i = 0; (c->e0.a & 0xffff0000u) == 0x80000000u && c->e0.a >= 0x80000026 &&
+			     i < TOPO_LEAF_26_SUBS;
+	     i++)
+		leaf(e, n, 0x80000026, i, &c->e26[i]);
 }
 
 static void check_derivation(const char *host_file, enum arch_cpu_vendor vendor)
@@ -469,6 +473,90 @@ static void test_embedded_probe_loads(void)
 	free(mem);
 }
 
+/* AMD leaf 0x8000_0026 comes before 0xB (Linux cpu_parse_topology_ext) */
+static void test_guest_derivation_80000026(void)
+{
+	struct topo_cpuid c;
+	struct topo_ids ids;
+
+	memset(&c, 0, sizeof(c));
+	c.l0 = (struct topo_leaf){0xd, 0x68747541, 0x444d4163, 0x69746e65};
+	c.l1 = (struct topo_leaf){0xa00f11, 0, 0, 0};
+	c.lb[0] = (struct topo_leaf){1, 2, 0x100, 53}; /* 0xB says pkg shift 2 */
+	c.lb[1] = (struct topo_leaf){2, 4, 0x201, 53};
+	c.e0 = (struct topo_leaf){0x80000026, 0, 0, 0};
+	c.e1 = (struct topo_leaf){0, 0, 1u << 22, 0};
+	c.e1e = (struct topo_leaf){53, 1u << 8, 0, 0};
+	c.e26[0] = (struct topo_leaf){1, 2, 0x100, 53};	 /* core: 2 threads */
+	c.e26[1] = (struct topo_leaf){4, 16, 0x201, 53}; /* complex */
+	c.e26[2] = (struct topo_leaf){5, 32, 0x302, 53}; /* die */
+	c.e26[3] = (struct topo_leaf){6, 64, 0x403, 53}; /* socket */
+	topo_derive(&c, &ids);
+	CHECK_STR(ids.source, "amd-80000026");
+	CHECK_EQ_U64(ids.apic_id, 53);
+	CHECK_EQ_U64(ids.smt_shift, 1);
+	CHECK_EQ_U64(ids.pkg_shift, 6);
+	CHECK_EQ_U64(ids.package, 0);
+	CHECK_EQ_U64(ids.core, 26);
+	CHECK_EQ_U64(ids.thread, 1);
+	c.e0.a = 0x80000008; /* without it: leaf 0xB */
+	topo_derive(&c, &ids);
+	CHECK_STR(ids.source, "amd-b");
+	CHECK_EQ_U64(ids.pkg_shift, 2);
+	CHECK_EQ_U64(ids.package, 13);
+}
+
+/* The fast report port: descriptor checks and the port device. */
+static void test_report_port(void)
+{
+	static uint8_t ram[1 << 20];
+	struct guest_mem gm = {.r = {{0, sizeof(ram), ram}}, .n = 1, .total = sizeof(ram)};
+	struct fw_abi_report_desc d = {FW_ABI_REPORT_MAGIC, sizeof(good_222) - 1, 0x10000};
+	struct probe_report *r = new_report();
+	struct probe_report_port port;
+	uint32_t v = 0, desc_gpa = 0x8000;
+	char *text;
+	size_t len;
+
+	memcpy(ram + 0x10000, good_222, sizeof(good_222) - 1);
+	memcpy(ram + desc_gpa, &d, sizeof(d));
+	CHECK_EQ_U64(probe_report_fetch(&gm, desc_gpa, &text, &len), 0);
+	CHECK_EQ_U64(len, sizeof(good_222) - 1);
+	CHECK(text && !strcmp(text, good_222));
+	free(text);
+	CHECK_EQ_U64(probe_report_fetch(&gm, sizeof(ram) - 8, &text, &len), (uint64_t)-EFAULT);
+	CHECK(text == NULL);
+	d.addr = sizeof(ram) - 16;
+	memcpy(ram + desc_gpa, &d, sizeof(d));
+	CHECK_EQ_U64(probe_report_fetch(&gm, desc_gpa, &text, &len), (uint64_t)-EFAULT);
+	d.addr = 0x10000;
+	d.len = FW_ABI_REPORT_MAX + 1;
+	memcpy(ram + desc_gpa, &d, sizeof(d));
+	CHECK_EQ_U64(probe_report_fetch(&gm, desc_gpa, &text, &len), (uint64_t)-EBADMSG);
+	d.len = sizeof(good_222) - 1;
+	d.magic ^= 1;
+	memcpy(ram + desc_gpa, &d, sizeof(d));
+	CHECK_EQ_U64(probe_report_fetch(&gm, desc_gpa, &text, &len), (uint64_t)-EBADMSG);
+	d.magic ^= 1;
+	memcpy(ram + desc_gpa, &d, sizeof(d));
+
+	probe_report_port_init(&port, &gm);
+	probe_report_port_ops.read(&port, 0, &v, 4);
+	CHECK_EQ_U64(v, FW_ABI_REPORT_MAGIC);
+	probe_report_port_ops.write(&port, 0, &desc_gpa, 2); /* wrong size */
+	CHECK(port.text == NULL);
+	probe_report_port_ops.write(&port, 0, &desc_gpa, 4);
+	CHECK(port.text != NULL);
+	CHECK_EQ_U64(port.len, sizeof(good_222) - 1);
+	probe_report_port_ops.write(&port, 0, &desc_gpa, 4); /* the first one wins */
+	CHECK_EQ_U64(port.rejected, 2);
+	if (port.text)
+		CHECK_EQ_U64(probe_report_parse(port.text, port.len, r), 0);
+	CHECK_EQ_U64(r->n_vcpus, 8);
+	probe_report_port_release(&port);
+	free(r);
+}
+
 int main(void)
 {
 	TEST_RUN(test_parse_good);
@@ -479,6 +567,8 @@ int main(void)
 	TEST_RUN(test_guest_derivation_intel);
 	TEST_RUN(test_guest_derivation_amd);
 	TEST_RUN(test_guest_derivation_legacy);
+	TEST_RUN(test_guest_derivation_80000026);
 	TEST_RUN(test_embedded_probe_loads);
+	TEST_RUN(test_report_port);
 	return test_summary();
 }

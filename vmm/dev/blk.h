@@ -54,6 +54,9 @@ struct blk {
  * filesystem refuses it (tmpfs). Errors name the image.
  */
 int blk_open(struct blk **out, const char *path, bool read_only, enum blk_cache cache);
+/* Same with the format forced ("raw", "qcow2"; NULL = by magic). */
+int blk_open_format(struct blk **out, const char *path, bool read_only, enum blk_cache cache,
+		    const char *format);
 void blk_close(struct blk *b);
 
 static inline int blk_preadv(struct blk *b, const struct iovec *iov, int n, uint64_t off)
@@ -88,5 +91,8 @@ int blk_raw_init(struct blk *b);
 int blk_qcow2_init(struct blk *b);
 /* Total bytes of an iovec list. */
 uint64_t blk_iov_len(const struct iovec *iov, int n);
+/* dst = the bytes [skip, skip+len) of src (dst has room for n entries).
+ * Returns the number of entries used. */
+int blk_iov_slice(const struct iovec *src, int n, uint64_t skip, uint64_t len, struct iovec *dst);
 
 #endif /* VMLET_BLK_H */

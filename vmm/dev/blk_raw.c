@@ -25,6 +25,26 @@ uint64_t blk_iov_len(const struct iovec *iov, int n)
 	return t;
 }
 
+int blk_iov_slice(const struct iovec *src, int n, uint64_t skip, uint64_t len, struct iovec *dst)
+{
+	int k = 0;
+
+	for (int i = 0; i < n && len; i++) {
+		uint64_t l = src[i].iov_len;
+
+		if (skip >= l) {
+			skip -= l;
+			continue;
+		}
+		dst[k].iov_base = (uint8_t *)src[i].iov_base + skip;
+		dst[k].iov_len = l - skip < len ? l - skip : len;
+		len -= dst[k].iov_len;
+		skip = 0;
+		k++;
+	}
+	return k;
+}
+
 static bool blk_dio_ok(const struct blk *b, const struct iovec *iov, int n, uint64_t off)
 {
 	uint64_t a = b->dio_align;
@@ -277,6 +297,12 @@ static int blk_open_fd(struct blk *b, const char *path, bool ro, enum blk_cache 
 
 int blk_open(struct blk **out, const char *path, bool read_only, enum blk_cache cache)
 {
+	return blk_open_format(out, path, read_only, cache, NULL);
+}
+
+int blk_open_format(struct blk **out, const char *path, bool read_only, enum blk_cache cache,
+		    const char *format)
+{
 	uint8_t magic[4] = {0};
 	struct blk *b;
 	int r;
@@ -298,12 +324,16 @@ int blk_open(struct blk **out, const char *path, bool read_only, enum blk_cache 
 		goto out_free;
 	}
 	r = blk_fd_pread(b, b->fd, magic, sizeof(magic), 0);
-	if (!r && !memcmp(magic, "QFI\xfb", 4))
-		r = blk_qcow2_init(b);
-	else if (!r)
-		r = blk_raw_init(b);
-	else
+	if (r)
 		error_errno(r, "blk: cannot read '%s'", path);
+	else if (format && !strcmp(format, "raw"))
+		r = blk_raw_init(b);
+	else if (!memcmp(magic, "QFI\xfb", 4))
+		r = blk_qcow2_init(b);
+	else if (format && strcmp(format, "raw"))
+		r = error_errno(-EINVAL, "blk: '%s' is not a %s image", path, format);
+	else
+		r = blk_raw_init(b);
 	if (r)
 		goto out_free;
 	*out = b;

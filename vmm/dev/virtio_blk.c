@@ -84,28 +84,6 @@ struct virtio_blk {
 	struct iovec out[BLK_SEGS], in[BLK_SEGS], data[BLK_SEGS];
 };
 
-/* dst = the bytes [skip, skip+len) of src. Returns the entry count. */
-static int iov_slice(const struct iovec *src, unsigned int n, uint64_t skip, uint64_t len,
-		     struct iovec *dst)
-{
-	int k = 0;
-
-	for (unsigned int i = 0; i < n && len; i++) {
-		uint64_t l = src[i].iov_len;
-
-		if (skip >= l) {
-			skip -= l;
-			continue;
-		}
-		dst[k].iov_base = (uint8_t *)src[i].iov_base + skip;
-		dst[k].iov_len = l - skip < len ? l - skip : len;
-		len -= dst[k].iov_len;
-		skip = 0;
-		k++;
-	}
-	return k;
-}
-
 static bool blk_range_ok(struct virtio_blk *b, uint64_t sector, uint64_t bytes)
 {
 	uint64_t cap = b->cfg.capacity;
@@ -156,7 +134,7 @@ static uint8_t blk_request(struct virtio_blk *b, struct virtq_elem *e, uint64_t 
 		len = e->in_bytes - 1;
 		if (!blk_range_ok(b, h.sector, len))
 			return VIRTIO_BLK_S_IOERR;
-		n = iov_slice(e->in, e->n_in, 0, len, b->data);
+		n = blk_iov_slice(e->in, (int)e->n_in, 0, len, b->data);
 		r = blk_preadv(b->be, b->data, n, h.sector * 512);
 		if (!r)
 			*written = len;
@@ -165,7 +143,7 @@ static uint8_t blk_request(struct virtio_blk *b, struct virtq_elem *e, uint64_t 
 		len = e->out_bytes - sizeof(h);
 		if (b->be->read_only || !blk_range_ok(b, h.sector, len))
 			return VIRTIO_BLK_S_IOERR;
-		n = iov_slice(e->out, e->n_out, sizeof(h), len, b->data);
+		n = blk_iov_slice(e->out, (int)e->n_out, sizeof(h), len, b->data);
 		r = blk_pwritev(b->be, b->data, n, h.sector * 512);
 		return blk_io_status(b, r, "write", h.sector);
 	case VIRTIO_BLK_T_FLUSH:

@@ -16,13 +16,13 @@
 #include "vmm/vm_config.h"
 
 /* control queue classes and commands (§5.1.6.5) */
-#define VIRTIO_NET_CTRL_RX		 0
-#define VIRTIO_NET_CTRL_MAC		 1
-#define VIRTIO_NET_CTRL_MAC_ADDR_SET	 1
-#define VIRTIO_NET_CTRL_MQ		 4
-#define VIRTIO_NET_CTRL_MQ_VQ_PAIRS_SET	 0
-#define VIRTIO_NET_OK			 0
-#define VIRTIO_NET_ERR			 1
+#define VIRTIO_NET_CTRL_RX		0
+#define VIRTIO_NET_CTRL_MAC		1
+#define VIRTIO_NET_CTRL_MAC_ADDR_SET	1
+#define VIRTIO_NET_CTRL_MQ		4
+#define VIRTIO_NET_CTRL_MQ_VQ_PAIRS_SET 0
+#define VIRTIO_NET_OK			0
+#define VIRTIO_NET_ERR			1
 
 static uint64_t net_features(void *dev)
 {
@@ -69,12 +69,12 @@ static void net_reset(void *dev)
 }
 
 static const struct virtio_dev_ops virtio_net_ops = {
-	.device_id = 1,
-	.class_code = 0x020000, /* network, ethernet */
-	.features = net_features,
-	.config_read = net_config_read,
-	.activate = net_activate,
-	.reset = net_reset,
+    .device_id = 1,
+    .class_code = 0x020000, /* network, ethernet */
+    .features = net_features,
+    .config_read = net_config_read,
+    .activate = net_activate,
+    .reset = net_reset,
 };
 
 /* One control command; returns the ack byte. */
@@ -108,7 +108,7 @@ static uint8_t ctrl_command(struct virtio_net *n, const struct virtq_elem *e)
 		virtq_iov_to_buf(e->out, e->n_out, 2, &pairs, 2);
 		if (pairs < 1 || pairs > n->pairs)
 			return VIRTIO_NET_ERR;
-		n->active_pairs = pairs;
+		virtio_net_io_set_pairs(n, pairs);
 		return VIRTIO_NET_OK;
 	}
 	return VIRTIO_NET_ERR;
@@ -118,8 +118,7 @@ void virtio_net_ctrl(struct virtio_net *n)
 {
 	unsigned int qi = 2 * n->pairs;
 	struct virtq *q = virtio_pci_queue(&n->vp, qi);
-	struct virtq_elem e = { .out = n->out, .in = n->in, .cap_out = NET_SEGS,
-				.cap_in = NET_SEGS };
+	struct virtq_elem e = {.out = n->out, .in = n->in, .cap_out = NET_SEGS, .cap_in = NET_SEGS};
 	unsigned int done;
 	uint8_t ack;
 	int r;
@@ -133,8 +132,7 @@ void virtio_net_ctrl(struct virtio_net *n)
 			done++;
 			/* §5.1.6.5: class, command, data (readable); ack (writable) */
 			if (r != VIRTQ_POP_OK || e.out_bytes < 2 || e.in_bytes < 1) {
-				log_warn_once("virtio-net: %s: malformed control command",
-					      n->name);
+				log_warn_once("virtio-net: %s: malformed control command", n->name);
 				virtq_push(q, e.head, 0);
 				continue;
 			}
@@ -178,6 +176,11 @@ int virtio_net_create(struct virtio_net **out, struct pci_host *host, struct vm 
 	memset(att->be, 0, sizeof(att->be));
 	att->n_queues = 0;
 	snprintf(n->name, sizeof(n->name), "%s", n->att.name);
+	/* queues beyond what the device can offer would get flows nobody reads */
+	for (i = NET_MAX_PAIRS; i < TAP_MAX_QUEUES; i++) {
+		net_backend_destroy(n->att.be[i]);
+		n->att.be[i] = NULL;
+	}
 	n->pairs = n->att.n_queues < NET_MAX_PAIRS ? n->att.n_queues : NET_MAX_PAIRS;
 	n->nq = 2 * n->pairs + 1;
 	n->active_pairs = 1;
@@ -194,8 +197,8 @@ int virtio_net_create(struct virtio_net **out, struct pci_host *host, struct vm 
 	n->cfg.max_virtqueue_pairs = (uint16_t)n->pairs;
 	n->cfg.mtu = n->att.mtu <= 65535 ? (uint16_t)n->att.mtu : 0;
 	snprintf(vname, sizeof(vname), "virtio-net %.20s", n->name);
-	r = virtio_pci_init(&n->vp, host, vm, mem, vname, &virtio_net_ops, n, n->nq,
-			    NET_QUEUE_SIZE, sizeof(n->cfg));
+	r = virtio_pci_init(&n->vp, host, vm, mem, vname, &virtio_net_ops, n, n->nq, NET_QUEUE_SIZE,
+			    sizeof(n->cfg));
 	if (r) {
 		net_free(n);
 		return error_errno(r, "virtio-net: interface '%s': cannot create the device",
@@ -216,13 +219,14 @@ int virtio_net_create_nic(struct virtio_net **out, struct pci_host *host, struct
 			  const struct guest_mem *mem, const struct vm_config *cfg,
 			  unsigned int index)
 {
-	unsigned int vcpus = cfg->sockets * cfg->cores * cfg->threads;
+	unsigned int vcpus = cfg->sockets * cfg->cores * cfg->threads, q;
 	struct net_env env;
 	struct net_attach att;
 	int r;
 
 	net_env_detect(&env);
-	r = net_attach(cfg, index, cfg->net_multi_queue && vcpus ? vcpus : 1, &env, &att);
+	q = cfg->net_multi_queue && vcpus ? vcpus : 1;
+	r = net_attach(cfg, index, q < NET_MAX_PAIRS ? q : NET_MAX_PAIRS, &env, &att);
 	if (r)
 		return r;
 	r = virtio_net_create(out, host, vm, mem, &att);

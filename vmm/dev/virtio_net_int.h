@@ -17,30 +17,30 @@
 #include "vmm/net/net.h"
 
 /* feature bits (virtio 1.2 §5.1.3) */
-#define VIRTIO_NET_F_CSUM	 0
-#define VIRTIO_NET_F_GUEST_CSUM	 1
-#define VIRTIO_NET_F_MTU	 3
-#define VIRTIO_NET_F_MAC	 5
-#define VIRTIO_NET_F_GUEST_TSO4	 7
-#define VIRTIO_NET_F_GUEST_TSO6	 8
-#define VIRTIO_NET_F_GUEST_ECN	 9
-#define VIRTIO_NET_F_HOST_TSO4	 11
-#define VIRTIO_NET_F_HOST_TSO6	 12
-#define VIRTIO_NET_F_HOST_ECN	 13
-#define VIRTIO_NET_F_MRG_RXBUF	 15
-#define VIRTIO_NET_F_STATUS	 16
-#define VIRTIO_NET_F_CTRL_VQ	 17
-#define VIRTIO_NET_F_CTRL_RX	 18
-#define VIRTIO_NET_F_MQ		 22
-#define VIRTIO_NET_S_LINK_UP	 1
+#define VIRTIO_NET_F_CSUM	0
+#define VIRTIO_NET_F_GUEST_CSUM 1
+#define VIRTIO_NET_F_MTU	3
+#define VIRTIO_NET_F_MAC	5
+#define VIRTIO_NET_F_GUEST_TSO4 7
+#define VIRTIO_NET_F_GUEST_TSO6 8
+#define VIRTIO_NET_F_GUEST_ECN	9
+#define VIRTIO_NET_F_HOST_TSO4	11
+#define VIRTIO_NET_F_HOST_TSO6	12
+#define VIRTIO_NET_F_HOST_ECN	13
+#define VIRTIO_NET_F_MRG_RXBUF	15
+#define VIRTIO_NET_F_STATUS	16
+#define VIRTIO_NET_F_CTRL_VQ	17
+#define VIRTIO_NET_F_CTRL_RX	18
+#define VIRTIO_NET_F_MQ		22
+#define VIRTIO_NET_S_LINK_UP	1
 
-#define NET_QUEUE_SIZE	  256
-#define NET_MAX_PAIRS	  ((VIRTIO_PCI_MAX_QUEUES - 1) / 2)
-#define NET_SEGS	  64 /* iovecs per chain */
-#define NET_RX_CHAINS	  64 /* merged RX buffers per frame */
-#define NET_INJECT_SLOTS  4
-#define NET_INJECT_MAX	  (NET_VNET_HDR_LEN + DHCP_FRAME_MAX)
-#define NET_PEEK	  2048 /* frames up to this size may be intercepted */
+#define NET_QUEUE_SIZE	 256
+#define NET_MAX_PAIRS	 ((VIRTIO_PCI_MAX_QUEUES - 1) / 2)
+#define NET_SEGS	 64 /* iovecs per chain */
+#define NET_RX_CHAINS	 64 /* merged RX buffers per frame */
+#define NET_INJECT_SLOTS 4
+#define NET_INJECT_MAX	 (NET_VNET_HDR_LEN + DHCP_FRAME_MAX)
+#define NET_PEEK	 2048 /* frames up to this size may be intercepted */
 
 struct virtio_net_config {
 	uint8_t mac[6];
@@ -96,6 +96,8 @@ int virtio_net_io_start(struct virtio_net *n);
 void virtio_net_io_stop(struct virtio_net *n);
 void virtio_net_io_activate(struct virtio_net *n, uint64_t features);
 void virtio_net_io_pause(struct virtio_net *n);
+/* The guest enabled pairs queue pairs (I/O thread). */
+void virtio_net_io_set_pairs(struct virtio_net *n, unsigned int pairs);
 
 /* virtio_net.c: serve the control queue (I/O thread). */
 void virtio_net_ctrl(struct virtio_net *n);

@@ -37,11 +37,9 @@ enum rx_result { RX_NO_BUFFERS = 0, RX_DONE = 1, RX_BROKEN = -1 };
  * frame the buffers cannot hold is dropped; a bad chain drops the frame
  * and is returned empty.
  */
-static enum rx_result rx_deliver(struct virtio_net *n, struct virtq *q, uint8_t *frame,
-				 size_t len)
+static enum rx_result rx_deliver(struct virtio_net *n, struct virtq *q, uint8_t *frame, size_t len)
 {
-	struct virtq_elem e = { .out = n->out, .in = n->in, .cap_out = NET_SEGS,
-				.cap_in = NET_SEGS };
+	struct virtq_elem e = {.out = n->out, .in = n->in, .cap_out = NET_SEGS, .cap_in = NET_SEGS};
 	uint16_t heads[NET_RX_CHAINS];
 	uint32_t lens[NET_RX_CHAINS];
 	unsigned int k = 0, first_n = 0, i;
@@ -233,8 +231,7 @@ static void tx_one(struct virtio_net *n, struct net_pair *p, const struct virtq_
 static void tx_drain(struct virtio_net *n, unsigned int pi)
 {
 	struct virtq *q = virtio_pci_queue(&n->vp, 2 * pi + 1);
-	struct virtq_elem e = { .out = n->out, .in = n->in, .cap_out = NET_SEGS,
-				.cap_in = NET_SEGS };
+	struct virtq_elem e = {.out = n->out, .in = n->in, .cap_out = NET_SEGS, .cap_in = NET_SEGS};
 	unsigned int done;
 	int r;
 
@@ -290,6 +287,23 @@ static void io_set_offloads(struct virtio_net *n)
 			n->pair[i].be->ops->set_offload(n->pair[i].be, off);
 }
 
+/*
+ * Only the queue pairs the guest enabled take part in the tap's receive
+ * steering: frames the kernel put on a queue nobody reads would be lost.
+ */
+void virtio_net_io_set_pairs(struct virtio_net *n, unsigned int pairs)
+{
+	unsigned int i;
+
+	for (i = 0; i < n->pairs; i++) {
+		struct net_backend *be = n->pair[i].be;
+
+		if (be->ops->set_enabled && n->pairs > 1)
+			be->ops->set_enabled(be, i < pairs);
+	}
+	n->active_pairs = pairs;
+}
+
 /* Apply a control request; false when the thread must quit. */
 static bool io_update(struct virtio_net *n, bool *activated)
 {
@@ -324,7 +338,7 @@ struct io_fds {
 
 static void fds_add(struct io_fds *f, int fd, int kind, unsigned int queue)
 {
-	f->pfd[f->n] = (struct pollfd){ .fd = fd, .events = POLLIN };
+	f->pfd[f->n] = (struct pollfd){.fd = fd, .events = POLLIN};
 	f->kind[f->n] = kind;
 	f->queue[f->n++] = queue;
 }
@@ -400,6 +414,7 @@ static void *io_main(void *arg)
 			active = n->active;
 			if (activated) {
 				io_set_offloads(n);
+				virtio_net_io_set_pairs(n, 1);
 				io_drain_all(n); /* buffers posted before DRIVER_OK */
 			}
 			continue; /* the fd set may have changed */

@@ -25,7 +25,7 @@
 #include <sys/uio.h>
 
 struct net_vnet_hdr {
-	uint8_t flags;  /* VIRTIO_NET_HDR_F_NEEDS_CSUM 1, DATA_VALID 2 */
+	uint8_t flags; /* VIRTIO_NET_HDR_F_NEEDS_CSUM 1, DATA_VALID 2 */
 	uint8_t gso_type;
 	uint16_t hdr_len, gso_size, csum_start, csum_offset; /* little-endian */
 	uint16_t num_buffers;
@@ -61,14 +61,18 @@ struct net_backend_ops {
 	int (*send)(struct net_backend *be, const struct iovec *iov, int iovcnt);
 	/* Which offloads the guest accepts; NULL when unsupported. */
 	int (*set_offload)(struct net_backend *be, unsigned int flags);
+	/* Take part in receive steering or not (a multiqueue tap's queue
+	 * whose pair the guest has not enabled must get no flows); NULL
+	 * when the backend has a single queue. */
+	int (*set_enabled)(struct net_backend *be, bool enabled);
 	void (*destroy)(struct net_backend *be);
 };
 
 struct net_backend {
 	const struct net_backend_ops *ops;
-	int fd;              /* poll for input; -1 while disconnected */
-	bool has_vnet_hdr;   /* offloads possible */
-	const char *kind;    /* "tap" / "passt" for messages */
+	int fd;		   /* poll for input; -1 while disconnected */
+	bool has_vnet_hdr; /* offloads possible */
+	const char *kind;  /* "tap" / "passt" for messages */
 };
 
 static inline void net_backend_destroy(struct net_backend *be)

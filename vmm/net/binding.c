@@ -38,8 +38,10 @@ static int pod_if_read(int nl, const char *name, struct pod_if *p)
 	if (n < 0)
 		return error_errno(n, "net: addresses of '%s'", name);
 	if (n == 0)
-		return net_fail(-EADDRNOTAVAIL, "net: pod interface '%s' has no IPv4 address (already taken by "
-			     "an earlier run?)", name);
+		return net_fail(-EADDRNOTAVAIL,
+				"net: pod interface '%s' has no IPv4 address (already taken by "
+				"an earlier run?)",
+				name);
 	p->gw = 0;
 	if (nl_route4_default(nl, &p->gw, &rt_if) == 0 && rt_if != p->link.index)
 		p->gw = 0; /* the default route leaves through another link */
@@ -66,8 +68,8 @@ static int open_tap(struct net_attach *a, unsigned int n_queues, unsigned int mt
 	return tap_set_up(a->tap, mtu);
 }
 
-int binding_bridge(const struct vm_config *cfg, const struct vm_nic *nic,
-		   const struct net_env *env, unsigned int n_queues, struct net_attach *a)
+int binding_bridge(const struct vm_config *cfg, const struct vm_nic *nic, const struct net_env *env,
+		   unsigned int n_queues, struct net_attach *a)
 {
 	struct pod_if pod;
 	struct nl_link br, tap;
@@ -133,9 +135,10 @@ int binding_bridge(const struct vm_config *cfg, const struct vm_nic *nic,
 	a->lease.server_ip = pod.gw ? pod.gw : pod.addr.addr;
 	net_mac_derive(cfg->namespace, cfg->name, "vmlet-dhcp", a->lease.server_mac);
 	log_info("net: interface '%s': bridge binding, guest takes %u.%u.%u.%u/%u from '%s' "
-		 "(tap '%s', bridge '%s')", a->name, pod.addr.addr >> 24,
-		 (pod.addr.addr >> 16) & 255, (pod.addr.addr >> 8) & 255, pod.addr.addr & 255,
-		 pod.addr.prefix, env->pod_iface, a->tap, a->bridge);
+		 "(tap '%s', bridge '%s')",
+		 a->name, pod.addr.addr >> 24, (pod.addr.addr >> 16) & 255,
+		 (pod.addr.addr >> 8) & 255, pod.addr.addr & 255, pod.addr.prefix, env->pod_iface,
+		 a->tap, a->bridge);
 out:
 	nl_close(nl);
 	return err;
@@ -148,14 +151,16 @@ static void sanitize(char *out, size_t cap, const char *prefix, const char *s)
 	for (i = 0; s[i] && n + 1 < cap; i++) {
 		char c = s[i];
 
-		out[n++] = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-				   (c >= '0' && c <= '9') ? c : '_';
+		out[n++] =
+		    (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9')
+			? c
+			: '_';
 	}
 	out[n] = 0;
 }
 
 static int append(char *buf, size_t cap, size_t *len, const char *fmt, ...)
-	__attribute__((format(printf, 4, 5)));
+    __attribute__((format(printf, 4, 5)));
 static int append(char *buf, size_t cap, size_t *len, const char *fmt, ...)
 {
 	va_list ap;
@@ -258,9 +263,9 @@ static int run_nft(const char *nft, const char *script, size_t len)
 	if (waitpid(pid, &st, 0) < 0)
 		return error_errno(-errno, "net: wait for nft");
 	if (!WIFEXITED(st) || WEXITSTATUS(st))
-		return net_fail(-EIO, "net: nft failed (status %d%s)",
-				WIFEXITED(st) ? WEXITSTATUS(st) : -1,
-				WIFEXITED(st) && WEXITSTATUS(st) == 127 ? ": install nftables" : "");
+		return net_fail(
+		    -EIO, "net: nft failed (status %d%s)", WIFEXITED(st) ? WEXITSTATUS(st) : -1,
+		    WIFEXITED(st) && WEXITSTATUS(st) == 127 ? ": install nftables" : "");
 	return 0;
 }
 
@@ -279,7 +284,7 @@ static int enable_forwarding(void)
 		goto out;
 	if (pwrite(fd, "1", 1, 0) != 1)
 		err = net_fail(-EPERM, "net: cannot enable IPv4 forwarding: set the sysctl "
-			    "net.ipv4.ip_forward=1 for the pod");
+				       "net.ipv4.ip_forward=1 for the pod");
 out:
 	close(fd);
 	return err;
@@ -288,7 +293,7 @@ out:
 int binding_masquerade(const struct vm_config *cfg, const struct vm_nic *nic,
 		       const struct net_env *env, unsigned int n_queues, struct net_attach *a)
 {
-	struct nl_addr4 gw = { NET_MASQ_GATEWAY, NET_MASQ_PREFIX };
+	struct nl_addr4 gw = {NET_MASQ_GATEWAY, NET_MASQ_PREFIX};
 	struct nl_link pod, tap;
 	char table[64], script[4096];
 	int nl, err, len;
@@ -332,7 +337,8 @@ int binding_masquerade(const struct vm_config *cfg, const struct vm_nic *nic,
 	a->lease.server_ip = NET_MASQ_GATEWAY;
 	memcpy(a->lease.server_mac, tap.mac, 6); /* the kernel owns 10.0.2.1 */
 	log_info("net: interface '%s': masquerade binding, guest 10.0.2.2/24 via '%s' "
-		 "(tap '%s', nft table '%s')", a->name, env->pod_iface, a->tap, table);
+		 "(tap '%s', nft table '%s')",
+		 a->name, env->pod_iface, a->tap, table);
 out:
 	nl_close(nl);
 	return err;

@@ -16,8 +16,8 @@ struct dhcp_lease;
 
 /* Fill a (tap backends, lease, mtu); a->mac holds the configured/derived
  * MAC on entry (bridge may replace it with the pod interface's). */
-int binding_bridge(const struct vm_config *cfg, const struct vm_nic *nic,
-		   const struct net_env *env, unsigned int n_queues, struct net_attach *a);
+int binding_bridge(const struct vm_config *cfg, const struct vm_nic *nic, const struct net_env *env,
+		   unsigned int n_queues, struct net_attach *a);
 int binding_masquerade(const struct vm_config *cfg, const struct vm_nic *nic,
 		       const struct net_env *env, unsigned int n_queues, struct net_attach *a);
 
@@ -25,8 +25,7 @@ int binding_masquerade(const struct vm_config *cfg, const struct vm_nic *nic,
 int net_fail(int err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* DNS and search list from env->resolv_conf, hostname, lease time. */
-void net_lease_common(const struct vm_config *cfg, const struct net_env *env,
-		      struct dhcp_lease *l);
+void net_lease_common(const struct vm_config *cfg, const struct net_env *env, struct dhcp_lease *l);
 
 /*
  * The nftables script of the masquerade binding for table, the pod

@@ -12,21 +12,21 @@
 #include "vmm/net/dhcp.h"
 #include "vmm/net/pkt.h"
 
-#define BOOTP_FIXED 236
-#define BOOTP_MIN 300 /* RFC 1542 §3.5: minimum BOOTP message size */
-#define BOOTREQUEST 1
-#define BOOTREPLY 2
-#define DHCP_SERVER_PORT 67
-#define DHCP_CLIENT_PORT 68
-#define DHCP_DEFAULT_LEASE 86400
+#define BOOTP_FIXED	    236
+#define BOOTP_MIN	    300 /* RFC 1542 §3.5: minimum BOOTP message size */
+#define BOOTREQUEST	    1
+#define BOOTREPLY	    2
+#define DHCP_SERVER_PORT    67
+#define DHCP_CLIENT_PORT    68
+#define DHCP_DEFAULT_LEASE  86400
 #define DHCP_FLAG_BROADCAST 0x8000
 
 /* Offsets inside the BOOTP message */
-#define B_OP 0
-#define B_HTYPE 1
-#define B_HLEN 2
-#define B_XID 4
-#define B_FLAGS 10
+#define B_OP	 0
+#define B_HTYPE	 1
+#define B_HLEN	 2
+#define B_XID	 4
+#define B_FLAGS	 10
 #define B_CIADDR 12
 #define B_YIADDR 16
 #define B_CHADDR 28
@@ -52,8 +52,8 @@ enum {
 	OPT_END = 255,
 };
 
-static const uint8_t cookie[4] = { 99, 130, 83, 99 };
-static const uint8_t bcast_mac[6] = { 0xff, 0xff, 0xff, 0xff, 0xff, 0xff };
+static const uint8_t cookie[4] = {99, 130, 83, 99};
+static const uint8_t bcast_mac[6] = {0xff, 0xff, 0xff, 0xff, 0xff, 0xff};
 
 /* Locate the UDP payload of an IPv4/UDP frame; -EINVAL if malformed. */
 static int udp4_payload(const uint8_t *f, size_t len, uint16_t dport, const uint8_t **ip_out,
@@ -328,8 +328,7 @@ int dhcp_build_reply(const struct dhcp_lease *l, const struct dhcp_request *r, v
 				    DHCP_SERVER_PORT, DHCP_CLIENT_PORT, blen);
 }
 
-int dhcp_arp_reply(const struct dhcp_lease *l, const void *frame, size_t len, void *out,
-		   size_t cap)
+int dhcp_arp_reply(const struct dhcp_lease *l, const void *frame, size_t len, void *out, size_t cap)
 {
 	const uint8_t *f = frame;
 	const struct pkt_arp *a = (const struct pkt_arp *)(f + PKT_ETH_HLEN);
@@ -339,8 +338,8 @@ int dhcp_arp_reply(const struct dhcp_lease *l, const void *frame, size_t len, vo
 	if (len < PKT_ETH_HLEN + sizeof(*a) ||
 	    pkt_be16(((const struct pkt_eth *)f)->type) != PKT_ETHERTYPE_ARP)
 		return 0;
-	if (pkt_be16(a->htype) != 1 || pkt_be16(a->ptype) != PKT_ETHERTYPE_IPV4 ||
-	    a->hlen != 6 || a->plen != 4 || pkt_be16(a->op) != 1)
+	if (pkt_be16(a->htype) != 1 || pkt_be16(a->ptype) != PKT_ETHERTYPE_IPV4 || a->hlen != 6 ||
+	    a->plen != 4 || pkt_be16(a->op) != 1)
 		return 0;
 	if (pkt_be32(a->tpa) != l->server_ip || memcmp(a->sha, l->client_mac, 6))
 		return 0;

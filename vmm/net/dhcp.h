@@ -23,8 +23,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define DHCP_MAX_DNS 4
-#define DHCP_SEARCH_MAX 256 /* bytes of space-separated search domains */
+#define DHCP_MAX_DNS	  4
+#define DHCP_SEARCH_MAX	  256 /* bytes of space-separated search domains */
 #define DHCP_HOSTNAME_MAX 64
 /* A reply always fits this (Ethernet + IP + UDP + BOOTP + options). */
 #define DHCP_FRAME_MAX 1024
@@ -43,31 +43,31 @@ enum dhcp_msg {
 
 /* What the responder hands out; filled by the network binding. */
 struct dhcp_lease {
-	uint8_t client_mac[6];  /* answer only this chaddr */
-	uint8_t server_mac[6];  /* source MAC of replies (the gateway's) */
-	uint32_t server_ip;     /* server identifier (option 54) and source IP */
-	uint32_t client_ip;     /* yiaddr */
-	uint32_t netmask;       /* option 1 */
-	uint32_t router;        /* option 3; 0 = none. Outside the subnet
-				 * (a /32 address), option 121 also makes
-				 * it an on-link route (RFC 3442) */
+	uint8_t client_mac[6];	    /* answer only this chaddr */
+	uint8_t server_mac[6];	    /* source MAC of replies (the gateway's) */
+	uint32_t server_ip;	    /* server identifier (option 54) and source IP */
+	uint32_t client_ip;	    /* yiaddr */
+	uint32_t netmask;	    /* option 1 */
+	uint32_t router;	    /* option 3; 0 = none. Outside the subnet
+				     * (a /32 address), option 121 also makes
+				     * it an on-link route (RFC 3442) */
 	uint32_t dns[DHCP_MAX_DNS]; /* option 6 */
 	unsigned int n_dns;
-	char search[DHCP_SEARCH_MAX]; /* option 15 (first) and 119 (all) */
+	char search[DHCP_SEARCH_MAX];	  /* option 15 (first) and 119 (all) */
 	char hostname[DHCP_HOSTNAME_MAX]; /* option 12; "" = none */
-	uint16_t mtu;           /* option 26; 0 = none */
-	uint32_t lease_secs;    /* option 51; 0 = default one day */
+	uint16_t mtu;			  /* option 26; 0 = none */
+	uint32_t lease_secs;		  /* option 51; 0 = default one day */
 };
 
 /* The parts of a client message the responder uses. */
 struct dhcp_request {
 	enum dhcp_msg type;
 	uint32_t xid;
-	uint16_t flags;         /* bit 15 = broadcast */
+	uint16_t flags; /* bit 15 = broadcast */
 	uint8_t chaddr[6];
 	uint32_t ciaddr;
-	uint32_t requested_ip;  /* option 50; 0 = absent */
-	uint32_t server_id;     /* option 54; 0 = absent */
+	uint32_t requested_ip; /* option 50; 0 = absent */
+	uint32_t server_id;    /* option 54; 0 = absent */
 };
 
 /*
@@ -85,8 +85,8 @@ int dhcp_parse(const void *frame, size_t len, struct dhcp_request *req);
  * DECLINE), or -ENOSPC. DISCOVER → OFFER; REQUEST for our address → ACK,
  * for another address → NAK; INFORM → ACK without a lease.
  */
-int dhcp_build_reply(const struct dhcp_lease *lease, const struct dhcp_request *req,
-		     void *out, size_t cap);
+int dhcp_build_reply(const struct dhcp_lease *lease, const struct dhcp_request *req, void *out,
+		     size_t cap);
 
 /*
  * Answer an ARP request for lease->server_ip from the lease's client (the
@@ -94,8 +94,8 @@ int dhcp_build_reply(const struct dhcp_lease *lease, const struct dhcp_request *
  * Returns the reply length (42), 0 when the frame is not such a request,
  * or -ENOSPC.
  */
-int dhcp_arp_reply(const struct dhcp_lease *lease, const void *frame, size_t len,
-		   void *out, size_t cap);
+int dhcp_arp_reply(const struct dhcp_lease *lease, const void *frame, size_t len, void *out,
+		   size_t cap);
 
 /*
  * Take DNS servers (IPv4 "nameserver" lines, up to DHCP_MAX_DNS) and the

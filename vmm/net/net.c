@@ -20,19 +20,15 @@
 #include "vmm/vm_config.h"
 
 static const char *const binding_names[] = {
-	[VM_BIND_NONE] = "bridge", /* spec resolves the default; treat as bridge */
-	[VM_BIND_BRIDGE] = "bridge",
-	[VM_BIND_MASQUERADE] = "masquerade",
-	[VM_BIND_PASST] = "passt",
-	[VM_BIND_SRIOV] = "sriov",
-	[VM_BIND_SLIRP] = "slirp",
-	[VM_BIND_MACVTAP] = "macvtap",
-	[VM_BIND_PLUGIN] = "plugin",
+    [VM_BIND_NONE] = "bridge", /* spec resolves the default; treat as bridge */
+    [VM_BIND_BRIDGE] = "bridge", [VM_BIND_MASQUERADE] = "masquerade", [VM_BIND_PASST] = "passt",
+    [VM_BIND_SRIOV] = "sriov",	 [VM_BIND_SLIRP] = "slirp",	      [VM_BIND_MACVTAP] = "macvtap",
+    [VM_BIND_PLUGIN] = "plugin",
 };
 
 const char *net_mode_name(enum net_mode m)
 {
-	static const char *const names[] = { "tap", "bridge", "masquerade", "passt" };
+	static const char *const names[] = {"tap", "bridge", "masquerade", "passt"};
 
 	return (unsigned int)m < 4 ? names[m] : "?";
 }
@@ -47,8 +43,8 @@ void net_env_detect(struct net_env *env)
 	env->resolv_conf = "/etc/resolv.conf";
 	env->nft = "nft";
 	capng_clear(CAPNG_SELECT_BOTH);
-	env->cap_net_admin = capng_get_caps_process() == 0 &&
-			     capng_have_capability(CAPNG_EFFECTIVE, CAP_NET_ADMIN);
+	env->cap_net_admin =
+	    capng_get_caps_process() == 0 && capng_have_capability(CAPNG_EFFECTIVE, CAP_NET_ADMIN);
 }
 
 int net_fail(int err, const char *fmt, ...)
@@ -68,8 +64,10 @@ static int validate_nic(const struct vm_nic *nic)
 	const char *name = nic->name ? nic->name : "?";
 
 	if (nic->model && strcmp(nic->model, "virtio"))
-		return net_fail(-ENOTSUP, "net: interface '%s': model '%s' is not supported (vmlet has "
-			     "virtio-net only)", name, nic->model);
+		return net_fail(-ENOTSUP,
+				"net: interface '%s': model '%s' is not supported (vmlet has "
+				"virtio-net only)",
+				name, nic->model);
 	switch (nic->binding) {
 	case VM_BIND_NONE:
 	case VM_BIND_BRIDGE:
@@ -77,37 +75,53 @@ static int validate_nic(const struct vm_nic *nic)
 	case VM_BIND_PASST:
 		break;
 	case VM_BIND_PLUGIN:
-		return net_fail(-ENOTSUP, "net: interface '%s': binding plugin '%s' is not supported", name,
-			     nic->binding_plugin ? nic->binding_plugin : "?");
+		return net_fail(-ENOTSUP,
+				"net: interface '%s': binding plugin '%s' is not supported", name,
+				nic->binding_plugin ? nic->binding_plugin : "?");
 	default:
-		return net_fail(-ENOTSUP, "net: interface '%s': binding '%s' is not supported (use bridge, "
-			     "masquerade or passt)", name,
-			     (unsigned int)nic->binding < sizeof(binding_names) / sizeof(*binding_names)
-				     ? binding_names[nic->binding] : "?");
+		return net_fail(-ENOTSUP,
+				"net: interface '%s': binding '%s' is not supported (use bridge, "
+				"masquerade or passt)",
+				name,
+				(unsigned int)nic->binding <
+					sizeof(binding_names) / sizeof(*binding_names)
+				    ? binding_names[nic->binding]
+				    : "?");
 	}
 	if (nic->network_type && !strcmp(nic->network_type, "multus") && !nic->tap)
-		return net_fail(-ENOTSUP, "net: interface '%s': multus network '%s' is not supported (give "
-			     "it a tap with --tap %s=TAP)", name,
-			     nic->network_name ? nic->network_name : "?", name);
+		return net_fail(-ENOTSUP,
+				"net: interface '%s': multus network '%s' is not supported (give "
+				"it a tap with --tap %s=TAP)",
+				name, nic->network_name ? nic->network_name : "?", name);
 	return 0;
+}
+
+static bool on_pod_network(const struct vm_nic *nic)
+{
+	return !nic->tap && (!nic->network_type || !strcmp(nic->network_type, "pod"));
 }
 
 int net_validate(const struct vm_config *cfg)
 {
-	unsigned int i;
+	unsigned int i, pod = 0;
 	int err;
 
 	for (i = 0; i < cfg->n_nics; i++) {
 		err = validate_nic(&cfg->nics[i]);
 		if (err)
 			return err;
+		/* one pod interface, one guest address to hand out */
+		if (on_pod_network(&cfg->nics[i]) && ++pod > 1)
+			return net_fail(-ENOTSUP,
+					"net: interface '%s': only one interface can use the pod "
+					"network (give the others a tap with --tap)",
+					cfg->nics[i].name ? cfg->nics[i].name : "?");
 	}
 	return 0;
 }
 
 /* DNS, search list, hostname and lease time shared by both DHCP bindings. */
-void net_lease_common(const struct vm_config *cfg, const struct net_env *env,
-		      struct dhcp_lease *l)
+void net_lease_common(const struct vm_config *cfg, const struct net_env *env, struct dhcp_lease *l)
 {
 	const char *host = cfg->hostname ? cfg->hostname : cfg->name;
 	char buf[8192];
@@ -145,13 +159,16 @@ static int attach_tap(struct net_attach *a, const struct vm_nic *nic, unsigned i
 	return 0;
 }
 
-static int attach_passt(struct net_attach *a, const struct vm_nic *nic)
+static int attach_passt(struct net_attach *a, const struct vm_nic *nic, const struct net_env *env)
 {
 	struct passt_config pc = {
-		.mtu = nic->mtu ? nic->mtu : 1500,
-		.ports = nic->ports,
-		.n_ports = nic->n_ports,
-		.binary = getenv("VMLET_PASST"),
+	    .mtu = nic->mtu ? nic->mtu : 1500,
+	    .ports = nic->ports,
+	    .n_ports = nic->n_ports,
+	    .binary = getenv("VMLET_PASST"),
+	    /* KubeVirt forwards every port when none is listed; on a bare
+	     * host that would hand the host's ports to the guest: none */
+	    .all_when_none = env->in_pod,
 	};
 	int err = passt_create(&pc, &a->be[0]);
 
@@ -171,7 +188,8 @@ static enum net_mode choose_mode(const struct vm_nic *nic, const struct net_env 
 		return NET_MODE_PASST;
 	if (!env->in_pod || !env->cap_net_admin) {
 		log_info("net: interface '%s': %s binding needs a pod and CAP_NET_ADMIN; "
-			 "using passt", nic->name ? nic->name : "?",
+			 "using passt",
+			 nic->name ? nic->name : "?",
 			 nic->binding == VM_BIND_MASQUERADE ? "masquerade" : "bridge");
 		return NET_MODE_PASST;
 	}
@@ -203,7 +221,7 @@ int net_attach(const struct vm_config *cfg, unsigned int idx, unsigned int n_que
 		err = attach_tap(a, nic, n_queues);
 		break;
 	case NET_MODE_PASST:
-		err = attach_passt(a, nic);
+		err = attach_passt(a, nic, env);
 		break;
 	case NET_MODE_BRIDGE:
 		err = binding_bridge(cfg, nic, env, n_queues, a);

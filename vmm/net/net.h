@@ -20,7 +20,9 @@
  *                      interface's `ports` (all TCP/UDP ports when none are
  *                      listed, as in KubeVirt) are forwarded to the guest.
  *   passt              Debian's passt, supervised (passt.h); passt answers
- *                      DHCP with the namespace's own addresses.
+ *                      DHCP with the namespace's own addresses and forwards
+ *                      the interface's `ports` (in a pod, all TCP and UDP
+ *                      ports when none are listed, as in KubeVirt).
  *
  * Pod or not: vmlet is "in a pod" when KUBERNETES_SERVICE_HOST or
  * VMLET_POD_INTERFACE is set; the pod interface is VMLET_POD_INTERFACE,
@@ -54,31 +56,31 @@ enum net_mode { NET_MODE_TAP = 0, NET_MODE_BRIDGE, NET_MODE_MASQUERADE, NET_MODE
 
 /* KubeVirt's masquerade addressing (vmNetworkCIDR default 10.0.2.0/24) */
 #define NET_MASQ_GATEWAY 0x0a000201 /* 10.0.2.1 */
-#define NET_MASQ_GUEST 0x0a000202   /* 10.0.2.2 */
-#define NET_MASQ_PREFIX 24
+#define NET_MASQ_GUEST	 0x0a000202 /* 10.0.2.2 */
+#define NET_MASQ_PREFIX	 24
 
 struct net_attach {
-	const char *name;       /* the interface name (borrowed from the config) */
+	const char *name; /* the interface name (borrowed from the config) */
 	enum net_mode mode;
-	uint8_t mac[6];         /* the guest's MAC */
-	unsigned int mtu;       /* the guest's MTU (virtio-net config, DHCP) */
-	unsigned int n_queues;  /* queue pairs = backends */
+	uint8_t mac[6];	       /* the guest's MAC */
+	unsigned int mtu;      /* the guest's MTU (virtio-net config, DHCP) */
+	unsigned int n_queues; /* queue pairs = backends */
 	struct net_backend *be[TAP_MAX_QUEUES];
-	bool dhcp;              /* vmlet answers DHCP (and ARP for the gateway
-				 * when arp_gateway) with lease */
+	bool dhcp; /* vmlet answers DHCP (and ARP for the gateway
+		    * when arp_gateway) with lease */
 	bool arp_gateway;
 	struct dhcp_lease lease;
-	char tap[IFNAMSIZ];     /* tap name (tap/bridge/masquerade) */
-	char bridge[IFNAMSIZ];  /* bridge binding */
+	char tap[IFNAMSIZ];    /* tap name (tap/bridge/masquerade) */
+	char bridge[IFNAMSIZ]; /* bridge binding */
 };
 
 /* Environment-derived knobs, separated so tests can set them directly. */
 struct net_env {
 	bool in_pod;
 	bool cap_net_admin;
-	const char *pod_iface;      /* "eth0" */
-	const char *resolv_conf;    /* "/etc/resolv.conf" */
-	const char *nft;            /* "nft" */
+	const char *pod_iface;	 /* "eth0" */
+	const char *resolv_conf; /* "/etc/resolv.conf" */
+	const char *nft;	 /* "nft" */
 };
 
 /* Read the environment (KUBERNETES_SERVICE_HOST, VMLET_POD_INTERFACE,

@@ -63,7 +63,7 @@ static void req_nest_end(struct nl_req *r, struct rtattr *nest)
 
 int nl_open(void)
 {
-	struct sockaddr_nl sa = { .nl_family = AF_NETLINK };
+	struct sockaddr_nl sa = {.nl_family = AF_NETLINK};
 	int fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_ROUTE);
 
 	if (fd < 0)
@@ -162,7 +162,7 @@ static int link_msg(const struct nlmsghdr *h, void *ctx)
 int nl_link_get(int nl, const char *name, struct nl_link *out)
 {
 	struct nl_req r;
-	struct link_ctx c = { .out = out };
+	struct link_ctx c = {.out = out};
 	struct ifinfomsg *ifi;
 	int err;
 
@@ -202,8 +202,8 @@ static int addr_msg(const struct nlmsghdr *h, void *ctx)
 
 		if (a->rta_type != IFA_LOCAL || RTA_PAYLOAD(a) != 4)
 			continue;
-		c->out[c->n].addr = (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 |
-				    (uint32_t)p[2] << 8 | p[3];
+		c->out[c->n].addr =
+		    (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
 		c->out[c->n++].prefix = ifa->ifa_prefixlen;
 		break;
 	}
@@ -213,7 +213,7 @@ static int addr_msg(const struct nlmsghdr *h, void *ctx)
 int nl_addr4_list(int nl, int ifindex, struct nl_addr4 *out, unsigned int max)
 {
 	struct nl_req r;
-	struct addr_ctx c = { .ifindex = ifindex, .out = out, .max = max };
+	struct addr_ctx c = {.ifindex = ifindex, .out = out, .max = max};
 	struct ifaddrmsg *ifa;
 	int err;
 
@@ -229,8 +229,8 @@ static int addr4_change(int nl, uint16_t type, uint16_t flags, int ifindex,
 {
 	struct nl_req r;
 	struct ifaddrmsg *ifa;
-	uint8_t ip[4] = { (uint8_t)(a->addr >> 24), (uint8_t)(a->addr >> 16),
-			  (uint8_t)(a->addr >> 8), (uint8_t)a->addr };
+	uint8_t ip[4] = {(uint8_t)(a->addr >> 24), (uint8_t)(a->addr >> 16),
+			 (uint8_t)(a->addr >> 8), (uint8_t)a->addr};
 
 	req_init(&r, type, flags, sizeof(*ifa));
 	ifa = req_fam(&r);
@@ -276,7 +276,8 @@ static int route_msg(const struct nlmsghdr *h, void *ctx)
 		const uint8_t *p = RTA_DATA(a);
 
 		if (a->rta_type == RTA_GATEWAY && RTA_PAYLOAD(a) == 4)
-			gw = (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
+			gw = (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 |
+			     p[3];
 		else if (a->rta_type == RTA_OIF && RTA_PAYLOAD(a) == 4)
 			memcpy(&oif, p, 4);
 	}
@@ -289,7 +290,7 @@ static int route_msg(const struct nlmsghdr *h, void *ctx)
 int nl_route4_default(int nl, uint32_t *gw, int *ifindex)
 {
 	struct nl_req r;
-	struct route_ctx c = { 0 };
+	struct route_ctx c = {0};
 	struct rtmsg *rt;
 	int err;
 
@@ -310,8 +311,7 @@ int nl_route4_add_default(int nl, uint32_t gw, int ifindex)
 {
 	struct nl_req r;
 	struct rtmsg *rt;
-	uint8_t ip[4] = { (uint8_t)(gw >> 24), (uint8_t)(gw >> 16), (uint8_t)(gw >> 8),
-			  (uint8_t)gw };
+	uint8_t ip[4] = {(uint8_t)(gw >> 24), (uint8_t)(gw >> 16), (uint8_t)(gw >> 8), (uint8_t)gw};
 	uint32_t oif = (uint32_t)ifindex;
 
 	req_init(&r, RTM_NEWROUTE, NLM_F_CREATE | NLM_F_EXCL, sizeof(*rt));

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/time.h>
 #include <sys/syscall.h>
@@ -21,24 +22,24 @@
 #include "vmm/vm_config.h"
 
 #define PASST_CHILD_FD 3
-#define RXBUF_SIZE (2 * (NET_FRAME_MAX + 4))
+#define RXBUF_SIZE     (2 * (NET_FRAME_MAX + 4))
 
 /* What the supervisor sends with each new stream fd. */
 struct passt_hello {
-	int32_t pid;          /* the new passt */
-	int32_t last_status;  /* wait status of the previous one; -1 at first */
+	int32_t pid;	     /* the new passt */
+	int32_t last_status; /* wait status of the previous one; -1 at first */
 	uint32_t starts;
 };
 
 struct passt_be {
 	struct net_backend be;
-	int ctl;              /* SOCK_SEQPACKET to the supervisor */
-	int data;             /* stream to passt; -1 between two passts */
+	int ctl;  /* SOCK_SEQPACKET to the supervisor */
+	int data; /* stream to passt; -1 between two passts */
 	pid_t pid;
 	unsigned int starts;
 	char *binary;
 	char mtu[16], tcp[256], udp[256];
-	uint8_t *rx;          /* stream bytes not yet handed out */
+	uint8_t *rx; /* stream bytes not yet handed out */
 	size_t rx_head, rx_tail;
 };
 
@@ -50,8 +51,8 @@ static long now_ms(void)
 	return ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-int passt_port_specs(const struct vm_port *ports, unsigned int n, char *tcp, size_t tcp_len,
-		     char *udp, size_t udp_len)
+int passt_port_specs(const struct vm_port *ports, unsigned int n, bool all_when_none, char *tcp,
+		     size_t tcp_len, char *udp, size_t udp_len)
 {
 	size_t tl = 0, ul = 0;
 	unsigned int i;
@@ -69,6 +70,11 @@ int passt_port_specs(const struct vm_port *ports, unsigned int n, char *tcp, siz
 		if (w < 0 || (size_t)w >= cap - *l)
 			return -ENAMETOOLONG;
 		*l += (size_t)w;
+	}
+	if (!tl && !ul && all_when_none) {
+		snprintf(tcp, tcp_len, "all");
+		snprintf(udp, udp_len, "all");
+		return 0;
 	}
 	if (!tl)
 		snprintf(tcp, tcp_len, "none");
@@ -90,6 +96,15 @@ static void passt_exec(struct passt_be *p, int fd)
 	} else {
 		fcntl(fd, F_SETFD, 0);
 	}
+	if (!strcmp(p->tcp, "all")) {
+		/* a socket per port: take all the descriptors we may */
+		struct rlimit rl;
+
+		if (!getrlimit(RLIMIT_NOFILE, &rl)) {
+			rl.rlim_cur = rl.rlim_max;
+			setrlimit(RLIMIT_NOFILE, &rl);
+		}
+	}
 	null = open("/dev/null", O_RDWR);
 	if (null >= 0) {
 		dup2(null, 0);
@@ -98,9 +113,9 @@ static void passt_exec(struct passt_be *p, int fd)
 	}
 	snprintf(fdstr, sizeof(fdstr), "%d", PASST_CHILD_FD);
 	argv[i++] = "passt";
-	argv[i++] = "-f";      /* foreground: we are its supervisor */
+	argv[i++] = "-f"; /* foreground: we are its supervisor */
 	argv[i++] = "-q";
-	argv[i++] = "-1";      /* quit when vmlet's end closes */
+	argv[i++] = "-1"; /* quit when vmlet's end closes */
 	argv[i++] = "-F";
 	argv[i++] = fdstr;
 	if (p->mtu[0]) {
@@ -125,10 +140,10 @@ static void passt_exec(struct passt_be *p, int fd)
  */
 static int send_fd(int ctl, int fd, const struct passt_hello *h)
 {
-	char cbuf[CMSG_SPACE(sizeof(int))] = { 0 };
-	struct iovec iov = { (void *)h, sizeof(*h) };
-	struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf,
-			    .msg_controllen = sizeof(cbuf) };
+	char cbuf[CMSG_SPACE(sizeof(int))] = {0};
+	struct iovec iov = {(void *)h, sizeof(*h)};
+	struct msghdr m = {
+	    .msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf, .msg_controllen = sizeof(cbuf)};
 	struct cmsghdr *c = CMSG_FIRSTHDR(&m);
 
 	c->cmsg_level = SOL_SOCKET;
@@ -141,7 +156,7 @@ static int send_fd(int ctl, int fd, const struct passt_hello *h)
 /* Wait up to ms (-1: forever) for passt's exit; false when ctl closed. */
 static bool supervise_wait(int ctl, int pidfd, int ms)
 {
-	struct pollfd p[2] = { { .fd = ctl, .events = POLLIN }, { .fd = pidfd, .events = POLLIN } };
+	struct pollfd p[2] = {{.fd = ctl, .events = POLLIN}, {.fd = pidfd, .events = POLLIN}};
 
 	for (;;) {
 		int n = poll(p, pidfd >= 0 ? 2 : 1, ms);
@@ -156,8 +171,8 @@ static bool supervise_wait(int ctl, int pidfd, int ms)
 
 static void __attribute__((noreturn)) passt_supervise(struct passt_be *p, int ctl)
 {
-	static const struct timeval sndtimeo = { .tv_sec = 1 };
-	struct passt_hello h = { .last_status = -1 };
+	static const struct timeval sndtimeo = {.tv_sec = 1};
+	struct passt_hello h = {.last_status = -1};
 	unsigned int backoff = PASST_BACKOFF_MIN_MS;
 
 	for (;;) {
@@ -245,15 +260,15 @@ static int passt_accept(struct passt_be *p, bool wait)
 {
 	char cbuf[CMSG_SPACE(sizeof(int))];
 	struct passt_hello h;
-	struct iovec iov = { &h, sizeof(h) };
-	struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf,
-			    .msg_controllen = sizeof(cbuf) };
+	struct iovec iov = {&h, sizeof(h)};
+	struct msghdr m = {
+	    .msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf, .msg_controllen = sizeof(cbuf)};
 	struct cmsghdr *c;
 	ssize_t n;
 	int fd;
 
 	if (wait) {
-		struct pollfd pf = { .fd = p->ctl, .events = POLLIN };
+		struct pollfd pf = {.fd = p->ctl, .events = POLLIN};
 
 		if (poll(&pf, 1, 5000) <= 0)
 			return error("passt: supervisor did not start passt");
@@ -261,14 +276,12 @@ static int passt_accept(struct passt_be *p, bool wait)
 	n = recvmsg(p->ctl, &m, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
 	if (n < 0)
 		return -errno;
-	if (n == 0)
-	{
+	if (n == 0) {
 		error("passt: supervisor exited");
 		return -EPIPE;
 	}
 	c = CMSG_FIRSTHDR(&m);
-	if ((size_t)n != sizeof(h) || !c || c->cmsg_type != SCM_RIGHTS)
-	{
+	if ((size_t)n != sizeof(h) || !c || c->cmsg_type != SCM_RIGHTS) {
 		error("passt: bad message from the supervisor");
 		return -EPROTO;
 	}
@@ -353,7 +366,7 @@ static int passt_send(struct net_backend *be, const struct iovec *iov, int iovcn
 {
 	struct passt_be *p = (struct passt_be *)be;
 	struct iovec v[66];
-	struct msghdr m = { .msg_iov = v };
+	struct msghdr m = {.msg_iov = v};
 	size_t total = 0, skip = NET_VNET_HDR_LEN;
 	uint8_t len[4];
 	int i, n = 1;
@@ -419,9 +432,9 @@ static void passt_destroy(struct net_backend *be)
 }
 
 static const struct net_backend_ops passt_ops = {
-	.recv = passt_recv,
-	.send = passt_send,
-	.destroy = passt_destroy,
+    .recv = passt_recv,
+    .send = passt_send,
+    .destroy = passt_destroy,
 };
 
 /* Is name an executable file, as given or somewhere on PATH? */
@@ -470,8 +483,19 @@ int passt_create(const struct passt_config *cfg, struct net_backend **out)
 		err = -ENOENT;
 		goto out_free;
 	}
-	err = passt_port_specs(cfg->ports, cfg->n_ports, p->tcp, sizeof(p->tcp), p->udp,
-			       sizeof(p->udp));
+	err = passt_port_specs(cfg->ports, cfg->n_ports, cfg->all_when_none, p->tcp, sizeof(p->tcp),
+			       p->udp, sizeof(p->udp));
+	if (!err && !strcmp(p->tcp, "all")) {
+		struct rlimit rl;
+
+		if (getrlimit(RLIMIT_NOFILE, &rl) || rl.rlim_max < PASST_ALL_PORTS_NOFILE) {
+			log_warn("passt: no ports listed, but forwarding all needs %d descriptors "
+				 "(hard limit %llu): forwarding none; list the ports to forward",
+				 PASST_ALL_PORTS_NOFILE, (unsigned long long)rl.rlim_max);
+			snprintf(p->tcp, sizeof(p->tcp), "none");
+			snprintf(p->udp, sizeof(p->udp), "none");
+		}
+	}
 	if (err) {
 		error("passt: too many forwarded ports");
 		goto out_free;

@@ -29,20 +29,25 @@
 #ifndef VMLET_NET_PASST_H
 #define VMLET_NET_PASST_H
 
+#include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
 
 struct net_backend;
 struct vm_port;
 
-#define PASST_BACKOFF_MIN_MS 100
-#define PASST_BACKOFF_MAX_MS 5000
+#define PASST_BACKOFF_MIN_MS   100
+#define PASST_BACKOFF_MAX_MS   5000
 #define PASST_BACKOFF_RESET_MS 10000
 
 struct passt_config {
-	const char *binary;           /* NULL: "passt" from PATH */
-	unsigned int mtu;             /* 0: passt's default (65520) */
-	const struct vm_port *ports;  /* forwarded TCP/UDP ports */
+	const char *binary;	     /* NULL: "passt" from PATH */
+	unsigned int mtu;	     /* 0: passt's default (65520) */
+	const struct vm_port *ports; /* forwarded TCP/UDP ports */
+	/* no ports listed: forward every TCP and UDP port (KubeVirt's passt
+	 * binding in a pod); false: forward none */
+	bool all_when_none;
 	unsigned int n_ports;
 };
 
@@ -54,8 +59,16 @@ pid_t passt_pid(const struct net_backend *be);
 /* How many times passt was (re)started. */
 unsigned int passt_starts(const struct net_backend *be);
 
-/* Build the "-t"/"-u" port lists ("80,443" or "none") into tcp/udp. */
-int passt_port_specs(const struct vm_port *ports, unsigned int n, char *tcp, size_t tcp_len,
-		     char *udp, size_t udp_len);
+/*
+ * Build the "-t"/"-u" port lists ("80,443", "none", or "all" for both
+ * when no port is listed and all_when_none) into tcp/udp. A protocol
+ * other than "UDP" (or none) means TCP, as in KubeVirt.
+ */
+int passt_port_specs(const struct vm_port *ports, unsigned int n, bool all_when_none, char *tcp,
+		     size_t tcp_len, char *udp, size_t udp_len);
+
+/* passt binds one socket per port and family for "all": the descriptor
+ * limit it needs (RLIMIT_NOFILE), raised for passt up to the hard limit. */
+#define PASST_ALL_PORTS_NOFILE 140000
 
 #endif /* VMLET_NET_PASST_H */

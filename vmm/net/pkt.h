@@ -14,12 +14,12 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define PKT_ETH_HLEN 14
+#define PKT_ETH_HLEN	   14
 #define PKT_ETHERTYPE_IPV4 0x0800
-#define PKT_ETHERTYPE_ARP 0x0806
-#define PKT_IPPROTO_ICMP 1
-#define PKT_IPPROTO_TCP 6
-#define PKT_IPPROTO_UDP 17
+#define PKT_ETHERTYPE_ARP  0x0806
+#define PKT_IPPROTO_ICMP   1
+#define PKT_IPPROTO_TCP	   6
+#define PKT_IPPROTO_UDP	   17
 
 struct pkt_eth {
 	uint8_t dst[6], src[6];

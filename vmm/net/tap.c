@@ -54,6 +54,17 @@ static int tap_set_offload(struct net_backend *be, unsigned int flags)
 	return 0;
 }
 
+static int tap_set_enabled(struct net_backend *be, bool enabled)
+{
+	struct ifreq ifr;
+
+	memset(&ifr, 0, sizeof(ifr));
+	ifr.ifr_flags = enabled ? IFF_ATTACH_QUEUE : IFF_DETACH_QUEUE;
+	if (ioctl(be->fd, TUNSETQUEUE, &ifr) < 0)
+		return error_errno(-errno, "tap: TUNSETQUEUE %s", enabled ? "attach" : "detach");
+	return 0;
+}
+
 static void tap_destroy(struct net_backend *be)
 {
 	if (be->fd >= 0)
@@ -62,10 +73,11 @@ static void tap_destroy(struct net_backend *be)
 }
 
 static const struct net_backend_ops tap_ops = {
-	.recv = tap_recv,
-	.send = tap_send,
-	.set_offload = tap_set_offload,
-	.destroy = tap_destroy,
+    .recv = tap_recv,
+    .send = tap_send,
+    .set_offload = tap_set_offload,
+    .set_enabled = tap_set_enabled,
+    .destroy = tap_destroy,
 };
 
 static int tap_open_one(const char *name, bool multi, char out_name[IFNAMSIZ])

@@ -22,7 +22,7 @@ struct net_backend;
 
 struct tap_info {
 	char name[IFNAMSIZ]; /* the tap's name after open */
-	bool created;        /* the kernel created it for us */
+	bool created;	     /* the kernel created it for us */
 };
 
 /*

@@ -1,0 +1,69 @@
+#!/usr/bin/env bash
+# vmlet resolve on bad input: FILE:LINE:COL: FIELD.PATH: message on stderr,
+# exit 1, nothing on stdout, never a crash or a hang (also under ASan).
+source "$(dirname "$0")/../lib/sh.sh"
+[[ -x $VMLET ]] || skip "no $VMLET"
+bins=("$VMLET")
+[[ -x $VMLET_SAN ]] && bins+=("$VMLET_SAN")
+export ASAN_OPTIONS=detect_leaks=1:exitcode=99
+
+vm() { # $1: domain lines (indented 8), written to $TMPD/vm.yaml
+	cat >"$TMPD/vm.yaml" <<EOT
+apiVersion: kubevirt.io/v1
+kind: VirtualMachine
+metadata:
+  name: bad
+spec:
+  template:
+    spec:
+      domain:
+$1
+EOT
+}
+
+expect_err() { # $1 name, $2 expected stderr regex; resolves $TMPD/*.yaml
+	local b rc
+	for b in "${bins[@]}"; do
+		timeout 20 "$b" resolve -f "$TMPD/vm.yaml" ${EXTRA:-} >"$TMPD/out" 2>"$TMPD/err"
+		rc=$?
+		if [[ $rc != 1 ]]; then fail "$1 ($b): exit $rc: $(head -3 "$TMPD/err")"; continue; fi
+		[[ -s $TMPD/out ]] && fail "$1 ($b): stdout not empty"
+		grep -qE "$2" "$TMPD/err" && ok "$1 ($b)" || fail "$1 ($b): stderr lacks /$2/: $(head -3 "$TMPD/err")"
+	done
+}
+
+vm "        cpu:
+          sockets: two"
+expect_err "wrong type" "vm.yaml:10:20: spec.template.spec.domain.cpu.sockets: .*must be an integer"
+vm "        memory:
+          guest: 4GB"
+expect_err "bad quantity" "vm.yaml:10:18: spec.template.spec.domain.memory.guest: .*quantity"
+vm "        memory:
+          guest: 99999999999999999999Ei"
+expect_err "huge quantity" "spec.template.spec.domain.memory.guest"
+vm "        devices: {
+          disks: ["
+expect_err "invalid yaml" "vm.yaml:[0-9]+:[0-9]+: invalid YAML"
+vm "        devices: {}
+  instancetype:
+    name: nope"
+sed -i 's/^  instancetype:/  instancetype:/' "$TMPD/vm.yaml"
+cat >"$TMPD/vm.yaml" <<'EOT'
+apiVersion: kubevirt.io/v1
+kind: VirtualMachine
+metadata:
+  name: bad
+spec:
+  instancetype:
+    name: nope
+  template:
+    spec:
+      domain: {}
+EOT
+expect_err "missing instancetype" 'vm.yaml:7:11: spec.instancetype.name: virtualmachineclusterinstancetypes.instancetype.kubevirt.io "nope" not found'
+printf '\x00\x01\xff\xfe garbage: [' >"$TMPD/vm.yaml"
+expect_err "binary garbage" "vm.yaml"
+printf 'kind: ConfigMap\napiVersion: v1\n' >"$TMPD/vm.yaml"
+expect_err "no VM" "no VirtualMachine"
+EXTRA="-f $TMPD/does-not-exist" expect_err "missing file" "cannot open .*does-not-exist"
+finish

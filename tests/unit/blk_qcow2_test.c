@@ -1,0 +1,242 @@
+// SPDX-License-Identifier: MIT
+/*
+ * qcow2 backend against images made by qemu-img: reading what qemu-img
+ * wrote, writing (cluster and refcount-block allocation), backing files,
+ * then `qemu-img check` and `qemu-img compare` on the result; refusing the
+ * features we do not support. Skips without qemu-img.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "tests/lib/test.h"
+#include "vmm/dev/blk.h"
+
+static char dir[64];
+
+static int sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static int sh(const char *fmt, ...)
+{
+	char cmd[1024];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(cmd, sizeof(cmd), fmt, ap);
+	va_end(ap);
+	return system(cmd);
+}
+
+static char *p(const char *name)
+{
+	static char buf[4][128];
+	static int i;
+
+	i = (i + 1) % 4;
+	snprintf(buf[i], sizeof(buf[i]), "%s/%s", dir, name);
+	return buf[i];
+}
+
+/* A raw file of size bytes: a pattern with holes of zeroes. */
+static uint8_t *make_raw(const char *path, size_t size)
+{
+	uint8_t *d = malloc(size);
+	FILE *f = fopen(path, "wb");
+
+	for (size_t i = 0; i < size; i++)
+		d[i] = (i / 65536) % 3 == 1 ? 0 : (uint8_t)(i * 31 + i / 4096);
+	if (!f || fwrite(d, 1, size, f) != size) {
+		free(d);
+		d = NULL;
+	}
+	if (f)
+		fclose(f);
+	return d;
+}
+
+static int rd(struct blk *b, void *buf, uint64_t len, uint64_t off)
+{
+	/* two segments to exercise vectored splitting */
+	struct iovec v[2] = {{buf, len / 3}, {(uint8_t *)buf + len / 3, len - len / 3}};
+
+	return blk_preadv(b, v, 2, off);
+}
+
+static int wr(struct blk *b, const void *buf, uint64_t len, uint64_t off)
+{
+	struct iovec v[2] = {{(void *)(uintptr_t)buf, len / 2},
+			     {(uint8_t *)(uintptr_t)buf + len / 2, len - len / 2}};
+
+	return blk_pwritev(b, v, 2, off);
+}
+
+static void test_read_qemu_written(void)
+{
+	const size_t size = 3 << 20;
+	uint8_t *want = make_raw(p("a.raw"), size), *got = malloc(size);
+	struct blk *b;
+
+	CHECK(want && got);
+	for (int v3 = 0; v3 < 2; v3++) {
+		CHECK(sh("qemu-img convert -f raw -O qcow2 -o compat=%s,cluster_size=%s %s %s",
+			 v3 ? "1.1" : "0.10", v3 ? "65536" : "4096", p("a.raw"),
+			 p("a.qcow2")) == 0);
+		if (blk_open(&b, p("a.qcow2"), true, BLK_CACHE_WRITEBACK)) {
+			test_fail(__FILE__, __LINE__, "open v%d", v3 ? 3 : 2);
+			continue;
+		}
+		CHECK_STR(b->format, "qcow2");
+		CHECK_EQ_U64(b->size, size);
+		memset(got, 0xcc, size);
+		CHECK(rd(b, got, size, 0) == 0);
+		CHECK(!memcmp(got, want, size));
+		CHECK(rd(b, got, 1000, 70000) == 0);
+		CHECK(!memcmp(got, want + 70000, 1000));
+		CHECK(rd(b, got, 512, size - 256) == -EIO); /* past the end */
+		blk_close(b);
+	}
+	free(want);
+	free(got);
+}
+
+static void test_write_then_qemu_check(void)
+{
+	const size_t size = 24 << 20;
+	uint8_t *want = calloc(1, size), buf[20000];
+	struct blk *b;
+
+	/* 4 KiB clusters: each refcount block covers 8 MiB, so writes all
+	 * over 24 MiB need new refcount blocks */
+	CHECK(sh("qemu-img create -q -f qcow2 -o cluster_size=4096 %s %zu", p("w.qcow2"), size) ==
+	      0);
+	CHECK(blk_open(&b, p("w.qcow2"), false, BLK_CACHE_WRITEBACK) == 0);
+	for (int i = 0; i < 200; i++) {
+		uint64_t off = ((uint64_t)i * 123457 * 512) % (size - sizeof(buf));
+		uint64_t len = 512 + (uint64_t)(i * 977) % (sizeof(buf) - 512);
+
+		for (uint64_t j = 0; j < len; j++)
+			buf[j] = (uint8_t)(i + j * 13);
+		if (wr(b, buf, len, off)) {
+			test_fail(__FILE__, __LINE__, "write %d failed", i);
+			break;
+		}
+		memcpy(want + off, buf, len);
+	}
+	/* 10 MiB more: the host file passes 8 MiB (a second refcount block) */
+	for (uint64_t off = 12 << 20; off < 22 << 20; off += sizeof(buf) - 1024) {
+		uint64_t len =
+		    off + sizeof(buf) - 1024 > 22 << 20 ? (22 << 20) - off : sizeof(buf) - 1024;
+
+		memset(buf, (int)(off >> 12), len);
+		CHECK(wr(b, buf, len, off) == 0);
+		memcpy(want + off, buf, len);
+	}
+	CHECK(blk_flush(b) == 0);
+	struct stat st;
+	CHECK(stat(p("w.qcow2"), &st) == 0 && st.st_size > (9 << 20));
+	/* read back through our own code, including a never-written area */
+	uint8_t *got = malloc(size);
+	CHECK(rd(b, got, size, 0) == 0);
+	CHECK(!memcmp(got, want, size));
+	blk_close(b);
+	FILE *f = fopen(p("w.want"), "wb");
+	CHECK(f && fwrite(want, 1, size, f) == size);
+	fclose(f);
+	CHECK(sh("qemu-img check -q %s", p("w.qcow2")) == 0);
+	CHECK(sh("qemu-img compare -q -f qcow2 -F raw %s %s", p("w.qcow2"), p("w.want")) == 0);
+	free(want);
+	free(got);
+}
+
+static void test_backing_file(void)
+{
+	const size_t size = 2 << 20;
+	uint8_t *base = make_raw(p("base.raw"), size), *got = malloc(size), buf[6000];
+	struct blk *b;
+
+	CHECK(sh("qemu-img convert -f raw -O qcow2 %s %s", p("base.raw"), p("base.qcow2")) == 0);
+	/* overlay bigger than its base: the tail reads as zeroes */
+	CHECK(sh("cd %s && qemu-img create -q -f qcow2 -b base.qcow2 -F qcow2 ov.qcow2 3M", dir) ==
+	      0);
+	CHECK(blk_open(&b, p("ov.qcow2"), false, BLK_CACHE_WRITEBACK) == 0);
+	CHECK_EQ_U64(b->size, 3 << 20);
+	CHECK(rd(b, got, size, 0) == 0);
+	CHECK(!memcmp(got, base, size));
+	CHECK(rd(b, got, 4096, size) == 0);
+	memset(buf, 0, 4096);
+	CHECK(!memcmp(got, buf, 4096));
+	/* a partial-cluster write keeps the rest of the cluster from the base */
+	memset(buf, 0x77, sizeof(buf));
+	CHECK(wr(b, buf, sizeof(buf) - 880, 100 * 512) == 0);
+	memcpy(base + 100 * 512, buf, sizeof(buf) - 880);
+	CHECK(rd(b, got, size, 0) == 0);
+	CHECK(!memcmp(got, base, size));
+	blk_close(b);
+	CHECK(sh("qemu-img check -q %s", p("ov.qcow2")) == 0);
+	/* the base is untouched, the overlay shows the write */
+	CHECK(sh("qemu-img compare -q %s %s", p("base.qcow2"), p("base.raw")) == 0);
+	CHECK(sh("qemu-img convert -O raw %s %s", p("ov.qcow2"), p("ov.raw")) == 0);
+	FILE *f = fopen(p("ov.raw"), "rb");
+	CHECK(f && fread(got, 1, size, f) == size);
+	fclose(f);
+	CHECK(!memcmp(got, base, size));
+	/* a raw backing file declared as raw */
+	CHECK(sh("cd %s && qemu-img create -q -f qcow2 -b base.raw -F raw ov2.qcow2", dir) == 0);
+	CHECK(blk_open(&b, p("ov2.qcow2"), true, BLK_CACHE_WRITEBACK) == 0);
+	CHECK(rd(b, got, 65536, 65536 * 2) == 0);
+	blk_close(b);
+	free(base);
+	free(got);
+}
+
+static void test_refused_features(void)
+{
+	struct blk *b = NULL;
+
+	uint8_t *raw = make_raw(p("r.raw"), 1 << 20);
+
+	CHECK(raw);
+	free(raw);
+	CHECK(sh("qemu-img convert -c -f raw -O qcow2 %s %s", p("r.raw"), p("c.qcow2")) == 0);
+	CHECK(blk_open(&b, p("c.qcow2"), true, BLK_CACHE_WRITEBACK) == -ENOTSUP);
+	CHECK(sh("qemu-img create -q --object secret,id=s0,data=x -f qcow2 "
+		 "-o encrypt.format=luks,encrypt.key-secret=s0 %s 1M",
+		 p("e.qcow2")) == 0);
+	CHECK(blk_open(&b, p("e.qcow2"), true, BLK_CACHE_WRITEBACK) == -ENOTSUP);
+	CHECK(sh("qemu-img create -q -f qcow2 -o data_file=%s %s 1M", p("d.data"), p("d.qcow2")) ==
+	      0);
+	CHECK(blk_open(&b, p("d.qcow2"), true, BLK_CACHE_WRITEBACK) == -ENOTSUP);
+	/* internal snapshots: readable, not writable */
+	CHECK(sh("qemu-img convert -f raw -O qcow2 %s %s && qemu-img snapshot -c s1 %s", p("r.raw"),
+		 p("s.qcow2"), p("s.qcow2")) == 0);
+	CHECK(blk_open(&b, p("s.qcow2"), false, BLK_CACHE_WRITEBACK) == -ENOTSUP);
+	CHECK(blk_open(&b, p("s.qcow2"), true, BLK_CACHE_WRITEBACK) == 0);
+	blk_close(b);
+	/* garbage after the magic */
+	FILE *f = fopen(p("bad.qcow2"), "wb");
+	fwrite("QFI\xfb\0\0\0\x09garbage", 1, 15, f);
+	fclose(f);
+	CHECK(blk_open(&b, p("bad.qcow2"), true, BLK_CACHE_WRITEBACK) < 0);
+	/* forcing qcow2 on a raw file */
+	CHECK(blk_open_format(&b, p("r.raw"), true, BLK_CACHE_WRITEBACK, "qcow2") == -EINVAL);
+}
+
+int main(void)
+{
+	if (system("qemu-img --version >/dev/null 2>&1")) {
+		printf("skip: qemu-img not installed\n");
+		return 77;
+	}
+	snprintf(dir, sizeof(dir), "/tmp/vmlet-qcow2.XXXXXX");
+	if (!mkdtemp(dir))
+		return 1;
+	TEST_RUN(test_read_qemu_written);
+	TEST_RUN(test_write_then_qemu_check);
+	TEST_RUN(test_backing_file);
+	TEST_RUN(test_refused_features);
+	sh("rm -rf %s", dir);
+	return test_summary();
+}

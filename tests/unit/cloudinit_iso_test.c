@@ -1,0 +1,148 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Seed images inspected with isoinfo (genisoimage) and blkid: labels,
+ * Joliet names, file contents, and the ISO 9660 tree. Skips without
+ * isoinfo.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "tests/lib/test.h"
+#include "vmm/cloudinit.h"
+#include "vmm/vm_config.h"
+
+static char dir[64];
+
+/* Run a shell command, return its stdout (malloc'd) or NULL. */
+static char *run(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static char *run(const char *fmt, ...)
+{
+	char cmd[1024], *buf = calloc(1, 65536);
+	size_t n = 0;
+	va_list ap;
+	FILE *p;
+
+	va_start(ap, fmt);
+	vsnprintf(cmd, sizeof(cmd), fmt, ap);
+	va_end(ap);
+	p = popen(cmd, "r");
+	if (!p || !buf) {
+		free(buf);
+		return NULL;
+	}
+	n = fread(buf, 1, 65535, p);
+	buf[n] = 0;
+	pclose(p);
+	return buf;
+}
+
+static void check_extract(const char *img, const char *path, const char *want)
+{
+	char *got = run("isoinfo -J -i %s -x '%s'", img, path);
+
+	if (!got || strcmp(got, want))
+		test_fail(__FILE__, __LINE__, "%s: got \"%s\", want \"%s\"", path,
+			  got ? got : "(null)", want);
+	free(got);
+}
+
+static void test_nocloud(void)
+{
+	struct vm_disk d = {.name = "cloudinitdisk", .source = VM_DISK_CLOUDINIT_NOCLOUD};
+	char *path = NULL, *out;
+
+	d.user_data = "#cloud-config\npassword: fedora\nchpasswd: { expire: False }\n";
+	d.network_data = "version: 2\nethernets:\n  eth0:\n    dhcp4: true\n";
+	CHECK(cloudinit_write_file(&d, "testvm.default", "testvm", dir, &path) == 0);
+	if (!path)
+		return;
+	out = run("isoinfo -d -i %s", path);
+	CHECK(out && strstr(out, "Volume id: CIDATA"));
+	CHECK(out && strstr(out, "Joliet with UCS level 3 found"));
+	free(out);
+	out = run("blkid -p -o value -s LABEL %s", path);
+	CHECK(out && !strcmp(out, "cidata\n"));
+	free(out);
+	out = run("isoinfo -J -f -i %s | sort", path);
+	CHECK_STR(out, "/meta-data\n/network-config\n/user-data\n");
+	free(out);
+	check_extract(path, "/user-data", d.user_data);
+	check_extract(path, "/network-config", d.network_data);
+	check_extract(path, "/meta-data",
+		      "instance-id: \"testvm.default\"\nlocal-hostname: \"testvm\"\n");
+	/* the plain ISO 9660 tree is there too */
+	out = run("isoinfo -f -i %s | sort", path);
+	CHECK_STR(out, "/META_DATA.;1\n/NETWORK_CONFIG.;1\n/USER_DATA.;1\n");
+	free(out);
+	unlink(path);
+	free(path);
+}
+
+static void test_config_drive(void)
+{
+	struct vm_disk d = {.name = "cd", .source = VM_DISK_CLOUDINIT_CONFIGDRIVE};
+	char *path = NULL, *out, big[5000];
+
+	/* a user-data of more than one sector, and a quote to escape */
+	memset(big, 'x', sizeof(big) - 1);
+	big[sizeof(big) - 1] = 0;
+	d.user_data = big;
+	d.meta_instance_id = "id-\"1\"";
+	d.meta_hostname = "my-host";
+	CHECK(cloudinit_write_file(&d, "unused", "unused", dir, &path) == 0);
+	if (!path)
+		return;
+	out = run("blkid -p -o value -s LABEL %s", path);
+	CHECK(out && !strcmp(out, "config-2\n"));
+	free(out);
+	out = run("isoinfo -J -f -i %s | sort", path);
+	CHECK_STR(out, "/openstack\n/openstack/latest\n/openstack/latest/meta_data.json\n"
+		       "/openstack/latest/user_data\n");
+	free(out);
+	check_extract(path, "/openstack/latest/user_data", big);
+	check_extract(path, "/openstack/latest/meta_data.json",
+		      "{\"instance_id\":\"id-\\\"1\\\"\",\"uuid\":\"id-\\\"1\\\"\","
+		      "\"hostname\":\"my-host\",\"local-hostname\":\"my-host\"}\n");
+	out = run("isoinfo -J -i %s -x /openstack/latest/meta_data.json | "
+		  "python3 -c 'import json,sys; print(json.load(sys.stdin)[\"uuid\"])'",
+		  path);
+	CHECK(out && strstr(out, "id-\"1\"\n"));
+	free(out);
+	unlink(path);
+	free(path);
+}
+
+static void test_reproducible_and_bad_input(void)
+{
+	struct vm_disk d = {.name = "c", .source = VM_DISK_CLOUDINIT_NOCLOUD, .user_data = "hi"};
+	struct iso9660_file clash[] = {{"a", "x", 1}, {"a/b", "y", 1}};
+	uint8_t *a = NULL, *b = NULL;
+	size_t la = 0, lb = 0;
+
+	CHECK(cloudinit_build(&d, "i", "h", &a, &la) == 0);
+	CHECK(cloudinit_build(&d, "i", "h", &b, &lb) == 0);
+	CHECK(la == lb && la % 2048 == 0 && a && b && !memcmp(a, b, la));
+	free(a);
+	free(b);
+	CHECK(iso9660_build("x", clash, 2, &a, &la) < 0);
+	d.source = VM_DISK_HOSTDISK;
+	CHECK(cloudinit_build(&d, "i", "h", &a, &la) < 0);
+}
+
+int main(void)
+{
+	if (system("isoinfo -version >/dev/null 2>&1 && blkid -V >/dev/null 2>&1")) {
+		printf("skip: isoinfo or blkid not installed\n");
+		return 77;
+	}
+	snprintf(dir, sizeof(dir), "/tmp/vmlet-ci.XXXXXX");
+	if (!mkdtemp(dir))
+		return 1;
+	TEST_RUN(test_nocloud);
+	TEST_RUN(test_config_drive);
+	TEST_RUN(test_reproducible_and_bad_input);
+	rmdir(dir);
+	return test_summary();
+}

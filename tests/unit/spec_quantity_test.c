@@ -1,0 +1,86 @@
+/* SPDX-License-Identifier: MIT */
+/* spec/quantity.c: exact parsing, canonical printing, limits. */
+#include <errno.h>
+
+#include "spec/quantity.h"
+#include "tests/lib/test.h"
+
+static const struct {
+	const char *in, *canon;
+	long long value; /* Value(): rounded up */
+} cases[] = {
+	{"4Gi", "4Gi", 4ll << 30},
+	{"4096Mi", "4Gi", 4ll << 30},
+	{"1536Mi", "1536Mi", 1536ll << 20},
+	{"512Mi", "512Mi", 512ll << 20},
+	{"1Ki", "1Ki", 1024},
+	{"0.5Gi", "512Mi", 512ll << 20},
+	{"1073741824", "1073741824", 1073741824},
+	{"1G", "1G", 1000000000},
+	{"1000M", "1G", 1000000000},
+	{"1.5G", "1500M", 1500000000},
+	{"500m", "500m", 1},
+	{"2", "2", 2},
+	{"0", "0", 0},
+	{"0Gi", "0", 0},
+	{"12e6", "12e6", 12000000},
+	{"1k", "1k", 1000},
+	{"100Ki", "100Ki", 102400},
+	{"1023", "1023", 1023},
+	{"-2Gi", "-2Gi", -(2ll << 30)},
+	{"8Ei", "8Ei", 0}, /* value checked separately: 2^63 does not fit */
+};
+
+static void test_parse_and_format(void)
+{
+	struct quantity q;
+	char buf[64];
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		int ret = qty_parse(cases[i].in, &q);
+
+		if (strcmp(cases[i].in, "8Ei") == 0) {
+			CHECK(ret == -ERANGE);
+			continue;
+		}
+		CHECK(ret == 0);
+		qty_format(&q, buf, sizeof(buf));
+		CHECK_STR(buf, cases[i].canon);
+		CHECK(qty_value(&q) == cases[i].value);
+	}
+}
+
+static void test_invalid(void)
+{
+	static const char *const bad[] = {"", "Gi", "4GB", "4 Gi", "1.2.3", "--1", "4g",
+					  "1e", "0x10", "99999999999999999999999999999999999"};
+	struct quantity q;
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		CHECK(qty_parse(bad[i], &q) != 0);
+	CHECK(qty_parse("7Ei", &q) == 0);
+	CHECK(qty_parse("9223372036854775808", &q) == -ERANGE);
+	CHECK(qty_parse("1e40", &q) == -ERANGE);
+}
+
+static void test_compare(void)
+{
+	struct quantity a, b;
+
+	CHECK(qty_parse("1Gi", &a) == 0);
+	CHECK(qty_parse("1073741824", &b) == 0);
+	CHECK(qty_cmp(&a, &b) == 0);
+	CHECK(qty_parse("1G", &b) == 0);
+	CHECK(qty_cmp(&a, &b) > 0);
+	CHECK(qty_is_int(&a));
+	CHECK(qty_parse("1500m", &b) == 0);
+	CHECK(!qty_is_int(&b));
+}
+
+int main(void)
+{
+	TEST_RUN(test_parse_and_format);
+	TEST_RUN(test_invalid);
+	TEST_RUN(test_compare);
+	return test_summary();
+}

@@ -1,0 +1,148 @@
+// SPDX-License-Identifier: MIT
+/*
+ * cloudinit.c - NoCloud and ConfigDrive seed images (cloudinit.h).
+ * The file contents follow what KubeVirt puts on its seed disks: YAML
+ * meta-data for NoCloud, meta_data.json for ConfigDrive.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "vmm/cloudinit.h"
+#include "vmm/log.h"
+#include "vmm/vm_config.h"
+
+/* Append s to a JSON string literal (quotes included). */
+static void json_str(FILE *f, const char *s)
+{
+	fputc('"', f);
+	for (; *s; s++) {
+		unsigned char c = (unsigned char)*s;
+
+		if (c == '"' || c == '\\')
+			fprintf(f, "\\%c", c);
+		else if (c < 0x20)
+			fprintf(f, "\\u%04x", c);
+		else
+			fputc(c, f);
+	}
+	fputc('"', f);
+}
+
+/* A YAML scalar that is always a string: double-quoted, JSON escapes. */
+static void yaml_str(FILE *f, const char *s)
+{
+	json_str(f, s); /* JSON strings are valid YAML double-quoted scalars */
+}
+
+static char *cloudinit_meta(bool nocloud, const char *id, const char *host, size_t *len)
+{
+	char *buf = NULL;
+	FILE *f = open_memstream(&buf, len);
+
+	if (!f)
+		return NULL;
+	if (nocloud) {
+		fputs("instance-id: ", f);
+		yaml_str(f, id);
+		fputs("\nlocal-hostname: ", f);
+		yaml_str(f, host);
+		fputc('\n', f);
+	} else {
+		fputs("{\"instance_id\":", f);
+		json_str(f, id);
+		fputs(",\"uuid\":", f);
+		json_str(f, id);
+		fputs(",\"hostname\":", f);
+		json_str(f, host);
+		fputs(",\"local-hostname\":", f);
+		json_str(f, host);
+		fputs("}\n", f);
+	}
+	if (fclose(f)) {
+		free(buf);
+		return NULL;
+	}
+	return buf;
+}
+
+int cloudinit_build(const struct vm_disk *d, const char *default_instance_id,
+		    const char *default_hostname, uint8_t **out, size_t *out_len)
+{
+	bool nocloud = d->source == VM_DISK_CLOUDINIT_NOCLOUD;
+	const char *id = d->meta_instance_id ? d->meta_instance_id : default_instance_id;
+	const char *host = d->meta_hostname ? d->meta_hostname : default_hostname;
+	const char *ud = d->user_data ? d->user_data : "";
+	struct iso9660_file files[3];
+	unsigned int n = 0;
+	size_t mlen = 0;
+	char *meta;
+	int r;
+
+	if (!nocloud && d->source != VM_DISK_CLOUDINIT_CONFIGDRIVE)
+		return -EINVAL;
+	meta = cloudinit_meta(nocloud, id ? id : "", host ? host : "", &mlen);
+	if (!meta)
+		return -ENOMEM;
+	files[n++] = (struct iso9660_file){
+	    nocloud ? "meta-data" : "openstack/latest/meta_data.json", meta, mlen};
+	files[n++] = (struct iso9660_file){nocloud ? "user-data" : "openstack/latest/user_data", ud,
+					   strlen(ud)};
+	if (d->network_data)
+		files[n++] = (struct iso9660_file){nocloud ? "network-config"
+							   : "openstack/latest/network_data.json",
+						   d->network_data, strlen(d->network_data)};
+	r = iso9660_build(nocloud ? "cidata" : "config-2", files, n, out, out_len);
+	free(meta);
+	return r;
+}
+
+int cloudinit_write_file(const struct vm_disk *d, const char *default_instance_id,
+			 const char *default_hostname, const char *dir, char **path)
+{
+	const char *tmp = dir ? dir : getenv("TMPDIR");
+	uint8_t *img = NULL;
+	size_t len = 0, done = 0;
+	char *p = NULL;
+	int fd, r;
+
+	r = cloudinit_build(d, default_instance_id, default_hostname, &img, &len);
+	if (r)
+		return error_errno(r, "cloud-init: cannot build the seed image for disk '%s'",
+				   d->name ? d->name : "?");
+	if (asprintf(&p, "%s/vmlet-%s-XXXXXX", tmp && *tmp ? tmp : "/tmp",
+		     d->source == VM_DISK_CLOUDINIT_NOCLOUD ? "cidata" : "config-2") < 0) {
+		free(img);
+		return -ENOMEM;
+	}
+	fd = mkstemp(p);
+	if (fd < 0) {
+		r = error_errno(-errno, "cloud-init: cannot create '%s'", p);
+		goto out;
+	}
+	while (done < len) {
+		ssize_t w = write(fd, img + done, len - done);
+
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0) {
+			r = error_errno(w < 0 ? -errno : -EIO, "cloud-init: cannot write '%s'", p);
+			break;
+		}
+		done += (size_t)w;
+	}
+	close(fd);
+	if (r)
+		unlink(p);
+out:
+	free(img);
+	if (r) {
+		free(p);
+		return r;
+	}
+	*path = p;
+	return 0;
+}
