@@ -79,6 +79,20 @@
  *                            to the last AP's answer or the timeout)
  *   tscProbe=N               TSC ticks from the first 64-bit instruction to
  *                            the finished report (serial output excluded)
+ *   pciFunctions=N           functions found on PCI bus 0 through the ECAM
+ *                            of the MCFG table (omitted without MCFG)
+ *   pci=<bb:dd.f> <vendor>:<device> <class>
+ *                            one per function, hex (class 6 digits)
+ *   disk=<bb:dd.f> <capacityBytes> <readOnly 0|1> <sha256First1MiB> <serial>
+ *                            one per virtio-blk function, driven at CPL3:
+ *                            SHA-256 (hex) of the first MiB (or the whole
+ *                            disk when smaller, "-" when a read failed);
+ *                            serial from GET_ID, "-" when empty, bytes
+ *                            outside '!'..'~' shown as '_'
+ *   rng=<bb:dd.f> <bytes> ok|bad
+ *                            one per virtio-rng function: bytes received
+ *                            for two 64-byte requests; ok when both
+ *                            arrived and differ
  *   error=<text>             something the probe could not do (repeatable)
  *
  * Parsers must bound everything: the guest is untrusted.

@@ -91,7 +91,9 @@ int probe_report_parse(const char *text, size_t len, struct probe_report *r);
  * the e820 map the VMM gives the guest (not cfg->memory_bytes: the
  * legacy/BIOS area below 1 MiB is reserved). acpiTables holds the tables
  * every vmlet VM must have (RSDP XSDT FACP DSDT APIC): the comparison
- * requires them, extra tables are allowed.
+ * requires them, extra tables are allowed. The probe finds the APs through
+ * the MADT, so a VM without ACPI (cfg->acpi false) cannot match: its guest
+ * reports only the BSP and "error=no ACPI RSDP".
  * Returns 0 or -EINVAL (topology out of range).
  */
 int probe_report_expected(const struct vm_config *cfg, int vendor, uint64_t ram_visible_bytes,

@@ -6,6 +6,7 @@
 #include "firmware/lib/cpu.h"
 #include "firmware/lib/io.h"
 #include "firmware/lib/pvh.h"
+#include "firmware/lib/virtio.h"
 #include "firmware/probe/probe.h"
 
 #define REPORT_MAX FW_ABI_REPORT_MAX
@@ -221,6 +222,8 @@ void probe_user_main(void *arg)
 	start_aps();
 	order_cpus();
 	report_topology();
+	/* PCI functions, virtio disks and entropy (firmware/lib/virtio.c) */
+	fw_virtio_report(&st.out, fw_pci_ecam_from_mcfg(fw_acpi_find(st.tables, st.n_tables, "MCFG")));
 	if (st.out.overflow) {
 		st.out.len = sizeof(report) - 64;
 		st.out.overflow = false;

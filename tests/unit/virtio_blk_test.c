@@ -110,7 +110,7 @@ static void test_enumerate_and_config(void)
 	CHECK_EQ_U64(ecam_rd(0, 0, 4), 0x00081b36);
 	CHECK_EQ_U64(ecam_rd(0, 0x08, 4) >> 8, 0x060000);
 	CHECK_EQ_U64(ecam_rd(1, 0, 4), 0x10421af4);
-	CHECK_EQ_U64(ecam_rd(1, 0x08, 4), 0x01800001);
+	CHECK_EQ_U64(ecam_rd(1, 0x08, 4), 0x01000001);
 	CHECK_EQ_U64(ecam_rd(2, 0, 4), 0xffffffff);
 	CHECK_EQ_U64(ecam_rd(1, 0x100, 4), 0); /* no extended capabilities */
 	/* BAR sizing: write ~0, read back the size mask */

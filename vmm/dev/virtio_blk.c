@@ -255,7 +255,7 @@ static int blk_activate(void *dev, struct virtio_pci *vp, uint64_t features)
 
 static const struct virtio_dev_ops virtio_blk_ops = {
     .device_id = 2,
-    .class_code = 0x018000, /* mass storage, other */
+    .class_code = 0x010000, /* mass storage (SCSI), as QEMU reports it */
     .features = blk_features,
     .config_read = blk_config_read,
     .activate = blk_activate,

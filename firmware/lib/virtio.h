@@ -1,0 +1,50 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * virtio.h - a minimal virtio 1.x PCI driver for the guest firmware
+ * (modern transport only, one split queue, polled, synchronous), and the
+ * probe's PCI / disk / entropy report built on it. Runs at CPL3 (fast on
+ * our hosts): it only touches memory, ECAM and BARs.
+ */
+#ifndef FW_LIB_VIRTIO_H
+#define FW_LIB_VIRTIO_H
+
+#include "firmware/lib/fw.h"
+#include "firmware/lib/pci.h"
+
+struct fw_virtio {
+	const struct fw_pci_fn *pci;
+	volatile uint8_t *common, *isr, *device, *notify;
+	uint32_t notify_mult;
+	uint16_t qsize, avail_idx, last_used;
+	uint64_t features; /* negotiated */
+};
+
+struct fw_virtio_buf {
+	void *addr;
+	uint32_t len;
+	bool write; /* device-writable */
+};
+
+/* Reset, negotiate (want & offered, VERSION_1 required), set up queue 0,
+ * DRIVER_OK. mmio_next: where to place unprogrammed BARs. 0 or -1. */
+int fw_virtio_init(struct fw_virtio *v, const struct fw_pci_fn *f, uint64_t want,
+		   uint64_t *mmio_next);
+/* Post one chain on queue 0, notify, poll for its completion. Returns the
+ * used length, or -1 on timeout. */
+int64_t fw_virtio_submit(struct fw_virtio *v, const struct fw_virtio_buf *b, int n);
+void fw_virtio_reset(struct fw_virtio *v);
+
+/* Append pci=/disk=/rng= lines (firmware/abi.h) for bus 0 at ecam. */
+void fw_virtio_report(struct fw_buf *out, uint64_t ecam);
+
+/* SHA-256 (FIPS 180-4), integer-only. */
+struct fw_sha256 {
+	uint32_t h[8];
+	uint8_t buf[64];
+	uint64_t len;
+};
+void fw_sha256_init(struct fw_sha256 *s);
+void fw_sha256_update(struct fw_sha256 *s, const void *data, size_t len);
+void fw_sha256_final(struct fw_sha256 *s, uint8_t out[32]);
+
+#endif /* FW_LIB_VIRTIO_H */
