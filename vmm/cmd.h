@@ -5,9 +5,16 @@
  * status; only main() exits.
  *
  * Exit statuses shared by all commands (see README "Exit statuses"):
- *   0  success / guest powered off
- *   1  resolution or validation error, probe mismatch
+ *   0  success / guest powered off (ACPI S5 or the debug-exit port)
+ *   1  resolution or validation error, failed to start, probe mismatch
  *   2  usage error
+ *   3  the guest rebooted (i8042 reset, ACPI reset): vmlet does not
+ *      restart it; its supervisor decides
+ *   4  the guest crashed: triple fault, KVM internal error (e.g. an
+ *      instruction the host cannot emulate), failed VM entry
+ *   5  stopped by vmlet: SIGTERM/SIGINT pressed the power button and the
+ *      guest had not powered off when terminationGracePeriodSeconds ran
+ *      out (or a second SIGINT)
  */
 #ifndef VMLET_CMD_H
 #define VMLET_CMD_H
@@ -15,6 +22,9 @@
 #define VMLET_EXIT_OK 0
 #define VMLET_EXIT_ERROR 1
 #define VMLET_EXIT_USAGE 2
+#define VMLET_EXIT_REBOOT 3
+#define VMLET_EXIT_CRASH 4
+#define VMLET_EXIT_STOPPED 5
 
 int cmd_resolve(int argc, char **argv); /* spec/cli.c */
 int cmd_run(int argc, char **argv);     /* vmm/cmd_run.c */

@@ -1,12 +1,224 @@
 /* SPDX-License-Identifier: MIT */
-/* Placeholder until this command lands: it says so and fails. */
+/*
+ * cmd_probe.c - `vmlet probe`: boot the built-in probe guest (firmware/probe,
+ * a PVH ELF embedded in vmlet) with the resolved configuration, capture its
+ * serial report, and print what it saw next to what the configuration
+ * promises. Exit status 0 when they agree, 1 when they differ or the probe
+ * could not run.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
 
+#include "arch/arch.h"
 #include "vmm/cmd.h"
+#include "vmm/cmd_vm.h"
+#include "vmm/probe_report.h"
+#include "vmm/vm.h"
+#include "vmm/vm_config.h"
+
+extern const uint8_t fw_probe_start[], fw_probe_end[];
+
+enum { PROBE_OPT_DUMP = 0x200, PROBE_OPT_SHOW_CONSOLE };
+
+struct probe_opts {
+	struct cmd_vm_opts vm;
+	const char *output;     /* json | text */
+	const char *dump_guest;
+	int show_console;
+};
+
+static void probe_usage(FILE *f)
+{
+	fprintf(f,
+		"usage: vmlet probe [-f FILE|DIR ...] [--vm NAME] [-o json|text]\n"
+		"                   [--cpu-vendor intel|amd] [--smp S,C,T] [--memory SIZE]\n"
+		"                   [--cmdline C] [--show-console] [--dump-guest FILE]\n"
+		"\n"
+		"Boots the built-in probe guest with the VM's CPU topology, memory and ACPI\n"
+		"tables and compares what it reports with what is expected. Without -f, the\n"
+		"VM is vmlet's default (1 vCPU, 64Mi) shaped by --smp/--memory.\n"
+		"--dump-guest writes the probe as a standalone PVH ELF (it boots under QEMU\n"
+		"too) and exits. Exit status: 0 match, 1 mismatch or failure, 2 usage.\n");
+}
+
+static const struct option probe_options[] = {
+	{ "file", required_argument, NULL, 'f' },
+	{ "output", required_argument, NULL, 'o' },
+	{ "vm", required_argument, NULL, CMD_OPT_VM },
+	{ "cmdline", required_argument, NULL, CMD_OPT_CMDLINE },
+	{ "cpu-vendor", required_argument, NULL, CMD_OPT_VENDOR },
+	{ "log-format", required_argument, NULL, CMD_OPT_LOG_FORMAT },
+	{ "log-level", required_argument, NULL, CMD_OPT_LOG_LEVEL },
+	{ "smp", required_argument, NULL, CMD_OPT_SMP },
+	{ "memory", required_argument, NULL, CMD_OPT_MEMORY },
+	{ "dump-guest", required_argument, NULL, PROBE_OPT_DUMP },
+	{ "show-console", no_argument, NULL, PROBE_OPT_SHOW_CONSOLE },
+	{ "help", no_argument, NULL, 'h' },
+	{ NULL, 0, NULL, 0 },
+};
+
+/* 0, 1 (help printed), -1 usage error. */
+static int probe_parse(struct probe_opts *p, int argc, char **argv)
+{
+	int c;
+
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "f:o:h", probe_options, NULL)) != -1) {
+		switch (c) {
+		case 'h':
+			probe_usage(stdout);
+			return 1;
+		case 'o':
+			if (strcmp(optarg, "json") && strcmp(optarg, "text")) {
+				fprintf(stderr, "vmlet probe: -o takes json or text\n");
+				return -1;
+			}
+			p->output = optarg;
+			break;
+		case PROBE_OPT_DUMP:
+			p->dump_guest = optarg;
+			break;
+		case PROBE_OPT_SHOW_CONSOLE:
+			p->show_console = 1;
+			break;
+		default:
+			if (cmd_vm_option(&p->vm, c, optarg))
+				return -1;
+		}
+	}
+	if (optind < argc) {
+		fprintf(stderr, "vmlet probe: unexpected argument '%s'\n", argv[optind]);
+		return -1;
+	}
+	return 0;
+}
+
+static int probe_dump(const char *path, const uint8_t *elf, size_t len)
+{
+	size_t done = 0;
+	ssize_t r;
+	int fd;
+
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0)
+		return error_errno(-errno, "probe: cannot create '%s'", path);
+	while (done < len) {
+		r = write(fd, elf + done, len - done);
+		if (r < 0) {
+			int ret = error_errno(-errno, "probe: cannot write '%s'", path);
+
+			close(fd);
+			return ret;
+		}
+		done += (size_t)r;
+	}
+	if (close(fd))
+		return error_errno(-errno, "probe: cannot write '%s'", path);
+	return 0;
+}
+
+/* Sum of the RAM entries of the e820 map the guest is given. */
+static uint64_t probe_ram_visible(uint64_t mem_bytes)
+{
+	struct arch_e820_entry e[ARCH_E820_MAX];
+	uint64_t sum = 0;
+	size_t n = 0, i;
+
+	if (arch_e820_build(mem_bytes, e, ARCH_E820_MAX, &n))
+		return 0;
+	for (i = 0; i < n; i++)
+		if (e[i].type == ARCH_E820_RAM)
+			sum += e[i].size;
+	return sum;
+}
+
+/* Compare and print; returns the exit status. */
+static int probe_report(const struct probe_opts *p, const struct vm_config *cfg,
+			struct vm *vm, const char *text, size_t len)
+{
+	struct probe_report *exp = calloc(1, sizeof(*exp));
+	struct probe_report *got = calloc(1, sizeof(*got));
+	int status = VMLET_EXIT_ERROR, ret;
+	bool match;
+
+	if (!exp || !got)
+		goto out;
+	if (probe_report_expected(cfg, (int)vm->vendor, probe_ram_visible(vm->mem.total), exp)) {
+		error("probe: cannot compute the expected report for this configuration");
+		goto out;
+	}
+	ret = probe_report_parse(text, len, got);
+	if (ret)
+		error_errno(ret, "probe: the guest's report is %s",
+			    ret == -ENOENT ? "missing" : "malformed or incomplete");
+	match = !ret && probe_report_compare(exp, got, stderr);
+	if (p->output && !strcmp(p->output, "json"))
+		probe_report_print_json(stdout, exp, got, match);
+	else
+		probe_report_print_text(stdout, exp, got, match);
+	status = match ? VMLET_EXIT_OK : VMLET_EXIT_ERROR;
+out:
+	free(exp);
+	free(got);
+	return status;
+}
+
+static int probe_run(struct probe_opts *p, const uint8_t *elf, size_t elf_len)
+{
+	struct vm_config cfg;
+	struct vm *vm = NULL;
+	const char *text;
+	size_t len;
+	int ret, status;
+
+	if (cmd_vm_config(&p->vm, &cfg))
+		return VMLET_EXIT_ERROR;
+	p->vm.console.kind = VM_CONSOLE_CAPTURE;
+	ret = cmd_vm_run(&cfg, &p->vm, elf, elf_len, &vm);
+	if (ret < 0) {
+		vm_config_release(&cfg);
+		return VMLET_EXIT_ERROR;
+	}
+	text = vm_console_captured(vm, &len);
+	if (p->show_console)
+		fwrite(text, 1, len, stderr);
+	if (ret != VM_EXIT_POWEROFF)
+		error("probe: the guest %s instead of powering off", vm_exit_reason_name(ret));
+	status = probe_report(p, &cfg, vm, text, len);
+	if (ret != VM_EXIT_POWEROFF)
+		status = VMLET_EXIT_ERROR;
+	vm_destroy(vm);
+	vm_config_release(&cfg);
+	return status;
+}
 
 int cmd_probe(int argc, char **argv)
 {
-	(void)argc;
-	fprintf(stderr, "vmlet: '%s' is not implemented yet\n", argv[0]);
-	return VMLET_EXIT_ERROR;
+	size_t elf_len = (size_t)(fw_probe_end - fw_probe_start);
+	struct probe_opts p;
+	int ret;
+
+	memset(&p, 0, sizeof(p));
+	p.vm.log_format = LOG_FORMAT_TEXT;
+	p.vm.log_level = LOG_WARN;
+	ret = probe_parse(&p, argc, argv);
+	if (ret) {
+		if (ret < 0)
+			probe_usage(stderr);
+		return ret < 0 ? VMLET_EXIT_USAGE : VMLET_EXIT_OK;
+	}
+	log_setup(p.vm.log_format, p.vm.log_level, "vmlet", NULL);
+	if (!elf_len) {
+		error("probe: this vmlet was built without the probe guest (firmware/probe)");
+		return VMLET_EXIT_ERROR;
+	}
+	if (p.dump_guest)
+		return probe_dump(p.dump_guest, fw_probe_start, elf_len) ? VMLET_EXIT_ERROR
+									 : VMLET_EXIT_OK;
+	return probe_run(&p, fw_probe_start, elf_len);
 }

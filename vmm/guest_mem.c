@@ -1,8 +1,24 @@
-// SPDX-License-Identifier: MIT
+/* SPDX-License-Identifier: MIT */
 /*
- * guest_mem.c - guest RAM regions and the checked accessor (guest_mem.h).
+ * guest_mem.c - guest RAM: one anonymous mapping per RAM region that
+ * arch_ram_regions() lays out around the 32-bit MMIO hole.
+ *
+ * Memory is reserved, not touched: a 5 GiB guest that only reads its memory
+ * map costs the host a few pages. THP is requested with madvise(); explicit
+ * hugepages (memory.hugepages.pageSize) need MAP_HUGETLB and pages reserved
+ * on the host, which is checked up front so the error names the cause.
  */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mman.h>
+
 #include "vmm/guest_mem.h"
+#include "vmm/log.h"
+
+#ifndef MAP_HUGE_SHIFT
+#define MAP_HUGE_SHIFT 26
+#endif
 
 void *guest_mem_ptr(const struct guest_mem *m, gpa_t gpa, uint64_t len)
 {
@@ -18,4 +34,114 @@ void *guest_mem_ptr(const struct guest_mem *m, gpa_t gpa, uint64_t len)
 		return r->host + (gpa - r->gpa);
 	}
 	return NULL;
+}
+
+/* Free hugepages of this size the host has reserved (0 when none / unknown). */
+static uint64_t hugepages_free(uint64_t page_size)
+{
+	char path[128];
+	unsigned long long n = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path),
+		 "/sys/kernel/mm/hugepages/hugepages-%llukB/free_hugepages",
+		 (unsigned long long)(page_size >> 10));
+	f = fopen(path, "re");
+	if (!f)
+		return 0;
+	if (fscanf(f, "%llu", &n) != 1)
+		n = 0;
+	fclose(f);
+	return n;
+}
+
+static int check_hugepages(uint64_t mem_bytes, uint64_t page_size)
+{
+	uint64_t need, have;
+
+	if (page_size != (2ull << 20) && page_size != (1ull << 30))
+		return error_errno(-EINVAL, "memory: unsupported hugepage size %llu (2Mi or 1Gi)",
+				   (unsigned long long)page_size);
+	if (mem_bytes % page_size)
+		return error_errno(-EINVAL, "memory: guest memory %llu is not a multiple of the hugepage size %llu",
+				   (unsigned long long)mem_bytes,
+				   (unsigned long long)page_size);
+	need = mem_bytes / page_size;
+	have = hugepages_free(page_size);
+	if (have < need)
+		return error_errno(-ENOMEM,
+				   "memory: the guest needs %llu hugepages of %llu KiB but the host has %llu free (reserve them in /sys/kernel/mm/hugepages/hugepages-%llukB/nr_hugepages)",
+				   (unsigned long long)need,
+				   (unsigned long long)(page_size >> 10),
+				   (unsigned long long)have,
+				   (unsigned long long)(page_size >> 10));
+	return 0;
+}
+
+static int map_region(struct guest_mem_region *r, uint64_t hugepage_size)
+{
+	int flags = MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE;
+	void *p;
+
+	if (hugepage_size) {
+		flags |= MAP_HUGETLB;
+		flags |= (__builtin_ctzll(hugepage_size) << MAP_HUGE_SHIFT);
+	}
+	p = mmap(NULL, r->size, PROT_READ | PROT_WRITE, flags, -1, 0);
+	if (p == MAP_FAILED)
+		return error_errno(-errno, "memory: cannot map %llu bytes of guest RAM%s",
+				   (unsigned long long)r->size,
+				   hugepage_size ? " with hugepages" : "");
+	/* Best effort: THP may be disabled on the host; that is not an error. */
+	if (!hugepage_size)
+		madvise(p, r->size, MADV_HUGEPAGE);
+	/* Guest RAM has no place in a core dump of vmlet. */
+	madvise(p, r->size, MADV_DONTDUMP);
+	r->host = p;
+	return 0;
+}
+
+int guest_mem_init(struct guest_mem *m, uint64_t mem_bytes, uint64_t hugepage_size)
+{
+	struct arch_ram_region regs[2];
+	size_t n = 0, i;
+	int ret;
+
+	memset(m, 0, sizeof(*m));
+	if (!mem_bytes)
+		return error_errno(-EINVAL, "memory: guest memory size is 0");
+	if (hugepage_size) {
+		ret = check_hugepages(mem_bytes, hugepage_size);
+		if (ret)
+			return ret;
+	}
+	ret = arch_ram_regions(mem_bytes, regs, &n);
+	if (ret)
+		return error_errno(ret, "memory: cannot lay out %llu bytes of guest RAM",
+				   (unsigned long long)mem_bytes);
+	if (n > GUEST_MEM_MAX_REGIONS)
+		return error_errno(-E2BIG, "memory: too many RAM regions");
+	for (i = 0; i < n; i++) {
+		m->r[i].gpa = regs[i].gpa;
+		m->r[i].size = regs[i].size;
+		ret = map_region(&m->r[i], hugepage_size);
+		if (ret) {
+			guest_mem_release(m);
+			return ret;
+		}
+		m->n = i + 1;
+		m->total += regs[i].size;
+	}
+	m->page_size = hugepage_size ? hugepage_size : 4096;
+	return 0;
+}
+
+void guest_mem_release(struct guest_mem *m)
+{
+	unsigned int i;
+
+	for (i = 0; i < m->n; i++)
+		if (m->r[i].host)
+			munmap(m->r[i].host, m->r[i].size);
+	memset(m, 0, sizeof(*m));
 }

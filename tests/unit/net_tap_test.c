@@ -182,7 +182,17 @@ static void test_tap_existing_multiqueue(void)
 	/* a persistent tap the user made stays */
 	CHECK(if_nametoindex("vmtapmq") != 0);
 	CHECK(tap_open("vmtapmq", 99, be, &info) < 0);
+	/* an existing multiqueue tap asked for one queue: one, in MQ mode */
+	CHECK(tap_open("vmtapmq", 1, be, &info) == 0 && info.n_queues == 1);
+	net_backend_destroy(be[0]);
 	CHECK(testns_sh("ip link del vmtapmq") == 0);
+	/* an existing single-queue tap asked for four: one */
+	CHECK(testns_sh("ip tuntap add mode tap name vmtapsq vnet_hdr") == 0);
+	memset(be, 0, sizeof(be));
+	CHECK(tap_open("vmtapsq", 4, be, &info) == 0 && info.n_queues == 1);
+	CHECK(be[0] && !be[1]);
+	net_backend_destroy(be[0]);
+	CHECK(testns_sh("ip link del vmtapsq") == 0);
 }
 
 /* DHCP: busybox udhcpc on the kernel side of the tap, our responder here. */

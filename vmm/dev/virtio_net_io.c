@@ -29,7 +29,7 @@ static void rx_unpop(struct virtq *q, unsigned int n)
 	q->last_avail = (uint16_t)(q->last_avail - n);
 }
 
-enum rx_result { RX_NO_BUFFERS = 0, RX_DONE = 1, RX_BROKEN = -1 };
+enum rx_result { RX_NO_BUFFERS = 0, RX_DONE = 1, RX_RETRY = 2, RX_BROKEN = -1 };
 
 /*
  * Copy one frame (header included) into the guest's RX buffers: one chain,
@@ -54,8 +54,13 @@ static enum rx_result rx_deliver(struct virtio_net *n, struct virtq *q, uint8_t 
 		if (r < 0)
 			return RX_BROKEN;
 		if (r == VIRTQ_POP_EMPTY) {
+			/* Ask for a kick once the guest adds buffers past the ones
+			 * seen (virtq_enable_notify arms at last_avail, which is
+			 * exactly that point now), then put back the partial set. */
+			bool more = virtq_enable_notify(q);
+
 			rx_unpop(q, k);
-			return RX_NO_BUFFERS;
+			return more ? RX_RETRY : RX_NO_BUFFERS;
 		}
 		heads[k] = e.head;
 		lens[k] = 0;
@@ -148,11 +153,10 @@ static void rx_pump(struct virtio_net *n, unsigned int pi)
 			virtio_pci_needs_reset(&n->vp);
 			return;
 		}
+		if (r == RX_RETRY)
+			continue; /* buffers came meanwhile */
 		if (r == RX_NO_BUFFERS) {
-			/* re-arm the guest's kick; buffers may have come meanwhile */
-			if (virtq_enable_notify(q))
-				continue;
-			p->rx_wait_guest = true;
+			p->rx_wait_guest = true; /* until the guest kicks */
 			break;
 		}
 		p->rx_len = 0;

@@ -63,7 +63,7 @@ static int open_tap(struct net_attach *a, unsigned int n_queues, unsigned int mt
 	err = tap_open(a->tap, n_queues, a->be, &info);
 	if (err)
 		return err;
-	a->n_queues = n_queues;
+	a->n_queues = info.n_queues;
 	memcpy(a->tap, info.name, IFNAMSIZ);
 	return tap_set_up(a->tap, mtu);
 }

@@ -146,7 +146,7 @@ static int attach_tap(struct net_attach *a, const struct vm_nic *nic, unsigned i
 	err = tap_open(nic->tap, n_queues, a->be, &info);
 	if (err)
 		return err;
-	a->n_queues = n_queues;
+	a->n_queues = info.n_queues;
 	memcpy(a->tap, info.name, IFNAMSIZ);
 	if (info.created) {
 		err = tap_set_up(info.name, nic->mtu);

@@ -135,6 +135,17 @@ int tap_open(const char *name, unsigned int n_queues, struct net_backend **be,
 		struct tap_be *t;
 
 		fd = tap_open_one(i ? got : (name && *name ? name : NULL), multi, got);
+		if (fd == -EINVAL && i == 0 && !info->created) {
+			/* an existing tap made in the other queue mode: adapt (a
+			 * single-queue tap gives one queue pair) */
+			multi = !multi;
+			fd = tap_open_one(name, multi, got);
+			if (fd >= 0 && !multi) {
+				log_warn("tap: '%s' is single-queue: one queue pair instead of %u",
+					 name, n_queues);
+				n_queues = 1;
+			}
+		}
 		if (fd < 0) {
 			err = fd;
 			if (err == -EPERM)
@@ -158,6 +169,7 @@ int tap_open(const char *name, unsigned int n_queues, struct net_backend **be,
 		be[i] = &t->be;
 	}
 	memcpy(info->name, got, IFNAMSIZ);
+	info->n_queues = n_queues;
 	return 0;
 
 out_close:

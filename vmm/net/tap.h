@@ -21,16 +21,18 @@ struct net_backend;
 #define TAP_MAX_QUEUES 16
 
 struct tap_info {
-	char name[IFNAMSIZ]; /* the tap's name after open */
-	bool created;	     /* the kernel created it for us */
+	char name[IFNAMSIZ];   /* the tap's name after open */
+	bool created;	       /* the kernel created it for us */
+	unsigned int n_queues; /* queues opened: fewer than asked when an
+				* existing tap is single-queue */
 };
 
 /*
  * Open n_queues (1..TAP_MAX_QUEUES) queues of the tap name into be[], each
- * a struct net_backend to free with net_backend_destroy(). Fails with
+ * a struct net_backend to free with net_backend_destroy(); an existing
+ * single-queue tap gives one (info->n_queues says how many). Fails with
  * -EPERM (no CAP_NET_ADMIN and not the tap's owner), -EBUSY (the tap is
- * attached elsewhere), -EINVAL (the tap's single/multi-queue mode does not
- * match n_queues)... with an error message naming the tap.
+ * attached elsewhere)... with an error message naming the tap.
  */
 int tap_open(const char *name, unsigned int n_queues, struct net_backend **be,
 	     struct tap_info *info);

@@ -1,0 +1,62 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * vmm_tiny_guest.S - a minimal PVH guest for the VMM's shell tests: 32-bit
+ * protected mode, no paging, a few instructions. It prints one line on COM1
+ * and then does what the MODE symbol says (as --defsym MODE=n):
+ *   0 poll PM1_STS until the power button is pressed, then enter S5
+ *   1 hold: cli; hlt forever (never powers off)
+ *   2 pulse the i8042 reset line
+ *   3 triple fault (load an empty IDT, then int3)
+ *   4 write the debug-exit port 0xf4
+ *   5 enter S5 at once
+ * Ports: arch/x86_64/layout.h (PM1a at 0x600/0x604, S5 SLP_TYP 5).
+ */
+	.section .note.pvh, "a"
+	.balign 4
+	.long 4, 4, 18		/* namesz, descsz, XEN_ELFNOTE_PHYS32_ENTRY */
+	.asciz "Xen"
+	.long _start
+
+	.text
+	.code32
+	.globl _start
+_start:
+	mov $0x3f8, %dx
+	mov $msg, %esi
+1:	lodsb
+	test %al, %al
+	jz 2f
+	out %al, %dx
+	jmp 1b
+2:
+.if MODE == 0
+	mov $0x600, %dx
+3:	in %dx, %ax
+	test $0x100, %ax
+	jz 3b
+.endif
+.if MODE == 0 || MODE == 5
+	mov $0x604, %dx
+	mov $((5 << 10) | (1 << 13)), %ax
+	out %ax, %dx
+.endif
+.if MODE == 2
+	mov $0xfe, %al
+	out %al, $0x64
+.endif
+.if MODE == 3
+	lidt null_idt
+	int3
+.endif
+.if MODE == 4
+	mov $0x10, %eax
+	out %eax, $0xf4
+.endif
+	cli
+4:	hlt
+	jmp 4b
+
+null_idt:
+	.word 0
+	.long 0
+msg:	.asciz "tiny-guest: up\n"

@@ -1,0 +1,204 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * vmm_devices_test.c - device models and guest memory without /dev/kvm:
+ * the device table on a VM that has buses but no KVM fds (interrupt
+ * ioctls then fail harmlessly), driven through the PIO bus as a guest
+ * would; guest_mem_init's layout and its hugepage error.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <sys/mman.h>
+
+#include "tests/lib/test.h"
+#include "vmm/bus.h"
+#include "vmm/device.h"
+#include "vmm/guest_mem.h"
+#include "vmm/vm.h"
+#include "vmm/vm_config.h"
+
+struct rig {
+	struct vm vm;
+	struct vm_config cfg;
+};
+
+static int rig_init_acpi(struct rig *r, bool acpi)
+{
+	struct device_env env;
+
+	memset(r, 0, sizeof(*r));
+	vm_config_init(&r->cfg);
+	r->cfg.acpi = acpi;
+	r->vm.cfg = &r->cfg;
+	r->vm.kvm_fd = r->vm.vm_fd = -1;
+	r->vm.opt.console.kind = VM_CONSOLE_CAPTURE;
+	pthread_mutex_init(&r->vm.capture_lock, NULL);
+	if (bus_init(&r->vm.pio, "pio") || bus_init(&r->vm.mmio, "mmio") ||
+	    event_loop_init(&r->vm.loop))
+		return -1;
+	env = (struct device_env){ &r->vm, &r->cfg, &r->vm.pio, &r->vm.mmio,
+				   &r->vm.mem, &r->vm.loop, &r->vm.opt.console };
+	return device_create_all(&env, &r->vm.devs, &r->vm.n_devs);
+}
+
+static int rig_init(struct rig *r)
+{
+	return rig_init_acpi(r, true);
+}
+
+static void rig_release(struct rig *r)
+{
+	device_destroy_all(r->vm.devs, r->vm.n_devs);
+	event_loop_release(&r->vm.loop);
+	bus_release(&r->vm.pio);
+	bus_release(&r->vm.mmio);
+	pthread_mutex_destroy(&r->vm.capture_lock);
+	free(r->vm.capture);
+	vm_config_release(&r->cfg);
+}
+
+static uint8_t in8(struct rig *r, uint16_t port)
+{
+	uint8_t v = 0;
+
+	bus_read(&r->vm.pio, port, &v, 1);
+	return v;
+}
+
+static void out8(struct rig *r, uint16_t port, uint8_t v)
+{
+	bus_write(&r->vm.pio, port, &v, 1);
+}
+
+static void out16(struct rig *r, uint16_t port, uint16_t v)
+{
+	bus_write(&r->vm.pio, port, &v, 2);
+}
+
+static void test_serial8250(void)
+{
+	struct rig r;
+	size_t len;
+
+	CHECK(rig_init(&r) == 0);
+	/* transmit: captured, LSR says empty */
+	out8(&r, 0x3f8, 'h');
+	out8(&r, 0x3f8, 'i');
+	CHECK_STR(vm_console_captured(&r.vm, &len), "hi");
+	CHECK_EQ_U64(in8(&r, 0x3fd) & 0x60, 0x60);
+	/* no interrupt pending until THRE is enabled; IIR read acknowledges */
+	CHECK_EQ_U64(in8(&r, 0x3fa) & 0x0f, 0x01);
+	out8(&r, 0x3f9, 0x02);
+	CHECK_EQ_U64(in8(&r, 0x3fa) & 0x0f, 0x02);
+	CHECK_EQ_U64(in8(&r, 0x3fa) & 0x0f, 0x01);
+	/* FIFO enabled: IIR bits 7:6 set (16550A) */
+	out8(&r, 0x3fa, 0x01);
+	CHECK_EQ_U64(in8(&r, 0x3fa) & 0xc0, 0xc0);
+	/* divisor latch and scratch */
+	out8(&r, 0x3fb, 0x80);
+	out8(&r, 0x3f8, 0x01);
+	out8(&r, 0x3f9, 0x02);
+	CHECK_EQ_U64(in8(&r, 0x3f8), 0x01);
+	CHECK_EQ_U64(in8(&r, 0x3f9), 0x02);
+	out8(&r, 0x3fb, 0x03);
+	CHECK_EQ_U64(in8(&r, 0x3f9), 0x02); /* IER again */
+	out8(&r, 0x3ff, 0x5a);
+	CHECK_EQ_U64(in8(&r, 0x3ff), 0x5a);
+	/* loopback: MCR outputs appear on MSR inputs, THR comes back on RBR */
+	out8(&r, 0x3fc, 0x10 | 0x0a);
+	CHECK_EQ_U64(in8(&r, 0x3fe) & 0xf0, 0x90);
+	out8(&r, 0x3f8, 'x');
+	CHECK_EQ_U64(in8(&r, 0x3fd) & 0x01, 0x01);
+	CHECK_EQ_U64(in8(&r, 0x3f8), 'x');
+	CHECK_EQ_U64(in8(&r, 0x3fd) & 0x01, 0x00);
+	CHECK_STR(vm_console_captured(&r.vm, &len), "hi"); /* loopback not output */
+	rig_release(&r);
+}
+
+static void test_pm_and_i8042(void)
+{
+	struct rig r;
+	uint16_t v = 0;
+
+	CHECK(rig_init(&r) == 0);
+	/* SCI_EN reads as set: always in ACPI mode */
+	bus_read(&r.vm.pio, 0x604, &v, 2);
+	CHECK(v & 1);
+	/* the power button sets PWRBTN_STS; write 1 clears it */
+	vm_power_button(&r.vm);
+	bus_read(&r.vm.pio, 0x600, &v, 2);
+	CHECK(v & 0x100);
+	out16(&r, 0x600, 0x100);
+	bus_read(&r.vm.pio, 0x600, &v, 2);
+	CHECK(!(v & 0x100));
+	/* a sleep type other than S5 does not end the VM; S5 does */
+	out16(&r, 0x604, (1 << 10) | (1 << 13));
+	CHECK(vm_exit_reason(&r.vm) == VM_EXIT_NONE);
+	out16(&r, 0x604, (5 << 10) | (1 << 13));
+	CHECK(vm_exit_reason(&r.vm) == VM_EXIT_POWEROFF);
+	rig_release(&r);
+
+	CHECK(rig_init(&r) == 0);
+	out8(&r, 0x64, 0xaa); /* self test answers 0x55 */
+	CHECK(in8(&r, 0x64) & 1);
+	CHECK_EQ_U64(in8(&r, 0x60), 0x55);
+	CHECK(vm_exit_reason(&r.vm) == VM_EXIT_NONE);
+	out8(&r, 0x64, 0xfe);
+	CHECK(vm_exit_reason(&r.vm) == VM_EXIT_REBOOT);
+	rig_release(&r);
+
+	/* no ACPI: no PM device, the power button does nothing */
+	CHECK(rig_init_acpi(&r, false) == 0);
+	vm_power_button(&r.vm);
+	CHECK(bus_read(&r.vm.pio, 0x600, &v, 2) == -ENOENT);
+	rig_release(&r);
+}
+
+static void test_rtc_and_legacy(void)
+{
+	struct rig r;
+	uint8_t sec;
+
+	CHECK(rig_init(&r) == 0);
+	out8(&r, 0x70, 0x0a);
+	CHECK(!(in8(&r, 0x71) & 0x80)); /* no update in progress */
+	out8(&r, 0x70, 0x80 | 0x00);    /* NMI mask bit is not part of the index */
+	sec = in8(&r, 0x71);
+	CHECK((sec & 0x0f) < 10 && (sec >> 4) < 6); /* BCD seconds */
+	out8(&r, 0x70, 0x40);
+	out8(&r, 0x71, 0xab);
+	CHECK_EQ_U64(in8(&r, 0x71), 0xab);
+	out8(&r, 0x80, 0x12); /* POST code: swallowed */
+	CHECK(vm_exit_reason(&r.vm) == VM_EXIT_NONE);
+	out8(&r, 0xf4, 0x10); /* debug exit */
+	CHECK(vm_exit_reason(&r.vm) == VM_EXIT_POWEROFF);
+	rig_release(&r);
+}
+
+static void test_guest_mem(void)
+{
+	struct guest_mem m;
+
+	CHECK(guest_mem_init(&m, 5ull << 30, 0) == 0); /* reserved, not touched */
+	CHECK(m.n == 2);
+	CHECK(m.r[0].gpa == 0 && m.r[1].gpa == ARCH_HIGH_RAM_START);
+	CHECK(m.total == 5ull << 30);
+	CHECK(guest_mem_ptr(&m, ARCH_MMIO_HOLE_START, 1) == NULL);
+	CHECK(guest_mem_ptr(&m, ARCH_HIGH_RAM_START, 1) == m.r[1].host);
+	m.r[1].host[(2ull << 30) - 1] = 1; /* the last byte is writable */
+	guest_mem_release(&m);
+	CHECK(m.n == 0);
+
+	CHECK(guest_mem_init(&m, 0, 0) == -EINVAL);
+	CHECK(guest_mem_init(&m, 64ull << 20, 4096) == -EINVAL);
+	/* 1 TiB of 1 GiB pages: no host has that many reserved */
+	CHECK(guest_mem_init(&m, 1ull << 40, 1ull << 30) == -ENOMEM);
+}
+
+int main(void)
+{
+	TEST_RUN(test_serial8250);
+	TEST_RUN(test_pm_and_i8042);
+	TEST_RUN(test_rtc_and_legacy);
+	TEST_RUN(test_guest_mem);
+	return test_summary();
+}

@@ -1,0 +1,269 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * boot.c - put the guest's first instructions in place: the boot GDT and
+ * identity page tables, ACPI tables, the kernel (PVH ELF or bzImage, told
+ * apart by their magic), initrd and command line, and the BSP's registers.
+ * The structures come from arch/ builders; this file reads the files, picks
+ * addresses and makes the ioctls.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "arch/arch.h"
+#include "vmm/efi_boot.h"
+#include "vmm/log.h"
+#include "vmm/vcpu.h"
+#include "vmm/vm.h"
+#include "vmm/vm_config.h"
+
+#define BOOT_MAX_FILE (2ull << 30)
+
+enum boot_format { BOOT_FMT_UNKNOWN = 0, BOOT_FMT_PVH_ELF, BOOT_FMT_BZIMAGE };
+
+struct boot_file {
+	uint8_t *data;
+	size_t len;
+	bool owned;
+};
+
+static int boot_read_file(const char *what, const char *path, struct boot_file *f)
+{
+	struct stat st;
+	size_t done = 0;
+	ssize_t r;
+	int fd, ret = 0;
+
+	memset(f, 0, sizeof(*f));
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return error_errno(-errno, "boot: cannot open %s '%s'", what, path);
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || (uint64_t)st.st_size > BOOT_MAX_FILE) {
+		ret = error_errno(-EINVAL, "boot: %s '%s' is not a regular file below 2 GiB",
+				  what, path);
+		goto out;
+	}
+	f->len = (size_t)st.st_size;
+	f->data = malloc(f->len ? f->len : 1);
+	if (!f->data) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	f->owned = true;
+	while (done < f->len) {
+		r = read(fd, f->data + done, f->len - done);
+		if (r <= 0) {
+			ret = error_errno(r < 0 ? -errno : -EIO, "boot: cannot read %s '%s'",
+					  what, path);
+			goto out;
+		}
+		done += (size_t)r;
+	}
+out:
+	close(fd);
+	return ret;
+}
+
+static void boot_file_release(struct boot_file *f)
+{
+	if (f->owned)
+		free(f->data);
+	memset(f, 0, sizeof(*f));
+}
+
+static enum boot_format boot_detect(const struct boot_file *k)
+{
+	if (k->len >= 4 && !memcmp(k->data, "\177ELF", 4))
+		return BOOT_FMT_PVH_ELF;
+	/* Linux boot protocol: "HdrS" at 0x202 (Documentation/arch/x86/boot.rst) */
+	if (k->len >= 0x206 && !memcmp(k->data + 0x202, "HdrS", 4))
+		return BOOT_FMT_BZIMAGE;
+	return BOOT_FMT_UNKNOWN;
+}
+
+static int boot_acpi(struct vm *vm, gpa_t *rsdp)
+{
+	struct arch_acpi_config c = {
+		.topo = vm->topo,
+		.apic_ids = vm->apic_ids,
+		.n_vcpus = vm->n_vcpus,
+		.serial = 1,
+	};
+	uint8_t *buf = guest_mem_ptr(&vm->mem, ARCH_ACPI_GPA, ARCH_ACPI_MAX);
+	size_t used = 0;
+	int ret;
+
+	*rsdp = 0;
+	if (!vm->cfg->acpi)
+		return 0;
+	if (!buf)
+		return error_errno(-ENOSPC, "boot: no RAM for the ACPI tables");
+	ret = arch_acpi_build(buf, ARCH_ACPI_MAX, ARCH_ACPI_GPA, &c, &used);
+	if (ret)
+		return error_errno(ret, "boot: cannot build the ACPI tables");
+	*rsdp = ARCH_ACPI_GPA; /* the RSDP comes first */
+	return 0;
+}
+
+/* Copy the initrd to gpa (already chosen) after checking it lies in RAM. */
+static int boot_place_initrd(struct vm *vm, const struct boot_file *i, gpa_t gpa)
+{
+	uint8_t *dst = guest_mem_ptr(&vm->mem, gpa, i->len);
+
+	if (!gpa || !dst)
+		return error_errno(-ENOSPC, "boot: initrd of %zu bytes does not fit in guest RAM below 4 GiB",
+				   i->len);
+	memcpy(dst, i->data, i->len);
+	return 0;
+}
+
+/* PVH has no loader-imposed address: the top of RAM below the hole, page
+ * aligned, well above the kernel image. */
+static gpa_t boot_pvh_initrd_gpa(struct vm *vm, size_t kernel_len, size_t len)
+{
+	uint64_t low_end = vm->mem.r[0].size;
+	uint64_t floor = ARCH_HIGH_LOAD_GPA + 2 * (uint64_t)kernel_len;
+
+	if (len > low_end || low_end - len < floor)
+		return 0;
+	return (low_end - len) & ~0xfffull;
+}
+
+static int boot_set_regs(struct vm *vm, const struct kvm_regs *regs,
+			 const struct kvm_sregs *arch_sregs)
+{
+	struct vcpu *bsp = &vm->vcpus[0];
+	struct kvm_sregs sregs;
+	uint64_t apic_base;
+
+	if (ioctl(bsp->fd, KVM_GET_SREGS, &sregs) < 0)
+		return error_errno(-errno, "boot: KVM_GET_SREGS");
+	/* arch/ describes the CPU mode; the APIC base stays what KVM and the
+	 * MSR setup made it */
+	apic_base = sregs.apic_base;
+	sregs = *arch_sregs;
+	sregs.apic_base = apic_base;
+	memset(sregs.interrupt_bitmap, 0, sizeof(sregs.interrupt_bitmap));
+	if (ioctl(bsp->fd, KVM_SET_SREGS, &sregs) < 0)
+		return error_errno(-errno, "boot: KVM_SET_SREGS");
+	if (ioctl(bsp->fd, KVM_SET_REGS, regs) < 0)
+		return error_errno(-errno, "boot: KVM_SET_REGS");
+	return 0;
+}
+
+static int boot_load(struct vm *vm, const struct boot_file *k, const struct boot_file *i,
+		     struct arch_boot_info *bi, struct kvm_regs *regs,
+		     struct kvm_sregs *sregs)
+{
+	uint8_t *low = vm->mem.r[0].host;
+	uint64_t low_size = vm->mem.r[0].size, entry64 = 0;
+	uint32_t entry32 = 0;
+	int ret;
+
+	switch (boot_detect(k)) {
+	case BOOT_FMT_PVH_ELF:
+		if (i->len) {
+			bi->initrd_gpa = boot_pvh_initrd_gpa(vm, k->len, i->len);
+			bi->initrd_size = i->len;
+			ret = boot_place_initrd(vm, i, bi->initrd_gpa);
+			if (ret)
+				return ret;
+		}
+		ret = arch_pvh_load(low, low_size, k->data, k->len, &entry32);
+		if (ret)
+			return error_errno(ret, "boot: not a loadable PVH ELF (needs a XEN_ELFNOTE_PHYS32_ENTRY note and segments in low RAM)");
+		ret = arch_pvh_start_info_build(low, low_size, bi);
+		if (ret)
+			return error_errno(ret, "boot: cannot build the PVH start_info");
+		arch_regs_pvh32(entry32, regs, sregs);
+		return 0;
+	case BOOT_FMT_BZIMAGE:
+		if (i->len) {
+			bi->initrd_gpa = arch_linux_initrd_gpa(k->data, k->len, bi->mem_bytes, i->len);
+			bi->initrd_size = i->len;
+			ret = boot_place_initrd(vm, i, bi->initrd_gpa);
+			if (ret)
+				return ret;
+		}
+		ret = arch_linux_load(low, low_size, k->data, k->len, bi, &entry64);
+		if (ret)
+			return error_errno(ret, "boot: cannot load the bzImage (needs boot protocol 2.06+ with a 64-bit entry)");
+		arch_regs_linux64(entry64, regs, sregs);
+		return 0;
+	default:
+		return error_errno(-ENOEXEC, "boot: the kernel is neither an ELF with a PVH note nor a bzImage");
+	}
+}
+
+static int boot_kernel_file(struct vm *vm, struct boot_file *k)
+{
+	const struct vm_config *cfg = vm->cfg;
+
+	if (vm->opt.payload) {
+		*k = (struct boot_file){ (uint8_t *)vm->opt.payload, vm->opt.payload_len, false };
+		return 0;
+	}
+	switch (cfg->boot) {
+	case VM_BOOT_KERNEL:
+		if (cfg->kernel_path)
+			return boot_read_file("kernel", cfg->kernel_path, k);
+		break;
+	case VM_BOOT_EFI: {
+		const void *elf;
+		size_t len;
+		int ret = efi_boot_check(cfg, false);
+
+		if (ret)
+			return ret;
+		/* vmlet's UEFI firmware is a PVH ELF like any other payload */
+		ret = efi_boot_embedded(&elf, &len);
+		if (ret)
+			return error_errno(ret, "boot: EFI boot is not supported yet: use firmware.kernelBoot or --kernel");
+		*k = (struct boot_file){ (uint8_t *)elf, len, false };
+		return 0;
+	}
+	case VM_BOOT_BIOS:
+		return error_errno(-ENOTSUP, "boot: BIOS boot is not supported: use firmware.kernelBoot or --kernel");
+	case VM_BOOT_NONE:
+		break;
+	}
+	return error_errno(-EINVAL, "boot: the VM has nothing to boot: it needs spec.domain.firmware.kernelBoot (or --kernel), or EFI (bootloader.efi, not supported yet)");
+}
+
+int vm_boot(struct vm *vm)
+{
+	struct boot_file kernel, initrd;
+	struct arch_boot_info bi;
+	struct kvm_regs regs;
+	struct kvm_sregs sregs;
+	uint8_t *low = vm->mem.r[0].host;
+	uint64_t low_size = vm->mem.r[0].size;
+	int ret;
+
+	memset(&initrd, 0, sizeof(initrd));
+	memset(&regs, 0, sizeof(regs));
+	memset(&sregs, 0, sizeof(sregs));
+	memset(&bi, 0, sizeof(bi));
+	bi.mem_bytes = vm->mem.total;
+	bi.cmdline = vm->cfg->cmdline;
+	ret = boot_kernel_file(vm, &kernel);
+	if (ret)
+		return ret;
+	if (vm->cfg->initrd_path && !vm->opt.payload)
+		ret = boot_read_file("initrd", vm->cfg->initrd_path, &initrd);
+	if (!ret && (arch_gdt_build(low, low_size) || arch_pgtable_build(low, low_size)))
+		ret = error_errno(-ENOSPC, "boot: cannot build the boot GDT and page tables");
+	if (!ret)
+		ret = boot_acpi(vm, &bi.rsdp_gpa);
+	if (!ret)
+		ret = boot_load(vm, &kernel, &initrd, &bi, &regs, &sregs);
+	if (!ret)
+		ret = boot_set_regs(vm, &regs, &sregs);
+	boot_file_release(&kernel);
+	boot_file_release(&initrd);
+	return ret;
+}

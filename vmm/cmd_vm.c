@@ -1,0 +1,253 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * cmd_vm.c - options and VM running shared by `vmlet run` and `vmlet probe`.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "spec/spec.h"
+#include "vmm/cmd.h"
+#include "vmm/cmd_vm.h"
+#include "vmm/vm.h"
+#include "vmm/vm_config.h"
+
+int cmd_parse_size(const char *s, uint64_t *out)
+{
+	static const struct { const char *sfx; uint64_t mul; } sfx[] = {
+		{ "", 1 }, { "k", 1000ull }, { "M", 1000000ull },
+		{ "G", 1000000000ull }, { "T", 1000000000000ull },
+		{ "Ki", 1ull << 10 }, { "Mi", 1ull << 20 }, { "Gi", 1ull << 30 },
+		{ "Ti", 1ull << 40 }, { "K", 1ull << 10 }, { "B", 1 },
+	};
+	unsigned long long v;
+	char *end;
+	size_t i;
+
+	if (!s || *s < '0' || *s > '9')
+		return -EINVAL;
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno)
+		return -EINVAL;
+	for (i = 0; i < sizeof(sfx) / sizeof(sfx[0]); i++) {
+		if (strcmp(end, sfx[i].sfx))
+			continue;
+		if (__builtin_mul_overflow((uint64_t)v, sfx[i].mul, out))
+			return -EINVAL;
+		return 0;
+	}
+	return -EINVAL;
+}
+
+static int parse_u32(const char **p, uint32_t *v)
+{
+	unsigned long x;
+	char *end;
+
+	if (**p < '0' || **p > '9')
+		return -EINVAL;
+	errno = 0;
+	x = strtoul(*p, &end, 10);
+	if (errno || x == 0 || x > 4096)
+		return -EINVAL;
+	*v = (uint32_t)x;
+	*p = end;
+	return 0;
+}
+
+int cmd_parse_smp(const char *s, uint32_t *sockets, uint32_t *cores, uint32_t *threads)
+{
+	const char *p = s;
+
+	*cores = *threads = 1;
+	if (parse_u32(&p, sockets))
+		return -EINVAL;
+	if (!*p)
+		return 0;
+	if (*p++ != ',' || parse_u32(&p, cores) || *p++ != ',' || parse_u32(&p, threads) || *p)
+		return -EINVAL;
+	return 0;
+}
+
+static int cmd_parse_console(const char *arg, struct vm_console *c)
+{
+	if (!strcmp(arg, "stdio"))
+		c->kind = VM_CONSOLE_STDIO;
+	else if (!strcmp(arg, "none"))
+		c->kind = VM_CONSOLE_NONE;
+	else if (!strncmp(arg, "file:", 5) && arg[5]) {
+		c->kind = VM_CONSOLE_FILE;
+		c->path = arg + 5;
+	} else
+		return -EINVAL;
+	return 0;
+}
+
+int cmd_vm_option(struct cmd_vm_opts *o, int c, const char *arg)
+{
+	switch (c) {
+	case 'f':
+		if (o->n_files == CMD_MAX_FILES) {
+			fprintf(stderr, "vmlet: too many -f arguments (at most %d)\n", CMD_MAX_FILES);
+			return -1;
+		}
+		o->files[o->n_files++] = arg;
+		return 0;
+	case CMD_OPT_VM: o->vm_name = arg; return 0;
+	case CMD_OPT_KERNEL: o->kernel = arg; return 0;
+	case CMD_OPT_INITRD: o->initrd = arg; return 0;
+	case CMD_OPT_CMDLINE: o->cmdline = arg; return 0;
+	case CMD_OPT_SMP: o->smp = arg; return 0;
+	case CMD_OPT_MEMORY: o->memory = arg; return 0;
+	case CMD_OPT_GRACE: o->grace = arg; return 0;
+	case CMD_OPT_CONSOLE:
+		if (!cmd_parse_console(arg, &o->console))
+			return 0;
+		fprintf(stderr, "vmlet: --console takes stdio, none or file:PATH, not '%s'\n", arg);
+		return -1;
+	case CMD_OPT_VENDOR:
+		o->vendor_set = true;
+		if (!strcmp(arg, "intel") || !strcmp(arg, "amd")) {
+			o->vendor = arg[0] == 'a' ? ARCH_VENDOR_AMD : ARCH_VENDOR_INTEL;
+			return 0;
+		}
+		fprintf(stderr, "vmlet: --cpu-vendor takes intel or amd, not '%s'\n", arg);
+		return -1;
+	case CMD_OPT_LOG_FORMAT:
+		if (!strcmp(arg, "json") || !strcmp(arg, "text")) {
+			o->log_format = arg[0] == 'j' ? LOG_FORMAT_JSON : LOG_FORMAT_TEXT;
+			return 0;
+		}
+		fprintf(stderr, "vmlet: --log-format takes json or text, not '%s'\n", arg);
+		return -1;
+	case CMD_OPT_LOG_LEVEL: {
+		static const char *const names[] = { "debug", "info", "warning", "error" };
+		unsigned int i;
+
+		for (i = 0; i < 4; i++)
+			if (!strcmp(arg, names[i])) {
+				o->log_level = (enum log_level)i;
+				return 0;
+			}
+		fprintf(stderr, "vmlet: --log-level takes debug, info, warning or error, not '%s'\n", arg);
+		return -1;
+	}
+	default:
+		return 1;
+	}
+}
+
+static int replace_str(char **dst, const char *src)
+{
+	char *s = strdup(src);
+
+	if (!s)
+		return -ENOMEM;
+	free(*dst);
+	*dst = s;
+	return 0;
+}
+
+static int cmd_vm_overrides(const struct cmd_vm_opts *o, struct vm_config *cfg)
+{
+	int ret = 0;
+
+	if (o->smp && cmd_parse_smp(o->smp, &cfg->sockets, &cfg->cores, &cfg->threads)) {
+		fprintf(stderr, "vmlet: --smp takes SOCKETS,CORES,THREADS (each 1..4096), not '%s'\n", o->smp);
+		return -EINVAL;
+	}
+	if (o->memory && (cmd_parse_size(o->memory, &cfg->memory_bytes) ||
+			  cfg->memory_bytes < (16ull << 20))) {
+		fprintf(stderr, "vmlet: --memory takes a size of at least 16Mi (e.g. 512Mi, 5Gi), not '%s'\n",
+			o->memory);
+		return -EINVAL;
+	}
+	if (o->grace) {
+		char *end;
+		long long g = strtoll(o->grace, &end, 10);
+
+		if (*o->grace < '0' || *o->grace > '9' || *end || g > 86400 * 365) {
+			fprintf(stderr, "vmlet: --grace-period takes whole seconds, not '%s'\n", o->grace);
+			return -EINVAL;
+		}
+		cfg->termination_grace_seconds = g;
+	}
+	if (o->kernel) {
+		cfg->boot = VM_BOOT_KERNEL;
+		ret = replace_str(&cfg->kernel_path, o->kernel);
+	}
+	if (!ret && o->initrd)
+		ret = replace_str(&cfg->initrd_path, o->initrd);
+	if (!ret && o->cmdline)
+		ret = replace_str(&cfg->cmdline, o->cmdline);
+	return ret;
+}
+
+int cmd_vm_config(const struct cmd_vm_opts *o, struct vm_config *cfg)
+{
+	struct spec_options so;
+	int ret;
+
+	if (!o->n_files) {
+		vm_config_init(cfg);
+	} else {
+		memset(&so, 0, sizeof(so));
+		so.files = o->files;
+		so.n_files = o->n_files;
+		so.vm_name = o->vm_name;
+		ret = spec_resolve_config(&so, cfg);
+		if (ret) {
+			if (ret == -ENOSYS)
+				fprintf(stderr, "vmlet: -f needs the manifest resolver, which this build does not have yet: use --smp/--memory/--kernel\n");
+			return ret;
+		}
+	}
+	ret = cmd_vm_overrides(o, cfg);
+	if (ret)
+		vm_config_release(cfg);
+	return ret;
+}
+
+int cmd_vm_run(const struct vm_config *cfg, const struct cmd_vm_opts *o,
+	       const uint8_t *payload, size_t payload_len, struct vm **keep)
+{
+	struct vm_options vo = {
+		.vendor = o->vendor,
+		.vendor_set = o->vendor_set,
+		.console = o->console,
+		.payload = payload,
+		.payload_len = payload_len,
+	};
+	struct vm *vm = NULL;
+	int ret;
+
+	ret = vm_create(&vm, cfg, &vo);
+	if (ret)
+		return ret;
+	ret = vm_boot(vm);
+	if (!ret)
+		ret = vm_run(vm);
+	if (keep && ret > 0)
+		*keep = vm;
+	else
+		vm_destroy(vm);
+	return ret;
+}
+
+int cmd_vm_exit_status(int reason)
+{
+	switch (reason) {
+	case VM_EXIT_POWEROFF:
+		return VMLET_EXIT_OK;
+	case VM_EXIT_REBOOT:
+		return VMLET_EXIT_REBOOT;
+	case VM_EXIT_CRASH:
+		return VMLET_EXIT_CRASH;
+	case VM_EXIT_HARD_STOP:
+		return VMLET_EXIT_STOPPED;
+	default:
+		return VMLET_EXIT_ERROR;
+	}
+}

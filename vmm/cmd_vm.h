@@ -1,0 +1,75 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * cmd_vm.h - what `vmlet run` and `vmlet probe` share: the options that
+ * select and shape the VM, turning them into a struct vm_config, and
+ * running a VM to its end.
+ */
+#ifndef VMLET_CMD_VM_H
+#define VMLET_CMD_VM_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "arch/arch.h"
+#include "vmm/device.h"
+#include "vmm/log.h"
+
+struct vm_config;
+struct vm;
+
+#define CMD_MAX_FILES 64
+
+struct cmd_vm_opts {
+	const char *files[CMD_MAX_FILES];
+	unsigned int n_files;
+	const char *vm_name;          /* --vm */
+	const char *kernel, *initrd, *cmdline;
+	const char *smp, *memory;     /* --smp S,C,T / --memory SIZE */
+	const char *grace;            /* --grace-period SECONDS */
+	enum arch_cpu_vendor vendor;
+	bool vendor_set;
+	struct vm_console console;
+	enum log_format log_format;
+	enum log_level log_level;
+};
+
+/* Long options both commands accept; option values >= CMD_OPT_BASE. */
+enum {
+	CMD_OPT_BASE = 0x100,
+	CMD_OPT_KERNEL,
+	CMD_OPT_INITRD,
+	CMD_OPT_CMDLINE,
+	CMD_OPT_CONSOLE,
+	CMD_OPT_VENDOR,
+	CMD_OPT_LOG_FORMAT,
+	CMD_OPT_SMP,
+	CMD_OPT_MEMORY,
+	CMD_OPT_VM,
+	CMD_OPT_GRACE,
+	CMD_OPT_LOG_LEVEL,
+};
+
+/* Handle one shared option (getopt_long result c with optarg arg):
+ * 0 handled, 1 not a shared option, -1 bad value (message printed). */
+int cmd_vm_option(struct cmd_vm_opts *o, int c, const char *arg);
+
+/* "5Gi", "512Mi", "5G" (10^9), "4096": bytes. 0 or -EINVAL. */
+int cmd_parse_size(const char *s, uint64_t *out);
+/* "S,C,T" (or "N" = N,1,1). 0 or -EINVAL. */
+int cmd_parse_smp(const char *s, uint32_t *sockets, uint32_t *cores, uint32_t *threads);
+
+/* Resolve -f manifests (or vmlet's defaults without any) and apply the
+ * command-line overrides. 0 or -errno (message printed). */
+int cmd_vm_config(const struct cmd_vm_opts *o, struct vm_config *cfg);
+
+/* Create, boot and run a VM to its end. Returns the enum vm_exit_reason
+ * (> 0), or -errno when it could not start. When keep is not NULL the VM is
+ * returned there after it ended (for its captured console); the caller
+ * then calls vm_destroy(). */
+int cmd_vm_run(const struct vm_config *cfg, const struct cmd_vm_opts *o,
+	       const uint8_t *payload, size_t payload_len, struct vm **keep);
+
+/* The process exit status for how the VM ended (README "Exit statuses"). */
+int cmd_vm_exit_status(int reason);
+
+#endif /* VMLET_CMD_VM_H */

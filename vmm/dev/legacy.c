@@ -1,0 +1,125 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * legacy.c - ports a PC guest writes to that need no model, only quiet:
+ *
+ *   0x80        POST code / I/O delay port: ignored
+ *   0xe9        debug console (Bochs / QEMU isa-debugcon): bytes logged at
+ *               debug level, one line at a time
+ *   0xf4        debug exit (QEMU isa-debug-exit): any write ends the VM as
+ *               powered off; the probe uses it when it finds no ACPI
+ *
+ * (The 8259 PICs, PIT and port 0x61 are in the kernel.)
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "vmm/bus.h"
+#include "vmm/dev/devices.h"
+#include "vmm/device.h"
+#include "vmm/log.h"
+
+#define POST_PORT       0x80
+#define DEBUGCON_PORT   0xe9
+#define DEBUG_EXIT_PORT 0xf4
+
+struct legacy_ports {
+	struct vm *vm;
+	struct bus *pio;
+	pthread_mutex_t lock;
+	char line[128];
+	size_t len;
+};
+
+static void sink_read(void *dev, uint64_t off, void *data, uint32_t len)
+{
+	(void)dev;
+	(void)off;
+	memset(data, 0xff, len);
+}
+
+static void sink_write(void *dev, uint64_t off, const void *data, uint32_t len)
+{
+	(void)dev;
+	(void)off;
+	(void)data;
+	(void)len;
+}
+
+static const struct io_ops post_ops = { .read = sink_read, .write = sink_write };
+
+static void debugcon_write(void *dev, uint64_t off, const void *data, uint32_t len)
+{
+	struct legacy_ports *l = dev;
+	char c = *(const char *)data;
+
+	(void)off;
+	(void)len;
+	pthread_mutex_lock(&l->lock);
+	if (c != '\n' && l->len < sizeof(l->line) - 1)
+		l->line[l->len++] = (c >= 0x20 && c < 0x7f) ? c : '.';
+	if (c == '\n' || l->len == sizeof(l->line) - 1) {
+		l->line[l->len] = 0;
+		log_debug("debugcon: %s", l->line);
+		l->len = 0;
+	}
+	pthread_mutex_unlock(&l->lock);
+}
+
+static const struct io_ops debugcon_ops = { .read = sink_read, .write = debugcon_write };
+
+static void debug_exit_write(void *dev, uint64_t off, const void *data, uint32_t len)
+{
+	struct legacy_ports *l = dev;
+	uint32_t v = 0;
+
+	(void)off;
+	memcpy(&v, data, len > 4 ? 4 : len);
+	log_info("debug-exit: guest wrote 0x%x: powering off", v);
+	device_request_exit(l->vm, VM_EXIT_POWEROFF);
+}
+
+static const struct io_ops debug_exit_ops = { .read = sink_read, .write = debug_exit_write };
+
+static void legacy_destroy(void *state)
+{
+	struct legacy_ports *l = state;
+
+	bus_unregister(l->pio, POST_PORT);
+	bus_unregister(l->pio, DEBUGCON_PORT);
+	bus_unregister(l->pio, DEBUG_EXIT_PORT);
+	pthread_mutex_destroy(&l->lock);
+	free(l);
+}
+
+static int legacy_create(const struct device_env *env, unsigned int index, void **state)
+{
+	struct legacy_ports *l;
+	int ret;
+
+	(void)index;
+	l = calloc(1, sizeof(*l));
+	if (!l)
+		return -ENOMEM;
+	l->vm = env->vm;
+	l->pio = env->pio;
+	pthread_mutex_init(&l->lock, NULL);
+	ret = bus_register(env->pio, POST_PORT, 1, &post_ops, l);
+	if (!ret)
+		ret = bus_register(env->pio, DEBUGCON_PORT, 1, &debugcon_ops, l);
+	if (!ret)
+		ret = bus_register(env->pio, DEBUG_EXIT_PORT, 4, &debug_exit_ops, l);
+	if (ret) {
+		legacy_destroy(l); /* unregistering what was not registered is harmless */
+		return ret;
+	}
+	*state = l;
+	return 0;
+}
+
+const struct device_type legacy_ports_device = {
+	.name = "legacy-ports",
+	.create = legacy_create,
+	.destroy = legacy_destroy,
+};

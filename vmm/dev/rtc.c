@@ -1,0 +1,143 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * rtc.c - a minimal MC146818 CMOS RTC at ports 0x70 (index) / 0x71 (data).
+ *
+ * Reads of the time registers give the host's UTC time in BCD, 24-hour
+ * mode; status A shows no update in progress, so a guest reading the clock
+ * at boot (Linux does) gets an answer at once instead of polling UIP on an
+ * all-ones port. The guest cannot set the clock (writes to the time
+ * registers are ignored) and there is no periodic or alarm interrupt. The
+ * other CMOS bytes are plain storage. Register map: MC146818A data sheet.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "vmm/bus.h"
+#include "vmm/dev/devices.h"
+#include "vmm/device.h"
+
+#define RTC_PORT       0x70
+#define RTC_REG_A      0x0a
+#define RTC_REG_B      0x0b
+#define RTC_REG_C      0x0c
+#define RTC_REG_D      0x0d
+#define RTC_CENTURY    0x32
+
+struct rtc {
+	struct bus *pio;
+	pthread_mutex_t lock;
+	uint8_t index;
+	uint8_t cmos[128];
+};
+
+static uint8_t bcd(int v)
+{
+	return (uint8_t)(((v / 10) << 4) | (v % 10));
+}
+
+static uint8_t rtc_time_reg(uint8_t reg)
+{
+	struct tm tm;
+	time_t now = time(NULL);
+
+	gmtime_r(&now, &tm);
+	switch (reg) {
+	case 0x00: return bcd(tm.tm_sec);
+	case 0x02: return bcd(tm.tm_min);
+	case 0x04: return bcd(tm.tm_hour);
+	case 0x06: return bcd(tm.tm_wday + 1);
+	case 0x07: return bcd(tm.tm_mday);
+	case 0x08: return bcd(tm.tm_mon + 1);
+	case 0x09: return bcd(tm.tm_year % 100);
+	default:   return bcd((tm.tm_year + 1900) / 100); /* RTC_CENTURY */
+	}
+}
+
+static uint8_t rtc_get(struct rtc *r, uint8_t reg)
+{
+	switch (reg) {
+	case 0x00: case 0x02: case 0x04: case 0x06: case 0x07: case 0x08:
+	case 0x09: case RTC_CENTURY:
+		return rtc_time_reg(reg);
+	case RTC_REG_A:
+		return 0x26; /* 32.768 kHz base, 1024 Hz rate, UIP clear */
+	case RTC_REG_B:
+		return 0x02; /* 24-hour, BCD, no interrupts */
+	case RTC_REG_C:
+		return 0x00; /* no interrupt flags */
+	case RTC_REG_D:
+		return 0x80; /* valid RAM and time */
+	default:
+		return r->cmos[reg];
+	}
+}
+
+static void rtc_read(void *dev, uint64_t off, void *data, uint32_t len)
+{
+	struct rtc *r = dev;
+	uint8_t v;
+
+	pthread_mutex_lock(&r->lock);
+	v = off == 1 ? rtc_get(r, r->index) : 0xff;
+	pthread_mutex_unlock(&r->lock);
+	memset(data, 0xff, len);
+	*(uint8_t *)data = v;
+}
+
+static void rtc_write(void *dev, uint64_t off, const void *data, uint32_t len)
+{
+	struct rtc *r = dev;
+	uint8_t v = *(const uint8_t *)data;
+
+	(void)len;
+	pthread_mutex_lock(&r->lock);
+	if (off == 0)
+		r->index = v & 0x7f; /* bit 7 is the NMI mask */
+	else if (r->index > RTC_REG_D && r->index != RTC_CENTURY)
+		r->cmos[r->index] = v;
+	pthread_mutex_unlock(&r->lock);
+}
+
+static const struct io_ops rtc_ops = {
+	.read = rtc_read,
+	.write = rtc_write,
+};
+
+static void rtc_destroy(void *state)
+{
+	struct rtc *r = state;
+
+	bus_unregister(r->pio, RTC_PORT);
+	pthread_mutex_destroy(&r->lock);
+	free(r);
+}
+
+static int rtc_create(const struct device_env *env, unsigned int index, void **state)
+{
+	struct rtc *r;
+	int ret;
+
+	(void)index;
+	r = calloc(1, sizeof(*r));
+	if (!r)
+		return -ENOMEM;
+	r->pio = env->pio;
+	pthread_mutex_init(&r->lock, NULL);
+	ret = bus_register(env->pio, RTC_PORT, 2, &rtc_ops, r);
+	if (ret) {
+		pthread_mutex_destroy(&r->lock);
+		free(r);
+		return ret;
+	}
+	*state = r;
+	return 0;
+}
+
+const struct device_type rtc_device = {
+	.name = "rtc",
+	.create = rtc_create,
+	.destroy = rtc_destroy,
+};

@@ -1,0 +1,360 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * serial8250.c - a 16550A UART on COM1 (0x3f8, IRQ 4): the guest console.
+ *
+ * Transmit is immediate (the transmitter is always empty), so LSR always
+ * shows THRE|TEMT and a THRE interrupt is pending after each THR write and
+ * when the guest enables it. Receive has a 16-byte FIFO like the chip's;
+ * input that does not fit is dropped with the overrun bit set, as the chip
+ * does. Loopback (MCR bit 4) routes THR to the receiver and MCR outputs to
+ * MSR inputs, which Linux's autoconfig checks. Register map: PC16550D data
+ * sheet, "Register descriptions".
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <termios.h>
+#include <unistd.h>
+
+#include "arch/x86_64/layout.h"
+#include "vmm/bus.h"
+#include "vmm/dev/devices.h"
+#include "vmm/device.h"
+#include "vmm/event.h"
+#include "vmm/irq.h"
+#include "vmm/log.h"
+#include "vmm/vm_config.h"
+
+#define UART_IER_RDI   0x01
+#define UART_IER_THRI  0x02
+#define UART_IIR_NONE  0x01
+#define UART_IIR_THRI  0x02
+#define UART_IIR_RDI   0x04
+#define UART_IIR_FIFO  0xc0
+#define UART_FCR_FIFO  0x01
+#define UART_FCR_CLRRX 0x02
+#define UART_LCR_DLAB  0x80
+#define UART_MCR_LOOP  0x10
+#define UART_LSR_DR    0x01
+#define UART_LSR_OE    0x02
+#define UART_LSR_THRE  0x20
+#define UART_LSR_TEMT  0x40
+#define UART_MSR_CTS   0x10
+#define UART_MSR_DSR   0x20
+#define UART_MSR_DCD   0x80
+#define UART_RX_FIFO   16
+
+struct serial8250 {
+	struct vm *vm;
+	struct event_loop *loop;
+	struct bus *pio;
+	bool registered;
+	pthread_mutex_t lock;
+	enum vm_console_kind kind;
+	int out_fd, in_fd;
+	bool close_out, in_watched, tty_raw;
+	struct termios saved_tty;
+
+	uint8_t ier, lcr, mcr, lsr_err, scr, dll, dlm, fcr;
+	bool thr_pending;
+	uint8_t rx[UART_RX_FIFO];
+	unsigned int rx_head, rx_count;
+	int irq_level;
+};
+
+static uint8_t serial_iir(const struct serial8250 *s)
+{
+	uint8_t fifo = (s->fcr & UART_FCR_FIFO) ? UART_IIR_FIFO : 0;
+
+	if ((s->ier & UART_IER_RDI) && s->rx_count)
+		return fifo | UART_IIR_RDI;
+	if ((s->ier & UART_IER_THRI) && s->thr_pending)
+		return fifo | UART_IIR_THRI;
+	return fifo | UART_IIR_NONE;
+}
+
+/* Lock held. ISA interrupts are edges: the line stays high while an
+ * interrupt is pending and drops when it is gone. */
+static void serial_update_irq(struct serial8250 *s)
+{
+	int level = !(serial_iir(s) & UART_IIR_NONE);
+
+	if (level != s->irq_level) {
+		s->irq_level = level;
+		irq_line(s->vm, ARCH_COM1_IRQ, level);
+	}
+}
+
+static void serial_rx_push(struct serial8250 *s, uint8_t b)
+{
+	if (s->rx_count == UART_RX_FIFO) {
+		s->lsr_err |= UART_LSR_OE;
+		return;
+	}
+	s->rx[(s->rx_head + s->rx_count++) % UART_RX_FIFO] = b;
+}
+
+static uint8_t serial_rx_pop(struct serial8250 *s)
+{
+	uint8_t b;
+
+	if (!s->rx_count)
+		return 0;
+	b = s->rx[s->rx_head];
+	s->rx_head = (s->rx_head + 1) % UART_RX_FIFO;
+	s->rx_count--;
+	return b;
+}
+
+static void serial_tx(struct serial8250 *s, uint8_t b)
+{
+	ssize_t r;
+
+	if (s->mcr & UART_MCR_LOOP) {
+		serial_rx_push(s, b);
+		return;
+	}
+	switch (s->kind) {
+	case VM_CONSOLE_CAPTURE:
+		device_console_capture(s->vm, &b, 1);
+		break;
+	case VM_CONSOLE_STDIO:
+	case VM_CONSOLE_FILE:
+		do
+			r = write(s->out_fd, &b, 1);
+		while (r < 0 && errno == EINTR);
+		if (r < 0)
+			log_warn_once("serial: console write failed: %s", strerror(errno));
+		break;
+	case VM_CONSOLE_NONE:
+		break;
+	}
+}
+
+static uint8_t serial_msr(const struct serial8250 *s)
+{
+	if (s->mcr & UART_MCR_LOOP) /* DTR->DSR, RTS->CTS, OUT1->RI, OUT2->DCD */
+		return (uint8_t)(((s->mcr & 0x01) << 5) | ((s->mcr & 0x02) << 3) |
+				 ((s->mcr & 0x04) << 4) | ((s->mcr & 0x08) << 4));
+	return UART_MSR_DCD | UART_MSR_DSR | UART_MSR_CTS;
+}
+
+static uint8_t serial_read_reg(struct serial8250 *s, unsigned int reg)
+{
+	bool dlab = s->lcr & UART_LCR_DLAB;
+	uint8_t v;
+
+	switch (reg) {
+	case 0:
+		return dlab ? s->dll : serial_rx_pop(s);
+	case 1:
+		return dlab ? s->dlm : s->ier;
+	case 2:
+		v = serial_iir(s);
+		if ((v & 0x0f) == UART_IIR_THRI)
+			s->thr_pending = false; /* reading IIR acknowledges THRE */
+		return v;
+	case 3:
+		return s->lcr;
+	case 4:
+		return s->mcr;
+	case 5:
+		v = UART_LSR_THRE | UART_LSR_TEMT | s->lsr_err |
+		    (s->rx_count ? UART_LSR_DR : 0);
+		s->lsr_err = 0;
+		return v;
+	case 6:
+		return serial_msr(s);
+	default:
+		return s->scr;
+	}
+}
+
+static void serial_write_reg(struct serial8250 *s, unsigned int reg, uint8_t v)
+{
+	bool dlab = s->lcr & UART_LCR_DLAB;
+
+	switch (reg) {
+	case 0:
+		if (dlab) {
+			s->dll = v;
+			break;
+		}
+		serial_tx(s, v);
+		s->thr_pending = true;
+		break;
+	case 1:
+		if (dlab) {
+			s->dlm = v;
+			break;
+		}
+		if ((v & UART_IER_THRI) && !(s->ier & UART_IER_THRI))
+			s->thr_pending = true; /* the transmitter is empty */
+		s->ier = v & 0x0f;
+		break;
+	case 2:
+		s->fcr = v & 0xc9;
+		if (v & UART_FCR_CLRRX)
+			s->rx_count = 0;
+		break;
+	case 3:
+		/* leaving the divisor latch: the guest finished configuring */
+		if ((s->lcr & UART_LCR_DLAB) && !(v & UART_LCR_DLAB))
+			log_debug("serial: guest set COM1 to %u baud, %u data bits",
+				  115200u / (s->dll | s->dlm << 8 ? s->dll | s->dlm << 8 : 1),
+				  5u + (v & 3u));
+		s->lcr = v;
+		break;
+	case 4:
+		s->mcr = v & 0x1f;
+		break;
+	case 7:
+		s->scr = v;
+		break;
+	default: /* LSR and MSR are read-only */
+		break;
+	}
+}
+
+static void serial_read(void *dev, uint64_t off, void *data, uint32_t len)
+{
+	struct serial8250 *s = dev;
+	uint8_t *p = data;
+
+	pthread_mutex_lock(&s->lock);
+	p[0] = serial_read_reg(s, (unsigned int)off);
+	if (len > 1)
+		memset(p + 1, 0xff, len - 1);
+	serial_update_irq(s);
+	pthread_mutex_unlock(&s->lock);
+}
+
+static void serial_write(void *dev, uint64_t off, const void *data, uint32_t len)
+{
+	struct serial8250 *s = dev;
+
+	(void)len;
+	pthread_mutex_lock(&s->lock);
+	serial_write_reg(s, (unsigned int)off, *(const uint8_t *)data);
+	serial_update_irq(s);
+	pthread_mutex_unlock(&s->lock);
+}
+
+static const struct io_ops serial_ops = {
+	.read = serial_read,
+	.write = serial_write,
+};
+
+/* Console input (main thread). */
+static void serial_input(void *opaque, uint32_t events)
+{
+	struct serial8250 *s = opaque;
+	uint8_t buf[UART_RX_FIFO];
+	ssize_t n, i;
+
+	(void)events;
+	n = read(s->in_fd, buf, sizeof(buf));
+	if (n <= 0) {
+		if (n < 0 && (errno == EAGAIN || errno == EINTR))
+			return;
+		event_del(s->loop, s->in_fd); /* EOF: no more input */
+		s->in_watched = false;
+		return;
+	}
+	pthread_mutex_lock(&s->lock);
+	for (i = 0; i < n; i++)
+		serial_rx_push(s, buf[i]);
+	serial_update_irq(s);
+	pthread_mutex_unlock(&s->lock);
+}
+
+static void serial_setup_tty(struct serial8250 *s)
+{
+	struct termios t;
+
+	if (!isatty(s->in_fd) || tcgetattr(s->in_fd, &s->saved_tty))
+		return;
+	t = s->saved_tty;
+	/* raw, but keep ISIG: Ctrl-C still reaches vmlet as SIGINT */
+	t.c_iflag &= ~(IGNBRK | BRKINT | PARMRK | ISTRIP | INLCR | IGNCR | ICRNL | IXON);
+	t.c_lflag &= ~(ECHO | ECHONL | ICANON | IEXTEN);
+	t.c_cflag &= ~(CSIZE | PARENB);
+	t.c_cflag |= CS8;
+	t.c_cc[VMIN] = 1;
+	t.c_cc[VTIME] = 0;
+	if (!tcsetattr(s->in_fd, TCSANOW, &t))
+		s->tty_raw = true;
+}
+
+static int serial_open_console(struct serial8250 *s, const struct vm_console *c)
+{
+	s->kind = c->kind;
+	s->out_fd = s->in_fd = -1;
+	if (c->kind == VM_CONSOLE_FILE) {
+		s->out_fd = open(c->path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+		if (s->out_fd < 0)
+			return error_errno(-errno, "serial: cannot open console file '%s'", c->path);
+		s->close_out = true;
+	} else if (c->kind == VM_CONSOLE_STDIO) {
+		s->out_fd = STDOUT_FILENO;
+		s->in_fd = STDIN_FILENO;
+		/* stdin may be a file or /dev/null, which epoll refuses: no input */
+		if (!event_add(s->loop, s->in_fd, EPOLLIN, serial_input, s)) {
+			s->in_watched = true;
+			serial_setup_tty(s);
+		}
+	}
+	return 0;
+}
+
+static void serial_destroy(void *state)
+{
+	struct serial8250 *s = state;
+
+	if (s->registered)
+		bus_unregister(s->pio, ARCH_COM1_PORT);
+	if (s->in_watched)
+		event_del(s->loop, s->in_fd);
+	if (s->tty_raw)
+		tcsetattr(s->in_fd, TCSANOW, &s->saved_tty);
+	if (s->close_out)
+		close(s->out_fd);
+	pthread_mutex_destroy(&s->lock);
+	free(s);
+}
+
+static int serial_create(const struct device_env *env, unsigned int index, void **state)
+{
+	struct serial8250 *s;
+	int ret;
+
+	(void)index;
+	s = calloc(1, sizeof(*s));
+	if (!s)
+		return -ENOMEM;
+	s->vm = env->vm;
+	s->loop = env->loop;
+	s->pio = env->pio;
+	s->mcr = 0x08; /* OUT2 */
+	pthread_mutex_init(&s->lock, NULL);
+	ret = serial_open_console(s, env->console);
+	if (!ret)
+		ret = bus_register(env->pio, ARCH_COM1_PORT, 8, &serial_ops, s);
+	s->registered = !ret;
+	if (ret) {
+		serial_destroy(s);
+		return ret;
+	}
+	*state = s;
+	return 0;
+}
+
+const struct device_type serial8250_device = {
+	.name = "serial8250",
+	.create = serial_create,
+	.destroy = serial_destroy,
+};

@@ -1,0 +1,84 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * device.h - what a device model sees of the VM, and the device table.
+ *
+ * Every device type is one `static const struct device_type` listed in the
+ * device_types[] table of vmm/device.c; vm_create() instantiates them in
+ * table order (count() instances each) and destroys them in reverse order
+ * after every vCPU thread has stopped. Devices are allocated instances,
+ * never globals. A device reaches the VM only through struct device_env
+ * and the functions below: buses, guest memory, interrupts (irq.h), the
+ * main event loop (event.h).
+ */
+#ifndef VMLET_DEVICE_H
+#define VMLET_DEVICE_H
+
+#include <stddef.h>
+
+struct vm;
+struct vm_config;
+struct bus;
+struct guest_mem;
+struct event_loop;
+
+/* Why the VM ended, in precedence order of nothing: the first one wins. */
+enum vm_exit_reason {
+	VM_EXIT_NONE = 0,   /* still running */
+	VM_EXIT_POWEROFF,   /* ACPI S5 or the debug-exit port */
+	VM_EXIT_REBOOT,     /* the guest asked for a reset (i8042, ACPI) */
+	VM_EXIT_CRASH,      /* triple fault, KVM internal error, failed entry */
+	VM_EXIT_HARD_STOP,  /* vmlet stopped it: signal and grace expired */
+};
+
+enum vm_console_kind {
+	VM_CONSOLE_STDIO = 0, /* output to stdout, input from stdin */
+	VM_CONSOLE_FILE,      /* output appended to a file, no input */
+	VM_CONSOLE_NONE,      /* output dropped */
+	VM_CONSOLE_CAPTURE,   /* output kept in memory (vm_console_captured) */
+};
+
+struct vm_console {
+	enum vm_console_kind kind;
+	const char *path; /* VM_CONSOLE_FILE */
+};
+
+struct device_env {
+	struct vm *vm;                /* for irq_*() and device_*() below */
+	const struct vm_config *cfg;
+	struct bus *pio, *mmio;
+	struct guest_mem *mem;
+	struct event_loop *loop;      /* main thread's loop */
+	const struct vm_console *console;
+};
+
+struct device_type {
+	const char *name;
+	/* Instances for this config (NULL: exactly one). */
+	unsigned int (*count)(const struct vm_config *cfg);
+	/* Create instance index; *state = NULL means "not in this VM". */
+	int (*create)(const struct device_env *env, unsigned int index,
+		      void **state);
+	void (*reset)(void *state);     /* optional */
+	void (*destroy)(void *state);   /* optional; state may be NULL-checked */
+};
+
+/* End the VM (thread-safe; the first reason wins). */
+void device_request_exit(struct vm *vm, enum vm_exit_reason reason);
+
+/* The ACPI device registers what pressing the power button does. */
+void device_set_power_button(struct vm *vm, void (*fn)(void *opaque),
+			     void *opaque);
+
+/* VM_CONSOLE_CAPTURE: append guest console output (thread-safe). */
+void device_console_capture(struct vm *vm, const void *buf, size_t len);
+
+/* Instantiate / destroy the table (vm.c). */
+struct device_instance {
+	const struct device_type *type;
+	void *state;
+};
+int device_create_all(const struct device_env *env,
+		      struct device_instance **out, unsigned int *n);
+void device_destroy_all(struct device_instance *devs, unsigned int n);
+
+#endif /* VMLET_DEVICE_H */

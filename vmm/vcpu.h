@@ -1,0 +1,46 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * vcpu.h - one vCPU: its KVM fd, kvm_run page and thread.
+ *
+ * Each vCPU is created with KVM vCPU id = its APIC ID (KVM derives the
+ * x2APIC ID from the vCPU id, see ../shared/design/pvm-host.md). The BSP
+ * (index 0) starts runnable; APs start in KVM_MP_STATE_UNINITIALIZED and
+ * wait in the kernel for INIT-SIPI-SIPI from the guest.
+ */
+#ifndef VMLET_VCPU_H
+#define VMLET_VCPU_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+struct vm;
+struct kvm_run;
+
+struct vcpu {
+	struct vm *vm;
+	uint32_t index, apic_id;
+	int fd;
+	struct kvm_run *run;
+	pthread_t thread;
+	bool started;
+};
+
+/* Create vCPU index of vm: fd, run page, CPUID, MSRs, LAPIC, mp_state. */
+int vcpu_create(struct vm *vm, uint32_t index, struct vcpu *v);
+/* Start the vCPU's thread (THREAD_VCPU): KVM_RUN and exit dispatch until
+ * the VM ends. */
+int vcpu_start(struct vcpu *v);
+/* Make the vCPU leave KVM_RUN and its thread finish (any thread). */
+void vcpu_kick(struct vcpu *v);
+/* Join the thread (if started), unmap and close. */
+void vcpu_destroy(struct vcpu *v);
+
+/* Log the vCPU's rip, rsp, mode registers (a warning: for post-mortems;
+ * call only while its thread is not in KVM_RUN). */
+void vcpu_log_regs(struct vcpu *v);
+
+/* Install the kick signal's handler (once per process, before vcpu_start). */
+int vcpu_signals_init(void);
+
+#endif /* VMLET_VCPU_H */

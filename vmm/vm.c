@@ -1,0 +1,376 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * vm.c - create, run and tear down one VM on /dev/kvm (see vm.h).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/signalfd.h>
+#include <unistd.h>
+
+#include "vmm/irq_internal.h"
+#include "vmm/log.h"
+#include "vmm/vcpu.h"
+#include "vmm/vm.h"
+#include "vmm/vm_config.h"
+
+/* Below the IOAPIC/LAPIC pages and above everything else in the hole: the
+ * three pages KVM needs for real-mode TSS and the EPT identity map. */
+#define VM_IDENTITY_MAP_GPA 0xfffbc000ull
+#define VM_TSS_GPA          0xfffbd000ull
+#define VM_CAPTURE_MAX      (4u << 20)
+
+static const char *const exit_names[] = {
+	[VM_EXIT_NONE] = "running",
+	[VM_EXIT_POWEROFF] = "powered off",
+	[VM_EXIT_REBOOT] = "rebooted",
+	[VM_EXIT_CRASH] = "crashed",
+	[VM_EXIT_HARD_STOP] = "stopped",
+};
+
+const char *vm_exit_reason_name(enum vm_exit_reason r)
+{
+	if ((unsigned int)r >= sizeof(exit_names) / sizeof(exit_names[0]))
+		return "?";
+	return exit_names[r];
+}
+
+static int kvm_check_cap(struct vm *vm, long cap)
+{
+	int r = ioctl(vm->kvm_fd, KVM_CHECK_EXTENSION, cap);
+
+	return r < 0 ? 0 : r;
+}
+
+static int vm_open_kvm(struct vm *vm)
+{
+	static const struct { long cap; const char *name; } needed[] = {
+		{ KVM_CAP_IRQCHIP, "KVM_CAP_IRQCHIP" },
+		{ KVM_CAP_USER_MEMORY, "KVM_CAP_USER_MEMORY" },
+		{ KVM_CAP_IMMEDIATE_EXIT, "KVM_CAP_IMMEDIATE_EXIT" },
+		{ KVM_CAP_PIT2, "KVM_CAP_PIT2" },
+		{ KVM_CAP_IRQ_ROUTING, "KVM_CAP_IRQ_ROUTING" },
+		{ KVM_CAP_EXT_CPUID, "KVM_CAP_EXT_CPUID" },
+		{ KVM_CAP_SET_TSS_ADDR, "KVM_CAP_SET_TSS_ADDR" },
+	};
+	size_t i;
+	int v;
+
+	vm->kvm_fd = open("/dev/kvm", O_RDWR | O_CLOEXEC);
+	if (vm->kvm_fd < 0)
+		return error_errno(-errno, "kvm: cannot open /dev/kvm");
+	v = ioctl(vm->kvm_fd, KVM_GET_API_VERSION, 0);
+	if (v != KVM_API_VERSION)
+		return error_errno(-ENOTSUP, "kvm: API version %d, need %d", v, KVM_API_VERSION);
+	for (i = 0; i < sizeof(needed) / sizeof(needed[0]); i++)
+		if (!kvm_check_cap(vm, needed[i].cap))
+			return error_errno(-ENOTSUP, "kvm: %s is not available", needed[i].name);
+	v = ioctl(vm->kvm_fd, KVM_GET_VCPU_MMAP_SIZE, 0);
+	if (v <= 0)
+		return error_errno(v < 0 ? -errno : -EINVAL, "kvm: KVM_GET_VCPU_MMAP_SIZE");
+	vm->run_size = (size_t)v;
+	return 0;
+}
+
+static int vm_get_host_cpuid(struct vm *vm)
+{
+	unsigned int nent = 128;
+	struct kvm_cpuid2 *c;
+
+	for (;;) {
+		c = calloc(1, sizeof(*c) + nent * sizeof(c->entries[0]));
+		if (!c)
+			return -ENOMEM;
+		c->nent = nent;
+		if (!ioctl(vm->kvm_fd, KVM_GET_SUPPORTED_CPUID, c))
+			break;
+		free(c);
+		if (errno != E2BIG || nent >= 4096)
+			return error_errno(-errno, "kvm: KVM_GET_SUPPORTED_CPUID");
+		nent *= 2;
+	}
+	vm->host_cpuid = c;
+	return 0;
+}
+
+static enum arch_cpu_vendor vm_host_vendor(const struct kvm_cpuid2 *c)
+{
+	uint32_t i;
+
+	for (i = 0; i < c->nent; i++)
+		if (c->entries[i].function == 0)
+			/* "AuthenticAMD" / "HygonGenuine" vs "GenuineIntel" */
+			return c->entries[i].ebx == 0x68747541 || c->entries[i].ebx == 0x6f677948 ?
+				       ARCH_VENDOR_AMD : ARCH_VENDOR_INTEL;
+	return ARCH_VENDOR_INTEL;
+}
+
+static int vm_topology(struct vm *vm)
+{
+	const struct vm_config *cfg = vm->cfg;
+	uint64_t n = (uint64_t)cfg->sockets * cfg->cores * cfg->threads;
+	int max_vcpus, max_id;
+	uint32_t i, top = 0;
+
+	if (!cfg->sockets || !cfg->cores || !cfg->threads)
+		return error_errno(-EINVAL, "vm: CPU topology %u/%u/%u has a zero",
+				   cfg->sockets, cfg->cores, cfg->threads);
+	max_vcpus = kvm_check_cap(vm, KVM_CAP_MAX_VCPUS);
+	if (max_vcpus <= 0)
+		max_vcpus = kvm_check_cap(vm, KVM_CAP_NR_VCPUS);
+	if (n > (uint64_t)max_vcpus)
+		return error_errno(-E2BIG, "vm: %llu vCPUs requested, KVM allows %d",
+				   (unsigned long long)n, max_vcpus);
+	vm->topo = (struct arch_topology){ cfg->sockets, cfg->cores, cfg->threads };
+	vm->n_vcpus = (uint32_t)n;
+	vm->apic_ids = calloc(n, sizeof(*vm->apic_ids));
+	if (!vm->apic_ids)
+		return -ENOMEM;
+	for (i = 0; i < n; i++) {
+		vm->apic_ids[i] = arch_topo_apic_id(&vm->topo, i);
+		if (vm->apic_ids[i] > top)
+			top = vm->apic_ids[i];
+	}
+	max_id = kvm_check_cap(vm, KVM_CAP_MAX_VCPU_ID);
+	if (max_id > 0 && top >= (uint32_t)max_id)
+		return error_errno(-E2BIG, "vm: APIC ID %u exceeds KVM's limit %d", top, max_id - 1);
+	return 0;
+}
+
+/* APIC IDs above 254 need 32-bit x2APIC IDs in the in-kernel LAPIC. */
+static int vm_enable_x2apic_api(struct vm *vm)
+{
+	struct kvm_enable_cap cap = { .cap = KVM_CAP_X2APIC_API };
+	uint32_t i;
+
+	for (i = 0; i < vm->n_vcpus; i++)
+		if (vm->apic_ids[i] >= 255)
+			break;
+	if (i == vm->n_vcpus)
+		return 0;
+	cap.args[0] = KVM_X2APIC_API_USE_32BIT_IDS | KVM_X2APIC_API_DISABLE_BROADCAST_QUIRK;
+	if (ioctl(vm->vm_fd, KVM_ENABLE_CAP, &cap) < 0)
+		return error_errno(-errno, "kvm: KVM_CAP_X2APIC_API (needed for APIC IDs above 254)");
+	return 0;
+}
+
+static int vm_set_memory(struct vm *vm)
+{
+	uint64_t hp = vm->cfg->hugepage_size;
+	unsigned int i;
+	int ret;
+
+	ret = guest_mem_init(&vm->mem, vm->cfg->memory_bytes, hp);
+	if (ret)
+		return ret;
+	for (i = 0; i < vm->mem.n; i++) {
+		struct kvm_userspace_memory_region r = {
+			.slot = i,
+			.guest_phys_addr = vm->mem.r[i].gpa,
+			.memory_size = vm->mem.r[i].size,
+			.userspace_addr = (uintptr_t)vm->mem.r[i].host,
+		};
+
+		if (ioctl(vm->vm_fd, KVM_SET_USER_MEMORY_REGION, &r) < 0)
+			return error_errno(-errno, "kvm: KVM_SET_USER_MEMORY_REGION slot %u", i);
+	}
+	return 0;
+}
+
+static int vm_create_chips(struct vm *vm)
+{
+	struct kvm_pit_config pit = { .flags = KVM_PIT_SPEAKER_DUMMY };
+	uint64_t idmap = VM_IDENTITY_MAP_GPA;
+
+	if (ioctl(vm->vm_fd, KVM_SET_IDENTITY_MAP_ADDR, &idmap) < 0)
+		return error_errno(-errno, "kvm: KVM_SET_IDENTITY_MAP_ADDR");
+	if (ioctl(vm->vm_fd, KVM_SET_TSS_ADDR, (unsigned long)VM_TSS_GPA) < 0)
+		return error_errno(-errno, "kvm: KVM_SET_TSS_ADDR");
+	if (ioctl(vm->vm_fd, KVM_CREATE_IRQCHIP, 0) < 0)
+		return error_errno(-errno, "kvm: KVM_CREATE_IRQCHIP");
+	if (irq_init(vm))
+		return -EIO;
+	if (ioctl(vm->vm_fd, KVM_CREATE_PIT2, &pit) < 0)
+		return error_errno(-errno, "kvm: KVM_CREATE_PIT2");
+	return 0;
+}
+
+static int vm_create_devices(struct vm *vm)
+{
+	struct device_env env = {
+		.vm = vm,
+		.cfg = vm->cfg,
+		.pio = &vm->pio,
+		.mmio = &vm->mmio,
+		.mem = &vm->mem,
+		.loop = &vm->loop,
+		.console = &vm->opt.console,
+	};
+
+	return device_create_all(&env, &vm->devs, &vm->n_devs);
+}
+
+static int vm_create_vcpus(struct vm *vm)
+{
+	uint32_t i;
+	int ret;
+
+	vm->vcpus = calloc(vm->n_vcpus, sizeof(*vm->vcpus));
+	if (!vm->vcpus)
+		return -ENOMEM;
+	for (i = 0; i < vm->n_vcpus; i++)
+		vm->vcpus[i].fd = -1;
+	for (i = 0; i < vm->n_vcpus; i++) {
+		ret = vcpu_create(vm, i, &vm->vcpus[i]);
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
+int vm_create(struct vm **out, const struct vm_config *cfg,
+	      const struct vm_options *opt)
+{
+	struct vm *vm;
+	int ret;
+
+	vm = calloc(1, sizeof(*vm));
+	if (!vm)
+		return -ENOMEM;
+	vm->cfg = cfg;
+	vm->opt = *opt;
+	vm->kvm_fd = vm->vm_fd = -1;
+	vm->loop.epfd = -1;
+	pthread_mutex_init(&vm->capture_lock, NULL);
+	ret = bus_init(&vm->pio, "pio");
+	if (!ret)
+		ret = bus_init(&vm->mmio, "mmio");
+	if (!ret)
+		ret = event_loop_init(&vm->loop);
+	if (!ret)
+		ret = vm_open_kvm(vm);
+	if (!ret)
+		ret = vm_topology(vm);
+	if (ret)
+		goto out_destroy;
+	vm->vm_fd = ioctl(vm->kvm_fd, KVM_CREATE_VM, 0);
+	if (vm->vm_fd < 0) {
+		ret = error_errno(-errno, "kvm: KVM_CREATE_VM");
+		goto out_destroy;
+	}
+	ret = vm_get_host_cpuid(vm);
+	if (ret)
+		goto out_destroy;
+	vm->vendor = opt->vendor_set ? opt->vendor : vm_host_vendor(vm->host_cpuid);
+	ret = vm_set_memory(vm);
+	if (!ret)
+		ret = vm_enable_x2apic_api(vm);
+	if (!ret)
+		ret = vm_create_chips(vm);
+	if (!ret)
+		ret = vm_create_devices(vm);
+	if (!ret)
+		ret = vm_create_vcpus(vm);
+	if (ret)
+		goto out_destroy;
+	*out = vm;
+	return 0;
+out_destroy:
+	vm_destroy(vm);
+	return ret;
+}
+
+void vm_request_exit(struct vm *vm, enum vm_exit_reason reason)
+{
+	int none = VM_EXIT_NONE;
+	uint32_t i;
+
+	if (!__atomic_compare_exchange_n(&vm->exit_reason, &none, (int)reason, false,
+					 __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+		return;
+	for (i = 0; i < vm->n_vcpus; i++)
+		vcpu_kick(&vm->vcpus[i]);
+	event_loop_wake(&vm->loop);
+}
+
+void device_request_exit(struct vm *vm, enum vm_exit_reason reason)
+{
+	vm_request_exit(vm, reason);
+}
+
+void device_set_power_button(struct vm *vm, void (*fn)(void *opaque), void *opaque)
+{
+	vm->power_button = fn;
+	vm->power_button_opaque = opaque;
+}
+
+void vm_power_button(struct vm *vm)
+{
+	if (vm->power_button)
+		vm->power_button(vm->power_button_opaque);
+}
+
+void device_console_capture(struct vm *vm, const void *buf, size_t len)
+{
+	pthread_mutex_lock(&vm->capture_lock);
+	if (vm->capture_len + len + 1 > vm->capture_cap &&
+	    vm->capture_len + len + 1 <= VM_CAPTURE_MAX) {
+		size_t cap = vm->capture_cap ? vm->capture_cap : 4096;
+		char *p;
+
+		while (cap < vm->capture_len + len + 1)
+			cap *= 2;
+		p = realloc(vm->capture, cap);
+		if (p) {
+			vm->capture = p;
+			vm->capture_cap = cap;
+		}
+	}
+	if (vm->capture_len + len + 1 <= vm->capture_cap) {
+		memcpy(vm->capture + vm->capture_len, buf, len);
+		vm->capture_len += len;
+		vm->capture[vm->capture_len] = 0;
+	} else {
+		log_warn_once("console: capture buffer full, output dropped");
+	}
+	pthread_mutex_unlock(&vm->capture_lock);
+}
+
+const char *vm_console_captured(struct vm *vm, size_t *len)
+{
+	*len = vm->capture_len;
+	return vm->capture ? vm->capture : "";
+}
+
+void vm_destroy(struct vm *vm)
+{
+	uint32_t i;
+
+	if (!vm)
+		return;
+	if (vm->vcpus) {
+		vm_request_exit(vm, VM_EXIT_HARD_STOP);
+		for (i = 0; i < vm->n_vcpus; i++)
+			vcpu_destroy(&vm->vcpus[i]);
+	}
+	device_destroy_all(vm->devs, vm->n_devs);
+	irq_release(vm);
+	if (vm->vm_fd >= 0)
+		close(vm->vm_fd);
+	guest_mem_release(&vm->mem);
+	if (vm->kvm_fd >= 0)
+		close(vm->kvm_fd);
+	if (vm->loop.epfd >= 0)
+		event_loop_release(&vm->loop);
+	bus_release(&vm->mmio);
+	bus_release(&vm->pio);
+	pthread_mutex_destroy(&vm->capture_lock);
+	free(vm->capture);
+	free(vm->host_cpuid);
+	free(vm->apic_ids);
+	free(vm->vcpus);
+	free(vm);
+}

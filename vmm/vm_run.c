@@ -1,0 +1,151 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * vm_run.c - run a created and booted VM: start the vCPU threads, then run
+ * the main thread's event loop until the VM ends.
+ *
+ * Stopping from outside follows KubeVirt: SIGTERM or SIGINT presses the ACPI
+ * power button so the guest can shut down cleanly; when it has not powered
+ * off after terminationGracePeriodSeconds, the VM is stopped hard
+ * (VM_EXIT_HARD_STOP). A second SIGINT (Ctrl-C twice) stops it at once.
+ */
+#include <errno.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/signalfd.h>
+#include <unistd.h>
+
+#include "vmm/log.h"
+#include "vmm/vcpu.h"
+#include "vmm/vm.h"
+#include "vmm/vm_config.h"
+
+struct vm_stopper {
+	struct vm *vm;
+	int sfd;
+	int presses;
+	struct event_timer *grace;
+};
+
+static void vm_grace_expired(void *opaque, uint32_t events)
+{
+	struct vm_stopper *s = opaque;
+
+	(void)events;
+	log_warn("vm: guest did not power off within %lld s: stopping it",
+		 (long long)s->vm->cfg->termination_grace_seconds);
+	vm_request_exit(s->vm, VM_EXIT_HARD_STOP);
+}
+
+static void vm_on_signal(void *opaque, uint32_t events)
+{
+	struct vm_stopper *s = opaque;
+	struct signalfd_siginfo si;
+	int64_t grace = s->vm->cfg->termination_grace_seconds;
+
+	(void)events;
+	if (read(s->sfd, &si, sizeof(si)) != sizeof(si))
+		return;
+	if (s->presses++) {
+		if (si.ssi_signo == SIGINT) {
+			log_warn("vm: second SIGINT: stopping the guest now");
+			vm_request_exit(s->vm, VM_EXIT_HARD_STOP);
+		}
+		return;
+	}
+	log_info("vm: %s: pressing the ACPI power button (grace period %lld s)",
+		 strsignal((int)si.ssi_signo), (long long)grace);
+	vm_power_button(s->vm);
+	if (grace <= 0 || event_timer_arm(s->grace, (uint64_t)grace * 1000))
+		vm_request_exit(s->vm, VM_EXIT_HARD_STOP);
+}
+
+static int vm_stopper_init(struct vm_stopper *s, struct vm *vm)
+{
+	sigset_t set;
+	int ret;
+
+	memset(s, 0, sizeof(*s));
+	s->vm = vm;
+	s->sfd = -1;
+	sigemptyset(&set);
+	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGINT);
+	/* Before any thread starts, so that only the signalfd sees them. */
+	pthread_sigmask(SIG_BLOCK, &set, NULL);
+	s->sfd = signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
+	if (s->sfd < 0)
+		return error_errno(-errno, "vm: signalfd");
+	ret = event_add(&vm->loop, s->sfd, EPOLLIN, vm_on_signal, s);
+	if (!ret)
+		ret = event_timer_create(&vm->loop, vm_grace_expired, s, &s->grace);
+	return ret ? error_errno(ret, "vm: event loop setup") : 0;
+}
+
+/*
+ * SIGTERM/SIGINT stay blocked: one arriving while we tear down must not
+ * kill vmlet with the default action and hide the guest's exit status.
+ */
+static void vm_stopper_release(struct vm_stopper *s)
+{
+	event_timer_destroy(s->grace);
+	if (s->sfd >= 0) {
+		event_del(&s->vm->loop, s->sfd);
+		close(s->sfd);
+	}
+}
+
+static void vm_join_vcpus(struct vm *vm)
+{
+	uint32_t i;
+
+	for (i = 0; i < vm->n_vcpus; i++)
+		vcpu_kick(&vm->vcpus[i]);
+	for (i = 0; i < vm->n_vcpus; i++) {
+		if (!vm->vcpus[i].started)
+			continue;
+		pthread_join(vm->vcpus[i].thread, NULL);
+		vm->vcpus[i].started = false;
+	}
+}
+
+int vm_run(struct vm *vm)
+{
+	struct vm_stopper s;
+	uint32_t i;
+	int ret;
+
+	ret = vcpu_signals_init();
+	if (ret)
+		return error_errno(ret, "vm: cannot install the vCPU kick handler");
+	ret = vm_stopper_init(&s, vm);
+	if (ret)
+		goto out;
+	/* APs first: they wait in the kernel for the BSP's INIT-SIPI-SIPI. */
+	for (i = vm->n_vcpus; i-- > 0;) {
+		ret = vcpu_start(&vm->vcpus[i]);
+		if (ret) {
+			vm_request_exit(vm, VM_EXIT_CRASH);
+			goto out_join;
+		}
+	}
+	while (vm_exit_reason(vm) == VM_EXIT_NONE) {
+		ret = event_loop_run(&vm->loop);
+		if (ret) {
+			error_errno(ret, "vm: event loop");
+			vm_request_exit(vm, VM_EXIT_HARD_STOP);
+		}
+	}
+	ret = 0;
+out_join:
+	vm_join_vcpus(vm);
+	/* where a guest that had to be stopped was stuck */
+	if (vm_exit_reason(vm) == VM_EXIT_HARD_STOP && vm->n_vcpus)
+		vcpu_log_regs(&vm->vcpus[0]);
+out:
+	vm_stopper_release(&s);
+	if (ret)
+		return ret;
+	log_info("vm: guest %s", vm_exit_reason_name(vm_exit_reason(vm)));
+	return (int)vm_exit_reason(vm);
+}
