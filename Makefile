@@ -1,7 +1,8 @@
 # vmlet - one non-recursive Makefile.
 #
 #   make            build ./vmlet
-#   make run        install deps, build, run the built-in example VM
+#   make run        install deps, build, resolve the example VM and boot it
+#                   with the probe guest (vmlet probe -f examples/vm)
 #   make test       install deps, build, run every test (unit, conformance,
 #                   boot/probe, sanitizer pass)
 #   make check      clang-format, layering and cppcheck
@@ -137,6 +138,7 @@ test: deps
 run: deps
 	$(Q)$(MAKE) --no-print-directory vmlet
 	./vmlet resolve --explain -f examples/vm
+	./vmlet probe -f examples/vm
 
 check:
 	scripts/check-layering.sh

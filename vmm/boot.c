@@ -195,7 +195,8 @@ static int boot_load(struct vm *vm, const struct boot_file *k, const struct boot
 		arch_regs_linux64(entry64, regs, sregs);
 		return 0;
 	default:
-		return error_errno(-ENOEXEC, "boot: the kernel is neither an ELF with a PVH note nor a bzImage");
+		error("boot: the kernel is neither an ELF with a PVH note nor a bzImage");
+		return -ENOEXEC;
 	}
 }
 
@@ -221,17 +222,21 @@ static int boot_kernel_file(struct vm *vm, struct boot_file *k)
 			return ret;
 		/* vmlet's UEFI firmware is a PVH ELF like any other payload */
 		ret = efi_boot_embedded(&elf, &len);
-		if (ret)
-			return error_errno(ret, "boot: EFI boot is not supported yet: use firmware.kernelBoot or --kernel");
+		if (ret) {
+			error("boot: this vmlet has no UEFI firmware built in: use firmware.kernelBoot or --kernel");
+			return ret;
+		}
 		*k = (struct boot_file){ (uint8_t *)elf, len, false };
 		return 0;
 	}
 	case VM_BOOT_BIOS:
-		return error_errno(-ENOTSUP, "boot: BIOS boot is not supported: use firmware.kernelBoot or --kernel");
+		error("boot: BIOS boot is not supported: use firmware.kernelBoot or --kernel");
+		return -ENOTSUP;
 	case VM_BOOT_NONE:
 		break;
 	}
-	return error_errno(-EINVAL, "boot: the VM has nothing to boot: it needs spec.domain.firmware.kernelBoot (or --kernel), or EFI (bootloader.efi, not supported yet)");
+	error("boot: the VM has nothing to boot: it needs spec.domain.firmware.kernelBoot (or --kernel), or EFI (firmware.bootloader.efi)");
+	return -EINVAL;
 }
 
 int vm_boot(struct vm *vm)

@@ -17,6 +17,7 @@ static const struct device_type *const device_types[] = {
 	&i8042_device,         /* 0x60/0x64: reset line only */
 	&serial8250_device,    /* COM1 0x3f8, IRQ 4 */
 	&acpi_pm_device,       /* PM1a event/control, power button, S5 */
+	&report_port_device,   /* probe's fast report port (captured console only) */
 };
 
 #define N_TYPES (sizeof(device_types) / sizeof(device_types[0]))

@@ -190,6 +190,7 @@ static efi_status EFIAPI exit_boot_services(efi_handle image, uint64_t key)
 	(void)image;
 	if (key != efi_mem.key)
 		return EFI_INVALID_PARAMETER;
+	efi_log("ExitBootServices: handing over to the OS");
 	efi_event_signal_type(EVT_SIGNAL_EXIT_BOOT_SERVICES);
 	efi_time_stop();
 	efi_exited_boot_services = true;

@@ -315,8 +315,8 @@ efi_status efi_fs_read_file(efi_handle h, const char16 *path, void **buf, uint64
 		return fat_status(ret);
 	if (fat_is_dir(&n))
 		return EFI_NOT_FOUND;
-	*buf = efi_alloc(n.size ? n.size : 1);
-	if (!*buf)
+	/* not efi_alloc: zeroing what is read over next costs time */
+	if (mem_pool_alloc(&efi_mem, EfiBootServicesData, n.size ? n.size : 1, buf))
 		return EFI_OUT_OF_RESOURCES;
 	int64_t got = fat_read(&fs->fat, &n, 0, *buf, n.size);
 

@@ -135,28 +135,53 @@ static int pe_relocate(uint8_t *img, const struct pe_image *pe, uint64_t delta)
 	return total;
 }
 
+/* Sections are copied in ascending address order and only the gaps are
+ * zeroed (clearing the whole image first doubles the work, which is slow
+ * on an emulated CPL0); unordered or overlapping tables fall back to that. */
+static bool pe_sections_ascending(const uint8_t *f, const struct pe_image *img)
+{
+	uint64_t cursor = img->size_of_headers;
+
+	for (unsigned int i = 0; i < img->n_sections; i++) {
+		const uint8_t *s = f + img->sections_off + i * SECT_SIZE;
+
+		if (le32(s + 12) < cursor)
+			return false;
+		cursor = le32(s + 12);
+	}
+	return true;
+}
+
 int pe_load(const void *file, uint64_t len, const struct pe_image *img, void *dest,
 	    uint64_t load_addr)
 {
 	const uint8_t *f = file;
 	uint8_t *d = dest;
-	uint64_t delta = load_addr - img->image_base;
+	uint64_t delta = load_addr - img->image_base, cursor = img->size_of_headers;
+	bool ascending = pe_sections_ascending(f, img);
 
-	if (delta && (img->relocs_stripped || !img->reloc_size))
+	/* no relocation table but not marked stripped: position independent */
+	if (delta && img->relocs_stripped)
 		return -FW_ENOTSUP;
-	memset(d, 0, img->size_of_image);
+	if (!ascending)
+		memset(d, 0, img->size_of_image);
 	memcpy(d, f, img->size_of_headers);
 	for (unsigned int i = 0; i < img->n_sections; i++) {
 		const uint8_t *s = f + img->sections_off + i * SECT_SIZE;
-		uint32_t vsize = le32(s + 8), raw = le32(s + 16);
+		uint32_t vsize = le32(s + 8), va = le32(s + 12), raw = le32(s + 16);
 		uint32_t copy = vsize && vsize < raw ? vsize : raw;
 
-		if (!in_bounds(le32(s + 12), copy, img->size_of_image) ||
-		    !in_bounds(le32(s + 20), copy, len))
+		if (!in_bounds(va, copy, img->size_of_image) || !in_bounds(le32(s + 20), copy, len))
 			return -FW_EBADMSG;
-		memcpy(d + le32(s + 12), f + le32(s + 20), copy);
+		if (ascending && va > cursor)
+			memset(d + cursor, 0, va - cursor);
+		memcpy(d + va, f + le32(s + 20), copy);
+		if (va + copy > cursor)
+			cursor = va + copy;
 	}
-	if (!delta)
+	if (ascending && cursor < img->size_of_image)
+		memset(d + cursor, 0, img->size_of_image - cursor);
+	if (!delta || !img->reloc_size)
 		return 0;
 	return pe_relocate(d, img, delta);
 }

@@ -36,7 +36,9 @@ int pe_parse(const void *file, uint64_t len, struct pe_image *out);
 /* Load a parsed image into dest (img->size_of_image bytes, zeroed here)
  * and relocate it to run at load_addr (usually dest's own address).
  * Returns the number of relocations applied, or -errno: -FW_ENOTSUP when
- * load_addr differs from image_base and the image cannot be relocated,
+ * load_addr differs from image_base and the image is marked relocations-
+ * stripped (one without a relocation table and not so marked is position
+ * independent, like Linux's EFI stub),
  * -FW_EBADMSG on a malformed relocation table. */
 int pe_load(const void *file, uint64_t len, const struct pe_image *img, void *dest,
 	    uint64_t load_addr);

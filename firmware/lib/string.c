@@ -1,12 +1,17 @@
 /* SPDX-License-Identifier: MIT */
-/* string.c - mem and str functions (rep movsb/stosb: fine at CPL0 too). */
+/* string.c - mem and str functions (rep movs/stos: fine at CPL0 too). An
+ * emulated CPL0 (our hosts) pays per iteration, so bulk moves go 8 bytes
+ * at a time: rep movsq is ~7x faster there than rep movsb. */
 #include "firmware/lib/fw.h"
 
 void *memcpy(void *dst, const void *src, size_t n)
 {
 	void *d = dst;
+	size_t q = n / 8, r = n % 8;
 
-	__asm__ volatile("rep movsb" : "+D"(d), "+S"(src), "+c"(n) : : "memory");
+	if (q)
+		__asm__ volatile("rep movsq" : "+D"(d), "+S"(src), "+c"(q) : : "memory");
+	__asm__ volatile("rep movsb" : "+D"(d), "+S"(src), "+c"(r) : : "memory");
 	return dst;
 }
 
@@ -25,8 +30,12 @@ void *memmove(void *dst, const void *src, size_t n)
 void *memset(void *dst, int c, size_t n)
 {
 	void *d = dst;
+	size_t q = n / 8, r = n % 8;
+	uint64_t v = (uint8_t)c * 0x0101010101010101ull;
 
-	__asm__ volatile("rep stosb" : "+D"(d), "+c"(n) : "a"(c) : "memory");
+	if (q)
+		__asm__ volatile("rep stosq" : "+D"(d), "+c"(q) : "a"(v) : "memory");
+	__asm__ volatile("rep stosb" : "+D"(d), "+c"(r) : "a"(v) : "memory");
 	return dst;
 }
 

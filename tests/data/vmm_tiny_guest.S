@@ -9,6 +9,7 @@
  *   3 triple fault (load an empty IDT, then int3)
  *   4 write the debug-exit port 0xf4
  *   5 enter S5 at once
+ *   6 read COM1 (polling LSR.DR) and echo each byte until 'q', then S5
  * Ports: arch/x86_64/layout.h (PM1a at 0x600/0x604, S5 SLP_TYP 5).
  */
 	.section .note.pvh, "a"
@@ -35,7 +36,19 @@ _start:
 	test $0x100, %ax
 	jz 3b
 .endif
-.if MODE == 0 || MODE == 5
+.if MODE == 6
+	mov $0x3f8, %dx
+5:	add $5, %dx		/* LSR */
+6:	in %dx, %al
+	test $1, %al		/* data ready */
+	jz 6b
+	sub $5, %dx
+	in %dx, %al		/* RBR */
+	out %al, %dx		/* echo */
+	cmp $'q', %al
+	jne 5b
+.endif
+.if MODE == 0 || MODE == 5 || MODE == 6
 	mov $0x604, %dx
 	mov $((5 << 10) | (1 << 13)), %ax
 	out %ax, %dx

@@ -24,7 +24,7 @@ expect_status() { # WANT NAME ARGS...
 	LAST_OUT=$out
 }
 
-for m in 2 3 4 5; do build_guest $m "$TMPD/mode$m.elf" || fail "cannot build guest mode $m"; done
+for m in 2 3 4 5 6; do build_guest $m "$TMPD/mode$m.elf" || fail "cannot build guest mode $m"; done
 
 expect_status 0 "S5 power-off" "$VMLET" run --kernel "$TMPD/mode5.elf"
 [[ $LAST_OUT == "tiny-guest: up"* ]] && ok "console reached stdout" || fail "console output: '$LAST_OUT'"
@@ -41,6 +41,12 @@ grep -q "tiny-guest: up" "$TMPD/con.txt" && [[ -z $LAST_OUT ]] && ok "console fi
 	fail "console file: '$(cat "$TMPD/con.txt" 2>/dev/null)' stdout '$LAST_OUT'"
 expect_status 0 "console none" "$VMLET" run --kernel "$TMPD/mode5.elf" --console none
 [[ -z $LAST_OUT ]] && ok "console none prints nothing" || fail "console none printed '$LAST_OUT'"
+
+# console input: stdin reaches the guest through the UART's receiver
+out=$(printf 'abq' | timeout 30 "$VMLET" run --kernel "$TMPD/mode6.elf" --log-format text 2>"$TMPD/err")
+rc=$?
+[[ $rc == 0 && $out == *"tiny-guest: up"*abq ]] && ok "stdin echoed by the guest: exit 0" ||
+	{ fail "stdin echo: exit $rc, output '$out'"; sed 's/^/    /' "$TMPD/err"; }
 
 # topology and memory shapes the VMM must accept (APs stay asleep here)
 expect_status 0 "4 vCPUs, 5Gi (RAM above 4 GiB)" "$VMLET" run --kernel "$TMPD/mode5.elf" --smp 2,2,1 --memory 5Gi

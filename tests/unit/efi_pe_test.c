@@ -131,6 +131,8 @@ static void test_pe_ld_relocated(void)
 	uint64_t load = 0x7ff123450000ull, delta = load - BASE;
 
 	CHECK(nrel >= 2);
+	memset(at_base, 0xa5, pe.size_of_image); /* what the loader must clear */
+	memset(moved, 0x5a, pe.size_of_image);
 	CHECK(pe_load(f, len, &pe, at_base, BASE) == 0);
 	CHECK_EQ_U64(pe_load(f, len, &pe, moved, load), nrel);
 	/* the pointer in .data now points at the string in the moved image */
@@ -153,6 +155,12 @@ static void test_pe_ld_relocated(void)
 		uint32_t vs = le32(s + 8), raw = le32(s + 16), n = vs && vs < raw ? vs : raw;
 
 		CHECK(!memcmp(at_base + le32(s + 12), f + le32(s + 20), n));
+		/* the rest of the section up to the next page is zero */
+		for (uint32_t k = le32(s + 12) + n; k < pe.size_of_image && (k & 4095); k++)
+			if (at_base[k]) {
+				CHECK(!"section tail not zeroed");
+				break;
+			}
 	}
 	free(at_base);
 	free(moved);
@@ -265,7 +273,15 @@ static void test_pe_malformed(void)
 	CHECK(pe_load(f, len, &pe, img, 0x1000000) == -FW_EBADMSG);
 	memcpy(rel, save, 12);
 	CHECK(pe_load(f, len, &pe, img, 0x1000000) > 0);
-	/* without relocations it can only run where it was linked */
+	/* no relocation directory, not marked stripped: position independent */
+	uint8_t save_dir[8];
+
+	memcpy(save_dir, opt + 112 + 40, 8);
+	memset(opt + 112 + 40, 0, 8);
+	CHECK(pe_parse(f, len, &pe) == 0 && pe.reloc_size == 0);
+	CHECK(pe_load(f, len, &pe, img, 0x1000000) == 0);
+	memcpy(opt + 112 + 40, save_dir, 8);
+	/* marked stripped, it can only run where it was linked */
 	f[lfanew + 22] |= 1;
 	CHECK(pe_parse(f, len, &pe) == 0 && pe.relocs_stripped);
 	CHECK(pe_load(f, len, &pe, img, 0x1000000) == -FW_ENOTSUP);

@@ -9,12 +9,15 @@
 #include <stdlib.h>
 #include <sys/mman.h>
 
+#include "firmware/abi.h"
 #include "tests/lib/test.h"
 #include "vmm/bus.h"
 #include "vmm/device.h"
 #include "vmm/guest_mem.h"
 #include "vmm/vm.h"
 #include "vmm/vm_config.h"
+
+static enum vm_console_kind rig_console = VM_CONSOLE_CAPTURE;
 
 struct rig {
 	struct vm vm;
@@ -30,7 +33,7 @@ static int rig_init_acpi(struct rig *r, bool acpi)
 	r->cfg.acpi = acpi;
 	r->vm.cfg = &r->cfg;
 	r->vm.kvm_fd = r->vm.vm_fd = -1;
-	r->vm.opt.console.kind = VM_CONSOLE_CAPTURE;
+	r->vm.opt.console.kind = rig_console;
 	pthread_mutex_init(&r->vm.capture_lock, NULL);
 	if (bus_init(&r->vm.pio, "pio") || bus_init(&r->vm.mmio, "mmio") ||
 	    event_loop_init(&r->vm.loop))
@@ -174,6 +177,48 @@ static void test_rtc_and_legacy(void)
 	rig_release(&r);
 }
 
+static void test_report_port(void)
+{
+	static const char text[] = "VMLET-PROBE-BEGIN v1\nvcpus=0\nVMLET-PROBE-END\n";
+	struct fw_abi_report_desc desc = { FW_ABI_REPORT_MAGIC, sizeof(text) - 1, 0x200000 };
+	uint32_t v = 0, gpa = 0x100000;
+	struct rig r;
+	size_t len;
+
+	CHECK(rig_init(&r) == 0);
+	CHECK(guest_mem_init(&r.vm.mem, 64ull << 20, 0) == 0);
+	bus_read(&r.vm.pio, FW_ABI_REPORT_PORT, &v, 4);
+	CHECK_EQ_U64(v, FW_ABI_REPORT_MAGIC);
+	memcpy(guest_mem_ptr(&r.vm.mem, desc.addr, sizeof(text)), text, sizeof(text));
+	memcpy(guest_mem_ptr(&r.vm.mem, gpa, sizeof(desc)), &desc, sizeof(desc));
+	bus_write(&r.vm.pio, FW_ABI_REPORT_PORT, &gpa, 4);
+	CHECK_STR(vm_console_captured(&r.vm, &len), text);
+	/* untrusted: misaligned, outside RAM, too long, bad magic -> dropped */
+	gpa = 0x100004;
+	bus_write(&r.vm.pio, FW_ABI_REPORT_PORT, &gpa, 4);
+	gpa = 0xfffffff8;
+	bus_write(&r.vm.pio, FW_ABI_REPORT_PORT, &gpa, 4);
+	gpa = 0x100000;
+	desc.addr = (64ull << 20) - 4;
+	memcpy(guest_mem_ptr(&r.vm.mem, gpa, sizeof(desc)), &desc, sizeof(desc));
+	bus_write(&r.vm.pio, FW_ABI_REPORT_PORT, &gpa, 4);
+	desc = (struct fw_abi_report_desc){ 0, 4, 0x200000 };
+	memcpy(guest_mem_ptr(&r.vm.mem, gpa, sizeof(desc)), &desc, sizeof(desc));
+	bus_write(&r.vm.pio, FW_ABI_REPORT_PORT, &gpa, 4);
+	CHECK(len == sizeof(text) - 1);
+	vm_console_captured(&r.vm, &len);
+	CHECK(len == sizeof(text) - 1);
+	guest_mem_release(&r.vm.mem);
+	rig_release(&r);
+
+	/* a console the user sees is never diverted */
+	rig_console = VM_CONSOLE_NONE;
+	CHECK(rig_init(&r) == 0);
+	CHECK(bus_read(&r.vm.pio, FW_ABI_REPORT_PORT, &v, 4) == -ENOENT);
+	rig_release(&r);
+	rig_console = VM_CONSOLE_CAPTURE;
+}
+
 static void test_guest_mem(void)
 {
 	struct guest_mem m;
@@ -199,6 +244,7 @@ int main(void)
 	TEST_RUN(test_serial8250);
 	TEST_RUN(test_pm_and_i8042);
 	TEST_RUN(test_rtc_and_legacy);
+	TEST_RUN(test_report_port);
 	TEST_RUN(test_guest_mem);
 	return test_summary();
 }

@@ -56,6 +56,7 @@ struct net_pair {
 	size_t rx_len;	    /* its length (with header); 0 = none */
 	bool rx_wait_guest; /* no RX buffers: not reading the backend */
 	bool be_dead;	    /* the backend failed for good: not polled */
+	bool rx_more;	    /* stopped by the budget, not for lack of input */
 };
 
 struct virtio_net {

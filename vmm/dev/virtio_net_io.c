@@ -138,6 +138,7 @@ static void rx_pump(struct virtio_net *n, unsigned int pi)
 
 	if (!q)
 		return;
+	p->rx_more = false;
 	for (budget = RX_BUDGET; budget; budget--) {
 		enum rx_result r;
 
@@ -162,6 +163,9 @@ static void rx_pump(struct virtio_net *n, unsigned int pi)
 		p->rx_len = 0;
 		done++;
 	}
+	/* out of budget: come back without sleeping (a stream backend may
+	 * hold whole frames that no poll() would report) */
+	p->rx_more = !budget;
 	if (done && virtq_should_notify(q))
 		virtio_pci_queue_interrupt(&n->vp, 2 * pi);
 }
@@ -367,6 +371,8 @@ static int io_fds_build(struct virtio_net *n, bool active, struct io_fds *f)
 			fds_add(f, n->pair[i].be->fd, 1, i);
 		else
 			tmo = 100; /* a reconnecting backend (passt): look again */
+		if (n->pair[i].rx_more)
+			tmo = 0;
 	}
 	fds_add(f, virtio_pci_kick_fd(&n->vp, 2 * n->pairs), 0, 2 * n->pairs);
 	return tmo;
@@ -431,9 +437,14 @@ static void *io_main(void *arg)
 				rx_pump(n, f.queue[i]);
 			}
 		}
-		for (i = 0; active && r == 0 && i < n->active_pairs; i++)
-			if (n->pair[i].be->fd < 0)
-				rx_pump(n, i); /* let the backend reconnect */
+		for (i = 0; active && i < n->active_pairs; i++) {
+			struct net_pair *p = &n->pair[i];
+
+			if (p->be_dead || p->rx_wait_guest)
+				continue;
+			if (p->rx_more || (r == 0 && p->be->fd < 0))
+				rx_pump(n, i); /* more to do, or let the backend reconnect */
+		}
 	}
 	return NULL;
 }
