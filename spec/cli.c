@@ -31,7 +31,8 @@ static void usage(FILE *f)
 	      "                      ControllerRevisions captured\n"
 	      "      --explain       which object set every resolved field, and where\n"
 	      "      --volume N=PATH host path backing volume N (-o config)\n"
-	      "      --disk-root DIR containerDisk image root (-o config; default " SPEC_DEFAULT_DISK_ROOT ")\n"
+	      "      --disk-root DIR containerDisk image root (-o config; "
+	      "default " SPEC_DEFAULT_DISK_ROOT ")\n"
 	      "\n"
 	      "Errors: FILE:LINE:COL: FIELD.PATH: message on stderr, exit status 1;\n"
 	      "usage errors exit 2.\n",
@@ -52,16 +53,16 @@ struct args {
 static int parse_args(int argc, char **argv, struct args *a)
 {
 	static const struct option opts[] = {
-		{"file", required_argument, NULL, 'f'},
-		{"vm", required_argument, NULL, 'v'},
-		{"output", required_argument, NULL, 'o'},
-		{"list", no_argument, NULL, 'l'},
-		{"explain", no_argument, NULL, 'e'},
-		{"volume", required_argument, NULL, 'V'},
-		{"disk-root", required_argument, NULL, 'D'},
-		{"bench", required_argument, NULL, 'B'},
-		{"help", no_argument, NULL, 'h'},
-		{NULL, 0, NULL, 0},
+	    {"file", required_argument, NULL, 'f'},
+	    {"vm", required_argument, NULL, 'v'},
+	    {"output", required_argument, NULL, 'o'},
+	    {"list", no_argument, NULL, 'l'},
+	    {"explain", no_argument, NULL, 'e'},
+	    {"volume", required_argument, NULL, 'V'},
+	    {"disk-root", required_argument, NULL, 'D'},
+	    {"bench", required_argument, NULL, 'B'},
+	    {"help", no_argument, NULL, 'h'},
+	    {NULL, 0, NULL, 0},
 	};
 	char *end;
 	int c;
@@ -88,8 +89,10 @@ static int parse_args(int argc, char **argv, struct args *a)
 			else if (strcmp(optarg, "config") == 0)
 				a->out = OUT_CONFIG;
 			else {
-				fprintf(stderr, "vmlet resolve: unknown output format '%s' "
-						"(json, yaml or config)\n", optarg);
+				fprintf(stderr,
+					"vmlet resolve: unknown output format '%s' "
+					"(json, yaml or config)\n",
+					optarg);
 				return -EINVAL;
 			}
 			break;
@@ -101,7 +104,8 @@ static int parse_args(int argc, char **argv, struct args *a)
 			break;
 		case 'V':
 			if (!strchr(optarg, '=') || optarg[0] == '=') {
-				fprintf(stderr, "vmlet resolve: --volume wants NAME=PATH, got '%s'\n",
+				fprintf(stderr,
+					"vmlet resolve: --volume wants NAME=PATH, got '%s'\n",
 					optarg);
 				return -EINVAL;
 			}
@@ -134,7 +138,8 @@ static int parse_args(int argc, char **argv, struct args *a)
 		return -EINVAL;
 	}
 	if (!a->n_files && !getenv("VMLET_MANIFEST")) {
-		fprintf(stderr, "vmlet resolve: no input: give -f FILE|DIR|- or set VMLET_MANIFEST\n");
+		fprintf(stderr,
+			"vmlet resolve: no input: give -f FILE|DIR|- or set VMLET_MANIFEST\n");
 		return -EINVAL;
 	}
 	return 0;
@@ -178,9 +183,9 @@ static int bench(struct session *s, const struct args *a)
 static int output(struct session *s, const struct args *a)
 {
 	struct spec_options o = {
-		.volume_overrides = a->volumes,
-		.n_volume_overrides = a->n_volumes,
-		.disk_root = a->disk_root,
+	    .volume_overrides = a->volumes,
+	    .n_volume_overrides = a->n_volumes,
+	    .disk_root = a->disk_root,
 	};
 	struct vm_config cfg;
 	const struct node *doc;

@@ -54,13 +54,13 @@ struct kind_map {
 };
 
 static const struct kind_map instancetype_kinds[] = {
-	{"VirtualMachineInstancetype", OBJ_IT, false},
-	{"VirtualMachineClusterInstancetype", OBJ_CIT, true},
-	{"VirtualMachinePreference", OBJ_PREF, false},
-	{"VirtualMachineClusterPreference", OBJ_CPREF, true},
-	{"VirtualMachineFlavor", OBJ_IT, false},
-	{"VirtualMachineClusterFlavor", OBJ_CIT, true},
-	{NULL, 0, false},
+    {"VirtualMachineInstancetype", OBJ_IT, false},
+    {"VirtualMachineClusterInstancetype", OBJ_CIT, true},
+    {"VirtualMachinePreference", OBJ_PREF, false},
+    {"VirtualMachineClusterPreference", OBJ_CPREF, true},
+    {"VirtualMachineFlavor", OBJ_IT, false},
+    {"VirtualMachineClusterFlavor", OBJ_CIT, true},
+    {NULL, 0, false},
 };
 
 static enum obj_kind classify(struct cluster *c, struct node *root, bool *cluster_scoped)
@@ -85,13 +85,15 @@ static enum obj_kind classify(struct cluster *c, struct node *root, bool *cluste
 			if (strcmp(group, "flavor.kubevirt.io") == 0)
 				diag_warn(&c->d, root, NULL,
 					  "%s %s is the deprecated predecessor of "
-					  "instancetype.kubevirt.io/v1beta1; resolved with the v1beta1 rules",
+					  "instancetype.kubevirt.io/v1beta1; resolved with the "
+					  "v1beta1 rules",
 					  api, kind);
 			else if (is_alpha(version))
-				diag_warn(&c->d, root, NULL,
-					  "%s is deprecated (no longer served since KubeVirt v1.6); "
-					  "read as instancetype.kubevirt.io/v1beta1",
-					  api);
+				diag_warn(
+				    &c->d, root, NULL,
+				    "%s is deprecated (no longer served since KubeVirt v1.6); "
+				    "read as instancetype.kubevirt.io/v1beta1",
+				    api);
 			return km->k;
 		}
 		return OBJ_OTHER;
@@ -108,10 +110,12 @@ static enum obj_kind classify(struct cluster *c, struct node *root, bool *cluste
 		return OBJ_OTHER;
 	if (strcmp(kind, "VirtualMachine") == 0) {
 		if (!node_get(spec, "template") && node_get(spec, "domain")) {
-			diag_warn(&c->d, root, NULL,
-				  "%s VirtualMachine with spec.domain is a seed-era form (deprecated): "
-				  "resolved as a VirtualMachineInstance (presets apply, instancetypes do not)",
-				  api ? api : "kubevirt.io");
+			diag_warn(
+			    &c->d, root, NULL,
+			    "%s VirtualMachine with spec.domain is a seed-era form (deprecated): "
+			    "resolved as a VirtualMachineInstance (presets apply, instancetypes do "
+			    "not)",
+			    api ? api : "kubevirt.io");
 			return OBJ_VMI;
 		}
 		return OBJ_VM;
@@ -138,6 +142,26 @@ static enum obj_kind classify(struct cluster *c, struct node *root, bool *cluste
 	return OBJ_OTHER;
 }
 
+static bool manifest_name(const char *n);
+
+/* A ConfigMap holding manifests (the way a pod gets them): every data entry
+ * named *.yaml|*.yml|*.json is read as one more input, named FILE#KEY (line
+ * numbers count from the start of the entry). */
+static void add_configmap(struct cluster *c, const struct node *cm)
+{
+	const struct node *data = node_get(cm, "data");
+	const char *text;
+	unsigned int i;
+
+	for (i = 0; i < data->n; i++) {
+		text = node_sval(data->kv[i].val);
+		if (!text || !manifest_name(data->kv[i].key))
+			continue;
+		cluster_add_text(c, arena_printf(&c->a, "%s#%s", cm->file, data->kv[i].key), text,
+				 strlen(text));
+	}
+}
+
 static void add_object(struct cluster *c, struct node *root)
 {
 	struct node *md = node_get(root, "metadata");
@@ -151,6 +175,10 @@ static void add_object(struct cluster *c, struct node *root)
 		for (i = 0; i < items->n; i++)
 			if (node_is_map(items->items[i]))
 				add_object(c, items->items[i]);
+		return;
+	}
+	if (kind && strcmp(kind, "ConfigMap") == 0 && node_is_map(node_get(root, "data"))) {
+		add_configmap(c, root);
 		return;
 	}
 	o = arena_alloc(&c->a, sizeof(*o));
@@ -244,7 +272,8 @@ static int add_file(struct cluster *c, const char *path)
 		fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 		if (fd < 0) {
 			ret = -errno;
-			diag_err_loc(&c->d, NULL, 0, 0, NULL, "cannot open %s: %s", path, strerror(-ret));
+			diag_err_loc(&c->d, NULL, 0, 0, NULL, "cannot open %s: %s", path,
+				     strerror(-ret));
 			return ret;
 		}
 		ret = read_fd(fd, &buf, &len);
@@ -332,7 +361,8 @@ const struct object *cluster_pick_vm(const struct cluster *c, const char *name, 
 	if (n == 1)
 		return found;
 	if (n == 0 && name)
-		diag_err_loc(d, NULL, 0, 0, NULL, "no VirtualMachine named \"%s\" in the input", name);
+		diag_err_loc(d, NULL, 0, 0, NULL, "no VirtualMachine named \"%s\" in the input",
+			     name);
 	else if (n == 0)
 		diag_err_loc(d, NULL, 0, 0, NULL, "no VirtualMachine in the input");
 	else

@@ -6,13 +6,11 @@
  */
 #include <dirent.h>
 #include <errno.h>
-#include <json-c/json.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
 #include "spec/config.h"
-#include "spec/emit.h"
 
 #define PVC_DIR "/var/run/kubevirt-private/vmi-disks"
 
@@ -142,13 +140,14 @@ static const struct node *find_named(const struct node *seq, const char *name)
 	return NULL;
 }
 
-static const char *override(const struct spec_options *o, const char *name)
+static const char * override(const struct spec_options *o, const char *name)
 {
 	size_t l = strlen(name);
 	unsigned int i;
 
 	for (i = 0; i < o->n_volume_overrides; i++)
-		if (strncmp(o->volume_overrides[i], name, l) == 0 && o->volume_overrides[i][l] == '=')
+		if (strncmp(o->volume_overrides[i], name, l) == 0 &&
+		    o->volume_overrides[i][l] == '=')
 			return o->volume_overrides[i] + l + 1;
 	return NULL;
 }
@@ -273,7 +272,8 @@ static int map_disk(const struct resolver *r, const struct spec_options *o, cons
 		out->source = VM_DISK_EMPTYDISK;
 		out->capacity = bytes_of(node_get(t, "capacity"));
 		out->path = ov ? xstrdup(ov) : NULL;
-	} else if ((ci = node_get(v, "cloudInitNoCloud")) || (ci = node_get(v, "cloudInitConfigDrive"))) {
+	} else if ((ci = node_get(v, "cloudInitNoCloud")) ||
+		   (ci = node_get(v, "cloudInitConfigDrive"))) {
 		out->source = node_get(v, "cloudInitNoCloud") ? VM_DISK_CLOUDINIT_NOCLOUD
 							      : VM_DISK_CLOUDINIT_CONFIGDRIVE;
 		out->path = ov ? xstrdup(ov) : NULL;
@@ -318,9 +318,9 @@ static int map_nic(const struct resolver *r, const struct node *ifc, const struc
 	static const struct {
 		const char *key;
 		enum vm_binding b;
-	} binds[] = {{"bridge", VM_BIND_BRIDGE}, {"masquerade", VM_BIND_MASQUERADE},
-		     {"passt", VM_BIND_PASST},   {"passtBinding", VM_BIND_PASST},
-		     {"sriov", VM_BIND_SRIOV},   {"slirp", VM_BIND_SLIRP},
+	} binds[] = {{"bridge", VM_BIND_BRIDGE},  {"masquerade", VM_BIND_MASQUERADE},
+		     {"passt", VM_BIND_PASST},	  {"passtBinding", VM_BIND_PASST},
+		     {"sriov", VM_BIND_SRIOV},	  {"slirp", VM_BIND_SLIRP},
 		     {"macvtap", VM_BIND_MACVTAP}};
 	const char *name = str_or_empty(node_get(ifc, "name"));
 	const struct node *net = find_named(nets, name), *ports = node_get(ifc, "ports");
@@ -498,151 +498,10 @@ int config_from_resolution(const struct resolver *r, const struct spec_options *
 	cfg->autoattach_serial_console = node_bval(node_get(devs, "autoattachSerialConsole"), true);
 	cfg->block_multi_queue = node_bval(node_get(devs, "blockMultiQueue"), false);
 	cfg->net_multi_queue = node_bval(node_get(devs, "networkInterfaceMultiQueue"), false);
-	if (node_ival(node_get(spec, "terminationGracePeriodSeconds"), INT64_MIN, INT64_MAX, &g) == 0)
+	if (node_ival(node_get(spec, "terminationGracePeriodSeconds"), INT64_MIN, INT64_MAX, &g) ==
+	    0)
 		cfg->termination_grace_seconds = g;
 	return r->d->n_err ? -EINVAL : 0;
-}
-
-/* ---- JSON ----------------------------------------------------------- */
-
-static void add_str(struct json_object *o, const char *k, const char *v)
-{
-	json_object_object_add(o, k, v ? json_object_new_string(v) : NULL);
-}
-
-static void add_u64(struct json_object *o, const char *k, uint64_t v)
-{
-	json_object_object_add(o, k, json_object_new_uint64(v));
-}
-
-static void add_bool(struct json_object *o, const char *k, bool v)
-{
-	json_object_object_add(o, k, json_object_new_boolean(v));
-}
-
-static const char *const boot_names[] = {"none", "kernel", "efi", "bios"};
-static const char *const source_names[] = {"containerDisk", "hostDisk", "persistentVolumeClaim",
-					   "dataVolume", "emptyDisk", "cloudInitNoCloud",
-					   "cloudInitConfigDrive", "other"};
-static const char *const device_names[] = {"disk", "cdrom", "lun"};
-static const char *const cache_names[] = {NULL, "none", "writethrough", "writeback"};
-static const char *const binding_names[] = {NULL, "bridge", "masquerade", "passt",
-					    "sriov", "slirp", "macvtap", "plugin"};
-
-static struct json_object *disk_json(const struct vm_disk *d)
-{
-	struct json_object *o = json_object_new_object();
-
-	add_str(o, "name", d->name);
-	add_str(o, "device", device_names[d->device]);
-	add_str(o, "bus", d->bus);
-	add_str(o, "source", source_names[d->source]);
-	add_str(o, "path", d->path);
-	add_bool(o, "readOnly", d->read_only);
-	add_str(o, "serial", d->serial);
-	add_str(o, "cache", cache_names[d->cache]);
-	add_str(o, "io", d->io);
-	add_u64(o, "bootOrder", d->boot_order);
-	add_u64(o, "capacity", d->capacity);
-	add_u64(o, "logicalBlockSize", d->logical_block_size);
-	add_u64(o, "physicalBlockSize", d->physical_block_size);
-	add_bool(o, "dedicatedIOThread", d->dedicated_io_thread);
-	if (d->source == VM_DISK_CLOUDINIT_NOCLOUD || d->source == VM_DISK_CLOUDINIT_CONFIGDRIVE) {
-		add_str(o, "userData", d->user_data);
-		add_str(o, "networkData", d->network_data);
-		add_str(o, "instanceId", d->meta_instance_id);
-		add_str(o, "hostname", d->meta_hostname);
-	}
-	return o;
-}
-
-static struct json_object *nic_json(const struct vm_nic *n)
-{
-	struct json_object *o = json_object_new_object(), *ports, *p;
-	char mac[18];
-	unsigned int i;
-
-	add_str(o, "name", n->name);
-	add_str(o, "model", n->model);
-	if (n->mac_set) {
-		snprintf(mac, sizeof(mac), "%02x:%02x:%02x:%02x:%02x:%02x", n->mac[0], n->mac[1],
-			 n->mac[2], n->mac[3], n->mac[4], n->mac[5]);
-		add_str(o, "mac", mac);
-	} else {
-		add_str(o, "mac", NULL);
-	}
-	add_str(o, "binding", n->binding == VM_BIND_PLUGIN ? n->binding_plugin
-							   : binding_names[n->binding]);
-	add_str(o, "networkType", n->network_type);
-	add_str(o, "networkName", n->network_name);
-	ports = json_object_new_array();
-	for (i = 0; i < n->n_ports; i++) {
-		p = json_object_new_object();
-		add_str(p, "name", n->ports[i].name);
-		add_str(p, "protocol", n->ports[i].protocol);
-		add_u64(p, "port", n->ports[i].port);
-		json_object_array_add(ports, p);
-	}
-	json_object_object_add(o, "ports", ports);
-	return o;
-}
-
-int config_emit_json(FILE *f, const struct vm_config *c)
-{
-	struct json_object *o = json_object_new_object(), *cpu, *mem, *fw, *arr;
-	unsigned int i;
-	int ret;
-
-	add_str(o, "name", c->name);
-	add_str(o, "namespace", c->namespace);
-	add_str(o, "uid", c->uid);
-	add_str(o, "hostname", c->hostname);
-	add_str(o, "runStrategy", c->run_strategy);
-	cpu = json_object_new_object();
-	add_u64(cpu, "sockets", c->sockets);
-	add_u64(cpu, "cores", c->cores);
-	add_u64(cpu, "threads", c->threads);
-	add_u64(cpu, "vcpus", (uint64_t)c->sockets * c->cores * c->threads);
-	add_u64(cpu, "maxSockets", c->max_sockets);
-	add_str(cpu, "model", c->cpu_model);
-	add_bool(cpu, "dedicatedCpuPlacement", c->dedicated_cpu_placement);
-	json_object_object_add(o, "cpu", cpu);
-	mem = json_object_new_object();
-	add_u64(mem, "bytes", c->memory_bytes);
-	add_u64(mem, "hugepageSize", c->hugepage_size);
-	add_u64(mem, "maxGuestBytes", c->max_guest_bytes);
-	json_object_object_add(o, "memory", mem);
-	fw = json_object_new_object();
-	add_str(fw, "boot", boot_names[c->boot]);
-	add_str(fw, "kernel", c->kernel_path);
-	add_str(fw, "initrd", c->initrd_path);
-	add_str(fw, "cmdline", c->cmdline);
-	add_bool(fw, "secureBoot", c->efi_secure_boot);
-	add_bool(fw, "efiPersistent", c->efi_persistent);
-	add_str(fw, "uuid", c->firmware_uuid);
-	add_str(fw, "serial", c->firmware_serial);
-	json_object_object_add(o, "firmware", fw);
-	add_bool(o, "acpi", c->acpi);
-	add_bool(o, "smm", c->smm);
-	add_str(o, "machineType", c->machine_type);
-	add_str(o, "architecture", c->architecture);
-	arr = json_object_new_array();
-	for (i = 0; i < c->n_disks; i++)
-		json_object_array_add(arr, disk_json(&c->disks[i]));
-	json_object_object_add(o, "disks", arr);
-	arr = json_object_new_array();
-	for (i = 0; i < c->n_nics; i++)
-		json_object_array_add(arr, nic_json(&c->nics[i]));
-	json_object_object_add(o, "interfaces", arr);
-	add_bool(o, "rng", c->rng);
-	add_bool(o, "serialConsole", c->autoattach_serial_console);
-	add_bool(o, "blockMultiQueue", c->block_multi_queue);
-	add_bool(o, "netMultiQueue", c->net_multi_queue);
-	json_object_object_add(o, "terminationGracePeriodSeconds",
-			       json_object_new_int64(c->termination_grace_seconds));
-	ret = emit_json_object(f, o);
-	json_object_put(o);
-	return ret;
 }
 
 /* ---- library entry point -------------------------------------------- */

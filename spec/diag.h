@@ -34,9 +34,9 @@ void diag_init(struct diag *d, struct arena *a);
 /* at: the node the message is about (its location is printed); NULL or a
  * node without a file falls back to d->fallback. */
 void diag_err(struct diag *d, const struct node *at, const char *path, const char *fmt, ...)
-	__attribute__((format(printf, 4, 5)));
+    __attribute__((format(printf, 4, 5)));
 void diag_warn(struct diag *d, const struct node *at, const char *path, const char *fmt, ...)
-	__attribute__((format(printf, 4, 5)));
+    __attribute__((format(printf, 4, 5)));
 void diag_err_loc(struct diag *d, const char *file, unsigned int line, unsigned int col,
 		  const char *path, const char *fmt, ...) __attribute__((format(printf, 6, 7)));
 void diag_print(const struct diag *d, FILE *f);

@@ -50,8 +50,8 @@ struct json_object *node_to_json(const struct node *n)
 char *node_json(struct arena *a, const struct node *n)
 {
 	struct json_object *o = node_to_json(n);
-	char *s = arena_strdup(a, json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN |
-									JSON_C_TO_STRING_NOSLASHESCAPE));
+	char *s = arena_strdup(a, json_object_to_json_string_ext(
+				      o, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE));
 
 	json_object_put(o);
 	return s;
@@ -80,9 +80,8 @@ static void put_compacted(FILE *f, const char *s)
 
 int emit_json_object(FILE *f, struct json_object *o)
 {
-	const char *s = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PRETTY |
-							      JSON_C_TO_STRING_SPACED |
-							      JSON_C_TO_STRING_NOSLASHESCAPE);
+	const char *s = json_object_to_json_string_ext(
+	    o, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED | JSON_C_TO_STRING_NOSLASHESCAPE);
 
 	put_compacted(f, s ? s : "null");
 	fputc('\n', f);

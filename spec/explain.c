@@ -77,12 +77,14 @@ static void walk(struct rows *rs, const char *path, const struct node *n, const 
 			if (strcmp(n->kv[i].key, "name") == 0 && path[strlen(path) - 1] == ']' &&
 			    n->kv[i].val && n->kv[i].val->type == N_STR && n->n > 1)
 				continue;
-			walk(rs, arena_printf(rs->a, "%s%s%s", path, *path ? "." : "", n->kv[i].key),
+			walk(rs,
+			     arena_printf(rs->a, "%s%s%s", path, *path ? "." : "", n->kv[i].key),
 			     n->kv[i].val, origin);
 		} else {
 			name = node_sval(node_get(n->items[i], "name"));
-			walk(rs, name ? arena_printf(rs->a, "%s[%s]", path, name)
-				      : arena_printf(rs->a, "%s[%u]", path, i),
+			walk(rs,
+			     name ? arena_printf(rs->a, "%s[%s]", path, name)
+				  : arena_printf(rs->a, "%s[%u]", path, i),
 			     n->items[i], origin);
 		}
 	}

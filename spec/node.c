@@ -264,6 +264,16 @@ struct node *node_set(struct arena *a, struct node *m, const char *key, struct n
 	return val;
 }
 
+struct node *node_add(struct arena *a, struct node *m, const char *key, struct node *val)
+{
+	if (m->n == m->cap)
+		grow(a, m, sizeof(*m->kv));
+	m->kv[m->n].key = key;
+	m->kv[m->n].val = val;
+	m->n++;
+	return val;
+}
+
 struct node *node_get_map(struct arena *a, struct node *m, const char *key)
 {
 	struct node *v = node_get(m, key);

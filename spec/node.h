@@ -21,8 +21,8 @@
 struct arena_chunk;
 struct arena {
 	struct arena_chunk *head;
-	size_t used, size;  /* of head */
-	size_t total;       /* bytes handed out, for limits */
+	size_t used, size; /* of head */
+	size_t total;	   /* bytes handed out, for limits */
 };
 
 void arena_init(struct arena *a);
@@ -31,8 +31,7 @@ void arena_free(struct arena *a);
 void *arena_alloc(struct arena *a, size_t n);
 char *arena_strdup(struct arena *a, const char *s);
 char *arena_strndup(struct arena *a, const char *s, size_t n);
-char *arena_printf(struct arena *a, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
+char *arena_printf(struct arena *a, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* ---- nodes ---------------------------------------------------------- */
 enum node_type {
@@ -68,8 +67,7 @@ struct node {
 
 struct node *node_new(struct arena *a, enum node_type t);
 struct node *node_str(struct arena *a, const char *s);
-struct node *node_strf(struct arena *a, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
+struct node *node_strf(struct arena *a, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 struct node *node_int(struct arena *a, long long v);
 struct node *node_bool(struct arena *a, bool v);
 struct node *node_map(struct arena *a);
@@ -88,6 +86,8 @@ struct node *node_path(const struct node *m, const char *dotted);
 /* Insert or replace; returns val. m must be a map. */
 struct node *node_set(struct arena *a, struct node *m, const char *key, struct node *val);
 /* Get a child map, creating it (replacing a null/non-map value). */
+/* Append key without looking for an existing one (fresh maps only). */
+struct node *node_add(struct arena *a, struct node *m, const char *key, struct node *val);
 struct node *node_get_map(struct arena *a, struct node *m, const char *key);
 bool node_del(struct node *m, const char *key);
 /* Append to a sequence. */

@@ -25,12 +25,12 @@ struct suffix {
 };
 
 static const struct suffix suffixes[] = {
-	{"Ki", 2, 10, QTY_BINARY_SI}, {"Mi", 2, 20, QTY_BINARY_SI}, {"Gi", 2, 30, QTY_BINARY_SI},
-	{"Ti", 2, 40, QTY_BINARY_SI}, {"Pi", 2, 50, QTY_BINARY_SI}, {"Ei", 2, 60, QTY_BINARY_SI},
-	{"n", 10, -9, QTY_DECIMAL_SI}, {"u", 10, -6, QTY_DECIMAL_SI}, {"m", 10, -3, QTY_DECIMAL_SI},
-	{"", 10, 0, QTY_DECIMAL_SI},   {"k", 10, 3, QTY_DECIMAL_SI},  {"M", 10, 6, QTY_DECIMAL_SI},
-	{"G", 10, 9, QTY_DECIMAL_SI},  {"T", 10, 12, QTY_DECIMAL_SI}, {"P", 10, 15, QTY_DECIMAL_SI},
-	{"E", 10, 18, QTY_DECIMAL_SI},
+    {"Ki", 2, 10, QTY_BINARY_SI},  {"Mi", 2, 20, QTY_BINARY_SI},  {"Gi", 2, 30, QTY_BINARY_SI},
+    {"Ti", 2, 40, QTY_BINARY_SI},  {"Pi", 2, 50, QTY_BINARY_SI},  {"Ei", 2, 60, QTY_BINARY_SI},
+    {"n", 10, -9, QTY_DECIMAL_SI}, {"u", 10, -6, QTY_DECIMAL_SI}, {"m", 10, -3, QTY_DECIMAL_SI},
+    {"", 10, 0, QTY_DECIMAL_SI},   {"k", 10, 3, QTY_DECIMAL_SI},  {"M", 10, 6, QTY_DECIMAL_SI},
+    {"G", 10, 9, QTY_DECIMAL_SI},  {"T", 10, 12, QTY_DECIMAL_SI}, {"P", 10, 15, QTY_DECIMAL_SI},
+    {"E", 10, 18, QTY_DECIMAL_SI},
 };
 
 /* mant / 10^frac * base^exp in nanos, rounded up in magnitude. */

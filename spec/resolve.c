@@ -201,7 +201,8 @@ static void convert_flavor(struct resolver *r)
 	kind = node_sval(node_get(fl, "kind"));
 	if (kind) {
 		lk = lower(r->a, kind);
-		if (strcmp(lk, "virtualmachineflavor") == 0 || strcmp(lk, "virtualmachineflavors") == 0)
+		if (strcmp(lk, "virtualmachineflavor") == 0 ||
+		    strcmp(lk, "virtualmachineflavors") == 0)
 			node_set(r->a, fl, "kind", node_str(r->a, "VirtualMachineInstancetype"));
 		else if (strcmp(lk, "virtualmachineclusterflavor") == 0 ||
 			 strcmp(lk, "virtualmachineclusterflavors") == 0)

@@ -21,14 +21,14 @@
 
 enum obj_kind {
 	OBJ_OTHER = 0,
-	OBJ_VM,          /* kubevirt.io VirtualMachine with spec.template */
-	OBJ_VMI,         /* VirtualMachineInstance or v1alpha VM with spec.domain */
-	OBJ_IT,          /* VirtualMachineInstancetype (or Flavor) */
-	OBJ_CIT,         /* VirtualMachineClusterInstancetype (or ClusterFlavor) */
-	OBJ_PREF,        /* VirtualMachinePreference */
-	OBJ_CPREF,       /* VirtualMachineClusterPreference */
-	OBJ_PRESET,      /* VirtualMachineInstancePreset / v1alpha1 VirtualMachinePreset */
-	OBJ_REVISION,    /* apps/v1 ControllerRevision */
+	OBJ_VM,	      /* kubevirt.io VirtualMachine with spec.template */
+	OBJ_VMI,      /* VirtualMachineInstance or v1alpha VM with spec.domain */
+	OBJ_IT,	      /* VirtualMachineInstancetype (or Flavor) */
+	OBJ_CIT,      /* VirtualMachineClusterInstancetype (or ClusterFlavor) */
+	OBJ_PREF,     /* VirtualMachinePreference */
+	OBJ_CPREF,    /* VirtualMachineClusterPreference */
+	OBJ_PRESET,   /* VirtualMachineInstancePreset / v1alpha1 VirtualMachinePreset */
+	OBJ_REVISION, /* apps/v1 ControllerRevision */
 	OBJ_PVC,
 	OBJ_DV,
 	OBJ_DS,
@@ -38,14 +38,14 @@ struct object {
 	enum obj_kind kind;
 	struct node *root;
 	const char *name;
-	const char *ns;       /* "" for cluster-scoped objects */
-	bool legacy;          /* seed-era / deprecated API form */
+	const char *ns; /* "" for cluster-scoped objects */
+	bool legacy;	/* seed-era / deprecated API form */
 	struct object *next;
 };
 
 struct cluster {
 	struct arena a;
-	struct diag d;   /* load errors and deprecation warnings */
+	struct diag d; /* load errors and deprecation warnings */
 	struct doc_list docs;
 	struct object *objs, **tail;
 	unsigned int n_vms; /* OBJ_VM + OBJ_VMI */
@@ -63,16 +63,16 @@ const struct object *cluster_find(const struct cluster *c, enum obj_kind k, cons
 const struct object *cluster_pick_vm(const struct cluster *c, const char *name, struct diag *d);
 
 struct matcher {
-	const char *field;   /* "instancetype" / "preference" */
-	const char *Field;   /* "Instancetype" / "Preference" (messages) */
-	struct node *m;      /* spec.<field> of the working VM, NULL = none */
+	const char *field; /* "instancetype" / "preference" */
+	const char *Field; /* "Instancetype" / "Preference" (messages) */
+	struct node *m;	   /* spec.<field> of the working VM, NULL = none */
 	const char *name;
-	const char *kind;    /* as written (may be NULL) */
-	bool cluster;        /* cluster-scoped kind */
-	struct node *obj;    /* the object used (live or from a revision) */
-	struct node *spec;   /* obj.spec */
-	const char *origin;  /* "instancetype NAME" */
-	const char *revision;/* controllerRevisionRef.name after sync */
+	const char *kind;     /* as written (may be NULL) */
+	bool cluster;	      /* cluster-scoped kind */
+	struct node *obj;     /* the object used (live or from a revision) */
+	struct node *spec;    /* obj.spec */
+	const char *origin;   /* "instancetype NAME" */
+	const char *revision; /* controllerRevisionRef.name after sync */
 };
 
 struct resolver {
@@ -80,13 +80,13 @@ struct resolver {
 	struct diag *d;
 	const struct cluster *cl;
 	const struct object *src; /* the VM (or VMI-shaped object) */
-	struct node *vm;   /* the VM after admission and sync (copy) */
-	struct node *vmi;  /* the VirtualMachineInstance */
-	struct node *revs; /* ControllerRevisions captured (seq) */
+	struct node *vm;	  /* the VM after admission and sync (copy) */
+	struct node *vmi;	  /* the VirtualMachineInstance */
+	struct node *revs;	  /* ControllerRevisions captured (seq) */
 	const char *name, *ns;
 	const char *vm_origin; /* "VM NAME" */
 	struct matcher it, pref;
-	bool vmi_only;     /* seed-era VMI form: presets only */
+	bool vmi_only; /* seed-era VMI form: presets only */
 };
 
 /* resolve.c: run the whole pipeline. 0 or -EINVAL (errors in r->d). */
@@ -143,12 +143,11 @@ char *lower(struct arena *a, const char *s);
 void effective_topology(const struct node *spec, uint32_t out[3]);
 const struct node *effective_memory(const struct node *spec);
 
-
 /* session.c: load + resolve + report, shared by the CLI, the library API,
  * the fuzzer and the benchmark. */
 struct session {
 	struct cluster cl;
-	struct arena a;   /* per resolution */
+	struct arena a; /* per resolution */
 	struct diag d;
 	struct resolver r;
 };

@@ -125,7 +125,7 @@ int instancetype_check_spread(struct resolver *r)
 
 struct apply {
 	struct resolver *r;
-	const struct node *it;   /* instancetype spec */
+	const struct node *it;	 /* instancetype spec */
 	struct node *spec, *dom; /* VMI spec and domain */
 	const char *origin;
 	int conflicts;
@@ -135,8 +135,8 @@ static void conflict(struct apply *ap, const struct node *at, const char *suffix
 {
 	struct resolver *r = ap->r;
 	const char *path = suffix[0] == 'a' && strncmp(suffix, "annotations.", 12) == 0
-				   ? suffix
-				   : arena_printf(r->a, "spec.template.spec.%s", suffix);
+			       ? suffix
+			       : arena_printf(r->a, "spec.template.spec.%s", suffix);
 
 	diag_err(r->d, at, path, "VM field(s) %s conflicts with selected instance type %s", path,
 		 r->it.name);
@@ -181,8 +181,8 @@ static void apply_cpu(struct apply *ap)
 	struct node *cpu = node_get(ap->dom, "cpu"), *res = node_get(ap->dom, "resources");
 	static const char *const topo_keys[] = {"sockets", "cores", "threads"};
 	static const char *const keys[][2] = {
-		{"numa", "numa"},
-		{"realtime", "realtime"},
+	    {"numa", "numa"},
+	    {"realtime", "realtime"},
 	};
 	int before = ap->conflicts;
 	const char *topo_origin;
@@ -202,12 +202,15 @@ static void apply_cpu(struct apply *ap)
 		conflict(ap, node_get(cpu, "model"), "domain.cpu.model");
 	if (node_bval(node_get(cpu, "dedicatedCpuPlacement"), false) &&
 	    !node_is_null(node_get(itc, "dedicatedCPUPlacement")))
-		conflict(ap, node_get(cpu, "dedicatedCpuPlacement"), "domain.cpu.dedicatedCPUPlacement");
+		conflict(ap, node_get(cpu, "dedicatedCpuPlacement"),
+			 "domain.cpu.dedicatedCPUPlacement");
 	if (node_bval(node_get(cpu, "isolateEmulatorThread"), false) &&
 	    !node_is_null(node_get(itc, "isolateEmulatorThread")))
-		conflict(ap, node_get(cpu, "isolateEmulatorThread"), "domain.cpu.isolateEmulatorThread");
+		conflict(ap, node_get(cpu, "isolateEmulatorThread"),
+			 "domain.cpu.isolateEmulatorThread");
 	for (i = 0; i < 2; i++)
-		if (!node_is_null(node_get(cpu, keys[i][0])) && !node_is_null(node_get(itc, keys[i][1])))
+		if (!node_is_null(node_get(cpu, keys[i][0])) &&
+		    !node_is_null(node_get(itc, keys[i][1])))
 			conflict(ap, node_get(cpu, keys[i][0]),
 				 arena_printf(r->a, "domain.cpu.%s", keys[i][0]));
 	if (ap->conflicts != before)
@@ -274,7 +277,8 @@ static void apply_memory(struct apply *ap)
 		return conflict(ap, node_path(res, "requests.memory"),
 				"domain.resources.requests.memory");
 	if (!node_is_null(node_path(res, "limits.memory")))
-		return conflict(ap, node_path(res, "limits.memory"), "domain.resources.limits.memory");
+		return conflict(ap, node_path(res, "limits.memory"),
+				"domain.resources.limits.memory");
 	mem = node_get_map(r->a, ap->dom, "memory");
 	put(ap, mem, "guest", node_get(itm, "guest"));
 	if (!node_is_null(node_get(itm, "hugepages")))
@@ -309,7 +313,8 @@ static void apply_misc(struct apply *ap)
 	}
 	if (!node_is_null(node_get(ap->it, "ioThreadsPolicy"))) {
 		if (!node_is_null(node_get(ap->dom, "ioThreadsPolicy")))
-			conflict(ap, node_get(ap->dom, "ioThreadsPolicy"), "domain.ioThreadsPolicy");
+			conflict(ap, node_get(ap->dom, "ioThreadsPolicy"),
+				 "domain.ioThreadsPolicy");
 		else
 			put(ap, ap->dom, "ioThreadsPolicy", node_get(ap->it, "ioThreadsPolicy"));
 	}

@@ -56,8 +56,8 @@ struct infer {
 	struct matcher *mt;
 	const char *name_label, *kind_label;
 	const struct node *labels; /* labels holding the name label */
-	const char *fail;          /* ignorable failure */
-	const char *fatal;         /* non-ignorable failure */
+	const char *fail;	   /* ignorable failure */
+	const char *fatal;	   /* non-ignorable failure */
 };
 
 static bool has_name_label(struct infer *in, const struct node *labels)
@@ -90,9 +90,9 @@ static void from_source(struct infer *in, const struct node *src, const char *wh
 		ns = node_sval(node_get(pvc, "namespace"));
 		from_pvc(in, ns && *ns ? ns : r->ns, str_or_empty(node_get(pvc, "name")));
 	} else if (snap) {
-		in->fatal = arena_printf(r->a,
-					 "volumesnapshots.snapshot.storage.k8s.io \"%s\" not found",
-					 str_or_empty(node_get(snap, "name")));
+		in->fatal =
+		    arena_printf(r->a, "volumesnapshots.snapshot.storage.k8s.io \"%s\" not found",
+				 str_or_empty(node_get(snap, "name")));
 	} else {
 		in->fail = arena_printf(r->a, "unable to infer defaults from %s", what);
 	}
@@ -111,8 +111,9 @@ static void from_dv_spec(struct infer *in, const struct node *spec)
 		return;
 	}
 	if (!ref) {
-		in->fail = "unable to infer defaults from DataVolumeSpec as DataVolumeSource is not "
-			   "supported";
+		in->fail =
+		    "unable to infer defaults from DataVolumeSpec as DataVolumeSource is not "
+		    "supported";
 		return;
 	}
 	kind = str_or_empty(node_get(ref, "kind"));
@@ -124,7 +125,8 @@ static void from_dv_spec(struct infer *in, const struct node *spec)
 		return;
 	}
 	ns = node_sval(node_get(ref, "namespace"));
-	ds = cluster_find(r->cl, OBJ_DS, ns && *ns ? ns : r->ns, str_or_empty(node_get(ref, "name")));
+	ds = cluster_find(r->cl, OBJ_DS, ns && *ns ? ns : r->ns,
+			  str_or_empty(node_get(ref, "name")));
 	if (!ds) {
 		in->fatal = arena_printf(r->a, "datasources.cdi.kubevirt.io \"%s\" not found",
 					 str_or_empty(node_get(ref, "name")));
@@ -178,7 +180,7 @@ int match_infer(struct resolver *r, struct matcher *mt)
 	struct infer in = {.r = r, .mt = mt};
 	const char *ifv = mt->m ? node_sval(node_get(mt->m, "inferFromVolume")) : NULL;
 	bool ignore = mt->m && strcmp(str_or_empty(node_get(mt->m, "inferFromVolumeFailurePolicy")),
-				       "Ignore") == 0;
+				      "Ignore") == 0;
 	struct node *vol, *nm, *spec = node_get(r->vm, "spec");
 	const char *name, *kind;
 
@@ -192,13 +194,13 @@ int match_infer(struct resolver *r, struct matcher *mt)
 	if (!vol)
 		in.fatal = arena_printf(r->a, "unable to find volume %s to infer defaults", ifv);
 	else if (node_get(vol, "persistentVolumeClaim"))
-		from_pvc(&in, r->ns, str_or_empty(node_path(vol, "persistentVolumeClaim.claimName")));
+		from_pvc(&in, r->ns,
+			 str_or_empty(node_path(vol, "persistentVolumeClaim.claimName")));
 	else if (node_get(vol, "dataVolume"))
 		from_datavolume(&in, str_or_empty(node_path(vol, "dataVolume.name")));
 	else
-		in.fail = arena_printf(r->a,
-				       "unable to infer defaults from volume %s as type is not supported",
-				       ifv);
+		in.fail = arena_printf(
+		    r->a, "unable to infer defaults from volume %s as type is not supported", ifv);
 	if (!in.fatal && !in.fail && !node_sval(node_get(in.labels, in.name_label)))
 		in.fail = arena_printf(r->a, "unable to find required %s label on the volume",
 				       in.name_label);
@@ -293,8 +295,8 @@ static const char *v1beta1_kind(enum obj_kind k)
 }
 
 /* the object stored in a ControllerRevision, NULL with an error */
-static struct node *revision_object(struct resolver *r, struct matcher *mt,
-				    const struct object *cr, const struct node *at, const char *path)
+static struct node *revision_object(struct resolver *r, struct matcher *mt, const struct object *cr,
+				    const struct node *at, const char *path)
 {
 	struct node *data = node_get(cr->root, "data");
 	const char *api = node_sval(node_get(data, "apiVersion"));
@@ -317,6 +319,20 @@ static struct node *revision_object(struct resolver *r, struct matcher *mt,
 		return NULL;
 	}
 	return data;
+}
+
+/* a kind for comparison: lower case, singular, "" = the cluster kind */
+static const char *norm_kind(struct resolver *r, const struct matcher *mt, const char *kind)
+{
+	char *lk = lower(r->a, kind);
+	size_t l = strlen(lk);
+
+	if (!l)
+		return is_it(mt) ? "virtualmachineclusterinstancetype"
+				 : "virtualmachineclusterpreference";
+	if (lk[l - 1] == 's')
+		lk[l - 1] = 0;
+	return lk;
 }
 
 int match_find(struct resolver *r, struct matcher *mt)
@@ -343,7 +359,8 @@ int match_find(struct resolver *r, struct matcher *mt)
 	if (rev && *rev) {
 		cr = cluster_find(r->cl, OBJ_REVISION, r->ns, rev);
 		if (!cr) {
-			diag_err(r->d, node_get(mt->m, "revisionName"), mpath(r, mt, "revisionName"),
+			diag_err(r->d, node_get(mt->m, "revisionName"),
+				 mpath(r, mt, "revisionName"),
 				 "controllerrevisions.apps \"%s\" not found", rev);
 			return -EINVAL;
 		}
@@ -354,15 +371,17 @@ int match_find(struct resolver *r, struct matcher *mt)
 		mt->revision = rev;
 	} else if (sref && *sref &&
 		   strcmp(str_or_empty(node_get(status_ref, "name")), mt->name) == 0 &&
+		   strcmp(norm_kind(r, mt, node_sval(node_get(status_ref, "kind"))),
+			  norm_kind(r, mt, mt->kind)) == 0 &&
 		   (cr = cluster_find(r->cl, OBJ_REVISION, r->ns, sref)) &&
 		   strcmp(str_or_empty(node_path(cr->root, "metadata.labels")
-					       ? node_get(node_path(cr->root, "metadata.labels"),
-							  "instancetype.kubevirt.io/object-name")
-					       : NULL),
+					   ? node_get(node_path(cr->root, "metadata.labels"),
+						      "instancetype.kubevirt.io/object-name")
+					   : NULL),
 			  mt->name) == 0) {
-		mt->obj = revision_object(r, mt, cr, node_path(status_ref, "controllerRevisionRef.name"),
-					  arena_printf(r->a, "status.%sRef.controllerRevisionRef.name",
-						       mt->field));
+		mt->obj = revision_object(
+		    r, mt, cr, node_path(status_ref, "controllerRevisionRef.name"),
+		    arena_printf(r->a, "status.%sRef.controllerRevisionRef.name", mt->field));
 		if (!mt->obj)
 			return -EINVAL;
 		mt->revision = sref;
@@ -370,8 +389,9 @@ int match_find(struct resolver *r, struct matcher *mt)
 		o = cluster_find(r->cl, k, mt->cluster ? "" : r->ns, mt->name);
 		if (!o) {
 			diag_err(r->d, node_get(mt->m, "name") ? node_get(mt->m, "name") : mt->m,
-				 mpath(r, mt, "name"), "%s.instancetype.kubevirt.io \"%s\" not found",
-				 resource_of(k), mt->name);
+				 mpath(r, mt, "name"),
+				 "%s.instancetype.kubevirt.io \"%s\" not found", resource_of(k),
+				 mt->name);
 			return -EINVAL;
 		}
 		mt->obj = o->root;
@@ -430,39 +450,40 @@ static struct node *make_revision(struct resolver *r, struct matcher *mt, const 
 	const char *gen = node_text(node_get(omd, "generation"));
 	const char *kind = str_or_empty(node_get(mt->obj, "kind"));
 
-	node_set(a, cr, "apiVersion", node_str(a, "apps/v1"));
-	node_set(a, cr, "kind", node_str(a, "ControllerRevision"));
-	md = node_set(a, cr, "metadata", node_map(a));
-	node_set(a, md, "name", node_str(a, name));
-	node_set(a, md, "namespace", node_str(a, r->ns));
-	labels = node_set(a, md, "labels", node_map(a));
-	node_set(a, labels, "instancetype.kubevirt.io/object-generation", node_str(a, gen ? gen : "0"));
-	node_set(a, labels, "instancetype.kubevirt.io/object-kind", node_str(a, kind));
-	node_set(a, labels, "instancetype.kubevirt.io/object-name", node_str(a, mt->name));
-	node_set(a, labels, "instancetype.kubevirt.io/object-uid",
+	node_add(a, cr, "apiVersion", node_str(a, "apps/v1"));
+	node_add(a, cr, "kind", node_str(a, "ControllerRevision"));
+	md = node_add(a, cr, "metadata", node_map(a));
+	node_add(a, md, "name", node_str(a, name));
+	node_add(a, md, "namespace", node_str(a, r->ns));
+	labels = node_add(a, md, "labels", node_map(a));
+	node_add(a, labels, "instancetype.kubevirt.io/object-generation",
+		 node_str(a, gen ? gen : "0"));
+	node_add(a, labels, "instancetype.kubevirt.io/object-kind", node_str(a, kind));
+	node_add(a, labels, "instancetype.kubevirt.io/object-name", node_str(a, mt->name));
+	node_add(a, labels, "instancetype.kubevirt.io/object-uid",
 		 node_str(a, str_or_empty(node_get(omd, "uid"))));
-	node_set(a, labels, "instancetype.kubevirt.io/object-version", node_str(a, "v1beta1"));
+	node_add(a, labels, "instancetype.kubevirt.io/object-version", node_str(a, "v1beta1"));
 	owner = node_map(a);
-	node_set(a, owner, "apiVersion", node_str(a, "kubevirt.io/v1"));
-	node_set(a, owner, "kind", node_str(a, "VirtualMachine"));
-	node_set(a, owner, "name", node_str(a, r->name));
-	node_set(a, owner, "uid", node_str(a, str_or_empty(node_path(r->vm, "metadata.uid"))));
-	node_set(a, owner, "controller", node_bool(a, true));
-	node_set(a, owner, "blockOwnerDeletion", node_bool(a, true));
-	node_push(a, node_set(a, md, "ownerReferences", node_seq(a)), owner);
-	data = node_set(a, cr, "data", node_map(a));
-	node_set(a, data, "apiVersion", node_str(a, "instancetype.kubevirt.io/v1beta1"));
-	node_set(a, data, "kind", node_str(a, kind));
-	dmd = node_set(a, data, "metadata", node_map(a));
-	node_set(a, dmd, "name", node_str(a, mt->name));
+	node_add(a, owner, "apiVersion", node_str(a, "kubevirt.io/v1"));
+	node_add(a, owner, "kind", node_str(a, "VirtualMachine"));
+	node_add(a, owner, "name", node_str(a, r->name));
+	node_add(a, owner, "uid", node_str(a, str_or_empty(node_path(r->vm, "metadata.uid"))));
+	node_add(a, owner, "controller", node_bool(a, true));
+	node_add(a, owner, "blockOwnerDeletion", node_bool(a, true));
+	node_push(a, node_add(a, md, "ownerReferences", node_seq(a)), owner);
+	data = node_add(a, cr, "data", node_map(a));
+	node_add(a, data, "apiVersion", node_str(a, "instancetype.kubevirt.io/v1beta1"));
+	node_add(a, data, "kind", node_str(a, kind));
+	dmd = node_add(a, data, "metadata", node_map(a));
+	node_add(a, dmd, "name", node_str(a, mt->name));
 	if (node_get(omd, "namespace") && !mt->cluster)
-		node_set(a, dmd, "namespace", node_copy(a, node_get(omd, "namespace"), NULL));
+		node_add(a, dmd, "namespace", node_copy(a, node_get(omd, "namespace"), NULL));
 	if (node_get(omd, "uid"))
-		node_set(a, dmd, "uid", node_copy(a, node_get(omd, "uid"), NULL));
+		node_add(a, dmd, "uid", node_copy(a, node_get(omd, "uid"), NULL));
 	if (node_get(omd, "generation"))
-		node_set(a, dmd, "generation", node_copy(a, node_get(omd, "generation"), NULL));
-	node_set(a, data, "spec", node_copy(a, mt->spec, NULL));
-	node_set(a, cr, "revision", node_int(a, 0));
+		node_add(a, dmd, "generation", node_copy(a, node_get(omd, "generation"), NULL));
+	node_add(a, data, "spec", node_copy(a, mt->spec, NULL));
+	node_add(a, cr, "revision", node_int(a, 0));
 	node_set_origin(cr, "default");
 	return cr;
 }
@@ -491,8 +512,9 @@ int match_sync_revision(struct resolver *r, struct matcher *mt)
 				 mt->revision);
 			return -EINVAL;
 		}
-		node_push(r->a, r->revs, existing ? node_copy(r->a, existing->root, NULL)
-						  : make_revision(r, mt, mt->revision));
+		node_push(r->a, r->revs,
+			  existing ? node_copy(r->a, existing->root, NULL)
+				   : make_revision(r, mt, mt->revision));
 	}
 	status = node_get_map(r->a, r->vm, "status");
 	ref = node_set(r->a, status, refkey, node_map(r->a));

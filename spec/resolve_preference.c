@@ -51,11 +51,11 @@ static struct node *made(struct papply *pa, struct node *n, const struct node *f
 }
 
 static const char *const autoattach[][2] = {
-	{"preferredAutoattachGraphicsDevice", "autoattachGraphicsDevice"},
-	{"preferredAutoattachMemBalloon", "autoattachMemBalloon"},
-	{"preferredAutoattachPodInterface", "autoattachPodInterface"},
-	{"preferredAutoattachSerialConsole", "autoattachSerialConsole"},
-	{"preferredAutoattachInputDevice", "autoattachInputDevice"},
+    {"preferredAutoattachGraphicsDevice", "autoattachGraphicsDevice"},
+    {"preferredAutoattachMemBalloon", "autoattachMemBalloon"},
+    {"preferredAutoattachPodInterface", "autoattachPodInterface"},
+    {"preferredAutoattachSerialConsole", "autoattachSerialConsole"},
+    {"preferredAutoattachInputDevice", "autoattachInputDevice"},
 };
 
 void preference_early(struct resolver *r)
@@ -122,8 +122,8 @@ static void apply_cpu_features(struct papply *pa)
 
 static bool has_binding(const struct node *iface)
 {
-	static const char *const b[] = {"bridge", "masquerade", "sriov", "slirp", "macvtap",
-					"passt", "passtBinding", "binding"};
+	static const char *const b[] = {"bridge",  "masquerade", "sriov",	 "slirp",
+					"macvtap", "passt",	 "passtBinding", "binding"};
 	unsigned int i;
 
 	for (i = 0; i < sizeof(b) / sizeof(b[0]); i++)
@@ -219,10 +219,11 @@ static void apply_devices(struct papply *pa)
 		if (!node_is_map(it))
 			continue;
 		fill_str(pa, it, "model", node_get(pd, "preferredInterfaceModel"));
-		if (!node_is_null(node_get(pd, "preferredInterfaceMasquerade")) && !has_binding(it) &&
-		    is_pod_network(r, str_or_empty(node_get(it, "name"))))
-			node_set(r->a, it, "masquerade",
-				 made(pa, node_map(r->a), node_get(pd, "preferredInterfaceMasquerade")));
+		if (!node_is_null(node_get(pd, "preferredInterfaceMasquerade")) &&
+		    !has_binding(it) && is_pod_network(r, str_or_empty(node_get(it, "name"))))
+			node_set(
+			    r->a, it, "masquerade",
+			    made(pa, node_map(r->a), node_get(pd, "preferredInterfaceMasquerade")));
 	}
 	apply_disks(pa, pd, devs);
 }
@@ -259,9 +260,10 @@ static void apply_firmware(struct papply *pa)
 	if (!node_is_map(pf))
 		return;
 	bl = node_get_map(r->a, node_get_map(r->a, vmi_domain(r), "firmware"), "bootloader");
-	if (node_bval(node_get(pf, "preferredUseBios"), false) && node_is_null(node_get(bl, "bios")) &&
-	    node_is_null(node_get(bl, "efi")))
-		node_set(r->a, bl, "bios", made(pa, node_map(r->a), node_get(pf, "preferredUseBios")));
+	if (node_bval(node_get(pf, "preferredUseBios"), false) &&
+	    node_is_null(node_get(bl, "bios")) && node_is_null(node_get(bl, "efi")))
+		node_set(r->a, bl, "bios",
+			 made(pa, node_map(r->a), node_get(pf, "preferredUseBios")));
 	bios = node_get(bl, "bios");
 	if (node_is_map(bios))
 		fill(pa, bios, "useSerial", node_get(pf, "preferredUseBiosSerial"));
@@ -270,9 +272,10 @@ static void apply_firmware(struct papply *pa)
 		fill(pa, bl, "efi", node_get(pf, "preferredEfi"));
 		return;
 	}
-	if (node_bval(node_get(pf, "preferredUseEfi"), false) && node_is_null(node_get(bl, "efi")) &&
-	    node_is_null(node_get(bl, "bios")))
-		node_set(r->a, bl, "efi", made(pa, node_map(r->a), node_get(pf, "preferredUseEfi")));
+	if (node_bval(node_get(pf, "preferredUseEfi"), false) &&
+	    node_is_null(node_get(bl, "efi")) && node_is_null(node_get(bl, "bios")))
+		node_set(r->a, bl, "efi",
+			 made(pa, node_map(r->a), node_get(pf, "preferredUseEfi")));
 	efi = node_get(bl, "efi");
 	if (node_is_map(efi))
 		fill(pa, efi, "secureBoot", node_get(pf, "preferredUseSecureBoot"));
@@ -374,10 +377,11 @@ static int req_cpu_vm(struct resolver *r, uint32_t need)
 	}
 	if (have >= need)
 		return 0;
-	diag_err(r->d, cpu, paths,
-		 "failure checking preference requirements: insufficient CPU resources of %llu vCPU "
-		 "provided by VirtualMachine, preference requires %u vCPU provided as %s",
-		 (unsigned long long)have, need, as);
+	diag_err(
+	    r->d, cpu, paths,
+	    "failure checking preference requirements: insufficient CPU resources of %llu vCPU "
+	    "provided by VirtualMachine, preference requires %u vCPU provided as %s",
+	    (unsigned long long)have, need, as);
 	return -EINVAL;
 }
 
@@ -403,15 +407,17 @@ static int req_memory(struct resolver *r, const struct node *need_n)
 	qty_format(&have, a, sizeof(a));
 	qty_format(&need, b, sizeof(b));
 	if (r->it.spec)
-		diag_err(r->d, r->it.m, "spec.instancetype",
-			 "failure checking preference requirements: insufficient Memory resources of "
-			 "%s provided by instance type, preference requires %s",
-			 a, b);
+		diag_err(
+		    r->d, r->it.m, "spec.instancetype",
+		    "failure checking preference requirements: insufficient Memory resources of "
+		    "%s provided by instance type, preference requires %s",
+		    a, b);
 	else
-		diag_err(r->d, node_get(vmi_domain(r), "memory"), "spec.template.spec.domain.memory",
-			 "failure checking preference requirements: insufficient Memory resources of "
-			 "%s provided by VirtualMachine, preference requires %s",
-			 a, b);
+		diag_err(
+		    r->d, node_get(vmi_domain(r), "memory"), "spec.template.spec.domain.memory",
+		    "failure checking preference requirements: insufficient Memory resources of "
+		    "%s provided by VirtualMachine, preference requires %s",
+		    a, b);
 	return -EINVAL;
 }
 
@@ -429,11 +435,12 @@ int preference_requirements(struct resolver *r)
 		if (r->it.spec) {
 			itg = raw_u32(node_path(r->it.spec, "cpu.guest"));
 			if (itg < need) {
-				diag_err(r->d, r->it.m, "spec.instancetype",
-					 "failure checking preference requirements: insufficient CPU "
-					 "resources of %u vCPU provided by instance type, preference "
-					 "requires %u vCPU",
-					 itg, need);
+				diag_err(
+				    r->d, r->it.m, "spec.instancetype",
+				    "failure checking preference requirements: insufficient CPU "
+				    "resources of %u vCPU provided by instance type, preference "
+				    "requires %u vCPU",
+				    itg, need);
 				return -EINVAL;
 			}
 		} else if (req_cpu_vm(r, need)) {

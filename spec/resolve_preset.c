@@ -12,15 +12,16 @@
 #include "spec/resolve.h"
 
 static const char *const exclude_keys[] = {
-	"virtualmachineinstancepresets.admission.kubevirt.io/exclude",
-	"virtualmachinepresets.admission.kubevirt.io/exclude",
+    "virtualmachineinstancepresets.admission.kubevirt.io/exclude",
+    "virtualmachinepresets.admission.kubevirt.io/exclude",
 };
 
 /* 1 match, 0 no match, -EINVAL invalid selector (reported) */
 static int selector_matches(struct resolver *r, const struct object *p, const struct node *labels)
 {
 	const struct node *sel = node_path(p->root, "spec.selector");
-	const struct node *ml = node_get(sel, "matchLabels"), *me = node_get(sel, "matchExpressions");
+	const struct node *ml = node_get(sel, "matchLabels"),
+			  *me = node_get(sel, "matchExpressions");
 	const struct node *e = NULL, *vals;
 	const char *key, *op, *v;
 	unsigned int i, j;
@@ -38,7 +39,8 @@ static int selector_matches(struct resolver *r, const struct object *p, const st
 		vals = node_get(e, "values");
 		v = node_sval(node_get(labels, key));
 		for (in = false, j = 0; v && node_is_seq(vals) && j < vals->n; j++)
-			in |= node_text(vals->items[j]) && strcmp(node_text(vals->items[j]), v) == 0;
+			in |=
+			    node_text(vals->items[j]) && strcmp(node_text(vals->items[j]), v) == 0;
 		if (strcmp(op, "In") == 0 || strcmp(op, "NotIn") == 0) {
 			if (!node_is_seq(vals) || !vals->n)
 				goto invalid;
@@ -63,8 +65,8 @@ invalid:
 	return -EINVAL;
 }
 
-static const char *const sections[] = {"cpu", "firmware", "clock", "features",
-				       "devices.watchdog", "ioThreadsPolicy"};
+static const char *const sections[] = {"cpu",	   "firmware",	       "clock",
+				       "features", "devices.watchdog", "ioThreadsPolicy"};
 
 static int cmp_name(const void *a, const void *b)
 {
@@ -75,19 +77,22 @@ static int cmp_name(const void *a, const void *b)
 
 static int conflicts(struct resolver *r, const struct object *a, const struct object *b)
 {
-	const struct node *da = node_path(a->root, "spec.domain"), *db = node_path(b->root, "spec.domain");
-	const struct node *ra = node_path(da, "resources.requests"), *rb = node_path(db, "resources.requests");
+	const struct node *da = node_path(a->root, "spec.domain"),
+			  *db = node_path(b->root, "spec.domain");
+	const struct node *ra = node_path(da, "resources.requests"),
+			  *rb = node_path(db, "resources.requests");
 	const struct node *x, *y;
 	unsigned int i, n = 0;
 
 	for (i = 0; node_is_map(ra) && i < ra->n; i++) {
 		y = node_get(rb, ra->kv[i].key);
 		if (y && !node_equal(ra->kv[i].val, y)) {
-			diag_err(r->d, ra->kv[i].val, NULL,
-				 "VirtualMachinePresets cannot be applied due to conflicts: presets "
-				 "'%s' and '%s' conflict: spec.resources.requests[%s]: %s != %s",
-				 a->name, b->name, ra->kv[i].key, node_json(r->a, ra->kv[i].val),
-				 node_json(r->a, y));
+			diag_err(
+			    r->d, ra->kv[i].val, NULL,
+			    "VirtualMachinePresets cannot be applied due to conflicts: presets "
+			    "'%s' and '%s' conflict: spec.resources.requests[%s]: %s != %s",
+			    a->name, b->name, ra->kv[i].key, node_json(r->a, ra->kv[i].val),
+			    node_json(r->a, y));
 			n++;
 		}
 	}
@@ -95,10 +100,11 @@ static int conflicts(struct resolver *r, const struct object *a, const struct ob
 		x = node_path(da, sections[i]);
 		y = node_path(db, sections[i]);
 		if (!node_is_null(x) && !node_is_null(y) && !node_equal(x, y)) {
-			diag_err(r->d, x, NULL,
-				 "VirtualMachinePresets cannot be applied due to conflicts: presets "
-				 "'%s' and '%s' conflict: spec.%s: %s != %s",
-				 a->name, b->name, sections[i], node_json(r->a, x), node_json(r->a, y));
+			diag_err(
+			    r->d, x, NULL,
+			    "VirtualMachinePresets cannot be applied due to conflicts: presets "
+			    "'%s' and '%s' conflict: spec.%s: %s != %s",
+			    a->name, b->name, sections[i], node_json(r->a, x), node_json(r->a, y));
 			n++;
 		}
 	}
@@ -128,9 +134,9 @@ static void merge_section(struct merge *m, struct node *dst, const char *key,
 	} else if (node_equal(cur, src)) {
 		m->applied = true;
 	} else if (m->n_skipped < 8) {
-		m->skipped[m->n_skipped++] = arena_printf(m->r->a, "spec.%s: %s != %s", what,
-							  node_json(m->r->a, cur),
-							  node_json(m->r->a, src));
+		m->skipped[m->n_skipped++] =
+		    arena_printf(m->r->a, "spec.%s: %s != %s", what, node_json(m->r->a, cur),
+				 node_json(m->r->a, src));
 	}
 }
 
@@ -159,14 +165,15 @@ static void merge_clock(struct merge *m, struct node *dom, const struct node *pc
 	if (off.n) {
 		if (!cur_off.n) {
 			for (i = 0; i < off.n; i++)
-				node_set(m->r->a, clock, okv[i].key, rcopy(m->r, okv[i].val, m->origin));
+				node_set(m->r->a, clock, okv[i].key,
+					 rcopy(m->r, okv[i].val, m->origin));
 			m->applied = true;
 		} else if (node_equal(&off, &cur_off)) {
 			m->applied = true;
 		} else if (m->n_skipped < 8) {
 			m->skipped[m->n_skipped++] =
-				arena_printf(m->r->a, "spec.clock.clockOffset: %s != %s",
-					     node_json(m->r->a, &cur_off), node_json(m->r->a, &off));
+			    arena_printf(m->r->a, "spec.clock.clockOffset: %s != %s",
+					 node_json(m->r->a, &cur_off), node_json(m->r->a, &off));
 		}
 	}
 	merge_section(m, clock, "timer", node_get(pc, "timer"), "clock.timer");
@@ -194,17 +201,18 @@ static void apply_one(struct resolver *r, const struct object *p)
 	if (!node_is_null(node_path(pd, "devices.watchdog")))
 		merge_section(&m, node_get_map(r->a, dom, "devices"), "watchdog",
 			      node_path(pd, "devices.watchdog"), "devices.watchdog");
-	merge_section(&m, dom, "ioThreadsPolicy", node_get(pd, "ioThreadsPolicy"), "ioThreadsPolicy");
+	merge_section(&m, dom, "ioThreadsPolicy", node_get(pd, "ioThreadsPolicy"),
+		      "ioThreadsPolicy");
 	for (i = 0; i < m.n_skipped; i++)
 		diag_warn(r->d, p->root, NULL, "%s %s '%s': %s",
-			  m.applied ? "Some settings were not applied for" : "Unable to apply", kind,
-			  p->name, m.skipped[i]);
+			  m.applied ? "Some settings were not applied for" : "Unable to apply",
+			  kind, p->name, m.skipped[i]);
 	if (!m.applied)
 		return;
 	an = node_get_map(r->a, node_get_map(r->a, r->vmi, "metadata"), "annotations");
 	node_set(r->a, an, arena_printf(r->a, "virtualmachinepreset.kubevirt.io/%s", p->name),
 		 node_str(r->a, "kubevirt.io/v1"))
-		->origin = m.origin;
+	    ->origin = m.origin;
 }
 
 int presets_apply(struct resolver *r)

@@ -114,14 +114,14 @@ static void check_machine(struct resolver *r, const struct node *spec, const str
 		strncat(allowed, pat[i], sizeof(allowed) - strlen(allowed) - 1);
 	}
 	diag_err(r->d, mt, P(r, "domain.machine.type"),
-		 "%s is not supported: %s (allowed values: [%s])", P(r, "domain.machine.type"), type,
-		 allowed);
+		 "%s is not supported: %s (allowed values: [%s])", P(r, "domain.machine.type"),
+		 type, allowed);
 }
 
 static void check_bindings(struct resolver *r, const struct node *dom)
 {
-	static const char *const b[] = {"bridge", "masquerade", "sriov", "slirp", "macvtap",
-					"passt", "passtBinding", "binding"};
+	static const char *const b[] = {"bridge",  "masquerade", "sriov",	 "slirp",
+					"macvtap", "passt",	 "passtBinding", "binding"};
 	const struct node *ifs = node_path(dom, "devices.interfaces");
 	unsigned int i, j, n;
 
@@ -129,12 +129,13 @@ static void check_bindings(struct resolver *r, const struct node *dom)
 		for (n = 0, j = 0; j < sizeof(b) / sizeof(b[0]); j++)
 			n += !node_is_null(node_get(ifs->items[i], b[j]));
 		if (n != 1)
-			diag_err(r->d, ifs->items[i],
-				 arena_printf(r->a, "%sdomain.devices.interfaces[%u]",
-					      r->vmi_only ? "spec." : "spec.template.spec.", i),
-				 "logical %s interface must have exactly one binding method or binding "
-				 "plugin",
-				 str_or_empty(node_get(ifs->items[i], "name")));
+			diag_err(
+			    r->d, ifs->items[i],
+			    arena_printf(r->a, "%sdomain.devices.interfaces[%u]",
+					 r->vmi_only ? "spec." : "spec.template.spec.", i),
+			    "logical %s interface must have exactly one binding method or binding "
+			    "plugin",
+			    str_or_empty(node_get(ifs->items[i], "name")));
 	}
 }
 
@@ -154,5 +155,9 @@ int validate_result(struct resolver *r)
 			 P(r, "domain.memory.guest"), "%s", mg);
 	check_machine(r, spec, dom);
 	check_bindings(r, dom);
+	if (r->vm && !node_is_null(node_path(r->vm, "spec.running")) &&
+	    *str_or_empty(node_path(r->vm, "spec.runStrategy")))
+		diag_err(r->d, node_path(r->vm, "spec.running"), "spec.running",
+			 "running and runStrategy are mutually exclusive");
 	return r->d->n_err != before ? -EINVAL : 0;
 }

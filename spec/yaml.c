@@ -21,8 +21,8 @@ struct frame {
 	struct node *n;
 	const char *key;      /* pending key of a map (NULL: expecting key) */
 	struct node *keynode; /* for duplicate-key messages */
-	bool merge;           /* pending key is "<<" */
-	bool merged;          /* a "<<" was seen: later keys may override */
+	bool merge;	      /* pending key is "<<" */
+	bool merged;	      /* a "<<" was seen: later keys may override */
 };
 
 struct loader {
@@ -115,10 +115,10 @@ static bool is_float(const char *s)
 enum node_type yaml_plain_type(const char *s)
 {
 	static const char *const nulls[] = {"", "~", "null", "Null", "NULL", NULL};
-	static const char *const trues[] = {"true", "True", "TRUE", "yes", "Yes", "YES",
-					    "on", "On", "ON", NULL};
-	static const char *const falses[] = {"false", "False", "FALSE", "no", "No", "NO",
-					     "off", "Off", "OFF", NULL};
+	static const char *const trues[] = {"true", "True", "TRUE", "yes", "Yes",
+					    "YES",  "on",   "On",   "ON",  NULL};
+	static const char *const falses[] = {"false", "False", "FALSE", "no",  "No",
+					     "NO",    "off",   "Off",	"OFF", NULL};
 
 	size_t len = strnlen(s, 6);
 
@@ -154,7 +154,9 @@ static struct node *scalar(struct loader *L, const yaml_event_t *e)
 	n = node_new(L->a, t);
 	if (t == N_BOOL)
 		n->str = (v[0] == 't' || v[0] == 'T' || v[0] == 'y' || v[0] == 'Y' ||
-			  (v[1] == 'n' || v[1] == 'N')) ? "true" : "false";
+			  (v[1] == 'n' || v[1] == 'N'))
+			     ? "true"
+			     : "false";
 	else if (t == N_NULL)
 		n->str = NULL;
 	else
@@ -224,8 +226,8 @@ static int attach(struct loader *L, const yaml_event_t *e, struct node *v)
 			   e->type == YAML_SCALAR_EVENT &&
 			   e->data.scalar.style == YAML_PLAIN_SCALAR_STYLE;
 		if (!f->merge && !f->merged && node_get(f->n, f->key)) {
-			diag_err_loc(L->d, L->file, v->line, v->col, NULL,
-				     "duplicate key \"%s\"", f->key);
+			diag_err_loc(L->d, L->file, v->line, v->col, NULL, "duplicate key \"%s\"",
+				     f->key);
 			return -EINVAL;
 		}
 		return 0;
@@ -233,8 +235,7 @@ static int attach(struct loader *L, const yaml_event_t *e, struct node *v)
 	if (f->merge) {
 		merge_into(L, f->n, v);
 		f->merged = true;
-	}
-	else
+	} else
 		node_set(L->a, f->n, f->key, v);
 	f->key = NULL;
 	f->merge = false;
@@ -314,8 +315,9 @@ static int event(struct loader *L, const yaml_event_t *e, struct doc_list *l)
 			return err(L, e, "document too large");
 		n = node_new(L->a, e->type == YAML_SEQUENCE_START_EVENT ? N_SEQ : N_MAP);
 		place(L, e, n);
-		remember(L, e->type == YAML_SEQUENCE_START_EVENT ? e->data.sequence_start.anchor
-								 : e->data.mapping_start.anchor,
+		remember(L,
+			 e->type == YAML_SEQUENCE_START_EVENT ? e->data.sequence_start.anchor
+							      : e->data.mapping_start.anchor,
 			 n);
 		if (L->depth > 0 && L->stack[L->depth - 1].n->type == N_MAP &&
 		    !L->stack[L->depth - 1].key)

@@ -159,27 +159,40 @@ static void order_cpus(void)
 	}
 }
 
-static uint32_t count_distinct_cores(uint32_t pkg, uint32_t upto, bool *first_in_pkg)
+/* sockets = distinct packages, coresPerSocket = most distinct cores in a
+ * package, threadsPerCore = most CPUs in a core. O(n^2), n <= 1024. */
+static void report_counts(void)
 {
-	uint32_t n = 0;
+	static uint32_t pkg_id[PROBE_MAX_CPUS], pkg_cores[PROBE_MAX_CPUS];
+	uint32_t npkg = 0, cores = 0, threads = 0;
 
-	for (uint32_t i = 0; i < upto; i++) {
-		bool seen = false;
+	for (uint32_t i = 0; i < st.n_cpus; i++) {
+		const struct topo_ids *t = &st.ids[i];
+		uint32_t in_core = 0, p;
+		bool first_of_core = true;
 
-		if (st.ids[i].package != pkg)
-			continue;
-		for (uint32_t k = 0; k < i && !seen; k++)
-			seen = st.ids[k].package == pkg && st.ids[k].core == st.ids[i].core;
-		n += !seen;
+		for (uint32_t k = 0; k < st.n_cpus; k++) {
+			if (st.ids[k].package != t->package || st.ids[k].core != t->core)
+				continue;
+			in_core++;
+			first_of_core &= k >= i;
+		}
+		threads = in_core > threads ? in_core : threads;
+		for (p = 0; p < npkg && pkg_id[p] != t->package; p++)
+			;
+		if (p == npkg) {
+			pkg_id[npkg] = t->package;
+			pkg_cores[npkg++] = 0;
+		}
+		pkg_cores[p] += first_of_core;
+		cores = pkg_cores[p] > cores ? pkg_cores[p] : cores;
 	}
-	if (first_in_pkg)
-		*first_in_pkg = true;
-	return n;
+	fw_buf_printf(&st.out, "sockets=%u\ncoresPerSocket=%u\nthreadsPerCore=%u\n", npkg, cores,
+		      threads);
 }
 
 static void report_topology(void)
 {
-	uint32_t sockets = 0, cores = 0, threads = 0;
 	char vendor[13];
 
 	topo_vendor(&st.cpu[0]->id, vendor);
@@ -190,25 +203,11 @@ static void report_topology(void)
 		      st.n_cpus);
 	for (uint32_t i = 0; i < st.n_cpus; i++) {
 		const struct topo_ids *t = &st.ids[i];
-		bool new_pkg = true, dummy;
-		uint32_t in_core = 0;
 
 		fw_buf_printf(&st.out, "vcpu=%u %u %u %u %u\n", t->apic_id, t->package, t->core,
 			      t->thread, st.cpu[i]->lapic_id);
-		for (uint32_t k = 0; k < i; k++)
-			new_pkg &= st.ids[k].package != t->package;
-		if (new_pkg) {
-			uint32_t c = count_distinct_cores(t->package, st.n_cpus, &dummy);
-
-			sockets++;
-			cores = c > cores ? c : cores;
-		}
-		for (uint32_t k = 0; k < st.n_cpus; k++)
-			in_core += st.ids[k].package == t->package && st.ids[k].core == t->core;
-		threads = in_core > threads ? in_core : threads;
 	}
-	fw_buf_printf(&st.out, "sockets=%u\ncoresPerSocket=%u\nthreadsPerCore=%u\n", sockets, cores,
-		      threads);
+	report_counts();
 }
 
 void probe_user_main(void *arg)

@@ -67,6 +67,44 @@ sed 's/name: example$/name: second/' $ex/vm.yaml >"$TMPD/second.yaml"
 "$VMLET" resolve -f $ex -f "$TMPD/second.yaml" >/dev/null 2>"$TMPD/err"
 [[ $? == 1 ]] && grep -q -- '--vm' "$TMPD/err" && ok "ambiguous VM" || fail "several VMs without --vm"
 
+# a ConfigMap manifest holding the VM, its instancetype and preference
+if [[ -f examples/kubernetes/configmap.yaml ]]; then
+	"$VMLET" resolve -f examples/kubernetes/configmap.yaml >"$TMPD/cm.json" 2>"$TMPD/cm.err" \
+		&& grep -q '"kubevirt.io/cluster-instancetype-name"' "$TMPD/cm.json" \
+		&& ok "ConfigMap input" || fail "ConfigMap input: $(head -3 "$TMPD/cm.err")"
+fi
+
+# seed-era forms resolve with a deprecation warning
+cat >"$TMPD/seed.yaml" <<'EOT'
+apiVersion: kubevirt.io/v1alpha1
+kind: VirtualMachine
+metadata:
+  name: myvm
+  labels:
+    kubevirt.io/flavor: small
+spec:
+  domain:
+    resources:
+      requests:
+        memory: 64Mi
+---
+apiVersion: kubevirt.io/v1alpha1
+kind: VirtualMachinePreset
+metadata:
+  name: small
+spec:
+  selector:
+    matchLabels:
+      kubevirt.io/flavor: small
+  domain:
+    cpu:
+      cores: 2
+EOT
+"$VMLET" resolve -f "$TMPD/seed.yaml" >"$TMPD/seed.json" 2>"$TMPD/seed.err" || fail "seed-era VM"
+grep -q 'seed.yaml:1:1: warning: .*seed-era' "$TMPD/seed.err" && grep -q '"cores": 2' "$TMPD/seed.json" \
+	&& grep -q 'virtualmachinepreset.kubevirt.io/small' "$TMPD/seed.json" \
+	&& ok "seed-era VM + VirtualMachinePreset" || fail "seed-era: $(cat "$TMPD/seed.err")"
+
 # usage errors: exit 2
 for args in "" "--bogus" "-f" "-f $ex -o xml" "-f $ex extra" "-f $ex --volume novalue"; do
 	# shellcheck disable=SC2086

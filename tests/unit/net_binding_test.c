@@ -326,6 +326,8 @@ static void test_unsupported(void)
 	nic.binding = VM_BIND_PLUGIN;
 	nic.binding_plugin = "mybinding";
 	CHECK(net_validate(&cfg) == -ENOTSUP);
+	nic.binding_plugin = "passt"; /* KubeVirt's passt binding plugin */
+	CHECK(net_validate(&cfg) == 0);
 	nic.binding = VM_BIND_MASQUERADE;
 	nic.network_type = "multus";
 	CHECK(net_validate(&cfg) == -ENOTSUP);

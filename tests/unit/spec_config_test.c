@@ -10,40 +10,40 @@
 #include "tests/lib/test.h"
 
 static const char *const manifest =
-	"apiVersion: kubevirt.io/v1\nkind: VirtualMachine\n"
-	"metadata:\n  name: web\n  namespace: prod\n  uid: u-1234\n"
-	"spec:\n  running: true\n  instancetype:\n    name: it\n  preference:\n    name: p\n"
-	"  template:\n    spec:\n      hostname: h1\n      domain:\n"
-	"        firmware:\n          serial: SN1\n          kernelBoot:\n"
-	"            kernelArgs: console=ttyS0\n            container:\n"
-	"              image: k\n              kernelPath: /boot/vmlinuz\n"
-	"              initrdPath: /boot/initrd\n"
-	"        devices:\n          disks:\n          - name: root\n            bootOrder: 1\n"
-	"            serial: abc\n            cache: none\n"
-	"          - name: iso\n            cdrom: {bus: sata}\n"
-	"          interfaces:\n          - name: default\n            masquerade: {}\n"
-	"            macAddress: 02:00:00:aa:bb:cc\n            ports:\n            - port: 80\n"
-	"          - name: blue\n            bridge: {}\n"
-	"      networks:\n      - name: default\n        pod: {}\n"
-	"      - name: blue\n        multus:\n          networkName: ns/blue\n"
-	"      volumes:\n      - name: root\n        containerDisk:\n          image: x\n"
-	"      - name: iso\n        containerDisk:\n          image: y\n"
-	"          path: /disk/installer.iso\n"
-	"      - name: data\n        persistentVolumeClaim:\n          claimName: c\n"
-	"      - name: host\n        hostDisk:\n          path: /srv/host.img\n"
-	"          type: Disk\n"
-	"      - name: scratch\n        emptyDisk:\n          capacity: 1Gi\n"
-	"      - name: ci\n        cloudInitNoCloud:\n"
-	"          userDataBase64: I2Nsb3VkLWNvbmZpZwpob3N0bmFtZTogeAo=\n"
-	"---\napiVersion: instancetype.kubevirt.io/v1beta1\n"
-	"kind: VirtualMachineClusterInstancetype\nmetadata:\n  name: it\n"
-	"spec:\n  cpu:\n    guest: 4\n  memory:\n    guest: 1536Mi\n    hugepages:\n"
-	"      pageSize: 2Mi\n"
-	"---\napiVersion: instancetype.kubevirt.io/v1beta1\n"
-	"kind: VirtualMachineClusterPreference\nmetadata:\n  name: p\n"
-	"spec:\n  cpu:\n    preferredCPUTopology: spread\n  devices:\n"
-	"    preferredDiskBus: virtio\n    preferredInterfaceModel: virtio\n"
-	"    preferredRng: {}\n";
+    "apiVersion: kubevirt.io/v1\nkind: VirtualMachine\n"
+    "metadata:\n  name: web\n  namespace: prod\n  uid: u-1234\n"
+    "spec:\n  running: true\n  instancetype:\n    name: it\n  preference:\n    name: p\n"
+    "  template:\n    spec:\n      hostname: h1\n      domain:\n"
+    "        firmware:\n          serial: SN1\n          kernelBoot:\n"
+    "            kernelArgs: console=ttyS0\n            container:\n"
+    "              image: k\n              kernelPath: /boot/vmlinuz\n"
+    "              initrdPath: /boot/initrd\n"
+    "        devices:\n          disks:\n          - name: root\n            bootOrder: 1\n"
+    "            serial: abc\n            cache: none\n"
+    "          - name: iso\n            cdrom: {bus: sata}\n"
+    "          interfaces:\n          - name: default\n            masquerade: {}\n"
+    "            macAddress: 02:00:00:aa:bb:cc\n            ports:\n            - port: 80\n"
+    "          - name: blue\n            bridge: {}\n"
+    "      networks:\n      - name: default\n        pod: {}\n"
+    "      - name: blue\n        multus:\n          networkName: ns/blue\n"
+    "      volumes:\n      - name: root\n        containerDisk:\n          image: x\n"
+    "      - name: iso\n        containerDisk:\n          image: y\n"
+    "          path: /disk/installer.iso\n"
+    "      - name: data\n        persistentVolumeClaim:\n          claimName: c\n"
+    "      - name: host\n        hostDisk:\n          path: /srv/host.img\n"
+    "          type: Disk\n"
+    "      - name: scratch\n        emptyDisk:\n          capacity: 1Gi\n"
+    "      - name: ci\n        cloudInitNoCloud:\n"
+    "          userDataBase64: I2Nsb3VkLWNvbmZpZwpob3N0bmFtZTogeAo=\n"
+    "---\napiVersion: instancetype.kubevirt.io/v1beta1\n"
+    "kind: VirtualMachineClusterInstancetype\nmetadata:\n  name: it\n"
+    "spec:\n  cpu:\n    guest: 4\n  memory:\n    guest: 1536Mi\n    hugepages:\n"
+    "      pageSize: 2Mi\n"
+    "---\napiVersion: instancetype.kubevirt.io/v1beta1\n"
+    "kind: VirtualMachineClusterPreference\nmetadata:\n  name: p\n"
+    "spec:\n  cpu:\n    preferredCPUTopology: spread\n  devices:\n"
+    "    preferredDiskBus: virtio\n    preferredInterfaceModel: virtio\n"
+    "    preferredRng: {}\n";
 
 static char root[64];
 
@@ -58,8 +58,10 @@ static const struct vm_disk *disk(const struct vm_config *c, const char *name)
 static void test_mapping(void)
 {
 	const char *vols[] = {"host=/dev/vdb"};
-	struct spec_options o = {.manifest = manifest, .disk_root = root,
-				 .volume_overrides = vols, .n_volume_overrides = 1};
+	struct spec_options o = {.manifest = manifest,
+				 .disk_root = root,
+				 .volume_overrides = vols,
+				 .n_volume_overrides = 1};
 	struct vm_config c;
 	const struct vm_disk *d;
 	char path[128];
@@ -120,8 +122,8 @@ static void test_mapping(void)
 static void test_errors(void)
 {
 	const char *vols[] = {"nosuch=/x"};
-	struct spec_options o = {.manifest = manifest, .volume_overrides = vols,
-				 .n_volume_overrides = 1};
+	struct spec_options o = {
+	    .manifest = manifest, .volume_overrides = vols, .n_volume_overrides = 1};
 	struct vm_config c;
 
 	CHECK(spec_resolve_config(&o, &c) == -EINVAL);

@@ -8,19 +8,19 @@
 #include "spec/resolve.h"
 #include "tests/lib/test.h"
 
-#define VM_HEAD                                                                \
-	"apiVersion: kubevirt.io/v1\nkind: VirtualMachine\nmetadata:\n"        \
+#define VM_HEAD                                                                                    \
+	"apiVersion: kubevirt.io/v1\nkind: VirtualMachine\nmetadata:\n"                            \
 	"  name: vm\n  namespace: default\n  uid: vm-uid\n"
 
-#define IT(name, guest, mem, extra)                                            \
-	"---\napiVersion: instancetype.kubevirt.io/v1beta1\n"                  \
-	"kind: VirtualMachineClusterInstancetype\nmetadata:\n  name: " name   \
-	"\n  uid: it-uid\n  generation: 3\nspec:\n  cpu:\n    guest: " guest   \
+#define IT(name, guest, mem, extra)                                                                \
+	"---\napiVersion: instancetype.kubevirt.io/v1beta1\n"                                      \
+	"kind: VirtualMachineClusterInstancetype\nmetadata:\n  name: " name                        \
+	"\n  uid: it-uid\n  generation: 3\nspec:\n  cpu:\n    guest: " guest                       \
 	"\n  memory:\n    guest: " mem "\n" extra
 
-#define PREF(name, body)                                                       \
-	"---\napiVersion: instancetype.kubevirt.io/v1beta1\n"                  \
-	"kind: VirtualMachineClusterPreference\nmetadata:\n  name: " name     \
+#define PREF(name, body)                                                                           \
+	"---\napiVersion: instancetype.kubevirt.io/v1beta1\n"                                      \
+	"kind: VirtualMachineClusterPreference\nmetadata:\n  name: " name                          \
 	"\n  uid: p-uid\n  generation: 1\nspec:\n" body
 
 static struct session S;
@@ -120,18 +120,19 @@ static void test_topology_table(void)
 		const char *pref;
 		unsigned int guest, s, c, t;
 	} cases[] = {
-		{"", 4, 4, 1, 1},
-		{"    preferredCPUTopology: cores\n", 4, 1, 4, 1},
-		{"    preferredCPUTopology: threads\n", 2, 1, 1, 2},
-		{"    preferredCPUTopology: any\n", 6, 6, 1, 1},
-		{"    preferredCPUTopology: preferCores\n", 3, 1, 3, 1},
-		{"    preferredCPUTopology: spread\n", 6, 3, 2, 1},
-		{"    preferredCPUTopology: spread\n    spreadOptions:\n      ratio: 3\n", 12, 4, 3, 1},
-		{"    preferredCPUTopology: spread\n    spreadOptions:\n      across: SocketsCoresThreads\n",
-		 8, 2, 2, 2},
-		{"    preferredCPUTopology: spread\n    spreadOptions:\n      across: CoresThreads\n", 6,
-		 1, 3, 2},
-		{"    preferredCPUTopology: cores\n", 1, 1, 1, 1},
+	    {"", 4, 4, 1, 1},
+	    {"    preferredCPUTopology: cores\n", 4, 1, 4, 1},
+	    {"    preferredCPUTopology: threads\n", 2, 1, 1, 2},
+	    {"    preferredCPUTopology: any\n", 6, 6, 1, 1},
+	    {"    preferredCPUTopology: preferCores\n", 3, 1, 3, 1},
+	    {"    preferredCPUTopology: spread\n", 6, 3, 2, 1},
+	    {"    preferredCPUTopology: spread\n    spreadOptions:\n      ratio: 3\n", 12, 4, 3, 1},
+	    {"    preferredCPUTopology: spread\n    spreadOptions:\n      across: "
+	     "SocketsCoresThreads\n",
+	     8, 2, 2, 2},
+	    {"    preferredCPUTopology: spread\n    spreadOptions:\n      across: CoresThreads\n",
+	     6, 1, 3, 2},
+	    {"    preferredCPUTopology: cores\n", 1, 1, 1, 1},
 	};
 	char text[16384];
 
@@ -164,21 +165,21 @@ static void test_conflicts_collected(void)
 	char text[16384];
 	const struct diag_msg *m;
 	static const char *const order[] = {
-		"spec.template.spec.nodeSelector",
-		"spec.template.spec.domain.resources.requests.cpu",
-		"spec.template.spec.domain.cpu.sockets",
-		"spec.template.spec.domain.memory.guest",
-		"annotations.team",
+	    "spec.template.spec.nodeSelector",
+	    "spec.template.spec.domain.resources.requests.cpu",
+	    "spec.template.spec.domain.cpu.sockets",
+	    "spec.template.spec.domain.memory.guest",
+	    "annotations.team",
 	};
 	unsigned int i = 0;
 
-	snprintf(text, sizeof(text), "%s%s",
-		 vm_with("  instancetype:\n    name: it\n",
-			 "        cpu:\n          sockets: 2\n          model: Haswell\n"
-			 "        memory:\n          guest: 1Gi\n          maxGuest: 2Gi\n"
-			 "        resources:\n          requests:\n            cpu: 1\n"),
-		 IT("it", "2", "1Gi",
-		    "  nodeSelector:\n    zone: a\n  annotations:\n    team: x\n"));
+	snprintf(
+	    text, sizeof(text), "%s%s",
+	    vm_with("  instancetype:\n    name: it\n",
+		    "        cpu:\n          sockets: 2\n          model: Haswell\n"
+		    "        memory:\n          guest: 1Gi\n          maxGuest: 2Gi\n"
+		    "        resources:\n          requests:\n            cpu: 1\n"),
+	    IT("it", "2", "1Gi", "  nodeSelector:\n    zone: a\n  annotations:\n    team: x\n"));
 	/* template nodeSelector and an annotation that differs */
 	strcat(text, "");
 	{
@@ -207,12 +208,13 @@ static void test_instancetype_fields(void)
 {
 	char text[16384];
 
-	snprintf(text, sizeof(text), "%s%s",
-		 vm_with("  instancetype:\n    name: it\n", "        cpu:\n          maxSockets: 2\n"),
-		 IT("it", "2", "1Gi",
-		    "    overcommitPercent: 15\n    maxGuest: 4Gi\n  schedulerName: s\n"
-		    "  gpus:\n  - name: g\n    deviceName: d\n  ioThreads:\n"
-		    "    supplementalPoolThreadCount: 4\n"));
+	snprintf(
+	    text, sizeof(text), "%s%s",
+	    vm_with("  instancetype:\n    name: it\n", "        cpu:\n          maxSockets: 2\n"),
+	    IT("it", "2", "1Gi",
+	       "    overcommitPercent: 15\n    maxGuest: 4Gi\n  schedulerName: s\n"
+	       "  gpus:\n  - name: g\n    deviceName: d\n  ioThreads:\n"
+	       "    supplementalPoolThreadCount: 4\n"));
 	/* the IT memory block: move overcommit/maxGuest under memory (IT macro ends there) */
 	CHECK(resolve(text) == 0);
 	CHECK_STR(vmi_text("spec.domain.memory.guest"), "1Gi");
@@ -230,17 +232,19 @@ static void test_preference_fill_only(void)
 	char text[16384];
 	const struct node *disks, *ifs;
 
-	snprintf(text, sizeof(text), "%s%s",
-		 vm_with("  preference:\n    name: p\n",
-			 "        cpu:\n          cores: 2\n        memory:\n          guest: 2Gi\n"
-			 "        features:\n          acpi:\n            enabled: true\n"),
-		 PREF("p", "  devices:\n    preferredDiskBus: virtio\n"
-			   "    preferredDiskDedicatedIoThread: true\n"
-			   "    preferredInterfaceModel: virtio\n    preferredRng: {}\n"
-			   "  features:\n    preferredAcpi:\n      enabled: false\n    preferredSmm: {}\n"
-			   "  firmware:\n    preferredEfi:\n      secureBoot: true\n"
-			   "  preferredTerminationGracePeriodSeconds: 60\n"
-			   "  annotations:\n    a: pref\n"));
+	snprintf(
+	    text, sizeof(text), "%s%s",
+	    vm_with("  preference:\n    name: p\n",
+		    "        cpu:\n          cores: 2\n        memory:\n          guest: 2Gi\n"
+		    "        features:\n          acpi:\n            enabled: true\n"),
+	    PREF("p",
+		 "  devices:\n    preferredDiskBus: virtio\n"
+		 "    preferredDiskDedicatedIoThread: true\n"
+		 "    preferredInterfaceModel: virtio\n    preferredRng: {}\n"
+		 "  features:\n    preferredAcpi:\n      enabled: false\n    preferredSmm: {}\n"
+		 "  firmware:\n    preferredEfi:\n      secureBoot: true\n"
+		 "  preferredTerminationGracePeriodSeconds: 60\n"
+		 "  annotations:\n    a: pref\n"));
 	CHECK(resolve(text) == 0);
 	disks = vmi("spec.domain.devices.disks");
 	CHECK(node_is_seq(disks) && disks->n == 1);
@@ -252,7 +256,7 @@ static void test_preference_fill_only(void)
 	CHECK(node_is_map(node_get(ifs->items[0], "bridge")));
 	CHECK(node_is_map(vmi("spec.domain.devices.rng")));
 	CHECK_STR(vmi_text("spec.domain.features.acpi.enabled"), "false"); /* overwrites */
-	CHECK_STR(vmi_text("spec.domain.cpu.cores"), "2");                /* VM kept */
+	CHECK_STR(vmi_text("spec.domain.cpu.cores"), "2");		   /* VM kept */
 	CHECK_STR(vmi_text("spec.terminationGracePeriodSeconds"), "60");
 	CHECK_STR(ann("a"), "pref");
 	CHECK_STR(ann("kubevirt.io/cluster-preference-name"), "p");
@@ -279,10 +283,11 @@ static void test_requirements(void)
 		 PREF("p", "  cpu:\n    preferredCPUTopology: any\n  requirements:\n    cpu:\n"
 			   "      guest: 3\n"));
 	CHECK(resolve(text) != 0);
-	CHECK(said("spec.template.spec.domain.cpu.threads",
-		   /* raw values: sockets and threads unset count 0 */
-		   "0 vCPU provided by VirtualMachine, preference requires 3 vCPU provided as cores, "
-		   "sockets and threads"));
+	CHECK(
+	    said("spec.template.spec.domain.cpu.threads",
+		 /* raw values: sockets and threads unset count 0 */
+		 "0 vCPU provided by VirtualMachine, preference requires 3 vCPU provided as cores, "
+		 "sockets and threads"));
 
 	snprintf(text, sizeof(text), "%s%s%s",
 		 vm_with("  instancetype:\n    name: it\n  preference:\n    name: p\n", ""),
@@ -296,16 +301,19 @@ static void test_revisions(void)
 	char text[16384];
 	struct node *list;
 
-	snprintf(text, sizeof(text), "%s%s",
-		 vm_with("  instancetype:\n    name: it\n", ""), IT("it", "2", "1Gi", ""));
+	snprintf(text, sizeof(text), "%s%s", vm_with("  instancetype:\n    name: it\n", ""),
+		 IT("it", "2", "1Gi", ""));
 	CHECK(resolve(text) == 0);
 	CHECK_STR(node_text(node_path(S.r.vm, "status.instancetypeRef.controllerRevisionRef.name")),
 		  "vm-it-v1beta1-it-uid-3");
 	list = session_list(&S);
 	CHECK(node_is_seq(node_get(list, "items")) && node_get(list, "items")->n == 3);
-	CHECK_STR(node_text(node_path(node_get(list, "items")->items[2], "data.spec.cpu.guest")), "2");
-	CHECK_STR(node_text(node_path(node_get(list, "items")->items[2],
-				      "metadata.ownerReferences")->items[0]->kv[3].val),
+	CHECK_STR(node_text(node_path(node_get(list, "items")->items[2], "data.spec.cpu.guest")),
+		  "2");
+	CHECK_STR(node_text(node_path(node_get(list, "items")->items[2], "metadata.ownerReferences")
+				->items[0]
+				->kv[3]
+				.val),
 		  "vm-uid");
 
 	/* a pinned revision wins over the live object */
@@ -327,7 +335,8 @@ static void test_revisions(void)
 		 "data:\n  apiVersion: instancetype.kubevirt.io/v1alpha1\n"
 		 "  kind: VirtualMachineClusterInstancetype\n  spec: {}\n");
 	CHECK(resolve(text) != 0);
-	CHECK(said("spec.instancetype.revisionName", "failed to decode object in ControllerRevision"));
+	CHECK(said("spec.instancetype.revisionName",
+		   "failed to decode object in ControllerRevision"));
 }
 
 static void test_inference(void)
@@ -338,8 +347,8 @@ static void test_inference(void)
 	char text[16384];
 
 	snprintf(text, sizeof(text), "%s%s%s",
-		 vm_with("  instancetype:\n    inferFromVolume: root\n", ""), IT("it", "2", "1Gi", ""),
-		 pvc);
+		 vm_with("  instancetype:\n    inferFromVolume: root\n", ""),
+		 IT("it", "2", "1Gi", ""), pvc);
 	replace(text, "containerDisk:\n          image: img\n",
 		"persistentVolumeClaim:\n          claimName: claim\n");
 	CHECK(resolve(text) == 0);
@@ -356,7 +365,8 @@ static void test_inference(void)
 	CHECK(node_path(S.r.vm, "spec.instancetype") == NULL);
 	CHECK(said("spec.instancetype.inferFromVolume", "as type is not supported"));
 
-	snprintf(text, sizeof(text), "%s", vm_with("  instancetype:\n    inferFromVolume: nope\n", ""));
+	snprintf(text, sizeof(text), "%s",
+		 vm_with("  instancetype:\n    inferFromVolume: nope\n", ""));
 	CHECK(resolve(text) != 0);
 	CHECK(said(NULL, "unable to find volume nope to infer defaults"));
 }
@@ -370,14 +380,15 @@ static void test_presets(void)
 			     "    features:\n      apic: {}\n";
 	char text[16384];
 
-	snprintf(text, sizeof(text), "%s%s",
-		 vm_with("", "        cpu:\n          cores: 2\n        memory:\n          guest: 1Gi\n"),
-		 preset);
+	snprintf(
+	    text, sizeof(text), "%s%s",
+	    vm_with("",
+		    "        cpu:\n          cores: 2\n        memory:\n          guest: 1Gi\n"),
+	    preset);
 	CHECK(resolve(text) == 0);
 	CHECK_STR(vmi_text("spec.domain.cpu.cores"), "2"); /* differs: skipped */
 	CHECK(node_is_map(vmi("spec.domain.features.apic")));
-	CHECK_STR(ann("virtualmachinepreset.kubevirt.io/ps"),
-		  "kubevirt.io/v1");
+	CHECK_STR(ann("virtualmachinepreset.kubevirt.io/ps"), "kubevirt.io/v1");
 	CHECK(said(NULL, "Some settings were not applied"));
 
 	/* the selector does not match */
@@ -400,8 +411,11 @@ static void test_validation(void)
 	CHECK(said("spec.template.spec.domain", "SecureBoot requires SMM"));
 	CHECK(said("spec.template.spec.domain.machine.type", "is not supported: virt-8.0"));
 
-	snprintf(text, sizeof(text), "%s",
-		 vm_with("", "        memory:\n          guest: 1Gi\n        cpu:\n          sockets: -1\n"));
+	snprintf(
+	    text, sizeof(text), "%s",
+	    vm_with(
+		"",
+		"        memory:\n          guest: 1Gi\n        cpu:\n          sockets: -1\n"));
 	CHECK(resolve(text) != 0);
 	CHECK(said("spec.template.spec.domain.cpu.sockets", "must be an integer between 0"));
 	CHECK(S.d.head && S.d.head->line == 18 && S.d.head->col == 20);
@@ -410,11 +424,11 @@ static void test_validation(void)
 static void test_seed_era_forms(void)
 {
 	const char *text =
-		"apiVersion: kubevirt.io/v1alpha1\nkind: VirtualMachine\nmetadata:\n  name: old\n"
-		"  labels:\n    f: w\nspec:\n  domain:\n    resources:\n      requests:\n"
-		"        memory: 64Mi\n---\napiVersion: kubevirt.io/v1alpha1\n"
-		"kind: VirtualMachinePreset\nmetadata:\n  name: ps\nspec:\n  selector:\n"
-		"    matchLabels:\n      f: w\n  domain:\n    cpu:\n      cores: 3\n";
+	    "apiVersion: kubevirt.io/v1alpha1\nkind: VirtualMachine\nmetadata:\n  name: old\n"
+	    "  labels:\n    f: w\nspec:\n  domain:\n    resources:\n      requests:\n"
+	    "        memory: 64Mi\n---\napiVersion: kubevirt.io/v1alpha1\n"
+	    "kind: VirtualMachinePreset\nmetadata:\n  name: ps\nspec:\n  selector:\n"
+	    "    matchLabels:\n      f: w\n  domain:\n    cpu:\n      cores: 3\n";
 
 	CHECK(resolve(text) == 0);
 	CHECK(S.r.vmi_only);

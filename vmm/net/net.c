@@ -59,6 +59,14 @@ int net_fail(int err, const char *fmt, ...)
 	return err;
 }
 
+/* passt as a binding method or as KubeVirt's "passt" binding plugin */
+static bool is_passt(const struct vm_nic *nic)
+{
+	return nic->binding == VM_BIND_PASST ||
+	       (nic->binding == VM_BIND_PLUGIN && nic->binding_plugin &&
+		!strcmp(nic->binding_plugin, "passt"));
+}
+
 static int validate_nic(const struct vm_nic *nic)
 {
 	const char *name = nic->name ? nic->name : "?";
@@ -75,6 +83,8 @@ static int validate_nic(const struct vm_nic *nic)
 	case VM_BIND_PASST:
 		break;
 	case VM_BIND_PLUGIN:
+		if (is_passt(nic))
+			break;
 		return net_fail(-ENOTSUP,
 				"net: interface '%s': binding plugin '%s' is not supported", name,
 				nic->binding_plugin ? nic->binding_plugin : "?");
@@ -184,7 +194,7 @@ static enum net_mode choose_mode(const struct vm_nic *nic, const struct net_env 
 {
 	if (nic->tap)
 		return NET_MODE_TAP;
-	if (nic->binding == VM_BIND_PASST)
+	if (is_passt(nic))
 		return NET_MODE_PASST;
 	if (!env->in_pod || !env->cap_net_admin) {
 		log_info("net: interface '%s': %s binding needs a pod and CAP_NET_ADMIN; "

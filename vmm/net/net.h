@@ -31,7 +31,8 @@
  * connectivity the way the pod bindings give it the pod's) and say so.
  *
  * Models other than virtio and the bindings sriov, macvtap, slirp and
- * plugins are refused with an error naming the interface.
+ * binding plugins other than "passt" are refused with an error naming the
+ * interface; so is a second interface on the pod network.
  *
  * net_attach() runs during setup (it forks, execs `nft`, opens netlink and
  * tap fds): before the sandbox. The pod-side changes are not undone by

@@ -1,0 +1,147 @@
+/* SPDX-License-Identifier: MIT */
+/* config_json.c - struct vm_config as JSON (`vmlet resolve -o config`). */
+#include <json-c/json.h>
+#include <stdio.h>
+
+#include "spec/config.h"
+#include "spec/emit.h"
+
+static void add_str(struct json_object *o, const char *k, const char *v)
+{
+	json_object_object_add(o, k, v ? json_object_new_string(v) : NULL);
+}
+
+static void add_u64(struct json_object *o, const char *k, uint64_t v)
+{
+	json_object_object_add(o, k, json_object_new_uint64(v));
+}
+
+static void add_bool(struct json_object *o, const char *k, bool v)
+{
+	json_object_object_add(o, k, json_object_new_boolean(v));
+}
+
+static const char *const boot_names[] = {"none", "kernel", "efi", "bios"};
+static const char *const source_names[] = {
+    "containerDisk", "hostDisk",	 "persistentVolumeClaim", "dataVolume",
+    "emptyDisk",     "cloudInitNoCloud", "cloudInitConfigDrive",  "other"};
+static const char *const device_names[] = {"disk", "cdrom", "lun"};
+static const char *const cache_names[] = {NULL, "none", "writethrough", "writeback"};
+static const char *const binding_names[] = {NULL,    "bridge", "masquerade", "passt",
+					    "sriov", "slirp",  "macvtap",    "plugin"};
+
+static struct json_object *disk_json(const struct vm_disk *d)
+{
+	struct json_object *o = json_object_new_object();
+
+	add_str(o, "name", d->name);
+	add_str(o, "device", device_names[d->device]);
+	add_str(o, "bus", d->bus);
+	add_str(o, "source", source_names[d->source]);
+	add_str(o, "path", d->path);
+	add_bool(o, "readOnly", d->read_only);
+	add_str(o, "serial", d->serial);
+	add_str(o, "cache", cache_names[d->cache]);
+	add_str(o, "io", d->io);
+	add_u64(o, "bootOrder", d->boot_order);
+	add_u64(o, "capacity", d->capacity);
+	add_u64(o, "logicalBlockSize", d->logical_block_size);
+	add_u64(o, "physicalBlockSize", d->physical_block_size);
+	add_bool(o, "dedicatedIOThread", d->dedicated_io_thread);
+	if (d->source == VM_DISK_CLOUDINIT_NOCLOUD || d->source == VM_DISK_CLOUDINIT_CONFIGDRIVE) {
+		add_str(o, "userData", d->user_data);
+		add_str(o, "networkData", d->network_data);
+		add_str(o, "instanceId", d->meta_instance_id);
+		add_str(o, "hostname", d->meta_hostname);
+	}
+	return o;
+}
+
+static struct json_object *nic_json(const struct vm_nic *n)
+{
+	struct json_object *o = json_object_new_object(), *ports, *p;
+	char mac[18];
+	unsigned int i;
+
+	add_str(o, "name", n->name);
+	add_str(o, "model", n->model);
+	if (n->mac_set) {
+		snprintf(mac, sizeof(mac), "%02x:%02x:%02x:%02x:%02x:%02x", n->mac[0], n->mac[1],
+			 n->mac[2], n->mac[3], n->mac[4], n->mac[5]);
+		add_str(o, "mac", mac);
+	} else {
+		add_str(o, "mac", NULL);
+	}
+	add_str(o, "binding",
+		n->binding == VM_BIND_PLUGIN ? n->binding_plugin : binding_names[n->binding]);
+	add_str(o, "networkType", n->network_type);
+	add_str(o, "networkName", n->network_name);
+	ports = json_object_new_array();
+	for (i = 0; i < n->n_ports; i++) {
+		p = json_object_new_object();
+		add_str(p, "name", n->ports[i].name);
+		add_str(p, "protocol", n->ports[i].protocol);
+		add_u64(p, "port", n->ports[i].port);
+		json_object_array_add(ports, p);
+	}
+	json_object_object_add(o, "ports", ports);
+	return o;
+}
+
+int config_emit_json(FILE *f, const struct vm_config *c)
+{
+	struct json_object *o = json_object_new_object(), *cpu, *mem, *fw, *arr;
+	unsigned int i;
+	int ret;
+
+	add_str(o, "name", c->name);
+	add_str(o, "namespace", c->namespace);
+	add_str(o, "uid", c->uid);
+	add_str(o, "hostname", c->hostname);
+	add_str(o, "runStrategy", c->run_strategy);
+	cpu = json_object_new_object();
+	add_u64(cpu, "sockets", c->sockets);
+	add_u64(cpu, "cores", c->cores);
+	add_u64(cpu, "threads", c->threads);
+	add_u64(cpu, "vcpus", (uint64_t)c->sockets * c->cores * c->threads);
+	add_u64(cpu, "maxSockets", c->max_sockets);
+	add_str(cpu, "model", c->cpu_model);
+	add_bool(cpu, "dedicatedCpuPlacement", c->dedicated_cpu_placement);
+	json_object_object_add(o, "cpu", cpu);
+	mem = json_object_new_object();
+	add_u64(mem, "bytes", c->memory_bytes);
+	add_u64(mem, "hugepageSize", c->hugepage_size);
+	add_u64(mem, "maxGuestBytes", c->max_guest_bytes);
+	json_object_object_add(o, "memory", mem);
+	fw = json_object_new_object();
+	add_str(fw, "boot", boot_names[c->boot]);
+	add_str(fw, "kernel", c->kernel_path);
+	add_str(fw, "initrd", c->initrd_path);
+	add_str(fw, "cmdline", c->cmdline);
+	add_bool(fw, "secureBoot", c->efi_secure_boot);
+	add_bool(fw, "efiPersistent", c->efi_persistent);
+	add_str(fw, "uuid", c->firmware_uuid);
+	add_str(fw, "serial", c->firmware_serial);
+	json_object_object_add(o, "firmware", fw);
+	add_bool(o, "acpi", c->acpi);
+	add_bool(o, "smm", c->smm);
+	add_str(o, "machineType", c->machine_type);
+	add_str(o, "architecture", c->architecture);
+	arr = json_object_new_array();
+	for (i = 0; i < c->n_disks; i++)
+		json_object_array_add(arr, disk_json(&c->disks[i]));
+	json_object_object_add(o, "disks", arr);
+	arr = json_object_new_array();
+	for (i = 0; i < c->n_nics; i++)
+		json_object_array_add(arr, nic_json(&c->nics[i]));
+	json_object_object_add(o, "interfaces", arr);
+	add_bool(o, "rng", c->rng);
+	add_bool(o, "serialConsole", c->autoattach_serial_console);
+	add_bool(o, "blockMultiQueue", c->block_multi_queue);
+	add_bool(o, "netMultiQueue", c->net_multi_queue);
+	json_object_object_add(o, "terminationGracePeriodSeconds",
+			       json_object_new_int64(c->termination_grace_seconds));
+	ret = emit_json_object(f, o);
+	json_object_put(o);
+	return ret;
+}
