@@ -8,6 +8,7 @@
 #include <stdlib.h>
 
 #include "vmm/dev/devices.h"
+#include "vmm/dev/pci_devices.h"
 #include "vmm/device.h"
 #include "vmm/log.h"
 
@@ -18,6 +19,7 @@ static const struct device_type *const device_types[] = {
 	&serial8250_device,    /* COM1 0x3f8, IRQ 4 */
 	&acpi_pm_device,       /* PM1a event/control, power button, S5 */
 	&report_port_device,   /* probe's fast report port (captured console only) */
+	&pci_devices_device,   /* PCI host + virtio-blk/net/rng functions */
 };
 
 #define N_TYPES (sizeof(device_types) / sizeof(device_types[0]))

@@ -11,6 +11,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <json-c/json.h>
 #include <limits.h>
 #include <linux/filter.h>
 #include <linux/seccomp.h>
@@ -24,6 +25,9 @@
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
+#if defined(__SANITIZE_ADDRESS__)
+#include <sanitizer/lsan_interface.h>
+#endif
 
 #include "vmm/log.h"
 #include "vmm/sandbox.h"
@@ -36,6 +40,7 @@ static struct {
 	struct sock_fprog prog[THREAD_ROLE_COUNT];
 	unsigned int n_rules[THREAD_ROLE_COUNT];
 	long compile_us;
+	long install_ns; /* summed over every thread's seccomp() call */
 	int test_role; /* VMLET_TEST_FORBIDDEN role, -1 when unset */
 	char test_what[16];
 } sb = { .test_role = -1 };
@@ -80,6 +85,31 @@ int sandbox_parse_user(const char *arg, struct sandbox_opts *opts)
 	return 0;
 }
 
+static long elapsed_ns(const struct timespec *a, const struct timespec *b);
+
+int sandbox_option(struct sandbox_opts *o, int c, const char *arg)
+{
+	switch (c) {
+	case SANDBOX_OPT_SECCOMP:
+		if (!sandbox_parse_seccomp(arg, &o->seccomp))
+			return 0;
+		fprintf(stderr, "vmlet: --seccomp takes kill, log or off, not '%s'\n", arg);
+		return -1;
+	case SANDBOX_OPT_USER:
+		if (!sandbox_parse_user(arg, o))
+			return 0;
+		fprintf(stderr, "vmlet: --user takes UID:GID (numbers), not '%s'\n", arg);
+		return -1;
+	default:
+		return 1;
+	}
+}
+
+bool sandbox_prepared(void)
+{
+	return sb.prepared;
+}
+
 bool sandbox_applied(void)
 {
 	return sb.applied;
@@ -88,6 +118,11 @@ bool sandbox_applied(void)
 long sandbox_compile_us(void)
 {
 	return sb.compile_us;
+}
+
+long sandbox_install_ns(void)
+{
+	return __atomic_load_n(&sb.install_ns, __ATOMIC_RELAXED);
 }
 
 unsigned int sandbox_rule_count(enum thread_role role)
@@ -221,6 +256,27 @@ static void parse_test_hook(void)
 			 thread_role_name(sb.test_role), sb.test_what);
 }
 
+/*
+ * libc state that is set up lazily from files: do it now, while files may
+ * still be opened. (gmtime_r(), used by the JSON log, loads the time zone
+ * on first use.)
+ */
+static void warm_up_libc(void)
+{
+	time_t now = time(NULL);
+	struct tm tm;
+	char buf[64];
+
+	tzset();
+	gmtime_r(&now, &tm);
+	localtime_r(&now, &tm);
+	strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%S", &tm);
+	snprintf(buf, sizeof(buf), "%s", strerror(EPERM));
+	/* json-c seeds its string hash on first use (getrandom or
+	 * /dev/urandom): the probe's -o json and the control socket */
+	json_object_put(json_tokener_parse("{\"verb\":\"status\"}"));
+}
+
 int sandbox_prepare(const struct sandbox_opts *opts)
 {
 	struct timespec t0, t1;
@@ -232,12 +288,14 @@ int sandbox_prepare(const struct sandbox_opts *opts)
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
 		return error_errno(-errno, "sandbox: PR_SET_NO_NEW_PRIVS");
 	parse_test_hook();
+	warm_up_libc();
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	if (opts->seccomp != SANDBOX_SECCOMP_OFF)
 		for (r = 0; !err && r < THREAD_ROLE_COUNT; r++)
 			err = compile_role(r);
 	clock_gettime(CLOCK_MONOTONIC, &t1);
-	sb.compile_us = (t1.tv_sec - t0.tv_sec) * 1000000L + (t1.tv_nsec - t0.tv_nsec) / 1000;
+	sb.compile_us = elapsed_ns(&t0, &t1) / 1000;
+	sb.install_ns = 0;
 	if (err) {
 		sandbox_release();
 		return err;
@@ -273,10 +331,11 @@ void sandbox_release(void)
 static int drop_privileges_self(void)
 {
 	const struct sandbox_opts *o = &sb.opts;
-	bool switch_user = o->set_user && (geteuid() != o->uid || getegid() != o->gid);
+	bool switch_user;
 
 	if (sb.applied)
-		return 0;
+		return 0; /* started by a confined main: inherited all of it */
+	switch_user = o->set_user && (geteuid() != o->uid || getegid() != o->gid);
 	/* Empty the bounding set. Without CAP_SETPCAP this fails and there
 	 * is nothing to gain back from it anyway (no_new_privs is set). */
 	capng_clear(CAPNG_SELECT_BOTH);
@@ -295,13 +354,23 @@ static int drop_privileges_self(void)
 	return 0;
 }
 
+static long elapsed_ns(const struct timespec *a, const struct timespec *b)
+{
+	return (b->tv_sec - a->tv_sec) * 1000000000L + (b->tv_nsec - a->tv_nsec);
+}
+
 static int install_filter(enum thread_role role)
 {
+	struct timespec t0, t1;
+
 	if (sb.opts.seccomp == SANDBOX_SECCOMP_OFF)
 		return 0;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
 	if (syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &sb.prog[role]) < 0)
 		return error_errno(-errno, "sandbox: installing the %s filter",
 				   thread_role_name(role));
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	__atomic_add_fetch(&sb.install_ns, elapsed_ns(&t0, &t1), __ATOMIC_RELAXED);
 	return 0;
 }
 
@@ -398,6 +467,7 @@ static int check_threads_confined(void)
 
 int sandbox_apply(void)
 {
+	unsigned int uid;
 	int err;
 
 	if (!sb.prepared)
@@ -405,16 +475,24 @@ int sandbox_apply(void)
 	err = check_threads_confined();
 	if (!err)
 		err = drop_privileges_self();
+	uid = (unsigned int)geteuid(); /* not allowed once confined */
+#if defined(__SANITIZE_ADDRESS__)
+	/* LeakSanitizer's exit-time check cannot run confined (it needs
+	 * ptrace and /proc): check now, which also disables the later one. */
+	if (!err)
+		__lsan_do_leak_check();
+#endif
 	if (!err)
 		err = install_filter(THREAD_MAIN);
 	if (err)
 		return err;
 	sb.applied = true;
-	log_debug("sandbox: applied (seccomp %s, %u main rules, compiled in %ld us)",
-		  sb.opts.seccomp == SANDBOX_SECCOMP_OFF   ? "off"
-		  : sb.opts.seccomp == SANDBOX_SECCOMP_LOG ? "log"
-							   : "kill",
-		  sb.n_rules[THREAD_MAIN], sb.compile_us);
+	log_info("sandbox: applied: seccomp %s, %u main rules, filters compiled in %ld us, "
+		 "installed in %ld us (all threads so far), uid %u, no capabilities",
+		 sb.opts.seccomp == SANDBOX_SECCOMP_OFF   ? "off"
+		 : sb.opts.seccomp == SANDBOX_SECCOMP_LOG ? "log"
+							  : "kill",
+		 sb.n_rules[THREAD_MAIN], sb.compile_us, sandbox_install_ns() / 1000, uid);
 	test_forbidden(THREAD_MAIN);
 	return 0;
 }

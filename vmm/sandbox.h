@@ -66,6 +66,15 @@ struct sandbox_opts {
 
 #define SANDBOX_ROLE_BIT(role) (1u << (role))
 
+/* Command-line options (run, probe): getopt_long entries and values. */
+enum { SANDBOX_OPT_SECCOMP = 0x180, SANDBOX_OPT_USER };
+#define SANDBOX_LONGOPTS                                                     \
+	{ "seccomp", required_argument, NULL, SANDBOX_OPT_SECCOMP },         \
+	{ "user", required_argument, NULL, SANDBOX_OPT_USER }
+/* Handle SANDBOX_OPT_*: 0 handled, 1 not a sandbox option, -1 bad value
+ * (message printed). */
+int sandbox_option(struct sandbox_opts *o, int c, const char *arg);
+
 /* Help text for the options below, one per line, for usage() output. */
 #define SANDBOX_USAGE                                                         \
 	"  --seccomp=kill|log|off  seccomp allowlists: kill on violation (default),\n" \
@@ -94,11 +103,15 @@ int sandbox_thread_enter(enum thread_role role);
 /* Phase 3, on the main thread (see above). 0 or -errno. */
 int sandbox_apply(void);
 
+/* True between sandbox_prepare() and sandbox_release(). */
+bool sandbox_prepared(void);
 /* True once sandbox_apply() succeeded. */
 bool sandbox_applied(void);
 
-/* Microseconds sandbox_prepare() spent compiling filters, for benchmarks. */
+/* Microseconds sandbox_prepare() spent compiling filters, and nanoseconds
+ * all seccomp(2) installs took so far (for benchmarks; also logged). */
 long sandbox_compile_us(void);
+long sandbox_install_ns(void);
 
 /* Number of rules in role's allowlist (for tests and benchmarks). */
 unsigned int sandbox_rule_count(enum thread_role role);

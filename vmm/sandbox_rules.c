@@ -28,6 +28,7 @@
 #include <linux/seccomp.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <sys/ioctl.h>
 
 #include "vmm/sandbox_rules.h"
 
@@ -221,6 +222,8 @@ static const struct sandbox_rule main_loop[] = {
 	ALLOW(fstat),
 	ALLOW_EQ(newfstatat, 3, AT_EMPTY_PATH),
 	ALLOW(lseek),
+	/* ... and whether the stream is a terminal (isatty) */
+	ALLOW_IOCTL(TCGETS),
 };
 
 const struct sandbox_ruleset sandbox_rules_common = RULESET("common", common);
@@ -261,13 +264,13 @@ const struct sandbox_ruleset sandbox_rules_thread_start = RULESET("thread-start"
 
 #if defined(__SANITIZE_ADDRESS__)
 /*
- * ASan/LSan builds only (build/san): the sanitizer runtime's own calls, at
- * thread start/exit and the leak check at exit (which stops the world with
- * a ptrace helper and reads /proc/self/maps).
+ * ASan builds only (build/san): the sanitizer runtime's own calls at thread
+ * start and exit. LeakSanitizer's exit-time check (a ptrace helper reading
+ * /proc) cannot run confined: sandbox_apply() runs it early instead.
  */
 static const struct sandbox_rule sanitizer[] = {
 	ALLOW(sigaltstack), ALLOW(rt_sigaction), ALLOW(sched_yield), ALLOW(getrlimit),
-	ALLOW(prlimit64),   ALLOW(sched_getaffinity), ALLOW(madvise),
+	ALLOW(prlimit64),   ALLOW(sched_getaffinity), ALLOW(madvise), ALLOW(prctl),
 };
 const struct sandbox_ruleset sandbox_rules_sanitizer = RULESET("sanitizer", sanitizer);
 #else

@@ -85,6 +85,9 @@ efi_status efi_fs_install(efi_handle h, const struct blkdev *dev);
 /* Read a whole file from the SimpleFileSystem on h (pool memory). */
 efi_status efi_fs_read_file(efi_handle h, const char16 *path, void **buf, uint64_t *size);
 
+/* virtio-blk disks on PCI bus 0 (vblk.c), in PCI order */
+void efi_virtio_init(uint64_t ecam);
+
 /* RNG (rng.c) */
 void efi_rng_init(void);
 

@@ -10,6 +10,7 @@
 #include "firmware/abi.h"
 #include "firmware/efi/fw.h"
 #include "firmware/lib/cpu.h"
+#include "firmware/lib/pci.h"
 #include "firmware/lib/pvh.h"
 
 #define LIMIT_4G      0x100000000ull
@@ -96,6 +97,8 @@ static int memmap_init(const struct hvm_start_info *si)
 	return 0;
 }
 
+static uint64_t pci_ecam;
+
 static void acpi_init(const struct hvm_start_info *si)
 {
 	static struct fw_acpi_table tables[32];
@@ -114,6 +117,7 @@ static void acpi_init(const struct hvm_start_info *si)
 	const struct acpi_header *dsdt = fw_acpi_find(tables, n, "DSDT");
 
 	fw_acpi_power_info(fadt, dsdt, &efi_power);
+	pci_ecam = fw_pci_ecam_from_mcfg(fw_acpi_find(tables, n, "MCFG"));
 	if (fadt && fadt->length >= 129 &&
 	    (le32((const uint8_t *)fadt + FADT_FLAGS) & FADT_RESET_OK)) {
 		memcpy(&efi_reset_reg, (const uint8_t *)fadt + 116, sizeof(efi_reset_reg));
@@ -239,6 +243,7 @@ void efi_fw_main(uint32_t start_info)
 	proto_install(&fw_handle, &efi_loaded_image_guid, &fw_image);
 	efi_rng_init();
 	ramdisks_init(si);
+	efi_virtio_init(pci_ecam);
 	efi_table_crc(&efi_st.hdr);
 	efi_log("vmlet UEFI firmware ready: %u memory descriptors", efi_mem.n);
 	boot(cmdline);

@@ -5,29 +5,13 @@
  */
 #include "firmware/lib/virtio.h"
 
-#define QSIZE	    16
+#define QSIZE	    FW_VIRTIO_QSIZE
 #define F_VERSION_1 (1ull << 32)
 #define BLK_F_RO    (1ull << 5)
 #define POLL_SPINS  2000000000ull
 
 /* one queue's rings, reused by each device in turn (reset in between) */
-static struct {
-	struct {
-		uint64_t addr;
-		uint32_t len;
-		uint16_t flags, next;
-	} desc[QSIZE] FW_ALIGNED(16);
-	struct {
-		uint16_t flags, idx, ring[QSIZE], used_event;
-	} avail FW_ALIGNED(2);
-	struct {
-		uint16_t flags, idx;
-		struct {
-			uint32_t id, len;
-		} ring[QSIZE];
-		uint16_t avail_event;
-	} used FW_ALIGNED(4096);
-} vq FW_ALIGNED(4096);
+static struct fw_vq shared_vq;
 
 static uint8_t io_buf[65536] FW_ALIGNED(4096);
 
@@ -85,11 +69,18 @@ void fw_virtio_reset(struct fw_virtio *v)
 int fw_virtio_init(struct fw_virtio *v, const struct fw_pci_fn *f, uint64_t want,
 		   uint64_t *mmio_next)
 {
+	return fw_virtio_init_q(v, f, want, mmio_next, &shared_vq);
+}
+
+int fw_virtio_init_q(struct fw_virtio *v, const struct fw_pci_fn *f, uint64_t want,
+		     uint64_t *mmio_next, struct fw_vq *q)
+{
 	uint64_t offered;
 	uint16_t qmax;
 
 	memset(v, 0, sizeof(*v));
 	v->pci = f;
+	v->vq = q;
 	if (virtio_caps(v, f, mmio_next))
 		return -1;
 	fw_pci_write16(f, 4, fw_pci_read16(f, 4) | 0x6); /* memory + bus master */
@@ -114,12 +105,12 @@ int fw_virtio_init(struct fw_virtio *v, const struct fw_pci_fn *f, uint64_t want
 	if (!qmax)
 		return -1;
 	v->qsize = qmax < QSIZE ? qmax : QSIZE;
-	memset(&vq, 0, sizeof(vq));
+	memset(q, 0, sizeof(*q));
 	C16(v, 0x18) = v->qsize;
 	C16(v, 0x1a) = 0xffff; /* no MSI-X vector: we poll */
-	*(volatile uint64_t *)(v->common + 0x20) = (uint64_t)(uintptr_t)vq.desc;
-	*(volatile uint64_t *)(v->common + 0x28) = (uint64_t)(uintptr_t)&vq.avail;
-	*(volatile uint64_t *)(v->common + 0x30) = (uint64_t)(uintptr_t)&vq.used;
+	*(volatile uint64_t *)(v->common + 0x20) = (uint64_t)(uintptr_t)q->desc;
+	*(volatile uint64_t *)(v->common + 0x28) = (uint64_t)(uintptr_t)&q->avail;
+	*(volatile uint64_t *)(v->common + 0x30) = (uint64_t)(uintptr_t)&q->used;
 	v->notify += (uint64_t)C16(v, 0x1e) * v->notify_mult;
 	C16(v, 0x1c) = 1;
 	C8(v, 0x14) = 1 | 2 | 8 | 4;
@@ -128,25 +119,26 @@ int fw_virtio_init(struct fw_virtio *v, const struct fw_pci_fn *f, uint64_t want
 
 int64_t fw_virtio_submit(struct fw_virtio *v, const struct fw_virtio_buf *b, int n)
 {
-	volatile uint16_t *used_idx = &vq.used.idx;
+	struct fw_vq *vq = v->vq;
+	volatile uint16_t *used_idx = &vq->used.idx;
 
 	if (n < 1 || n > v->qsize)
 		return -1;
 	for (int i = 0; i < n; i++) {
-		vq.desc[i].addr = (uint64_t)(uintptr_t)b[i].addr;
-		vq.desc[i].len = b[i].len;
-		vq.desc[i].flags = (uint16_t)((i + 1 < n ? 1 : 0) | (b[i].write ? 2 : 0));
-		vq.desc[i].next = (uint16_t)(i + 1);
+		vq->desc[i].addr = (uint64_t)(uintptr_t)b[i].addr;
+		vq->desc[i].len = b[i].len;
+		vq->desc[i].flags = (uint16_t)((i + 1 < n ? 1 : 0) | (b[i].write ? 2 : 0));
+		vq->desc[i].next = (uint16_t)(i + 1);
 	}
-	vq.avail.ring[v->avail_idx % v->qsize] = 0;
+	vq->avail.ring[v->avail_idx % v->qsize] = 0;
 	barrier();
-	*(volatile uint16_t *)&vq.avail.idx = ++v->avail_idx;
+	*(volatile uint16_t *)&vq->avail.idx = ++v->avail_idx;
 	barrier();
 	*(volatile uint16_t *)v->notify = 0;
 	for (uint64_t spin = 0; spin < POLL_SPINS; spin++) {
 		if (*used_idx != v->last_used) {
 			barrier();
-			uint32_t len = vq.used.ring[v->last_used % v->qsize].len;
+			uint32_t len = vq->used.ring[v->last_used % v->qsize].len;
 
 			v->last_used++;
 			return len;

@@ -11,8 +11,29 @@
 #include "firmware/lib/fw.h"
 #include "firmware/lib/pci.h"
 
+/* One split queue's rings (4 KiB aligned, 8 KiB). */
+#define FW_VIRTIO_QSIZE 16
+struct fw_vq {
+	struct {
+		uint64_t addr;
+		uint32_t len;
+		uint16_t flags, next;
+	} desc[FW_VIRTIO_QSIZE] FW_ALIGNED(16);
+	struct {
+		uint16_t flags, idx, ring[FW_VIRTIO_QSIZE], used_event;
+	} avail FW_ALIGNED(2);
+	struct {
+		uint16_t flags, idx;
+		struct {
+			uint32_t id, len;
+		} ring[FW_VIRTIO_QSIZE];
+		uint16_t avail_event;
+	} used FW_ALIGNED(4096);
+} FW_ALIGNED(4096);
+
 struct fw_virtio {
 	const struct fw_pci_fn *pci;
+	struct fw_vq *vq;
 	volatile uint8_t *common, *isr, *device, *notify;
 	uint32_t notify_mult;
 	uint16_t qsize, avail_idx, last_used;
@@ -29,6 +50,10 @@ struct fw_virtio_buf {
  * DRIVER_OK. mmio_next: where to place unprogrammed BARs. 0 or -1. */
 int fw_virtio_init(struct fw_virtio *v, const struct fw_pci_fn *f, uint64_t want,
 		   uint64_t *mmio_next);
+/* The same with rings of the caller's (several devices live at once; the
+ * plain init shares one static queue between devices used in turn). */
+int fw_virtio_init_q(struct fw_virtio *v, const struct fw_pci_fn *f, uint64_t want,
+		     uint64_t *mmio_next, struct fw_vq *q);
 /* Post one chain on queue 0, notify, poll for its completion. Returns the
  * used length, or -1 on timeout. */
 int64_t fw_virtio_submit(struct fw_virtio *v, const struct fw_virtio_buf *b, int n);

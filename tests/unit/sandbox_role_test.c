@@ -434,7 +434,7 @@ int main(void)
 {
 	char path[] = "/tmp/vmlet-sandbox-test.XXXXXX";
 
-	log_setup(LOG_FORMAT_TEXT, LOG_WARN, "sandbox-test", NULL);
+	log_setup(LOG_FORMAT_JSON, LOG_DEBUG, "sandbox-test", "testvm"); /* every log path under the filters */
 	scratch_fd = mkstemp(path);
 	if (scratch_fd < 0 || ftruncate(scratch_fd, 1 << 20))
 		return 1;

@@ -1,0 +1,137 @@
+#!/usr/bin/env bash
+# The sandbox of a running vmlet (vmm/sandbox.h), on by default:
+#  - /proc says every thread is confined: Seccomp 2 (filter), NoNewPrivs 1,
+#    no capabilities (effective, permitted, bounding);
+#  - each role's filter is live: the VMLET_TEST_FORBIDDEN hook makes that
+#    role's thread attempt a forbidden call and vmlet dies with SIGSYS;
+#  - --seccomp=log lets it through, --seccomp=off installs no filter;
+#  - --user UID:GID switches every thread to that user;
+#  - a non-root user with access to /dev/kvm runs it (private /dev/kvm node
+#    in a mount namespace, so the host's device is left alone).
+source "$(dirname "$0")/../lib/sh.sh"
+have_kvm || skip "no /dev/kvm"
+command -v as >/dev/null && command -v ld >/dev/null || skip "no binutils"
+"$VMLET" run --help 2>&1 | grep -q -- '--seccomp' || skip "vmlet run has no --seccomp yet"
+
+for m in 0 1; do
+	as --64 --defsym MODE=$m -o "$TMPD/g$m.o" tests/data/vmm_tiny_guest.S &&
+		ld -m elf_x86_64 -static -nostdlib -T tests/data/vmm_tiny_guest.ld \
+			-o "$TMPD/mode$m.elf" "$TMPD/g$m.o" || { fail "cannot build guest $m"; finish; }
+done
+HOLD=$TMPD/mode1.elf # prints a line, then never powers off
+
+# start [ENV=V...] -- ARGS...: vmlet run ARGS in the background; wait for
+# the guest's line. PID is vmlet's pid.
+start() {
+	local envs=()
+	while [[ $1 != -- ]]; do envs+=("$1"); shift; done
+	shift
+	: >"$TMPD/out"
+	env "${envs[@]}" "$VMLET" run --kernel "$HOLD" --grace-period 0 --log-format text "$@" \
+		>"$TMPD/out" 2>"$TMPD/err" &
+	PID=$!
+	for _ in $(seq 100); do
+		grep -q "tiny-guest: up" "$TMPD/out" && return 0
+		kill -0 "$PID" 2>/dev/null || return 1
+		sleep 0.05
+	done
+	return 1
+}
+stop() { kill -TERM "$PID" 2>/dev/null; wait "$PID"; }
+
+field() { awk -v k="$2:" '$1 == k { $1 = ""; sub(/^ /, ""); print }' "$1"; }
+
+# ---- confinement as /proc shows it --------------------------------------
+if start -- --smp 2; then
+	st=/proc/$PID/status
+	[[ $(field "$st" Seccomp) == 2 ]] && ok "Seccomp: 2" || fail "Seccomp: $(field "$st" Seccomp)"
+	[[ $(field "$st" NoNewPrivs) == 1 ]] && ok "NoNewPrivs: 1" || fail "NoNewPrivs: $(field "$st" NoNewPrivs)"
+	for k in CapEff CapPrm CapInh CapAmb; do
+		[[ $(field "$st" $k) == 0000000000000000 ]] && ok "$k: 0" || fail "$k: $(field "$st" $k)"
+	done
+	if [[ $(id -u) == 0 ]]; then
+		[[ $(field "$st" CapBnd) == 0000000000000000 ]] && ok "CapBnd: 0" || fail "CapBnd: $(field "$st" CapBnd)"
+	fi
+	n=0 bad=0 vcpus=0
+	for t in /proc/$PID/task/*; do
+		n=$((n + 1))
+		[[ $(field "$t/status" Seccomp) == 2 && $(field "$t/status" CapEff) == 0000000000000000 ]] ||
+			{ bad=$((bad + 1)); echo "unconfined thread: $(cat "$t/comm") $(field "$t/status" Seccomp)"; }
+		[[ $(cat "$t/comm") == vcpu* ]] && vcpus=$((vcpus + 1))
+	done
+	((bad == 0 && n >= 3)) && ok "all $n threads confined" || fail "$bad of $n threads unconfined"
+	((vcpus == 2)) && ok "2 vCPU threads" || fail "$vcpus vCPU threads"
+	grep -q "sandbox: applied: seccomp kill" "$TMPD/err" && ok "sandbox logged" || fail "no sandbox log line"
+	stop
+	[[ $? == 5 ]] && ok "stopped: exit 5" || fail "stop: exit $?"
+else
+	fail "vmlet did not start: $(tail -3 "$TMPD/err")"
+fi
+
+# ---- every role's filter is live ----------------------------------------
+for hook in main main:exec-mmap main:socket main:exec vcpu vcpu:ioctl vcpu:exec-mmap vcpu:socket; do
+	timeout 20 env VMLET_TEST_FORBIDDEN=$hook "$VMLET" run --kernel "$HOLD" --grace-period 0 \
+		--log-format text >"$TMPD/out" 2>"$TMPD/err"
+	rc=$?
+	if ((rc == 128 + 31)); then ok "$hook: killed by SIGSYS"; else
+		fail "$hook: exit $rc, want SIGSYS ($((128 + 31)))"; tail -3 "$TMPD/err"; fi
+done
+
+# --seccomp=log: the same violation is allowed (and logged by the kernel)
+if start VMLET_TEST_FORBIDDEN=main:socket -- --seccomp=log; then
+	grep -q "survived 'socket'" "$TMPD/err" && ok "--seccomp=log: main survives socket(AF_INET)" ||
+		fail "--seccomp=log: no survival line"
+	stop
+else
+	fail "--seccomp=log: vmlet died: $(tail -2 "$TMPD/err")"
+fi
+
+# --seccomp=off: no filter, still no capabilities
+if start -- --seccomp=off; then
+	[[ $(field /proc/$PID/status Seccomp) == 0 ]] && ok "--seccomp=off: Seccomp 0" || fail "--seccomp=off: filter installed"
+	[[ $(field /proc/$PID/status CapEff) == 0000000000000000 ]] && ok "--seccomp=off: still no capabilities" ||
+		fail "--seccomp=off kept capabilities"
+	stop
+else
+	fail "--seccomp=off: vmlet did not start"
+fi
+
+# ---- users --------------------------------------------------------------
+if [[ $(id -u) == 0 ]]; then
+	if start -- --user 65534:65534 --smp 2; then
+		bad=0
+		for t in /proc/$PID/task/*; do
+			[[ $(field "$t/status" Uid) == '65534 65534 65534 65534' &&
+				$(field "$t/status" Gid) == '65534 65534 65534 65534' ]] || bad=$((bad + 1))
+		done
+		((bad == 0)) && ok "--user 65534:65534: every thread switched" || fail "--user: $bad threads kept their ids"
+		stop
+	else
+		fail "--user: vmlet did not start: $(tail -2 "$TMPD/err")"
+	fi
+
+	# a non-root user who can open /dev/kvm, nothing else
+	if command -v unshare >/dev/null && command -v setpriv >/dev/null; then
+		cp "$VMLET" "$TMPD/vmlet" && chmod 755 "$TMPD" "$TMPD/vmlet" && chmod 644 "$TMPD"/mode*.elf
+		mknod "$TMPD/kvm" c 10 232 2>/dev/null && chown 65534:65534 "$TMPD/kvm" && chmod 600 "$TMPD/kvm"
+		if [[ -c $TMPD/kvm ]]; then
+			timeout 30 unshare -m sh -c '
+				mount --bind "$1/kvm" /dev/kvm &&
+				exec setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all \
+					"$1/vmlet" run --kernel "$1/mode0.elf" --log-format text --console none \
+					--grace-period 5 & pid=$!
+				sleep 1; grep -E "^(Uid|CapEff|Seccomp)" /proc/$pid/status > "$1/nonroot.status"
+				kill -TERM $pid; wait $pid' sh "$TMPD" 2>"$TMPD/nonroot.err"
+			rc=$?
+			if ((rc == 0)) && grep -q $'^Uid:\t65534' "$TMPD/nonroot.status" &&
+				grep -q $'^Seccomp:\t2' "$TMPD/nonroot.status"; then
+				ok "non-root user with /dev/kvm access: ran, confined, powered off on SIGTERM"
+			else
+				fail "non-root run: exit $rc"; cat "$TMPD/nonroot.status" "$TMPD/nonroot.err" 2>/dev/null | tail -5
+			fi
+		else
+			echo "note: cannot create a device node here; non-root run not checked"
+		fi
+	fi
+fi
+finish

@@ -1,0 +1,239 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * runStrategy for one process: the restart table, backoff, and the worker
+ * loop (restarts in forked workers, SIGSYS never restarted, a stop signal
+ * during backoff ends the loop, Once runs in-process, Halted never runs).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "tests/lib/test.h"
+#include "vmm/lifecycle.h"
+#include "vmm/log.h"
+
+static void test_parse(void)
+{
+	enum lifecycle_strategy s;
+
+	CHECK(lifecycle_parse(NULL, &s) == 0 && s == LC_ONCE);
+	CHECK(lifecycle_parse("Always", &s) == 0 && s == LC_ALWAYS);
+	CHECK(lifecycle_parse("RerunOnFailure", &s) == 0 && s == LC_RERUN_ON_FAILURE);
+	CHECK(lifecycle_parse("Manual", &s) == 0 && s == LC_MANUAL);
+	CHECK(lifecycle_parse("Halted", &s) == 0 && s == LC_HALTED);
+	CHECK(lifecycle_parse("Once", &s) == 0 && s == LC_ONCE);
+	CHECK(lifecycle_parse("always", &s) == -EINVAL);
+	CHECK(lifecycle_parse("", &s) == -EINVAL);
+}
+
+static void test_restart_table(void)
+{
+	/* expected[strategy][end]: 1 = restart */
+	static const int expected[5][LC_END_COUNT] = {
+		[LC_ONCE] = { 0, 0, 0, 0, 0 },
+		[LC_ALWAYS] = { 1, 1, 1, 0, 1 },
+		[LC_RERUN_ON_FAILURE] = { 0, 1, 1, 0, 1 },
+		[LC_MANUAL] = { 0, 0, 0, 0, 0 },
+		[LC_HALTED] = { 0, 0, 0, 0, 0 },
+	};
+	int s, e;
+
+	for (s = 0; s <= LC_HALTED; s++)
+		for (e = 0; e < LC_END_COUNT; e++) {
+			struct lifecycle lc;
+			uint64_t d;
+
+			lifecycle_init(&lc, (enum lifecycle_strategy)s);
+			if ((lifecycle_next(&lc, (enum lifecycle_end)e, 5, false, &d) == LC_RESTART) !=
+			    expected[s][e])
+				test_fail(__FILE__, __LINE__, "%s after %s",
+					  lifecycle_strategy_name((enum lifecycle_strategy)s),
+					  lifecycle_end_name((enum lifecycle_end)e));
+		}
+}
+
+static void test_backoff(void)
+{
+	struct lifecycle lc;
+	uint64_t d;
+	int i;
+
+	lifecycle_init(&lc, LC_ALWAYS);
+	lc.backoff_base_ms = 100;
+	lc.backoff_max_ms = 1000;
+	lc.next_backoff_ms = 100;
+	/* short runs: 100, 200, 400, 800, then capped at 1000 */
+	CHECK(lifecycle_next(&lc, LC_END_CRASH, 10, false, &d) == LC_RESTART && d == 100);
+	CHECK(lifecycle_next(&lc, LC_END_REBOOT, 10, false, &d) == LC_RESTART && d == 200);
+	CHECK(lifecycle_next(&lc, LC_END_CRASH, 10, false, &d) == LC_RESTART && d == 400);
+	CHECK(lifecycle_next(&lc, LC_END_CRASH, 10, false, &d) == LC_RESTART && d == 800);
+	for (i = 0; i < 3; i++)
+		CHECK(lifecycle_next(&lc, LC_END_CRASH, 10, false, &d) == LC_RESTART && d == 1000);
+	CHECK(lc.restarts == 7);
+	/* a stable run resets it; a reboot after a stable run is immediate */
+	CHECK(lifecycle_next(&lc, LC_END_REBOOT, lc.stable_ms, false, &d) == LC_RESTART && d == 0);
+	CHECK(lifecycle_next(&lc, LC_END_CRASH, 10, false, &d) == LC_RESTART && d == 100);
+	CHECK(lifecycle_next(&lc, LC_END_CRASH, lc.stable_ms + 1, false, &d) == LC_RESTART &&
+	      d == 100);
+	/* a seccomp kill is never restarted */
+	CHECK(lifecycle_next(&lc, LC_END_FAILED, 10, true, &d) == LC_EXIT);
+}
+
+/* ---- the loop ------------------------------------------------------------ */
+
+static int runs_pipe[2];
+static int in_parent_runs;
+
+/* crash twice, then power off; records each run (and its pid) */
+static enum lifecycle_end crash_twice(void *ctx, unsigned int restarts)
+{
+	char c = (char)('0' + restarts);
+
+	(void)ctx;
+	in_parent_runs += getpid() == *(pid_t *)ctx;
+	if (write(runs_pipe[1], &c, 1) != 1)
+		return LC_END_FAILED;
+	return restarts < 2 ? LC_END_CRASH : LC_END_POWEROFF;
+}
+
+static int count_runs(char *seen, size_t len)
+{
+	int n = 0;
+
+	while (n < (int)len - 1 && read(runs_pipe[0], seen + n, 1) == 1)
+		n++;
+	seen[n] = 0;
+	return n;
+}
+
+static void fast(struct lifecycle *lc)
+{
+	lc->backoff_base_ms = lc->next_backoff_ms = 10;
+}
+
+static void test_loop_rerun_on_failure(void)
+{
+	pid_t self = getpid();
+	struct lifecycle lc;
+	char seen[16];
+
+	CHECK(pipe2(runs_pipe, O_NONBLOCK) == 0);
+	lifecycle_init(&lc, LC_RERUN_ON_FAILURE);
+	fast(&lc);
+	in_parent_runs = 0;
+	CHECK(lifecycle_run(&lc, crash_twice, &self) == LC_END_POWEROFF);
+	CHECK(lc.restarts == 2);
+	CHECK(count_runs(seen, sizeof(seen)) == 3 && !strcmp(seen, "012"));
+	CHECK(in_parent_runs == 0); /* each run was a worker */
+
+	/* Once: one run, in this process, however it ended */
+	lifecycle_init(&lc, LC_ONCE);
+	CHECK(lifecycle_run(&lc, crash_twice, &self) == LC_END_CRASH);
+	CHECK(count_runs(seen, sizeof(seen)) == 1 && in_parent_runs == 1);
+
+	/* Halted: never runs */
+	lifecycle_init(&lc, LC_HALTED);
+	CHECK(lifecycle_run(&lc, crash_twice, &self) == LC_END_POWEROFF);
+	CHECK(count_runs(seen, sizeof(seen)) == 0);
+	close(runs_pipe[0]);
+	close(runs_pipe[1]);
+}
+
+static enum lifecycle_end die_sigsys(void *ctx, unsigned int restarts)
+{
+	(void)ctx;
+	(void)restarts;
+	signal(SIGSYS, SIG_DFL);
+	raise(SIGSYS);
+	return LC_END_POWEROFF;
+}
+
+static void test_loop_sigsys_not_restarted(void)
+{
+	struct lifecycle lc;
+
+	lifecycle_init(&lc, LC_ALWAYS);
+	fast(&lc);
+	CHECK(lifecycle_run(&lc, die_sigsys, NULL) == LC_END_FAILED);
+	CHECK(lc.restarts == 0);
+}
+
+static enum lifecycle_end always_crash(void *ctx, unsigned int restarts)
+{
+	(void)ctx;
+	(void)restarts;
+	return LC_END_CRASH;
+}
+
+/* SIGTERM while waiting to restart: the loop ends as stopped, at once */
+static void test_loop_stop_during_backoff(void)
+{
+	struct lifecycle lc;
+	struct timespec t0, t1;
+	pid_t killer;
+
+	lifecycle_init(&lc, LC_ALWAYS);
+	lc.backoff_base_ms = lc.next_backoff_ms = 20000;
+	killer = fork();
+	if (killer == 0) {
+		usleep(300000);
+		kill(getppid(), SIGTERM);
+		_exit(0);
+	}
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	CHECK(lifecycle_run(&lc, always_crash, NULL) == LC_END_STOPPED);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	CHECK(t1.tv_sec - t0.tv_sec < 10);
+	waitpid(killer, NULL, 0);
+}
+
+/* SIGTERM reaches the running worker; the loop does not restart it */
+static enum lifecycle_end wait_for_term(void *ctx, unsigned int restarts)
+{
+	sigset_t set;
+	int sig;
+
+	(void)ctx;
+	(void)restarts;
+	sigemptyset(&set);
+	sigaddset(&set, SIGTERM);
+	sigprocmask(SIG_BLOCK, &set, NULL);
+	sigwait(&set, &sig);
+	return LC_END_POWEROFF; /* the guest shut down after the power button */
+}
+
+static void test_loop_forwards_stop(void)
+{
+	struct lifecycle lc;
+	pid_t killer;
+
+	lifecycle_init(&lc, LC_ALWAYS);
+	fast(&lc);
+	killer = fork();
+	if (killer == 0) {
+		usleep(300000);
+		kill(getppid(), SIGTERM);
+		_exit(0);
+	}
+	CHECK(lifecycle_run(&lc, wait_for_term, NULL) == LC_END_STOPPED);
+	CHECK(lc.restarts == 0);
+	waitpid(killer, NULL, 0);
+}
+
+int main(void)
+{
+	log_setup(LOG_FORMAT_TEXT, LOG_ERROR, "lifecycle-test", NULL);
+	alarm(60);
+	TEST_RUN(test_parse);
+	TEST_RUN(test_restart_table);
+	TEST_RUN(test_backoff);
+	TEST_RUN(test_loop_rerun_on_failure);
+	TEST_RUN(test_loop_sigsys_not_restarted);
+	TEST_RUN(test_loop_stop_during_backoff);
+	TEST_RUN(test_loop_forwards_stop);
+	return test_summary();
+}

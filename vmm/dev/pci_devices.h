@@ -1,0 +1,16 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * pci_devices.h - the device-table entry for the PCI bus and its
+ * functions (vmm/dev/pci_devices.c): host bridge, virtio-blk per disk,
+ * virtio-net per interface, virtio-rng. Disk order, names and serials
+ * follow the resolved VMI; an unsupported bus, device type or volume kind
+ * fails VM creation with an error naming the disk.
+ */
+#ifndef VMLET_PCI_DEVICES_H
+#define VMLET_PCI_DEVICES_H
+
+#include "vmm/device.h"
+
+extern const struct device_type pci_devices_device;
+
+#endif /* VMLET_PCI_DEVICES_H */

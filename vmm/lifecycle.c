@@ -1,0 +1,234 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * lifecycle.c - runStrategy: restart decisions, backoff and the worker
+ * loop (see lifecycle.h).
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "vmm/lifecycle.h"
+#include "vmm/log.h"
+
+static const char *const strategy_names[] = {
+	[LC_ONCE] = "Once",
+	[LC_ALWAYS] = "Always",
+	[LC_RERUN_ON_FAILURE] = "RerunOnFailure",
+	[LC_MANUAL] = "Manual",
+	[LC_HALTED] = "Halted",
+};
+
+static const char *const end_names[LC_END_COUNT] = {
+	[LC_END_POWEROFF] = "powered off",
+	[LC_END_REBOOT] = "rebooted",
+	[LC_END_CRASH] = "crashed",
+	[LC_END_STOPPED] = "stopped",
+	[LC_END_FAILED] = "failed",
+};
+
+int lifecycle_parse(const char *name, enum lifecycle_strategy *out)
+{
+	size_t i;
+
+	if (!name) {
+		*out = LC_ONCE;
+		return 0;
+	}
+	for (i = 0; i < sizeof(strategy_names) / sizeof(strategy_names[0]); i++)
+		if (!strcmp(name, strategy_names[i])) {
+			*out = (enum lifecycle_strategy)i;
+			return 0;
+		}
+	return -EINVAL;
+}
+
+const char *lifecycle_strategy_name(enum lifecycle_strategy s)
+{
+	return (unsigned int)s <= LC_HALTED ? strategy_names[s] : "?";
+}
+
+const char *lifecycle_end_name(enum lifecycle_end e)
+{
+	return (unsigned int)e < LC_END_COUNT ? end_names[e] : "?";
+}
+
+void lifecycle_init(struct lifecycle *lc, enum lifecycle_strategy s)
+{
+	*lc = (struct lifecycle){
+		.strategy = s,
+		.backoff_base_ms = 1000,
+		.backoff_max_ms = 300000,
+		.stable_ms = 60000,
+	};
+	lc->next_backoff_ms = lc->backoff_base_ms;
+}
+
+bool lifecycle_may_restart(const struct lifecycle *lc)
+{
+	return lc->strategy == LC_ALWAYS || lc->strategy == LC_RERUN_ON_FAILURE;
+}
+
+static bool wants_restart(enum lifecycle_strategy s, enum lifecycle_end end)
+{
+	switch (end) {
+	case LC_END_POWEROFF: return s == LC_ALWAYS;
+	case LC_END_REBOOT:
+	case LC_END_CRASH:
+	case LC_END_FAILED: return s == LC_ALWAYS || s == LC_RERUN_ON_FAILURE;
+	default: return false; /* stopped: the user wants it down */
+	}
+}
+
+enum lifecycle_action lifecycle_next(struct lifecycle *lc, enum lifecycle_end end,
+				     uint64_t ran_ms, bool sigsys, uint64_t *delay_ms)
+{
+	*delay_ms = 0;
+	if (sigsys || !wants_restart(lc->strategy, end))
+		return LC_EXIT;
+	if (ran_ms >= lc->stable_ms) {
+		/* a healthy run: forget earlier trouble */
+		lc->next_backoff_ms = lc->backoff_base_ms;
+		if (end != LC_END_REBOOT)
+			*delay_ms = lc->backoff_base_ms;
+	} else {
+		*delay_ms = lc->next_backoff_ms;
+		lc->next_backoff_ms *= 2;
+		if (lc->next_backoff_ms > lc->backoff_max_ms)
+			lc->next_backoff_ms = lc->backoff_max_ms;
+	}
+	lc->restarts++;
+	return LC_RESTART;
+}
+
+/* ---- the worker loop ----------------------------------------------------- */
+
+/* The child's exit status encodes how the run ended. */
+#define WORKER_STATUS_BASE 100
+
+static volatile sig_atomic_t stop_signal;
+static volatile pid_t worker_pid;
+
+static void forward_signal(int sig)
+{
+	pid_t pid = worker_pid;
+
+	stop_signal = sig;
+	if (pid > 0)
+		kill(pid, sig);
+}
+
+static uint64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+/* Run once in a forked worker; *sigsys when a seccomp violation killed it. */
+static enum lifecycle_end run_worker(lifecycle_run_fn run, void *ctx, unsigned int restarts,
+				     bool *sigsys)
+{
+	sigset_t stop_set, old;
+	int status;
+	pid_t pid;
+
+	*sigsys = false;
+	/* No stop signal in between: the parent learns worker_pid first, the
+	 * worker restores the default handlers first. */
+	sigemptyset(&stop_set);
+	sigaddset(&stop_set, SIGTERM);
+	sigaddset(&stop_set, SIGINT);
+	sigprocmask(SIG_BLOCK, &stop_set, &old);
+	fflush(NULL);
+	pid = fork();
+	if (pid < 0) {
+		sigprocmask(SIG_SETMASK, &old, NULL);
+		error_errno(-errno, "lifecycle: fork");
+		return LC_END_FAILED;
+	}
+	if (pid == 0) {
+		struct sigaction dfl = { .sa_handler = SIG_DFL };
+
+		sigaction(SIGTERM, &dfl, NULL);
+		sigaction(SIGINT, &dfl, NULL);
+		sigprocmask(SIG_SETMASK, &old, NULL);
+		_exit(WORKER_STATUS_BASE + (int)run(ctx, restarts));
+	}
+	worker_pid = pid;
+	sigprocmask(SIG_SETMASK, &old, NULL);
+	if (stop_signal) /* asked to stop before this worker existed */
+		kill(pid, stop_signal);
+	while (waitpid(pid, &status, 0) < 0)
+		if (errno != EINTR) {
+			error_errno(-errno, "lifecycle: waitpid");
+			worker_pid = 0;
+			return LC_END_FAILED;
+		}
+	worker_pid = 0;
+	if (WIFEXITED(status) && WEXITSTATUS(status) >= WORKER_STATUS_BASE &&
+	    WEXITSTATUS(status) < WORKER_STATUS_BASE + LC_END_COUNT)
+		return (enum lifecycle_end)(WEXITSTATUS(status) - WORKER_STATUS_BASE);
+	if (WIFSIGNALED(status)) {
+		*sigsys = WTERMSIG(status) == SIGSYS;
+		error("lifecycle: worker %d killed by signal %d%s", (int)pid, WTERMSIG(status),
+		      *sigsys ? " (seccomp violation: not restarting)" : "");
+	} else {
+		error("lifecycle: worker %d exited with status %d", (int)pid,
+		      WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+	}
+	return LC_END_FAILED;
+}
+
+/* Sleep ms unless a stop signal arrives; false when stopped. */
+static bool backoff_sleep(uint64_t ms)
+{
+	struct timespec ts = { (time_t)(ms / 1000), (long)(ms % 1000) * 1000000 };
+
+	while (!stop_signal && nanosleep(&ts, &ts) < 0 && errno == EINTR)
+		;
+	return !stop_signal;
+}
+
+enum lifecycle_end lifecycle_run(struct lifecycle *lc, lifecycle_run_fn run, void *ctx)
+{
+	struct sigaction sa = { .sa_handler = forward_signal }, old_term, old_int;
+	enum lifecycle_end end;
+	uint64_t t0, delay;
+	bool sigsys;
+
+	if (lc->strategy == LC_HALTED) {
+		log_info("lifecycle: runStrategy Halted: not starting the guest");
+		return LC_END_POWEROFF;
+	}
+	if (!lifecycle_may_restart(lc))
+		return run(ctx, 0);
+
+	stop_signal = 0;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGTERM, &sa, &old_term);
+	sigaction(SIGINT, &sa, &old_int);
+	for (;;) {
+		t0 = now_ms();
+		end = run_worker(run, ctx, lc->restarts, &sigsys);
+		if (stop_signal)
+			end = LC_END_STOPPED;
+		if (lifecycle_next(lc, end, now_ms() - t0, sigsys, &delay) == LC_EXIT)
+			break;
+		log_warn("lifecycle: guest %s; runStrategy %s: restart %u in %llu ms",
+			 lifecycle_end_name(end), lifecycle_strategy_name(lc->strategy),
+			 lc->restarts, (unsigned long long)delay);
+		if (!backoff_sleep(delay)) {
+			end = LC_END_STOPPED;
+			break;
+		}
+	}
+	sigaction(SIGTERM, &old_term, NULL);
+	sigaction(SIGINT, &old_int, NULL);
+	return end;
+}
