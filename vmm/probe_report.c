@@ -7,7 +7,6 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <stdarg.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "arch/arch.h"
@@ -544,78 +543,4 @@ void probe_report_print_text(FILE *f, const struct probe_report *exp,
 	for (uint32_t i = 0; i < got->n_tables; i++)
 		fprintf(f, " %s", got->tables[i]);
 	fprintf(f, "\nmatch: %s\n", match ? "yes" : "no");
-}
-
-/* ---- the fast report port ----------------------------------------------- */
-
-int probe_report_fetch(const struct guest_mem *m, uint64_t desc_gpa, char **text, size_t *len)
-{
-	struct fw_abi_report_desc d;
-	const void *src, *dp = guest_mem_ptr(m, desc_gpa, sizeof(d));
-
-	*text = NULL;
-	*len = 0;
-	if (!dp)
-		return -EFAULT;
-	memcpy(&d, dp, sizeof(d)); /* once: the guest may change it meanwhile */
-	if (d.magic != FW_ABI_REPORT_MAGIC || d.len > FW_ABI_REPORT_MAX)
-		return -EBADMSG;
-	src = guest_mem_ptr(m, d.addr, d.len ? d.len : 1);
-	if (!src)
-		return -EFAULT;
-	*text = malloc((size_t)d.len + 1);
-	if (!*text)
-		return -ENOMEM;
-	memcpy(*text, src, d.len);
-	(*text)[d.len] = '\0';
-	*len = d.len;
-	return 0;
-}
-
-static void port_read(void *dev, uint64_t off, void *data, uint32_t len)
-{
-	uint32_t magic = FW_ABI_REPORT_MAGIC;
-
-	(void)dev;
-	memset(data, 0xff, len);
-	if (off == 0 && len == 4)
-		memcpy(data, &magic, 4);
-}
-
-static void port_write(void *dev, uint64_t off, const void *data, uint32_t len)
-{
-	struct probe_report_port *p = dev;
-	uint32_t gpa;
-	char *text = NULL;
-	size_t n = 0;
-
-	if (off != 0 || len != 4) {
-		__atomic_add_fetch(&p->rejected, 1, __ATOMIC_RELAXED);
-		return;
-	}
-	memcpy(&gpa, data, 4);
-	pthread_mutex_lock(&p->lock);
-	if (p->text || probe_report_fetch(p->mem, gpa, &text, &n)) {
-		__atomic_add_fetch(&p->rejected, 1, __ATOMIC_RELAXED);
-	} else {
-		p->text = text;
-		p->len = n;
-	}
-	pthread_mutex_unlock(&p->lock);
-}
-
-const struct io_ops probe_report_port_ops = {.read = port_read, .write = port_write};
-
-void probe_report_port_init(struct probe_report_port *p, const struct guest_mem *mem)
-{
-	memset(p, 0, sizeof(*p));
-	p->mem = mem;
-	pthread_mutex_init(&p->lock, NULL);
-}
-
-void probe_report_port_release(struct probe_report_port *p)
-{
-	free(p->text);
-	p->text = NULL;
-	pthread_mutex_destroy(&p->lock);
 }

@@ -19,15 +19,12 @@
 #ifndef VMLET_PROBE_REPORT_H
 #define VMLET_PROBE_REPORT_H
 
-#include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 
 #include "firmware/abi.h"
-#include "vmm/bus.h"
-#include "vmm/guest_mem.h"
 #include "vmm/vm_config.h"
 
 #define PROBE_MAX_VCPUS	 FW_ABI_MAX_VCPUS
@@ -117,34 +114,5 @@ void probe_report_print_json(FILE *f, const struct probe_report *exp,
 /* A readable table of both sides, then "match: yes|no". */
 void probe_report_print_text(FILE *f, const struct probe_report *exp,
 			     const struct probe_report *got, bool match);
-
-/*
- * The fast report path (firmware/abi.h, FW_ABI_REPORT_PORT): one port write
- * instead of one serial exit per byte. As a port-I/O device:
- *     probe_report_port_init(&port, &vm->mem);
- *     bus_register(pio, FW_ABI_REPORT_PORT, 4, &probe_report_port_ops, &port);
- * Reads return FW_ABI_REPORT_MAGIC. A 32-bit write of a descriptor address
- * copies the report out of guest memory into port.text (malloc'd,
- * NUL-terminated, port.len bytes; the first valid report wins, later ones
- * and invalid descriptors are ignored and counted in port.rejected).
- * Read port.text once the vCPUs have stopped; probe_report_port_release()
- * frees it.
- */
-struct probe_report_port {
-	const struct guest_mem *mem;
-	pthread_mutex_t lock;
-	char *text;
-	size_t len;
-	unsigned int rejected;
-};
-
-extern const struct io_ops probe_report_port_ops;
-void probe_report_port_init(struct probe_report_port *p, const struct guest_mem *mem);
-void probe_report_port_release(struct probe_report_port *p);
-
-/* Copy the report a descriptor at desc_gpa points to (checked: magic,
- * length <= FW_ABI_REPORT_MAX, every byte in guest RAM) into a malloc'd
- * NUL-terminated *text. 0, -EFAULT (outside RAM), -EBADMSG, -ENOMEM. */
-int probe_report_fetch(const struct guest_mem *m, uint64_t desc_gpa, char **text, size_t *len);
 
 #endif /* VMLET_PROBE_REPORT_H */

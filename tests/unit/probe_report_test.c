@@ -506,57 +506,6 @@ static void test_guest_derivation_80000026(void)
 	CHECK_EQ_U64(ids.package, 13);
 }
 
-/* The fast report port: descriptor checks and the port device. */
-static void test_report_port(void)
-{
-	static uint8_t ram[1 << 20];
-	struct guest_mem gm = {.r = {{0, sizeof(ram), ram}}, .n = 1, .total = sizeof(ram)};
-	struct fw_abi_report_desc d = {FW_ABI_REPORT_MAGIC, sizeof(good_222) - 1, 0x10000};
-	struct probe_report *r = new_report();
-	struct probe_report_port port;
-	uint32_t v = 0, desc_gpa = 0x8000;
-	char *text;
-	size_t len;
-
-	memcpy(ram + 0x10000, good_222, sizeof(good_222) - 1);
-	memcpy(ram + desc_gpa, &d, sizeof(d));
-	CHECK_EQ_U64(probe_report_fetch(&gm, desc_gpa, &text, &len), 0);
-	CHECK_EQ_U64(len, sizeof(good_222) - 1);
-	CHECK(text && !strcmp(text, good_222));
-	free(text);
-	CHECK_EQ_U64(probe_report_fetch(&gm, sizeof(ram) - 8, &text, &len), (uint64_t)-EFAULT);
-	CHECK(text == NULL);
-	d.addr = sizeof(ram) - 16;
-	memcpy(ram + desc_gpa, &d, sizeof(d));
-	CHECK_EQ_U64(probe_report_fetch(&gm, desc_gpa, &text, &len), (uint64_t)-EFAULT);
-	d.addr = 0x10000;
-	d.len = FW_ABI_REPORT_MAX + 1;
-	memcpy(ram + desc_gpa, &d, sizeof(d));
-	CHECK_EQ_U64(probe_report_fetch(&gm, desc_gpa, &text, &len), (uint64_t)-EBADMSG);
-	d.len = sizeof(good_222) - 1;
-	d.magic ^= 1;
-	memcpy(ram + desc_gpa, &d, sizeof(d));
-	CHECK_EQ_U64(probe_report_fetch(&gm, desc_gpa, &text, &len), (uint64_t)-EBADMSG);
-	d.magic ^= 1;
-	memcpy(ram + desc_gpa, &d, sizeof(d));
-
-	probe_report_port_init(&port, &gm);
-	probe_report_port_ops.read(&port, 0, &v, 4);
-	CHECK_EQ_U64(v, FW_ABI_REPORT_MAGIC);
-	probe_report_port_ops.write(&port, 0, &desc_gpa, 2); /* wrong size */
-	CHECK(port.text == NULL);
-	probe_report_port_ops.write(&port, 0, &desc_gpa, 4);
-	CHECK(port.text != NULL);
-	CHECK_EQ_U64(port.len, sizeof(good_222) - 1);
-	probe_report_port_ops.write(&port, 0, &desc_gpa, 4); /* the first one wins */
-	CHECK_EQ_U64(port.rejected, 2);
-	if (port.text)
-		CHECK_EQ_U64(probe_report_parse(port.text, port.len, r), 0);
-	CHECK_EQ_U64(r->n_vcpus, 8);
-	probe_report_port_release(&port);
-	free(r);
-}
-
 int main(void)
 {
 	TEST_RUN(test_parse_good);
@@ -569,6 +518,5 @@ int main(void)
 	TEST_RUN(test_guest_derivation_legacy);
 	TEST_RUN(test_guest_derivation_80000026);
 	TEST_RUN(test_embedded_probe_loads);
-	TEST_RUN(test_report_port);
 	return test_summary();
 }

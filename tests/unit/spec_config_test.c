@@ -135,6 +135,21 @@ static void test_errors(void)
 	CHECK(spec_resolve_config(&o, &c) == -EINVAL);
 }
 
+static void test_env_manifest(void)
+{
+	struct spec_options o = {0};
+	struct vm_config c;
+
+	unsetenv("VMLET_MANIFEST");
+	CHECK(spec_resolve_config(&o, &c) == -EINVAL);
+	setenv("VMLET_MANIFEST", manifest, 1);
+	CHECK(spec_resolve_config(&o, &c) == 0);
+	CHECK_STR(c.name, "web");
+	CHECK(c.sockets * c.cores * c.threads == 4);
+	vm_config_release(&c);
+	unsetenv("VMLET_MANIFEST");
+}
+
 int main(void)
 {
 	char p[128];
@@ -150,6 +165,7 @@ int main(void)
 		fclose(f);
 	TEST_RUN(test_mapping);
 	TEST_RUN(test_errors);
+	TEST_RUN(test_env_manifest);
 	unlink(p);
 	snprintf(p, sizeof(p), "%s/root", root);
 	rmdir(p);

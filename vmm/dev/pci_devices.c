@@ -6,10 +6,12 @@
  * resolved VMI's disks, one virtio-net per interface, then virtio-rng.
  *
  * Disk sources: files the manifest names (containerDisk, hostDisk, PVC,
- * DataVolume) are opened in place; emptyDisk gets a sparse temporary file
- * of its capacity and cloudInitNoCloud / cloudInitConfigDrive a generated
- * seed image; both are unlinked as soon as they are open, so they vanish
- * when vmlet exits, however it exits.
+ * DataVolume) are opened in place (hostDisk DiskOrCreate is created sparse
+ * when missing); emptyDisk gets a sparse temporary file of its capacity
+ * and cloudInitNoCloud / cloudInitConfigDrive a generated seed image; both
+ * are unlinked as soon as they are open, so they vanish when vmlet exits,
+ * however it exits. A path given for them on the command line is used
+ * instead.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -47,28 +49,29 @@ static const char *tmp_dir(void)
 	return t && *t ? t : "/tmp";
 }
 
-/* A sparse scratch file of capacity bytes (emptyDisk). */
-static int empty_disk_file(const struct vm_disk *d, char **path)
+/* A sparse file of capacity bytes at path, or (path NULL) a temporary one
+ * whose name is returned in *made. */
+static int sparse_file(const struct vm_disk *d, const char *path, char **made)
 {
-	int fd;
+	char *tmp = NULL;
+	int fd, r;
 
 	if (!d->capacity)
-		return error_errno(-EINVAL, "disk '%s': emptyDisk without a capacity", d->name);
-	if (asprintf(path, "%s/vmlet-empty-XXXXXX", tmp_dir()) < 0)
+		return error_errno(-EINVAL, "disk '%s': no capacity for a new disk file", d->name);
+	if (!path && asprintf(&tmp, "%s/vmlet-empty-XXXXXX", tmp_dir()) < 0)
 		return -ENOMEM;
-	fd = mkstemp(*path);
+	fd = tmp ? mkstemp(tmp) : open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0660);
 	if (fd < 0 || ftruncate(fd, (off_t)d->capacity)) {
-		int r = -errno;
-
+		r = -errno;
 		if (fd >= 0) {
 			close(fd);
-			unlink(*path);
+			unlink(tmp ? tmp : path);
 		}
-		free(*path);
-		*path = NULL;
-		return error_errno(r, "disk '%s': cannot create the emptyDisk file", d->name);
+		free(tmp);
+		return error_errno(r, "disk '%s': cannot create '%s'", d->name, tmp ? tmp : path);
 	}
 	close(fd);
+	*made = tmp;
 	return 0;
 }
 
@@ -84,42 +87,57 @@ static enum blk_cache disk_cache(const struct vm_disk *d)
 	}
 }
 
-/* Open the backend of d (creating generated images first). */
+/*
+ * Open the backend of d, creating what vmlet generates first. Only
+ * containerDisk images are probed for their format (they may be qcow2);
+ * every other volume is raw, so a guest that writes a qcow2 header into
+ * its disk cannot make vmlet reinterpret the file on the next boot.
+ */
 static int disk_open(const struct vm_config *cfg, const struct vm_disk *d, struct blk **be)
 {
 	char *gen = NULL, *id = NULL;
-	const char *path = d->path;
+	const char *path = d->path, *fmt = "raw";
 	bool ro = d->read_only;
-	int r;
+	int r = 0;
 
 	switch (d->source) {
+	case VM_DISK_CONTAINERDISK:
+		fmt = NULL;
+		break;
 	case VM_DISK_EMPTYDISK:
-		r = empty_disk_file(d, &gen);
+		if (!path || access(path, F_OK))
+			r = sparse_file(d, path, &gen);
+		break;
+	case VM_DISK_HOSTDISK: /* DiskOrCreate: a capacity and no file yet */
+		if (path && d->capacity && access(path, F_OK))
+			r = sparse_file(d, path, &gen);
 		break;
 	case VM_DISK_CLOUDINIT_NOCLOUD:
 	case VM_DISK_CLOUDINIT_CONFIGDRIVE:
+		ro = true;
+		if (path) /* a seed image given on the command line */
+			break;
 		/* KubeVirt's defaults: instance-id <name>.<namespace> */
 		if (asprintf(&id, "%s.%s", cfg->name ? cfg->name : "vmi",
 			     cfg->namespace ? cfg->namespace : "default") < 0)
 			return -ENOMEM;
-		r = cloudinit_write_file(d, id, cfg->hostname ? cfg->hostname : cfg->name, tmp_dir(),
-					 &gen);
+		r = cloudinit_write_file(d, id, cfg->hostname ? cfg->hostname : cfg->name,
+					 tmp_dir(), &gen);
 		free(id);
-		ro = true;
 		break;
 	case VM_DISK_OTHER:
 		return error_errno(-ENOTSUP, "disk '%s': its volume kind is not supported by vmlet",
 				   d->name);
 	default:
-		if (!path)
-			return error_errno(-EINVAL, "disk '%s': no host path for its volume", d->name);
-		r = 0;
+		break;
 	}
 	if (r)
 		return r;
 	if (gen)
 		path = gen;
-	r = blk_open(be, path, ro, disk_cache(d));
+	if (!path)
+		return error_errno(-EINVAL, "disk '%s': no host path for its volume", d->name);
+	r = blk_open_format(be, path, ro, disk_cache(d), fmt);
 	if (r)
 		error_errno(r, "disk '%s': cannot open '%s'", d->name, path);
 	if (gen) {
@@ -152,11 +170,11 @@ static int pci_devices_disks(struct pci_devices *s, const struct device_env *env
 	for (unsigned int i = 0; i < cfg->n_disks; i++) {
 		const struct vm_disk *d = &cfg->disks[i];
 		struct virtio_blk_params p = {
-			.name = d->name,
-			.serial = d->serial,
-			.logical_block_size = d->logical_block_size,
-			.physical_block_size = d->physical_block_size,
-			.num_queues = cfg->block_multi_queue && vcpus ? vcpus : 1,
+		    .name = d->name,
+		    .serial = d->serial,
+		    .logical_block_size = d->logical_block_size,
+		    .physical_block_size = d->physical_block_size,
+		    .num_queues = cfg->block_multi_queue && vcpus ? vcpus : 1,
 		};
 		struct blk *be;
 
@@ -241,7 +259,7 @@ out:
 }
 
 const struct device_type pci_devices_device = {
-	.name = "pci",
-	.create = pci_devices_create,
-	.destroy = pci_devices_destroy,
+    .name = "pci",
+    .create = pci_devices_create,
+    .destroy = pci_devices_destroy,
 };

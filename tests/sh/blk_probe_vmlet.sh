@@ -1,0 +1,89 @@
+#!/usr/bin/env bash
+# vmlet's PCI bus, virtio-blk and virtio-rng as the probe guest sees them,
+# driven from a KubeVirt manifest: hostDisk (serial, readonly), emptyDisk,
+# cloudInitNoCloud and rng. Disk order, capacity, read-only flag, serial
+# and the SHA-256 of the first MiB must match the images; generated images
+# must be gone after exit; unsupported buses fail naming the disk. The
+# same probe ELF under QEMU (q35) must see the same disk.
+source "$(dirname "$0")/../lib/sh.sh"
+
+have_kvm || skip "no usable /dev/kvm"
+[[ -x $VMLET ]] || skip "no $VMLET"
+
+python3 - "$TMPD/a.raw" <<'PY'
+import sys
+open(sys.argv[1], "wb").write(bytes((i * 13 + i // 4096) & 255 for i in range(5 << 20)))
+PY
+sum_a=$(head -c 1048576 "$TMPD/a.raw" | sha256sum | cut -d' ' -f1)
+sum_zero=$(head -c 1048576 /dev/zero | sha256sum | cut -d' ' -f1)
+
+manifest() { # $1: bus of the last disk
+	cat <<YAML
+apiVersion: kubevirt.io/v1
+kind: VirtualMachine
+metadata: {name: disks, namespace: default}
+spec:
+  runStrategy: Always
+  template:
+    spec:
+      domain:
+        cpu: {cores: 2}
+        memory: {guest: 128Mi}
+        devices:
+          rng: {}
+          autoattachPodInterface: false
+          disks:
+          - {name: root, serial: ROOT-1, disk: {bus: virtio}}
+          - {name: ro, disk: {bus: virtio, readonly: true}}
+          - {name: scratch, disk: {bus: virtio}}
+          - {name: cloudinit, disk: {bus: $1}}
+      volumes:
+      - {name: root, hostDisk: {path: $TMPD/a.raw, type: Disk}}
+      - {name: ro, hostDisk: {path: $TMPD/a.raw, type: Disk}}
+      - {name: scratch, emptyDisk: {capacity: 16Mi}}
+      - name: cloudinit
+        cloudInitNoCloud:
+          userData: |
+            #cloud-config
+            password: x
+YAML
+}
+
+mkdir -p "$TMPD/tmp"
+manifest virtio >"$TMPD/vm.yaml"
+for bin in "$VMLET" "$VMLET_SAN"; do
+	[[ -x $bin ]] || continue
+	TMPDIR=$TMPD/tmp timeout 120 "$bin" probe -f "$TMPD/vm.yaml" --show-console >"$TMPD/out.txt" 2>&1
+	rc=$?
+	[[ $rc -eq 0 ]] || { fail "$bin probe: status $rc"; tail -5 "$TMPD/err.txt"; continue; }
+	mapfile -t d < <(grep '^disk=' "$TMPD/out.txt")
+	[[ ${#d[@]} -eq 4 ]] || { fail "$bin: want 4 disks, got ${#d[@]}"; cat "$TMPD/out.txt" "$TMPD/err.txt" | tail -n 8; continue; }
+	[[ ${d[0]} == "disk=00:01.0 5242880 0 $sum_a ROOT-1" ]] && ok "$bin: hostDisk with serial" || fail "$bin: ${d[0]}"
+	[[ ${d[1]} == "disk=00:02.0 5242880 1 $sum_a -" ]] && ok "$bin: readonly hostDisk" || fail "$bin: ${d[1]}"
+	[[ ${d[2]} == "disk=00:03.0 16777216 0 $sum_zero -" ]] && ok "$bin: emptyDisk" || fail "$bin: ${d[2]}"
+	[[ ${d[3]} =~ ^disk=00:04.0\ [0-9]+\ 1\ [0-9a-f]{64}\ -$ ]] && ok "$bin: cloud-init seed disk" || fail "$bin: ${d[3]}"
+	grep -qE '^rng=00:0[0-9a-f]\.0 128 ok$' "$TMPD/out.txt" && ok "$bin: rng" || fail "$bin: rng"
+	grep -q '^error=' "$TMPD/out.txt" && fail "$bin: probe errors: $(grep '^error=' "$TMPD/out.txt")"
+	left=$(ls "$TMPD/tmp")
+	[[ -z $left ]] && ok "$bin: generated images removed" || fail "$bin: left behind: $left"
+done
+
+manifest sata >"$TMPD/bad.yaml"
+TMPDIR=$TMPD/tmp timeout 60 "$VMLET" probe -f "$TMPD/bad.yaml" >"$TMPD/out.txt" 2>&1 &&
+	fail "a sata disk was accepted"
+grep -q "disk 'cloudinit': bus 'sata' is not supported" "$TMPD/out.txt" && ok "sata bus refused naming the disk" ||
+	fail "no clear error for the sata disk: $(tail -3 "$TMPD/out.txt")"
+[[ -z $(ls "$TMPD/tmp") ]] || fail "failed start left files: $(ls "$TMPD/tmp")"
+
+# The same guest under QEMU sees the same disk.
+if command -v qemu-system-x86_64 >/dev/null && [[ -f /usr/share/qemu/qboot.rom ]]; then
+	"$VMLET" probe --dump-guest "$TMPD/probe.elf" >/dev/null 2>&1
+	timeout 60 qemu-system-x86_64 -enable-kvm -m 128 -nodefaults -no-user-config -nographic \
+		-display none -no-reboot -device isa-debug-exit,iobase=0xf4,iosize=4 -M q35 \
+		-bios /usr/share/qemu/qboot.rom -kernel "$TMPD/probe.elf" -serial "file:$TMPD/q.txt" \
+		-drive "if=none,id=d0,file=$TMPD/a.raw,format=raw,readonly=on" \
+		-device virtio-blk-pci,drive=d0,serial=ROOT-1,disable-legacy=on 2>/dev/null
+	grep -q "^disk=00:01.0 5242880 1 $sum_a ROOT-1$" "$TMPD/q.txt" && ok "QEMU sees the same disk" ||
+		fail "QEMU: $(grep '^disk=' "$TMPD/q.txt")"
+fi
+finish
