@@ -102,6 +102,25 @@ static unsigned int width(const struct rows *rs, size_t off, unsigned int cap)
 	return w > cap ? cap : w;
 }
 
+/* "fields set: 3 by VM x, 5 by instancetype y, ..." in order of appearance */
+static void summary(FILE *f, const struct rows *rs)
+{
+	unsigned int i, j, n;
+	bool seen;
+
+	fputs("\n  fields set:", f);
+	for (i = 0; i < rs->n; i++) {
+		for (seen = false, j = 0; j < i && !seen; j++)
+			seen = strcmp(rs->v[j].origin, rs->v[i].origin) == 0;
+		if (seen)
+			continue;
+		for (n = 0, j = i; j < rs->n; j++)
+			n += strcmp(rs->v[j].origin, rs->v[i].origin) == 0;
+		fprintf(f, "%s %u by %s", i ? "," : "", n, rs->v[i].origin);
+	}
+	fputc('\n', f);
+}
+
 int emit_explain(FILE *f, const struct resolver *r)
 {
 	struct rows rs = {.a = r->a};
@@ -126,8 +145,9 @@ int emit_explain(FILE *f, const struct resolver *r)
 	for (i = 0; i < rs.n; i++)
 		fprintf(f, "  %-*s  %-*s  %-*s  %s\n", wp, rs.v[i].path, wv, rs.v[i].value, wo,
 			rs.v[i].origin, rs.v[i].where);
+	summary(f, &rs);
 	effective_topology(spec, t);
-	fprintf(f, "\n  effective: %llu vCPU (%u socket%s x %u core%s x %u thread%s), memory %s\n",
+	fprintf(f, "  effective: %llu vCPU (%u socket%s x %u core%s x %u thread%s), memory %s\n",
 		(unsigned long long)t[0] * t[1] * t[2], t[0], t[0] == 1 ? "" : "s", t[1],
 		t[1] == 1 ? "" : "s", t[2], t[2] == 1 ? "" : "s",
 		node_text(mem) ? node_text(mem) : "unset");

@@ -43,8 +43,8 @@ static int boot_read_file(const char *what, const char *path, struct boot_file *
 	if (fd < 0)
 		return error_errno(-errno, "boot: cannot open %s '%s'", what, path);
 	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || (uint64_t)st.st_size > BOOT_MAX_FILE) {
-		ret = error_errno(-EINVAL, "boot: %s '%s' is not a regular file below 2 GiB",
-				  what, path);
+		ret = error_errno(-EINVAL, "boot: %s '%s' is not a regular file below 2 GiB", what,
+				  path);
 		goto out;
 	}
 	f->len = (size_t)st.st_size;
@@ -57,8 +57,8 @@ static int boot_read_file(const char *what, const char *path, struct boot_file *
 	while (done < f->len) {
 		r = read(fd, f->data + done, f->len - done);
 		if (r <= 0) {
-			ret = error_errno(r < 0 ? -errno : -EIO, "boot: cannot read %s '%s'",
-					  what, path);
+			ret = error_errno(r < 0 ? -errno : -EIO, "boot: cannot read %s '%s'", what,
+					  path);
 			goto out;
 		}
 		done += (size_t)r;
@@ -88,11 +88,11 @@ static enum boot_format boot_detect(const struct boot_file *k)
 static int boot_acpi(struct vm *vm, gpa_t *rsdp)
 {
 	struct arch_acpi_config c = {
-		.topo = vm->topo,
-		.apic_ids = vm->apic_ids,
-		.n_vcpus = vm->n_vcpus,
-		.serial = 1,
-		.pci = 1, /* MCFG + PCI0: vmm/dev/pci_devices.c always has a host bridge */
+	    .topo = vm->topo,
+	    .apic_ids = vm->apic_ids,
+	    .n_vcpus = vm->n_vcpus,
+	    .serial = 1,
+	    .pci = 1, /* MCFG + PCI0: vmm/dev/pci_devices.c always has a host bridge */
 	};
 	uint8_t *buf = guest_mem_ptr(&vm->mem, ARCH_ACPI_GPA, ARCH_ACPI_MAX);
 	size_t used = 0;
@@ -116,8 +116,9 @@ static int boot_place_initrd(struct vm *vm, const struct boot_file *i, gpa_t gpa
 	uint8_t *dst = guest_mem_ptr(&vm->mem, gpa, i->len);
 
 	if (!gpa || !dst)
-		return error_errno(-ENOSPC, "boot: initrd of %zu bytes does not fit in guest RAM below 4 GiB",
-				   i->len);
+		return error_errno(
+		    -ENOSPC, "boot: initrd of %zu bytes does not fit in guest RAM below 4 GiB",
+		    i->len);
 	memcpy(dst, i->data, i->len);
 	return 0;
 }
@@ -157,8 +158,7 @@ static int boot_set_regs(struct vm *vm, const struct kvm_regs *regs,
 }
 
 static int boot_load(struct vm *vm, const struct boot_file *k, const struct boot_file *i,
-		     struct arch_boot_info *bi, struct kvm_regs *regs,
-		     struct kvm_sregs *sregs)
+		     struct arch_boot_info *bi, struct kvm_regs *regs, struct kvm_sregs *sregs)
 {
 	uint8_t *low = vm->mem.r[0].host;
 	uint64_t low_size = vm->mem.r[0].size, entry64 = 0;
@@ -176,7 +176,9 @@ static int boot_load(struct vm *vm, const struct boot_file *k, const struct boot
 		}
 		ret = arch_pvh_load(low, low_size, k->data, k->len, &entry32);
 		if (ret)
-			return error_errno(ret, "boot: not a loadable PVH ELF (needs a XEN_ELFNOTE_PHYS32_ENTRY note and segments in low RAM)");
+			return error_errno(
+			    ret, "boot: not a loadable PVH ELF (needs a XEN_ELFNOTE_PHYS32_ENTRY "
+				 "note and segments in low RAM)");
 		ret = arch_pvh_start_info_build(low, low_size, bi);
 		if (ret)
 			return error_errno(ret, "boot: cannot build the PVH start_info");
@@ -184,7 +186,8 @@ static int boot_load(struct vm *vm, const struct boot_file *k, const struct boot
 		return 0;
 	case BOOT_FMT_BZIMAGE:
 		if (i->len) {
-			bi->initrd_gpa = arch_linux_initrd_gpa(k->data, k->len, bi->mem_bytes, i->len);
+			bi->initrd_gpa =
+			    arch_linux_initrd_gpa(k->data, k->len, bi->mem_bytes, i->len);
 			bi->initrd_size = i->len;
 			ret = boot_place_initrd(vm, i, bi->initrd_gpa);
 			if (ret)
@@ -192,7 +195,8 @@ static int boot_load(struct vm *vm, const struct boot_file *k, const struct boot
 		}
 		ret = arch_linux_load(low, low_size, k->data, k->len, bi, &entry64);
 		if (ret)
-			return error_errno(ret, "boot: cannot load the bzImage (needs boot protocol 2.06+ with a 64-bit entry)");
+			return error_errno(ret, "boot: cannot load the bzImage (needs boot "
+						"protocol 2.06+ with a 64-bit entry)");
 		arch_regs_linux64(entry64, regs, sregs);
 		return 0;
 	default:
@@ -206,7 +210,7 @@ static int boot_kernel_file(struct vm *vm, struct boot_file *k)
 	const struct vm_config *cfg = vm->cfg;
 
 	if (vm->opt.payload) {
-		*k = (struct boot_file){ (uint8_t *)vm->opt.payload, vm->opt.payload_len, false };
+		*k = (struct boot_file){(uint8_t *)vm->opt.payload, vm->opt.payload_len, false};
 		return 0;
 	}
 	switch (cfg->boot) {
@@ -224,10 +228,11 @@ static int boot_kernel_file(struct vm *vm, struct boot_file *k)
 		/* vmlet's UEFI firmware is a PVH ELF like any other payload */
 		ret = efi_boot_embedded(&elf, &len);
 		if (ret) {
-			error("boot: this vmlet has no UEFI firmware built in: use firmware.kernelBoot or --kernel");
+			error("boot: this vmlet has no UEFI firmware built in: use "
+			      "firmware.kernelBoot or --kernel");
 			return ret;
 		}
-		*k = (struct boot_file){ (uint8_t *)elf, len, false };
+		*k = (struct boot_file){(uint8_t *)elf, len, false};
 		return 0;
 	}
 	case VM_BOOT_BIOS:
@@ -236,7 +241,8 @@ static int boot_kernel_file(struct vm *vm, struct boot_file *k)
 	case VM_BOOT_NONE:
 		break;
 	}
-	error("boot: the VM has nothing to boot: it needs spec.domain.firmware.kernelBoot (or --kernel), or EFI (firmware.bootloader.efi)");
+	error("boot: the VM has nothing to boot: it needs spec.domain.firmware.kernelBoot (or "
+	      "--kernel), or EFI (firmware.bootloader.efi)");
 	return -EINVAL;
 }
 

@@ -25,8 +25,8 @@
 #include "vmm/bus.h"
 #include "vmm/log.h"
 
-#define BUS_DEAD   (1u << 31)  /* taken out of the array */
-#define BUS_ORPHAN (1u << 30)  /* freed by the last reference, not by unregister */
+#define BUS_DEAD   (1u << 31) /* taken out of the array */
+#define BUS_ORPHAN (1u << 30) /* freed by the last reference, not by unregister */
 #define BUS_REFS   (BUS_ORPHAN - 1)
 
 /* The window whose callback this thread is running (for self-unregister). */
@@ -76,8 +76,7 @@ static unsigned int bus_lower_bound(const struct bus *b, uint64_t addr)
 	return lo;
 }
 
-int bus_register(struct bus *b, uint64_t base, uint64_t len,
-		 const struct io_ops *ops, void *dev)
+int bus_register(struct bus *b, uint64_t base, uint64_t len, const struct io_ops *ops, void *dev)
 {
 	struct bus_range *r, **grown;
 	uint64_t end;
@@ -89,7 +88,7 @@ int bus_register(struct bus *b, uint64_t base, uint64_t len,
 	r = calloc(1, sizeof(*r));
 	if (!r)
 		return -ENOMEM;
-	*r = (struct bus_range){ .base = base, .len = len, .ops = ops, .dev = dev };
+	*r = (struct bus_range){.base = base, .len = len, .ops = ops, .dev = dev};
 
 	pthread_rwlock_wrlock(&b->lock);
 	i = bus_lower_bound(b, base);
@@ -127,8 +126,7 @@ int bus_unregister(struct bus *b, uint64_t base)
 	i = bus_lower_bound(b, base);
 	if (i < b->n && b->ranges[i]->base == base) {
 		r = b->ranges[i];
-		memmove(&b->ranges[i], &b->ranges[i + 1],
-			(b->n - i - 1) * sizeof(*b->ranges));
+		memmove(&b->ranges[i], &b->ranges[i + 1], (b->n - i - 1) * sizeof(*b->ranges));
 		b->n--;
 	}
 	pthread_rwlock_unlock(&b->lock);
@@ -197,7 +195,8 @@ int bus_read(struct bus *b, uint64_t addr, void *data, uint32_t len)
 	if (!r) {
 		memset(data, 0xff, len);
 		if (!__atomic_exchange_n(&b->warned_read, 1, __ATOMIC_RELAXED))
-			log_warn("%s: read of %u bytes at 0x%llx is unclaimed (reads as all ones; further ones not logged)",
+			log_warn("%s: read of %u bytes at 0x%llx is unclaimed (reads as all ones; "
+				 "further ones not logged)",
 				 b->name, len, (unsigned long long)addr);
 		return -ENOENT;
 	}
@@ -221,7 +220,8 @@ int bus_write(struct bus *b, uint64_t addr, const void *data, uint32_t len)
 	r = bus_get(b, addr, len);
 	if (!r) {
 		if (!__atomic_exchange_n(&b->warned_write, 1, __ATOMIC_RELAXED))
-			log_warn("%s: write of %u bytes at 0x%llx is unclaimed (ignored; further ones not logged)",
+			log_warn("%s: write of %u bytes at 0x%llx is unclaimed (ignored; further "
+				 "ones not logged)",
 				 b->name, len, (unsigned long long)addr);
 		return -ENOENT;
 	}

@@ -29,7 +29,7 @@ struct bus_range {
 };
 
 struct bus {
-	const char *name; /* "pio" / "mmio" for messages */
+	const char *name;	   /* "pio" / "mmio" for messages */
 	struct bus_range **ranges; /* sorted by base, non-overlapping */
 	unsigned int n, cap;
 	pthread_rwlock_t lock;
@@ -41,8 +41,7 @@ struct bus {
 int bus_init(struct bus *b, const char *name);
 void bus_release(struct bus *b);
 /* -EEXIST when the window overlaps one already claimed. */
-int bus_register(struct bus *b, uint64_t base, uint64_t len,
-		 const struct io_ops *ops, void *dev);
+int bus_register(struct bus *b, uint64_t base, uint64_t len, const struct io_ops *ops, void *dev);
 /*
  * Remove the window starting at base (-ENOENT if none). When it returns,
  * no vCPU is inside the window's callbacks any more, so the caller may free

@@ -19,16 +19,16 @@
 #ifndef VMLET_CMD_H
 #define VMLET_CMD_H
 
-#define VMLET_EXIT_OK 0
-#define VMLET_EXIT_ERROR 1
-#define VMLET_EXIT_USAGE 2
-#define VMLET_EXIT_REBOOT 3
-#define VMLET_EXIT_CRASH 4
+#define VMLET_EXIT_OK	   0
+#define VMLET_EXIT_ERROR   1
+#define VMLET_EXIT_USAGE   2
+#define VMLET_EXIT_REBOOT  3
+#define VMLET_EXIT_CRASH   4
 #define VMLET_EXIT_STOPPED 5
 
 int cmd_resolve(int argc, char **argv); /* spec/cli.c */
-int cmd_run(int argc, char **argv);     /* vmm/cmd_run.c */
-int cmd_probe(int argc, char **argv);   /* vmm/cmd_probe.c */
-int cmd_ctl(int argc, char **argv);     /* vmm/ctl.c */
+int cmd_run(int argc, char **argv);	/* vmm/cmd_run.c */
+int cmd_probe(int argc, char **argv);	/* vmm/cmd_probe.c */
+int cmd_ctl(int argc, char **argv);	/* vmm/ctl.c */
 
 #endif /* VMLET_CMD_H */

@@ -27,39 +27,38 @@ enum { PROBE_OPT_DUMP = 0x200, PROBE_OPT_SHOW_CONSOLE };
 
 struct probe_opts {
 	struct cmd_vm_opts vm;
-	const char *output;     /* json | text */
+	const char *output; /* json | text */
 	const char *dump_guest;
 	int show_console;
 };
 
 static void probe_usage(FILE *f)
 {
-	fprintf(f,
-		"usage: vmlet probe [-f FILE|DIR ...] [--vm NAME] [-o json|text]\n"
-		"                   [--cpu-vendor intel|amd] [--smp S,C,T] [--memory SIZE]\n"
-		"                   [--cmdline C] [--show-console] [--dump-guest FILE]\n"
-		"\n"
-		"Boots the built-in probe guest with the VM's CPU topology, memory and ACPI\n"
-		"tables and compares what it reports with what is expected. Without -f, the\n"
-		"VM is vmlet's default (1 vCPU, 64Mi) shaped by --smp/--memory.\n"
-		"--dump-guest writes the probe as a standalone PVH ELF (it boots under QEMU\n"
-		"too) and exits. Exit status: 0 match, 1 mismatch or failure, 2 usage.\n");
+	fprintf(f, "usage: vmlet probe [-f FILE|DIR ...] [--vm NAME] [-o json|text]\n"
+		   "                   [--cpu-vendor intel|amd] [--smp S,C,T] [--memory SIZE]\n"
+		   "                   [--cmdline C] [--show-console] [--dump-guest FILE]\n"
+		   "\n"
+		   "Boots the built-in probe guest with the VM's CPU topology, memory and ACPI\n"
+		   "tables and compares what it reports with what is expected. Without -f, the\n"
+		   "VM is vmlet's default (1 vCPU, 64Mi) shaped by --smp/--memory.\n"
+		   "--dump-guest writes the probe as a standalone PVH ELF (it boots under QEMU\n"
+		   "too) and exits. Exit status: 0 match, 1 mismatch or failure, 2 usage.\n");
 }
 
 static const struct option probe_options[] = {
-	{ "file", required_argument, NULL, 'f' },
-	{ "output", required_argument, NULL, 'o' },
-	{ "vm", required_argument, NULL, CMD_OPT_VM },
-	{ "cmdline", required_argument, NULL, CMD_OPT_CMDLINE },
-	{ "cpu-vendor", required_argument, NULL, CMD_OPT_VENDOR },
-	{ "log-format", required_argument, NULL, CMD_OPT_LOG_FORMAT },
-	{ "log-level", required_argument, NULL, CMD_OPT_LOG_LEVEL },
-	{ "smp", required_argument, NULL, CMD_OPT_SMP },
-	{ "memory", required_argument, NULL, CMD_OPT_MEMORY },
-	{ "dump-guest", required_argument, NULL, PROBE_OPT_DUMP },
-	{ "show-console", no_argument, NULL, PROBE_OPT_SHOW_CONSOLE },
-	{ "help", no_argument, NULL, 'h' },
-	{ NULL, 0, NULL, 0 },
+    {"file", required_argument, NULL, 'f'},
+    {"output", required_argument, NULL, 'o'},
+    {"vm", required_argument, NULL, CMD_OPT_VM},
+    {"cmdline", required_argument, NULL, CMD_OPT_CMDLINE},
+    {"cpu-vendor", required_argument, NULL, CMD_OPT_VENDOR},
+    {"log-format", required_argument, NULL, CMD_OPT_LOG_FORMAT},
+    {"log-level", required_argument, NULL, CMD_OPT_LOG_LEVEL},
+    {"smp", required_argument, NULL, CMD_OPT_SMP},
+    {"memory", required_argument, NULL, CMD_OPT_MEMORY},
+    {"dump-guest", required_argument, NULL, PROBE_OPT_DUMP},
+    {"show-console", no_argument, NULL, PROBE_OPT_SHOW_CONSOLE},
+    {"help", no_argument, NULL, 'h'},
+    {NULL, 0, NULL, 0},
 };
 
 /* 0, 1 (help printed), -1 usage error. */
@@ -138,8 +137,8 @@ static uint64_t probe_ram_visible(uint64_t mem_bytes)
 }
 
 /* Compare and print; returns the exit status. */
-static int probe_report(const struct probe_opts *p, const struct vm_config *cfg,
-			struct vm *vm, const char *text, size_t len)
+static int probe_report(const struct probe_opts *p, const struct vm_config *cfg, struct vm *vm,
+			const char *text, size_t len)
 {
 	struct probe_report *exp = calloc(1, sizeof(*exp));
 	struct probe_report *got = calloc(1, sizeof(*got));

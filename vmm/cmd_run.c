@@ -14,34 +14,34 @@
 
 static void run_usage(FILE *f)
 {
-	fprintf(f,
-		"usage: vmlet run [-f FILE|DIR ...] [--vm NAME] [--kernel K] [--initrd I]\n"
-		"                 [--cmdline C] [--console stdio|file:PATH|none]\n"
-		"                 [--cpu-vendor intel|amd] [--smp S,C,T] [--memory SIZE]\n"
-		"                 [--grace-period SECONDS] [--log-format json|text]\n"
-		"                 [--log-level debug|info|warning|error]\n"
-		"\n"
-		"Runs the VM the manifests describe until it powers off. SIGTERM or SIGINT\n"
-		"presses the ACPI power button; after terminationGracePeriodSeconds the VM\n"
-		"is stopped (--grace-period overrides it). Exit status: 0 powered off, 1 failed to start, 2 usage,\n"
-		"3 rebooted, 4 crashed, 5 stopped after the grace period.\n");
+	fprintf(f, "usage: vmlet run [-f FILE|DIR ...] [--vm NAME] [--kernel K] [--initrd I]\n"
+		   "                 [--cmdline C] [--console stdio|file:PATH|none]\n"
+		   "                 [--cpu-vendor intel|amd] [--smp S,C,T] [--memory SIZE]\n"
+		   "                 [--grace-period SECONDS] [--log-format json|text]\n"
+		   "                 [--log-level debug|info|warning|error]\n"
+		   "\n"
+		   "Runs the VM the manifests describe until it powers off. SIGTERM or SIGINT\n"
+		   "presses the ACPI power button; after terminationGracePeriodSeconds the VM\n"
+		   "is stopped (--grace-period overrides it). Exit status: 0 powered off, 1 failed "
+		   "to start, 2 usage,\n"
+		   "3 rebooted, 4 crashed, 5 stopped after the grace period.\n");
 }
 
 static const struct option run_options[] = {
-	{ "file", required_argument, NULL, 'f' },
-	{ "vm", required_argument, NULL, CMD_OPT_VM },
-	{ "kernel", required_argument, NULL, CMD_OPT_KERNEL },
-	{ "initrd", required_argument, NULL, CMD_OPT_INITRD },
-	{ "cmdline", required_argument, NULL, CMD_OPT_CMDLINE },
-	{ "console", required_argument, NULL, CMD_OPT_CONSOLE },
-	{ "cpu-vendor", required_argument, NULL, CMD_OPT_VENDOR },
-	{ "log-format", required_argument, NULL, CMD_OPT_LOG_FORMAT },
-	{ "smp", required_argument, NULL, CMD_OPT_SMP },
-	{ "memory", required_argument, NULL, CMD_OPT_MEMORY },
-	{ "grace-period", required_argument, NULL, CMD_OPT_GRACE },
-	{ "log-level", required_argument, NULL, CMD_OPT_LOG_LEVEL },
-	{ "help", no_argument, NULL, 'h' },
-	{ NULL, 0, NULL, 0 },
+    {"file", required_argument, NULL, 'f'},
+    {"vm", required_argument, NULL, CMD_OPT_VM},
+    {"kernel", required_argument, NULL, CMD_OPT_KERNEL},
+    {"initrd", required_argument, NULL, CMD_OPT_INITRD},
+    {"cmdline", required_argument, NULL, CMD_OPT_CMDLINE},
+    {"console", required_argument, NULL, CMD_OPT_CONSOLE},
+    {"cpu-vendor", required_argument, NULL, CMD_OPT_VENDOR},
+    {"log-format", required_argument, NULL, CMD_OPT_LOG_FORMAT},
+    {"smp", required_argument, NULL, CMD_OPT_SMP},
+    {"memory", required_argument, NULL, CMD_OPT_MEMORY},
+    {"grace-period", required_argument, NULL, CMD_OPT_GRACE},
+    {"log-level", required_argument, NULL, CMD_OPT_LOG_LEVEL},
+    {"help", no_argument, NULL, 'h'},
+    {NULL, 0, NULL, 0},
 };
 
 int cmd_run(int argc, char **argv)

@@ -3,6 +3,7 @@
  * cmd_vm.c - options and VM running shared by `vmlet run` and `vmlet probe`.
  */
 #include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,11 +16,21 @@
 
 int cmd_parse_size(const char *s, uint64_t *out)
 {
-	static const struct { const char *sfx; uint64_t mul; } sfx[] = {
-		{ "", 1 }, { "k", 1000ull }, { "M", 1000000ull },
-		{ "G", 1000000000ull }, { "T", 1000000000000ull },
-		{ "Ki", 1ull << 10 }, { "Mi", 1ull << 20 }, { "Gi", 1ull << 30 },
-		{ "Ti", 1ull << 40 }, { "K", 1ull << 10 }, { "B", 1 },
+	static const struct {
+		const char *sfx;
+		uint64_t mul;
+	} sfx[] = {
+	    {"", 1},
+	    {"k", 1000ull},
+	    {"M", 1000000ull},
+	    {"G", 1000000000ull},
+	    {"T", 1000000000000ull},
+	    {"Ki", 1ull << 10},
+	    {"Mi", 1ull << 20},
+	    {"Gi", 1ull << 30},
+	    {"Ti", 1ull << 40},
+	    {"K", 1ull << 10},
+	    {"B", 1},
 	};
 	unsigned long long v;
 	char *end;
@@ -90,18 +101,33 @@ int cmd_vm_option(struct cmd_vm_opts *o, int c, const char *arg)
 	switch (c) {
 	case 'f':
 		if (o->n_files == CMD_MAX_FILES) {
-			fprintf(stderr, "vmlet: too many -f arguments (at most %d)\n", CMD_MAX_FILES);
+			fprintf(stderr, "vmlet: too many -f arguments (at most %d)\n",
+				CMD_MAX_FILES);
 			return -1;
 		}
 		o->files[o->n_files++] = arg;
 		return 0;
-	case CMD_OPT_VM: o->vm_name = arg; return 0;
-	case CMD_OPT_KERNEL: o->kernel = arg; return 0;
-	case CMD_OPT_INITRD: o->initrd = arg; return 0;
-	case CMD_OPT_CMDLINE: o->cmdline = arg; return 0;
-	case CMD_OPT_SMP: o->smp = arg; return 0;
-	case CMD_OPT_MEMORY: o->memory = arg; return 0;
-	case CMD_OPT_GRACE: o->grace = arg; return 0;
+	case CMD_OPT_VM:
+		o->vm_name = arg;
+		return 0;
+	case CMD_OPT_KERNEL:
+		o->kernel = arg;
+		return 0;
+	case CMD_OPT_INITRD:
+		o->initrd = arg;
+		return 0;
+	case CMD_OPT_CMDLINE:
+		o->cmdline = arg;
+		return 0;
+	case CMD_OPT_SMP:
+		o->smp = arg;
+		return 0;
+	case CMD_OPT_MEMORY:
+		o->memory = arg;
+		return 0;
+	case CMD_OPT_GRACE:
+		o->grace = arg;
+		return 0;
 	case CMD_OPT_CONSOLE:
 		if (!cmd_parse_console(arg, &o->console))
 			return 0;
@@ -123,7 +149,7 @@ int cmd_vm_option(struct cmd_vm_opts *o, int c, const char *arg)
 		fprintf(stderr, "vmlet: --log-format takes json or text, not '%s'\n", arg);
 		return -1;
 	case CMD_OPT_LOG_LEVEL: {
-		static const char *const names[] = { "debug", "info", "warning", "error" };
+		static const char *const names[] = {"debug", "info", "warning", "error"};
 		unsigned int i;
 
 		for (i = 0; i < 4; i++)
@@ -131,7 +157,8 @@ int cmd_vm_option(struct cmd_vm_opts *o, int c, const char *arg)
 				o->log_level = (enum log_level)i;
 				return 0;
 			}
-		fprintf(stderr, "vmlet: --log-level takes debug, info, warning or error, not '%s'\n", arg);
+		fprintf(stderr,
+			"vmlet: --log-level takes debug, info, warning or error, not '%s'\n", arg);
 		return -1;
 	}
 	default:
@@ -155,13 +182,17 @@ static int cmd_vm_overrides(const struct cmd_vm_opts *o, struct vm_config *cfg)
 	int ret = 0;
 
 	if (o->smp && cmd_parse_smp(o->smp, &cfg->sockets, &cfg->cores, &cfg->threads)) {
-		fprintf(stderr, "vmlet: --smp takes SOCKETS,CORES,THREADS (each 1..4096), not '%s'\n", o->smp);
+		fprintf(stderr,
+			"vmlet: --smp takes SOCKETS,CORES,THREADS (each 1..4096), not '%s'\n",
+			o->smp);
 		return -EINVAL;
 	}
-	if (o->memory && (cmd_parse_size(o->memory, &cfg->memory_bytes) ||
-			  cfg->memory_bytes < (16ull << 20))) {
-		fprintf(stderr, "vmlet: --memory takes a size of at least 16Mi (e.g. 512Mi, 5Gi), not '%s'\n",
-			o->memory);
+	if (o->memory &&
+	    (cmd_parse_size(o->memory, &cfg->memory_bytes) || cfg->memory_bytes < (16ull << 20))) {
+		fprintf(
+		    stderr,
+		    "vmlet: --memory takes a size of at least 16Mi (e.g. 512Mi, 5Gi), not '%s'\n",
+		    o->memory);
 		return -EINVAL;
 	}
 	if (o->grace) {
@@ -169,7 +200,8 @@ static int cmd_vm_overrides(const struct cmd_vm_opts *o, struct vm_config *cfg)
 		long long g = strtoll(o->grace, &end, 10);
 
 		if (*o->grace < '0' || *o->grace > '9' || *end || g > 86400 * 365) {
-			fprintf(stderr, "vmlet: --grace-period takes whole seconds, not '%s'\n", o->grace);
+			fprintf(stderr, "vmlet: --grace-period takes whole seconds, not '%s'\n",
+				o->grace);
 			return -EINVAL;
 		}
 		cfg->termination_grace_seconds = g;
@@ -200,7 +232,9 @@ int cmd_vm_config(const struct cmd_vm_opts *o, struct vm_config *cfg)
 		ret = spec_resolve_config(&so, cfg);
 		if (ret) {
 			if (ret == -ENOSYS)
-				fprintf(stderr, "vmlet: -f needs the manifest resolver, which this build does not have yet: use --smp/--memory/--kernel\n");
+				fprintf(stderr,
+					"vmlet: -f needs the manifest resolver, which this build "
+					"does not have yet: use --smp/--memory/--kernel\n");
 			return ret;
 		}
 	}
@@ -210,19 +244,26 @@ int cmd_vm_config(const struct cmd_vm_opts *o, struct vm_config *cfg)
 	return ret;
 }
 
-int cmd_vm_run(const struct vm_config *cfg, const struct cmd_vm_opts *o,
-	       const uint8_t *payload, size_t payload_len, struct vm **keep)
+int cmd_vm_run(const struct vm_config *cfg, const struct cmd_vm_opts *o, const uint8_t *payload,
+	       size_t payload_len, struct vm **keep)
 {
 	struct vm_options vo = {
-		.vendor = o->vendor,
-		.vendor_set = o->vendor_set,
-		.console = o->console,
-		.payload = payload,
-		.payload_len = payload_len,
+	    .vendor = o->vendor,
+	    .vendor_set = o->vendor_set,
+	    .console = o->console,
+	    .payload = payload,
+	    .payload_len = payload_len,
 	};
 	struct vm *vm = NULL;
+	sigset_t stop;
 	int ret;
 
+	/* A SIGTERM during set-up must not kill vmlet: it stays pending and
+	 * presses the power button as soon as vm_run() listens. */
+	sigemptyset(&stop);
+	sigaddset(&stop, SIGTERM);
+	sigaddset(&stop, SIGINT);
+	pthread_sigmask(SIG_BLOCK, &stop, NULL);
 	ret = vm_create(&vm, cfg, &vo);
 	if (ret)
 		return ret;

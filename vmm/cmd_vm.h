@@ -22,10 +22,10 @@ struct vm;
 struct cmd_vm_opts {
 	const char *files[CMD_MAX_FILES];
 	unsigned int n_files;
-	const char *vm_name;          /* --vm */
+	const char *vm_name; /* --vm */
 	const char *kernel, *initrd, *cmdline;
-	const char *smp, *memory;     /* --smp S,C,T / --memory SIZE */
-	const char *grace;            /* --grace-period SECONDS */
+	const char *smp, *memory; /* --smp S,C,T / --memory SIZE */
+	const char *grace;	  /* --grace-period SECONDS */
 	enum arch_cpu_vendor vendor;
 	bool vendor_set;
 	struct vm_console console;
@@ -66,8 +66,8 @@ int cmd_vm_config(const struct cmd_vm_opts *o, struct vm_config *cfg);
  * (> 0), or -errno when it could not start. When keep is not NULL the VM is
  * returned there after it ended (for its captured console); the caller
  * then calls vm_destroy(). */
-int cmd_vm_run(const struct vm_config *cfg, const struct cmd_vm_opts *o,
-	       const uint8_t *payload, size_t payload_len, struct vm **keep);
+int cmd_vm_run(const struct vm_config *cfg, const struct cmd_vm_opts *o, const uint8_t *payload,
+	       size_t payload_len, struct vm **keep);
 
 /* The process exit status for how the VM ended (README "Exit statuses"). */
 int cmd_vm_exit_status(int reason);

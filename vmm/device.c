@@ -13,19 +13,18 @@
 #include "vmm/log.h"
 
 static const struct device_type *const device_types[] = {
-	&legacy_ports_device,  /* port 0x80, 0xe9 debugcon, 0xf4 debug exit */
-	&rtc_device,           /* CMOS RTC 0x70/0x71 */
-	&i8042_device,         /* 0x60/0x64: reset line only */
-	&serial8250_device,    /* COM1 0x3f8, IRQ 4 */
-	&acpi_pm_device,       /* PM1a event/control, power button, S5 */
-	&report_port_device,   /* probe's fast report port (captured console only) */
-	&pci_devices_device,   /* PCI host + virtio-blk/net/rng functions */
+    &legacy_ports_device, /* port 0x80, 0xe9 debugcon, 0xf4 debug exit */
+    &rtc_device,	  /* CMOS RTC 0x70/0x71 */
+    &i8042_device,	  /* 0x60/0x64: reset line only */
+    &serial8250_device,	  /* COM1 0x3f8, IRQ 4 */
+    &acpi_pm_device,	  /* PM1a event/control, power button, S5 */
+    &report_port_device,  /* probe's fast report port (captured console only) */
+    &pci_devices_device,  /* PCI host + virtio-blk/net/rng functions */
 };
 
 #define N_TYPES (sizeof(device_types) / sizeof(device_types[0]))
 
-int device_create_all(const struct device_env *env,
-		      struct device_instance **out, unsigned int *n)
+int device_create_all(const struct device_env *env, struct device_instance **out, unsigned int *n)
 {
 	struct device_instance *devs = NULL, *grown;
 	unsigned int i, k, count, used = 0;
@@ -53,7 +52,7 @@ int device_create_all(const struct device_env *env,
 				goto out_destroy;
 			}
 			devs = grown;
-			devs[used++] = (struct device_instance){ t, state };
+			devs[used++] = (struct device_instance){t, state};
 		}
 	}
 	*out = devs;

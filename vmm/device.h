@@ -23,11 +23,11 @@ struct event_loop;
 
 /* Why the VM ended, in precedence order of nothing: the first one wins. */
 enum vm_exit_reason {
-	VM_EXIT_NONE = 0,   /* still running */
-	VM_EXIT_POWEROFF,   /* ACPI S5 or the debug-exit port */
-	VM_EXIT_REBOOT,     /* the guest asked for a reset (i8042, ACPI) */
-	VM_EXIT_CRASH,      /* triple fault, KVM internal error, failed entry */
-	VM_EXIT_HARD_STOP,  /* vmlet stopped it: signal and grace expired */
+	VM_EXIT_NONE = 0,  /* still running */
+	VM_EXIT_POWEROFF,  /* ACPI S5 or the debug-exit port */
+	VM_EXIT_REBOOT,	   /* the guest asked for a reset (i8042, ACPI) */
+	VM_EXIT_CRASH,	   /* triple fault, KVM internal error, failed entry */
+	VM_EXIT_HARD_STOP, /* vmlet stopped it: signal and grace expired */
 };
 
 enum vm_console_kind {
@@ -43,11 +43,11 @@ struct vm_console {
 };
 
 struct device_env {
-	struct vm *vm;                /* for irq_*() and device_*() below */
+	struct vm *vm; /* for irq_*() and device_*() below */
 	const struct vm_config *cfg;
 	struct bus *pio, *mmio;
 	struct guest_mem *mem;
-	struct event_loop *loop;      /* main thread's loop */
+	struct event_loop *loop; /* main thread's loop */
 	const struct vm_console *console;
 };
 
@@ -56,18 +56,16 @@ struct device_type {
 	/* Instances for this config (NULL: exactly one). */
 	unsigned int (*count)(const struct vm_config *cfg);
 	/* Create instance index; *state = NULL means "not in this VM". */
-	int (*create)(const struct device_env *env, unsigned int index,
-		      void **state);
-	void (*reset)(void *state);     /* optional */
-	void (*destroy)(void *state);   /* optional; state may be NULL-checked */
+	int (*create)(const struct device_env *env, unsigned int index, void **state);
+	void (*reset)(void *state);   /* optional */
+	void (*destroy)(void *state); /* optional; state may be NULL-checked */
 };
 
 /* End the VM (thread-safe; the first reason wins). */
 void device_request_exit(struct vm *vm, enum vm_exit_reason reason);
 
 /* The ACPI device registers what pressing the power button does. */
-void device_set_power_button(struct vm *vm, void (*fn)(void *opaque),
-			     void *opaque);
+void device_set_power_button(struct vm *vm, void (*fn)(void *opaque), void *opaque);
 
 /* VM_CONSOLE_CAPTURE: append guest console output (thread-safe). */
 void device_console_capture(struct vm *vm, const void *buf, size_t len);
@@ -77,8 +75,7 @@ struct device_instance {
 	const struct device_type *type;
 	void *state;
 };
-int device_create_all(const struct device_env *env,
-		      struct device_instance **out, unsigned int *n);
+int device_create_all(const struct device_env *env, struct device_instance **out, unsigned int *n);
 void device_destroy_all(struct device_instance *devs, unsigned int n);
 
 #endif /* VMLET_DEVICE_H */

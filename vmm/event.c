@@ -85,16 +85,15 @@ void event_loop_release(struct event_loop *l)
 	l->epfd = l->wake_fd = -1;
 }
 
-int event_add(struct event_loop *l, int fd, uint32_t events, event_fn fn,
-	      void *opaque)
+int event_add(struct event_loop *l, int fd, uint32_t events, event_fn fn, void *opaque)
 {
-	struct epoll_event ev = { .events = events };
+	struct epoll_event ev = {.events = events};
 	struct event_handler *h;
 
 	h = calloc(1, sizeof(*h));
 	if (!h)
 		return -ENOMEM;
-	*h = (struct event_handler){ .fd = fd, .fn = fn, .opaque = opaque };
+	*h = (struct event_handler){.fd = fd, .fn = fn, .opaque = opaque};
 	ev.data.ptr = h;
 	if (epoll_ctl(l->epfd, EPOLL_CTL_ADD, fd, &ev)) {
 		int ret = -errno;
@@ -107,8 +106,7 @@ int event_add(struct event_loop *l, int fd, uint32_t events, event_fn fn,
 	return 0;
 }
 
-static struct event_handler *event_find(struct event_loop *l, int fd,
-					struct event_handler ***link)
+static struct event_handler *event_find(struct event_loop *l, int fd, struct event_handler ***link)
 {
 	struct event_handler **pp;
 
@@ -124,7 +122,7 @@ static struct event_handler *event_find(struct event_loop *l, int fd,
 int event_mod(struct event_loop *l, int fd, uint32_t events)
 {
 	struct event_handler *h = event_find(l, fd, NULL);
-	struct epoll_event ev = { .events = events };
+	struct epoll_event ev = {.events = events};
 
 	if (!h)
 		return -ENOENT;
@@ -196,8 +194,7 @@ static void event_timer_cb(void *opaque, uint32_t events)
 	t->fn(t->opaque, events);
 }
 
-int event_timer_create(struct event_loop *l, event_fn fn, void *opaque,
-		       struct event_timer **out)
+int event_timer_create(struct event_loop *l, event_fn fn, void *opaque, struct event_timer **out)
 {
 	struct event_timer *t;
 	int ret;
@@ -205,7 +202,7 @@ int event_timer_create(struct event_loop *l, event_fn fn, void *opaque,
 	t = calloc(1, sizeof(*t));
 	if (!t)
 		return -ENOMEM;
-	*t = (struct event_timer){ .loop = l, .fn = fn, .opaque = opaque };
+	*t = (struct event_timer){.loop = l, .fn = fn, .opaque = opaque};
 	t->fd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
 	if (t->fd < 0) {
 		ret = -errno;
@@ -224,7 +221,7 @@ int event_timer_create(struct event_loop *l, event_fn fn, void *opaque,
 
 int event_timer_arm(struct event_timer *t, uint64_t ms)
 {
-	struct itimerspec its = { 0 };
+	struct itimerspec its = {0};
 
 	its.it_value.tv_sec = ms / 1000;
 	its.it_value.tv_nsec = (ms % 1000) * 1000000;

@@ -19,10 +19,10 @@ struct event_handler;
 
 struct event_loop {
 	int epfd;
-	int wake_fd;                   /* eventfd behind event_loop_wake() */
+	int wake_fd; /* eventfd behind event_loop_wake() */
 	int stop;
 	struct event_handler *handlers; /* live handlers */
-	struct event_handler *dead;     /* deleted during dispatch, freed after */
+	struct event_handler *dead;	/* deleted during dispatch, freed after */
 };
 
 int event_loop_init(struct event_loop *l);
@@ -30,8 +30,7 @@ int event_loop_init(struct event_loop *l);
 void event_loop_release(struct event_loop *l);
 
 /* Watch fd for events (EPOLLIN...); fn(opaque, revents) on readiness. */
-int event_add(struct event_loop *l, int fd, uint32_t events, event_fn fn,
-	      void *opaque);
+int event_add(struct event_loop *l, int fd, uint32_t events, event_fn fn, void *opaque);
 /* Change the watched events of fd (0 = keep it registered, watch nothing). */
 int event_mod(struct event_loop *l, int fd, uint32_t events);
 int event_del(struct event_loop *l, int fd);
@@ -44,8 +43,7 @@ void event_loop_wake(struct event_loop *l);
 
 /* One-shot timers on timerfd. */
 struct event_timer;
-int event_timer_create(struct event_loop *l, event_fn fn, void *opaque,
-		       struct event_timer **out);
+int event_timer_create(struct event_loop *l, event_fn fn, void *opaque, struct event_timer **out);
 /* Arm to fire once after ms milliseconds (0 disarms). */
 int event_timer_arm(struct event_timer *t, uint64_t ms);
 void event_timer_destroy(struct event_timer *t);

@@ -43,8 +43,7 @@ static uint64_t hugepages_free(uint64_t page_size)
 	unsigned long long n = 0;
 	FILE *f;
 
-	snprintf(path, sizeof(path),
-		 "/sys/kernel/mm/hugepages/hugepages-%llukB/free_hugepages",
+	snprintf(path, sizeof(path), "/sys/kernel/mm/hugepages/hugepages-%llukB/free_hugepages",
 		 (unsigned long long)(page_size >> 10));
 	f = fopen(path, "re");
 	if (!f)
@@ -63,18 +62,19 @@ static int check_hugepages(uint64_t mem_bytes, uint64_t page_size)
 		return error_errno(-EINVAL, "memory: unsupported hugepage size %llu (2Mi or 1Gi)",
 				   (unsigned long long)page_size);
 	if (mem_bytes % page_size)
-		return error_errno(-EINVAL, "memory: guest memory %llu is not a multiple of the hugepage size %llu",
-				   (unsigned long long)mem_bytes,
-				   (unsigned long long)page_size);
+		return error_errno(
+		    -EINVAL,
+		    "memory: guest memory %llu is not a multiple of the hugepage size %llu",
+		    (unsigned long long)mem_bytes, (unsigned long long)page_size);
 	need = mem_bytes / page_size;
 	have = hugepages_free(page_size);
 	if (have < need)
-		return error_errno(-ENOMEM,
-				   "memory: the guest needs %llu hugepages of %llu KiB but the host has %llu free (reserve them in /sys/kernel/mm/hugepages/hugepages-%llukB/nr_hugepages)",
-				   (unsigned long long)need,
-				   (unsigned long long)(page_size >> 10),
-				   (unsigned long long)have,
-				   (unsigned long long)(page_size >> 10));
+		return error_errno(
+		    -ENOMEM,
+		    "memory: the guest needs %llu hugepages of %llu KiB but the host has %llu free "
+		    "(reserve them in /sys/kernel/mm/hugepages/hugepages-%llukB/nr_hugepages)",
+		    (unsigned long long)need, (unsigned long long)(page_size >> 10),
+		    (unsigned long long)have, (unsigned long long)(page_size >> 10));
 	return 0;
 }
 

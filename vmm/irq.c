@@ -21,7 +21,7 @@
 #include "vmm/log.h"
 #include "vmm/vm.h"
 
-#define IRQ_PINS 24
+#define IRQ_PINS       24
 #define IRQ_MAX_ROUTES 1024
 
 struct irq_state {
@@ -31,8 +31,7 @@ struct irq_state {
 	uint8_t msi_used[IRQ_MAX_ROUTES]; /* by GSI */
 };
 
-static void irq_route_chip(struct irq_state *s, uint32_t gsi, uint32_t chip,
-			   uint32_t pin)
+static void irq_route_chip(struct irq_state *s, uint32_t gsi, uint32_t chip, uint32_t pin)
 {
 	struct kvm_irq_routing_entry *e = &s->e[s->n++];
 
@@ -110,7 +109,7 @@ void irq_release(struct vm *vm)
 
 int irq_line(struct vm *vm, uint32_t gsi, int level)
 {
-	struct kvm_irq_level l = { .irq = gsi, .level = level ? 1 : 0 };
+	struct kvm_irq_level l = {.irq = gsi, .level = level ? 1 : 0};
 
 	if (ioctl(vm->vm_fd, KVM_IRQ_LINE, &l) < 0)
 		return -errno;
@@ -127,8 +126,7 @@ static struct kvm_irq_routing_entry *irq_find_msi(struct irq_state *s, uint32_t 
 	return NULL;
 }
 
-static void irq_set_msi(struct kvm_irq_routing_entry *e, uint32_t gsi,
-			uint64_t addr, uint32_t data)
+static void irq_set_msi(struct kvm_irq_routing_entry *e, uint32_t gsi, uint64_t addr, uint32_t data)
 {
 	memset(e, 0, sizeof(*e));
 	e->gsi = gsi;
@@ -198,9 +196,9 @@ void irq_msi_free(struct vm *vm, uint32_t gsi)
 int irq_msi_signal(struct vm *vm, uint64_t addr, uint32_t data)
 {
 	struct kvm_msi msi = {
-		.address_lo = (uint32_t)addr,
-		.address_hi = (uint32_t)(addr >> 32),
-		.data = data,
+	    .address_lo = (uint32_t)addr,
+	    .address_hi = (uint32_t)(addr >> 32),
+	    .data = data,
 	};
 	int ret = ioctl(vm->vm_fd, KVM_SIGNAL_MSI, &msi);
 
@@ -209,24 +207,22 @@ int irq_msi_signal(struct vm *vm, uint64_t addr, uint32_t data)
 
 int irq_irqfd_assign(struct vm *vm, int fd, uint32_t gsi)
 {
-	struct kvm_irqfd f = { .fd = (uint32_t)fd, .gsi = gsi };
+	struct kvm_irqfd f = {.fd = (uint32_t)fd, .gsi = gsi};
 
 	return ioctl(vm->vm_fd, KVM_IRQFD, &f) < 0 ? -errno : 0;
 }
 
 int irq_irqfd_deassign(struct vm *vm, int fd, uint32_t gsi)
 {
-	struct kvm_irqfd f = { .fd = (uint32_t)fd, .gsi = gsi,
-			       .flags = KVM_IRQFD_FLAG_DEASSIGN };
+	struct kvm_irqfd f = {.fd = (uint32_t)fd, .gsi = gsi, .flags = KVM_IRQFD_FLAG_DEASSIGN};
 
 	return ioctl(vm->vm_fd, KVM_IRQFD, &f) < 0 ? -errno : 0;
 }
 
-static int irq_ioeventfd(struct vm *vm, int fd, uint64_t addr, uint32_t len,
-			 bool pio, int64_t datamatch, uint32_t flags)
+static int irq_ioeventfd(struct vm *vm, int fd, uint64_t addr, uint32_t len, bool pio,
+			 int64_t datamatch, uint32_t flags)
 {
-	struct kvm_ioeventfd e = { .addr = addr, .len = len, .fd = fd,
-				   .flags = flags };
+	struct kvm_ioeventfd e = {.addr = addr, .len = len, .fd = fd, .flags = flags};
 
 	if (pio)
 		e.flags |= KVM_IOEVENTFD_FLAG_PIO;
@@ -237,15 +233,14 @@ static int irq_ioeventfd(struct vm *vm, int fd, uint64_t addr, uint32_t len,
 	return ioctl(vm->vm_fd, KVM_IOEVENTFD, &e) < 0 ? -errno : 0;
 }
 
-int irq_ioeventfd_assign(struct vm *vm, int fd, uint64_t addr, uint32_t len,
-			 bool pio, int64_t datamatch)
+int irq_ioeventfd_assign(struct vm *vm, int fd, uint64_t addr, uint32_t len, bool pio,
+			 int64_t datamatch)
 {
 	return irq_ioeventfd(vm, fd, addr, len, pio, datamatch, 0);
 }
 
-int irq_ioeventfd_deassign(struct vm *vm, int fd, uint64_t addr, uint32_t len,
-			   bool pio, int64_t datamatch)
+int irq_ioeventfd_deassign(struct vm *vm, int fd, uint64_t addr, uint32_t len, bool pio,
+			   int64_t datamatch)
 {
-	return irq_ioeventfd(vm, fd, addr, len, pio, datamatch,
-			     KVM_IOEVENTFD_FLAG_DEASSIGN);
+	return irq_ioeventfd(vm, fd, addr, len, pio, datamatch, KVM_IOEVENTFD_FLAG_DEASSIGN);
 }

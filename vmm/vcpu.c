@@ -25,10 +25,10 @@
 #include "vmm/vcpu.h"
 #include "vmm/vm.h"
 
-#define VCPU_MAX_MSRS 64
-#define APIC_LVT0 0x350
-#define APIC_LVT1 0x360
-#define APIC_DM_NMI 0x400
+#define VCPU_MAX_MSRS  64
+#define APIC_LVT0      0x350
+#define APIC_LVT1      0x360
+#define APIC_DM_NMI    0x400
 #define APIC_DM_EXTINT 0x700
 
 static void vcpu_kick_handler(int sig)
@@ -56,9 +56,8 @@ static int vcpu_set_cpuid(struct vcpu *v)
 	c = calloc(1, sizeof(*c) + cap * sizeof(c->entries[0]));
 	if (!c)
 		return -ENOMEM;
-	ret = arch_cpuid_build(&vm->topo, vm->vendor, v->apic_id,
-			       vm->host_cpuid->entries, vm->host_cpuid->nent,
-			       c->entries, cap, &n);
+	ret = arch_cpuid_build(&vm->topo, vm->vendor, v->apic_id, vm->host_cpuid->entries,
+			       vm->host_cpuid->nent, c->entries, cap, &n);
 	if (ret) {
 		error_errno(ret, "vcpu%u: cannot build CPUID", v->index);
 		goto out;
@@ -88,8 +87,8 @@ static int vcpu_set_msrs(struct vcpu *v)
 	if (set < 0)
 		return error_errno(-errno, "vcpu%u: KVM_SET_MSRS", v->index);
 	if (set < n)
-		return error_errno(-EINVAL, "vcpu%u: KVM_SET_MSRS refused MSR 0x%x",
-				   v->index, m.e[set].index);
+		return error_errno(-EINVAL, "vcpu%u: KVM_SET_MSRS refused MSR 0x%x", v->index,
+				   m.e[set].index);
 	return 0;
 }
 
@@ -124,7 +123,7 @@ static int vcpu_set_lapic(struct vcpu *v)
 
 int vcpu_create(struct vm *vm, uint32_t index, struct vcpu *v)
 {
-	struct kvm_mp_state mp = { .mp_state = KVM_MP_STATE_UNINITIALIZED };
+	struct kvm_mp_state mp = {.mp_state = KVM_MP_STATE_UNINITIALIZED};
 	int ret;
 
 	memset(v, 0, sizeof(*v));
@@ -133,8 +132,8 @@ int vcpu_create(struct vm *vm, uint32_t index, struct vcpu *v)
 	v->apic_id = vm->apic_ids[index];
 	v->fd = ioctl(vm->vm_fd, KVM_CREATE_VCPU, (unsigned long)v->apic_id);
 	if (v->fd < 0) {
-		ret = error_errno(-errno, "vcpu%u: KVM_CREATE_VCPU (APIC ID %u)",
-				  index, v->apic_id);
+		ret =
+		    error_errno(-errno, "vcpu%u: KVM_CREATE_VCPU (APIC ID %u)", index, v->apic_id);
 		v->fd = -1;
 		return ret;
 	}
@@ -191,14 +190,14 @@ void vcpu_log_regs(struct vcpu *v)
 	struct kvm_regs regs;
 	struct kvm_sregs sregs;
 
-	if (ioctl(v->fd, KVM_GET_REGS, &regs) < 0 ||
-	    ioctl(v->fd, KVM_GET_SREGS, &sregs) < 0)
+	if (ioctl(v->fd, KVM_GET_REGS, &regs) < 0 || ioctl(v->fd, KVM_GET_SREGS, &sregs) < 0)
 		return;
-	log_warn("vcpu%u: rip=0x%llx rsp=0x%llx rflags=0x%llx cs=0x%x cr0=0x%llx cr3=0x%llx cr4=0x%llx efer=0x%llx",
+	log_warn("vcpu%u: rip=0x%llx rsp=0x%llx rflags=0x%llx cs=0x%x cr0=0x%llx cr3=0x%llx "
+		 "cr4=0x%llx efer=0x%llx",
 		 v->index, (unsigned long long)regs.rip, (unsigned long long)regs.rsp,
-		 (unsigned long long)regs.rflags, sregs.cs.selector,
-		 (unsigned long long)sregs.cr0, (unsigned long long)sregs.cr3,
-		 (unsigned long long)sregs.cr4, (unsigned long long)sregs.efer);
+		 (unsigned long long)regs.rflags, sregs.cs.selector, (unsigned long long)sregs.cr0,
+		 (unsigned long long)sregs.cr3, (unsigned long long)sregs.cr4,
+		 (unsigned long long)sregs.efer);
 }
 
 static void vcpu_internal_error(struct vcpu *v)
@@ -211,10 +210,10 @@ static void vcpu_internal_error(struct vcpu *v)
 	for (i = 0; i < r->internal.ndata && i < 16 && off < sizeof(buf) - 20; i++)
 		off += snprintf(buf + off, sizeof(buf) - off, " 0x%llx",
 				(unsigned long long)r->internal.data[i]);
-	log_warn("vcpu%u: KVM internal error, suberror %u%s%s%s", v->index,
-		 r->internal.suberror,
-		 r->internal.suberror == KVM_INTERNAL_ERROR_EMULATION ?
-			 " (instruction emulation failed)" : "",
+	log_warn("vcpu%u: KVM internal error, suberror %u%s%s%s", v->index, r->internal.suberror,
+		 r->internal.suberror == KVM_INTERNAL_ERROR_EMULATION
+		     ? " (instruction emulation failed)"
+		     : "",
 		 off ? ", data" : "", buf);
 	vcpu_log_regs(v);
 }

@@ -20,15 +20,12 @@
 /* Below the IOAPIC/LAPIC pages and above everything else in the hole: the
  * three pages KVM needs for real-mode TSS and the EPT identity map. */
 #define VM_IDENTITY_MAP_GPA 0xfffbc000ull
-#define VM_TSS_GPA          0xfffbd000ull
-#define VM_CAPTURE_MAX      (4u << 20)
+#define VM_TSS_GPA	    0xfffbd000ull
+#define VM_CAPTURE_MAX	    (4u << 20)
 
 static const char *const exit_names[] = {
-	[VM_EXIT_NONE] = "running",
-	[VM_EXIT_POWEROFF] = "powered off",
-	[VM_EXIT_REBOOT] = "rebooted",
-	[VM_EXIT_CRASH] = "crashed",
-	[VM_EXIT_HARD_STOP] = "stopped",
+    [VM_EXIT_NONE] = "running",	 [VM_EXIT_POWEROFF] = "powered off", [VM_EXIT_REBOOT] = "rebooted",
+    [VM_EXIT_CRASH] = "crashed", [VM_EXIT_HARD_STOP] = "stopped",
 };
 
 const char *vm_exit_reason_name(enum vm_exit_reason r)
@@ -47,14 +44,17 @@ static int kvm_check_cap(struct vm *vm, long cap)
 
 static int vm_open_kvm(struct vm *vm)
 {
-	static const struct { long cap; const char *name; } needed[] = {
-		{ KVM_CAP_IRQCHIP, "KVM_CAP_IRQCHIP" },
-		{ KVM_CAP_USER_MEMORY, "KVM_CAP_USER_MEMORY" },
-		{ KVM_CAP_IMMEDIATE_EXIT, "KVM_CAP_IMMEDIATE_EXIT" },
-		{ KVM_CAP_PIT2, "KVM_CAP_PIT2" },
-		{ KVM_CAP_IRQ_ROUTING, "KVM_CAP_IRQ_ROUTING" },
-		{ KVM_CAP_EXT_CPUID, "KVM_CAP_EXT_CPUID" },
-		{ KVM_CAP_SET_TSS_ADDR, "KVM_CAP_SET_TSS_ADDR" },
+	static const struct {
+		long cap;
+		const char *name;
+	} needed[] = {
+	    {KVM_CAP_IRQCHIP, "KVM_CAP_IRQCHIP"},
+	    {KVM_CAP_USER_MEMORY, "KVM_CAP_USER_MEMORY"},
+	    {KVM_CAP_IMMEDIATE_EXIT, "KVM_CAP_IMMEDIATE_EXIT"},
+	    {KVM_CAP_PIT2, "KVM_CAP_PIT2"},
+	    {KVM_CAP_IRQ_ROUTING, "KVM_CAP_IRQ_ROUTING"},
+	    {KVM_CAP_EXT_CPUID, "KVM_CAP_EXT_CPUID"},
+	    {KVM_CAP_SET_TSS_ADDR, "KVM_CAP_SET_TSS_ADDR"},
 	};
 	size_t i;
 	int v;
@@ -103,8 +103,9 @@ static enum arch_cpu_vendor vm_host_vendor(const struct kvm_cpuid2 *c)
 	for (i = 0; i < c->nent; i++)
 		if (c->entries[i].function == 0)
 			/* "AuthenticAMD" / "HygonGenuine" vs "GenuineIntel" */
-			return c->entries[i].ebx == 0x68747541 || c->entries[i].ebx == 0x6f677948 ?
-				       ARCH_VENDOR_AMD : ARCH_VENDOR_INTEL;
+			return c->entries[i].ebx == 0x68747541 || c->entries[i].ebx == 0x6f677948
+				   ? ARCH_VENDOR_AMD
+				   : ARCH_VENDOR_INTEL;
 	return ARCH_VENDOR_INTEL;
 }
 
@@ -116,15 +117,15 @@ static int vm_topology(struct vm *vm)
 	uint32_t i, top = 0;
 
 	if (!cfg->sockets || !cfg->cores || !cfg->threads)
-		return error_errno(-EINVAL, "vm: CPU topology %u/%u/%u has a zero",
-				   cfg->sockets, cfg->cores, cfg->threads);
+		return error_errno(-EINVAL, "vm: CPU topology %u/%u/%u has a zero", cfg->sockets,
+				   cfg->cores, cfg->threads);
 	max_vcpus = kvm_check_cap(vm, KVM_CAP_MAX_VCPUS);
 	if (max_vcpus <= 0)
 		max_vcpus = kvm_check_cap(vm, KVM_CAP_NR_VCPUS);
 	if (n > (uint64_t)max_vcpus)
 		return error_errno(-E2BIG, "vm: %llu vCPUs requested, KVM allows %d",
 				   (unsigned long long)n, max_vcpus);
-	vm->topo = (struct arch_topology){ cfg->sockets, cfg->cores, cfg->threads };
+	vm->topo = (struct arch_topology){cfg->sockets, cfg->cores, cfg->threads};
 	vm->n_vcpus = (uint32_t)n;
 	vm->apic_ids = calloc(n, sizeof(*vm->apic_ids));
 	if (!vm->apic_ids)
@@ -136,14 +137,15 @@ static int vm_topology(struct vm *vm)
 	}
 	max_id = kvm_check_cap(vm, KVM_CAP_MAX_VCPU_ID);
 	if (max_id > 0 && top >= (uint32_t)max_id)
-		return error_errno(-E2BIG, "vm: APIC ID %u exceeds KVM's limit %d", top, max_id - 1);
+		return error_errno(-E2BIG, "vm: APIC ID %u exceeds KVM's limit %d", top,
+				   max_id - 1);
 	return 0;
 }
 
 /* APIC IDs above 254 need 32-bit x2APIC IDs in the in-kernel LAPIC. */
 static int vm_enable_x2apic_api(struct vm *vm)
 {
-	struct kvm_enable_cap cap = { .cap = KVM_CAP_X2APIC_API };
+	struct kvm_enable_cap cap = {.cap = KVM_CAP_X2APIC_API};
 	uint32_t i;
 
 	for (i = 0; i < vm->n_vcpus; i++)
@@ -153,7 +155,8 @@ static int vm_enable_x2apic_api(struct vm *vm)
 		return 0;
 	cap.args[0] = KVM_X2APIC_API_USE_32BIT_IDS | KVM_X2APIC_API_DISABLE_BROADCAST_QUIRK;
 	if (ioctl(vm->vm_fd, KVM_ENABLE_CAP, &cap) < 0)
-		return error_errno(-errno, "kvm: KVM_CAP_X2APIC_API (needed for APIC IDs above 254)");
+		return error_errno(-errno,
+				   "kvm: KVM_CAP_X2APIC_API (needed for APIC IDs above 254)");
 	return 0;
 }
 
@@ -168,10 +171,10 @@ static int vm_set_memory(struct vm *vm)
 		return ret;
 	for (i = 0; i < vm->mem.n; i++) {
 		struct kvm_userspace_memory_region r = {
-			.slot = i,
-			.guest_phys_addr = vm->mem.r[i].gpa,
-			.memory_size = vm->mem.r[i].size,
-			.userspace_addr = (uintptr_t)vm->mem.r[i].host,
+		    .slot = i,
+		    .guest_phys_addr = vm->mem.r[i].gpa,
+		    .memory_size = vm->mem.r[i].size,
+		    .userspace_addr = (uintptr_t)vm->mem.r[i].host,
 		};
 
 		if (ioctl(vm->vm_fd, KVM_SET_USER_MEMORY_REGION, &r) < 0)
@@ -182,7 +185,7 @@ static int vm_set_memory(struct vm *vm)
 
 static int vm_create_chips(struct vm *vm)
 {
-	struct kvm_pit_config pit = { .flags = KVM_PIT_SPEAKER_DUMMY };
+	struct kvm_pit_config pit = {.flags = KVM_PIT_SPEAKER_DUMMY};
 	uint64_t idmap = VM_IDENTITY_MAP_GPA;
 
 	if (ioctl(vm->vm_fd, KVM_SET_IDENTITY_MAP_ADDR, &idmap) < 0)
@@ -201,13 +204,13 @@ static int vm_create_chips(struct vm *vm)
 static int vm_create_devices(struct vm *vm)
 {
 	struct device_env env = {
-		.vm = vm,
-		.cfg = vm->cfg,
-		.pio = &vm->pio,
-		.mmio = &vm->mmio,
-		.mem = &vm->mem,
-		.loop = &vm->loop,
-		.console = &vm->opt.console,
+	    .vm = vm,
+	    .cfg = vm->cfg,
+	    .pio = &vm->pio,
+	    .mmio = &vm->mmio,
+	    .mem = &vm->mem,
+	    .loop = &vm->loop,
+	    .console = &vm->opt.console,
 	};
 
 	return device_create_all(&env, &vm->devs, &vm->n_devs);
@@ -231,8 +234,7 @@ static int vm_create_vcpus(struct vm *vm)
 	return 0;
 }
 
-int vm_create(struct vm **out, const struct vm_config *cfg,
-	      const struct vm_options *opt)
+int vm_create(struct vm **out, const struct vm_config *cfg, const struct vm_options *opt)
 {
 	struct vm *vm;
 	int ret;

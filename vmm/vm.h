@@ -32,7 +32,7 @@ struct irq_state;
 
 struct vm_options {
 	enum arch_cpu_vendor vendor;
-	bool vendor_set;           /* false: the host's vendor */
+	bool vendor_set; /* false: the host's vendor */
 	struct vm_console console;
 	/* A built-in payload instead of cfg->kernel_path (the probe). */
 	const uint8_t *payload;
@@ -43,7 +43,7 @@ struct vm {
 	const struct vm_config *cfg;
 	struct vm_options opt;
 	int kvm_fd, vm_fd;
-	size_t run_size;           /* KVM_GET_VCPU_MMAP_SIZE */
+	size_t run_size; /* KVM_GET_VCPU_MMAP_SIZE */
 	struct guest_mem mem;
 	struct bus pio, mmio;
 	struct event_loop loop;
@@ -53,23 +53,22 @@ struct vm {
 	enum arch_cpu_vendor vendor;
 	struct kvm_cpuid2 *host_cpuid; /* KVM_GET_SUPPORTED_CPUID */
 	uint32_t n_vcpus;
-	uint32_t *apic_ids;            /* by vCPU index */
+	uint32_t *apic_ids; /* by vCPU index */
 	struct vcpu *vcpus;
 
 	struct device_instance *devs;
 	unsigned int n_devs;
 
-	int exit_reason;               /* enum vm_exit_reason, atomic */
+	int exit_reason; /* enum vm_exit_reason, atomic */
 	void (*power_button)(void *opaque);
 	void *power_button_opaque;
 
-	pthread_mutex_t capture_lock;  /* VM_CONSOLE_CAPTURE buffer */
+	pthread_mutex_t capture_lock; /* VM_CONSOLE_CAPTURE buffer */
 	char *capture;
 	size_t capture_len, capture_cap;
 };
 
-int vm_create(struct vm **out, const struct vm_config *cfg,
-	      const struct vm_options *opt);
+int vm_create(struct vm **out, const struct vm_config *cfg, const struct vm_options *opt);
 int vm_boot(struct vm *vm);
 /* Returns the enum vm_exit_reason (> 0) or -errno if it could not start. */
 int vm_run(struct vm *vm);

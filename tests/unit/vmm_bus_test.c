@@ -19,7 +19,7 @@ struct fake_dev {
 	uint32_t last_len;
 	uint64_t last_val;
 	int reads, writes;
-	struct bus *bus;     /* for self-unregistering */
+	struct bus *bus; /* for self-unregistering */
 	uint64_t base;
 	int unregister_on_write;
 };
@@ -48,11 +48,11 @@ static void fake_write(void *dev, uint64_t off, const void *data, uint32_t len)
 		CHECK(bus_unregister(d->bus, d->base) == 0);
 }
 
-static const struct io_ops fake_ops = { .read = fake_read, .write = fake_write };
+static const struct io_ops fake_ops = {.read = fake_read, .write = fake_write};
 
 static void test_lookup_and_offsets(void)
 {
-	struct fake_dev a = { 0 }, b = { 0 };
+	struct fake_dev a = {0}, b = {0};
 	struct bus bus;
 	uint32_t v32 = 0;
 	uint8_t v8 = 0;
@@ -60,19 +60,19 @@ static void test_lookup_and_offsets(void)
 	CHECK(bus_init(&bus, "test") == 0);
 	CHECK(bus_register(&bus, 0x3f8, 8, &fake_ops, &a) == 0);
 	CHECK(bus_register(&bus, 0x60, 5, &fake_ops, &b) == 0);
-	CHECK(bus_register(&bus, 0x3fc, 8, &fake_ops, &b) == -EEXIST);  /* tail overlap */
-	CHECK(bus_register(&bus, 0x3f0, 9, &fake_ops, &b) == -EEXIST);  /* head overlap */
-	CHECK(bus_register(&bus, 0x3f0, 8, &fake_ops, &b) == 0);        /* adjacent is fine */
+	CHECK(bus_register(&bus, 0x3fc, 8, &fake_ops, &b) == -EEXIST); /* tail overlap */
+	CHECK(bus_register(&bus, 0x3f0, 9, &fake_ops, &b) == -EEXIST); /* head overlap */
+	CHECK(bus_register(&bus, 0x3f0, 8, &fake_ops, &b) == 0);       /* adjacent is fine */
 	CHECK(bus_register(&bus, 0x10, 0, &fake_ops, &b) == -EINVAL);
-	CHECK(bus_register(&bus, ~0ull, 2, &fake_ops, &b) == -EINVAL);  /* wraps */
+	CHECK(bus_register(&bus, ~0ull, 2, &fake_ops, &b) == -EINVAL); /* wraps */
 
 	CHECK(bus_read(&bus, 0x3fd, &v8, 1) == 0);
 	CHECK_EQ_U64(a.last_off, 5);
 	CHECK_EQ_U64(v8, 0x88 + 5);
-	CHECK(bus_write(&bus, 0x64, &(uint8_t){ 0xfe }, 1) == 0);
+	CHECK(bus_write(&bus, 0x64, &(uint8_t){0xfe}, 1) == 0);
 	CHECK_EQ_U64(b.last_off, 4);
 	CHECK_EQ_U64(b.last_val, 0xfe);
-	CHECK(bus_write(&bus, 0x3f8, &(uint32_t){ 0xdeadbeef }, 4) == 0);
+	CHECK(bus_write(&bus, 0x3f8, &(uint32_t){0xdeadbeef}, 4) == 0);
 	CHECK_EQ_U64(a.last_val, 0xdeadbeef);
 	CHECK_EQ_U64(a.last_len, 4);
 
@@ -112,7 +112,7 @@ static void test_many_windows_sorted(void)
 
 static void test_unregister_from_callback(void)
 {
-	struct fake_dev d = { 0 };
+	struct fake_dev d = {0};
 	struct bus bus;
 	uint8_t v = 1;
 
@@ -121,7 +121,7 @@ static void test_unregister_from_callback(void)
 	d.base = 0x80;
 	d.unregister_on_write = 1;
 	CHECK(bus_register(&bus, 0x80, 1, &fake_ops, &d) == 0);
-	CHECK(bus_write(&bus, 0x80, &v, 1) == 0);   /* unregisters itself */
+	CHECK(bus_write(&bus, 0x80, &v, 1) == 0); /* unregisters itself */
 	CHECK(bus_write(&bus, 0x80, &v, 1) == -ENOENT);
 	CHECK(d.writes == 1);
 	bus_release(&bus);
@@ -148,7 +148,7 @@ static void *hammer_thread(void *p)
  * still be inside it (ASan catches a use after free here). */
 static void test_unregister_while_dispatching(void)
 {
-	struct hammer h = { 0 };
+	struct hammer h = {0};
 	pthread_t t[2];
 	struct bus bus;
 	int round, i;
@@ -212,7 +212,7 @@ static void test_event_loop(void)
 	CHECK(write(efd, &one, 8) == 8);
 	CHECK(event_timer_arm(t, 30) == 0);
 	CHECK(event_del(&l, efd) == 0); /* deleted: never called */
-	CHECK(event_loop_run(&l) == 0);  /* returns when the timer fires */
+	CHECK(event_loop_run(&l) == 0); /* returns when the timer fires */
 	CHECK(count == 0);
 	CHECK(event_del(&l, efd) == -ENOENT);
 

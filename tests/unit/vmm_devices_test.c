@@ -38,8 +38,8 @@ static int rig_init_acpi(struct rig *r, bool acpi)
 	if (bus_init(&r->vm.pio, "pio") || bus_init(&r->vm.mmio, "mmio") ||
 	    event_loop_init(&r->vm.loop))
 		return -1;
-	env = (struct device_env){ &r->vm, &r->cfg, &r->vm.pio, &r->vm.mmio,
-				   &r->vm.mem, &r->vm.loop, &r->vm.opt.console };
+	env = (struct device_env){&r->vm,     &r->cfg,	   &r->vm.pio,	      &r->vm.mmio,
+				  &r->vm.mem, &r->vm.loop, &r->vm.opt.console};
 	return device_create_all(&env, &r->vm.devs, &r->vm.n_devs);
 }
 
@@ -164,7 +164,7 @@ static void test_rtc_and_legacy(void)
 	CHECK(rig_init(&r) == 0);
 	out8(&r, 0x70, 0x0a);
 	CHECK(!(in8(&r, 0x71) & 0x80)); /* no update in progress */
-	out8(&r, 0x70, 0x80 | 0x00);    /* NMI mask bit is not part of the index */
+	out8(&r, 0x70, 0x80 | 0x00);	/* NMI mask bit is not part of the index */
 	sec = in8(&r, 0x71);
 	CHECK((sec & 0x0f) < 10 && (sec >> 4) < 6); /* BCD seconds */
 	out8(&r, 0x70, 0x40);
@@ -180,7 +180,7 @@ static void test_rtc_and_legacy(void)
 static void test_report_port(void)
 {
 	static const char text[] = "VMLET-PROBE-BEGIN v1\nvcpus=0\nVMLET-PROBE-END\n";
-	struct fw_abi_report_desc desc = { FW_ABI_REPORT_MAGIC, sizeof(text) - 1, 0x200000 };
+	struct fw_abi_report_desc desc = {FW_ABI_REPORT_MAGIC, sizeof(text) - 1, 0x200000};
 	uint32_t v = 0, gpa = 0x100000;
 	struct rig r;
 	size_t len;
@@ -202,7 +202,7 @@ static void test_report_port(void)
 	desc.addr = (64ull << 20) - 4;
 	memcpy(guest_mem_ptr(&r.vm.mem, gpa, sizeof(desc)), &desc, sizeof(desc));
 	bus_write(&r.vm.pio, FW_ABI_REPORT_PORT, &gpa, 4);
-	desc = (struct fw_abi_report_desc){ 0, 4, 0x200000 };
+	desc = (struct fw_abi_report_desc){0, 4, 0x200000};
 	memcpy(guest_mem_ptr(&r.vm.mem, gpa, sizeof(desc)), &desc, sizeof(desc));
 	bus_write(&r.vm.pio, FW_ABI_REPORT_PORT, &gpa, 4);
 	CHECK(len == sizeof(text) - 1);

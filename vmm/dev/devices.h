@@ -10,17 +10,17 @@
 #include "vmm/device.h"
 
 extern const struct device_type legacy_ports_device; /* dev/legacy.c */
-extern const struct device_type rtc_device;          /* dev/rtc.c */
-extern const struct device_type i8042_device;        /* dev/i8042.c */
+extern const struct device_type rtc_device;	     /* dev/rtc.c */
+extern const struct device_type i8042_device;	     /* dev/i8042.c */
 extern const struct device_type serial8250_device;   /* dev/serial8250.c */
-extern const struct device_type acpi_pm_device;      /* dev/pm.c */
+extern const struct device_type acpi_pm_device;	     /* dev/pm.c */
 extern const struct device_type report_port_device;  /* dev/report_port.c */
 
 /* PM1 register bits (ACPI 6.5 §4.8.3.1, §4.8.3.2.1) */
-#define PM1_STS_PWRBTN (1u << 8)
-#define PM1_STS_WAK    (1u << 15)
-#define PM1_CNT_SCI_EN (1u << 0)
-#define PM1_CNT_SLP_EN (1u << 13)
+#define PM1_STS_PWRBTN	   (1u << 8)
+#define PM1_STS_WAK	   (1u << 15)
+#define PM1_CNT_SCI_EN	   (1u << 0)
+#define PM1_CNT_SLP_EN	   (1u << 13)
 #define PM1_CNT_SLP_TYP(v) (((v) >> 10) & 7u)
 
 #endif /* VMLET_DEV_DEVICES_H */

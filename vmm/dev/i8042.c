@@ -19,10 +19,10 @@
 #include "vmm/log.h"
 
 #define I8042_DATA_PORT 0x60
-#define I8042_CMD_PORT  0x64
-#define I8042_STS_OBF   0x01
-#define I8042_STS_SYS   0x04
-#define I8042_STS_CMD   0x08
+#define I8042_CMD_PORT	0x64
+#define I8042_STS_OBF	0x01
+#define I8042_STS_SYS	0x04
+#define I8042_STS_CMD	0x08
 
 struct i8042 {
 	struct vm *vm;
@@ -107,8 +107,8 @@ static void i8042_write(void *dev, uint64_t off, const void *data, uint32_t len)
 }
 
 static const struct io_ops i8042_ops = {
-	.read = i8042_read,
-	.write = i8042_write,
+    .read = i8042_read,
+    .write = i8042_write,
 };
 
 static void i8042_destroy(void *state)
@@ -146,7 +146,7 @@ static int i8042_create(const struct device_env *env, unsigned int index, void *
 }
 
 const struct device_type i8042_device = {
-	.name = "i8042",
-	.create = i8042_create,
-	.destroy = i8042_destroy,
+    .name = "i8042",
+    .create = i8042_create,
+    .destroy = i8042_destroy,
 };

@@ -20,8 +20,8 @@
 #include "vmm/device.h"
 #include "vmm/log.h"
 
-#define POST_PORT       0x80
-#define DEBUGCON_PORT   0xe9
+#define POST_PORT	0x80
+#define DEBUGCON_PORT	0xe9
 #define DEBUG_EXIT_PORT 0xf4
 
 struct legacy_ports {
@@ -47,7 +47,7 @@ static void sink_write(void *dev, uint64_t off, const void *data, uint32_t len)
 	(void)len;
 }
 
-static const struct io_ops post_ops = { .read = sink_read, .write = sink_write };
+static const struct io_ops post_ops = {.read = sink_read, .write = sink_write};
 
 static void debugcon_write(void *dev, uint64_t off, const void *data, uint32_t len)
 {
@@ -67,7 +67,7 @@ static void debugcon_write(void *dev, uint64_t off, const void *data, uint32_t l
 	pthread_mutex_unlock(&l->lock);
 }
 
-static const struct io_ops debugcon_ops = { .read = sink_read, .write = debugcon_write };
+static const struct io_ops debugcon_ops = {.read = sink_read, .write = debugcon_write};
 
 static void debug_exit_write(void *dev, uint64_t off, const void *data, uint32_t len)
 {
@@ -80,7 +80,7 @@ static void debug_exit_write(void *dev, uint64_t off, const void *data, uint32_t
 	device_request_exit(l->vm, VM_EXIT_POWEROFF);
 }
 
-static const struct io_ops debug_exit_ops = { .read = sink_read, .write = debug_exit_write };
+static const struct io_ops debug_exit_ops = {.read = sink_read, .write = debug_exit_write};
 
 static void legacy_destroy(void *state)
 {
@@ -119,7 +119,7 @@ static int legacy_create(const struct device_env *env, unsigned int index, void 
 }
 
 const struct device_type legacy_ports_device = {
-	.name = "legacy-ports",
-	.create = legacy_create,
-	.destroy = legacy_destroy,
+    .name = "legacy-ports",
+    .create = legacy_create,
+    .destroy = legacy_destroy,
 };

@@ -120,8 +120,8 @@ static void pm_write(void *dev, uint64_t off, const void *data, uint32_t len)
 }
 
 static const struct io_ops pm_ops = {
-	.read = pm_read,
-	.write = pm_write,
+    .read = pm_read,
+    .write = pm_write,
 };
 
 static void pm_power_button(void *opaque)
@@ -172,7 +172,7 @@ static int pm_create(const struct device_env *env, unsigned int index, void **st
 }
 
 const struct device_type acpi_pm_device = {
-	.name = "acpi-pm",
-	.create = pm_create,
-	.destroy = pm_destroy,
+    .name = "acpi-pm",
+    .create = pm_create,
+    .destroy = pm_destroy,
 };

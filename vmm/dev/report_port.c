@@ -62,16 +62,16 @@ static void report_write(void *dev, uint64_t off, const void *data, uint32_t len
 	memcpy(&desc, src, sizeof(desc)); /* one snapshot: the guest may race */
 	text = guest_mem_ptr(p->mem, desc.addr, desc.len);
 	if (desc.magic != FW_ABI_REPORT_MAGIC || desc.len > FW_ABI_REPORT_MAX || !text) {
-		log_warn_once("report: bad descriptor (magic 0x%x, %u bytes at 0x%llx)",
-			      desc.magic, desc.len, (unsigned long long)desc.addr);
+		log_warn_once("report: bad descriptor (magic 0x%x, %u bytes at 0x%llx)", desc.magic,
+			      desc.len, (unsigned long long)desc.addr);
 		return;
 	}
 	device_console_capture(p->vm, text, desc.len);
 }
 
 static const struct io_ops report_ops = {
-	.read = report_read,
-	.write = report_write,
+    .read = report_read,
+    .write = report_write,
 };
 
 static void report_destroy(void *state)
@@ -93,7 +93,7 @@ static int report_create(const struct device_env *env, unsigned int index, void 
 	p = calloc(1, sizeof(*p));
 	if (!p)
 		return -ENOMEM;
-	*p = (struct report_port){ env->vm, env->pio, env->mem };
+	*p = (struct report_port){env->vm, env->pio, env->mem};
 	ret = bus_register(env->pio, FW_ABI_REPORT_PORT, 4, &report_ops, p);
 	if (ret) {
 		free(p);
@@ -104,7 +104,7 @@ static int report_create(const struct device_env *env, unsigned int index, void 
 }
 
 const struct device_type report_port_device = {
-	.name = "report-port",
-	.create = report_create,
-	.destroy = report_destroy,
+    .name = "report-port",
+    .create = report_create,
+    .destroy = report_destroy,
 };

@@ -19,12 +19,12 @@
 #include "vmm/dev/devices.h"
 #include "vmm/device.h"
 
-#define RTC_PORT       0x70
-#define RTC_REG_A      0x0a
-#define RTC_REG_B      0x0b
-#define RTC_REG_C      0x0c
-#define RTC_REG_D      0x0d
-#define RTC_CENTURY    0x32
+#define RTC_PORT    0x70
+#define RTC_REG_A   0x0a
+#define RTC_REG_B   0x0b
+#define RTC_REG_C   0x0c
+#define RTC_REG_D   0x0d
+#define RTC_CENTURY 0x32
 
 struct rtc {
 	struct bus *pio;
@@ -45,22 +45,36 @@ static uint8_t rtc_time_reg(uint8_t reg)
 
 	gmtime_r(&now, &tm);
 	switch (reg) {
-	case 0x00: return bcd(tm.tm_sec);
-	case 0x02: return bcd(tm.tm_min);
-	case 0x04: return bcd(tm.tm_hour);
-	case 0x06: return bcd(tm.tm_wday + 1);
-	case 0x07: return bcd(tm.tm_mday);
-	case 0x08: return bcd(tm.tm_mon + 1);
-	case 0x09: return bcd(tm.tm_year % 100);
-	default:   return bcd((tm.tm_year + 1900) / 100); /* RTC_CENTURY */
+	case 0x00:
+		return bcd(tm.tm_sec);
+	case 0x02:
+		return bcd(tm.tm_min);
+	case 0x04:
+		return bcd(tm.tm_hour);
+	case 0x06:
+		return bcd(tm.tm_wday + 1);
+	case 0x07:
+		return bcd(tm.tm_mday);
+	case 0x08:
+		return bcd(tm.tm_mon + 1);
+	case 0x09:
+		return bcd(tm.tm_year % 100);
+	default:
+		return bcd((tm.tm_year + 1900) / 100); /* RTC_CENTURY */
 	}
 }
 
 static uint8_t rtc_get(struct rtc *r, uint8_t reg)
 {
 	switch (reg) {
-	case 0x00: case 0x02: case 0x04: case 0x06: case 0x07: case 0x08:
-	case 0x09: case RTC_CENTURY:
+	case 0x00:
+	case 0x02:
+	case 0x04:
+	case 0x06:
+	case 0x07:
+	case 0x08:
+	case 0x09:
+	case RTC_CENTURY:
 		return rtc_time_reg(reg);
 	case RTC_REG_A:
 		return 0x26; /* 32.768 kHz base, 1024 Hz rate, UIP clear */
@@ -102,8 +116,8 @@ static void rtc_write(void *dev, uint64_t off, const void *data, uint32_t len)
 }
 
 static const struct io_ops rtc_ops = {
-	.read = rtc_read,
-	.write = rtc_write,
+    .read = rtc_read,
+    .write = rtc_write,
 };
 
 static void rtc_destroy(void *state)
@@ -137,7 +151,7 @@ static int rtc_create(const struct device_env *env, unsigned int index, void **s
 }
 
 const struct device_type rtc_device = {
-	.name = "rtc",
-	.create = rtc_create,
-	.destroy = rtc_destroy,
+    .name = "rtc",
+    .create = rtc_create,
+    .destroy = rtc_destroy,
 };

@@ -163,8 +163,7 @@ static uint8_t serial_read_reg(struct serial8250 *s, unsigned int reg)
 	case 4:
 		return s->mcr;
 	case 5:
-		v = UART_LSR_THRE | UART_LSR_TEMT | s->lsr_err |
-		    (s->rx_count ? UART_LSR_DR : 0);
+		v = UART_LSR_THRE | UART_LSR_TEMT | s->lsr_err | (s->rx_count ? UART_LSR_DR : 0);
 		s->lsr_err = 0;
 		return v;
 	case 6:
@@ -245,8 +244,8 @@ static void serial_write(void *dev, uint64_t off, const void *data, uint32_t len
 }
 
 static const struct io_ops serial_ops = {
-	.read = serial_read,
-	.write = serial_write,
+    .read = serial_read,
+    .write = serial_write,
 };
 
 /* Console input (main thread). */
@@ -297,7 +296,8 @@ static int serial_open_console(struct serial8250 *s, const struct vm_console *c)
 	if (c->kind == VM_CONSOLE_FILE) {
 		s->out_fd = open(c->path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
 		if (s->out_fd < 0)
-			return error_errno(-errno, "serial: cannot open console file '%s'", c->path);
+			return error_errno(-errno, "serial: cannot open console file '%s'",
+					   c->path);
 		s->close_out = true;
 	} else if (c->kind == VM_CONSOLE_STDIO) {
 		s->out_fd = STDOUT_FILENO;
@@ -354,7 +354,7 @@ static int serial_create(const struct device_env *env, unsigned int index, void 
 }
 
 const struct device_type serial8250_device = {
-	.name = "serial8250",
-	.create = serial_create,
-	.destroy = serial_destroy,
+    .name = "serial8250",
+    .create = serial_create,
+    .destroy = serial_destroy,
 };

@@ -1,0 +1,102 @@
+#!/usr/bin/env bash
+# `vmlet run` with network interfaces, inside a network namespace this test
+# makes (unshare -n; a veth with an address and a default route stands in
+# for the pod's eth0): an e1000 model is refused naming the interface; a
+# masquerade interface outside a pod falls back to passt, which vmlet
+# starts and which goes away with it; the same interface "in a pod"
+# (VMLET_POD_INTERFACE) gets its tap and nftables table. The guest is the
+# tiny PVH guest that powers off on the ACPI power button.
+# Skips until `vmlet run` creates NICs, and without root/netns/KVM.
+source "$(dirname "$0")/../lib/sh.sh"
+have_kvm || skip "no /dev/kvm"
+[[ -x $VMLET ]] || skip "no $VMLET"
+[[ $(id -u) == 0 ]] || skip "needs root for network namespaces"
+command -v as >/dev/null && command -v ld >/dev/null || skip "no binutils"
+unshare -n true 2>/dev/null || skip "no network namespaces"
+VMLET=$(realpath "$VMLET")
+
+as --64 --defsym MODE=0 -o "$TMPD/g.o" tests/data/vmm_tiny_guest.S &&
+	ld -m elf_x86_64 -static -nostdlib -T tests/data/vmm_tiny_guest.ld -o "$TMPD/g.elf" "$TMPD/g.o" ||
+	skip "cannot build the tiny guest"
+
+vm() { # MODEL_LINE -> manifest on stdout
+	cat <<EOM
+apiVersion: kubevirt.io/v1
+kind: VirtualMachine
+metadata: {name: netvm, namespace: default}
+spec:
+  runStrategy: Always
+  template:
+    spec:
+      domain:
+        cpu: {cores: 1}
+        memory: {guest: 64Mi}
+        devices:
+          interfaces:
+          - name: default
+            masquerade: {}
+            $1
+            ports: [{port: 8080}]
+      networks: [{name: default, pod: {}}]
+EOM
+}
+vm "model: e1000" >"$TMPD/e1000.yaml"
+vm "model: virtio" >"$TMPD/virtio.yaml"
+
+# Everything below runs in the private namespace.
+cat >"$TMPD/inner.sh" <<'EOS'
+set -u
+ip link set lo up
+ip link add eth0 type veth peer name node0
+ip addr add 10.200.0.2/24 dev eth0
+ip link set eth0 up; ip link set node0 up
+ip route add default via 10.200.0.1
+run() { # LOG ARGS... : start vmlet with the tiny guest in the background
+	local log=$1; shift
+	env "$@" "$VMLET" run -f "$YAML" --kernel "$GUEST" --console none --log-format text \
+		--grace-period 2 2>"$log" &
+	PID=$!
+}
+wait_log() { # LOG PATTERN
+	for _ in $(seq 100); do grep -q "$2" "$1" && return 0; sleep 0.1; done; return 1
+}
+stop() { kill -TERM "$PID"; wait "$PID"; }
+
+YAML=$TMPD/e1000.yaml
+timeout -s INT 5 "$VMLET" run -f "$YAML" --kernel "$GUEST" --console none --log-format text \
+	--grace-period 1 2>"$TMPD/e1000.err"
+echo "e1000 rc=$?"
+grep -q "net: interface" "$TMPD/e1000.err" || { echo "no-nics"; exit 0; }
+grep -q "interface 'default': model 'e1000' is not supported" "$TMPD/e1000.err" && echo "e1000 named"
+
+YAML=$TMPD/virtio.yaml
+run "$TMPD/passt.err" VMLET_NONE=1
+if wait_log "$TMPD/passt.err" "interface 'default': passt"; then
+	echo "passt fallback"
+	sleep 0.3
+	# (Debian's passt re-executes itself as passt.avx2: match the arguments)
+	pgrep -f -- "-1 -F 3 .*-t 8080" >/dev/null && echo "passt running"
+	stop; echo "passt-vm rc=$?"
+	for _ in $(seq 30); do pgrep -f -- "-1 -F 3 .*-t 8080" >/dev/null || break; sleep 0.1; done
+	pgrep -f -- "-1 -F 3 .*-t 8080" >/dev/null || echo "passt gone"
+else
+	stop
+fi
+
+run "$TMPD/masq.err" VMLET_POD_INTERFACE=eth0
+if wait_log "$TMPD/masq.err" "masquerade binding"; then
+	nft list table ip vmlet_default 2>/dev/null | grep -q "tcp dport 8080 dnat to 10.0.2.2" && echo "nft table"
+	ip -4 addr show dev vt-default | grep -q "10.0.2.1/24" && echo "tap gateway"
+fi
+stop; echo "masq-vm rc=$?"
+EOS
+
+out=$(VMLET=$VMLET TMPD=$TMPD GUEST=$TMPD/g.elf timeout 60 unshare -n bash "$TMPD/inner.sh" 2>&1)
+echo "$out"
+grep -qx "no-nics" <<<"$out" && skip "vmlet run does not create network interfaces yet"
+if ! grep -q "rc=" <<<"$out"; then fail "inner script did not run"; finish; fi
+for want in "e1000 rc=1" "e1000 named" "passt fallback" "passt running" "passt-vm rc=0" \
+	"passt gone" "nft table" "tap gateway" "masq-vm rc=0"; do
+	if grep -qx "$want" <<<"$out"; then ok "$want"; else fail "$want"; fi
+done
+finish
