@@ -214,7 +214,7 @@ static int parse_line(struct probe_report *r, const char *line, size_t n, uint32
 			return 0; /* keep the first ones */
 		return parse_string(v, vn, r->errors[r->n_errors++], sizeof(r->errors[0]), true);
 	}
-	return 0; /* unknown key: a newer probe, ignored */
+	return probe_report_pci_line(r, key, v, vn); /* else ignored (a newer probe) */
 }
 
 /* Next line of text[*pos..len): start and length without "\r\n". */
@@ -307,6 +307,7 @@ int probe_report_expected(const struct vm_config *cfg, int vendor, uint64_t ram_
 	r->memory_bytes = ram_visible_bytes;
 	for (size_t i = 0; i < sizeof(tables) / sizeof(tables[0]); i++)
 		strcpy(r->tables[r->n_tables++], tables[i]);
+	probe_report_pci_expected(cfg, r);
 	return 0;
 }
 
@@ -446,7 +447,8 @@ static void json_u32_list(FILE *f, const uint32_t *v, uint32_t n)
 	fputc(']', f);
 }
 
-static void json_side(FILE *f, const struct probe_report *r, bool guest)
+static void json_side(FILE *f, const struct probe_report *r, bool guest,
+		      const struct probe_report *names)
 {
 	fputs("{\"vendor\":", f);
 	json_str(f, r->vendor_id);
@@ -490,6 +492,7 @@ static void json_side(FILE *f, const struct probe_report *r, bool guest)
 		}
 		fputc(']', f);
 	}
+	probe_report_pci_json(f, r, names);
 	fputc('}', f);
 }
 
@@ -497,9 +500,9 @@ void probe_report_print_json(FILE *f, const struct probe_report *exp,
 			     const struct probe_report *got, bool match)
 {
 	fputs("{\"expected\":", f);
-	json_side(f, exp, false);
+	json_side(f, exp, false, NULL);
 	fputs(",\"guest\":", f);
-	json_side(f, got, true);
+	json_side(f, got, true, exp);
 	fprintf(f, ",\"match\":%s}\n", match ? "true" : "false");
 }
 

@@ -38,6 +38,31 @@ struct probe_vcpu {
 			    * in the expected report) */
 };
 
+#define PROBE_MAX_PCI 32
+#define PROBE_MAX_RNG 4
+
+/* pci= / disk= / rng= lines (firmware/abi.h); see vmm/probe_report_pci.c */
+struct probe_pci_fn {
+	char bdf[8]; /* "00:01.0" */
+	uint16_t vendor, device;
+	uint32_t class_code;
+};
+
+struct probe_disk {
+	char bdf[8];
+	char name[64];     /* expected side: the disk's name (config order) */
+	uint64_t capacity; /* bytes; expected: 0 when unknown */
+	bool read_only;
+	char sha256[65];   /* first MiB, "" when unknown / "-" */
+	char serial[21];
+};
+
+struct probe_rng {
+	char bdf[8];
+	uint32_t bytes;
+	bool ok;
+};
+
 struct probe_report {
 	int abi_version; /* FW_ABI_VERSION of the report */
 	int vendor;	 /* ARCH_VENDOR_INTEL / ARCH_VENDOR_AMD, -1 other */
@@ -67,7 +92,21 @@ struct probe_report {
 
 	uint32_t n_errors; /* error= lines the guest printed */
 	char errors[PROBE_MAX_ERRORS][128];
+
+	uint32_t n_pci, n_disks, n_rng;
+	struct probe_pci_fn pci[PROBE_MAX_PCI];
+	struct probe_disk disks[PROBE_MAX_PCI];
+	struct probe_rng rng[PROBE_MAX_RNG];
 };
+
+/* probe_report_pci.c: a pci=/disk=/rng= line (0 when handled or not one
+ * of them, -EBADMSG when malformed); the expected disks from cfg; the
+ * "pci", "disks" and "rng" JSON members (names: the expected report whose
+ * disk names label r's disks by position, or NULL). */
+int probe_report_pci_line(struct probe_report *r, const char *key, const char *v, size_t n);
+void probe_report_pci_expected(const struct vm_config *cfg, struct probe_report *r);
+void probe_report_pci_json(FILE *f, const struct probe_report *r,
+			   const struct probe_report *names);
 
 /*
  * Parse the report out of text[0..len) (the whole serial output: anything

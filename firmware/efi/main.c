@@ -125,6 +125,29 @@ static void acpi_init(const struct hvm_start_info *si)
 	}
 }
 
+/* SMBIOS entry points a VMM left in the BIOS area (0xf0000-0xfffff, 16-byte
+ * aligned, checksummed): installed as the SMBIOS 3 / SMBIOS tables. */
+static bool sum_ok(const uint8_t *p, size_t n)
+{
+	uint8_t s = 0;
+
+	while (n--)
+		s = (uint8_t)(s + *p++);
+	return s == 0;
+}
+
+static void smbios_init(void)
+{
+	for (uintptr_t a = 0xf0000; a < 0x100000; a += 16) {
+		const uint8_t *p = (const uint8_t *)a;
+
+		if (!memcmp(p, "_SM3_", 5) && p[6] >= 0x18 && p[6] <= 0x20 && sum_ok(p, p[6]))
+			efi_bs.install_configuration_table(&efi_smbios3_guid, (void *)p);
+		else if (!memcmp(p, "_SM_", 4) && p[5] >= 0x1f && p[5] <= 0x20 && sum_ok(p, p[5]))
+			efi_bs.install_configuration_table(&efi_smbios_guid, (void *)p);
+	}
+}
+
 static void ramdisks_init(const struct hvm_start_info *si)
 {
 	const struct hvm_modlist_entry *m = (const void *)(uintptr_t)si->modlist_paddr;
@@ -232,6 +255,7 @@ void efi_fw_main(uint32_t start_info)
 		cmdline = (const char *)(uintptr_t)si->cmdline_paddr;
 	efi_time_init();
 	acpi_init(si);
+	smbios_init();
 	fw_image = (struct efi_loaded_image){
 	    .revision = EFI_LOADED_IMAGE_REVISION,
 	    .system_table = &efi_st,

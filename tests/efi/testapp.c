@@ -359,6 +359,54 @@ static BOOLEAN is_rsdp(const char *p)
 	       p[5] == 'T' && p[6] == 'R' && p[7] == ' ';
 }
 
+/* SMBIOS, when the VMM provides it: the entry point must lead to a type 1
+ * structure; its serial number is printed for the shell test to compare. */
+static void test_smbios(void)
+{
+	EFI_GUID sm3 = SMBIOS3_TABLE_GUID, sm = SMBIOS_TABLE_GUID;
+	const UINT8 *ep = NULL, *t = NULL, *end;
+	BOOLEAN v3 = FALSE;
+
+	for (UINTN i = 0; i < g_st->NumberOfTableEntries; i++) {
+		EFI_CONFIGURATION_TABLE *c = &g_st->ConfigurationTable[i];
+
+		if (guid_eq(&c->VendorGuid, &sm3))
+			ep = c->VendorTable, v3 = TRUE;
+		else if (guid_eq(&c->VendorGuid, &sm) && !v3)
+			ep = c->VendorTable;
+	}
+	if (!ep) {
+		putsa("smbios: none\r\n");
+		return;
+	}
+	if (v3) {
+		t = (const UINT8 *)*(const UINT64 *)(ep + 0x10);
+		end = t + *(const UINT32 *)(ep + 0x0c);
+	} else {
+		t = (const UINT8 *)(UINTN) * (const UINT32 *)(ep + 0x18);
+		end = t + *(const UINT16 *)(ep + 0x16);
+	}
+	while (t && t + 4 <= end && t[0] != 1 && t[0] != 127) {
+		const UINT8 *p = t + t[1];
+
+		while (p + 1 < end && (p[0] || p[1]))
+			p++;
+		t = p + 2;
+	}
+	BOOLEAN ok = t && t + 8 <= end && t[0] == 1;
+
+	check(L"smbios.type1", ok, NULL, 0);
+	if (!ok)
+		return;
+	const char *str = (const char *)t + t[1];
+
+	for (int k = 1; k < t[7] && *str; k++)
+		str += strlena((const CHAR8 *)str) + 1;
+	putsa("smbios.serial=");
+	putsa(t[7] ? str : "");
+	putsa("\r\n");
+}
+
 /* ACPI: the RSDP as the ACPI 2.0 table (revision >= 2, as vmlet builds
  * it), or as the ACPI 1.0 table when the VMM's RSDP is revision 0. */
 static void test_config_tables(void)
@@ -377,6 +425,7 @@ static void test_config_tables(void)
 	check(L"config.acpi",
 	      (is_rsdp(t20) && t20[15] >= 2) || (!t20 && is_rsdp(t10) && t10[15] < 2), "tables",
 	      g_st->NumberOfTableEntries);
+	test_smbios();
 	check(L"systab.vendor", g_st->FirmwareVendor && g_st->FirmwareVendor[0] == 'v', NULL, 0);
 }
 

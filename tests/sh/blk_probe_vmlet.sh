@@ -68,6 +68,24 @@ for bin in "$VMLET" "$VMLET_SAN"; do
 	[[ -z $left ]] && ok "$bin: generated images removed" || fail "$bin: left behind: $left"
 done
 
+# -o json: the guest's disks carry the config's names, in order
+TMPDIR=$TMPD/tmp timeout 120 "$VMLET" probe -f "$TMPD/vm.yaml" -o json >"$TMPD/out.json" 2>/dev/null ||
+	fail "probe -o json failed"
+python3 - "$TMPD/out.json" "$sum_a" <<'PY' && ok "json pci/disks/rng" || fail "json pci/disks/rng"
+import json, sys
+d = json.load(open(sys.argv[1]))
+g, e = d["guest"], d["expected"]
+names = [x["name"] for x in g["disks"]]
+assert names == ["root", "ro", "scratch", "cloudinit"], names
+assert [x["name"] for x in e["disks"]] == names
+for ge, ee in zip(g["disks"], e["disks"]):
+    assert ge["readOnly"] == ee["readOnly"] and ge["serial"] == ee["serial"], (ge, ee)
+    assert not ee["capacityBytes"] or ge["capacityBytes"] == ee["capacityBytes"], (ge, ee)
+assert g["disks"][0]["sha256First1MiB"] == sys.argv[2]
+assert [p["device"] for p in g["pci"]].count("1042") == 4
+assert g["rng"] and g["rng"][0]["ok"] and g["rng"][0]["bytes"] == 128
+PY
+
 manifest sata >"$TMPD/bad.yaml"
 TMPDIR=$TMPD/tmp timeout 60 "$VMLET" probe -f "$TMPD/bad.yaml" >"$TMPD/out.txt" 2>&1 &&
 	fail "a sata disk was accepted"

@@ -4,7 +4,8 @@
 # gnu-efi) from a GPT + FAT ESP handed over as the PVH module, the app must
 # report PASS for every check (memory map, protocols, file read, RNG,
 # variables, time from QEMU's RTC, timers, ACPI table) and power off
-# through ResetSystem (QEMU exit 0); also from a virtio-blk disk on q35. Also: a damaged BOOTX64.EFI and an ESP
+# through ResetSystem (QEMU exit 0); also from a virtio-blk disk on q35,
+# where QEMU's SMBIOS (type 1 serial) must reach the application. Also: a damaged BOOTX64.EFI and an ESP
 # without one end in a clean "nothing to boot" power-off.
 source "$(dirname "$0")/../lib/sh.sh"
 
@@ -42,6 +43,7 @@ fi
 timeout 120 qemu-system-x86_64 -enable-kvm -cpu host -m 128 -nodefaults -no-user-config \
 	-nographic -display none -no-reboot -device isa-debug-exit,iobase=0xf4,iosize=4 \
 	-M q35 -bios "$BIOS" -kernel build/fw/efi.elf -append rtc \
+	-smbios type=1,serial=VMLET-SER-7 \
 	-drive "if=none,id=d0,file=$TMPD/esp.img,format=raw,readonly=on" \
 	-device virtio-blk-pci,drive=d0,disable-legacy=on \
 	-serial "file:$TMPD/out3" >"$TMPD/out3.qemu" 2>&1
@@ -49,6 +51,11 @@ rc=$?
 if ((rc == 0)) && grep -q 'virtio-blk 00:' "$TMPD/out3" && grep -q '^VMLET-EFI-TEST: PASS' "$TMPD/out3" &&
 	! grep -q '^FAIL ' "$TMPD/out3"; then
 	ok "test application from a virtio-blk disk (q35)"
+	if grep -q '^smbios.serial=VMLET-SER-7' "$TMPD/out3"; then
+		ok "the VMM's SMBIOS reaches the application (serial VMLET-SER-7)"
+	else
+		fail "SMBIOS table not passed on: $(grep -a '^smbios' "$TMPD/out3")"
+	fi
 else
 	fail "virtio-blk boot under q35: status $rc"
 	sed 's/^/    /' "$TMPD/out3" "$TMPD/out3.qemu" | grep -v '^    ok ' | tail -n 20
