@@ -89,6 +89,11 @@
  *                            disk when smaller, "-" when a read failed);
  *                            serial from GET_ID, "-" when empty, bytes
  *                            outside '!'..'~' shown as '_'
+ *   hostile=<bb:dd.f> ok|<step>
+ *                            only with "vmlet.hostile" on the command line:
+ *                            each virtio-blk is sent malformed chains and
+ *                            rings first; ok when it kept serving good
+ *                            requests (firmware/lib/virtio.c)
  *   rng=<bb:dd.f> <bytes> ok|bad
  *                            one per virtio-rng function: bytes received
  *                            for two 64-byte requests; ok when both

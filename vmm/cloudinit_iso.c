@@ -210,6 +210,7 @@ static void iso_dirrec(uint8_t *p, uint32_t lba, uint32_t size, bool dir, const 
 {
 	static const uint8_t date[7] = {120, 1, 1, 0, 0, 0, 0}; /* 2020-01-01 UTC */
 
+	memset(p, 0, (33 + id_len + 1) & ~1u); /* ext attr, unit size, gap, pad */
 	p[0] = (uint8_t)((33 + id_len + 1) & ~1u);
 	put32b(p + 2, lba);
 	put32b(p + 10, size);

@@ -239,7 +239,96 @@ static void report_rng(struct fw_buf *out, const struct fw_pci_fn *f, uint64_t *
 	fw_virtio_reset(&v);
 }
 
-void fw_virtio_report(struct fw_buf *out, uint64_t ecam)
+/* A chain header (device-readable) + one data buffer + status. */
+static int64_t hostile_chain(struct fw_virtio *v, uint64_t data_addr, uint32_t data_len)
+{
+	struct fw_vq *vq = v->vq;
+	static struct {
+		uint32_t type, reserved;
+		uint64_t sector;
+	} hdr;
+	static uint8_t status;
+
+	hdr.type = 0;
+	hdr.sector = 0;
+	vq->desc[0].addr = (uint64_t)(uintptr_t)&hdr;
+	vq->desc[0].len = 16;
+	vq->desc[0].flags = 1;
+	vq->desc[0].next = 1;
+	vq->desc[1].addr = data_addr;
+	vq->desc[1].len = data_len;
+	vq->desc[1].flags = 1 | 2;
+	vq->desc[1].next = 2;
+	vq->desc[2].addr = (uint64_t)(uintptr_t)&status;
+	vq->desc[2].len = 1;
+	vq->desc[2].flags = 2;
+	vq->avail.ring[v->avail_idx % v->qsize] = 0;
+	barrier();
+	*(volatile uint16_t *)&vq->avail.idx = ++v->avail_idx;
+	barrier();
+	*(volatile uint16_t *)v->notify = 0;
+	for (uint64_t spin = 0; spin < POLL_SPINS / 16; spin++) {
+		if (*(volatile uint16_t *)&vq->used.idx != v->last_used) {
+			barrier();
+			return vq->used.ring[v->last_used++ % v->qsize].len;
+		}
+		if (C8(v, 0x14) & 0x40)
+			return -2; /* NEEDS_RESET */
+		__asm__ volatile("pause");
+	}
+	return -1;
+}
+
+/* Wait for NEEDS_RESET after a ring-level attack. */
+static bool needs_reset(struct fw_virtio *v)
+{
+	for (uint64_t spin = 0; spin < POLL_SPINS / 16; spin++) {
+		if (C8(v, 0x14) & 0x40)
+			return true;
+		__asm__ volatile("pause");
+	}
+	return false;
+}
+
+static const char *hostile_blk(const struct fw_pci_fn *f, uint64_t *next)
+{
+	struct fw_virtio v;
+	struct fw_vq *vq = &shared_vq;
+
+	if (fw_virtio_init(&v, f, 0, next))
+		return "init";
+	/* request-level: a buffer outside RAM, then an absurd length: the
+	 * device completes them with nothing written */
+	if (hostile_chain(&v, 0xfffffff000000000ull, 512) != 0)
+		return "outside-ram";
+	if (blk_read(&v, 0, 4096))
+		return "read-after-outside-ram";
+	if (hostile_chain(&v, (uint64_t)(uintptr_t)io_buf, 0xfffffe00u) != 0)
+		return "huge-length";
+	if (blk_read(&v, 1, 4096))
+		return "read-after-huge-length";
+	/* ring-level: a loop, then an avail index far ahead: NEEDS_RESET */
+	vq->desc[0] = (typeof(vq->desc[0])){(uint64_t)(uintptr_t)io_buf, 16, 1, 1};
+	vq->desc[1] = (typeof(vq->desc[1])){(uint64_t)(uintptr_t)io_buf, 16, 1, 0};
+	vq->avail.ring[v.avail_idx % v.qsize] = 0;
+	barrier();
+	*(volatile uint16_t *)&vq->avail.idx = ++v.avail_idx;
+	*(volatile uint16_t *)v.notify = 0;
+	if (!needs_reset(&v))
+		return "loop-not-reported";
+	if (fw_virtio_init(&v, f, 0, next) || blk_read(&v, 2, 4096))
+		return "read-after-loop";
+	*(volatile uint16_t *)&vq->avail.idx = (uint16_t)(v.avail_idx + 1000);
+	*(volatile uint16_t *)v.notify = 0;
+	if (!needs_reset(&v))
+		return "avail-idx-not-reported";
+	if (fw_virtio_init(&v, f, 0, next) || blk_read(&v, 3, 4096))
+		return "read-after-avail-idx";
+	fw_virtio_reset(&v);
+	return "ok";
+}
+
+void fw_virtio_report(struct fw_buf *out, uint64_t ecam, bool hostile)
 {
 	static struct fw_pci_fn fns[FW_PCI_MAX_FNS];
 	uint64_t next = 0xd0000000ull; /* upper half of the 32-bit window */
@@ -254,6 +343,9 @@ void fw_virtio_report(struct fw_buf *out, uint64_t ecam)
 	for (int i = 0; i < n; i++) {
 		if (fns[i].vendor != 0x1af4)
 			continue;
+		if (fns[i].device == 0x1042 && hostile)
+			fw_buf_printf(out, "hostile=00:%02x.%x %s\n", fns[i].dev, fns[i].fn,
+				      hostile_blk(&fns[i], &next));
 		if (fns[i].device == 0x1042)
 			report_blk(out, &fns[i], &next);
 		else if (fns[i].device == 0x1044)

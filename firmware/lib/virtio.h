@@ -59,8 +59,12 @@ int fw_virtio_init_q(struct fw_virtio *v, const struct fw_pci_fn *f, uint64_t wa
 int64_t fw_virtio_submit(struct fw_virtio *v, const struct fw_virtio_buf *b, int n);
 void fw_virtio_reset(struct fw_virtio *v);
 
-/* Append pci=/disk=/rng= lines (firmware/abi.h) for bus 0 at ecam. */
-void fw_virtio_report(struct fw_buf *out, uint64_t ecam);
+/* Append pci=/disk=/rng= lines (firmware/abi.h) for bus 0 at ecam. With
+ * hostile, first attack each virtio-blk with malformed rings (a buffer
+ * outside RAM, an absurd length, a descriptor loop, an avail index far
+ * ahead) and check it still serves good requests after each: one
+ * hostile=<bb:dd.f> ok|<failed step> line per disk. */
+void fw_virtio_report(struct fw_buf *out, uint64_t ecam, bool hostile);
 
 /* SHA-256 (FIPS 180-4), integer-only. */
 struct fw_sha256 {

@@ -210,6 +210,23 @@ static void report_topology(void)
 	report_counts();
 }
 
+/* Is word in the PVH command line? */
+static bool cmdline_has(uint32_t si_addr, const char *word)
+{
+	const struct hvm_start_info *si = (const struct hvm_start_info *)(uintptr_t)si_addr;
+	const char *c;
+	size_t n = strlen(word);
+
+	if (!si_addr || si->magic != HVM_START_MAGIC || !si->cmdline_paddr ||
+	    si->cmdline_paddr >= 0x100000000ull)
+		return false;
+	c = (const char *)(uintptr_t)si->cmdline_paddr;
+	for (size_t i = 0; i < 4096 && c[i]; i++)
+		if ((!i || c[i - 1] == ' ') && !strncmp(c + i, word, n) && (c[i + n] == ' ' || !c[i + n]))
+			return true;
+	return false;
+}
+
 void probe_user_main(void *arg)
 {
 	uint64_t rsdp_hint;
@@ -222,7 +239,8 @@ void probe_user_main(void *arg)
 	order_cpus();
 	report_topology();
 	/* PCI functions, virtio disks and entropy (firmware/lib/virtio.c) */
-	fw_virtio_report(&st.out, fw_pci_ecam_from_mcfg(fw_acpi_find(st.tables, st.n_tables, "MCFG")));
+	fw_virtio_report(&st.out, fw_pci_ecam_from_mcfg(fw_acpi_find(st.tables, st.n_tables, "MCFG")),
+			 cmdline_has((uint32_t)(uintptr_t)arg, "vmlet.hostile"));
 	if (st.out.overflow) {
 		st.out.len = sizeof(report) - 64;
 		st.out.overflow = false;

@@ -68,6 +68,18 @@ for bin in "$VMLET" "$VMLET_SAN"; do
 	[[ -z $left ]] && ok "$bin: generated images removed" || fail "$bin: left behind: $left"
 done
 
+# A hostile guest: malformed chains and rings on every disk; each disk
+# must keep serving good requests (after a reset for broken rings).
+for bin in "$VMLET" "$VMLET_SAN"; do
+	[[ -x $bin ]] || continue
+	TMPDIR=$TMPD/tmp timeout 120 "$bin" probe -f "$TMPD/vm.yaml" --cmdline vmlet.hostile \
+		--show-console >"$TMPD/out.txt" 2>&1 || { fail "$bin: hostile probe failed"; continue; }
+	n_ok=$(grep -c '^hostile=00:0[1-4].0 ok$' "$TMPD/out.txt")
+	[[ $n_ok -eq 4 ]] && ok "$bin: hostile guest, 4 disks still correct" ||
+		fail "$bin: hostile: $(grep '^hostile=' "$TMPD/out.txt" | tr '\n' ' ')"
+	grep -q "^disk=00:01.0 5242880 0 $sum_a ROOT-1$" "$TMPD/out.txt" || fail "$bin: disk after attacks"
+done
+
 # -o json: the guest's disks carry the config's names, in order
 TMPDIR=$TMPD/tmp timeout 120 "$VMLET" probe -f "$TMPD/vm.yaml" -o json >"$TMPD/out.json" 2>/dev/null ||
 	fail "probe -o json failed"

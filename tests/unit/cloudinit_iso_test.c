@@ -124,6 +124,10 @@ static void test_reproducible_and_bad_input(void)
 	CHECK(cloudinit_build(&d, "i", "h", &a, &la) == 0);
 	CHECK(cloudinit_build(&d, "i", "h", &b, &lb) == 0);
 	CHECK(la == lb && la % 2048 == 0 && a && b && !memcmp(a, b, la));
+	/* the root record in the primary descriptor: no stray bytes in its
+	 * extended-attribute, file-unit-size and gap fields */
+	CHECK(a && a[16 * 2048 + 156] == 34 && a[16 * 2048 + 157] == 0 &&
+	      a[16 * 2048 + 156 + 26] == 0 && a[16 * 2048 + 156 + 27] == 0);
 	free(a);
 	free(b);
 	CHECK(iso9660_build("x", clash, 2, &a, &la) < 0);
