@@ -198,7 +198,7 @@ static int probe_run(struct probe_opts *p, const uint8_t *elf, size_t elf_len)
 
 int cmd_probe(int argc, char **argv)
 {
-	size_t elf_len = (size_t)(fw_probe_end - fw_probe_start);
+	size_t elf_len = (size_t)((uintptr_t)fw_probe_end - (uintptr_t)fw_probe_start);
 	struct probe_opts p;
 	int ret;
 

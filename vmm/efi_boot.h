@@ -28,4 +28,13 @@ int efi_boot_check(const struct vm_config *cfg, bool external_firmware);
  * -ENOENT when this binary carries none. */
 int efi_boot_embedded(const void **elf, size_t *len);
 
+/* SMBIOS 3.0 tables for the guest (the firmware passes an entry point it
+ * finds in 0xf0000-0xfffff on to the OS): type 0 (vendor "vmlet"), type 1
+ * (manufacturer "KubeVirt", product "None", family "KubeVirt", serial and
+ * UUID from firmware.serial/uuid), type 127. Written to buf for guest
+ * address gpa: entry point at buf[0] (16-byte aligned gpa), structures
+ * from buf[0x20]. Returns the bytes used, or -ENOSPC / -EINVAL (a
+ * malformed firmware.uuid). */
+int efi_boot_smbios(const struct vm_config *cfg, void *buf, size_t cap, uint64_t gpa);
+
 #endif /* VMLET_EFI_BOOT_H */
