@@ -17,6 +17,7 @@
 #include "arch/arch.h"
 #include "vmm/cmd.h"
 #include "vmm/cmd_vm.h"
+#include "vmm/ctl.h"
 #include "vmm/probe_report.h"
 #include "vmm/vm.h"
 #include "vmm/vm_config.h"
@@ -42,7 +43,8 @@ static void probe_usage(FILE *f)
 		   "tables and compares what it reports with what is expected. Without -f, the\n"
 		   "VM is vmlet's default (1 vCPU, 64Mi) shaped by --smp/--memory.\n"
 		   "--dump-guest writes the probe as a standalone PVH ELF (it boots under QEMU\n"
-		   "too) and exits. Exit status: 0 match, 1 mismatch or failure, 2 usage.\n");
+		   "too) and exits. Exit status: 0 match, 1 mismatch or failure, 2 usage.\n"
+		   "\n" SANDBOX_USAGE CTL_USAGE);
 }
 
 static const struct option probe_options[] = {
@@ -57,6 +59,8 @@ static const struct option probe_options[] = {
     {"memory", required_argument, NULL, CMD_OPT_MEMORY},
     {"dump-guest", required_argument, NULL, PROBE_OPT_DUMP},
     {"show-console", no_argument, NULL, PROBE_OPT_SHOW_CONSOLE},
+    SANDBOX_LONGOPTS,
+    CTL_LONGOPTS,
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
 };

@@ -10,6 +10,7 @@
 
 #include "vmm/cmd.h"
 #include "vmm/cmd_vm.h"
+#include "vmm/ctl.h"
 #include "vmm/vm_config.h"
 
 static void run_usage(FILE *f)
@@ -24,7 +25,8 @@ static void run_usage(FILE *f)
 		   "presses the ACPI power button; after terminationGracePeriodSeconds the VM\n"
 		   "is stopped (--grace-period overrides it). Exit status: 0 powered off, 1 failed "
 		   "to start, 2 usage,\n"
-		   "3 rebooted, 4 crashed, 5 stopped after the grace period.\n");
+		   "3 rebooted, 4 crashed, 5 stopped after the grace period.\n"
+		   "\n" SANDBOX_USAGE CTL_USAGE);
 }
 
 static const struct option run_options[] = {
@@ -40,6 +42,8 @@ static const struct option run_options[] = {
     {"memory", required_argument, NULL, CMD_OPT_MEMORY},
     {"grace-period", required_argument, NULL, CMD_OPT_GRACE},
     {"log-level", required_argument, NULL, CMD_OPT_LOG_LEVEL},
+    SANDBOX_LONGOPTS,
+    CTL_LONGOPTS,
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
 };

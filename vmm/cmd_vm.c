@@ -11,6 +11,7 @@
 #include "spec/spec.h"
 #include "vmm/cmd.h"
 #include "vmm/cmd_vm.h"
+#include "vmm/ctl.h"
 #include "vmm/vm.h"
 #include "vmm/vm_config.h"
 
@@ -161,6 +162,12 @@ int cmd_vm_option(struct cmd_vm_opts *o, int c, const char *arg)
 			"vmlet: --log-level takes debug, info, warning or error, not '%s'\n", arg);
 		return -1;
 	}
+	case SANDBOX_OPT_SECCOMP:
+	case SANDBOX_OPT_USER:
+		return sandbox_option(&o->sandbox, c, arg);
+	case CTL_OPT_API_SOCKET:
+		o->api_socket = arg;
+		return 0;
 	default:
 		return 1;
 	}
@@ -254,6 +261,8 @@ int cmd_vm_run(const struct vm_config *cfg, const struct cmd_vm_opts *o, const u
 	    .payload = payload,
 	    .payload_len = payload_len,
 	};
+	struct sandbox_opts sb = o->sandbox;
+	struct ctl_server *ctl = NULL;
 	struct vm *vm = NULL;
 	sigset_t stop;
 	int ret;
@@ -264,16 +273,34 @@ int cmd_vm_run(const struct vm_config *cfg, const struct cmd_vm_opts *o, const u
 	sigaddset(&stop, SIGTERM);
 	sigaddset(&stop, SIGINT);
 	pthread_sigmask(SIG_BLOCK, &stop, NULL);
-	ret = vm_create(&vm, cfg, &vo);
+	/* vCPU threads start after sandbox_apply() (vm_run.c) */
+	sb.late_roles |= SANDBOX_ROLE_BIT(THREAD_VCPU);
+	ret = sandbox_prepare(&sb);
 	if (ret)
 		return ret;
-	ret = vm_boot(vm);
+	if (o->api_socket) {
+		ret = ctl_server_open(&ctl, o->api_socket);
+		if (ret)
+			goto out;
+	}
+	ret = vm_create(&vm, cfg, &vo);
+	if (ret)
+		goto out;
+	if (ctl)
+		ret = ctl_vm_serve(ctl, vm);
+	if (!ret)
+		ret = vm_boot(vm);
 	if (!ret)
 		ret = vm_run(vm);
+	ctl_server_close(ctl); /* before vm_destroy(): it uses the VM's loop */
+	ctl = NULL;
 	if (keep && ret > 0)
 		*keep = vm;
 	else
 		vm_destroy(vm);
+out:
+	ctl_server_close(ctl);
+	sandbox_release();
 	return ret;
 }
 

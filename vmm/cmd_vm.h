@@ -13,6 +13,7 @@
 #include "arch/arch.h"
 #include "vmm/device.h"
 #include "vmm/log.h"
+#include "vmm/sandbox.h"
 
 struct vm_config;
 struct vm;
@@ -31,6 +32,8 @@ struct cmd_vm_opts {
 	struct vm_console console;
 	enum log_format log_format;
 	enum log_level log_level;
+	struct sandbox_opts sandbox;  /* --seccomp, --user (vmm/sandbox.h) */
+	const char *api_socket;       /* --api-socket (vmm/ctl.h) */
 };
 
 /* Long options both commands accept; option values >= CMD_OPT_BASE. */

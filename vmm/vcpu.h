@@ -17,6 +17,8 @@
 struct vm;
 struct kvm_run;
 
+#define VCPU_EXIT_STATS 40
+
 struct vcpu {
 	struct vm *vm;
 	uint32_t index, apic_id;
@@ -24,6 +26,9 @@ struct vcpu {
 	struct kvm_run *run;
 	pthread_t thread;
 	bool started;
+	/* KVM exits by exit_reason (the last slot counts larger reasons);
+	 * written by the vCPU thread, read atomically by the metrics */
+	uint64_t exits[VCPU_EXIT_STATS];
 };
 
 /* Create vCPU index of vm: fd, run page, CPUID, MSRs, LAPIC, mp_state. */

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "vmm/log.h"
+#include "vmm/sandbox.h"
 #include "vmm/vcpu.h"
 #include "vmm/vm.h"
 #include "vmm/vm_config.h"
@@ -121,6 +122,13 @@ int vm_run(struct vm *vm)
 	ret = vm_stopper_init(&s, vm);
 	if (ret)
 		goto out;
+	/* Everything is open: confine the main thread before any guest code
+	 * runs (vmm/sandbox.h). */
+	if (sandbox_prepared()) {
+		ret = sandbox_apply();
+		if (ret)
+			goto out;
+	}
 	/* APs first: they wait in the kernel for the BSP's INIT-SIPI-SIPI. */
 	for (i = vm->n_vcpus; i-- > 0;) {
 		ret = vcpu_start(&vm->vcpus[i]);

@@ -3,6 +3,7 @@
  * virtio.c - polled virtio 1.x PCI driver and the probe's PCI report
  * (virtio.h; virtio 1.2 §4.1 and §2.7, driver side).
  */
+#include "firmware/lib/io.h"
 #include "firmware/lib/virtio.h"
 
 #define QSIZE	    FW_VIRTIO_QSIZE
@@ -328,7 +329,41 @@ static const char *hostile_blk(const struct fw_pci_fn *f, uint64_t *next)
 	return "ok";
 }
 
-void fw_virtio_report(struct fw_buf *out, uint64_t ecam, bool hostile)
+/* Timed reads on one disk (scripts/bench-blk): 4 KiB random reads at
+ * queue depth 1, then 64 KiB sequential reads over up to 64 MiB. */
+static void bench_blk(struct fw_buf *out, const struct fw_pci_fn *f, uint64_t *next)
+{
+	struct fw_virtio v;
+	uint64_t cap, t0, t_rand, t_seq, seq = 0, x = 88172645463325252ull;
+	uint32_t n_rand = 2048;
+
+	if (fw_virtio_init(&v, f, 0, next) || !v.device)
+		return;
+	cap = *(volatile uint32_t *)v.device | (uint64_t) * (volatile uint32_t *)(v.device + 4)
+						   << 32;
+	if (cap < 128)
+		return;
+	t0 = rdtsc();
+	for (uint32_t i = 0; i < n_rand; i++) {
+		x ^= x << 13, x ^= x >> 7, x ^= x << 17; /* xorshift64 */
+		if (blk_read(&v, (x % (cap / 8)) * 8, 4096))
+			return;
+	}
+	t_rand = rdtsc() - t0;
+	t0 = rdtsc();
+	while (seq + 65536 <= cap * 512 && seq < (64u << 20)) {
+		if (blk_read(&v, seq / 512, 65536))
+			return;
+		seq += 65536;
+	}
+	t_seq = rdtsc() - t0;
+	fw_buf_printf(out, "blkBench=00:%02x.%x %u %llu %llu %llu\n", f->dev, f->fn, n_rand,
+		      (unsigned long long)t_rand, (unsigned long long)seq,
+		      (unsigned long long)t_seq);
+	fw_virtio_reset(&v);
+}
+
+void fw_virtio_report(struct fw_buf *out, uint64_t ecam, bool hostile, bool bench)
 {
 	static struct fw_pci_fn fns[FW_PCI_MAX_FNS];
 	uint64_t next = 0xd0000000ull; /* upper half of the 32-bit window */
@@ -346,6 +381,10 @@ void fw_virtio_report(struct fw_buf *out, uint64_t ecam, bool hostile)
 		if (fns[i].device == 0x1042 && hostile)
 			fw_buf_printf(out, "hostile=00:%02x.%x %s\n", fns[i].dev, fns[i].fn,
 				      hostile_blk(&fns[i], &next));
+		if (fns[i].device == 0x1042 && bench) {
+			bench_blk(out, &fns[i], &next);
+			bench = false; /* the first disk only */
+		}
 		if (fns[i].device == 0x1042)
 			report_blk(out, &fns[i], &next);
 		else if (fns[i].device == 0x1044)

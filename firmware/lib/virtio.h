@@ -63,8 +63,10 @@ void fw_virtio_reset(struct fw_virtio *v);
  * hostile, first attack each virtio-blk with malformed rings (a buffer
  * outside RAM, an absurd length, a descriptor loop, an avail index far
  * ahead) and check it still serves good requests after each: one
- * hostile=<bb:dd.f> ok|<failed step> line per disk. */
-void fw_virtio_report(struct fw_buf *out, uint64_t ecam, bool hostile);
+ * hostile=<bb:dd.f> ok|<failed step> line per disk. With bench, time reads
+ * on the first disk: blkBench=<bb:dd.f> <n 4K reads> <ticks> <seq bytes>
+ * <ticks> (TSC ticks; see scripts/bench-blk). */
+void fw_virtio_report(struct fw_buf *out, uint64_t ecam, bool hostile, bool bench);
 
 /* SHA-256 (FIPS 180-4), integer-only. */
 struct fw_sha256 {

@@ -240,7 +240,8 @@ void probe_user_main(void *arg)
 	report_topology();
 	/* PCI functions, virtio disks and entropy (firmware/lib/virtio.c) */
 	fw_virtio_report(&st.out, fw_pci_ecam_from_mcfg(fw_acpi_find(st.tables, st.n_tables, "MCFG")),
-			 cmdline_has((uint32_t)(uintptr_t)arg, "vmlet.hostile"));
+			 cmdline_has((uint32_t)(uintptr_t)arg, "vmlet.hostile"),
+			 cmdline_has((uint32_t)(uintptr_t)arg, "vmlet.blkbench"));
 	if (st.out.overflow) {
 		st.out.len = sizeof(report) - 64;
 		st.out.overflow = false;

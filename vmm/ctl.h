@@ -1,0 +1,137 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * ctl.h - vmlet's control socket (--api-socket PATH): protocol, the server
+ * on the main event loop, and the narrow interface a VM implements for it.
+ *
+ * Protocol: a unix stream socket; the client sends one JSON object on one
+ * line, the server answers with one JSON object on one line:
+ *
+ *   {"verb":"status"}        -> {"ok":true,"state":"Running","name":...,
+ *                                "namespace":...,"vcpus":N,"memory":BYTES,
+ *                                "uptime_seconds":S,"restarts":N,
+ *                                "run_strategy":...}
+ *   {"verb":"pause"}         -> {"ok":true}   vCPUs stop, devices idle
+ *   {"verb":"resume"}        -> {"ok":true}
+ *   {"verb":"power-button"}  -> {"ok":true}   ACPI power button press
+ *   {"verb":"stop"}          -> {"ok":true}   power button, hard stop after
+ *                                             the grace period (as SIGTERM)
+ *   {"verb":"metrics"}       -> {"ok":true,"metrics":"<Prometheus text>"}
+ *   {"verb":"console"}       -> {"ok":true}, then the connection carries
+ *                               the serial console both ways, raw bytes,
+ *                               until either side closes it
+ *
+ * Errors: {"ok":false,"error":"message"}. One request per connection (the
+ * server closes it after the answer, except for console). Requests longer
+ * than CTL_MAX_REQUEST bytes are refused.
+ */
+#ifndef VMLET_CTL_H
+#define VMLET_CTL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define CTL_MAX_REQUEST 1024
+#define CTL_MAX_CLIENTS 16
+
+enum ctl_verb {
+	CTL_STATUS = 0,
+	CTL_PAUSE,
+	CTL_RESUME,
+	CTL_POWER_BUTTON,
+	CTL_STOP,
+	CTL_METRICS,
+	CTL_CONSOLE,
+	CTL_VERB_COUNT,
+};
+
+const char *ctl_verb_name(enum ctl_verb v);
+/* 0 and *v, or -EINVAL for an unknown name. */
+int ctl_verb_parse(const char *name, enum ctl_verb *v);
+
+/* What `status` reports. Strings are borrowed from the VM. */
+struct ctl_status {
+	const char *state;     /* "Starting", "Running", "Paused", "Stopping",
+				* "Rebooting", "Stopped" */
+	const char *name, *namespace, *run_strategy;
+	unsigned int vcpus;
+	uint64_t memory_bytes;
+	double uptime_seconds; /* since the current guest boot */
+	unsigned int restarts; /* in-process guest restarts so far */
+};
+
+/* A growing Prometheus text exposition. */
+struct ctl_metrics {
+	char *buf;
+	size_t len, cap;
+	int err; /* first allocation failure, reported by the server */
+};
+
+/*
+ * Add one sample. The HELP/TYPE header is written when name differs from
+ * the previous sample's. labels is the inside of {...} ("reason=\"io\"")
+ * or NULL. type is "counter" or "gauge".
+ */
+void ctl_metrics_add(struct ctl_metrics *m, const char *name, const char *type,
+		     const char *help, const char *labels, double value);
+
+/*
+ * What the VM implements for the server. Every op runs on the main thread
+ * and returns 0 or -errno; NULL ops answer "not supported".
+ */
+struct ctl_vm_ops {
+	int (*status)(void *vm, struct ctl_status *st);
+	int (*pause)(void *vm);
+	int (*resume)(void *vm);
+	int (*power_button)(void *vm);
+	int (*stop)(void *vm);
+	/* Append the VM's samples: vCPU exits by reason, block and net
+	 * counters. (The server adds vmlet's own RSS.) */
+	int (*metrics)(void *vm, struct ctl_metrics *m);
+	/* Console attach: from now on copy guest serial output to fd too
+	 * (non-blocking; drop what does not fit), but not before returning:
+	 * the server answers {"ok":true} after attach succeeded. One client
+	 * at a time: -EBUSY otherwise. */
+	int (*console_attach)(void *vm, int fd);
+	void (*console_detach)(void *vm, int fd);
+	/* Bytes the attached client typed, for the guest's serial input. */
+	int (*console_input)(void *vm, const void *buf, size_t len);
+};
+
+/* --api-socket PATH for run/probe: getopt_long entry and value. */
+enum { CTL_OPT_API_SOCKET = 0x190 };
+#define CTL_LONGOPTS { "api-socket", required_argument, NULL, CTL_OPT_API_SOCKET }
+#define CTL_USAGE "  --api-socket PATH       control socket (vmlet ctl PATH status|stop|...)\n"
+
+struct event_loop;
+struct ctl_server;
+
+/*
+ * Setup phase (before sandbox_apply()): create the socket at path
+ * (replacing a stale socket file, never another kind of file), listen, and
+ * open what metrics need later (/proc/self/statm). 0 or -errno.
+ */
+int ctl_server_open(struct ctl_server **out, const char *path);
+/* Serve requests on loop for vm through ops. 0 or -errno. */
+int ctl_server_start(struct ctl_server *s, struct event_loop *loop,
+		     const struct ctl_vm_ops *ops, void *vm);
+/* Stop serving, close every connection and the socket. Removes the socket
+ * file when the sandbox allows it (before sandbox_apply(), or never: a
+ * stale socket file is replaced by the next ctl_server_open()). */
+void ctl_server_close(struct ctl_server *s);
+
+/* Serve s for a struct vm (vmm/ctl_vm.c: the ctl_vm_ops of a VM). */
+struct vm;
+int ctl_vm_serve(struct ctl_server *s, struct vm *vm);
+/* In-process restarts so far, for status (vmm/lifecycle.c's count). */
+void ctl_vm_set_restarts(unsigned int restarts);
+
+/* vmlet's resident set size in bytes from an open /proc/self/statm fd. */
+int ctl_rss_bytes(int statm_fd, uint64_t *out);
+
+/* Client side (vmlet ctl): send verb, put the answer in *reply (malloc'd,
+ * NUL-terminated, one line). Returns the connected fd (for console) or
+ * -errno. */
+int ctl_client_request(const char *path, enum ctl_verb verb, char **reply);
+
+#endif /* VMLET_CTL_H */

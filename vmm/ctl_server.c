@@ -1,0 +1,331 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * ctl_server.c - the control socket's server on the main event loop (see
+ * ctl.h for the protocol).
+ *
+ * Everything that needs a path or a new socket happens in
+ * ctl_server_open(), before the sandbox: afterwards the server only
+ * accepts, reads, writes and closes, which the main thread's seccomp
+ * allowlist permits. Connections are non-blocking; a client that sends
+ * garbage, too much, or does not read its answer is dropped, never waited
+ * for.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <json-c/json.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "vmm/ctl.h"
+#include "vmm/event.h"
+#include "vmm/log.h"
+#include "vmm/sandbox.h"
+
+struct ctl_conn {
+	struct ctl_server *srv;
+	int fd;
+	bool console;
+	size_t len;
+	char buf[CTL_MAX_REQUEST];
+};
+
+struct ctl_server {
+	int listen_fd;
+	int statm_fd;
+	char *path;
+	struct event_loop *loop;
+	const struct ctl_vm_ops *ops;
+	void *vm;
+	struct ctl_conn *conns[CTL_MAX_CLIENTS];
+};
+
+int ctl_server_open(struct ctl_server **out, const char *path)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	struct ctl_server *s;
+	struct stat st;
+	int err;
+
+	if (strlen(path) >= sizeof(sa.sun_path))
+		return error_errno(-ENAMETOOLONG, "ctl: socket path '%s'", path);
+	strcpy(sa.sun_path, path);
+	/* Replace a stale socket from an earlier run; refuse anything else. */
+	if (lstat(path, &st) == 0) {
+		if (!S_ISSOCK(st.st_mode))
+			return error_errno(-EEXIST, "ctl: %s exists and is not a socket", path);
+		if (unlink(path) < 0)
+			return error_errno(-errno, "ctl: removing stale socket %s", path);
+	}
+	s = calloc(1, sizeof(*s));
+	if (!s)
+		return -ENOMEM;
+	s->statm_fd = -1;
+	s->path = strdup(path);
+	s->listen_fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (!s->path || s->listen_fd < 0) {
+		err = s->path ? error_errno(-errno, "ctl: socket") : -ENOMEM;
+		goto fail;
+	}
+	if (bind(s->listen_fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+		err = error_errno(-errno, "ctl: bind %s", path);
+		goto fail;
+	}
+	/* Only the user vmlet runs as (and root) may talk to it. */
+	if (chmod(path, 0600) < 0 || listen(s->listen_fd, CTL_MAX_CLIENTS) < 0) {
+		err = error_errno(-errno, "ctl: listen %s", path);
+		unlink(path);
+		goto fail;
+	}
+	s->statm_fd = open("/proc/self/statm", O_RDONLY | O_CLOEXEC);
+	/* json-c seeds its string hash on first use (getrandom or
+	 * /dev/urandom): do it now, not under the sandbox */
+	json_object_put(json_tokener_parse("{\"verb\":\"status\"}"));
+	*out = s;
+	return 0;
+fail:
+	if (s->listen_fd >= 0)
+		close(s->listen_fd);
+	free(s->path);
+	free(s);
+	return err;
+}
+
+static void conn_close(struct ctl_conn *c)
+{
+	struct ctl_server *s = c->srv;
+	int i;
+
+	if (c->console && s->ops->console_detach)
+		s->ops->console_detach(s->vm, c->fd);
+	event_del(s->loop, c->fd);
+	close(c->fd);
+	for (i = 0; i < CTL_MAX_CLIENTS; i++)
+		if (s->conns[i] == c)
+			s->conns[i] = NULL;
+	free(c);
+}
+
+/* Best effort: answers are small and the socket buffer is empty. */
+static void conn_send(struct ctl_conn *c, json_object *o)
+{
+	const char *txt = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN);
+	size_t len = strlen(txt);
+
+	if (write(c->fd, txt, len) != (ssize_t)len || write(c->fd, "\n", 1) != 1)
+		log_debug("ctl: client did not take its answer");
+}
+
+static json_object *answer(int err)
+{
+	json_object *o = json_object_new_object();
+
+	json_object_object_add(o, "ok", json_object_new_boolean(err == 0));
+	if (err)
+		json_object_object_add(o, "error", json_object_new_string(
+			err == -ENOTSUP ? "not supported" : strerror(-err)));
+	return o;
+}
+
+static void add_str(json_object *o, const char *key, const char *val)
+{
+	if (val)
+		json_object_object_add(o, key, json_object_new_string(val));
+}
+
+static json_object *do_status(struct ctl_server *s)
+{
+	struct ctl_status st = { 0 };
+	int err = s->ops->status ? s->ops->status(s->vm, &st) : -ENOTSUP;
+	json_object *o = answer(err);
+
+	if (err)
+		return o;
+	add_str(o, "state", st.state);
+	add_str(o, "name", st.name);
+	add_str(o, "namespace", st.namespace);
+	add_str(o, "run_strategy", st.run_strategy);
+	json_object_object_add(o, "vcpus", json_object_new_int64(st.vcpus));
+	json_object_object_add(o, "memory", json_object_new_int64((int64_t)st.memory_bytes));
+	json_object_object_add(o, "uptime_seconds", json_object_new_double(st.uptime_seconds));
+	json_object_object_add(o, "restarts", json_object_new_int64(st.restarts));
+	return o;
+}
+
+static json_object *do_metrics(struct ctl_server *s)
+{
+	struct ctl_metrics m = { 0 };
+	uint64_t rss;
+	json_object *o;
+	int err = 0;
+
+	if (s->ops->metrics)
+		err = s->ops->metrics(s->vm, &m);
+	if (!err && s->statm_fd >= 0 && !ctl_rss_bytes(s->statm_fd, &rss))
+		ctl_metrics_add(&m, "vmlet_resident_memory_bytes", "gauge",
+				"Resident set size of the vmlet process (guest pages included).",
+				NULL, (double)rss);
+	ctl_metrics_add(&m, "vmlet_sandboxed", "gauge",
+			"1 when the seccomp sandbox is applied.", NULL, sandbox_applied());
+	if (!err)
+		err = m.err;
+	o = answer(err);
+	if (!err)
+		json_object_object_add(o, "metrics", json_object_new_string_len(m.buf, (int)m.len));
+	free(m.buf);
+	return o;
+}
+
+static void handle_request(struct ctl_conn *c)
+{
+	struct ctl_server *s = c->srv;
+	const struct ctl_vm_ops *ops = s->ops;
+	json_object *req, *verb_obj, *o = NULL;
+	enum ctl_verb verb;
+	int err;
+
+	req = json_tokener_parse(c->buf);
+	if (!req || !json_object_is_type(req, json_type_object) ||
+	    !json_object_object_get_ex(req, "verb", &verb_obj) ||
+	    !json_object_is_type(verb_obj, json_type_string) ||
+	    ctl_verb_parse(json_object_get_string(verb_obj), &verb)) {
+		o = answer(-EINVAL);
+		json_object_object_add(o, "error", json_object_new_string(
+			"bad request: want {\"verb\":\"status|pause|resume|power-button|"
+			"stop|metrics|console\"}"));
+		goto send;
+	}
+	log_info("ctl: %s", ctl_verb_name(verb));
+	switch (verb) {
+	case CTL_STATUS: o = do_status(s); break;
+	case CTL_METRICS: o = do_metrics(s); break;
+	case CTL_PAUSE: o = answer(ops->pause ? ops->pause(s->vm) : -ENOTSUP); break;
+	case CTL_RESUME: o = answer(ops->resume ? ops->resume(s->vm) : -ENOTSUP); break;
+	case CTL_STOP: o = answer(ops->stop ? ops->stop(s->vm) : -ENOTSUP); break;
+	case CTL_POWER_BUTTON:
+		o = answer(ops->power_button ? ops->power_button(s->vm) : -ENOTSUP);
+		break;
+	case CTL_CONSOLE:
+		err = ops->console_attach ? ops->console_attach(s->vm, c->fd) : -ENOTSUP;
+		c->console = err == 0;
+		o = answer(err);
+		break;
+	default: o = answer(-EINVAL); break;
+	}
+send:
+	conn_send(c, o);
+	json_object_put(o);
+	json_object_put(req);
+}
+
+static void conn_event(void *opaque, uint32_t events)
+{
+	struct ctl_conn *c = opaque;
+	ssize_t n;
+	char *nl;
+
+	if (c->console) {
+		char buf[512];
+
+		n = read(c->fd, buf, sizeof(buf));
+		if (n > 0 && c->srv->ops->console_input)
+			c->srv->ops->console_input(c->srv->vm, buf, (size_t)n);
+		if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR) ||
+		    (events & (EPOLLHUP | EPOLLERR)))
+			conn_close(c);
+		return;
+	}
+	n = read(c->fd, c->buf + c->len, sizeof(c->buf) - 1 - c->len);
+	if (n < 0 && (errno == EAGAIN || errno == EINTR))
+		return;
+	if (n <= 0) {
+		conn_close(c);
+		return;
+	}
+	c->len += (size_t)n;
+	c->buf[c->len] = 0;
+	nl = memchr(c->buf, '\n', c->len);
+	if (!nl && c->len < sizeof(c->buf) - 1)
+		return; /* more to come */
+	if (!nl) {
+		json_object *o = answer(-E2BIG);
+
+		conn_send(c, o);
+		json_object_put(o);
+		conn_close(c);
+		return;
+	}
+	*nl = 0;
+	handle_request(c);
+	if (!c->console)
+		conn_close(c);
+}
+
+static void listen_event(void *opaque, uint32_t events)
+{
+	struct ctl_server *s = opaque;
+	int fd, i;
+
+	(void)events;
+	while ((fd = accept4(s->listen_fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC)) >= 0) {
+		struct ctl_conn *c = NULL;
+
+		for (i = 0; i < CTL_MAX_CLIENTS && s->conns[i]; i++)
+			;
+		if (i < CTL_MAX_CLIENTS)
+			c = calloc(1, sizeof(*c));
+		if (!c) {
+			log_warn_once("ctl: too many control connections, refusing");
+			close(fd);
+			continue;
+		}
+		c->srv = s;
+		c->fd = fd;
+		if (event_add(s->loop, fd, EPOLLIN, conn_event, c)) {
+			close(fd);
+			free(c);
+			continue;
+		}
+		s->conns[i] = c;
+	}
+}
+
+int ctl_server_start(struct ctl_server *s, struct event_loop *loop,
+		     const struct ctl_vm_ops *ops, void *vm)
+{
+	int err;
+
+	s->loop = loop;
+	s->ops = ops;
+	s->vm = vm;
+	err = event_add(loop, s->listen_fd, EPOLLIN, listen_event, s);
+	if (err)
+		return error_errno(err, "ctl: watching %s", s->path);
+	log_info("ctl: listening on %s", s->path);
+	return 0;
+}
+
+void ctl_server_close(struct ctl_server *s)
+{
+	int i;
+
+	if (!s)
+		return;
+	for (i = 0; i < CTL_MAX_CLIENTS; i++)
+		if (s->conns[i])
+			conn_close(s->conns[i]);
+	if (s->loop)
+		event_del(s->loop, s->listen_fd);
+	close(s->listen_fd);
+	if (s->statm_fd >= 0)
+		close(s->statm_fd);
+	if (!sandbox_applied())
+		unlink(s->path);
+	free(s->path);
+	free(s);
+}

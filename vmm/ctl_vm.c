@@ -1,0 +1,133 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * ctl_vm.c - the control socket's view of a struct vm: the ctl_vm_ops
+ * (vmm/ctl.h) implemented with vm.h's public functions only.
+ *
+ * stop raises SIGTERM on the main thread: the VM's signalfd then runs the
+ * same power-button-and-grace-period sequence as a SIGTERM from outside.
+ */
+#include <errno.h>
+#include <linux/kvm.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+
+#include "vmm/ctl.h"
+#include "vmm/vcpu.h"
+#include "vmm/vm.h"
+#include "vmm/vm_config.h"
+
+struct ctl_vm {
+	struct vm *vm;
+	struct timespec started;
+};
+
+static struct ctl_vm the_vm; /* one VM per process */
+static unsigned int ctl_vm_restarts;
+
+void ctl_vm_set_restarts(unsigned int restarts)
+{
+	ctl_vm_restarts = restarts;
+}
+
+static int vm_status(void *p, struct ctl_status *st)
+{
+	struct ctl_vm *c = p;
+	const struct vm_config *cfg = c->vm->cfg;
+	struct timespec now;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	st->state = vm_exit_reason(c->vm) == VM_EXIT_NONE ? "Running" : "Stopping";
+	st->name = cfg->name;
+	st->namespace = cfg->namespace;
+	st->run_strategy = cfg->run_strategy;
+	st->vcpus = c->vm->n_vcpus;
+	st->memory_bytes = cfg->memory_bytes;
+	st->uptime_seconds = (double)(now.tv_sec - c->started.tv_sec) +
+			     (double)(now.tv_nsec - c->started.tv_nsec) / 1e9;
+	st->restarts = ctl_vm_restarts;
+	return 0;
+}
+
+static int vm_button(void *p)
+{
+	vm_power_button(((struct ctl_vm *)p)->vm);
+	return 0;
+}
+
+static int vm_stop(void *p)
+{
+	(void)p;
+	/* SIGTERM is blocked on every thread and read by the main thread's
+	 * signalfd: this is a SIGTERM from outside. */
+	return raise(SIGTERM) ? -errno : 0;
+}
+
+static const struct {
+	unsigned int reason;
+	const char *name;
+} exit_names[] = {
+	{ KVM_EXIT_IO, "io" },
+	{ KVM_EXIT_MMIO, "mmio" },
+	{ KVM_EXIT_HLT, "hlt" },
+	{ KVM_EXIT_INTR, "intr" },
+	{ KVM_EXIT_IRQ_WINDOW_OPEN, "irq_window_open" },
+	{ KVM_EXIT_SHUTDOWN, "shutdown" },
+	{ KVM_EXIT_SYSTEM_EVENT, "system_event" },
+	{ KVM_EXIT_INTERNAL_ERROR, "internal_error" },
+	{ KVM_EXIT_FAIL_ENTRY, "fail_entry" },
+};
+
+static int vm_metrics(void *p, struct ctl_metrics *m)
+{
+	struct ctl_vm *c = p;
+	char labels[64];
+	uint32_t i;
+	size_t k;
+
+	for (i = 0; i < c->vm->n_vcpus; i++) {
+		const struct vcpu *v = &c->vm->vcpus[i];
+		uint64_t other = 0;
+		unsigned int r;
+
+		for (r = 0; r < VCPU_EXIT_STATS; r++) {
+			uint64_t n = __atomic_load_n(&v->exits[r], __ATOMIC_RELAXED);
+			const char *name = NULL;
+
+			for (k = 0; k < sizeof(exit_names) / sizeof(exit_names[0]); k++)
+				if (exit_names[k].reason == r)
+					name = exit_names[k].name;
+			if (!name) {
+				other += n;
+				continue;
+			}
+			snprintf(labels, sizeof(labels), "vcpu=\"%u\",reason=\"%s\"", i, name);
+			ctl_metrics_add(m, "vmlet_vcpu_exits_total", "counter",
+					"KVM exits of a vCPU by exit reason.", labels, (double)n);
+		}
+		snprintf(labels, sizeof(labels), "vcpu=\"%u\",reason=\"other\"", i);
+		ctl_metrics_add(m, "vmlet_vcpu_exits_total", "counter",
+				"KVM exits of a vCPU by exit reason.", labels, (double)other);
+	}
+	ctl_metrics_add(m, "vmlet_guest_memory_bytes", "gauge", "Guest memory size.", NULL,
+			(double)c->vm->cfg->memory_bytes);
+	ctl_metrics_add(m, "vmlet_vcpus", "gauge", "Number of vCPUs.", NULL,
+			(double)c->vm->n_vcpus);
+	return m->err;
+}
+
+static const struct ctl_vm_ops vm_ops = {
+	.status = vm_status,
+	.power_button = vm_button,
+	.stop = vm_stop,
+	.metrics = vm_metrics,
+	/* pause, resume, console: not yet */
+};
+
+int ctl_vm_serve(struct ctl_server *s, struct vm *vm)
+{
+	the_vm.vm = vm;
+	clock_gettime(CLOCK_MONOTONIC, &the_vm.started);
+	return ctl_server_start(s, &vm->loop, &vm_ops, &the_vm);
+}
