@@ -141,6 +141,9 @@ static void smbios_init(void)
 	for (uintptr_t a = 0xf0000; a < 0x100000; a += 16) {
 		const uint8_t *p = (const uint8_t *)a;
 
+		if (*(const volatile uint32_t *)p != 0x334d535f && /* "_SM3" */
+		    *(const volatile uint32_t *)p != 0x5f4d535f)   /* "_SM_" */
+			continue;
 		if (!memcmp(p, "_SM3_", 5) && p[6] >= 0x18 && p[6] <= 0x20 && sum_ok(p, p[6]))
 			efi_bs.install_configuration_table(&efi_smbios3_guid, (void *)p);
 		else if (!memcmp(p, "_SM_", 4) && p[5] >= 0x1f && p[5] <= 0x20 && sum_ok(p, p[5]))
