@@ -13,7 +13,7 @@ extern const uint8_t fw_efi_start[], fw_efi_end[];
 
 int efi_boot_embedded(const void **elf, size_t *len)
 {
-	size_t n = (size_t)(fw_efi_end - fw_efi_start);
+	size_t n = (size_t)((uintptr_t)fw_efi_end - (uintptr_t)fw_efi_start);
 
 	if (!n)
 		return -ENOENT;

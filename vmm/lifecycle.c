@@ -216,8 +216,13 @@ enum lifecycle_end lifecycle_run(struct lifecycle *lc, lifecycle_run_fn run, voi
 	for (;;) {
 		t0 = now_ms();
 		end = run_worker(run, ctx, lc->restarts, &sigsys);
-		if (stop_signal)
-			end = LC_END_STOPPED;
+		if (stop_signal) {
+			/* asked to stop: never restart; a guest that powered
+			 * off on the power button still ended cleanly */
+			if (end == LC_END_FAILED)
+				end = LC_END_STOPPED;
+			break;
+		}
 		if (lifecycle_next(lc, end, now_ms() - t0, sigsys, &delay) == LC_EXIT)
 			break;
 		log_warn("lifecycle: guest %s; runStrategy %s: restart %u in %llu ms",

@@ -90,8 +90,10 @@ typedef enum lifecycle_end (*lifecycle_run_fn)(void *ctx, unsigned int restarts)
 /*
  * Run the guest under lc's strategy until the strategy says exit; returns
  * how the last run ended. Strategies that never restart call run in
- * this process; the others run each guest in a forked worker, and a
- * SIGTERM/SIGINT while waiting for a restart ends the loop as
+ * this process; the others run each guest in a forked worker. A
+ * SIGTERM/SIGINT is forwarded to the worker and ends the loop after that
+ * run (how the run ended is returned; a worker killed by the signal is
+ * LC_END_STOPPED); during a backoff wait it ends the loop as
  * LC_END_STOPPED. Halted returns LC_END_POWEROFF without running.
  */
 enum lifecycle_end lifecycle_run(struct lifecycle *lc, lifecycle_run_fn run, void *ctx);

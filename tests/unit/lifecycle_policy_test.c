@@ -192,6 +192,8 @@ static void test_loop_stop_during_backoff(void)
 }
 
 /* SIGTERM reaches the running worker; the loop does not restart it */
+static int ready_pipe[2];
+
 static enum lifecycle_end wait_for_term(void *ctx, unsigned int restarts)
 {
 	sigset_t set;
@@ -202,6 +204,8 @@ static enum lifecycle_end wait_for_term(void *ctx, unsigned int restarts)
 	sigemptyset(&set);
 	sigaddset(&set, SIGTERM);
 	sigprocmask(SIG_BLOCK, &set, NULL);
+	if (write(ready_pipe[1], "r", 1) != 1) /* now the stop may come */
+		return LC_END_FAILED;
 	sigwait(&set, &sig);
 	return LC_END_POWEROFF; /* the guest shut down after the power button */
 }
@@ -210,18 +214,23 @@ static void test_loop_forwards_stop(void)
 {
 	struct lifecycle lc;
 	pid_t killer;
+	char c;
 
+	CHECK(pipe(ready_pipe) == 0);
 	lifecycle_init(&lc, LC_ALWAYS);
 	fast(&lc);
 	killer = fork();
 	if (killer == 0) {
-		usleep(300000);
-		kill(getppid(), SIGTERM);
+		if (read(ready_pipe[0], &c, 1) == 1)
+			kill(getppid(), SIGTERM);
 		_exit(0);
 	}
-	CHECK(lifecycle_run(&lc, wait_for_term, NULL) == LC_END_STOPPED);
+	/* the guest powered off on the power button: a clean end, no restart */
+	CHECK(lifecycle_run(&lc, wait_for_term, NULL) == LC_END_POWEROFF);
 	CHECK(lc.restarts == 0);
 	waitpid(killer, NULL, 0);
+	close(ready_pipe[0]);
+	close(ready_pipe[1]);
 }
 
 int main(void)
