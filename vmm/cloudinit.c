@@ -15,27 +15,10 @@
 #include "vmm/log.h"
 #include "vmm/vm_config.h"
 
-/* Append s to a JSON string literal (quotes included). */
-static void json_str(FILE *f, const char *s)
-{
-	fputc('"', f);
-	for (; *s; s++) {
-		unsigned char c = (unsigned char)*s;
-
-		if (c == '"' || c == '\\')
-			fprintf(f, "\\%c", c);
-		else if (c < 0x20)
-			fprintf(f, "\\u%04x", c);
-		else
-			fputc(c, f);
-	}
-	fputc('"', f);
-}
-
 /* A YAML scalar that is always a string: double-quoted, JSON escapes. */
 static void yaml_str(FILE *f, const char *s)
 {
-	json_str(f, s); /* JSON strings are valid YAML double-quoted scalars */
+	log_json_string(f, s); /* JSON strings are valid YAML double-quoted scalars */
 }
 
 static char *cloudinit_meta(bool nocloud, const char *id, const char *host, size_t *len)
@@ -53,13 +36,13 @@ static char *cloudinit_meta(bool nocloud, const char *id, const char *host, size
 		fputc('\n', f);
 	} else {
 		fputs("{\"instance_id\":", f);
-		json_str(f, id);
+		log_json_string(f, id);
 		fputs(",\"uuid\":", f);
-		json_str(f, id);
+		log_json_string(f, id);
 		fputs(",\"hostname\":", f);
-		json_str(f, host);
+		log_json_string(f, host);
 		fputs(",\"local-hostname\":", f);
-		json_str(f, host);
+		log_json_string(f, host);
 		fputs("}\n", f);
 	}
 	if (fclose(f)) {

@@ -26,8 +26,7 @@ void log_setup(enum log_format fmt, enum log_level min, const char *component,
 	log_vmi = vmi;
 }
 
-/* JSON string escaping for the few characters that need it. */
-static void put_json_string(FILE *f, const char *s)
+void log_json_string(FILE *f, const char *s)
 {
 	fputc('"', f);
 	for (; *s; s++) {
@@ -64,15 +63,15 @@ static void log_vemit(enum log_level lvl, const char *fmt, va_list ap, int err)
 		gmtime_r(&ts.tv_sec, &tm);
 		strftime(stamp, sizeof(stamp), "%Y-%m-%dT%H:%M:%S", &tm);
 		fprintf(stderr, "{\"component\":");
-		put_json_string(stderr, log_component);
+		log_json_string(stderr, log_component);
 		fprintf(stderr, ",\"level\":\"%s\",\"timestamp\":\"%s.%06ldZ\"",
 			level_names[lvl], stamp, ts.tv_nsec / 1000);
 		if (log_vmi) {
 			fprintf(stderr, ",\"vmi\":");
-			put_json_string(stderr, log_vmi);
+			log_json_string(stderr, log_vmi);
 		}
 		fprintf(stderr, ",\"msg\":");
-		put_json_string(stderr, msg);
+		log_json_string(stderr, msg);
 		fputs("}\n", stderr);
 	} else {
 		fprintf(stderr, "vmlet: %s%s\n",

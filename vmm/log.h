@@ -14,6 +14,7 @@
 #define VMLET_LOG_H
 
 #include <stdbool.h>
+#include <stdio.h>
 
 enum log_level { LOG_DEBUG = 0, LOG_INFO, LOG_WARN, LOG_ERROR };
 enum log_format { LOG_FORMAT_JSON = 0, LOG_FORMAT_TEXT };
@@ -42,5 +43,9 @@ int error_errno(int err, const char *fmt, ...) __attribute__((format(printf, 2, 
 					 __ATOMIC_RELAXED)) \
 			log_warn(__VA_ARGS__);               \
 	} while (0)
+
+/* Write s to f as a JSON string literal (quotes included; ", \\ and
+ * control characters escaped). Also a valid YAML double-quoted scalar. */
+void log_json_string(FILE *f, const char *s);
 
 #endif /* VMLET_LOG_H */

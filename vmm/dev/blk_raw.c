@@ -126,27 +126,32 @@ static int blk_bounce(struct blk *b, int fd, const struct iovec *iov, int n, uin
 	return r;
 }
 
-int blk_fd_preadv(struct blk *b, int fd, const struct iovec *iov, int n, uint64_t off)
+/* One vectored transfer; a short one (EOF, signal) is finished segment
+ * by segment. Unaligned requests on an O_DIRECT file go through bounce
+ * buffers. */
+static int blk_fd_rw(struct blk *b, int fd, const struct iovec *iov, int n, uint64_t off,
+		     bool write)
 {
 	uint64_t len = blk_iov_len(iov, n);
 	ssize_t r;
 
 	if (!blk_dio_ok(b, iov, n, off))
-		return blk_bounce(b, fd, iov, n, off, false);
+		return blk_bounce(b, fd, iov, n, off, write);
 	do
-		r = preadv(fd, iov, n, (off_t)off);
+		r = write ? pwritev(fd, iov, n, (off_t)off) : preadv(fd, iov, n, (off_t)off);
 	while (r < 0 && errno == EINTR);
 	if (r < 0)
 		return -errno;
 	if ((uint64_t)r == len)
 		return 0;
-	/* short (EOF or signal): finish segment by segment */
 	for (int i = 0; i < n; i++) {
 		uint64_t l = iov[i].iov_len, skip = (uint64_t)r < l ? (uint64_t)r : l;
+		uint8_t *p = (uint8_t *)iov[i].iov_base + skip;
 		int e;
 
 		r -= (ssize_t)skip;
-		e = fd_read_full(fd, (uint8_t *)iov[i].iov_base + skip, l - skip, off + skip);
+		e = write ? fd_write_full(fd, p, l - skip, off + skip)
+			  : fd_read_full(fd, p, l - skip, off + skip);
 		if (e)
 			return e;
 		off += l;
@@ -154,31 +159,14 @@ int blk_fd_preadv(struct blk *b, int fd, const struct iovec *iov, int n, uint64_
 	return 0;
 }
 
+int blk_fd_preadv(struct blk *b, int fd, const struct iovec *iov, int n, uint64_t off)
+{
+	return blk_fd_rw(b, fd, iov, n, off, false);
+}
+
 int blk_fd_pwritev(struct blk *b, int fd, const struct iovec *iov, int n, uint64_t off)
 {
-	uint64_t len = blk_iov_len(iov, n);
-	ssize_t r;
-
-	if (!blk_dio_ok(b, iov, n, off))
-		return blk_bounce(b, fd, iov, n, off, true);
-	do
-		r = pwritev(fd, iov, n, (off_t)off);
-	while (r < 0 && errno == EINTR);
-	if (r < 0)
-		return -errno;
-	if ((uint64_t)r == len)
-		return 0;
-	for (int i = 0; i < n; i++) {
-		uint64_t l = iov[i].iov_len, skip = (uint64_t)r < l ? (uint64_t)r : l;
-		int e;
-
-		r -= (ssize_t)skip;
-		e = fd_write_full(fd, (uint8_t *)iov[i].iov_base + skip, l - skip, off + skip);
-		if (e)
-			return e;
-		off += l;
-	}
-	return 0;
+	return blk_fd_rw(b, fd, iov, n, off, true);
 }
 
 int blk_fd_pread(struct blk *b, int fd, void *buf, uint64_t len, uint64_t off)
