@@ -230,10 +230,7 @@ static void blk_config_read(void *dev, uint32_t off, void *data, uint32_t len)
 {
 	struct virtio_blk *b = dev;
 
-	memset(data, 0, len);
-	if (off < sizeof(b->cfg))
-		memcpy(data, (uint8_t *)&b->cfg + off,
-		       len < sizeof(b->cfg) - off ? len : sizeof(b->cfg) - off);
+	virtio_pci_config_copy(&b->cfg, sizeof(b->cfg), off, data, len);
 }
 
 static void blk_reset(void *dev)

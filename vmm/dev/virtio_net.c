@@ -48,10 +48,7 @@ static void net_config_read(void *dev, uint32_t off, void *data, uint32_t len)
 {
 	struct virtio_net *n = dev;
 
-	memset(data, 0, len);
-	if (off < sizeof(n->cfg))
-		memcpy(data, (uint8_t *)&n->cfg + off,
-		       len < sizeof(n->cfg) - off ? len : sizeof(n->cfg) - off);
+	virtio_pci_config_copy(&n->cfg, sizeof(n->cfg), off, data, len);
 }
 
 static int net_activate(void *dev, struct virtio_pci *vp, uint64_t features)

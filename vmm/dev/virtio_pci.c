@@ -441,6 +441,13 @@ static void vp_common(struct virtio_pci *vp, uint32_t off, void *data, uint32_t 
 	}
 }
 
+void virtio_pci_config_copy(const void *cfg, size_t size, uint32_t off, void *data, uint32_t len)
+{
+	memset(data, 0, len);
+	if (off < size)
+		memcpy(data, (const uint8_t *)cfg + off, len < size - off ? len : size - off);
+}
+
 /* ---- BAR 0 ---------------------------------------------------------------- */
 
 static void vp_bar_access(struct virtio_pci *vp, uint64_t off, void *data, uint32_t len, bool write)

@@ -28,6 +28,7 @@
 
 #include <pthread.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "vmm/dev/pci.h"
@@ -83,6 +84,12 @@ struct virtio_dev_ops {
 	/* Stop the workers; on return no worker touches a queue any more. */
 	void (*reset)(void *dev);
 };
+
+/*
+ * For config_read ops whose config space is a byte image of a struct:
+ * copy [off, off+len) of cfg (size bytes) into data, zero past its end.
+ */
+void virtio_pci_config_copy(const void *cfg, size_t size, uint32_t off, void *data, uint32_t len);
 
 struct virtio_pci_queue {
 	uint16_t size, max_size;
