@@ -31,17 +31,17 @@ enum arch_cpu_vendor { ARCH_VENDOR_INTEL = 0, ARCH_VENDOR_AMD = 1 };
 
 /* Bit widths of the APIC ID fields: ceil(log2(n)) per level. */
 struct arch_apic_widths {
-	uint32_t smt_bits;   /* thread field width */
-	uint32_t core_bits;  /* core field width */
-	uint32_t pkg_shift;  /* smt_bits + core_bits */
+	uint32_t smt_bits;  /* thread field width */
+	uint32_t core_bits; /* core field width */
+	uint32_t pkg_shift; /* smt_bits + core_bits */
 };
 
 void arch_topo_widths(const struct arch_topology *t, struct arch_apic_widths *w);
 /* vCPU index (0 .. sockets*cores*threads-1, thread fastest) -> APIC ID */
 uint32_t arch_topo_apic_id(const struct arch_topology *t, uint32_t index);
 /* APIC ID -> (package, core, thread) as Linux derives them */
-void arch_topo_decompose(const struct arch_topology *t, uint32_t apic_id,
-			 uint32_t *pkg, uint32_t *core, uint32_t *thread);
+void arch_topo_decompose(const struct arch_topology *t, uint32_t apic_id, uint32_t *pkg,
+			 uint32_t *core, uint32_t *thread);
 static inline uint32_t arch_topo_vcpus(const struct arch_topology *t)
 {
 	return t->sockets * t->cores * t->threads;
@@ -59,10 +59,9 @@ static inline uint32_t arch_topo_vcpus(const struct arch_topology *t)
  * (-EINVAL otherwise). out[] receives at most cap entries, sorted by
  * (function, index); *n gets the count. Details: arch/x86_64/cpuid.c.
  */
-int arch_cpuid_build(const struct arch_topology *t, enum arch_cpu_vendor vendor,
-		     uint32_t apic_id, const struct kvm_cpuid_entry2 *host,
-		     size_t n_host, struct kvm_cpuid_entry2 *out, size_t cap,
-		     size_t *n);
+int arch_cpuid_build(const struct arch_topology *t, enum arch_cpu_vendor vendor, uint32_t apic_id,
+		     const struct kvm_cpuid_entry2 *host, size_t n_host,
+		     struct kvm_cpuid_entry2 *out, size_t cap, size_t *n);
 
 /* ---- MSRs -------------------------------------------------------------- */
 
@@ -76,21 +75,23 @@ struct arch_e820_entry {
 	uint64_t addr, size;
 	uint32_t type; /* 1 RAM, 2 reserved, 3 ACPI */
 } __attribute__((packed));
-#define ARCH_E820_RAM      1
+#define ARCH_E820_RAM	   1
 #define ARCH_E820_RESERVED 2
-#define ARCH_E820_ACPI     3
-#define ARCH_E820_MAX      16 /* more than arch_e820_build ever emits */
+#define ARCH_E820_ACPI	   3
+#define ARCH_E820_MAX	   16 /* more than arch_e820_build ever emits */
 
 /* RAM regions for mem_bytes of guest memory around the MMIO hole.
  * mem_bytes is rounded down to 4 KiB; less than 2 MiB is -EINVAL. */
-struct arch_ram_region { gpa_t gpa; uint64_t size; };
+struct arch_ram_region {
+	gpa_t gpa;
+	uint64_t size;
+};
 int arch_ram_regions(uint64_t mem_bytes, struct arch_ram_region out[2], size_t *n);
 
 /* e820 map for mem_bytes of RAM: low RAM, EBDA/BIOS reserved, ACPI area,
  * RAM below the hole, reserved ECAM/IOAPIC/LAPIC, RAM above 4 GiB. Sorted,
  * non-overlapping. */
-int arch_e820_build(uint64_t mem_bytes, struct arch_e820_entry *out, size_t cap,
-		    size_t *n);
+int arch_e820_build(uint64_t mem_bytes, struct arch_e820_entry *out, size_t cap, size_t *n);
 
 /* ---- page tables and registers ----------------------------------------- */
 
@@ -105,7 +106,7 @@ int arch_pgtable_build(uint8_t *low_mem, uint64_t low_size);
 #define ARCH_GDT_SEL_CODE64 0x10
 #define ARCH_GDT_SEL_DATA   0x18
 #define ARCH_GDT_SEL_TSS    0x20 /* 16-byte system descriptor */
-#define ARCH_GDT_SIZE       48
+#define ARCH_GDT_SIZE	    48
 int arch_gdt_build(uint8_t *low_mem, uint64_t low_size);
 
 /* Register state for a 64-bit Linux boot-protocol entry (paging on, rsi =
@@ -120,10 +121,10 @@ void arch_regs_pvh32(uint32_t entry, struct kvm_regs *regs, struct kvm_sregs *sr
 
 struct arch_boot_info {
 	uint64_t mem_bytes;
-	const char *cmdline;  /* may be NULL */
-	gpa_t initrd_gpa;     /* 0 = none */
+	const char *cmdline; /* may be NULL */
+	gpa_t initrd_gpa;    /* 0 = none */
 	uint64_t initrd_size;
-	gpa_t rsdp_gpa;       /* 0 = no ACPI */
+	gpa_t rsdp_gpa; /* 0 = no ACPI */
 };
 
 /*
@@ -136,35 +137,33 @@ struct arch_boot_info {
  * the kernel's pref_address + init_size, -ERANGE initrd overlapping the
  * kernel or beyond RAM / initrd_addr_max (use arch_linux_initrd_gpa()).
  */
-int arch_linux_load(uint8_t *low_mem, uint64_t low_size, const uint8_t *image,
-		    size_t image_len, const struct arch_boot_info *bi,
-		    uint64_t *entry);
+int arch_linux_load(uint8_t *low_mem, uint64_t low_size, const uint8_t *image, size_t image_len,
+		    const struct arch_boot_info *bi, uint64_t *entry);
 
 /* Highest gpa at which an initrd of size bytes may start for this kernel
  * (initrd_addr_max and RAM below the hole), or 0 if it cannot fit. */
-gpa_t arch_linux_initrd_gpa(const uint8_t *image, size_t image_len,
-			    uint64_t mem_bytes, uint64_t size);
+gpa_t arch_linux_initrd_gpa(const uint8_t *image, size_t image_len, uint64_t mem_bytes,
+			    uint64_t size);
 
 /* ELF with a PVH note (XEN_ELFNOTE_PHYS32_ENTRY): copy PT_LOAD segments to
  * their physical addresses (must lie in low RAM below the hole) and return
  * the 32-bit entry. */
-int arch_pvh_load(uint8_t *low_mem, uint64_t low_size, const uint8_t *elf,
-		  size_t elf_len, uint32_t *entry);
+int arch_pvh_load(uint8_t *low_mem, uint64_t low_size, const uint8_t *elf, size_t elf_len,
+		  uint32_t *entry);
 /* hvm_start_info (version 1) + memmap + cmdline at ARCH_START_INFO_GPA. */
-int arch_pvh_start_info_build(uint8_t *low_mem, uint64_t low_size,
-			      const struct arch_boot_info *bi);
+int arch_pvh_start_info_build(uint8_t *low_mem, uint64_t low_size, const struct arch_boot_info *bi);
 
 /* ---- ACPI -------------------------------------------------------------- */
 
 struct arch_acpi_config {
 	struct arch_topology topo;
-	const uint32_t *apic_ids;  /* n_vcpus entries */
+	const uint32_t *apic_ids; /* n_vcpus entries */
 	uint32_t n_vcpus;
-	int pci;                   /* nonzero: MCFG + PCI0 host bridge in DSDT */
+	int pci; /* nonzero: MCFG + PCI0 host bridge in DSDT */
 	/* optional: 32 entries, the GSI that INTA..INTD of bus-0 slot s use
 	 * (0 = default swizzle, GSI 16 + ((s + pin) & 7)); goes into _PRT */
 	const uint8_t *pci_irq_pins;
-	int serial;                /* nonzero: COM1 in the DSDT */
+	int serial; /* nonzero: COM1 in the DSDT */
 };
 
 /*
@@ -177,7 +176,7 @@ struct arch_acpi_config {
  * set; the power button is the PM1 fixed feature (PWRBTN_STS bit 8); the
  * reset register is port 0x64, value 0xFE. See arch/x86_64/acpi.c.
  */
-int arch_acpi_build(uint8_t *buf, size_t cap, gpa_t base,
-		    const struct arch_acpi_config *cfg, size_t *used);
+int arch_acpi_build(uint8_t *buf, size_t cap, gpa_t base, const struct arch_acpi_config *cfg,
+		    size_t *used);
 
 #endif /* VMLET_ARCH_H */

@@ -23,7 +23,7 @@ struct vm;
 struct cmd_vm_opts {
 	const char *files[CMD_MAX_FILES];
 	unsigned int n_files;
-	const char *vm_name; /* --vm */
+	const char *vm_name;		    /* --vm */
 	const char *volumes[CMD_MAX_FILES]; /* --volume NAME=PATH */
 	unsigned int n_volumes;
 	const char *disk_root; /* --disk-root DIR (containerDisk images) */
@@ -35,8 +35,8 @@ struct cmd_vm_opts {
 	struct vm_console console;
 	enum log_format log_format;
 	enum log_level log_level;
-	struct sandbox_opts sandbox;  /* --seccomp, --user (vmm/sandbox.h) */
-	const char *api_socket;       /* --api-socket (vmm/ctl.h) */
+	struct sandbox_opts sandbox; /* --seccomp, --user (vmm/sandbox.h) */
+	const char *api_socket;	     /* --api-socket (vmm/ctl.h) */
 };
 
 /* Long options both commands accept; option values >= CMD_OPT_BASE. */

@@ -41,8 +41,7 @@ static int console_loop(int fd)
 {
 	struct termios saved, raw;
 	bool tty = isatty(STDIN_FILENO) && tcgetattr(STDIN_FILENO, &saved) == 0;
-	struct pollfd p[2] = { { .fd = STDIN_FILENO, .events = POLLIN },
-			       { .fd = fd, .events = POLLIN } };
+	struct pollfd p[2] = {{.fd = STDIN_FILENO, .events = POLLIN}, {.fd = fd, .events = POLLIN}};
 	char buf[4096];
 	int ret = 0;
 
@@ -103,9 +102,9 @@ static void print_text(json_object *o)
 int cmd_ctl(int argc, char **argv)
 {
 	static const struct option longopts[] = {
-		{ "output", required_argument, NULL, 'o' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
+	    {"output", required_argument, NULL, 'o'},
+	    {"help", no_argument, NULL, 'h'},
+	    {NULL, 0, NULL, 0},
 	};
 	json_object *o = NULL, *ok, *field;
 	bool text = false;
@@ -124,8 +123,12 @@ int cmd_ctl(int argc, char **argv)
 			}
 			text = !strcmp(optarg, "text");
 			break;
-		case 'h': usage(stdout); return VMLET_EXIT_OK;
-		default: usage(stderr); return VMLET_EXIT_USAGE;
+		case 'h':
+			usage(stdout);
+			return VMLET_EXIT_OK;
+		default:
+			usage(stderr);
+			return VMLET_EXIT_USAGE;
 		}
 	}
 	if (argc - optind != 2) {
@@ -152,8 +155,9 @@ int cmd_ctl(int argc, char **argv)
 	}
 	if (!json_object_get_boolean(ok)) {
 		fprintf(stderr, "vmlet ctl: %s: %s\n", vname,
-			json_object_object_get_ex(o, "error", &field) ? json_object_get_string(field)
-								      : "failed");
+			json_object_object_get_ex(o, "error", &field)
+			    ? json_object_get_string(field)
+			    : "failed");
 		goto out;
 	}
 	status = VMLET_EXIT_OK;

@@ -51,8 +51,8 @@ int ctl_verb_parse(const char *name, enum ctl_verb *v);
 
 /* What `status` reports. Strings are borrowed from the VM. */
 struct ctl_status {
-	const char *state;     /* "Starting", "Running", "Paused", "Stopping",
-				* "Rebooting", "Stopped" */
+	const char *state; /* "Starting", "Running", "Paused", "Stopping",
+			    * "Rebooting", "Stopped" */
 	const char *name, *namespace, *run_strategy;
 	unsigned int vcpus;
 	uint64_t memory_bytes;
@@ -72,8 +72,8 @@ struct ctl_metrics {
  * the previous sample's. labels is the inside of {...} ("reason=\"io\"")
  * or NULL. type is "counter" or "gauge".
  */
-void ctl_metrics_add(struct ctl_metrics *m, const char *name, const char *type,
-		     const char *help, const char *labels, double value);
+void ctl_metrics_add(struct ctl_metrics *m, const char *name, const char *type, const char *help,
+		     const char *labels, double value);
 
 /*
  * What the VM implements for the server. Every op runs on the main thread
@@ -100,7 +100,10 @@ struct ctl_vm_ops {
 
 /* --api-socket PATH for run/probe: getopt_long entry and value. */
 enum { CTL_OPT_API_SOCKET = 0x190 };
-#define CTL_LONGOPTS { "api-socket", required_argument, NULL, CTL_OPT_API_SOCKET }
+#define CTL_LONGOPTS                                                                               \
+	{                                                                                          \
+		"api-socket", required_argument, NULL, CTL_OPT_API_SOCKET                          \
+	}
 #define CTL_USAGE "  --api-socket PATH       control socket (vmlet ctl PATH status|stop|...)\n"
 
 struct event_loop;
@@ -113,8 +116,8 @@ struct ctl_server;
  */
 int ctl_server_open(struct ctl_server **out, const char *path);
 /* Serve requests on loop for vm through ops. 0 or -errno. */
-int ctl_server_start(struct ctl_server *s, struct event_loop *loop,
-		     const struct ctl_vm_ops *ops, void *vm);
+int ctl_server_start(struct ctl_server *s, struct event_loop *loop, const struct ctl_vm_ops *ops,
+		     void *vm);
 /* Stop serving, close every connection and the socket. Removes the socket
  * file when the sandbox allows it (before sandbox_apply(), or never: a
  * stale socket file is replaced by the next ctl_server_open()). */

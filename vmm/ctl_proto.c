@@ -15,13 +15,10 @@
 #include "vmm/ctl.h"
 
 static const char *const verb_names[CTL_VERB_COUNT] = {
-	[CTL_STATUS] = "status",
-	[CTL_PAUSE] = "pause",
-	[CTL_RESUME] = "resume",
-	[CTL_POWER_BUTTON] = "power-button",
-	[CTL_STOP] = "stop",
-	[CTL_METRICS] = "metrics",
-	[CTL_CONSOLE] = "console",
+    [CTL_STATUS] = "status",   [CTL_PAUSE] = "pause",
+    [CTL_RESUME] = "resume",   [CTL_POWER_BUTTON] = "power-button",
+    [CTL_STOP] = "stop",       [CTL_METRICS] = "metrics",
+    [CTL_CONSOLE] = "console",
 };
 
 const char *ctl_verb_name(enum ctl_verb v)
@@ -42,7 +39,7 @@ int ctl_verb_parse(const char *name, enum ctl_verb *v)
 }
 
 static void metrics_printf(struct ctl_metrics *m, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
+    __attribute__((format(printf, 2, 3)));
 
 static void metrics_printf(struct ctl_metrics *m, const char *fmt, ...)
 {
@@ -93,8 +90,8 @@ static const char *metrics_family(const struct ctl_metrics *m)
 	return line;
 }
 
-void ctl_metrics_add(struct ctl_metrics *m, const char *name, const char *type,
-		     const char *help, const char *labels, double value)
+void ctl_metrics_add(struct ctl_metrics *m, const char *name, const char *type, const char *help,
+		     const char *labels, double value)
 {
 	const char *last = metrics_family(m);
 	size_t nlen = strlen(name);
@@ -170,7 +167,7 @@ static int read_line(int fd, char **out)
 
 int ctl_client_request(const char *path, enum ctl_verb verb, char **reply)
 {
-	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
 	char req[64];
 	int fd, n, err;
 

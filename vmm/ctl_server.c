@@ -47,7 +47,7 @@ struct ctl_server {
 
 int ctl_server_open(struct ctl_server **out, const char *path)
 {
-	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
 	struct ctl_server *s;
 	struct stat st;
 	int err;
@@ -127,8 +127,9 @@ static json_object *answer(int err)
 
 	json_object_object_add(o, "ok", json_object_new_boolean(err == 0));
 	if (err)
-		json_object_object_add(o, "error", json_object_new_string(
-			err == -ENOTSUP ? "not supported" : strerror(-err)));
+		json_object_object_add(
+		    o, "error",
+		    json_object_new_string(err == -ENOTSUP ? "not supported" : strerror(-err)));
 	return o;
 }
 
@@ -140,7 +141,7 @@ static void add_str(json_object *o, const char *key, const char *val)
 
 static json_object *do_status(struct ctl_server *s)
 {
-	struct ctl_status st = { 0 };
+	struct ctl_status st = {0};
 	int err = s->ops->status ? s->ops->status(s->vm, &st) : -ENOTSUP;
 	json_object *o = answer(err);
 
@@ -159,7 +160,7 @@ static json_object *do_status(struct ctl_server *s)
 
 static json_object *do_metrics(struct ctl_server *s)
 {
-	struct ctl_metrics m = { 0 };
+	struct ctl_metrics m = {0};
 	uint64_t rss;
 	json_object *o;
 	int err = 0;
@@ -170,8 +171,8 @@ static json_object *do_metrics(struct ctl_server *s)
 		ctl_metrics_add(&m, "vmlet_resident_memory_bytes", "gauge",
 				"Resident set size of the vmlet process (guest pages included).",
 				NULL, (double)rss);
-	ctl_metrics_add(&m, "vmlet_sandboxed", "gauge",
-			"1 when the seccomp sandbox is applied.", NULL, sandbox_applied());
+	ctl_metrics_add(&m, "vmlet_sandboxed", "gauge", "1 when the seccomp sandbox is applied.",
+			NULL, sandbox_applied());
 	if (!err)
 		err = m.err;
 	o = answer(err);
@@ -195,18 +196,30 @@ static void handle_request(struct ctl_conn *c)
 	    !json_object_is_type(verb_obj, json_type_string) ||
 	    ctl_verb_parse(json_object_get_string(verb_obj), &verb)) {
 		o = answer(-EINVAL);
-		json_object_object_add(o, "error", json_object_new_string(
+		json_object_object_add(
+		    o, "error",
+		    json_object_new_string(
 			"bad request: want {\"verb\":\"status|pause|resume|power-button|"
 			"stop|metrics|console\"}"));
 		goto send;
 	}
 	log_info("ctl: %s", ctl_verb_name(verb));
 	switch (verb) {
-	case CTL_STATUS: o = do_status(s); break;
-	case CTL_METRICS: o = do_metrics(s); break;
-	case CTL_PAUSE: o = answer(ops->pause ? ops->pause(s->vm) : -ENOTSUP); break;
-	case CTL_RESUME: o = answer(ops->resume ? ops->resume(s->vm) : -ENOTSUP); break;
-	case CTL_STOP: o = answer(ops->stop ? ops->stop(s->vm) : -ENOTSUP); break;
+	case CTL_STATUS:
+		o = do_status(s);
+		break;
+	case CTL_METRICS:
+		o = do_metrics(s);
+		break;
+	case CTL_PAUSE:
+		o = answer(ops->pause ? ops->pause(s->vm) : -ENOTSUP);
+		break;
+	case CTL_RESUME:
+		o = answer(ops->resume ? ops->resume(s->vm) : -ENOTSUP);
+		break;
+	case CTL_STOP:
+		o = answer(ops->stop ? ops->stop(s->vm) : -ENOTSUP);
+		break;
 	case CTL_POWER_BUTTON:
 		o = answer(ops->power_button ? ops->power_button(s->vm) : -ENOTSUP);
 		break;
@@ -215,7 +228,9 @@ static void handle_request(struct ctl_conn *c)
 		c->console = err == 0;
 		o = answer(err);
 		break;
-	default: o = answer(-EINVAL); break;
+	default:
+		o = answer(-EINVAL);
+		break;
 	}
 send:
 	conn_send(c, o);
@@ -295,8 +310,8 @@ static void listen_event(void *opaque, uint32_t events)
 	}
 }
 
-int ctl_server_start(struct ctl_server *s, struct event_loop *loop,
-		     const struct ctl_vm_ops *ops, void *vm)
+int ctl_server_start(struct ctl_server *s, struct event_loop *loop, const struct ctl_vm_ops *ops,
+		     void *vm)
 {
 	int err;
 

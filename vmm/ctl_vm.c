@@ -68,15 +68,15 @@ static const struct {
 	unsigned int reason;
 	const char *name;
 } exit_names[] = {
-	{ KVM_EXIT_IO, "io" },
-	{ KVM_EXIT_MMIO, "mmio" },
-	{ KVM_EXIT_HLT, "hlt" },
-	{ KVM_EXIT_INTR, "intr" },
-	{ KVM_EXIT_IRQ_WINDOW_OPEN, "irq_window_open" },
-	{ KVM_EXIT_SHUTDOWN, "shutdown" },
-	{ KVM_EXIT_SYSTEM_EVENT, "system_event" },
-	{ KVM_EXIT_INTERNAL_ERROR, "internal_error" },
-	{ KVM_EXIT_FAIL_ENTRY, "fail_entry" },
+    {KVM_EXIT_IO, "io"},
+    {KVM_EXIT_MMIO, "mmio"},
+    {KVM_EXIT_HLT, "hlt"},
+    {KVM_EXIT_INTR, "intr"},
+    {KVM_EXIT_IRQ_WINDOW_OPEN, "irq_window_open"},
+    {KVM_EXIT_SHUTDOWN, "shutdown"},
+    {KVM_EXIT_SYSTEM_EVENT, "system_event"},
+    {KVM_EXIT_INTERNAL_ERROR, "internal_error"},
+    {KVM_EXIT_FAIL_ENTRY, "fail_entry"},
 };
 
 static int vm_metrics(void *p, struct ctl_metrics *m)
@@ -118,11 +118,8 @@ static int vm_metrics(void *p, struct ctl_metrics *m)
 }
 
 static const struct ctl_vm_ops vm_ops = {
-	.status = vm_status,
-	.power_button = vm_button,
-	.stop = vm_stop,
-	.metrics = vm_metrics,
-	/* pause, resume, console: not yet */
+    .status = vm_status, .power_button = vm_button, .stop = vm_stop, .metrics = vm_metrics,
+    /* pause, resume, console: not yet */
 };
 
 int ctl_vm_serve(struct ctl_server *s, struct vm *vm)

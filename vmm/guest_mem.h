@@ -26,8 +26,8 @@ struct guest_mem_region {
 struct guest_mem {
 	struct guest_mem_region r[GUEST_MEM_MAX_REGIONS];
 	unsigned int n;
-	uint64_t total;      /* RAM bytes */
-	uint64_t page_size;  /* backing page size */
+	uint64_t total;	    /* RAM bytes */
+	uint64_t page_size; /* backing page size */
 };
 
 /* Host pointer for [gpa, gpa+len) or NULL when any byte is outside RAM. */

@@ -31,9 +31,9 @@ int irq_irqfd_deassign(struct vm *vm, int fd, uint32_t gsi);
 
 /* Doorbells: guest writes of len bytes to addr (PIO when pio) signal fd
  * instead of exiting to userspace. datamatch < 0: any value. */
-int irq_ioeventfd_assign(struct vm *vm, int fd, uint64_t addr, uint32_t len,
-			 bool pio, int64_t datamatch);
-int irq_ioeventfd_deassign(struct vm *vm, int fd, uint64_t addr, uint32_t len,
-			   bool pio, int64_t datamatch);
+int irq_ioeventfd_assign(struct vm *vm, int fd, uint64_t addr, uint32_t len, bool pio,
+			 int64_t datamatch);
+int irq_ioeventfd_deassign(struct vm *vm, int fd, uint64_t addr, uint32_t len, bool pio,
+			   int64_t datamatch);
 
 #endif /* VMLET_IRQ_H */

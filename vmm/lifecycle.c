@@ -16,19 +16,13 @@
 #include "vmm/log.h"
 
 static const char *const strategy_names[] = {
-	[LC_ONCE] = "Once",
-	[LC_ALWAYS] = "Always",
-	[LC_RERUN_ON_FAILURE] = "RerunOnFailure",
-	[LC_MANUAL] = "Manual",
-	[LC_HALTED] = "Halted",
+    [LC_ONCE] = "Once",	    [LC_ALWAYS] = "Always", [LC_RERUN_ON_FAILURE] = "RerunOnFailure",
+    [LC_MANUAL] = "Manual", [LC_HALTED] = "Halted",
 };
 
 static const char *const end_names[LC_END_COUNT] = {
-	[LC_END_POWEROFF] = "powered off",
-	[LC_END_REBOOT] = "rebooted",
-	[LC_END_CRASH] = "crashed",
-	[LC_END_STOPPED] = "stopped",
-	[LC_END_FAILED] = "failed",
+    [LC_END_POWEROFF] = "powered off", [LC_END_REBOOT] = "rebooted", [LC_END_CRASH] = "crashed",
+    [LC_END_STOPPED] = "stopped",      [LC_END_FAILED] = "failed",
 };
 
 int lifecycle_parse(const char *name, enum lifecycle_strategy *out)
@@ -60,10 +54,10 @@ const char *lifecycle_end_name(enum lifecycle_end e)
 void lifecycle_init(struct lifecycle *lc, enum lifecycle_strategy s)
 {
 	*lc = (struct lifecycle){
-		.strategy = s,
-		.backoff_base_ms = 1000,
-		.backoff_max_ms = 300000,
-		.stable_ms = 60000,
+	    .strategy = s,
+	    .backoff_base_ms = 1000,
+	    .backoff_max_ms = 300000,
+	    .stable_ms = 60000,
 	};
 	lc->next_backoff_ms = lc->backoff_base_ms;
 }
@@ -76,16 +70,19 @@ bool lifecycle_may_restart(const struct lifecycle *lc)
 static bool wants_restart(enum lifecycle_strategy s, enum lifecycle_end end)
 {
 	switch (end) {
-	case LC_END_POWEROFF: return s == LC_ALWAYS;
+	case LC_END_POWEROFF:
+		return s == LC_ALWAYS;
 	case LC_END_REBOOT:
 	case LC_END_CRASH:
-	case LC_END_FAILED: return s == LC_ALWAYS || s == LC_RERUN_ON_FAILURE;
-	default: return false; /* stopped: the user wants it down */
+	case LC_END_FAILED:
+		return s == LC_ALWAYS || s == LC_RERUN_ON_FAILURE;
+	default:
+		return false; /* stopped: the user wants it down */
 	}
 }
 
-enum lifecycle_action lifecycle_next(struct lifecycle *lc, enum lifecycle_end end,
-				     uint64_t ran_ms, bool sigsys, uint64_t *delay_ms)
+enum lifecycle_action lifecycle_next(struct lifecycle *lc, enum lifecycle_end end, uint64_t ran_ms,
+				     bool sigsys, uint64_t *delay_ms)
 {
 	*delay_ms = 0;
 	if (sigsys || !wants_restart(lc->strategy, end))
@@ -153,7 +150,7 @@ static enum lifecycle_end run_worker(lifecycle_run_fn run, void *ctx, unsigned i
 		return LC_END_FAILED;
 	}
 	if (pid == 0) {
-		struct sigaction dfl = { .sa_handler = SIG_DFL };
+		struct sigaction dfl = {.sa_handler = SIG_DFL};
 
 		sigaction(SIGTERM, &dfl, NULL);
 		sigaction(SIGINT, &dfl, NULL);
@@ -188,7 +185,7 @@ static enum lifecycle_end run_worker(lifecycle_run_fn run, void *ctx, unsigned i
 /* Sleep ms unless a stop signal arrives; false when stopped. */
 static bool backoff_sleep(uint64_t ms)
 {
-	struct timespec ts = { (time_t)(ms / 1000), (long)(ms % 1000) * 1000000 };
+	struct timespec ts = {(time_t)(ms / 1000), (long)(ms % 1000) * 1000000};
 
 	while (!stop_signal && nanosleep(&ts, &ts) < 0 && errno == EINTR)
 		;
@@ -197,7 +194,7 @@ static bool backoff_sleep(uint64_t ms)
 
 enum lifecycle_end lifecycle_run(struct lifecycle *lc, lifecycle_run_fn run, void *ctx)
 {
-	struct sigaction sa = { .sa_handler = forward_signal }, old_term, old_int;
+	struct sigaction sa = {.sa_handler = forward_signal}, old_term, old_int;
 	enum lifecycle_end end;
 	uint64_t t0, delay;
 	bool sigsys;

@@ -44,10 +44,10 @@ enum lifecycle_strategy {
 /* How one guest run ended. */
 enum lifecycle_end {
 	LC_END_POWEROFF = 0, /* the guest powered off */
-	LC_END_REBOOT,       /* the guest asked for a reset */
-	LC_END_CRASH,        /* triple fault, KVM internal error, failed entry */
-	LC_END_STOPPED,      /* vmlet stopped it: SIGTERM/SIGINT or ctl stop */
-	LC_END_FAILED,       /* the run could not start, or the worker died */
+	LC_END_REBOOT,	     /* the guest asked for a reset */
+	LC_END_CRASH,	     /* triple fault, KVM internal error, failed entry */
+	LC_END_STOPPED,	     /* vmlet stopped it: SIGTERM/SIGINT or ctl stop */
+	LC_END_FAILED,	     /* the run could not start, or the worker died */
 	LC_END_COUNT,
 };
 
@@ -55,11 +55,11 @@ enum lifecycle_action { LC_EXIT = 0, LC_RESTART };
 
 struct lifecycle {
 	enum lifecycle_strategy strategy;
-	uint64_t backoff_base_ms;  /* first delay after a short run (1000) */
-	uint64_t backoff_max_ms;   /* cap (300000, KubeVirt's 5 minutes) */
-	uint64_t stable_ms;        /* a run this long resets the backoff (60000) */
-	unsigned int restarts;     /* restarts so far */
-	uint64_t next_backoff_ms;  /* delay for the next short-run restart */
+	uint64_t backoff_base_ms; /* first delay after a short run (1000) */
+	uint64_t backoff_max_ms;  /* cap (300000, KubeVirt's 5 minutes) */
+	uint64_t stable_ms;	  /* a run this long resets the backoff (60000) */
+	unsigned int restarts;	  /* restarts so far */
+	uint64_t next_backoff_ms; /* delay for the next short-run restart */
 };
 
 /* "Always", "RerunOnFailure", "Once", "Manual", "Halted"; NULL = Once.
@@ -78,8 +78,8 @@ bool lifecycle_may_restart(const struct lifecycle *lc);
  * LC_RESTART, *delay_ms is how long to wait first and lc->restarts counts
  * it. A SIGSYS death is reported as LC_END_FAILED with sigsys = true.
  */
-enum lifecycle_action lifecycle_next(struct lifecycle *lc, enum lifecycle_end end,
-				     uint64_t ran_ms, bool sigsys, uint64_t *delay_ms);
+enum lifecycle_action lifecycle_next(struct lifecycle *lc, enum lifecycle_end end, uint64_t ran_ms,
+				     bool sigsys, uint64_t *delay_ms);
 
 /*
  * One guest run: returns how it ended. restarts is the number of restarts

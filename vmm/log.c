@@ -14,10 +14,9 @@ static const char *log_component = "vmlet";
 static const char *log_vmi;
 static pthread_mutex_t log_lock = PTHREAD_MUTEX_INITIALIZER;
 
-static const char *const level_names[] = { "debug", "info", "warning", "error" };
+static const char *const level_names[] = {"debug", "info", "warning", "error"};
 
-void log_setup(enum log_format fmt, enum log_level min, const char *component,
-	       const char *vmi)
+void log_setup(enum log_format fmt, enum log_level min, const char *component, const char *vmi)
 {
 	log_fmt = fmt;
 	log_min = min;
@@ -64,8 +63,8 @@ static void log_vemit(enum log_level lvl, const char *fmt, va_list ap, int err)
 		strftime(stamp, sizeof(stamp), "%Y-%m-%dT%H:%M:%S", &tm);
 		fprintf(stderr, "{\"component\":");
 		log_json_string(stderr, log_component);
-		fprintf(stderr, ",\"level\":\"%s\",\"timestamp\":\"%s.%06ldZ\"",
-			level_names[lvl], stamp, ts.tv_nsec / 1000);
+		fprintf(stderr, ",\"level\":\"%s\",\"timestamp\":\"%s.%06ldZ\"", level_names[lvl],
+			stamp, ts.tv_nsec / 1000);
 		if (log_vmi) {
 			fprintf(stderr, ",\"vmi\":");
 			log_json_string(stderr, log_vmi);
@@ -75,7 +74,9 @@ static void log_vemit(enum log_level lvl, const char *fmt, va_list ap, int err)
 		fputs("}\n", stderr);
 	} else {
 		fprintf(stderr, "vmlet: %s%s\n",
-			lvl == LOG_ERROR ? "error: " : lvl == LOG_WARN ? "warning: " : "",
+			lvl == LOG_ERROR  ? "error: "
+			: lvl == LOG_WARN ? "warning: "
+					  : "",
 			msg);
 	}
 	pthread_mutex_unlock(&log_lock);

@@ -20,11 +20,9 @@ enum log_level { LOG_DEBUG = 0, LOG_INFO, LOG_WARN, LOG_ERROR };
 enum log_format { LOG_FORMAT_JSON = 0, LOG_FORMAT_TEXT };
 
 /* Set before any thread starts. vmi is the VM name for the "vmi" key. */
-void log_setup(enum log_format fmt, enum log_level min, const char *component,
-	       const char *vmi);
+void log_setup(enum log_format fmt, enum log_level min, const char *component, const char *vmi);
 
-void log_msg(enum log_level lvl, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
+void log_msg(enum log_level lvl, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 #define log_debug(...) log_msg(LOG_DEBUG, __VA_ARGS__)
 #define log_info(...)  log_msg(LOG_INFO, __VA_ARGS__)
@@ -36,12 +34,11 @@ int error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 int error_errno(int err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* Warn once per call site: for guest-caused anomalies. */
-#define log_warn_once(...)                                   \
-	do {                                                 \
-		static bool warned_;                         \
-		if (!__atomic_exchange_n(&warned_, true,     \
-					 __ATOMIC_RELAXED)) \
-			log_warn(__VA_ARGS__);               \
+#define log_warn_once(...)                                                                         \
+	do {                                                                                       \
+		static bool warned_;                                                               \
+		if (!__atomic_exchange_n(&warned_, true, __ATOMIC_RELAXED))                        \
+			log_warn(__VA_ARGS__);                                                     \
 	} while (0)
 
 /* Write s to f as a JSON string literal (quotes included; ", \\ and

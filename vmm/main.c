@@ -12,10 +12,10 @@ static const struct {
 	int (*fn)(int argc, char **argv);
 	const char *help;
 } commands[] = {
-	{ "resolve", cmd_resolve, "resolve KubeVirt manifests into a VMI / guest config" },
-	{ "run", cmd_run, "resolve and run a VM until it powers off or is stopped" },
-	{ "probe", cmd_probe, "run the built-in probe guest and compare what it sees" },
-	{ "ctl", cmd_ctl, "talk to a running vmlet over its control socket" },
+    {"resolve", cmd_resolve, "resolve KubeVirt manifests into a VMI / guest config"},
+    {"run", cmd_run, "resolve and run a VM until it powers off or is stopped"},
+    {"probe", cmd_probe, "run the built-in probe guest and compare what it sees"},
+    {"ctl", cmd_ctl, "talk to a running vmlet over its control socket"},
 };
 
 static void usage(FILE *f)

@@ -50,10 +50,10 @@ struct probe_pci_fn {
 
 struct probe_disk {
 	char bdf[8];
-	char name[64];     /* expected side: the disk's name (config order) */
+	char name[64];	   /* expected side: the disk's name (config order) */
 	uint64_t capacity; /* bytes; expected: 0 when unknown */
 	bool read_only;
-	char sha256[65];   /* first MiB, "" when unknown / "-" */
+	char sha256[65]; /* first MiB, "" when unknown / "-" */
 	char serial[21];
 };
 
@@ -105,8 +105,7 @@ struct probe_report {
  * disk names label r's disks by position, or NULL). */
 int probe_report_pci_line(struct probe_report *r, const char *key, const char *v, size_t n);
 void probe_report_pci_expected(const struct vm_config *cfg, struct probe_report *r);
-void probe_report_pci_json(FILE *f, const struct probe_report *r,
-			   const struct probe_report *names);
+void probe_report_pci_json(FILE *f, const struct probe_report *r, const struct probe_report *names);
 
 /*
  * Parse the report out of text[0..len) (the whole serial output: anything

@@ -41,9 +41,9 @@ static struct {
 	unsigned int n_rules[THREAD_ROLE_COUNT];
 	long compile_us;
 	long install_ns; /* summed over every thread's seccomp() call */
-	int test_role; /* VMLET_TEST_FORBIDDEN role, -1 when unset */
+	int test_role;	 /* VMLET_TEST_FORBIDDEN role, -1 when unset */
 	char test_what[16];
-} sb = { .test_role = -1 };
+} sb = {.test_role = -1};
 
 int sandbox_parse_seccomp(const char *arg, enum sandbox_seccomp *out)
 {
@@ -132,8 +132,7 @@ unsigned int sandbox_rule_count(enum thread_role role)
 
 /* ---- compiling ----------------------------------------------------------- */
 
-static int add_ruleset(scmp_filter_ctx ctx, const struct sandbox_ruleset *set,
-		       unsigned int *count)
+static int add_ruleset(scmp_filter_ctx ctx, const struct sandbox_ruleset *set, unsigned int *count)
 {
 	unsigned int i;
 
@@ -141,10 +140,10 @@ static int add_ruleset(scmp_filter_ctx ctx, const struct sandbox_ruleset *set,
 		const struct sandbox_rule *r = &set->rules[i];
 		uint32_t action = r->err ? SCMP_ACT_ERRNO(r->err) : SCMP_ACT_ALLOW;
 		struct scmp_arg_cmp cmp = {
-			.arg = (unsigned int)r->arg,
-			.op = r->op,
-			.datum_a = r->a == SANDBOX_DATUM_PID ? (uint64_t)getpid() : r->a,
-			.datum_b = r->b,
+		    .arg = (unsigned int)r->arg,
+		    .op = r->op,
+		    .datum_a = r->a == SANDBOX_DATUM_PID ? (uint64_t)getpid() : r->a,
+		    .datum_b = r->b,
 		};
 		int err;
 
@@ -204,8 +203,8 @@ out:
 
 static int compile_role(enum thread_role role)
 {
-	uint32_t def = sb.opts.seccomp == SANDBOX_SECCOMP_LOG ? SCMP_ACT_LOG
-							     : SCMP_ACT_KILL_PROCESS;
+	uint32_t def =
+	    sb.opts.seccomp == SANDBOX_SECCOMP_LOG ? SCMP_ACT_LOG : SCMP_ACT_KILL_PROCESS;
 	scmp_filter_ctx ctx;
 	unsigned int count = 0;
 	int err, r;
@@ -247,8 +246,7 @@ static void parse_test_hook(void)
 	colon = strchr(env, ':');
 	len = colon ? (size_t)(colon - env) : strlen(env);
 	for (r = 0; r < THREAD_ROLE_COUNT; r++)
-		if (strlen(thread_role_name(r)) == len &&
-		    !strncmp(env, thread_role_name(r), len))
+		if (strlen(thread_role_name(r)) == len && !strncmp(env, thread_role_name(r), len))
 			sb.test_role = r;
 	snprintf(sb.test_what, sizeof(sb.test_what), "%s", colon ? colon + 1 : "open");
 	if (sb.test_role >= 0)
@@ -387,8 +385,8 @@ static void test_forbidden(enum thread_role role)
 		if (ret >= 0)
 			close((int)ret);
 	} else if (!strcmp(w, "exec-mmap")) {
-		void *p = mmap(NULL, 4096, PROT_READ | PROT_EXEC, MAP_PRIVATE | MAP_ANONYMOUS,
-			       -1, 0);
+		void *p =
+		    mmap(NULL, 4096, PROT_READ | PROT_EXEC, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 
 		ret = p == MAP_FAILED ? -1 : 0;
 		if (p != MAP_FAILED)
@@ -404,8 +402,8 @@ static void test_forbidden(enum thread_role role)
 		/* execve of nothing: EFAULT/ENOENT if allowed */
 		ret = syscall(SYS_execve, "", NULL, NULL);
 	}
-	log_warn("sandbox: test hook: %s thread survived '%s' (%ld)",
-		 thread_role_name(role), w, ret);
+	log_warn("sandbox: test hook: %s thread survived '%s' (%ld)", thread_role_name(role), w,
+		 ret);
 }
 
 int sandbox_thread_enter(enum thread_role role)
@@ -458,8 +456,10 @@ static int check_threads_confined(void)
 				confined = atoi(line + 8) == SECCOMP_MODE_FILTER;
 		fclose(f);
 		if (!confined)
-			err = error_errno(-EPERM, "sandbox: thread %d was started without "
-					  "thread_start() and is not confined", tid);
+			err = error_errno(-EPERM,
+					  "sandbox: thread %d was started without "
+					  "thread_start() and is not confined",
+					  tid);
 	}
 	closedir(d);
 	return err;
@@ -489,7 +489,7 @@ int sandbox_apply(void)
 	sb.applied = true;
 	log_info("sandbox: applied: seccomp %s, %u main rules, filters compiled in %ld us, "
 		 "installed in %ld us (all threads so far), uid %u, no capabilities",
-		 sb.opts.seccomp == SANDBOX_SECCOMP_OFF   ? "off"
+		 sb.opts.seccomp == SANDBOX_SECCOMP_OFF	  ? "off"
 		 : sb.opts.seccomp == SANDBOX_SECCOMP_LOG ? "log"
 							  : "kill",
 		 sb.n_rules[THREAD_MAIN], sb.compile_us, sandbox_install_ns() / 1000, uid);

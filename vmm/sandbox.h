@@ -51,13 +51,13 @@
 
 enum sandbox_seccomp {
 	SANDBOX_SECCOMP_KILL = 0, /* default: a forbidden syscall kills vmlet */
-	SANDBOX_SECCOMP_LOG,      /* allow, but log to the kernel audit log */
-	SANDBOX_SECCOMP_OFF,      /* no filter (debugging only) */
+	SANDBOX_SECCOMP_LOG,	  /* allow, but log to the kernel audit log */
+	SANDBOX_SECCOMP_OFF,	  /* no filter (debugging only) */
 };
 
 struct sandbox_opts {
 	enum sandbox_seccomp seccomp;
-	bool set_user;           /* --user given */
+	bool set_user; /* --user given */
 	uid_t uid;
 	gid_t gid;
 	unsigned int late_roles; /* bit (1 << role) per role main may start
@@ -68,17 +68,19 @@ struct sandbox_opts {
 
 /* Command-line options (run, probe): getopt_long entries and values. */
 enum { SANDBOX_OPT_SECCOMP = 0x180, SANDBOX_OPT_USER };
-#define SANDBOX_LONGOPTS                                                     \
-	{ "seccomp", required_argument, NULL, SANDBOX_OPT_SECCOMP },         \
-	{ "user", required_argument, NULL, SANDBOX_OPT_USER }
+#define SANDBOX_LONGOPTS                                                                           \
+	{"seccomp", required_argument, NULL, SANDBOX_OPT_SECCOMP},                                 \
+	{                                                                                          \
+		"user", required_argument, NULL, SANDBOX_OPT_USER                                  \
+	}
 /* Handle SANDBOX_OPT_*: 0 handled, 1 not a sandbox option, -1 bad value
  * (message printed). */
 int sandbox_option(struct sandbox_opts *o, int c, const char *arg);
 
 /* Help text for the options below, one per line, for usage() output. */
-#define SANDBOX_USAGE                                                         \
-	"  --seccomp=kill|log|off  seccomp allowlists: kill on violation (default),\n" \
-	"                          log violations, or no filter\n"               \
+#define SANDBOX_USAGE                                                                              \
+	"  --seccomp=kill|log|off  seccomp allowlists: kill on violation (default),\n"             \
+	"                          log violations, or no filter\n"                                 \
 	"  --user UID:GID          run as this user once everything is open\n"
 
 /* "kill" (or "on"), "log", "off". 0 or -EINVAL. */

@@ -32,6 +32,8 @@
 
 #include "vmm/sandbox_rules.h"
 
+/* The rules read as a table, one per line: keep clang-format out. */
+/* clang-format off */
 #define ALLOW(sys) { SCMP_SYS(sys), -1, SCMP_CMP_EQ, 0, 0, 0 }
 #define ALLOW_EQ(sys, n, v) { SCMP_SYS(sys), n, SCMP_CMP_EQ, (v), 0, 0 }
 #define ALLOW_MASKED(sys, n, mask, v) { SCMP_SYS(sys), n, SCMP_CMP_MASKED_EQ, (mask), (v), 0 }
@@ -279,3 +281,4 @@ const struct sandbox_ruleset sandbox_rules_sanitizer = RULESET("sanitizer", sani
 #else
 const struct sandbox_ruleset sandbox_rules_sanitizer = { .name = "sanitizer", .rules = NULL, .n = 0 };
 #endif
+/* clang-format on */

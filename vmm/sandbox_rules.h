@@ -17,8 +17,8 @@
  * returns ENOSYS so glibc falls back to clone, whose flags we can check).
  */
 struct sandbox_rule {
-	int nr;     /* SCMP_SYS(name) */
-	int arg;    /* argument index compared, -1 for none */
+	int nr;	 /* SCMP_SYS(name) */
+	int arg; /* argument index compared, -1 for none */
 	enum scmp_compare op;
 	uint64_t a; /* datum_a (the mask for SCMP_CMP_MASKED_EQ) */
 	uint64_t b; /* datum_b */

@@ -28,11 +28,8 @@ int (*thread_sandbox_hook)(enum thread_role role);
 static __thread enum thread_role current_role = THREAD_MAIN;
 
 static const char *const role_names[THREAD_ROLE_COUNT] = {
-	[THREAD_MAIN] = "main",
-	[THREAD_VCPU] = "vcpu",
-	[THREAD_BLK_IO] = "blk-io",
-	[THREAD_NET_IO] = "net-io",
-	[THREAD_HELPER] = "helper",
+    [THREAD_MAIN] = "main",	[THREAD_VCPU] = "vcpu",	    [THREAD_BLK_IO] = "blk-io",
+    [THREAD_NET_IO] = "net-io", [THREAD_HELPER] = "helper",
 };
 
 const char *thread_role_name(enum thread_role role)
@@ -82,17 +79,17 @@ static void *thread_trampoline(void *p)
 	return fn(arg);
 }
 
-int thread_start(pthread_t *t, enum thread_role role, const char *name,
-		 void *(*fn)(void *), void *arg)
+int thread_start(pthread_t *t, enum thread_role role, const char *name, void *(*fn)(void *),
+		 void *arg)
 {
-	static const int sync_signals[] = { SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGTRAP,
-					    SIGABRT, SIGSYS, THREAD_KICK_SIGNAL };
+	static const int sync_signals[] = {SIGSEGV, SIGBUS,  SIGFPE, SIGILL,
+					   SIGTRAP, SIGABRT, SIGSYS, THREAD_KICK_SIGNAL};
 	struct thread_boot boot = {
-		.role = role,
-		.fn = fn,
-		.arg = arg,
-		.lock = PTHREAD_MUTEX_INITIALIZER,
-		.cond = PTHREAD_COND_INITIALIZER,
+	    .role = role,
+	    .fn = fn,
+	    .arg = arg,
+	    .lock = PTHREAD_MUTEX_INITIALIZER,
+	    .cond = PTHREAD_COND_INITIALIZER,
 	};
 	sigset_t all, old;
 	size_t i;

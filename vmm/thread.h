@@ -43,8 +43,8 @@ const char *thread_role_name(enum thread_role role);
  * /proc (truncated to 15 characters). The thread's sandbox filter for its
  * role is installed before fn runs (when the sandbox is enabled).
  */
-int thread_start(pthread_t *t, enum thread_role role, const char *name,
-		 void *(*fn)(void *), void *arg);
+int thread_start(pthread_t *t, enum thread_role role, const char *name, void *(*fn)(void *),
+		 void *arg);
 
 /* The calling thread's role (THREAD_MAIN for the initial thread). */
 enum thread_role thread_current_role(void);

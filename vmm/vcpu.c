@@ -287,10 +287,10 @@ static void *vcpu_thread(void *arg)
 			vm_request_exit(vm, VM_EXIT_CRASH);
 			break;
 		}
-		__atomic_add_fetch(&v->exits[v->run->exit_reason < VCPU_EXIT_STATS
-						     ? v->run->exit_reason
-						     : VCPU_EXIT_STATS - 1],
-				   1, __ATOMIC_RELAXED);
+		__atomic_add_fetch(
+		    &v->exits[v->run->exit_reason < VCPU_EXIT_STATS ? v->run->exit_reason
+								    : VCPU_EXIT_STATS - 1],
+		    1, __ATOMIC_RELAXED);
 		why = vcpu_handle_exit(v);
 		if (why != VM_EXIT_NONE)
 			vm_request_exit(vm, why);

@@ -18,9 +18,9 @@
 
 enum vm_boot_kind {
 	VM_BOOT_NONE = 0, /* neither kernel nor EFI: vmm refuses to start */
-	VM_BOOT_KERNEL,   /* firmware.kernelBoot or --kernel: bzImage or PVH ELF */
-	VM_BOOT_EFI,      /* bootloader.efi: vmlet's own firmware or --firmware */
-	VM_BOOT_BIOS,     /* bootloader.bios: not supported by the vmm */
+	VM_BOOT_KERNEL,	  /* firmware.kernelBoot or --kernel: bzImage or PVH ELF */
+	VM_BOOT_EFI,	  /* bootloader.efi: vmlet's own firmware or --firmware */
+	VM_BOOT_BIOS,	  /* bootloader.bios: not supported by the vmm */
 };
 
 enum vm_disk_source {
@@ -37,25 +37,25 @@ enum vm_disk_source {
 enum vm_disk_device { VM_DEV_DISK = 0, VM_DEV_CDROM, VM_DEV_LUN };
 
 enum vm_cache_mode {
-	VM_CACHE_DEFAULT = 0, /* unset: writeback */
-	VM_CACHE_NONE,        /* O_DIRECT */
-	VM_CACHE_WRITETHROUGH,/* O_DSYNC */
+	VM_CACHE_DEFAULT = 0,  /* unset: writeback */
+	VM_CACHE_NONE,	       /* O_DIRECT */
+	VM_CACHE_WRITETHROUGH, /* O_DSYNC */
 	VM_CACHE_WRITEBACK,
 };
 
 struct vm_disk {
-	char *name;           /* disk / volume name */
+	char *name; /* disk / volume name */
 	enum vm_disk_device device;
-	char *bus;            /* "virtio", "sata", "scsi", ... NULL = unset */
+	char *bus; /* "virtio", "sata", "scsi", ... NULL = unset */
 	enum vm_disk_source source;
-	char *path;           /* host path of the backing file (NULL for
-	                       * emptyDisk / cloud-init: the vmm creates them) */
+	char *path; /* host path of the backing file (NULL for
+		     * emptyDisk / cloud-init: the vmm creates them) */
 	bool read_only;
-	char *serial;         /* disk serial (virtio-blk GET_ID), NULL = none */
+	char *serial; /* disk serial (virtio-blk GET_ID), NULL = none */
 	enum vm_cache_mode cache;
-	char *io;             /* "native" / "threads" / NULL */
-	uint32_t boot_order;  /* 0 = none */
-	uint64_t capacity;    /* emptyDisk capacity in bytes */
+	char *io;		      /* "native" / "threads" / NULL */
+	uint32_t boot_order;	      /* 0 = none */
+	uint64_t capacity;	      /* emptyDisk capacity in bytes */
 	uint32_t logical_block_size;  /* 0 = 512 */
 	uint32_t physical_block_size; /* 0 = logical */
 	bool dedicated_io_thread;
@@ -85,15 +85,15 @@ struct vm_port {
 
 struct vm_nic {
 	char *name;
-	char *model;          /* "virtio", "e1000", ... NULL = unset */
+	char *model; /* "virtio", "e1000", ... NULL = unset */
 	uint8_t mac[6];
-	bool mac_set;         /* false: the vmm derives a stable one */
+	bool mac_set; /* false: the vmm derives a stable one */
 	enum vm_binding binding;
 	char *binding_plugin; /* VM_BIND_PLUGIN only */
 	char *network_type;   /* "pod" / "multus" */
 	char *network_name;   /* multus networkName */
-	char *tap;            /* --tap IFACE=TAP or annotation; NULL = auto */
-	uint32_t mtu;         /* 0 = backend default */
+	char *tap;	      /* --tap IFACE=TAP or annotation; NULL = auto */
+	uint32_t mtu;	      /* 0 = backend default */
 	struct vm_port *ports;
 	unsigned int n_ports;
 };
@@ -103,35 +103,35 @@ struct vm_config {
 	char *name;
 	char *namespace;
 	char *uid;
-	char *hostname;     /* spec.hostname, else name */
+	char *hostname;	    /* spec.hostname, else name */
 	char *run_strategy; /* "Always", "Halted", ...; NULL = legacy running */
 
 	/* CPU: effective topology, never 0 */
 	uint32_t sockets, cores, threads;
-	uint32_t max_sockets;     /* 0 = unset */
-	char *cpu_model;          /* NULL = unset */
+	uint32_t max_sockets; /* 0 = unset */
+	char *cpu_model;      /* NULL = unset */
 	bool dedicated_cpu_placement;
 
 	/* memory */
-	uint64_t memory_bytes;    /* effective guest memory */
-	uint64_t hugepage_size;   /* 0 = none; 2 MiB or 1 GiB */
+	uint64_t memory_bytes;	  /* effective guest memory */
+	uint64_t hugepage_size;	  /* 0 = none; 2 MiB or 1 GiB */
 	uint64_t max_guest_bytes; /* 0 = unset */
 
 	/* firmware */
 	enum vm_boot_kind boot;
-	char *kernel_path;        /* VM_BOOT_KERNEL */
+	char *kernel_path; /* VM_BOOT_KERNEL */
 	char *initrd_path;
 	char *cmdline;
-	bool efi_secure_boot;     /* effective secure boot (EFI only) */
+	bool efi_secure_boot; /* effective secure boot (EFI only) */
 	bool efi_persistent;
-	char *firmware_uuid;      /* firmware.uuid (SMBIOS) */
-	char *firmware_serial;    /* firmware.serial (SMBIOS) */
+	char *firmware_uuid;   /* firmware.uuid (SMBIOS) */
+	char *firmware_serial; /* firmware.serial (SMBIOS) */
 
 	/* features */
-	bool acpi;                /* true unless features.acpi.enabled=false */
+	bool acpi; /* true unless features.acpi.enabled=false */
 	bool smm;
-	char *machine_type;       /* NULL = unset */
-	char *architecture;       /* NULL = unset (amd64) */
+	char *machine_type; /* NULL = unset */
+	char *architecture; /* NULL = unset (amd64) */
 
 	/* devices */
 	struct vm_disk *disks;

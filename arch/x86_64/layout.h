@@ -32,20 +32,20 @@
 #ifndef VMLET_ARCH_LAYOUT_H
 #define VMLET_ARCH_LAYOUT_H
 
-#define ARCH_GDT_GPA          0x00000500ull
-#define ARCH_START_INFO_GPA   0x00001000ull
-#define ARCH_ZERO_PAGE_GPA    0x00007000ull
+#define ARCH_GDT_GPA	       0x00000500ull
+#define ARCH_START_INFO_GPA    0x00001000ull
+#define ARCH_ZERO_PAGE_GPA     0x00007000ull
 #define ARCH_AP_TRAMPOLINE_GPA 0x00008000ull
-#define ARCH_PML4_GPA         0x00009000ull
-#define ARCH_PDPT_GPA         0x0000a000ull
-#define ARCH_PD_GPA           0x0000b000ull /* 4 pages: 0xb000..0xefff */
-#define ARCH_CMDLINE_GPA      0x00020000ull
-#define ARCH_CMDLINE_MAX      0x00010000ull
-#define ARCH_BOOT_STACK_GPA   0x00080000ull
-#define ARCH_EBDA_GPA         0x0009fc00ull
-#define ARCH_ACPI_GPA         0x000e0000ull
-#define ARCH_ACPI_MAX         0x00020000ull
-#define ARCH_HIGH_LOAD_GPA    0x00100000ull
+#define ARCH_PML4_GPA	       0x00009000ull
+#define ARCH_PDPT_GPA	       0x0000a000ull
+#define ARCH_PD_GPA	       0x0000b000ull /* 4 pages: 0xb000..0xefff */
+#define ARCH_CMDLINE_GPA       0x00020000ull
+#define ARCH_CMDLINE_MAX       0x00010000ull
+#define ARCH_BOOT_STACK_GPA    0x00080000ull
+#define ARCH_EBDA_GPA	       0x0009fc00ull
+#define ARCH_ACPI_GPA	       0x000e0000ull
+#define ARCH_ACPI_MAX	       0x00020000ull
+#define ARCH_HIGH_LOAD_GPA     0x00100000ull
 
 #define ARCH_MMIO_HOLE_START  0xc0000000ull
 #define ARCH_MMIO_HOLE_END    0x100000000ull
@@ -54,15 +54,15 @@
 #define ARCH_PCI_ECAM_GPA     0xe0000000ull
 #define ARCH_PCI_ECAM_BUSES   1u
 #define ARCH_PCI_ECAM_SIZE    (ARCH_PCI_ECAM_BUSES * 0x100000ull)
-#define ARCH_IOAPIC_GPA       0xfec00000ull
-#define ARCH_LAPIC_GPA        0xfee00000ull
+#define ARCH_IOAPIC_GPA	      0xfec00000ull
+#define ARCH_LAPIC_GPA	      0xfee00000ull
 #define ARCH_HIGH_RAM_START   0x100000000ull
 
-#define ARCH_COM1_PORT        0x3f8
-#define ARCH_COM1_IRQ         4
-#define ARCH_SCI_IRQ          9
-#define ARCH_PM1A_EVT_PORT    0x600 /* 4 bytes: PM1_STS, PM1_EN */
-#define ARCH_PM1A_CNT_PORT    0x604 /* 2 bytes: PM1_CNT */
-#define ARCH_PM_S5_SLP_TYP    5     /* value the DSDT _S5 package carries */
+#define ARCH_COM1_PORT	   0x3f8
+#define ARCH_COM1_IRQ	   4
+#define ARCH_SCI_IRQ	   9
+#define ARCH_PM1A_EVT_PORT 0x600 /* 4 bytes: PM1_STS, PM1_EN */
+#define ARCH_PM1A_CNT_PORT 0x604 /* 2 bytes: PM1_CNT */
+#define ARCH_PM_S5_SLP_TYP 5	 /* value the DSDT _S5 package carries */
 
 #endif /* VMLET_ARCH_LAYOUT_H */

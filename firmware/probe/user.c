@@ -222,7 +222,8 @@ static bool cmdline_has(uint32_t si_addr, const char *word)
 		return false;
 	c = (const char *)(uintptr_t)si->cmdline_paddr;
 	for (size_t i = 0; i < 4096 && c[i]; i++)
-		if ((!i || c[i - 1] == ' ') && !strncmp(c + i, word, n) && (c[i + n] == ' ' || !c[i + n]))
+		if ((!i || c[i - 1] == ' ') && !strncmp(c + i, word, n) &&
+		    (c[i + n] == ' ' || !c[i + n]))
 			return true;
 	return false;
 }
@@ -239,7 +240,8 @@ void probe_user_main(void *arg)
 	order_cpus();
 	report_topology();
 	/* PCI functions, virtio disks and entropy (firmware/lib/virtio.c) */
-	fw_virtio_report(&st.out, fw_pci_ecam_from_mcfg(fw_acpi_find(st.tables, st.n_tables, "MCFG")),
+	fw_virtio_report(&st.out,
+			 fw_pci_ecam_from_mcfg(fw_acpi_find(st.tables, st.n_tables, "MCFG")),
 			 cmdline_has((uint32_t)(uintptr_t)arg, "vmlet.hostile"),
 			 cmdline_has((uint32_t)(uintptr_t)arg, "vmlet.blkbench"));
 	if (st.out.overflow) {

@@ -40,8 +40,7 @@ void test_run(const char *name, void (*fn)(void))
 
 int test_summary(void)
 {
-	printf("%d passed, %d failed, %d skipped\n", test_n_passed, test_n_failed,
-	       test_n_skipped);
+	printf("%d passed, %d failed, %d skipped\n", test_n_passed, test_n_failed, test_n_skipped);
 	if (test_n_failed)
 		return 1;
 	if (!test_n_passed && test_n_skipped)

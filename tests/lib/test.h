@@ -17,39 +17,39 @@ extern int test_n_failed, test_n_passed, test_n_skipped;
 extern int test_skip_current;
 
 void test_fail(const char *file, int line, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
+    __attribute__((format(printf, 3, 4)));
 void test_run(const char *name, void (*fn)(void));
 int test_summary(void);
 /* Read a whole file into a malloc'd NUL-terminated buffer (NULL on error). */
 char *test_read_file(const char *path, size_t *len);
 
-#define CHECK(expr)                                                          \
-	do {                                                                 \
-		if (!(expr))                                                 \
-			test_fail(__FILE__, __LINE__, "%s", #expr);          \
+#define CHECK(expr)                                                                                \
+	do {                                                                                       \
+		if (!(expr))                                                                       \
+			test_fail(__FILE__, __LINE__, "%s", #expr);                                \
 	} while (0)
 
-#define CHECK_EQ_U64(a, b)                                                   \
-	do {                                                                 \
-		unsigned long long a_ = (a), b_ = (b);                       \
-		if (a_ != b_)                                                \
-			test_fail(__FILE__, __LINE__, "%s == %s (0x%llx != 0x%llx)", \
-				  #a, #b, a_, b_);                           \
+#define CHECK_EQ_U64(a, b)                                                                         \
+	do {                                                                                       \
+		unsigned long long a_ = (a), b_ = (b);                                             \
+		if (a_ != b_)                                                                      \
+			test_fail(__FILE__, __LINE__, "%s == %s (0x%llx != 0x%llx)", #a, #b, a_,   \
+				  b_);                                                             \
 	} while (0)
 
-#define CHECK_STR(a, b)                                                      \
-	do {                                                                 \
-		const char *a_ = (a), *b_ = (b);                             \
-		if (!a_ || !b_ || strcmp(a_, b_))                            \
-			test_fail(__FILE__, __LINE__, "%s == %s (\"%s\" != \"%s\")", \
-				  #a, #b, a_ ? a_ : "(null)", b_ ? b_ : "(null)"); \
+#define CHECK_STR(a, b)                                                                            \
+	do {                                                                                       \
+		const char *a_ = (a), *b_ = (b);                                                   \
+		if (!a_ || !b_ || strcmp(a_, b_))                                                  \
+			test_fail(__FILE__, __LINE__, "%s == %s (\"%s\" != \"%s\")", #a, #b,       \
+				  a_ ? a_ : "(null)", b_ ? b_ : "(null)");                         \
 	} while (0)
 
-#define SKIP(why)                                                            \
-	do {                                                                 \
-		printf("  skip: %s\n", why);                                 \
-		test_skip_current = 1;                                       \
-		return;                                                      \
+#define SKIP(why)                                                                                  \
+	do {                                                                                       \
+		printf("  skip: %s\n", why);                                                       \
+		test_skip_current = 1;                                                             \
+		return;                                                                            \
 	} while (0)
 
 #define TEST_RUN(fn) test_run(#fn, fn)

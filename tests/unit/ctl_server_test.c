@@ -33,11 +33,14 @@ static int fake_status(void *p, struct ctl_status *st)
 {
 	struct fake_vm *vm = p;
 
-	*st = (struct ctl_status){ .state = vm->paused > vm->resumed ? "Paused" : "Running",
-				   .name = "testvm", .namespace = "ns1",
-				   .run_strategy = "Always", .vcpus = 3,
-				   .memory_bytes = 256u << 20, .uptime_seconds = 1.5,
-				   .restarts = 2 };
+	*st = (struct ctl_status){.state = vm->paused > vm->resumed ? "Paused" : "Running",
+				  .name = "testvm",
+				  .namespace = "ns1",
+				  .run_strategy = "Always",
+				  .vcpus = 3,
+				  .memory_bytes = 256u << 20,
+				  .uptime_seconds = 1.5,
+				  .restarts = 2};
 	return 0;
 }
 
@@ -73,7 +76,8 @@ static int fake_metrics(void *p, struct ctl_metrics *m)
 {
 	(void)p;
 	ctl_metrics_add(m, "vmlet_vcpu_exits_total", "counter", "vCPU exits.", "reason=\"io\"", 42);
-	ctl_metrics_add(m, "vmlet_vcpu_exits_total", "counter", "vCPU exits.", "reason=\"mmio\"", 7);
+	ctl_metrics_add(m, "vmlet_vcpu_exits_total", "counter", "vCPU exits.", "reason=\"mmio\"",
+			7);
 	return 0;
 }
 
@@ -108,10 +112,15 @@ static int fake_input(void *p, const void *buf, size_t len)
 }
 
 static const struct ctl_vm_ops fake_ops = {
-	.status = fake_status, .pause = fake_pause, .resume = fake_resume,
-	.power_button = fake_button, .stop = fake_stop, .metrics = fake_metrics,
-	.console_attach = fake_attach, .console_detach = fake_detach,
-	.console_input = fake_input,
+    .status = fake_status,
+    .pause = fake_pause,
+    .resume = fake_resume,
+    .power_button = fake_button,
+    .stop = fake_stop,
+    .metrics = fake_metrics,
+    .console_attach = fake_attach,
+    .console_detach = fake_detach,
+    .console_input = fake_input,
 };
 
 static char sock_path[108];
@@ -121,7 +130,7 @@ static volatile int client_done;
 /* A raw request line; returns the answer line (malloc'd) or NULL. */
 static char *raw_request(const char *line, size_t len)
 {
-	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
 	char *out = calloc(1, 4096);
 	size_t got = 0;
 	int fd;
@@ -247,14 +256,14 @@ static void *client(void *arg)
 /* Run the server and the client; sandboxed: main's filter is applied. */
 static int serve(bool sandboxed)
 {
-	struct fake_vm vm = { .console_fd = -1 };
+	struct fake_vm vm = {.console_fd = -1};
 	struct ctl_server *srv = NULL;
 	pthread_t t;
 	int err;
 
 	client_done = 0;
 	if (sandboxed) {
-		struct sandbox_opts o = { .seccomp = SANDBOX_SECCOMP_KILL };
+		struct sandbox_opts o = {.seccomp = SANDBOX_SECCOMP_KILL};
 
 		if (sandbox_prepare(&o))
 			return 2;
@@ -331,7 +340,7 @@ static void test_refuses_non_socket_path(void)
 
 static void test_metrics_builder(void)
 {
-	struct ctl_metrics m = { 0 };
+	struct ctl_metrics m = {0};
 	int i;
 
 	ctl_metrics_add(&m, "a_total", "counter", "A.", "x=\"1\"", 1);
@@ -340,11 +349,12 @@ static void test_metrics_builder(void)
 	for (i = 0; i < 200; i++)
 		ctl_metrics_add(&m, "c", "gauge", "C.", NULL, i);
 	CHECK(m.err == 0);
-	CHECK(!strncmp(m.buf,
-		       "# HELP a_total A.\n# TYPE a_total counter\na_total{x=\"1\"} 1\n"
-		       "a_total{x=\"2\"} 2\n# HELP b B.\n# TYPE b gauge\nb 0.25\n# HELP c C.\n",
-		       strlen("# HELP a_total A.\n# TYPE a_total counter\na_total{x=\"1\"} 1\n"
-			      "a_total{x=\"2\"} 2\n# HELP b B.\n# TYPE b gauge\nb 0.25\n# HELP c C.\n")));
+	CHECK(!strncmp(
+	    m.buf,
+	    "# HELP a_total A.\n# TYPE a_total counter\na_total{x=\"1\"} 1\n"
+	    "a_total{x=\"2\"} 2\n# HELP b B.\n# TYPE b gauge\nb 0.25\n# HELP c C.\n",
+	    strlen("# HELP a_total A.\n# TYPE a_total counter\na_total{x=\"1\"} 1\n"
+		   "a_total{x=\"2\"} 2\n# HELP b B.\n# TYPE b gauge\nb 0.25\n# HELP c C.\n")));
 	CHECK(strstr(m.buf, "\nc 199\n") != NULL);
 	free(m.buf);
 }

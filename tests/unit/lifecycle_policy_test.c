@@ -34,11 +34,11 @@ static void test_restart_table(void)
 {
 	/* expected[strategy][end]: 1 = restart */
 	static const int expected[5][LC_END_COUNT] = {
-		[LC_ONCE] = { 0, 0, 0, 0, 0 },
-		[LC_ALWAYS] = { 1, 1, 1, 0, 1 },
-		[LC_RERUN_ON_FAILURE] = { 0, 1, 1, 0, 1 },
-		[LC_MANUAL] = { 0, 0, 0, 0, 0 },
-		[LC_HALTED] = { 0, 0, 0, 0, 0 },
+	    [LC_ONCE] = {0, 0, 0, 0, 0},
+	    [LC_ALWAYS] = {1, 1, 1, 0, 1},
+	    [LC_RERUN_ON_FAILURE] = {0, 1, 1, 0, 1},
+	    [LC_MANUAL] = {0, 0, 0, 0, 0},
+	    [LC_HALTED] = {0, 0, 0, 0, 0},
 	};
 	int s, e;
 
@@ -48,8 +48,8 @@ static void test_restart_table(void)
 			uint64_t d;
 
 			lifecycle_init(&lc, (enum lifecycle_strategy)s);
-			if ((lifecycle_next(&lc, (enum lifecycle_end)e, 5, false, &d) == LC_RESTART) !=
-			    expected[s][e])
+			if ((lifecycle_next(&lc, (enum lifecycle_end)e, 5, false, &d) ==
+			     LC_RESTART) != expected[s][e])
 				test_fail(__FILE__, __LINE__, "%s after %s",
 					  lifecycle_strategy_name((enum lifecycle_strategy)s),
 					  lifecycle_end_name((enum lifecycle_end)e));

@@ -28,12 +28,12 @@
 #include "vmm/thread.h"
 
 static const enum thread_role all_roles[] = {
-	THREAD_MAIN, THREAD_VCPU, THREAD_BLK_IO, THREAD_NET_IO, THREAD_HELPER,
+    THREAD_MAIN, THREAD_VCPU, THREAD_BLK_IO, THREAD_NET_IO, THREAD_HELPER,
 };
 
 /* opened before confinement, as vmlet's setup does */
 static int scratch_fd = -1; /* a file for block I/O */
-static int pipe_fds[2] = { -1, -1 };
+static int pipe_fds[2] = {-1, -1};
 
 /* Run fn in a forked child; return its wait status. */
 static int in_child(int (*fn)(void *), void *arg)
@@ -67,7 +67,7 @@ static bool exited_ok(int status)
 static int common_work(void)
 {
 	pthread_mutex_t m = PTHREAD_MUTEX_INITIALIZER;
-	struct timespec ts = { 0, 1000 };
+	struct timespec ts = {0, 1000};
 	char *big;
 
 	big = malloc(4 << 20); /* mmap'd */
@@ -78,7 +78,7 @@ static int common_work(void)
 	pthread_mutex_lock(&m);
 	pthread_mutex_unlock(&m);
 	clock_gettime(CLOCK_MONOTONIC, &ts);
-	nanosleep(&(struct timespec){ 0, 1000 }, NULL);
+	nanosleep(&(struct timespec){0, 1000}, NULL);
 	log_debug("sandbox test: %s thread alive", thread_role_name(thread_current_role()));
 	return 0;
 }
@@ -99,7 +99,7 @@ static int vcpu_work(void)
 static int blk_work(void)
 {
 	char buf[512] = "sector", back[512];
-	struct iovec iov = { buf, sizeof(buf) }, iov2 = { back, sizeof(back) };
+	struct iovec iov = {buf, sizeof(buf)}, iov2 = {back, sizeof(back)};
 
 	if (pwritev(scratch_fd, &iov, 1, 4096) != sizeof(buf))
 		return 30;
@@ -116,7 +116,7 @@ static int blk_work(void)
 static int net_work(void)
 {
 	char c = 'f', d = 0;
-	struct iovec out = { &c, 1 }, in = { &d, 1 };
+	struct iovec out = {&c, 1}, in = {&d, 1};
 	int s;
 
 	/* reconnecting to passt: a unix socket */
@@ -150,11 +150,11 @@ static int main_work(void)
 		return 61;
 	if (sandbox_apply())
 		return 62;
-	if (epoll_ctl(ep, EPOLL_CTL_ADD, p[0], &(struct epoll_event){ .events = EPOLLIN }))
+	if (epoll_ctl(ep, EPOLL_CTL_ADD, p[0], &(struct epoll_event){.events = EPOLLIN}))
 		return 63;
 	if (write(p[1], "x", 1) != 1)
 		return 64;
-	if (epoll_wait(ep, &(struct epoll_event){ 0 }, 1, 1000) != 1)
+	if (epoll_wait(ep, &(struct epoll_event){0}, 1, 1000) != 1)
 		return 65;
 	close(p[0]);
 	close(p[1]);
@@ -169,12 +169,18 @@ static int role_work(enum thread_role role)
 	if (err)
 		return err;
 	switch (role) {
-	case THREAD_MAIN: return main_work();
-	case THREAD_VCPU: return vcpu_work();
-	case THREAD_BLK_IO: return blk_work();
-	case THREAD_NET_IO: return net_work();
-	case THREAD_HELPER: return helper_work();
-	default: return 99;
+	case THREAD_MAIN:
+		return main_work();
+	case THREAD_VCPU:
+		return vcpu_work();
+	case THREAD_BLK_IO:
+		return blk_work();
+	case THREAD_NET_IO:
+		return net_work();
+	case THREAD_HELPER:
+		return helper_work();
+	default:
+		return 99;
 	}
 }
 
@@ -191,13 +197,13 @@ struct child_args {
 	enum sandbox_seccomp mode;
 	const char *forbidden; /* VMLET_TEST_FORBIDDEN value, or NULL */
 	unsigned int late_roles;
-	bool late;             /* start the role's thread after sandbox_apply() */
+	bool late; /* start the role's thread after sandbox_apply() */
 };
 
 static int child_run_role(void *p)
 {
 	const struct child_args *a = p;
-	struct sandbox_opts o = { .seccomp = a->mode, .late_roles = a->late_roles };
+	struct sandbox_opts o = {.seccomp = a->mode, .late_roles = a->late_roles};
 	void *ret = NULL;
 	pthread_t t;
 
@@ -222,7 +228,7 @@ static void test_roles_allowed_work(void)
 	size_t i;
 
 	for (i = 0; i < sizeof(all_roles) / sizeof(all_roles[0]); i++) {
-		struct child_args a = { .role = all_roles[i] };
+		struct child_args a = {.role = all_roles[i]};
 		int st = in_child(child_run_role, &a);
 
 		if (!exited_ok(st))
@@ -237,20 +243,28 @@ static void test_roles_forbidden_kill(void)
 		enum thread_role role;
 		const char *what;
 	} cases[] = {
-		{ THREAD_MAIN, "main:open" },        { THREAD_MAIN, "main:exec-mmap" },
-		{ THREAD_MAIN, "main:socket" },      { THREAD_MAIN, "main:exec" },
-		{ THREAD_VCPU, "vcpu" },             { THREAD_VCPU, "vcpu:ioctl" },
-		{ THREAD_VCPU, "vcpu:exec-mmap" },   { THREAD_VCPU, "vcpu:socket" },
-		{ THREAD_BLK_IO, "blk-io:open" },    { THREAD_BLK_IO, "blk-io:ioctl" },
-		{ THREAD_BLK_IO, "blk-io:socket" },  { THREAD_NET_IO, "net-io:open" },
-		{ THREAD_NET_IO, "net-io:socket" },  { THREAD_NET_IO, "net-io:exec-mmap" },
-		{ THREAD_HELPER, "helper:open" },    { THREAD_HELPER, "helper:exec" },
-		{ THREAD_HELPER, "helper:ioctl" },
+	    {THREAD_MAIN, "main:open"},
+	    {THREAD_MAIN, "main:exec-mmap"},
+	    {THREAD_MAIN, "main:socket"},
+	    {THREAD_MAIN, "main:exec"},
+	    {THREAD_VCPU, "vcpu"},
+	    {THREAD_VCPU, "vcpu:ioctl"},
+	    {THREAD_VCPU, "vcpu:exec-mmap"},
+	    {THREAD_VCPU, "vcpu:socket"},
+	    {THREAD_BLK_IO, "blk-io:open"},
+	    {THREAD_BLK_IO, "blk-io:ioctl"},
+	    {THREAD_BLK_IO, "blk-io:socket"},
+	    {THREAD_NET_IO, "net-io:open"},
+	    {THREAD_NET_IO, "net-io:socket"},
+	    {THREAD_NET_IO, "net-io:exec-mmap"},
+	    {THREAD_HELPER, "helper:open"},
+	    {THREAD_HELPER, "helper:exec"},
+	    {THREAD_HELPER, "helper:ioctl"},
 	};
 	size_t i;
 
 	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		struct child_args a = { .role = cases[i].role, .forbidden = cases[i].what };
+		struct child_args a = {.role = cases[i].role, .forbidden = cases[i].what};
 		int st = in_child(child_run_role, &a);
 
 		if (!killed_by_sigsys(st))
@@ -261,7 +275,7 @@ static void test_roles_forbidden_kill(void)
 
 static void test_log_and_off_let_it_through(void)
 {
-	struct child_args a = { .role = THREAD_VCPU, .forbidden = "vcpu:open" };
+	struct child_args a = {.role = THREAD_VCPU, .forbidden = "vcpu:open"};
 
 	a.mode = SANDBOX_SECCOMP_LOG;
 	CHECK(exited_ok(in_child(child_run_role, &a)));
@@ -277,8 +291,9 @@ static void test_late_threads(void)
 {
 	/* a block thread started by a confined main: allowed when declared */
 	struct child_args a = {
-		.role = THREAD_BLK_IO, .late = true,
-		.late_roles = SANDBOX_ROLE_BIT(THREAD_BLK_IO),
+	    .role = THREAD_BLK_IO,
+	    .late = true,
+	    .late_roles = SANDBOX_ROLE_BIT(THREAD_BLK_IO),
 	};
 
 	int st = in_child(child_run_role, &a);
@@ -334,8 +349,8 @@ static void *parked_thread(void *arg)
 
 static int child_proc_status(void *arg)
 {
-	struct sandbox_opts o = { .seccomp = SANDBOX_SECCOMP_KILL };
-	struct parked pk = { .tid = 0 };
+	struct sandbox_opts o = {.seccomp = SANDBOX_SECCOMP_KILL};
+	struct parked pk = {.tid = 0};
 	const char *user = arg;
 	char v[128];
 	int p[2], bad = 0;
@@ -358,8 +373,8 @@ static int child_proc_status(void *arg)
 		bad |= 4;
 	if (status_field(pk.tid, "CapPrm", v, sizeof(v)) || strcmp(v, "0000000000000000"))
 		bad |= 8;
-	if (user && (status_field(pk.tid, "Uid", v, sizeof(v)) ||
-		     strncmp(v, "65534\t65534\t65534", 17)))
+	if (user &&
+	    (status_field(pk.tid, "Uid", v, sizeof(v)) || strncmp(v, "65534\t65534\t65534", 17)))
 		bad |= 16;
 	if (write(p[1], "x", 1) != 1)
 		bad |= 32;
@@ -391,7 +406,7 @@ static void *bare_thread(void *arg)
 /* sandbox_apply() refuses while a thread skipped thread_start() */
 static int child_unconfined_thread(void *arg)
 {
-	struct sandbox_opts o = { .seccomp = SANDBOX_SECCOMP_KILL };
+	struct sandbox_opts o = {.seccomp = SANDBOX_SECCOMP_KILL};
 	int p[2], err;
 	pthread_t t;
 
@@ -414,7 +429,7 @@ static void test_apply_refuses_unconfined_threads(void)
 
 static void test_parse(void)
 {
-	struct sandbox_opts o = { 0 };
+	struct sandbox_opts o = {0};
 	enum sandbox_seccomp m;
 
 	CHECK(sandbox_parse_seccomp("kill", &m) == 0 && m == SANDBOX_SECCOMP_KILL);
@@ -434,7 +449,8 @@ int main(void)
 {
 	char path[] = "/tmp/vmlet-sandbox-test.XXXXXX";
 
-	log_setup(LOG_FORMAT_JSON, LOG_DEBUG, "sandbox-test", "testvm"); /* every log path under the filters */
+	log_setup(LOG_FORMAT_JSON, LOG_DEBUG, "sandbox-test",
+		  "testvm"); /* every log path under the filters */
 	scratch_fd = mkstemp(path);
 	if (scratch_fd < 0 || ftruncate(scratch_fd, 1 << 20))
 		return 1;

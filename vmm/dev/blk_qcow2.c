@@ -579,7 +579,7 @@ static int qcow2_scan_compressed(struct blk *b)
 
 int blk_qcow2_init(struct blk *b)
 {
-	struct qcow2_header h;
+	struct qcow2_header h = {0};
 	struct qcow2 *q;
 	char name[1024], fmt[32];
 	struct stat st;

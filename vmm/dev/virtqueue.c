@@ -108,7 +108,8 @@ static bool elem_add(struct virtq *q, struct virtq_elem *e, const struct virtq_d
 static int virtq_walk(struct virtq *q, struct virtq_elem *e, uint16_t head)
 {
 	const uint8_t *table = q->desc_h;
-	unsigned int table_n = q->size, budget = q->size;
+	unsigned int table_n = q->size;
+	unsigned int budget = table_n;
 	unsigned int idx = head;
 	bool indirect = false, bad = false, seen_write = false;
 	struct virtq_desc d;
