@@ -76,12 +76,21 @@ int fw_virtio_init(struct fw_virtio *v, const struct fw_pci_fn *f, uint64_t want
 int fw_virtio_init_q(struct fw_virtio *v, const struct fw_pci_fn *f, uint64_t want,
 		     uint64_t *mmio_next, struct fw_vq *q)
 {
+	memset(q, 0, sizeof(*q));
+	if (fw_virtio_init_rings(v, f, want, mmio_next, QSIZE, q->desc, &q->avail, &q->used))
+		return -1;
+	v->vq = q;
+	return 0;
+}
+
+int fw_virtio_init_rings(struct fw_virtio *v, const struct fw_pci_fn *f, uint64_t want,
+			 uint64_t *mmio_next, uint16_t qsize, void *desc, void *avail, void *used)
+{
 	uint64_t offered;
 	uint16_t qmax;
 
 	memset(v, 0, sizeof(*v));
 	v->pci = f;
-	v->vq = q;
 	if (virtio_caps(v, f, mmio_next))
 		return -1;
 	fw_pci_write16(f, 4, fw_pci_read16(f, 4) | 0x6); /* memory + bus master */
@@ -105,13 +114,12 @@ int fw_virtio_init_q(struct fw_virtio *v, const struct fw_pci_fn *f, uint64_t wa
 	qmax = C16(v, 0x18);
 	if (!qmax)
 		return -1;
-	v->qsize = qmax < QSIZE ? qmax : QSIZE;
-	memset(q, 0, sizeof(*q));
+	v->qsize = qmax < qsize ? qmax : qsize;
 	C16(v, 0x18) = v->qsize;
 	C16(v, 0x1a) = 0xffff; /* no MSI-X vector: we poll */
-	*(volatile uint64_t *)(v->common + 0x20) = (uint64_t)(uintptr_t)q->desc;
-	*(volatile uint64_t *)(v->common + 0x28) = (uint64_t)(uintptr_t)&q->avail;
-	*(volatile uint64_t *)(v->common + 0x30) = (uint64_t)(uintptr_t)&q->used;
+	*(volatile uint64_t *)(v->common + 0x20) = (uint64_t)(uintptr_t)desc;
+	*(volatile uint64_t *)(v->common + 0x28) = (uint64_t)(uintptr_t)avail;
+	*(volatile uint64_t *)(v->common + 0x30) = (uint64_t)(uintptr_t)used;
 	v->notify += (uint64_t)C16(v, 0x1e) * v->notify_mult;
 	C16(v, 0x1c) = 1;
 	C8(v, 0x14) = 1 | 2 | 8 | 4;
@@ -329,41 +337,7 @@ static const char *hostile_blk(const struct fw_pci_fn *f, uint64_t *next)
 	return "ok";
 }
 
-/* Timed reads on one disk (scripts/bench-blk): 4 KiB random reads at
- * queue depth 1, then 64 KiB sequential reads over up to 64 MiB. */
-static void bench_blk(struct fw_buf *out, const struct fw_pci_fn *f, uint64_t *next)
-{
-	struct fw_virtio v;
-	uint64_t cap, t0, t_rand, t_seq, seq = 0, x = 88172645463325252ull;
-	uint32_t n_rand = 2048;
-
-	if (fw_virtio_init(&v, f, 0, next) || !v.device)
-		return;
-	cap = *(volatile uint32_t *)v.device | (uint64_t) * (volatile uint32_t *)(v.device + 4)
-						   << 32;
-	if (cap < 128)
-		return;
-	t0 = rdtsc();
-	for (uint32_t i = 0; i < n_rand; i++) {
-		x ^= x << 13, x ^= x >> 7, x ^= x << 17; /* xorshift64 */
-		if (blk_read(&v, (x % (cap / 8)) * 8, 4096))
-			return;
-	}
-	t_rand = rdtsc() - t0;
-	t0 = rdtsc();
-	while (seq + 65536 <= cap * 512 && seq < (64u << 20)) {
-		if (blk_read(&v, seq / 512, 65536))
-			return;
-		seq += 65536;
-	}
-	t_seq = rdtsc() - t0;
-	fw_buf_printf(out, "blkBench=00:%02x.%x %u %llu %llu %llu\n", f->dev, f->fn, n_rand,
-		      (unsigned long long)t_rand, (unsigned long long)seq,
-		      (unsigned long long)t_seq);
-	fw_virtio_reset(&v);
-}
-
-void fw_virtio_report(struct fw_buf *out, uint64_t ecam, bool hostile, bool bench)
+void fw_virtio_report(struct fw_buf *out, uint64_t ecam, bool hostile)
 {
 	static struct fw_pci_fn fns[FW_PCI_MAX_FNS];
 	uint64_t next = 0xd0000000ull; /* upper half of the 32-bit window */
@@ -381,10 +355,6 @@ void fw_virtio_report(struct fw_buf *out, uint64_t ecam, bool hostile, bool benc
 		if (fns[i].device == 0x1042 && hostile)
 			fw_buf_printf(out, "hostile=00:%02x.%x %s\n", fns[i].dev, fns[i].fn,
 				      hostile_blk(&fns[i], &next));
-		if (fns[i].device == 0x1042 && bench) {
-			bench_blk(out, &fns[i], &next);
-			bench = false; /* the first disk only */
-		}
 		if (fns[i].device == 0x1042)
 			report_blk(out, &fns[i], &next);
 		else if (fns[i].device == 0x1044)
