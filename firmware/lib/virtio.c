@@ -170,6 +170,8 @@ static void hex(char *out, const uint8_t *p, int n)
 	out[2 * n] = 0;
 }
 
+/* 0, the device's status byte (1 IOERR, 2 UNSUPP, 0xff none written), or
+ * -1 with no completion or a wrong used length. */
 static int blk_read(struct fw_virtio *v, uint64_t sector, uint32_t len)
 {
 	struct {
@@ -178,9 +180,15 @@ static int blk_read(struct fw_virtio *v, uint64_t sector, uint32_t len)
 	} hdr = {0, 0, sector};
 	static uint8_t status;
 	struct fw_virtio_buf b[3] = {{&hdr, 16, false}, {io_buf, len, true}, {&status, 1, true}};
+	int64_t used;
 
 	status = 0xff;
-	return fw_virtio_submit(v, b, 3) == (int64_t)len + 1 && status == 0 ? 0 : -1;
+	used = fw_virtio_submit(v, b, 3);
+	if (used < 0)
+		return -1;
+	if (status)
+		return status;
+	return used == (int64_t)len + 1 ? 0 : -1;
 }
 
 static void report_blk(struct fw_buf *out, const struct fw_pci_fn *f, uint64_t *next)
@@ -188,6 +196,7 @@ static void report_blk(struct fw_buf *out, const struct fw_pci_fn *f, uint64_t *
 	struct fw_virtio v;
 	struct fw_sha256 sha;
 	uint64_t cap, done = 0, total;
+	bool failed = false;
 	uint8_t digest[32];
 	char serial[21] = {0}, dh[65];
 	struct {
@@ -210,23 +219,29 @@ static void report_blk(struct fw_buf *out, const struct fw_pci_fn *f, uint64_t *
 			serial[i] = '_';
 	total = cap * 512 < (1u << 20) ? cap * 512 : (1u << 20);
 	fw_sha256_init(&sha);
-	while (done < total) {
+	/* a failed chunk is reported and skipped: the next ones must work */
+	for (int r, errors = 0; done < total && errors < 4; done += sizeof(io_buf)) {
 		uint32_t n =
 		    total - done < sizeof(io_buf) ? (uint32_t)(total - done) : sizeof(io_buf);
 
-		if (blk_read(&v, done / 512, n)) {
-			fw_buf_printf(out, "error=virtio-blk %02x: read failed at sector %llu\n",
-				      f->dev, (unsigned long long)(done / 512));
-			break;
+		r = blk_read(&v, done / 512, n);
+		if (r) {
+			fw_buf_printf(
+			    out, "error=virtio-blk %02x: read failed at sector %llu (status %d)\n",
+			    f->dev, (unsigned long long)(done / 512), r);
+			errors++;
+			failed = true;
+			if (r < 0) /* nothing came back: the ring is not ours to reuse */
+				break;
+			continue;
 		}
 		fw_sha256_update(&sha, io_buf, n);
-		done += n;
 	}
 	fw_sha256_final(&sha, digest);
 	hex(dh, digest, 32);
 	fw_buf_printf(out, "disk=00:%02x.%x %llu %d %s %s\n", f->dev, f->fn,
 		      (unsigned long long)(cap * 512), (v.features & BLK_F_RO) ? 1 : 0,
-		      done == total ? dh : "-", serial[0] ? serial : "-");
+		      done >= total && !failed ? dh : "-", serial[0] ? serial : "-");
 	fw_virtio_reset(&v);
 }
 

@@ -47,15 +47,18 @@ static uint8_t data[1u << 20] FW_ALIGNED(4096);
 struct bench_mode {
 	const char *name;
 	uint32_t type, size, qd, n;
-	bool seq;
+	bool seq, flush; /* flush: then a flush request, untimed */
 };
 
 static const struct bench_mode modes[] = {
-    {"idle", T_IN, 4096, 1, 0, false},		  /* set up only: the baseline */
-    {"qd1", T_IN, 4096, 1, 8192, false},	  /* 4 KiB random reads */
-    {"qd32", T_IN, 4096, BQD, 65536, false},	  /* the same, 32 in flight */
-    {"seqread", T_IN, 1u << 20, 1, 1024, true},	  /* 1 MiB sequential */
-    {"seqwrite", T_OUT, 1u << 20, 1, 1024, true}, /* then a flush, untimed */
+    {"idle", T_IN, 4096, 1, 0, false, false},		/* set up only: the baseline */
+    {"qd1", T_IN, 4096, 1, 8192, false, false},		/* 4 KiB random reads */
+    {"qd32", T_IN, 4096, BQD, 65536, false, false},	/* the same, 32 in flight */
+    {"seqread", T_IN, 1u << 20, 1, 1024, true, false},	/* 1 MiB sequential */
+    {"seqwrite", T_OUT, 1u << 20, 1, 1024, true, true}, /* then a flush */
+    /* for tests/sh/blk_fault_eio.sh: one 1 MiB write at sector 0 */
+    {"write", T_OUT, 1u << 20, 1, 1, true, false},
+    {"wflush", T_OUT, 1u << 20, 1, 1, true, true},
 };
 
 struct bench {
@@ -234,7 +237,7 @@ void probe_blk_bench(struct fw_buf *out, uint64_t ecam, const char *mode)
 		data[k] = (uint8_t)(k * 7 + (k >> 12));
 	if (m->n)
 		ticks = run(&b, m);
-	if (m->type == T_OUT) { /* the writes reach the file before we stop */
+	if (m->flush) { /* the writes reach the file before we stop */
 		post(&b, T_FLUSH, 0, 0);
 		publish(&b, (uint16_t)(b.avail_idx - 1));
 		if (reap(&b, 1, &done))
