@@ -352,6 +352,30 @@ static const char *hostile_blk(const struct fw_pci_fn *f, uint64_t *next)
 	return "ok";
 }
 
+/* The IDs and class of every function again through ports 0xcf8/0xcfc
+ * (needs them granted at CPL3): pciCf8=<functions that match ECAM>. */
+static void report_cf8(struct fw_buf *out, const struct fw_pci_fn *fns, int n)
+{
+	int same = 0;
+
+	for (int i = 0; i < n; i++) {
+		uint32_t a = 0x80000000u | (uint32_t)fns[i].dev << 11 | (uint32_t)fns[i].fn << 8;
+		uint32_t id, cls;
+
+		outl(0xcf8, a);
+		id = inl(0xcfc);
+		outl(0xcf8, a | 8);
+		cls = inl(0xcfc) >> 8;
+		if (id == fw_pci_read32(&fns[i], 0) && cls == fns[i].class_code)
+			same++;
+		else
+			fw_buf_printf(out, "error=pci 00:%02x.%x: 0xcf8 reads %08x %06x\n",
+				      fns[i].dev, fns[i].fn, id, cls);
+	}
+	outl(0xcf8, 0);
+	fw_buf_printf(out, "pciCf8=%d\n", same);
+}
+
 void fw_virtio_report(struct fw_buf *out, uint64_t ecam, bool hostile)
 {
 	static struct fw_pci_fn fns[FW_PCI_MAX_FNS];
@@ -364,6 +388,7 @@ void fw_virtio_report(struct fw_buf *out, uint64_t ecam, bool hostile)
 	for (int i = 0; i < n; i++)
 		fw_buf_printf(out, "pci=00:%02x.%x %04x:%04x %06x\n", fns[i].dev, fns[i].fn,
 			      fns[i].vendor, fns[i].device, fns[i].class_code);
+	report_cf8(out, fns, n);
 	for (int i = 0; i < n; i++) {
 		if (fns[i].vendor != 0x1af4)
 			continue;
