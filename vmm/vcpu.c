@@ -276,7 +276,10 @@ static void *vcpu_thread(void *arg)
 	struct vcpu *v = arg;
 	struct vm *vm = v->vm;
 	enum vm_exit_reason why;
+	bool ran = false;
 
+	if (v->index == 0)
+		vm->t_first_run = vm_now_ns();
 	while (vm_exit_reason(vm) == VM_EXIT_NONE) {
 		if (ioctl(v->fd, KVM_RUN, 0) < 0) {
 			/* EINTR: kicked (the loop condition decides);
@@ -287,6 +290,9 @@ static void *vcpu_thread(void *arg)
 			vm_request_exit(vm, VM_EXIT_CRASH);
 			break;
 		}
+		if (!ran && v->index == 0)
+			vm_bsp_ran(vm);
+		ran = true;
 		__atomic_add_fetch(
 		    &v->exits[v->run->exit_reason < VCPU_EXIT_STATS ? v->run->exit_reason
 								    : VCPU_EXIT_STATS - 1],

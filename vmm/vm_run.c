@@ -116,6 +116,7 @@ int vm_run(struct vm *vm)
 	uint32_t i;
 	int ret;
 
+	vm_stamp(vm, "booted");
 	ret = vcpu_signals_init();
 	if (ret)
 		return error_errno(ret, "vm: cannot install the vCPU kick handler");
@@ -129,6 +130,7 @@ int vm_run(struct vm *vm)
 		if (ret)
 			goto out;
 	}
+	vm_stamp(vm, "sandboxed");
 	/* APs first: they wait in the kernel for the BSP's INIT-SIPI-SIPI. */
 	for (i = vm->n_vcpus; i-- > 0;) {
 		ret = vcpu_start(&vm->vcpus[i]);
@@ -137,6 +139,7 @@ int vm_run(struct vm *vm)
 			goto out_join;
 		}
 	}
+	vm_stamp(vm, "threads");
 	while (vm_exit_reason(vm) == VM_EXIT_NONE) {
 		ret = event_loop_run(&vm->loop);
 		if (ret) {
@@ -147,6 +150,7 @@ int vm_run(struct vm *vm)
 	ret = 0;
 out_join:
 	vm_join_vcpus(vm);
+	vm_stamp(vm, "joined");
 	/* where a guest that had to be stopped was stuck */
 	if (vm_exit_reason(vm) == VM_EXIT_HARD_STOP && vm->n_vcpus)
 		vcpu_log_regs(&vm->vcpus[0]);
