@@ -4,7 +4,8 @@
  * (vmm/ctl.h) implemented with vm.h's public functions only.
  *
  * stop raises SIGTERM on the main thread: the VM's signalfd then runs the
- * same power-button-and-grace-period sequence as a SIGTERM from outside.
+ * same power-button-and-grace-period sequence as a SIGTERM from outside,
+ * and tells the lifecycle loop not to restart the guest afterwards.
  */
 #include <errno.h>
 #include <linux/kvm.h>
@@ -14,6 +15,7 @@
 #include <time.h>
 
 #include "vmm/ctl.h"
+#include "vmm/lifecycle.h"
 #include "vmm/vcpu.h"
 #include "vmm/vm.h"
 #include "vmm/vm_config.h"
@@ -59,6 +61,8 @@ static int vm_button(void *p)
 static int vm_stop(void *p)
 {
 	(void)p;
+	/* under runStrategy Always/RerunOnFailure: do not restart after this */
+	lifecycle_request_stop();
 	/* SIGTERM is blocked on every thread and read by the main thread's
 	 * signalfd: this is a SIGTERM from outside. */
 	return raise(SIGTERM) ? -errno : 0;

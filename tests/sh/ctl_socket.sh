@@ -5,14 +5,8 @@
 # period: exit 5), bad verbs are usage errors, a dead socket is an error.
 source "$(dirname "$0")/../lib/sh.sh"
 have_kvm || skip "no /dev/kvm"
-command -v as >/dev/null && command -v ld >/dev/null || skip "no binutils"
 "$VMLET" run --help 2>&1 | grep -q -- '--api-socket' || skip "vmlet run has no --api-socket yet"
-
-for m in 0 1; do
-	as --64 --defsym MODE=$m -o "$TMPD/g$m.o" tests/data/vmm_tiny_guest.S &&
-		ld -m elf_x86_64 -static -nostdlib -T tests/data/vmm_tiny_guest.ld \
-			-o "$TMPD/mode$m.elf" "$TMPD/g$m.o" || { fail "cannot build guest $m"; finish; }
-done
+tiny_guests 0 1
 SOCK=$TMPD/api.sock
 
 start() { # GUEST ARGS...

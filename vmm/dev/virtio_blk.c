@@ -324,10 +324,17 @@ int virtio_blk_create(struct virtio_blk **out, struct pci_host *host, struct vm 
 
 void virtio_blk_destroy(struct virtio_blk *b)
 {
+	int r;
+
 	if (!b)
 		return;
 	virtio_pci_release(&b->vp); /* resets: the worker goes idle */
 	virtio_worker_stop(&b->worker);
+	/* whatever the guest wrote reaches the disk before vmlet exits,
+	 * however the guest ended (power-off, crash, hard stop) */
+	r = b->be && !b->be->read_only ? blk_flush(b->be) : 0;
+	if (r)
+		log_warn("virtio-blk: disk '%s': flush at exit failed: %s", b->name, strerror(-r));
 	blk_close(b->be);
 	free(b);
 }
