@@ -22,16 +22,20 @@ static void run_usage(FILE *f)
 		   "                 [--grace-period SECONDS] [--log-format json|text]\n"
 		   "                 [--log-level debug|info|warning|error]\n"
 		   "                 [--volume NAME=PATH ...] [--disk-root DIR]\n"
+		   "                 [--run-strategy Always|RerunOnFailure|Once|Manual|Halted]\n"
 		   "\n"
 		   "Runs the VM the manifests describe under its runStrategy: Always restarts\n"
 		   "the guest after power-off, reboot or crash, RerunOnFailure after reboot or\n"
 		   "crash, Once/Manual (and no runStrategy) run it once, Halted does not start\n"
-		   "it. SIGTERM or SIGINT presses the ACPI power button; after\n"
+		   "it (--run-strategy overrides the manifest's). SIGTERM or SIGINT presses the\n"
+		   "ACPI power button; after\n"
 		   "terminationGracePeriodSeconds the VM is stopped (--grace-period overrides\n"
 		   "it). Exit status: 0 powered off (or stopped cleanly, or Halted), 1 failed\n"
 		   "to start, 2 usage, 3 rebooted, 4 crashed, 5 stopped after the grace period.\n"
 		   "\n" SANDBOX_USAGE CTL_USAGE);
 }
+
+enum { RUN_OPT_STRATEGY = 0x1a0 };
 
 struct run_ctx {
 	const struct vm_config *cfg;
@@ -74,24 +78,36 @@ static int run_exit_status(enum lifecycle_end end)
 	return (unsigned int)end < LC_END_COUNT ? status[end] : VMLET_EXIT_ERROR;
 }
 
-static int run_with_strategy(const struct vm_config *cfg, const struct cmd_vm_opts *o)
+static int run_with_strategy(const struct vm_config *cfg, const struct cmd_vm_opts *o,
+			     const char *override)
 {
 	struct run_ctx ctx = {cfg, o};
 	enum lifecycle_strategy strategy;
+	enum lifecycle_end end;
 	struct lifecycle lc;
 
-	if (lifecycle_parse(cfg->run_strategy, &strategy)) {
+	if (lifecycle_parse(override ? override : cfg->run_strategy, &strategy)) {
 		error(
 		    "run: unknown runStrategy '%s' (Always, RerunOnFailure, Once, Manual, Halted)",
 		    cfg->run_strategy);
 		return VMLET_EXIT_ERROR;
 	}
 	lifecycle_init(&lc, strategy);
+	/* the confined worker cannot remove the control socket: this
+	 * process does, after the last run */
+	lc.always_fork = o->api_socket && o->sandbox.seccomp != SANDBOX_SECCOMP_OFF;
 	if (lifecycle_may_restart(&lc))
 		log_info("run: runStrategy %s: the guest is restarted in-process after %s",
 			 lifecycle_strategy_name(strategy),
 			 strategy == LC_ALWAYS ? "power-off, reboot or crash" : "reboot or crash");
-	return run_exit_status(lifecycle_run(&lc, run_guest, &ctx));
+	end = lifecycle_run(&lc, run_guest, &ctx);
+	if (o->api_socket)
+		ctl_remove_socket(o->api_socket);
+	/* a worker killed by a signal (SIGSYS: a seccomp violation) ends
+	 * vmlet with the status a shell shows for that signal */
+	if (end == LC_END_FAILED && lc.worker_signal)
+		return 128 + lc.worker_signal;
+	return run_exit_status(end);
 }
 
 static const struct option run_options[] = {
@@ -109,6 +125,7 @@ static const struct option run_options[] = {
     {"memory", required_argument, NULL, CMD_OPT_MEMORY},
     {"grace-period", required_argument, NULL, CMD_OPT_GRACE},
     {"log-level", required_argument, NULL, CMD_OPT_LOG_LEVEL},
+    {"run-strategy", required_argument, NULL, RUN_OPT_STRATEGY},
     SANDBOX_LONGOPTS,
     CTL_LONGOPTS,
     {"help", no_argument, NULL, 'h'},
@@ -117,6 +134,8 @@ static const struct option run_options[] = {
 
 int cmd_run(int argc, char **argv)
 {
+	enum lifecycle_strategy unused;
+	const char *strategy = NULL;
 	struct cmd_vm_opts o;
 	struct vm_config cfg;
 	int c, ret;
@@ -130,6 +149,16 @@ int cmd_run(int argc, char **argv)
 		if (c == 'h') {
 			run_usage(stdout);
 			return VMLET_EXIT_OK;
+		}
+		if (c == RUN_OPT_STRATEGY) {
+			strategy = optarg;
+			if (!lifecycle_parse(strategy, &unused))
+				continue;
+			fprintf(stderr,
+				"vmlet run: --run-strategy takes Always, RerunOnFailure, "
+				"Once, Manual or Halted, not '%s'\n",
+				strategy);
+			return VMLET_EXIT_USAGE;
 		}
 		if (cmd_vm_option(&o, c, optarg)) {
 			run_usage(stderr);
@@ -145,7 +174,7 @@ int cmd_run(int argc, char **argv)
 	if (cmd_vm_config(&o, &cfg))
 		return VMLET_EXIT_ERROR;
 	log_setup(o.log_format, o.log_level, "vmlet", cfg.name);
-	ret = run_with_strategy(&cfg, &o);
+	ret = run_with_strategy(&cfg, &o, strategy);
 	log_setup(o.log_format, o.log_level, "vmlet", NULL);
 	vm_config_release(&cfg);
 	return ret;

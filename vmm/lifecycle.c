@@ -138,7 +138,7 @@ static uint64_t now_ms(void)
 
 /* Run once in a forked worker; *sigsys when a seccomp violation killed it. */
 static enum lifecycle_end run_worker(lifecycle_run_fn run, void *ctx, unsigned int restarts,
-				     bool *sigsys)
+				     bool *sigsys, int *signo)
 {
 	enum lifecycle_end end;
 	sigset_t stop_set, old;
@@ -146,6 +146,7 @@ static enum lifecycle_end run_worker(lifecycle_run_fn run, void *ctx, unsigned i
 	pid_t pid, parent;
 
 	*sigsys = false;
+	*signo = 0;
 	/* No stop signal in between: the parent learns worker_pid first, the
 	 * worker restores the default handlers first. */
 	sigemptyset(&stop_set);
@@ -194,6 +195,7 @@ static enum lifecycle_end run_worker(lifecycle_run_fn run, void *ctx, unsigned i
 	if (code >= 0 && code < LC_END_COUNT)
 		return (enum lifecycle_end)code;
 	if (WIFSIGNALED(status)) {
+		*signo = WTERMSIG(status);
 		*sigsys = WTERMSIG(status) == SIGSYS;
 		error("lifecycle: worker %d killed by signal %d%s", (int)pid, WTERMSIG(status),
 		      *sigsys ? " (seccomp violation: not restarting)" : "");
@@ -226,7 +228,7 @@ enum lifecycle_end lifecycle_run(struct lifecycle *lc, lifecycle_run_fn run, voi
 			 "set runStrategy Always, RerunOnFailure, Once or Manual to run it");
 		return LC_END_POWEROFF;
 	}
-	if (!lifecycle_may_restart(lc))
+	if (!lifecycle_may_restart(lc) && !lc->always_fork)
 		return run(ctx, 0);
 
 	stop_signal = 0;
@@ -235,7 +237,7 @@ enum lifecycle_end lifecycle_run(struct lifecycle *lc, lifecycle_run_fn run, voi
 	sigaction(SIGINT, &sa, &old_int);
 	for (;;) {
 		t0 = now_ms();
-		end = run_worker(run, ctx, lc->restarts, &sigsys);
+		end = run_worker(run, ctx, lc->restarts, &sigsys, &lc->worker_signal);
 		if (stop_signal) {
 			/* asked to stop: never restart; a guest that powered
 			 * off on the power button still ended cleanly */

@@ -59,6 +59,10 @@ struct lifecycle {
 	uint64_t backoff_max_ms;  /* cap (300000, KubeVirt's 5 minutes) */
 	uint64_t stable_ms;	  /* a run this long resets the backoff (60000) */
 	unsigned int restarts;	  /* restarts so far */
+	int worker_signal;	  /* signal that killed the last worker, or 0 */
+	bool always_fork;	  /* a single run in a worker too (the caller
+				   * then has an unconfined process, e.g. to
+				   * remove the control socket) */
 	uint64_t next_backoff_ms; /* delay for the next short-run restart */
 };
 
@@ -90,7 +94,8 @@ typedef enum lifecycle_end (*lifecycle_run_fn)(void *ctx, unsigned int restarts)
 /*
  * Run the guest under lc's strategy until the strategy says exit; returns
  * how the last run ended. Strategies that never restart call run in
- * this process; the others run each guest in a forked worker. A
+ * this process (unless lc->always_fork); the others run each guest in a
+ * forked worker. A
  * SIGTERM/SIGINT is forwarded to the worker and ends the loop after that
  * run (how the run ended is returned; a worker killed by the signal is
  * LC_END_STOPPED); during a backoff wait no guest runs, so it ends the loop
