@@ -76,12 +76,21 @@ int fw_virtio_init(struct fw_virtio *v, const struct fw_pci_fn *f, uint64_t want
 int fw_virtio_init_q(struct fw_virtio *v, const struct fw_pci_fn *f, uint64_t want,
 		     uint64_t *mmio_next, struct fw_vq *q)
 {
+	memset(q, 0, sizeof(*q));
+	if (fw_virtio_init_rings(v, f, want, mmio_next, QSIZE, q->desc, &q->avail, &q->used))
+		return -1;
+	v->vq = q;
+	return 0;
+}
+
+int fw_virtio_init_rings(struct fw_virtio *v, const struct fw_pci_fn *f, uint64_t want,
+			 uint64_t *mmio_next, uint16_t qsize, void *desc, void *avail, void *used)
+{
 	uint64_t offered;
 	uint16_t qmax;
 
 	memset(v, 0, sizeof(*v));
 	v->pci = f;
-	v->vq = q;
 	if (virtio_caps(v, f, mmio_next))
 		return -1;
 	fw_pci_write16(f, 4, fw_pci_read16(f, 4) | 0x6); /* memory + bus master */
@@ -105,13 +114,12 @@ int fw_virtio_init_q(struct fw_virtio *v, const struct fw_pci_fn *f, uint64_t wa
 	qmax = C16(v, 0x18);
 	if (!qmax)
 		return -1;
-	v->qsize = qmax < QSIZE ? qmax : QSIZE;
-	memset(q, 0, sizeof(*q));
+	v->qsize = qmax < qsize ? qmax : qsize;
 	C16(v, 0x18) = v->qsize;
 	C16(v, 0x1a) = 0xffff; /* no MSI-X vector: we poll */
-	*(volatile uint64_t *)(v->common + 0x20) = (uint64_t)(uintptr_t)q->desc;
-	*(volatile uint64_t *)(v->common + 0x28) = (uint64_t)(uintptr_t)&q->avail;
-	*(volatile uint64_t *)(v->common + 0x30) = (uint64_t)(uintptr_t)&q->used;
+	*(volatile uint64_t *)(v->common + 0x20) = (uint64_t)(uintptr_t)desc;
+	*(volatile uint64_t *)(v->common + 0x28) = (uint64_t)(uintptr_t)avail;
+	*(volatile uint64_t *)(v->common + 0x30) = (uint64_t)(uintptr_t)used;
 	v->notify += (uint64_t)C16(v, 0x1e) * v->notify_mult;
 	C16(v, 0x1c) = 1;
 	C8(v, 0x14) = 1 | 2 | 8 | 4;
@@ -162,6 +170,8 @@ static void hex(char *out, const uint8_t *p, int n)
 	out[2 * n] = 0;
 }
 
+/* 0, the device's status byte (1 IOERR, 2 UNSUPP, 0xff none written), or
+ * -1 with no completion or a wrong used length. */
 static int blk_read(struct fw_virtio *v, uint64_t sector, uint32_t len)
 {
 	struct {
@@ -170,9 +180,15 @@ static int blk_read(struct fw_virtio *v, uint64_t sector, uint32_t len)
 	} hdr = {0, 0, sector};
 	static uint8_t status;
 	struct fw_virtio_buf b[3] = {{&hdr, 16, false}, {io_buf, len, true}, {&status, 1, true}};
+	int64_t used;
 
 	status = 0xff;
-	return fw_virtio_submit(v, b, 3) == (int64_t)len + 1 && status == 0 ? 0 : -1;
+	used = fw_virtio_submit(v, b, 3);
+	if (used < 0)
+		return -1;
+	if (status)
+		return status;
+	return used == (int64_t)len + 1 ? 0 : -1;
 }
 
 static void report_blk(struct fw_buf *out, const struct fw_pci_fn *f, uint64_t *next)
@@ -180,6 +196,7 @@ static void report_blk(struct fw_buf *out, const struct fw_pci_fn *f, uint64_t *
 	struct fw_virtio v;
 	struct fw_sha256 sha;
 	uint64_t cap, done = 0, total;
+	bool failed = false;
 	uint8_t digest[32];
 	char serial[21] = {0}, dh[65];
 	struct {
@@ -202,23 +219,29 @@ static void report_blk(struct fw_buf *out, const struct fw_pci_fn *f, uint64_t *
 			serial[i] = '_';
 	total = cap * 512 < (1u << 20) ? cap * 512 : (1u << 20);
 	fw_sha256_init(&sha);
-	while (done < total) {
+	/* a failed chunk is reported and skipped: the next ones must work */
+	for (int r, errors = 0; done < total && errors < 4; done += sizeof(io_buf)) {
 		uint32_t n =
 		    total - done < sizeof(io_buf) ? (uint32_t)(total - done) : sizeof(io_buf);
 
-		if (blk_read(&v, done / 512, n)) {
-			fw_buf_printf(out, "error=virtio-blk %02x: read failed at sector %llu\n",
-				      f->dev, (unsigned long long)(done / 512));
-			break;
+		r = blk_read(&v, done / 512, n);
+		if (r) {
+			fw_buf_printf(
+			    out, "error=virtio-blk %02x: read failed at sector %llu (status %d)\n",
+			    f->dev, (unsigned long long)(done / 512), r);
+			errors++;
+			failed = true;
+			if (r < 0) /* nothing came back: the ring is not ours to reuse */
+				break;
+			continue;
 		}
 		fw_sha256_update(&sha, io_buf, n);
-		done += n;
 	}
 	fw_sha256_final(&sha, digest);
 	hex(dh, digest, 32);
 	fw_buf_printf(out, "disk=00:%02x.%x %llu %d %s %s\n", f->dev, f->fn,
 		      (unsigned long long)(cap * 512), (v.features & BLK_F_RO) ? 1 : 0,
-		      done == total ? dh : "-", serial[0] ? serial : "-");
+		      done >= total && !failed ? dh : "-", serial[0] ? serial : "-");
 	fw_virtio_reset(&v);
 }
 
@@ -329,41 +352,31 @@ static const char *hostile_blk(const struct fw_pci_fn *f, uint64_t *next)
 	return "ok";
 }
 
-/* Timed reads on one disk (scripts/bench-blk): 4 KiB random reads at
- * queue depth 1, then 64 KiB sequential reads over up to 64 MiB. */
-static void bench_blk(struct fw_buf *out, const struct fw_pci_fn *f, uint64_t *next)
+/* The IDs and class of every function again through ports 0xcf8/0xcfc
+ * (needs them granted at CPL3): pciCf8=<functions that match ECAM>. */
+static void report_cf8(struct fw_buf *out, const struct fw_pci_fn *fns, int n)
 {
-	struct fw_virtio v;
-	uint64_t cap, t0, t_rand, t_seq, seq = 0, x = 88172645463325252ull;
-	uint32_t n_rand = 2048;
+	int same = 0;
 
-	if (fw_virtio_init(&v, f, 0, next) || !v.device)
-		return;
-	cap = *(volatile uint32_t *)v.device | (uint64_t) * (volatile uint32_t *)(v.device + 4)
-						   << 32;
-	if (cap < 128)
-		return;
-	t0 = rdtsc();
-	for (uint32_t i = 0; i < n_rand; i++) {
-		x ^= x << 13, x ^= x >> 7, x ^= x << 17; /* xorshift64 */
-		if (blk_read(&v, (x % (cap / 8)) * 8, 4096))
-			return;
+	for (int i = 0; i < n; i++) {
+		uint32_t a = 0x80000000u | (uint32_t)fns[i].dev << 11 | (uint32_t)fns[i].fn << 8;
+		uint32_t id, cls;
+
+		outl(0xcf8, a);
+		id = inl(0xcfc);
+		outl(0xcf8, a | 8);
+		cls = inl(0xcfc) >> 8;
+		if (id == fw_pci_read32(&fns[i], 0) && cls == fns[i].class_code)
+			same++;
+		else
+			fw_buf_printf(out, "error=pci 00:%02x.%x: 0xcf8 reads %08x %06x\n",
+				      fns[i].dev, fns[i].fn, id, cls);
 	}
-	t_rand = rdtsc() - t0;
-	t0 = rdtsc();
-	while (seq + 65536 <= cap * 512 && seq < (64u << 20)) {
-		if (blk_read(&v, seq / 512, 65536))
-			return;
-		seq += 65536;
-	}
-	t_seq = rdtsc() - t0;
-	fw_buf_printf(out, "blkBench=00:%02x.%x %u %llu %llu %llu\n", f->dev, f->fn, n_rand,
-		      (unsigned long long)t_rand, (unsigned long long)seq,
-		      (unsigned long long)t_seq);
-	fw_virtio_reset(&v);
+	outl(0xcf8, 0);
+	fw_buf_printf(out, "pciCf8=%d\n", same);
 }
 
-void fw_virtio_report(struct fw_buf *out, uint64_t ecam, bool hostile, bool bench)
+void fw_virtio_report(struct fw_buf *out, uint64_t ecam, bool hostile)
 {
 	static struct fw_pci_fn fns[FW_PCI_MAX_FNS];
 	uint64_t next = 0xd0000000ull; /* upper half of the 32-bit window */
@@ -375,16 +388,13 @@ void fw_virtio_report(struct fw_buf *out, uint64_t ecam, bool hostile, bool benc
 	for (int i = 0; i < n; i++)
 		fw_buf_printf(out, "pci=00:%02x.%x %04x:%04x %06x\n", fns[i].dev, fns[i].fn,
 			      fns[i].vendor, fns[i].device, fns[i].class_code);
+	report_cf8(out, fns, n);
 	for (int i = 0; i < n; i++) {
 		if (fns[i].vendor != 0x1af4)
 			continue;
 		if (fns[i].device == 0x1042 && hostile)
 			fw_buf_printf(out, "hostile=00:%02x.%x %s\n", fns[i].dev, fns[i].fn,
 				      hostile_blk(&fns[i], &next));
-		if (fns[i].device == 0x1042 && bench) {
-			bench_blk(out, &fns[i], &next);
-			bench = false; /* the first disk only */
-		}
 		if (fns[i].device == 0x1042)
 			report_blk(out, &fns[i], &next);
 		else if (fns[i].device == 0x1044)

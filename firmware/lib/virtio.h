@@ -54,6 +54,12 @@ int fw_virtio_init(struct fw_virtio *v, const struct fw_pci_fn *f, uint64_t want
  * plain init shares one static queue between devices used in turn). */
 int fw_virtio_init_q(struct fw_virtio *v, const struct fw_pci_fn *f, uint64_t want,
 		     uint64_t *mmio_next, struct fw_vq *q);
+/* The same with rings of any size (the device may lower qsize: see
+ * v->qsize) laid out by the caller (§2.7: desc 16-, avail 2-, used
+ * 4-byte aligned); v->vq stays NULL, so fw_virtio_submit() is not for
+ * these rings. */
+int fw_virtio_init_rings(struct fw_virtio *v, const struct fw_pci_fn *f, uint64_t want,
+			 uint64_t *mmio_next, uint16_t qsize, void *desc, void *avail, void *used);
 /* Post one chain on queue 0, notify, poll for its completion. Returns the
  * used length, or -1 on timeout. */
 int64_t fw_virtio_submit(struct fw_virtio *v, const struct fw_virtio_buf *b, int n);
@@ -63,10 +69,8 @@ void fw_virtio_reset(struct fw_virtio *v);
  * hostile, first attack each virtio-blk with malformed rings (a buffer
  * outside RAM, an absurd length, a descriptor loop, an avail index far
  * ahead) and check it still serves good requests after each: one
- * hostile=<bb:dd.f> ok|<failed step> line per disk. With bench, time reads
- * on the first disk: blkBench=<bb:dd.f> <n 4K reads> <ticks> <seq bytes>
- * <ticks> (TSC ticks; see scripts/bench-blk). */
-void fw_virtio_report(struct fw_buf *out, uint64_t ecam, bool hostile, bool bench);
+ * hostile=<bb:dd.f> ok|<failed step> line per disk. */
+void fw_virtio_report(struct fw_buf *out, uint64_t ecam, bool hostile);
 
 /* SHA-256 (FIPS 180-4), integer-only. */
 struct fw_sha256 {

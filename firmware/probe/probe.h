@@ -37,6 +37,14 @@ enum {
 	PROBE_KC_POWEROFF,  /* (): does not return */
 };
 
+/* Timed I/O on the first virtio-blk (blkbench.c, for scripts/bench-blk):
+ * mode idle (set up only), qd1 / qd32 (4 KiB random reads at queue depth
+ * 1 / 32), seqread / seqwrite (1 MiB sequential, queue depth 1; the writes
+ * are flushed after the clock stops), write / wflush (one 1 MiB write of
+ * byte k = k * 7 + k / 4096 at sector 0, without / with a flush). Appends
+ * blkBench=<bb:dd.f> <mode> <requests> <bytes> <TSC ticks> <errors>. */
+void probe_blk_bench(struct fw_buf *out, uint64_t ecam, const char *mode);
+
 /* CPL3 part; arg = start_info physical address. Does not return. */
 void probe_user_main(void *arg);
 

@@ -210,27 +210,55 @@ static void report_topology(void)
 	report_counts();
 }
 
-/* Is word in the PVH command line? */
-static bool cmdline_has(uint32_t si_addr, const char *word)
+/* The PVH command line ("" when there is none). */
+static const char *cmdline(uint32_t si_addr)
 {
 	const struct hvm_start_info *si = (const struct hvm_start_info *)(uintptr_t)si_addr;
-	const char *c;
-	size_t n = strlen(word);
 
 	if (!si_addr || si->magic != HVM_START_MAGIC || !si->cmdline_paddr ||
 	    si->cmdline_paddr >= 0x100000000ull)
-		return false;
-	c = (const char *)(uintptr_t)si->cmdline_paddr;
+		return "";
+	return (const char *)(uintptr_t)si->cmdline_paddr;
+}
+
+/* Where word (a whole word, or "key=" followed by its value) starts in
+ * the command line, NULL if absent. */
+static const char *cmdline_find(uint32_t si_addr, const char *word)
+{
+	const char *c = cmdline(si_addr);
+	size_t n = strlen(word);
+	bool prefix = n && word[n - 1] == '=';
+
 	for (size_t i = 0; i < 4096 && c[i]; i++)
 		if ((!i || c[i - 1] == ' ') && !strncmp(c + i, word, n) &&
-		    (c[i + n] == ' ' || !c[i + n]))
-			return true;
-	return false;
+		    (prefix || c[i + n] == ' ' || !c[i + n]))
+			return c + i;
+	return NULL;
+}
+
+static bool cmdline_has(uint32_t si_addr, const char *word)
+{
+	return cmdline_find(si_addr, word) != NULL;
+}
+
+/* The value of key= (up to the next space) in val; false if absent. */
+static bool cmdline_value(uint32_t si_addr, const char *key, char *val, size_t cap)
+{
+	const char *c = cmdline_find(si_addr, key);
+	size_t k = 0;
+
+	if (!c)
+		return false;
+	for (c += strlen(key); k + 1 < cap && c[k] && c[k] != ' '; k++)
+		val[k] = c[k];
+	val[k] = 0;
+	return true;
 }
 
 void probe_user_main(void *arg)
 {
-	uint64_t rsdp_hint;
+	uint64_t rsdp_hint, ecam;
+	char mode[16];
 
 	fw_buf_init(&st.out, report, sizeof(report));
 	fw_buf_printf(&st.out, "\n" FW_ABI_PROBE_BEGIN "%d\n", FW_ABI_VERSION);
@@ -240,10 +268,10 @@ void probe_user_main(void *arg)
 	order_cpus();
 	report_topology();
 	/* PCI functions, virtio disks and entropy (firmware/lib/virtio.c) */
-	fw_virtio_report(&st.out,
-			 fw_pci_ecam_from_mcfg(fw_acpi_find(st.tables, st.n_tables, "MCFG")),
-			 cmdline_has((uint32_t)(uintptr_t)arg, "vmlet.hostile"),
-			 cmdline_has((uint32_t)(uintptr_t)arg, "vmlet.blkbench"));
+	ecam = fw_pci_ecam_from_mcfg(fw_acpi_find(st.tables, st.n_tables, "MCFG"));
+	fw_virtio_report(&st.out, ecam, cmdline_has((uint32_t)(uintptr_t)arg, "vmlet.hostile"));
+	if (cmdline_value((uint32_t)(uintptr_t)arg, "vmlet.blkbench=", mode, sizeof(mode)))
+		probe_blk_bench(&st.out, ecam, mode);
 	if (st.out.overflow) {
 		st.out.len = sizeof(report) - 64;
 		st.out.overflow = false;

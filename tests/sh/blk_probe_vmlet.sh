@@ -3,8 +3,9 @@
 # driven from a KubeVirt manifest: hostDisk (serial, readonly), emptyDisk,
 # cloudInitNoCloud and rng. Disk order, capacity, read-only flag, serial
 # and the SHA-256 of the first MiB must match the images; generated images
-# must be gone after exit; unsupported buses fail naming the disk. The
-# same probe ELF under QEMU (q35) must see the same disk.
+# must be gone after exit; unsupported buses fail naming the disk; every
+# function reads the same through 0xcf8/0xcfc as through ECAM. The same
+# probe ELF under QEMU (q35) must see the same disk and ports.
 source "$(dirname "$0")/../lib/sh.sh"
 
 have_kvm || skip "no usable /dev/kvm"
@@ -63,6 +64,8 @@ for bin in "$VMLET" "$VMLET_SAN"; do
 	[[ ${d[2]} == "disk=00:03.0 16777216 0 $sum_zero -" ]] && ok "$bin: emptyDisk" || fail "$bin: ${d[2]}"
 	[[ ${d[3]} =~ ^disk=00:04.0\ [0-9]+\ 1\ [0-9a-f]{64}\ -$ ]] && ok "$bin: cloud-init seed disk" || fail "$bin: ${d[3]}"
 	grep -qE '^rng=00:0[0-9a-f]\.0 128 ok$' "$TMPD/out.txt" && ok "$bin: rng" || fail "$bin: rng"
+	grep -q "^pciCf8=$(grep -c '^pci=' "$TMPD/out.txt")$" "$TMPD/out.txt" &&
+		ok "$bin: 0xcf8/0xcfc reads what ECAM reads" || fail "$bin: $(grep '^pciCf8' "$TMPD/out.txt")"
 	grep -q '^error=' "$TMPD/out.txt" && fail "$bin: probe errors: $(grep '^error=' "$TMPD/out.txt")"
 	left=$(ls "$TMPD/tmp")
 	[[ -z $left ]] && ok "$bin: generated images removed" || fail "$bin: left behind: $left"
@@ -115,5 +118,7 @@ if command -v qemu-system-x86_64 >/dev/null && [[ -f /usr/share/qemu/qboot.rom ]
 		-device virtio-blk-pci,drive=d0,serial=ROOT-1,disable-legacy=on 2>/dev/null
 	grep -q "^disk=00:01.0 5242880 1 $sum_a ROOT-1$" "$TMPD/q.txt" && ok "QEMU sees the same disk" ||
 		fail "QEMU: $(grep '^disk=' "$TMPD/q.txt")"
+	grep -q "^pciCf8=$(grep -c '^pci=' "$TMPD/q.txt")$" "$TMPD/q.txt" &&
+		ok "QEMU: the probe's 0xcf8 and ECAM reads agree" || fail "QEMU: $(grep '^pciCf8' "$TMPD/q.txt")"
 fi
 finish

@@ -153,18 +153,6 @@ int irq_irqfd_deassign(struct vm *vm, int fd, uint32_t gsi)
 	return 0;
 }
 
-int irq_ioeventfd_assign(struct vm *vm, int fd, uint64_t addr, uint32_t len, bool pio,
-			 int64_t datamatch)
-{
-	(void)vm;
-	(void)fd;
-	(void)addr;
-	(void)len;
-	(void)pio;
-	(void)datamatch;
-	return -ENOSYS; /* no KVM: kicks come through the MMIO path */
-}
-
 int irq_ioeventfd_deassign(struct vm *vm, int fd, uint64_t addr, uint32_t len, bool pio,
 			   int64_t datamatch)
 {
@@ -175,6 +163,13 @@ int irq_ioeventfd_deassign(struct vm *vm, int fd, uint64_t addr, uint32_t len, b
 	(void)pio;
 	(void)datamatch;
 	return 0;
+}
+
+int irq_ioeventfd_assign(struct vm *vm, int fd, uint64_t addr, uint32_t len, bool pio,
+			 int64_t datamatch)
+{
+	irq_ioeventfd_deassign(vm, fd, addr, len, pio, datamatch);
+	return -ENOSYS; /* no KVM: kicks come through the MMIO path */
 }
 
 /* Interrupts raised on the MSI whose data is `data` since the last call

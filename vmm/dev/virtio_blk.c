@@ -193,8 +193,9 @@ static void blk_read_counters(void *opaque, struct device_counters *c)
 }
 
 /* Complete one popped chain (good or bad). */
-static void blk_complete(struct virtio_blk *b, struct virtq *q, struct virtq_elem *e, bool good)
+static void blk_complete(void *opaque, struct virtq *q, struct virtq_elem *e, bool good)
 {
+	struct virtio_blk *b = opaque;
 	uint64_t written = 0;
 	uint8_t status;
 
@@ -210,34 +211,12 @@ static void blk_complete(struct virtio_blk *b, struct virtq *q, struct virtq_ele
 	virtq_push(q, e->head, (uint32_t)(written + 1));
 }
 
-static void blk_drain(struct virtio_blk *b, unsigned int qi)
+static void blk_drain(void *opaque, unsigned int qi)
 {
-	struct virtq *q = virtio_pci_queue(&b->vp, qi);
+	struct virtio_blk *b = opaque;
 	struct virtq_elem e = {.out = b->out, .in = b->in, .cap_out = BLK_SEGS, .cap_in = BLK_SEGS};
-	unsigned int done;
-	int r;
 
-	if (!q)
-		return;
-	do {
-		virtq_disable_notify(q);
-		done = 0;
-		while ((r = virtq_pop(q, &e)) > 0) {
-			blk_complete(b, q, &e, r == VIRTQ_POP_OK);
-			done++;
-		}
-		if (done && virtq_should_notify(q))
-			virtio_pci_queue_interrupt(&b->vp, qi);
-		if (r < 0) {
-			virtio_pci_needs_reset(&b->vp);
-			return;
-		}
-	} while (virtq_enable_notify(q));
-}
-
-static void blk_drain_cb(void *opaque, unsigned int q)
-{
-	blk_drain(opaque, q);
+	virtio_pci_drain(&b->vp, qi, &e, blk_complete, b);
 }
 
 /* ---- virtio device ops -------------------------------------------------------- */
@@ -343,7 +322,7 @@ int virtio_blk_create(struct virtio_blk **out, struct pci_host *host, struct vm 
 	}
 	device_add_counters(vm, "blk", b->name, blk_read_counters, b);
 	b->worker =
-	    (struct virtio_worker){.vp = &b->vp, .nq = b->nq, .drain = blk_drain_cb, .opaque = b};
+	    (struct virtio_worker){.vp = &b->vp, .nq = b->nq, .drain = blk_drain, .opaque = b};
 	r = virtio_worker_start(&b->worker, THREAD_BLK_IO, "vmlet-blk");
 	if (r) {
 		virtio_pci_release(&b->vp);

@@ -112,39 +112,27 @@ static uint8_t ctrl_command(struct virtio_net *n, const struct virtq_elem *e)
 	return VIRTIO_NET_ERR;
 }
 
+static void ctrl_serve(void *opaque, struct virtq *q, struct virtq_elem *e, bool good)
+{
+	struct virtio_net *n = opaque;
+	uint8_t ack;
+
+	/* §5.1.6.5: class, command, data (readable); ack (writable) */
+	if (!good || e->out_bytes < 2 || e->in_bytes < 1) {
+		log_warn_once("virtio-net: %s: malformed control command", n->name);
+		virtq_push(q, e->head, 0);
+		return;
+	}
+	ack = ctrl_command(n, e);
+	virtq_buf_to_iov(e->in, e->n_in, e->in_bytes - 1, &ack, 1);
+	virtq_push(q, e->head, 1);
+}
+
 void virtio_net_ctrl(struct virtio_net *n)
 {
-	unsigned int qi = 2 * n->pairs;
-	struct virtq *q = virtio_pci_queue(&n->vp, qi);
 	struct virtq_elem e = {.out = n->out, .in = n->in, .cap_out = NET_SEGS, .cap_in = NET_SEGS};
-	unsigned int done;
-	uint8_t ack;
-	int r;
 
-	if (!q)
-		return;
-	do {
-		virtq_disable_notify(q);
-		done = 0;
-		while ((r = virtq_pop(q, &e)) > 0) {
-			done++;
-			/* §5.1.6.5: class, command, data (readable); ack (writable) */
-			if (r != VIRTQ_POP_OK || e.out_bytes < 2 || e.in_bytes < 1) {
-				log_warn_once("virtio-net: %s: malformed control command", n->name);
-				virtq_push(q, e.head, 0);
-				continue;
-			}
-			ack = ctrl_command(n, &e);
-			virtq_buf_to_iov(e.in, e.n_in, e.in_bytes - 1, &ack, 1);
-			virtq_push(q, e.head, 1);
-		}
-		if (done && virtq_should_notify(q))
-			virtio_pci_queue_interrupt(&n->vp, qi);
-		if (r < 0) {
-			virtio_pci_needs_reset(&n->vp);
-			return;
-		}
-	} while (virtq_enable_notify(q));
+	virtio_pci_drain(&n->vp, 2 * n->pairs, &e, ctrl_serve, n);
 }
 
 static void net_free(struct virtio_net *n)

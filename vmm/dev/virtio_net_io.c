@@ -238,34 +238,28 @@ static void tx_one(struct virtio_net *n, struct net_pair *p, const struct virtq_
 	NET_STAT_ADD(n, tx_bytes, flen);
 }
 
+struct tx_ctx {
+	struct virtio_net *n;
+	struct net_pair *p;
+};
+
+static void tx_serve(void *opaque, struct virtq *q, struct virtq_elem *e, bool good)
+{
+	struct tx_ctx *c = opaque;
+
+	if (good)
+		tx_one(c->n, c->p, e);
+	else
+		NET_STAT_ADD(c->n, tx_dropped, 1);
+	virtq_push(q, e->head, 0);
+}
+
 static void tx_drain(struct virtio_net *n, unsigned int pi)
 {
-	struct virtq *q = virtio_pci_queue(&n->vp, 2 * pi + 1);
 	struct virtq_elem e = {.out = n->out, .in = n->in, .cap_out = NET_SEGS, .cap_in = NET_SEGS};
-	unsigned int done;
-	int r;
+	struct tx_ctx c = {n, &n->pair[pi]};
 
-	if (!q)
-		return;
-	do {
-		virtq_disable_notify(q);
-		done = 0;
-		while ((r = virtq_pop(q, &e)) > 0) {
-			if (r == VIRTQ_POP_OK)
-				tx_one(n, &n->pair[pi], &e);
-			else
-				NET_STAT_ADD(n, tx_dropped, 1);
-			virtq_push(q, e.head, 0);
-			done++;
-		}
-		if (done && virtq_should_notify(q))
-			virtio_pci_queue_interrupt(&n->vp, 2 * pi + 1);
-		if (r < 0) {
-			virtio_pci_needs_reset(&n->vp);
-			return;
-		}
-	} while (virtq_enable_notify(q));
-	if (n->inject_n)
+	if (!virtio_pci_drain(&n->vp, 2 * pi + 1, &e, tx_serve, &c) && n->inject_n)
 		rx_pump(n, 0); /* replies vmlet made */
 }
 

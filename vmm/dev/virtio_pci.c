@@ -1,6 +1,9 @@
 // SPDX-License-Identifier: MIT
 /*
- * virtio_pci.c - modern virtio PCI transport (virtio 1.2 §4.1).
+ * virtio_pci.c - modern virtio PCI transport (virtio 1.2 §4.1): the PCI
+ * function, its capabilities, BAR 0 dispatch and the PCI_CFG window. The
+ * common configuration is in virtio_pci_common.c, interrupts and
+ * doorbells in virtio_pci_notify.c (virtio_pci_int.h).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -8,32 +11,9 @@
 #include <sys/eventfd.h>
 #include <unistd.h>
 
-#include "vmm/dev/virtio_pci.h"
+#include "vmm/dev/virtio_pci_int.h"
 #include "vmm/irq.h"
 #include "vmm/log.h"
-
-/* common configuration structure offsets (§4.1.4.3) */
-enum {
-	VPCI_DFSELECT = 0x00,
-	VPCI_DF = 0x04,
-	VPCI_GFSELECT = 0x08,
-	VPCI_GF = 0x0c,
-	VPCI_MSIX_CONFIG = 0x10,
-	VPCI_NUM_QUEUES = 0x12,
-	VPCI_STATUS = 0x14,
-	VPCI_CFG_GEN = 0x15,
-	VPCI_Q_SELECT = 0x16,
-	VPCI_Q_SIZE = 0x18,
-	VPCI_Q_VECTOR = 0x1a,
-	VPCI_Q_ENABLE = 0x1c,
-	VPCI_Q_NOFF = 0x1e,
-	VPCI_Q_DESCLO = 0x20,
-	VPCI_Q_DESCHI = 0x24,
-	VPCI_Q_AVAILLO = 0x28,
-	VPCI_Q_AVAILHI = 0x2c,
-	VPCI_Q_USEDLO = 0x30,
-	VPCI_Q_USEDHI = 0x34,
-};
 
 /* capability cfg_type values (§4.1.4) */
 enum { VCAP_COMMON = 1, VCAP_NOTIFY = 2, VCAP_ISR = 3, VCAP_DEVICE = 4, VCAP_PCI = 5 };
@@ -41,405 +21,6 @@ enum { VCAP_COMMON = 1, VCAP_NOTIFY = 2, VCAP_ISR = 3, VCAP_DEVICE = 4, VCAP_PCI
 #define TRANSPORT_FEATURES                                                                         \
 	((1ull << VIRTIO_F_VERSION_1) | (1ull << VIRTIO_F_EVENT_IDX) |                             \
 	 (1ull << VIRTIO_F_INDIRECT_DESC))
-
-static uint8_t vp_status(struct virtio_pci *vp)
-{
-	return __atomic_load_n(&vp->status, __ATOMIC_ACQUIRE);
-}
-
-/* ---- interrupts ------------------------------------------------------------ */
-
-static void vp_signal_vector(struct virtio_pci *vp, unsigned int vec)
-{
-	uint64_t one = 1, addr;
-	uint32_t data;
-
-	if (__atomic_load_n(&vp->routed[vec], __ATOMIC_ACQUIRE)) {
-		if (write(vp->irq_fd[vec], &one, sizeof(one)) < 0)
-			log_warn_once("%s: irqfd write failed", vp->name);
-		return;
-	}
-	pci_msix_get(&vp->pci, vec, &addr, &data);
-	if (addr && irq_msi_signal(vp->vm, addr, data) < 0)
-		log_warn_once("%s: msi delivery failed", vp->name);
-}
-
-static void vp_raise(struct virtio_pci *vp, uint16_t vec, uint8_t isr_bit)
-{
-	if (pci_msix_enabled(&vp->pci)) {
-		if (vec < vp->pci.msix_n && pci_msix_request(&vp->pci, vec))
-			vp_signal_vector(vp, vec);
-		return;
-	}
-	pthread_mutex_lock(&vp->isr_lock);
-	vp->isr |= isr_bit;
-	pci_intx_set(&vp->pci, true);
-	pthread_mutex_unlock(&vp->isr_lock);
-}
-
-void virtio_pci_queue_interrupt(struct virtio_pci *vp, unsigned int i)
-{
-	if (i < vp->nq)
-		vp_raise(vp, __atomic_load_n(&vp->q[i].vector, __ATOMIC_RELAXED), 1);
-}
-
-void virtio_pci_config_interrupt(struct virtio_pci *vp)
-{
-	vp_raise(vp, __atomic_load_n(&vp->config_vector, __ATOMIC_RELAXED), 2);
-}
-
-void virtio_pci_needs_reset(struct virtio_pci *vp)
-{
-	uint8_t old = __atomic_fetch_or(&vp->status, VIRTIO_CONFIG_S_NEEDS_RESET, __ATOMIC_ACQ_REL);
-
-	if (!(old & VIRTIO_CONFIG_S_NEEDS_RESET)) {
-		log_warn("%s: device needs reset (driver broke a queue)", vp->name);
-		if (old & VIRTIO_CONFIG_S_DRIVER_OK)
-			virtio_pci_config_interrupt(vp);
-	}
-}
-
-/* MSI-X entry rewritten or unmasked (vCPU thread, no PCI lock held). */
-static void vp_msix_update(void *opaque, unsigned int vec, bool fire)
-{
-	struct virtio_pci *vp = opaque;
-	uint64_t addr;
-	uint32_t data;
-	int r;
-
-	if (vec >= vp->nvec)
-		return;
-	pci_msix_get(&vp->pci, vec, &addr, &data);
-	/* Only ioctls here: this runs on a sandboxed vCPU thread, so the
-	 * eventfds were made at init. */
-	pthread_mutex_lock(&vp->lock);
-	if (vp->routed[vec]) {
-		if (addr)
-			irq_msi_update(vp->vm, vp->gsi[vec], addr, data);
-	} else if (addr) {
-		r = irq_msi_alloc(vp->vm, addr, data, &vp->gsi[vec]);
-		if (!r) {
-			r = irq_irqfd_assign(vp->vm, vp->irq_fd[vec], vp->gsi[vec]);
-			if (r)
-				irq_msi_free(vp->vm, vp->gsi[vec]);
-		}
-		if (r) /* fall back to KVM_SIGNAL_MSI per interrupt */
-			log_warn_once("%s: no irqfd for msi-x vector (%s)", vp->name, strerror(-r));
-		else
-			__atomic_store_n(&vp->routed[vec], true, __ATOMIC_RELEASE);
-	}
-	pthread_mutex_unlock(&vp->lock);
-	if (fire)
-		vp_signal_vector(vp, vec);
-}
-
-/* ---- doorbells ------------------------------------------------------------- */
-
-static void vp_doorbells(struct virtio_pci *vp, bool on)
-{
-	for (unsigned int i = 0; i < vp->nq; i++) {
-		struct virtio_pci_queue *q = &vp->q[i];
-		uint64_t a = vp->bar_gpa + VIRTIO_PCI_NOTIFY_OFF + VIRTIO_PCI_NOTIFY_MULT * i;
-
-		if (on && !q->ioeventfd && !vp->ops->notify && vp->vm)
-			q->ioeventfd = !irq_ioeventfd_assign(vp->vm, q->kick_fd, a, 2, false, -1);
-		else if (!on && q->ioeventfd)
-			q->ioeventfd =
-			    irq_ioeventfd_deassign(vp->vm, q->kick_fd, a, 2, false, -1) != 0;
-	}
-}
-
-static void vp_bar_map(void *opaque, int bar, uint64_t gpa, bool mapped)
-{
-	struct virtio_pci *vp = opaque;
-
-	if (bar != 0)
-		return;
-	pthread_mutex_lock(&vp->lock);
-	if (vp->bar_mapped)
-		vp_doorbells(vp, false);
-	vp->bar_gpa = gpa;
-	vp->bar_mapped = mapped;
-	if (mapped)
-		vp_doorbells(vp, true);
-	pthread_mutex_unlock(&vp->lock);
-}
-
-static void vp_kick(struct virtio_pci *vp, unsigned int i)
-{
-	uint64_t one = 1;
-
-	if (i >= vp->nq)
-		return;
-	if (vp->ops->notify) {
-		if (vp_status(vp) & VIRTIO_CONFIG_S_DRIVER_OK)
-			vp->ops->notify(vp->dev, i);
-		return;
-	}
-	if (write(vp->q[i].kick_fd, &one, sizeof(one)) < 0 && errno != EAGAIN)
-		log_warn_once("%s: kick eventfd write failed", vp->name);
-}
-
-/* ---- status machine ------------------------------------------------------- */
-
-/* Called with vp->lock held. */
-static void vp_reset(struct virtio_pci *vp)
-{
-	if (vp->active && vp->ops->reset)
-		vp->ops->reset(vp->dev);
-	vp->active = false;
-	__atomic_store_n(&vp->status, 0, __ATOMIC_RELEASE);
-	vp->driver_features = 0;
-	vp->dfselect = vp->gfselect = 0;
-	vp->queue_select = 0;
-	__atomic_store_n(&vp->config_vector, VIRTIO_NO_VECTOR, __ATOMIC_RELAXED);
-	for (unsigned int i = 0; i < vp->nq; i++) {
-		struct virtio_pci_queue *q = &vp->q[i];
-		uint64_t drain;
-
-		q->size = q->max_size;
-		__atomic_store_n(&q->vector, VIRTIO_NO_VECTOR, __ATOMIC_RELAXED);
-		q->enabled = false;
-		q->desc = q->driver = q->device = 0;
-		virtq_reset(&q->vq);
-		while (read(q->kick_fd, &drain, sizeof(drain)) > 0)
-			;
-	}
-	pthread_mutex_lock(&vp->isr_lock);
-	vp->isr = 0;
-	pci_intx_set(&vp->pci, false);
-	pthread_mutex_unlock(&vp->isr_lock);
-}
-
-static bool vp_features_ok(struct virtio_pci *vp)
-{
-	uint64_t f = vp->driver_features;
-
-	if (f & ~vp->device_features) {
-		log_warn("%s: driver accepted unoffered features 0x%llx", vp->name,
-			 (unsigned long long)(f & ~vp->device_features));
-		return false;
-	}
-	if (!(f & (1ull << VIRTIO_F_VERSION_1))) {
-		log_warn("%s: driver did not accept VIRTIO_F_VERSION_1", vp->name);
-		return false;
-	}
-	return true;
-}
-
-static int vp_activate(struct virtio_pci *vp)
-{
-	bool ev = vp->driver_features >> VIRTIO_F_EVENT_IDX & 1;
-	bool ind = vp->driver_features >> VIRTIO_F_INDIRECT_DESC & 1;
-
-	for (unsigned int i = 0; i < vp->nq; i++) {
-		struct virtio_pci_queue *q = &vp->q[i];
-
-		if (!q->enabled)
-			continue;
-		if (virtq_init(&q->vq, vp->mem, q->size, q->desc, q->driver, q->device, ev, ind)) {
-			log_warn("%s: queue %u has an invalid size or ring address", vp->name, i);
-			return -EINVAL;
-		}
-	}
-	return vp->ops->activate ? vp->ops->activate(vp->dev, vp, vp->driver_features) : 0;
-}
-
-static void vp_write_status(struct virtio_pci *vp, uint8_t v)
-{
-	uint8_t old = vp_status(vp);
-
-	if (!v) {
-		vp_reset(vp);
-		return;
-	}
-	if ((v & VIRTIO_CONFIG_S_FEATURES_OK) && !(old & VIRTIO_CONFIG_S_FEATURES_OK) &&
-	    !vp_features_ok(vp))
-		v &= (uint8_t)~VIRTIO_CONFIG_S_FEATURES_OK;
-	/* NEEDS_RESET is the device's; the driver cannot clear it */
-	v = (uint8_t)((v & ~VIRTIO_CONFIG_S_NEEDS_RESET) | (old & VIRTIO_CONFIG_S_NEEDS_RESET));
-	__atomic_store_n(&vp->status, v, __ATOMIC_RELEASE);
-	if ((v & VIRTIO_CONFIG_S_DRIVER_OK) && !(old & VIRTIO_CONFIG_S_DRIVER_OK) &&
-	    (v & VIRTIO_CONFIG_S_FEATURES_OK) && !vp->active) {
-		if (vp_activate(vp))
-			virtio_pci_needs_reset(vp);
-		else
-			vp->active = true;
-	}
-}
-
-/* ---- common configuration ------------------------------------------------- */
-
-static uint32_t vp_common_read(struct virtio_pci *vp, uint32_t off)
-{
-	struct virtio_pci_queue *q = vp->queue_select < vp->nq ? &vp->q[vp->queue_select] : NULL;
-
-	switch (off) {
-	case VPCI_DFSELECT:
-		return vp->dfselect;
-	case VPCI_DF:
-		return vp->dfselect < 2 ? (uint32_t)(vp->device_features >> (32 * vp->dfselect))
-					: 0;
-	case VPCI_GFSELECT:
-		return vp->gfselect;
-	case VPCI_GF:
-		return vp->gfselect < 2 ? (uint32_t)(vp->driver_features >> (32 * vp->gfselect))
-					: 0;
-	case VPCI_MSIX_CONFIG:
-		return vp->config_vector;
-	case VPCI_NUM_QUEUES:
-		return vp->nq;
-	case VPCI_STATUS:
-		return vp_status(vp);
-	case VPCI_CFG_GEN:
-		return vp->config_gen;
-	case VPCI_Q_SELECT:
-		return vp->queue_select;
-	case VPCI_Q_SIZE:
-		return q ? q->size : 0;
-	case VPCI_Q_VECTOR:
-		return q ? q->vector : VIRTIO_NO_VECTOR;
-	case VPCI_Q_ENABLE:
-		return q ? q->enabled : 0;
-	case VPCI_Q_NOFF:
-		return q ? vp->queue_select : 0;
-	case VPCI_Q_DESCLO:
-		return q ? (uint32_t)q->desc : 0;
-	case VPCI_Q_DESCHI:
-		return q ? (uint32_t)(q->desc >> 32) : 0;
-	case VPCI_Q_AVAILLO:
-		return q ? (uint32_t)q->driver : 0;
-	case VPCI_Q_AVAILHI:
-		return q ? (uint32_t)(q->driver >> 32) : 0;
-	case VPCI_Q_USEDLO:
-		return q ? (uint32_t)q->device : 0;
-	case VPCI_Q_USEDHI:
-		return q ? (uint32_t)(q->device >> 32) : 0;
-	}
-	return 0;
-}
-
-static uint16_t vp_vector(struct virtio_pci *vp, uint32_t v)
-{
-	/* §4.1.5.1.2: a vector the device cannot use reads back NO_VECTOR */
-	return v < vp->pci.msix_n ? (uint16_t)v : VIRTIO_NO_VECTOR;
-}
-
-static void vp_set_half(uint64_t *r, bool hi, uint32_t v)
-{
-	*r = hi ? (*r & 0xffffffffull) | (uint64_t)v << 32 : (*r & ~0xffffffffull) | v;
-}
-
-static void vp_queue_write(struct virtio_pci *vp, uint32_t off, uint32_t v)
-{
-	struct virtio_pci_queue *q;
-
-	if (vp->queue_select >= vp->nq)
-		return;
-	q = &vp->q[vp->queue_select];
-	if (off == VPCI_Q_VECTOR) {
-		__atomic_store_n(&q->vector, vp_vector(vp, v), __ATOMIC_RELAXED);
-		return;
-	}
-	/* §4.1.4.3.2: the rest is frozen once the queue is enabled */
-	if (q->enabled || (vp_status(vp) & VIRTIO_CONFIG_S_DRIVER_OK))
-		return;
-	switch (off) {
-	case VPCI_Q_SIZE:
-		/* kept as written; checked (power of two, <= max) at DRIVER_OK */
-		q->size = v > q->max_size ? q->max_size : (uint16_t)v;
-		break;
-	case VPCI_Q_ENABLE:
-		q->enabled = v == 1;
-		break;
-	case VPCI_Q_DESCLO:
-	case VPCI_Q_DESCHI:
-		vp_set_half(&q->desc, off & 4, v);
-		break;
-	case VPCI_Q_AVAILLO:
-	case VPCI_Q_AVAILHI:
-		vp_set_half(&q->driver, off & 4, v);
-		break;
-	case VPCI_Q_USEDLO:
-	case VPCI_Q_USEDHI:
-		vp_set_half(&q->device, off & 4, v);
-		break;
-	}
-}
-
-static void vp_common_write(struct virtio_pci *vp, uint32_t off, uint32_t v)
-{
-	switch (off) {
-	case VPCI_DFSELECT:
-		vp->dfselect = v;
-		break;
-	case VPCI_GFSELECT:
-		vp->gfselect = v;
-		break;
-	case VPCI_GF:
-		if (vp->gfselect < 2 && !(vp_status(vp) & VIRTIO_CONFIG_S_FEATURES_OK))
-			vp_set_half(&vp->driver_features, vp->gfselect, v);
-		break;
-	case VPCI_MSIX_CONFIG:
-		__atomic_store_n(&vp->config_vector, vp_vector(vp, v), __ATOMIC_RELAXED);
-		break;
-	case VPCI_STATUS:
-		vp_write_status(vp, (uint8_t)v);
-		break;
-	case VPCI_Q_SELECT:
-		vp->queue_select = (uint16_t)v;
-		break;
-	default:
-		vp_queue_write(vp, off, v);
-		break;
-	}
-}
-
-static uint32_t vp_reg_width(uint32_t off)
-{
-	switch (off) {
-	case VPCI_STATUS:
-	case VPCI_CFG_GEN:
-		return 1;
-	case VPCI_MSIX_CONFIG:
-	case VPCI_NUM_QUEUES:
-	case VPCI_Q_SELECT:
-	case VPCI_Q_SIZE:
-	case VPCI_Q_VECTOR:
-	case VPCI_Q_ENABLE:
-	case VPCI_Q_NOFF:
-		return 2;
-	}
-	return off < VIRTIO_PCI_COMMON_LEN && !(off & 3) ? 4 : 0;
-}
-
-/* §4.1.3.1: the driver accesses each register with its natural width (a
- * 64-bit queue address may also be written as one 8-byte access). Other
- * accesses read as zero and are ignored. */
-static void vp_common(struct virtio_pci *vp, uint32_t off, void *data, uint32_t len, bool write)
-{
-	uint32_t v = 0;
-
-	if (len == 8 && off >= VPCI_Q_DESCLO && !(off & 7)) {
-		vp_common(vp, off, data, 4, write);
-		vp_common(vp, off + 4, (uint8_t *)data + 4, 4, write);
-		return;
-	}
-	if (vp_reg_width(off) != len) {
-		if (!write)
-			memset(data, 0, len);
-		log_warn_once("%s: common config access of %u bytes at 0x%x ignored", vp->name, len,
-			      off);
-		return;
-	}
-	if (write) {
-		memcpy(&v, data, len);
-		vp_common_write(vp, off, v);
-	} else {
-		v = vp_common_read(vp, off);
-		memcpy(data, &v, len);
-	}
-}
 
 void virtio_pci_config_copy(const void *cfg, size_t size, uint32_t off, void *data, uint32_t len)
 {
@@ -454,7 +35,7 @@ static void vp_bar_access(struct virtio_pci *vp, uint64_t off, void *data, uint3
 {
 	if (off + len <= VIRTIO_PCI_COMMON_OFF + VIRTIO_PCI_COMMON_LEN) {
 		pthread_mutex_lock(&vp->lock);
-		vp_common(vp, (uint32_t)off, data, len, write);
+		virtio_pci_common_access(vp, (uint32_t)off, data, len, write);
 		pthread_mutex_unlock(&vp->lock);
 	} else if (off == VIRTIO_PCI_ISR_OFF && len == 1) {
 		if (write)
@@ -480,8 +61,8 @@ static void vp_bar_access(struct virtio_pci *vp, uint64_t off, void *data, uint3
 	} else if (off >= VIRTIO_PCI_NOTIFY_OFF &&
 		   off < VIRTIO_PCI_NOTIFY_OFF + VIRTIO_PCI_NOTIFY_MULT * vp->nq) {
 		if (write)
-			vp_kick(vp,
-				(uint32_t)(off - VIRTIO_PCI_NOTIFY_OFF) / VIRTIO_PCI_NOTIFY_MULT);
+			virtio_pci_kick(vp, (uint32_t)(off - VIRTIO_PCI_NOTIFY_OFF) /
+						VIRTIO_PCI_NOTIFY_MULT);
 		else
 			memset(data, 0, len);
 	} else if (!write) {
@@ -541,8 +122,8 @@ static void vp_cfg_read(void *opaque, uint32_t off, uint32_t len)
 }
 
 static const struct pci_dev_cb vp_pci_cb = {
-    .msix_update = vp_msix_update,
-    .bar_map = vp_bar_map,
+    .msix_update = virtio_pci_msix_update,
+    .bar_map = virtio_pci_bar_map,
     .cfg_write = vp_cfg_write,
     .cfg_read = vp_cfg_read,
 };
@@ -663,9 +244,9 @@ void virtio_pci_release(struct virtio_pci *vp)
 	if (vp->pci.host)
 		pci_dev_remove(vp->pci.host, &vp->pci);
 	pthread_mutex_lock(&vp->lock);
-	vp_reset(vp);
+	virtio_pci_reset_locked(vp);
 	if (vp->bar_mapped)
-		vp_doorbells(vp, false);
+		virtio_pci_doorbells(vp, false);
 	pthread_mutex_unlock(&vp->lock);
 	for (unsigned int v = 0; v < vp->nvec; v++) {
 		if (vp->routed[v]) {

@@ -145,6 +145,19 @@ void virtio_pci_release(struct virtio_pci *vp);
 struct virtq *virtio_pci_queue(struct virtio_pci *vp, unsigned int i);
 int virtio_pci_kick_fd(struct virtio_pci *vp, unsigned int i);
 
+/*
+ * The consumer loop a device runs when queue i is kicked: with kicks
+ * suppressed, pop every chain and hand it to serve(), which must
+ * virtq_push() it (good is false for a VIRTQ_POP_BAD chain: complete it
+ * with length 0); interrupt the driver if it wants one; repeat until no
+ * buffer arrived while kicks were re-enabled. e brings the caller's iovec
+ * arrays. Returns 0 (also when the queue is not enabled), or -EIO when
+ * the driver broke the ring (NEEDS_RESET is then set).
+ */
+int virtio_pci_drain(struct virtio_pci *vp, unsigned int i, struct virtq_elem *e,
+		     void (*serve)(void *opaque, struct virtq *q, struct virtq_elem *e, bool good),
+		     void *opaque);
+
 /* Raise queue i's interrupt (MSI-X vector or INTx + ISR bit 0). */
 void virtio_pci_queue_interrupt(struct virtio_pci *vp, unsigned int i);
 /* Raise the configuration-change interrupt (ISR bit 1). */

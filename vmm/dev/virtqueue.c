@@ -38,6 +38,8 @@ static inline void store16(uint8_t *base, size_t off, uint16_t v)
 int virtq_init(struct virtq *q, const struct guest_mem *mem, uint16_t size, gpa_t desc, gpa_t avail,
 	       gpa_t used, bool event_idx, bool indirect)
 {
+	uint8_t *desc_h, *avail_h, *used_h;
+
 	memset(q, 0, sizeof(*q));
 	if (!size || size > VIRTQ_MAX_SIZE || (size & (size - 1)))
 		return -EINVAL;
@@ -46,20 +48,21 @@ int virtq_init(struct virtq *q, const struct guest_mem *mem, uint16_t size, gpa_
 		return -EINVAL;
 	/* Both event fields are always mapped: they are part of the rings'
 	 * size whether or not EVENT_IDX is negotiated (§2.7). */
-	q->desc_h = guest_mem_ptr(mem, desc, 16ull * size);
-	q->avail_h = guest_mem_ptr(mem, avail, 6ull + 2ull * size);
-	q->used_h = guest_mem_ptr(mem, used, 6ull + 8ull * size);
-	if (!q->desc_h || !q->avail_h || !q->used_h) {
-		memset(q, 0, sizeof(*q));
+	desc_h = guest_mem_ptr(mem, desc, 16ull * size);
+	avail_h = guest_mem_ptr(mem, avail, 6ull + 2ull * size);
+	used_h = guest_mem_ptr(mem, used, 6ull + 8ull * size);
+	if (!desc_h || !avail_h || !used_h)
 		return -EINVAL;
-	}
-	q->mem = mem;
-	q->size = size;
-	q->desc = desc;
-	q->avail = avail;
-	q->used = used;
-	q->event_idx = event_idx;
-	q->indirect = indirect;
+	*q = (struct virtq){.mem = mem,
+			    .size = size,
+			    .desc = desc,
+			    .avail = avail,
+			    .used = used,
+			    .event_idx = event_idx,
+			    .indirect = indirect,
+			    .desc_h = desc_h,
+			    .avail_h = avail_h,
+			    .used_h = used_h};
 	return 0;
 }
 
@@ -231,41 +234,36 @@ void virtq_disable_notify(struct virtq *q)
 		store16(q->used_h, USED_FLAGS, VIRTQ_USED_F_NO_NOTIFY);
 }
 
-size_t virtq_iov_to_buf(const struct iovec *iov, unsigned int n, size_t skip, void *buf, size_t len)
+/* Copy between buf and the bytes [skip, skip+len) of an iovec list. */
+static size_t iov_copy(const struct iovec *iov, unsigned int n, size_t skip, uint8_t *buf,
+		       size_t len, bool to_iov)
 {
 	size_t done = 0;
 
 	for (unsigned int i = 0; i < n && done < len; i++) {
 		size_t l = iov[i].iov_len, c;
+		uint8_t *p;
 
 		if (skip >= l) {
 			skip -= l;
 			continue;
 		}
+		p = (uint8_t *)iov[i].iov_base + skip;
 		c = l - skip < len - done ? l - skip : len - done;
-		memcpy((uint8_t *)buf + done, (uint8_t *)iov[i].iov_base + skip, c);
+		memcpy(to_iov ? p : buf + done, to_iov ? buf + done : p, c);
 		done += c;
 		skip = 0;
 	}
 	return done;
 }
 
+size_t virtq_iov_to_buf(const struct iovec *iov, unsigned int n, size_t skip, void *buf, size_t len)
+{
+	return iov_copy(iov, n, skip, buf, len, false);
+}
+
 size_t virtq_buf_to_iov(const struct iovec *iov, unsigned int n, size_t skip, const void *buf,
 			size_t len)
 {
-	size_t done = 0;
-
-	for (unsigned int i = 0; i < n && done < len; i++) {
-		size_t l = iov[i].iov_len, c;
-
-		if (skip >= l) {
-			skip -= l;
-			continue;
-		}
-		c = l - skip < len - done ? l - skip : len - done;
-		memcpy((uint8_t *)iov[i].iov_base + skip, (const uint8_t *)buf + done, c);
-		done += c;
-		skip = 0;
-	}
-	return done;
+	return iov_copy(iov, n, skip, (uint8_t *)(uintptr_t)buf, len, true);
 }
