@@ -53,7 +53,7 @@ loop() {
 	"$VMLET" run -f "$TMPD/vm.yaml" --kernel "$TMPD/mode$m.elf" --log-format text \
 		>"$TMPD/out" 2>"$TMPD/err" &
 	PID=$!
-	for _ in $(seq 100); do grep -q "restart 2 in 2000 ms" "$TMPD/err" && break; sleep 0.1; done
+	for _ in $(seq 300); do grep -q "restart 2 in 2000 ms" "$TMPD/err" && break; sleep 0.1; done
 	kill -TERM $PID
 	wait $PID
 	rc=$?
