@@ -278,9 +278,13 @@ static void *vcpu_thread(void *arg)
 	enum vm_exit_reason why;
 	bool ran = false;
 
-	if (v->index == 0)
-		vm->t_first_run = vm_now_ns();
 	while (vm_exit_reason(vm) == VM_EXIT_NONE) {
+		if (vm_is_paused(vm)) { /* vmlet ctl pause: hold here */
+			vm_pause_point(v);
+			continue;
+		}
+		if (!ran && v->index == 0 && !vm->t_first_run)
+			vm->t_first_run = vm_now_ns();
 		if (ioctl(v->fd, KVM_RUN, 0) < 0) {
 			/* EINTR: kicked (the loop condition decides);
 			 * EAGAIN: an AP after INIT, waiting for its SIPI */
