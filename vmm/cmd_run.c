@@ -111,20 +111,11 @@ static int run_with_strategy(const struct vm_config *cfg, const struct cmd_vm_op
 }
 
 static const struct option run_options[] = {
-    {"file", required_argument, NULL, 'f'},
-    {"vm", required_argument, NULL, CMD_OPT_VM},
-    {"volume", required_argument, NULL, CMD_OPT_VOLUME},
-    {"disk-root", required_argument, NULL, CMD_OPT_DISK_ROOT},
+    CMD_VM_LONGOPTS,
     {"kernel", required_argument, NULL, CMD_OPT_KERNEL},
     {"initrd", required_argument, NULL, CMD_OPT_INITRD},
-    {"cmdline", required_argument, NULL, CMD_OPT_CMDLINE},
     {"console", required_argument, NULL, CMD_OPT_CONSOLE},
-    {"cpu-vendor", required_argument, NULL, CMD_OPT_VENDOR},
-    {"log-format", required_argument, NULL, CMD_OPT_LOG_FORMAT},
-    {"smp", required_argument, NULL, CMD_OPT_SMP},
-    {"memory", required_argument, NULL, CMD_OPT_MEMORY},
     {"grace-period", required_argument, NULL, CMD_OPT_GRACE},
-    {"log-level", required_argument, NULL, CMD_OPT_LOG_LEVEL},
     {"run-strategy", required_argument, NULL, RUN_OPT_STRATEGY},
     SANDBOX_LONGOPTS,
     CTL_LONGOPTS,

@@ -25,24 +25,8 @@ efi_pvh_entry:
 	cld
 	movl %ebx, %esi
 	lgdt fw_gdt_ptr
-	movl $FW_SEL_DATA, %eax
-	movl %eax, %ds
-	movl %eax, %es
-	movl %eax, %ss
-	movl %cr4, %eax
-	orl $0x620, %eax                 /* PAE | OSFXSR | OSXMMEXCPT */
-	movl %eax, %cr4
-	movl $fw_pml4, %eax
-	movl %eax, %cr3
-	movl $0xc0000080, %ecx           /* EFER.LME */
-	rdmsr
-	orl $0x100, %eax
-	wrmsr
-	movl %cr0, %eax
-	andl $~0x4, %eax                 /* EM off */
-	orl $0x80000003, %eax            /* PG | MP | PE */
-	movl %eax, %cr0
-	ljmp $FW_SEL_CODE64, $1f
+	/* PAE | OSFXSR | OSXMMEXCPT; PG | MP | PE; EM off */
+	FW_ENTER_LONG_MODE 0x620, 0x80000003, 1f, 0x4
 
 	.code64
 1:	movl $FW_SEL_DATA, %eax

@@ -28,23 +28,7 @@ fw_ap_tramp_end:
 
 	.code32
 fw_ap_entry32:
-	movl $FW_SEL_DATA, %eax
-	movl %eax, %ds
-	movl %eax, %es
-	movl %eax, %ss
-	movl %cr4, %eax
-	orl $0x20, %eax               /* PAE */
-	movl %eax, %cr4
-	movl $fw_pml4, %eax
-	movl %eax, %cr3
-	movl $0xc0000080, %ecx        /* EFER.LME */
-	rdmsr
-	orl $0x100, %eax
-	wrmsr
-	movl %cr0, %eax
-	orl $0x80000001, %eax         /* PG | PE */
-	movl %eax, %cr0
-	ljmp $FW_SEL_CODE64, $fw_ap_entry64
+	FW_ENTER_LONG_MODE 0x20, 0x80000001, fw_ap_entry64 /* PAE; PG | PE */
 
 	.code64
 fw_ap_entry64:
