@@ -85,7 +85,7 @@ static enum boot_format boot_detect(const struct boot_file *k)
 	return BOOT_FMT_UNKNOWN;
 }
 
-static int boot_acpi(struct vm *vm, gpa_t *rsdp)
+static int boot_acpi(struct vm *vm, gpa_t *rsdp, size_t *used)
 {
 	struct arch_acpi_config c = {
 	    .topo = vm->topo,
@@ -95,15 +95,15 @@ static int boot_acpi(struct vm *vm, gpa_t *rsdp)
 	    .pci = 1, /* MCFG + PCI0: vmm/dev/pci_devices.c always has a host bridge */
 	};
 	uint8_t *buf = guest_mem_ptr(&vm->mem, ARCH_ACPI_GPA, ARCH_ACPI_MAX);
-	size_t used = 0;
 	int ret;
 
 	*rsdp = 0;
+	*used = 0;
 	if (!vm->cfg->acpi)
 		return 0;
 	if (!buf)
 		return error_errno(-ENOSPC, "boot: no RAM for the ACPI tables");
-	ret = arch_acpi_build(buf, ARCH_ACPI_MAX, ARCH_ACPI_GPA, &c, &used);
+	ret = arch_acpi_build(buf, ARCH_ACPI_MAX, ARCH_ACPI_GPA, &c, used);
 	if (ret)
 		return error_errno(ret, "boot: cannot build the ACPI tables");
 	*rsdp = ARCH_ACPI_GPA; /* the RSDP comes first */
@@ -254,6 +254,7 @@ int vm_boot(struct vm *vm)
 	struct kvm_sregs sregs;
 	uint8_t *low = vm->mem.r[0].host;
 	uint64_t low_size = vm->mem.r[0].size;
+	size_t acpi_used = 0;
 	int ret;
 
 	memset(&initrd, 0, sizeof(initrd));
@@ -270,7 +271,9 @@ int vm_boot(struct vm *vm)
 	if (!ret && (arch_gdt_build(low, low_size) || arch_pgtable_build(low, low_size)))
 		ret = error_errno(-ENOSPC, "boot: cannot build the boot GDT and page tables");
 	if (!ret)
-		ret = boot_acpi(vm, &bi.rsdp_gpa);
+		ret = boot_acpi(vm, &bi.rsdp_gpa, &acpi_used);
+	if (!ret)
+		ret = efi_boot_place_smbios(vm->cfg, &vm->mem, ARCH_ACPI_GPA + acpi_used);
 	if (!ret)
 		ret = boot_load(vm, &kernel, &initrd, &bi, &regs, &sregs);
 	if (!ret)

@@ -126,7 +126,8 @@ static void acpi_init(const struct hvm_start_info *si)
 }
 
 /* SMBIOS entry points a VMM left in the BIOS area (0xf0000-0xfffff, 16-byte
- * aligned, checksummed): installed as the SMBIOS 3 / SMBIOS tables. */
+ * aligned, checksummed): installed as the SMBIOS 3 / SMBIOS tables; a 3.0
+ * entry point ends the scan (one per table; a 2.x one found earlier stays). */
 static bool sum_ok(const uint8_t *p, size_t n)
 {
 	uint8_t s = 0;
@@ -144,9 +145,10 @@ static void smbios_init(void)
 		if (*(const volatile uint32_t *)p != 0x334d535f && /* "_SM3" */
 		    *(const volatile uint32_t *)p != 0x5f4d535f)   /* "_SM_" */
 			continue;
-		if (!memcmp(p, "_SM3_", 5) && p[6] >= 0x18 && p[6] <= 0x20 && sum_ok(p, p[6]))
+		if (!memcmp(p, "_SM3_", 5) && p[6] >= 0x18 && p[6] <= 0x20 && sum_ok(p, p[6])) {
 			efi_bs.install_configuration_table(&efi_smbios3_guid, (void *)p);
-		else if (!memcmp(p, "_SM_", 4) && p[5] >= 0x1f && p[5] <= 0x20 && sum_ok(p, p[5]))
+			return; /* vmlet's is at 0xf0000: the scan ends at once */
+		} else if (!memcmp(p, "_SM_", 4) && p[5] >= 0x1f && p[5] <= 0x20 && sum_ok(p, p[5]))
 			efi_bs.install_configuration_table(&efi_smbios_guid, (void *)p);
 	}
 }
