@@ -221,10 +221,22 @@ static int boot_kernel_file(struct vm *vm, struct boot_file *k)
 	case VM_BOOT_EFI: {
 		const void *elf;
 		size_t len;
-		int ret = efi_boot_check(cfg, false);
+		int ret = efi_boot_check(cfg, vm->opt.firmware != NULL);
 
 		if (ret)
 			return ret;
+		if (vm->opt.firmware) {
+			ret = boot_read_file("firmware", vm->opt.firmware, k);
+			if (!ret && boot_detect(k) != BOOT_FMT_PVH_ELF) {
+				error("efi: --firmware '%s' is not a PVH firmware (vmlet enters "
+				      "firmware through PVH: an ELF with a "
+				      "XEN_ELFNOTE_PHYS32_ENTRY note)",
+				      vm->opt.firmware);
+				boot_file_release(k);
+				ret = -ENOEXEC;
+			}
+			return ret;
+		}
 		/* vmlet's UEFI firmware is a PVH ELF like any other payload */
 		ret = efi_boot_embedded(&elf, &len);
 		if (ret) {

@@ -21,6 +21,7 @@ static void run_usage(FILE *f)
 		   "                 [--grace-period SECONDS] [--log-format json|text]\n"
 		   "                 [--log-level debug|info|warning|error]\n"
 		   "                 [--volume NAME=PATH ...] [--disk-root DIR]\n"
+		   "                 [--firmware PVH-ELF]\n"
 		   "\n"
 		   "Runs the VM the manifests describe until it powers off. SIGTERM or SIGINT\n"
 		   "presses the ACPI power button; after terminationGracePeriodSeconds the VM\n"
@@ -37,6 +38,7 @@ static const struct option run_options[] = {
     {"disk-root", required_argument, NULL, CMD_OPT_DISK_ROOT},
     {"kernel", required_argument, NULL, CMD_OPT_KERNEL},
     {"initrd", required_argument, NULL, CMD_OPT_INITRD},
+    {"firmware", required_argument, NULL, CMD_OPT_FIRMWARE},
     {"cmdline", required_argument, NULL, CMD_OPT_CMDLINE},
     {"console", required_argument, NULL, CMD_OPT_CONSOLE},
     {"cpu-vendor", required_argument, NULL, CMD_OPT_VENDOR},

@@ -128,6 +128,9 @@ int cmd_vm_option(struct cmd_vm_opts *o, int c, const char *arg)
 	case CMD_OPT_INITRD:
 		o->initrd = arg;
 		return 0;
+	case CMD_OPT_FIRMWARE:
+		o->firmware = arg;
+		return 0;
 	case CMD_OPT_CMDLINE:
 		o->cmdline = arg;
 		return 0;
@@ -224,6 +227,12 @@ static int cmd_vm_overrides(const struct cmd_vm_opts *o, struct vm_config *cfg)
 		}
 		cfg->termination_grace_seconds = g;
 	}
+	if (o->firmware && o->kernel) {
+		fprintf(stderr, "vmlet: --firmware and --kernel exclude each other\n");
+		return -EINVAL;
+	}
+	if (o->firmware) /* the VM boots that firmware: EFI boot */
+		cfg->boot = VM_BOOT_EFI;
 	if (o->kernel) {
 		cfg->boot = VM_BOOT_KERNEL;
 		ret = replace_str(&cfg->kernel_path, o->kernel);
@@ -275,6 +284,7 @@ int cmd_vm_run(const struct vm_config *cfg, const struct cmd_vm_opts *o, const u
 	    .console = o->console,
 	    .payload = payload,
 	    .payload_len = payload_len,
+	    .firmware = o->firmware,
 	};
 	struct sandbox_opts sb = o->sandbox;
 	struct ctl_server *ctl = NULL;

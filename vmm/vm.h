@@ -37,6 +37,9 @@ struct vm_options {
 	/* A built-in payload instead of cfg->kernel_path (the probe). */
 	const uint8_t *payload;
 	size_t payload_len;
+	/* --firmware: an external PVH firmware ELF for EFI boot (NULL: the
+	 * built-in one) */
+	const char *firmware;
 };
 
 struct vm {
