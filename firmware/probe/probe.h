@@ -41,7 +41,10 @@ enum {
  * mode idle (set up only), qd1 / qd32 (4 KiB random reads at queue depth
  * 1 / 32), seqread / seqwrite (1 MiB sequential, queue depth 1; the writes
  * are flushed after the clock stops), write / wflush (one 1 MiB write of
- * byte k = k * 7 + k / 4096 at sector 0, without / with a flush). Appends
+ * byte k = k * 7 + k / 4096 at sector 0, without / with a flush), verify
+ * (4096 random 4 KiB reads, 32 in flight, each block must start with
+ * "VMLETBLK" and its block number as %08u: errors counts those that do
+ * not). Appends
  * blkBench=<bb:dd.f> <mode> <requests> <bytes> <TSC ticks> <errors>. */
 void probe_blk_bench(struct fw_buf *out, uint64_t ecam, const char *mode);
 

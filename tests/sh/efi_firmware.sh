@@ -17,7 +17,7 @@ kind: VirtualMachine
 metadata:
   name: efi-fw
 spec:
-  runStrategy: Always
+  runStrategy: Once
   template:
     spec:
       domain:
