@@ -42,6 +42,8 @@ struct vm_options {
 	/* --firmware: an external PVH firmware ELF for EFI boot (NULL: the
 	 * built-in one) */
 	const char *firmware;
+	/* the EFI variable store file when cfg->efi_persistent */
+	const char *efi_vars;
 };
 
 struct vm {
