@@ -50,7 +50,6 @@ struct device_env {
 	struct guest_mem *mem;
 	struct event_loop *loop; /* main thread's loop */
 	const struct vm_console *console;
-	const char *efi_vars; /* EFI variable store file (efi.persistent) */
 };
 
 struct device_type {

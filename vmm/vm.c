@@ -211,7 +211,6 @@ static int vm_create_devices(struct vm *vm)
 	    .mem = &vm->mem,
 	    .loop = &vm->loop,
 	    .console = &vm->opt.console,
-	    .efi_vars = vm->opt.efi_vars,
 	};
 
 	return device_create_all(&env, &vm->devs, &vm->n_devs);

@@ -22,6 +22,7 @@
 #include "vmm/efi_vars.h"
 #include "vmm/guest_mem.h"
 #include "vmm/log.h"
+#include "vmm/vm.h"
 #include "vmm/vm_config.h"
 
 _Static_assert(sizeof(struct fw_abi_efi_desc) == 32, "fw_abi_efi_desc is 32 bytes");
@@ -158,6 +159,7 @@ static int efi_port_order(struct efi_port *p, const struct vm_config *cfg)
 static int efi_port_create(const struct device_env *env, unsigned int index, void **state)
 {
 	struct efi_port *p;
+	const char *path;
 	int ret;
 
 	(void)index;
@@ -171,11 +173,13 @@ static int efi_port_create(const struct device_env *env, unsigned int index, voi
 	p->vars.fd = -1;
 	pthread_mutex_init(&p->lock, NULL);
 	ret = efi_port_order(p, env->cfg);
-	if (!ret && env->cfg->efi_persistent && env->efi_vars) {
-		ret = efi_vars_open(&p->vars, env->efi_vars);
+	/* the store's path is a run option (vm_options.efi_vars) */
+	path = env->vm->opt.efi_vars;
+	if (!ret && env->cfg->efi_persistent && path) {
+		ret = efi_vars_open(&p->vars, path);
 		p->persistent = !ret;
 		if (!ret)
-			log_info("efi: variables persist in '%s'", env->efi_vars);
+			log_info("efi: variables persist in '%s'", path);
 	}
 	if (!ret)
 		ret = bus_register(env->pio, FW_ABI_EFI_PORT, 4, &efi_port_ops, p);
