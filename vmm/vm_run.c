@@ -154,6 +154,7 @@ out:
 	vm_stopper_release(&s);
 	if (ret)
 		return ret;
+	vm_log_counters(vm);
 	log_info("vm: guest %s", vm_exit_reason_name(vm_exit_reason(vm)));
 	return (int)vm_exit_reason(vm);
 }

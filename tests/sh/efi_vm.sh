@@ -20,7 +20,7 @@ kind: VirtualMachine
 metadata:
   name: efi-test
 spec:
-  runStrategy: Always
+  runStrategy: Once
   template:
     spec:
       domain:
