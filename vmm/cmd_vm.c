@@ -288,8 +288,8 @@ int cmd_vm_run(const struct vm_config *cfg, const struct cmd_vm_opts *o, const u
 	sigaddset(&stop, SIGTERM);
 	sigaddset(&stop, SIGINT);
 	pthread_sigmask(SIG_BLOCK, &stop, NULL);
-	/* vCPU threads start after sandbox_apply() (vm_run.c) */
-	sb.late_roles |= SANDBOX_ROLE_BIT(THREAD_VCPU);
+	/* every thread starts before sandbox_apply() (vm_run.c): main's
+	 * filter admits no thread start and no vCPU ioctl */
 	ret = sandbox_prepare(&sb);
 	if (ret)
 		return ret;
