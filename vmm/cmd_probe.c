@@ -159,6 +159,9 @@ static int probe_report(const struct probe_opts *p, const struct vm_config *cfg,
 	else
 		probe_report_print_text(stdout, exp, got, match);
 	status = match ? VMLET_EXIT_OK : VMLET_EXIT_ERROR;
+	/* the verdict is out before the VM is torn down (the kernel's part
+	 * of that can take milliseconds) */
+	fflush(stdout);
 out:
 	free(exp);
 	free(got);

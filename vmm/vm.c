@@ -337,7 +337,7 @@ static int vm_create_vcpus(struct vm *vm)
 		if (ret)
 			return ret;
 	}
-	return 0;
+	return vm->n_vcpus ? vcpu_lapic_init(&vm->vcpus[0]) : 0;
 }
 
 int vm_create(struct vm **out, const struct vm_config *cfg, const struct vm_options *opt)
