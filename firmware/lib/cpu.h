@@ -78,44 +78,14 @@ static inline unsigned fw_cpl(void)
 	return cs & 3;
 }
 
+/* The image's C entry: entry.S's fw_pvh_entry calls it in long mode at
+ * CPL0 with the PVH hvm_start_info address; it must not return. */
+void fw_main(uint32_t start_info);
+
 /* cpu.S symbols */
 extern uint8_t fw_gdt[];
 extern uint64_t fw_pml4[];
 extern void (*const fw_trap_stubs[32])(void);
-
-#else /* __ASSEMBLER__ */
-
-/*
- * From 32-bit protected mode (flat segments, no paging) to 64-bit code at
- * target: data segments, CR4 |= cr4_set (PAE at least), the shared
- * identity map (fw_pml4), EFER.LME, CR0 &= ~cr0_clear, CR0 |= cr0_set
- * (PG | PE at least), far jump. 32-bit paging is never enabled (it stops
- * the VM on our hosts). Clobbers eax, ecx, edx.
- */
-/* clang-format off */
-.macro FW_ENTER_LONG_MODE cr4_set, cr0_set, target, cr0_clear=0
-	movl $FW_SEL_DATA, %eax
-	movl %eax, %ds
-	movl %eax, %es
-	movl %eax, %ss
-	movl %cr4, %eax
-	orl $\cr4_set, %eax
-	movl %eax, %cr4
-	movl $fw_pml4, %eax
-	movl %eax, %cr3
-	movl $0xc0000080, %ecx        /* EFER.LME */
-	rdmsr
-	orl $0x100, %eax
-	wrmsr
-	movl %cr0, %eax
-	.if \cr0_clear
-	andl $~\cr0_clear, %eax
-	.endif
-	orl $\cr0_set, %eax
-	movl %eax, %cr0
-	ljmp $FW_SEL_CODE64, $\target
-.endm
-/* clang-format on */
 
 #endif /* __ASSEMBLER__ */
 #endif /* FW_LIB_CPU_H */
