@@ -48,6 +48,14 @@ enum {
  * blkBench=<bb:dd.f> <mode> <requests> <bytes> <TSC ticks> <errors>. */
 void probe_blk_bench(struct fw_buf *out, uint64_t ecam, const char *mode);
 
+/* Write test of the virtio-blk at PCI address where ("00:03.0"; blktest.c;
+ * vmlet.iotest=<where>): on a writable disk it overwrites the first 64 KiB
+ * (patterns written, flushed and read back, a write in two segments, write
+ * zeroes and discard when offered, an out-of-range read refused); on a
+ * read-only one a write must fail with IOERR. Appends
+ * ioTest=<where> ok|<failed step>. */
+void probe_blk_test(struct fw_buf *out, uint64_t ecam, const char *where);
+
 /* CPL3 part; arg = start_info physical address. Does not return. */
 void probe_user_main(void *arg);
 
