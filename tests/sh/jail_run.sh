@@ -62,23 +62,12 @@ rc=$?
 [[ ! -e $SOCK ]] && ok "socket removed" || fail "socket left behind"
 
 # each restart is a new jail
-cat >"$TMPD/vm.yaml" <<'YAML'
-apiVersion: kubevirt.io/v1
-kind: VirtualMachine
-metadata: {name: j}
-spec:
-  runStrategy: RerunOnFailure
-  template:
-    spec:
-      domain:
-        devices: {autoattachPodInterface: false}
-YAML
+vm_manifest j 64Mi RerunOnFailure >"$TMPD/vm.yaml"
 "$VMLET" run -f "$TMPD/vm.yaml" --kernel "$TMPD/mode2.elf" --jail "$JAIL" --log-format text \
 	>"$TMPD/out" 2>"$TMPD/err" &
 PID=$!
-for _ in $(seq 300); do grep -q "restart 2 in" "$TMPD/err" && break; sleep 0.1; done
-kill -TERM $PID
-wait $PID
+wait_log "$TMPD/err" "restart 2 in" 300 || fail "no second restart: $(tail -2 "$TMPD/err")"
+kill -TERM $PID && wait $PID
 rc=$?
 n=$(grep -c "jail: confined to" "$TMPD/err")
 [[ $rc == 0 && $n == 2 ]] && ok "reboots restarted in a new jail each ($n runs), exit 0" ||

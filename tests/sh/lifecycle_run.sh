@@ -13,21 +13,7 @@ have_kvm || skip "no /dev/kvm"
 tiny_guests 0 1 2 3 5
 
 manifest() { # STRATEGY [DISK]: a VM with that runStrategy ("" = none)
-	cat <<YAML
-apiVersion: kubevirt.io/v1
-kind: VirtualMachine
-metadata: {name: lc, namespace: default}
-spec:
-$([[ -n $1 ]] && echo "  runStrategy: $1")
-  template:
-    spec:
-      domain:
-        memory: {guest: 64Mi}
-        devices:
-          autoattachPodInterface: false
-$([[ -n ${2:-} ]] && echo "          disks: [{name: d, disk: {bus: virtio}}]")
-$([[ -n ${2:-} ]] && echo "      volumes: [{name: d, hostDisk: {path: $2, type: Disk}}]")
-YAML
+	vm_manifest lc 64Mi "$1" ${2:+d=$2}
 }
 
 ups() { grep -c "tiny-guest: up" "$TMPD/out" 2>/dev/null; }
@@ -53,7 +39,7 @@ loop() {
 	"$VMLET" run -f "$TMPD/vm.yaml" --kernel "$TMPD/mode$m.elf" --log-format text \
 		>"$TMPD/out" 2>"$TMPD/err" &
 	PID=$!
-	for _ in $(seq 300); do grep -q "restart 2 in 2000 ms" "$TMPD/err" && break; sleep 0.1; done
+	wait_log "$TMPD/err" "restart 2 in 2000 ms" 300
 	kill -TERM $PID
 	wait $PID
 	rc=$?
