@@ -26,7 +26,7 @@ static void run_usage(FILE *f)
 		   "                 [--log-level debug|info|warning|error]\n"
 		   "                 [--volume NAME=PATH ...] [--disk-root DIR]\n"
 		   "                 [--run-strategy Always|RerunOnFailure|Once|Manual|Halted]\n"
-		   "                 [--jail DIR]\n"
+		   "                 [--jail DIR] [--firmware PVH-ELF] [--efi-vars FILE]\n"
 		   "\n"
 		   "Runs the VM the manifests describe under its runStrategy: Always restarts\n"
 		   "the guest after power-off, reboot or crash, RerunOnFailure after reboot or\n"
@@ -145,6 +145,8 @@ static const struct option run_options[] = {
     {"disk-root", required_argument, NULL, CMD_OPT_DISK_ROOT},
     {"kernel", required_argument, NULL, CMD_OPT_KERNEL},
     {"initrd", required_argument, NULL, CMD_OPT_INITRD},
+    {"firmware", required_argument, NULL, CMD_OPT_FIRMWARE},
+    {"efi-vars", required_argument, NULL, CMD_OPT_EFI_VARS},
     {"cmdline", required_argument, NULL, CMD_OPT_CMDLINE},
     {"console", required_argument, NULL, CMD_OPT_CONSOLE},
     {"cpu-vendor", required_argument, NULL, CMD_OPT_VENDOR},

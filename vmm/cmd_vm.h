@@ -28,6 +28,8 @@ struct cmd_vm_opts {
 	unsigned int n_volumes;
 	const char *disk_root; /* --disk-root DIR (containerDisk images) */
 	const char *kernel, *initrd, *cmdline;
+	const char *firmware;	  /* --firmware: external PVH firmware, EFI boot */
+	const char *efi_vars;	  /* --efi-vars: the store of an efi.persistent VM */
 	const char *smp, *memory; /* --smp S,C,T / --memory SIZE */
 	const char *grace;	  /* --grace-period SECONDS */
 	enum arch_cpu_vendor vendor;
@@ -55,6 +57,8 @@ enum {
 	CMD_OPT_LOG_LEVEL,
 	CMD_OPT_VOLUME,
 	CMD_OPT_DISK_ROOT,
+	CMD_OPT_FIRMWARE,
+	CMD_OPT_EFI_VARS,
 };
 
 /* Handle one shared option (getopt_long result c with optarg arg):

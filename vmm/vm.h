@@ -39,6 +39,11 @@ struct vm_options {
 	/* A built-in payload instead of cfg->kernel_path (the probe). */
 	const uint8_t *payload;
 	size_t payload_len;
+	/* --firmware: an external PVH firmware ELF for EFI boot (NULL: the
+	 * built-in one) */
+	const char *firmware;
+	/* the EFI variable store file when cfg->efi_persistent */
+	const char *efi_vars;
 };
 
 struct vm {
