@@ -165,7 +165,8 @@ static enum lifecycle_end run_worker(const struct lifecycle *lc, lifecycle_run_f
 		  : fork();
 	if (pid < 0) {
 		sigprocmask(SIG_SETMASK, &old, NULL);
-		error_errno(-errno, "lifecycle: fork");
+		error_errno(-errno, "lifecycle: cannot start the worker%s",
+			    lc->clone_flags ? " in new namespaces (--jail needs root)" : "");
 		return LC_END_FAILED;
 	}
 	if (pid == 0) {

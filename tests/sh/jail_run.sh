@@ -63,6 +63,7 @@ rc=$?
 
 # each restart is a new jail
 vm_manifest j 64Mi RerunOnFailure >"$TMPD/vm.yaml"
+rm -f "$TMPD/out" "$TMPD/err"
 "$VMLET" run -f "$TMPD/vm.yaml" --kernel "$TMPD/mode2.elf" --jail "$JAIL" --log-format text \
 	>"$TMPD/out" 2>"$TMPD/err" &
 PID=$!

@@ -36,6 +36,9 @@ once() {
 loop() {
 	local s=$1 m=$2 rc
 	manifest "$s" >"$TMPD/vm.yaml"
+	# (no stale log from the previous run: the shell truncates it only
+	# once the background job has started)
+	rm -f "$TMPD/out" "$TMPD/err"
 	"$VMLET" run -f "$TMPD/vm.yaml" --kernel "$TMPD/mode$m.elf" --log-format text \
 		>"$TMPD/out" 2>"$TMPD/err" &
 	PID=$!
@@ -71,6 +74,7 @@ grep -q "runStrategy Always: restart 1 in 1000 ms" "$TMPD/err" && ok "Always: re
 manifest Always >"$TMPD/vm.yaml"
 start_bg() { # MODE ARGS...
 	local m=$1; shift
+	rm -f "$TMPD/out" "$TMPD/err"
 	"$VMLET" run -f "$TMPD/vm.yaml" --kernel "$TMPD/mode$m.elf" --log-format text "$@" \
 		>"$TMPD/out" 2>"$TMPD/err" &
 	PID=$!
