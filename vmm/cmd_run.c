@@ -21,6 +21,7 @@ static void run_usage(FILE *f)
 		   "                 [--grace-period SECONDS] [--log-format json|text]\n"
 		   "                 [--log-level debug|info|warning|error]\n"
 		   "                 [--volume NAME=PATH ...] [--disk-root DIR]\n"
+		   "                 [--tap IFACE=TAP ...]\n"
 		   "\n"
 		   "Runs the VM the manifests describe until it powers off. SIGTERM or SIGINT\n"
 		   "presses the ACPI power button; after terminationGracePeriodSeconds the VM\n"
@@ -35,6 +36,7 @@ static const struct option run_options[] = {
     {"vm", required_argument, NULL, CMD_OPT_VM},
     {"volume", required_argument, NULL, CMD_OPT_VOLUME},
     {"disk-root", required_argument, NULL, CMD_OPT_DISK_ROOT},
+    {"tap", required_argument, NULL, CMD_OPT_TAP},
     {"kernel", required_argument, NULL, CMD_OPT_KERNEL},
     {"initrd", required_argument, NULL, CMD_OPT_INITRD},
     {"cmdline", required_argument, NULL, CMD_OPT_CMDLINE},

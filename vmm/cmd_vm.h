@@ -26,7 +26,9 @@ struct cmd_vm_opts {
 	const char *vm_name;		    /* --vm */
 	const char *volumes[CMD_MAX_FILES]; /* --volume NAME=PATH */
 	unsigned int n_volumes;
-	const char *disk_root; /* --disk-root DIR (containerDisk images) */
+	const char *disk_root;		 /* --disk-root DIR (containerDisk images) */
+	const char *taps[CMD_MAX_FILES]; /* --tap IFACE=TAP */
+	unsigned int n_taps;
 	const char *kernel, *initrd, *cmdline;
 	const char *smp, *memory; /* --smp S,C,T / --memory SIZE */
 	const char *grace;	  /* --grace-period SECONDS */
@@ -55,6 +57,7 @@ enum {
 	CMD_OPT_LOG_LEVEL,
 	CMD_OPT_VOLUME,
 	CMD_OPT_DISK_ROOT,
+	CMD_OPT_TAP,
 };
 
 /* Handle one shared option (getopt_long result c with optarg arg):

@@ -60,12 +60,23 @@ int fw_virtio_init_q(struct fw_virtio *v, const struct fw_pci_fn *f, uint64_t wa
  * these rings. */
 int fw_virtio_init_rings(struct fw_virtio *v, const struct fw_pci_fn *f, uint64_t want,
 			 uint64_t *mmio_next, uint16_t qsize, void *desc, void *avail, void *used);
+/* One of several queues for fw_virtio_init_queues(): qsize in (the device
+ * may lower it) and out, ring addresses in, the queue's doorbell out. */
+struct fw_virtio_ring {
+	uint16_t qsize;
+	void *desc, *avail, *used;
+	volatile uint16_t *notify;
+};
+/* Reset, negotiate, set up queues 0..n-1 with the caller's rings,
+ * DRIVER_OK. v->vq stays NULL. 0 or -1. */
+int fw_virtio_init_queues(struct fw_virtio *v, const struct fw_pci_fn *f, uint64_t want,
+			  uint64_t *mmio_next, struct fw_virtio_ring *r, int n);
 /* Post one chain on queue 0, notify, poll for its completion. Returns the
  * used length, or -1 on timeout. */
 int64_t fw_virtio_submit(struct fw_virtio *v, const struct fw_virtio_buf *b, int n);
 void fw_virtio_reset(struct fw_virtio *v);
 
-/* Append pci=/disk=/rng= lines (firmware/abi.h) for bus 0 at ecam. With
+/* Append pci=/disk=/rng=/nic= lines (firmware/abi.h) for bus 0 at ecam. With
  * hostile, first attack each virtio-blk with malformed rings (a buffer
  * outside RAM, an absurd length, a descriptor loop, an avail index far
  * ahead) and check it still serves good requests after each: one

@@ -7,6 +7,7 @@
 #include "firmware/lib/io.h"
 #include "firmware/lib/pvh.h"
 #include "firmware/lib/virtio.h"
+#include "firmware/lib/virtio_net.h"
 #include "firmware/probe/probe.h"
 
 #define REPORT_MAX FW_ABI_REPORT_MAX
@@ -255,6 +256,18 @@ static bool cmdline_value(uint32_t si_addr, const char *key, char *val, size_t c
 	return true;
 }
 
+/* vmlet.netecho=N: the NIC driver's options (firmware/lib/virtio_net.h). */
+static void net_options(uint32_t si_addr)
+{
+	struct fw_net_opts o = {0};
+	char v[12];
+
+	if (cmdline_value(si_addr, "vmlet.netecho=", v, sizeof(v)))
+		for (int i = 0; v[i] >= '0' && v[i] <= '9' && o.echo < 1000000; i++)
+			o.echo = o.echo * 10 + (uint32_t)(v[i] - '0');
+	fw_virtio_net_configure(&o);
+}
+
 void probe_user_main(void *arg)
 {
 	uint64_t rsdp_hint, ecam;
@@ -268,6 +281,7 @@ void probe_user_main(void *arg)
 	order_cpus();
 	report_topology();
 	/* PCI functions, virtio disks and entropy (firmware/lib/virtio.c) */
+	net_options((uint32_t)(uintptr_t)arg);
 	ecam = fw_pci_ecam_from_mcfg(fw_acpi_find(st.tables, st.n_tables, "MCFG"));
 	fw_virtio_report(&st.out, ecam, cmdline_has((uint32_t)(uintptr_t)arg, "vmlet.hostile"));
 	if (cmdline_value((uint32_t)(uintptr_t)arg, "vmlet.blkbench=", mode, sizeof(mode)))
