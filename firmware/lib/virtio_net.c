@@ -230,6 +230,11 @@ static void send_dhcp(struct net *n, int type)
 	tx_send(n, slot, ETH + 20 + 8 + blen);
 }
 
+static uint32_t ping_target(const struct net *n)
+{
+	return opts.ping ? opts.ping : n->router;
+}
+
 static void send_ping(struct net *n)
 {
 	uint16_t slot;
@@ -237,7 +242,7 @@ static void send_ping(struct net *n)
 
 	if (!f)
 		return;
-	c = ip4(eth(f, n->gw_mac, n, 0x0800), 1, n->ip, n->router, 8 + 32);
+	c = ip4(eth(f, n->gw_mac, n, 0x0800), 1, n->ip, ping_target(n), 8 + 32);
 	memset(c, 0, 8 + 32);
 	c[0] = 8;
 	put16(c + 4, 0x766d); /* "vm" */
@@ -328,7 +333,7 @@ static void ip_input(struct net *n, const uint8_t *f, size_t len)
 		return;
 	if (l4[0] == 8 && fw_inet_sum(0, l4, tot - ihl) == 0xffff)
 		answer_ping(n, f, ETH + tot, ihl);
-	else if (l4[0] == 0 && be32(ip + 12) == n->router && be16(l4 + 4) == 0x766d)
+	else if (l4[0] == 0 && be32(ip + 12) == ping_target(n) && be16(l4 + 4) == 0x766d)
 		n->ping_ok = true;
 }
 

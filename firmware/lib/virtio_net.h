@@ -18,6 +18,9 @@ struct fw_net_opts {
 	 * requests to the guest's address were answered (bounded wait);
 	 * "vmlet.netecho=N" on the probe's command line */
 	uint32_t echo;
+	/* the address to ping through the router instead of the router
+	 * itself (host order, 0: the router); "vmlet.netping=A.B.C.D" */
+	uint32_t ping;
 };
 
 /* Options for the next fw_virtio_net_report() calls (default: none). */

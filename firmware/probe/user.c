@@ -256,15 +256,36 @@ static bool cmdline_value(uint32_t si_addr, const char *key, char *val, size_t c
 	return true;
 }
 
-/* vmlet.netecho=N: the NIC driver's options (firmware/lib/virtio_net.h). */
+/* Decimal digits at s up to a non-digit (bounded); *s moves past them. */
+static uint32_t parse_dec(const char **s)
+{
+	uint32_t v = 0;
+
+	for (; **s >= '0' && **s <= '9' && v < 100000000; (*s)++)
+		v = v * 10 + (uint32_t)(**s - '0');
+	return v;
+}
+
+/* vmlet.netecho=N, vmlet.netping=A.B.C.D: the NIC driver's options
+ * (firmware/lib/virtio_net.h). */
 static void net_options(uint32_t si_addr)
 {
 	struct fw_net_opts o = {0};
-	char v[12];
+	const char *p;
+	char v[20];
 
-	if (cmdline_value(si_addr, "vmlet.netecho=", v, sizeof(v)))
-		for (int i = 0; v[i] >= '0' && v[i] <= '9' && o.echo < 1000000; i++)
-			o.echo = o.echo * 10 + (uint32_t)(v[i] - '0');
+	if (cmdline_value(si_addr, "vmlet.netecho=", v, sizeof(v))) {
+		p = v;
+		o.echo = parse_dec(&p);
+	}
+	if (cmdline_value(si_addr, "vmlet.netping=", v, sizeof(v))) {
+		p = v;
+		for (int i = 0; i < 4; i++) {
+			o.ping = o.ping << 8 | (parse_dec(&p) & 255);
+			if (*p == '.')
+				p++;
+		}
+	}
 	fw_virtio_net_configure(&o);
 }
 
