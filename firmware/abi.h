@@ -33,6 +33,24 @@
  * COM1. The VMM reads desc.len bytes (at most FW_ABI_REPORT_MAX) at
  * desc.addr: the same text the probe would have printed.
  *
+ * ---- EFI platform port (vmlet's UEFI firmware) ----------------------------
+ * At FW_ABI_EFI_PORT a 32-bit read returns FW_ABI_EFI_MAGIC when the VMM
+ * offers it (vmlet does for EFI VMs; an absent port reads anything else).
+ * A 32-bit write gives the guest-physical address (below 4 GiB, 8-byte
+ * aligned) of a struct fw_abi_efi_desc; the VMM carries out desc.op and
+ * writes desc.status (and desc.len) back before the write returns:
+ *   FW_ABI_EFI_BOOT_ORDER  16-bit disk indexes in boot order (the disks
+ *       with a bootOrder, lowest first, then the others in disk order)
+ *       are written at addr, at most cap bytes; len = bytes written. Disk
+ *       n is the n-th virtio-blk function in PCI order.
+ *   FW_ABI_EFI_VARS_LOAD   the stored variable blob (the last one saved) is
+ *       copied to addr; len = its size (0: none yet). Status UNSUPPORTED
+ *       when the VM does not persist variables, TOO_BIG when cap is short.
+ *   FW_ABI_EFI_VARS_SAVE   the len bytes at addr (at most
+ *       FW_ABI_EFI_VARS_MAX) become the stored blob: kept across restarts
+ *       (vmlet: a crash-safe file next to the VM). The blob is the
+ *       firmware's own format; the VMM does not interpret it.
+ *
  * ---- The probe report (FW_ABI_VERSION 1) ---------------------------------
  * Lines end with "\n" (a "\r" before it is tolerated by parsers). Between
  *     VMLET-PROBE-BEGIN v1
@@ -143,6 +161,28 @@ struct fw_abi_report_desc {
 	unsigned int magic;	 /* FW_ABI_REPORT_MAGIC */
 	unsigned int len;	 /* bytes of text */
 	unsigned long long addr; /* guest-physical address of the text */
+};
+
+#define FW_ABI_EFI_PORT	       0x0f18	   /* 4 bytes */
+#define FW_ABI_EFI_MAGIC       0x56454c56u /* "VLEV" */
+#define FW_ABI_EFI_VARS_MAX    (64 * 1024)
+#define FW_ABI_EFI_BOOT_ORDER  1
+#define FW_ABI_EFI_VARS_LOAD   2
+#define FW_ABI_EFI_VARS_SAVE   3
+#define FW_ABI_EFI_OK	       0
+#define FW_ABI_EFI_UNSUPPORTED 1
+#define FW_ABI_EFI_TOO_BIG     2
+#define FW_ABI_EFI_BAD	       3 /* malformed request */
+
+/* 32 bytes, little endian, no padding. */
+struct fw_abi_efi_desc {
+	unsigned int magic;  /* FW_ABI_EFI_MAGIC */
+	unsigned int op;     /* FW_ABI_EFI_BOOT_ORDER ... */
+	unsigned int status; /* written by the VMM */
+	unsigned int len;    /* bytes (in or out, per op) */
+	unsigned int cap;    /* room at addr */
+	unsigned int reserved;
+	unsigned long long addr; /* guest-physical buffer */
 };
 
 /* ACPI power-off: PM1_CNT bits. */

@@ -85,7 +85,7 @@ static enum boot_format boot_detect(const struct boot_file *k)
 	return BOOT_FMT_UNKNOWN;
 }
 
-static int boot_acpi(struct vm *vm, gpa_t *rsdp)
+static int boot_acpi(struct vm *vm, gpa_t *rsdp, size_t *used)
 {
 	struct arch_acpi_config c = {
 	    .topo = vm->topo,
@@ -95,15 +95,15 @@ static int boot_acpi(struct vm *vm, gpa_t *rsdp)
 	    .pci = 1, /* MCFG + PCI0: vmm/dev/pci_devices.c always has a host bridge */
 	};
 	uint8_t *buf = guest_mem_ptr(&vm->mem, ARCH_ACPI_GPA, ARCH_ACPI_MAX);
-	size_t used = 0;
 	int ret;
 
 	*rsdp = 0;
+	*used = 0;
 	if (!vm->cfg->acpi)
 		return 0;
 	if (!buf)
 		return error_errno(-ENOSPC, "boot: no RAM for the ACPI tables");
-	ret = arch_acpi_build(buf, ARCH_ACPI_MAX, ARCH_ACPI_GPA, &c, &used);
+	ret = arch_acpi_build(buf, ARCH_ACPI_MAX, ARCH_ACPI_GPA, &c, used);
 	if (ret)
 		return error_errno(ret, "boot: cannot build the ACPI tables");
 	*rsdp = ARCH_ACPI_GPA; /* the RSDP comes first */
@@ -221,10 +221,22 @@ static int boot_kernel_file(struct vm *vm, struct boot_file *k)
 	case VM_BOOT_EFI: {
 		const void *elf;
 		size_t len;
-		int ret = efi_boot_check(cfg, false);
+		int ret = efi_boot_check(cfg, vm->opt.firmware != NULL);
 
 		if (ret)
 			return ret;
+		if (vm->opt.firmware) {
+			ret = boot_read_file("firmware", vm->opt.firmware, k);
+			if (!ret && boot_detect(k) != BOOT_FMT_PVH_ELF) {
+				error("efi: --firmware '%s' is not a PVH firmware (vmlet enters "
+				      "firmware through PVH: an ELF with a "
+				      "XEN_ELFNOTE_PHYS32_ENTRY note)",
+				      vm->opt.firmware);
+				boot_file_release(k);
+				ret = -ENOEXEC;
+			}
+			return ret;
+		}
 		/* vmlet's UEFI firmware is a PVH ELF like any other payload */
 		ret = efi_boot_embedded(&elf, &len);
 		if (ret) {
@@ -254,6 +266,7 @@ int vm_boot(struct vm *vm)
 	struct kvm_sregs sregs;
 	uint8_t *low = vm->mem.r[0].host;
 	uint64_t low_size = vm->mem.r[0].size;
+	size_t acpi_used = 0;
 	int ret;
 
 	memset(&initrd, 0, sizeof(initrd));
@@ -270,7 +283,9 @@ int vm_boot(struct vm *vm)
 	if (!ret && (arch_gdt_build(low, low_size) || arch_pgtable_build(low, low_size)))
 		ret = error_errno(-ENOSPC, "boot: cannot build the boot GDT and page tables");
 	if (!ret)
-		ret = boot_acpi(vm, &bi.rsdp_gpa);
+		ret = boot_acpi(vm, &bi.rsdp_gpa, &acpi_used);
+	if (!ret)
+		ret = efi_boot_place_smbios(vm->cfg, &vm->mem, ARCH_ACPI_GPA + acpi_used);
 	if (!ret)
 		ret = boot_load(vm, &kernel, &initrd, &bi, &regs, &sregs);
 	if (!ret)

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * cmd_run.c - `vmlet run`: resolve the manifests and run the VM until it
- * powers off, reboots, crashes or is stopped; the exit status says which
- * (vmm/cmd.h).
+ * cmd_run.c - `vmlet run`: resolve the manifests and run the VM under its
+ * runStrategy (vmm/lifecycle.h) until it ends for good; the exit status
+ * says how the last run ended (vmm/cmd.h).
  */
 #include <getopt.h>
 #include <stdio.h>
@@ -11,6 +11,7 @@
 #include "vmm/cmd.h"
 #include "vmm/cmd_vm.h"
 #include "vmm/ctl.h"
+#include "vmm/lifecycle.h"
 #include "vmm/vm_config.h"
 
 static void run_usage(FILE *f)
@@ -21,14 +22,94 @@ static void run_usage(FILE *f)
 		   "                 [--grace-period SECONDS] [--log-format json|text]\n"
 		   "                 [--log-level debug|info|warning|error]\n"
 		   "                 [--volume NAME=PATH ...] [--disk-root DIR]\n"
+		   "                 [--run-strategy Always|RerunOnFailure|Once|Manual|Halted]\n"
+		   "                 [--firmware PVH-ELF] [--efi-vars FILE]\n"
 		   "                 [--tap IFACE=TAP ...]\n"
 		   "\n"
-		   "Runs the VM the manifests describe until it powers off. SIGTERM or SIGINT\n"
-		   "presses the ACPI power button; after terminationGracePeriodSeconds the VM\n"
-		   "is stopped (--grace-period overrides it). Exit status: 0 powered off, 1 failed "
-		   "to start, 2 usage,\n"
-		   "3 rebooted, 4 crashed, 5 stopped after the grace period.\n"
+		   "Runs the VM the manifests describe under its runStrategy: Always restarts\n"
+		   "the guest after power-off, reboot or crash, RerunOnFailure after reboot or\n"
+		   "crash, Once/Manual (and no runStrategy) run it once, Halted does not start\n"
+		   "it (--run-strategy overrides the manifest's). SIGTERM or SIGINT presses the\n"
+		   "ACPI power button; after\n"
+		   "terminationGracePeriodSeconds the VM is stopped (--grace-period overrides\n"
+		   "it). Exit status: 0 powered off (or stopped cleanly, or Halted), 1 failed\n"
+		   "to start, 2 usage, 3 rebooted, 4 crashed, 5 stopped after the grace period.\n"
 		   "\n" SANDBOX_USAGE CTL_USAGE);
+}
+
+enum { RUN_OPT_STRATEGY = 0x1a0 };
+
+struct run_ctx {
+	const struct vm_config *cfg;
+	const struct cmd_vm_opts *o;
+};
+
+/* One guest run (vmm/lifecycle.h): in this process, or in a worker. */
+static enum lifecycle_end run_guest(void *p, unsigned int restarts)
+{
+	const struct run_ctx *r = p;
+	int ret;
+
+	ctl_vm_set_restarts(restarts);
+	if (restarts)
+		log_info("run: starting the guest again (restart %u)", restarts);
+	ret = cmd_vm_run(r->cfg, r->o, NULL, 0, NULL);
+	switch (ret) {
+	case VM_EXIT_POWEROFF:
+		return LC_END_POWEROFF;
+	case VM_EXIT_REBOOT:
+		return LC_END_REBOOT;
+	case VM_EXIT_CRASH:
+		return LC_END_CRASH;
+	case VM_EXIT_HARD_STOP:
+		return LC_END_STOPPED;
+	default:
+		return LC_END_FAILED;
+	}
+}
+
+/* README "Exit statuses". */
+static int run_exit_status(enum lifecycle_end end)
+{
+	static const int status[LC_END_COUNT] = {
+	    [LC_END_POWEROFF] = VMLET_EXIT_OK,	[LC_END_REBOOT] = VMLET_EXIT_REBOOT,
+	    [LC_END_CRASH] = VMLET_EXIT_CRASH,	[LC_END_STOPPED] = VMLET_EXIT_STOPPED,
+	    [LC_END_FAILED] = VMLET_EXIT_ERROR,
+	};
+
+	return (unsigned int)end < LC_END_COUNT ? status[end] : VMLET_EXIT_ERROR;
+}
+
+static int run_with_strategy(const struct vm_config *cfg, const struct cmd_vm_opts *o,
+			     const char *override)
+{
+	struct run_ctx ctx = {cfg, o};
+	enum lifecycle_strategy strategy;
+	enum lifecycle_end end;
+	struct lifecycle lc;
+
+	if (lifecycle_parse(override ? override : cfg->run_strategy, &strategy)) {
+		error(
+		    "run: unknown runStrategy '%s' (Always, RerunOnFailure, Once, Manual, Halted)",
+		    cfg->run_strategy);
+		return VMLET_EXIT_ERROR;
+	}
+	lifecycle_init(&lc, strategy);
+	/* the confined worker cannot remove the control socket: this
+	 * process does, after the last run */
+	lc.always_fork = o->api_socket && o->sandbox.seccomp != SANDBOX_SECCOMP_OFF;
+	if (lifecycle_may_restart(&lc))
+		log_info("run: runStrategy %s: the guest is restarted in-process after %s",
+			 lifecycle_strategy_name(strategy),
+			 strategy == LC_ALWAYS ? "power-off, reboot or crash" : "reboot or crash");
+	end = lifecycle_run(&lc, run_guest, &ctx);
+	if (o->api_socket)
+		ctl_remove_socket(o->api_socket);
+	/* a worker killed by a signal (SIGSYS: a seccomp violation) ends
+	 * vmlet with the status a shell shows for that signal */
+	if (end == LC_END_FAILED && lc.worker_signal)
+		return 128 + lc.worker_signal;
+	return run_exit_status(end);
 }
 
 static const struct option run_options[] = {
@@ -39,6 +120,8 @@ static const struct option run_options[] = {
     {"tap", required_argument, NULL, CMD_OPT_TAP},
     {"kernel", required_argument, NULL, CMD_OPT_KERNEL},
     {"initrd", required_argument, NULL, CMD_OPT_INITRD},
+    {"firmware", required_argument, NULL, CMD_OPT_FIRMWARE},
+    {"efi-vars", required_argument, NULL, CMD_OPT_EFI_VARS},
     {"cmdline", required_argument, NULL, CMD_OPT_CMDLINE},
     {"console", required_argument, NULL, CMD_OPT_CONSOLE},
     {"cpu-vendor", required_argument, NULL, CMD_OPT_VENDOR},
@@ -47,6 +130,7 @@ static const struct option run_options[] = {
     {"memory", required_argument, NULL, CMD_OPT_MEMORY},
     {"grace-period", required_argument, NULL, CMD_OPT_GRACE},
     {"log-level", required_argument, NULL, CMD_OPT_LOG_LEVEL},
+    {"run-strategy", required_argument, NULL, RUN_OPT_STRATEGY},
     SANDBOX_LONGOPTS,
     CTL_LONGOPTS,
     {"help", no_argument, NULL, 'h'},
@@ -55,6 +139,8 @@ static const struct option run_options[] = {
 
 int cmd_run(int argc, char **argv)
 {
+	enum lifecycle_strategy unused;
+	const char *strategy = NULL;
 	struct cmd_vm_opts o;
 	struct vm_config cfg;
 	int c, ret;
@@ -68,6 +154,16 @@ int cmd_run(int argc, char **argv)
 		if (c == 'h') {
 			run_usage(stdout);
 			return VMLET_EXIT_OK;
+		}
+		if (c == RUN_OPT_STRATEGY) {
+			strategy = optarg;
+			if (!lifecycle_parse(strategy, &unused))
+				continue;
+			fprintf(stderr,
+				"vmlet run: --run-strategy takes Always, RerunOnFailure, "
+				"Once, Manual or Halted, not '%s'\n",
+				strategy);
+			return VMLET_EXIT_USAGE;
 		}
 		if (cmd_vm_option(&o, c, optarg)) {
 			run_usage(stderr);
@@ -83,8 +179,8 @@ int cmd_run(int argc, char **argv)
 	if (cmd_vm_config(&o, &cfg))
 		return VMLET_EXIT_ERROR;
 	log_setup(o.log_format, o.log_level, "vmlet", cfg.name);
-	ret = cmd_vm_run(&cfg, &o, NULL, 0, NULL);
+	ret = run_with_strategy(&cfg, &o, strategy);
 	log_setup(o.log_format, o.log_level, "vmlet", NULL);
 	vm_config_release(&cfg);
-	return ret < 0 ? VMLET_EXIT_ERROR : cmd_vm_exit_status(ret);
+	return ret;
 }

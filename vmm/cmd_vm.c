@@ -12,6 +12,7 @@
 #include "vmm/cmd.h"
 #include "vmm/cmd_vm.h"
 #include "vmm/ctl.h"
+#include "vmm/efi_vars.h"
 #include "vmm/vm.h"
 #include "vmm/vm_config.h"
 
@@ -137,6 +138,12 @@ int cmd_vm_option(struct cmd_vm_opts *o, int c, const char *arg)
 	case CMD_OPT_INITRD:
 		o->initrd = arg;
 		return 0;
+	case CMD_OPT_FIRMWARE:
+		o->firmware = arg;
+		return 0;
+	case CMD_OPT_EFI_VARS:
+		o->efi_vars = arg;
+		return 0;
 	case CMD_OPT_CMDLINE:
 		o->cmdline = arg;
 		return 0;
@@ -260,6 +267,12 @@ static int cmd_vm_overrides(const struct cmd_vm_opts *o, struct vm_config *cfg)
 		}
 		cfg->termination_grace_seconds = g;
 	}
+	if (o->firmware && o->kernel) {
+		fprintf(stderr, "vmlet: --firmware and --kernel exclude each other\n");
+		return -EINVAL;
+	}
+	if (o->firmware) /* the VM boots that firmware: EFI boot */
+		cfg->boot = VM_BOOT_EFI;
 	if (o->kernel) {
 		cfg->boot = VM_BOOT_KERNEL;
 		ret = replace_str(&cfg->kernel_path, o->kernel);
@@ -313,12 +326,24 @@ int cmd_vm_run(const struct vm_config *cfg, const struct cmd_vm_opts *o, const u
 	    .console = o->console,
 	    .payload = payload,
 	    .payload_len = payload_len,
+	    .firmware = o->firmware,
 	};
 	struct sandbox_opts sb = o->sandbox;
 	struct ctl_server *ctl = NULL;
 	struct vm *vm = NULL;
+	char *efi_vars = NULL;
 	sigset_t stop;
 	int ret;
+
+	/* efi.persistent: --efi-vars, else <name>.efivars next to the manifest */
+	if (cfg->boot == VM_BOOT_EFI && cfg->efi_persistent) {
+		efi_vars = o->efi_vars
+			       ? strdup(o->efi_vars)
+			       : efi_vars_default_path(o->n_files ? o->files[0] : NULL, cfg->name);
+		if (!efi_vars)
+			return -ENOMEM;
+		vo.efi_vars = efi_vars;
+	}
 
 	/* A SIGTERM during set-up must not kill vmlet: it stays pending and
 	 * presses the power button as soon as vm_run() listens. */
@@ -326,8 +351,8 @@ int cmd_vm_run(const struct vm_config *cfg, const struct cmd_vm_opts *o, const u
 	sigaddset(&stop, SIGTERM);
 	sigaddset(&stop, SIGINT);
 	pthread_sigmask(SIG_BLOCK, &stop, NULL);
-	/* vCPU threads start after sandbox_apply() (vm_run.c) */
-	sb.late_roles |= SANDBOX_ROLE_BIT(THREAD_VCPU);
+	/* every thread starts before sandbox_apply() (vm_run.c): main's
+	 * filter admits no thread start and no vCPU ioctl */
 	ret = sandbox_prepare(&sb);
 	if (ret)
 		return ret;
@@ -354,6 +379,7 @@ int cmd_vm_run(const struct vm_config *cfg, const struct cmd_vm_opts *o, const u
 out:
 	ctl_server_close(ctl);
 	sandbox_release();
+	free(efi_vars);
 	return ret;
 }
 

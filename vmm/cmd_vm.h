@@ -30,6 +30,8 @@ struct cmd_vm_opts {
 	const char *taps[CMD_MAX_FILES]; /* --tap IFACE=TAP */
 	unsigned int n_taps;
 	const char *kernel, *initrd, *cmdline;
+	const char *firmware;	  /* --firmware: external PVH firmware, EFI boot */
+	const char *efi_vars;	  /* --efi-vars: the store of an efi.persistent VM */
 	const char *smp, *memory; /* --smp S,C,T / --memory SIZE */
 	const char *grace;	  /* --grace-period SECONDS */
 	enum arch_cpu_vendor vendor;
@@ -57,6 +59,8 @@ enum {
 	CMD_OPT_LOG_LEVEL,
 	CMD_OPT_VOLUME,
 	CMD_OPT_DISK_ROOT,
+	CMD_OPT_FIRMWARE,
+	CMD_OPT_EFI_VARS,
 	CMD_OPT_TAP,
 };
 

@@ -119,9 +119,15 @@ int ctl_server_open(struct ctl_server **out, const char *path);
 int ctl_server_start(struct ctl_server *s, struct event_loop *loop, const struct ctl_vm_ops *ops,
 		     void *vm);
 /* Stop serving, close every connection and the socket. Removes the socket
- * file when the sandbox allows it (before sandbox_apply(), or never: a
- * stale socket file is replaced by the next ctl_server_open()). */
+ * file when the sandbox allows it (before sandbox_apply(), or with
+ * --seccomp=off); a confined `vmlet run` worker leaves that to its
+ * unconfined supervisor (ctl_remove_socket()). A stale socket file (after
+ * SIGKILL) is replaced by the next ctl_server_open(). */
 void ctl_server_close(struct ctl_server *s);
+
+/* Remove the socket file at path if it is a socket (after the server that
+ * made it is gone, from a process that may still unlink). */
+void ctl_remove_socket(const char *path);
 
 /* Serve s for a struct vm (vmm/ctl_vm.c: the ctl_vm_ops of a VM). */
 struct vm;

@@ -13,6 +13,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <json-c/json.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -83,6 +84,9 @@ int ctl_server_open(struct ctl_server **out, const char *path)
 		goto fail;
 	}
 	s->statm_fd = open("/proc/self/statm", O_RDONLY | O_CLOEXEC);
+	/* a client that hangs up before its answer (or during console
+	 * output) must not kill vmlet: writes fail with EPIPE instead */
+	signal(SIGPIPE, SIG_IGN);
 	/* json-c seeds its string hash on first use (getrandom or
 	 * /dev/urandom): do it now, not under the sandbox */
 	json_object_put(json_tokener_parse("{\"verb\":\"status\"}"));
@@ -182,6 +186,16 @@ static json_object *do_metrics(struct ctl_server *s)
 	return o;
 }
 
+static bool console_taken(const struct ctl_server *s)
+{
+	int i;
+
+	for (i = 0; i < CTL_MAX_CLIENTS; i++)
+		if (s->conns[i] && s->conns[i]->console)
+			return true;
+	return false;
+}
+
 static void handle_request(struct ctl_conn *c)
 {
 	struct ctl_server *s = c->srv;
@@ -224,16 +238,23 @@ static void handle_request(struct ctl_conn *c)
 		o = answer(ops->power_button ? ops->power_button(s->vm) : -ENOTSUP);
 		break;
 	case CTL_CONSOLE:
-		err = ops->console_attach ? ops->console_attach(s->vm, c->fd) : -ENOTSUP;
-		c->console = err == 0;
+		err = !ops->console_attach ? -ENOTSUP : console_taken(s) ? -EBUSY : 0;
 		o = answer(err);
+		if (err)
+			break;
+		/* the answer first: console bytes follow it, never precede it */
+		conn_send(c, o);
+		json_object_put(o);
+		o = NULL;
+		c->console = ops->console_attach(s->vm, c->fd) == 0;
 		break;
 	default:
 		o = answer(-EINVAL);
 		break;
 	}
 send:
-	conn_send(c, o);
+	if (o)
+		conn_send(c, o);
 	json_object_put(o);
 	json_object_put(req);
 }
@@ -247,11 +268,18 @@ static void conn_event(void *opaque, uint32_t events)
 	if (c->console) {
 		char buf[512];
 
+		if (events & (EPOLLHUP | EPOLLERR)) { /* the client is gone */
+			conn_close(c);
+			return;
+		}
 		n = read(c->fd, buf, sizeof(buf));
 		if (n > 0 && c->srv->ops->console_input)
 			c->srv->ops->console_input(c->srv->vm, buf, (size_t)n);
-		if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR) ||
-		    (events & (EPOLLHUP | EPOLLERR)))
+		/* the client stopped sending (its stdin ended): keep sending
+		 * it the output until it hangs up */
+		if (n == 0 && event_mod(c->srv->loop, c->fd, 0))
+			conn_close(c);
+		else if (n < 0 && errno != EAGAIN && errno != EINTR)
 			conn_close(c);
 		return;
 	}
@@ -325,6 +353,14 @@ int ctl_server_start(struct ctl_server *s, struct event_loop *loop, const struct
 	return 0;
 }
 
+void ctl_remove_socket(const char *path)
+{
+	struct stat st;
+
+	if (lstat(path, &st) == 0 && S_ISSOCK(st.st_mode))
+		unlink(path);
+}
+
 void ctl_server_close(struct ctl_server *s)
 {
 	int i;
@@ -340,7 +376,7 @@ void ctl_server_close(struct ctl_server *s)
 	if (s->statm_fd >= 0)
 		close(s->statm_fd);
 	if (!sandbox_applied())
-		unlink(s->path);
+		ctl_remove_socket(s->path);
 	free(s->path);
 	free(s);
 }

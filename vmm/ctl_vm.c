@@ -4,16 +4,20 @@
  * (vmm/ctl.h) implemented with vm.h's public functions only.
  *
  * stop raises SIGTERM on the main thread: the VM's signalfd then runs the
- * same power-button-and-grace-period sequence as a SIGTERM from outside.
+ * same power-button-and-grace-period sequence as a SIGTERM from outside,
+ * and tells the lifecycle loop not to restart the guest afterwards.
  */
 #include <errno.h>
 #include <linux/kvm.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stddef.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 #include "vmm/ctl.h"
+#include "vmm/lifecycle.h"
 #include "vmm/vcpu.h"
 #include "vmm/vm.h"
 #include "vmm/vm_config.h"
@@ -38,7 +42,9 @@ static int vm_status(void *p, struct ctl_status *st)
 	struct timespec now;
 
 	clock_gettime(CLOCK_MONOTONIC, &now);
-	st->state = vm_exit_reason(c->vm) == VM_EXIT_NONE ? "Running" : "Stopping";
+	st->state = vm_exit_reason(c->vm) != VM_EXIT_NONE ? "Stopping"
+		    : vm_is_paused(c->vm)		  ? "Paused"
+							  : "Running";
 	st->name = cfg->name;
 	st->namespace = cfg->namespace;
 	st->run_strategy = cfg->run_strategy;
@@ -47,6 +53,32 @@ static int vm_status(void *p, struct ctl_status *st)
 	st->uptime_seconds = (double)(now.tv_sec - c->started.tv_sec) +
 			     (double)(now.tv_nsec - c->started.tv_nsec) / 1e9;
 	st->restarts = ctl_vm_restarts;
+	return 0;
+}
+
+static int vm_op_pause(void *p)
+{
+	return vm_pause(((struct ctl_vm *)p)->vm);
+}
+
+static int vm_op_resume(void *p)
+{
+	return vm_resume(((struct ctl_vm *)p)->vm);
+}
+
+static int vm_op_console_attach(void *p, int fd)
+{
+	return vm_console_attach(((struct ctl_vm *)p)->vm, fd);
+}
+
+static void vm_op_console_detach(void *p, int fd)
+{
+	vm_console_detach(((struct ctl_vm *)p)->vm, fd);
+}
+
+static int vm_op_console_input(void *p, const void *buf, size_t len)
+{
+	vm_console_input(((struct ctl_vm *)p)->vm, buf, len);
 	return 0;
 }
 
@@ -59,6 +91,8 @@ static int vm_button(void *p)
 static int vm_stop(void *p)
 {
 	(void)p;
+	/* under runStrategy Always/RerunOnFailure: do not restart after this */
+	lifecycle_request_stop();
 	/* SIGTERM is blocked on every thread and read by the main thread's
 	 * signalfd: this is a SIGTERM from outside. */
 	return raise(SIGTERM) ? -errno : 0;
@@ -78,6 +112,59 @@ static const struct {
     {KVM_EXIT_INTERNAL_ERROR, "internal_error"},
     {KVM_EXIT_FAIL_ENTRY, "fail_entry"},
 };
+
+/* One metric family per counter, one sample per device of the kind. */
+static const struct {
+	const char *kind, *name, *help;
+	size_t off;
+} counter_names[] = {
+    {"blk", "vmlet_blk_requests_total", "Block requests completed, by disk.",
+     offsetof(struct device_counters, requests)},
+    {"blk", "vmlet_blk_errors_total", "Block requests that failed, by disk.",
+     offsetof(struct device_counters, errors)},
+    {"blk", "vmlet_blk_read_bytes_total", "Bytes read by the guest, by disk.",
+     offsetof(struct device_counters, read_bytes)},
+    {"blk", "vmlet_blk_written_bytes_total", "Bytes written by the guest, by disk.",
+     offsetof(struct device_counters, write_bytes)},
+    {"net", "vmlet_net_rx_packets_total", "Frames delivered to the guest, by interface.",
+     offsetof(struct device_counters, rx_packets)},
+    {"net", "vmlet_net_rx_bytes_total", "Bytes delivered to the guest, by interface.",
+     offsetof(struct device_counters, rx_bytes)},
+    {"net", "vmlet_net_tx_packets_total", "Frames sent by the guest, by interface.",
+     offsetof(struct device_counters, tx_packets)},
+    {"net", "vmlet_net_tx_bytes_total", "Bytes sent by the guest, by interface.",
+     offsetof(struct device_counters, tx_bytes)},
+    {"net", "vmlet_net_rx_dropped_total", "Frames for the guest dropped, by interface.",
+     offsetof(struct device_counters, rx_dropped)},
+    {"net", "vmlet_net_tx_dropped_total", "Frames from the guest dropped, by interface.",
+     offsetof(struct device_counters, tx_dropped)},
+};
+
+static void vm_device_metrics(struct vm *vm, struct ctl_metrics *m)
+{
+	struct device_counters c[VM_MAX_COUNTERS];
+	char labels[160];
+	size_t k;
+	unsigned int i;
+
+	for (i = 0; i < vm->n_counters; i++) {
+		memset(&c[i], 0, sizeof(c[i]));
+		vm->counters[i].read(vm->counters[i].opaque, &c[i]);
+	}
+	for (k = 0; k < sizeof(counter_names) / sizeof(counter_names[0]); k++)
+		for (i = 0; i < vm->n_counters; i++) {
+			uint64_t v;
+
+			if (strcmp(vm->counters[i].kind, counter_names[k].kind))
+				continue;
+			memcpy(&v, (const char *)&c[i] + counter_names[k].off, sizeof(v));
+			snprintf(labels, sizeof(labels), "%s=\"%s\"",
+				 counter_names[k].kind[0] == 'b' ? "disk" : "interface",
+				 vm->counters[i].name);
+			ctl_metrics_add(m, counter_names[k].name, "counter", counter_names[k].help,
+					labels, (double)v);
+		}
+}
 
 static int vm_metrics(void *p, struct ctl_metrics *m)
 {
@@ -110,6 +197,9 @@ static int vm_metrics(void *p, struct ctl_metrics *m)
 		ctl_metrics_add(m, "vmlet_vcpu_exits_total", "counter",
 				"KVM exits of a vCPU by exit reason.", labels, (double)other);
 	}
+	vm_device_metrics(c->vm, m);
+	ctl_metrics_add(m, "vmlet_paused", "gauge", "1 while the guest is paused.", NULL,
+			vm_is_paused(c->vm));
 	ctl_metrics_add(m, "vmlet_guest_memory_bytes", "gauge", "Guest memory size.", NULL,
 			(double)c->vm->cfg->memory_bytes);
 	ctl_metrics_add(m, "vmlet_vcpus", "gauge", "Number of vCPUs.", NULL,
@@ -118,8 +208,15 @@ static int vm_metrics(void *p, struct ctl_metrics *m)
 }
 
 static const struct ctl_vm_ops vm_ops = {
-    .status = vm_status, .power_button = vm_button, .stop = vm_stop, .metrics = vm_metrics,
-    /* pause, resume, console: not yet */
+    .status = vm_status,
+    .pause = vm_op_pause,
+    .resume = vm_op_resume,
+    .power_button = vm_button,
+    .stop = vm_stop,
+    .metrics = vm_metrics,
+    .console_attach = vm_op_console_attach,
+    .console_detach = vm_op_console_detach,
+    .console_input = vm_op_console_input,
 };
 
 int ctl_vm_serve(struct ctl_server *s, struct vm *vm)

@@ -19,6 +19,7 @@ static const struct device_type *const device_types[] = {
     &serial8250_device,	  /* COM1 0x3f8, IRQ 4 */
     &acpi_pm_device,	  /* PM1a event/control, power button, S5 */
     &report_port_device,  /* probe's fast report port (captured console only) */
+    &efi_port_device,	  /* EFI firmware's boot order and variable store */
     &pci_devices_device,  /* PCI host + virtio-blk/net/rng functions */
 };
 

@@ -14,6 +14,7 @@
 #define VMLET_DEVICE_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 struct vm;
 struct vm_config;
@@ -69,6 +70,39 @@ void device_set_power_button(struct vm *vm, void (*fn)(void *opaque), void *opaq
 
 /* VM_CONSOLE_CAPTURE: append guest console output (thread-safe). */
 void device_console_capture(struct vm *vm, const void *buf, size_t len);
+
+/*
+ * The console's output also goes to a control-socket client attached with
+ * `vmlet ctl PATH console` (any thread; a no-op when none is attached), and
+ * the console device registers how that client's input reaches the guest
+ * (called on the main thread).
+ */
+void device_console_tee(struct vm *vm, const void *buf, size_t len);
+void device_set_console_input(struct vm *vm, void (*fn)(void *opaque, const void *buf, size_t len),
+			      void *opaque);
+
+/* What a device counts for the control socket's metrics. */
+struct device_counters {
+	/* block: requests completed, of them failed; data bytes moved */
+	uint64_t requests, errors, read_bytes, write_bytes;
+	/* network: frames and bytes to the guest (rx) and from it (tx) */
+	uint64_t rx_packets, rx_bytes, tx_packets, tx_bytes, rx_dropped, tx_dropped;
+};
+
+struct device_counters_src {
+	const char *kind; /* "blk" or "net" */
+	const char *name; /* disk or interface name, owned by the device */
+	void (*read)(void *opaque, struct device_counters *c);
+	void *opaque;
+};
+
+/*
+ * Register a device's counters (setup, main thread): read() fills *c with
+ * atomic loads from any thread while the VM runs. kind and name must live
+ * as long as the device. 0 or -ENOSPC.
+ */
+int device_add_counters(struct vm *vm, const char *kind, const char *name,
+			void (*read)(void *opaque, struct device_counters *c), void *opaque);
 
 /* Instantiate / destroy the table (vm.c). */
 struct device_instance {

@@ -1,11 +1,14 @@
 // SPDX-License-Identifier: MIT
-/* efi_boot.c - EFI boot policy checks and the embedded firmware image. */
+/* efi_boot.c - EFI boot policy checks, the embedded firmware image and the
+ * SMBIOS tables. */
 #include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
+#include "arch/arch.h"
 #include "vmm/efi_boot.h"
+#include "vmm/guest_mem.h"
 #include "vmm/log.h"
 
 /* scripts/gen-blobs.sh: empty when firmware/efi has not been built. */
@@ -149,4 +152,23 @@ int efi_boot_smbios(const struct vm_config *cfg, void *buf, size_t cap, uint64_t
 		sum = (uint8_t)(sum + ep[i]);
 	ep[5] = (uint8_t)-sum;
 	return (int)s.len;
+}
+
+int efi_boot_place_smbios(const struct vm_config *cfg, struct guest_mem *mem, uint64_t after)
+{
+	uint64_t gpa = (after + 15) & ~15ull;
+	uint8_t *buf;
+	int n;
+
+	if (gpa < EFI_SMBIOS_GPA)
+		gpa = EFI_SMBIOS_GPA;
+	buf = gpa < EFI_SMBIOS_END ? guest_mem_ptr(mem, gpa, EFI_SMBIOS_END - gpa) : NULL;
+	if (!buf)
+		return error_errno(-ENOSPC, "smbios: no room in the BIOS area below 1 MiB");
+	n = efi_boot_smbios(cfg, buf, EFI_SMBIOS_END - gpa, gpa);
+	if (n == -EINVAL)
+		error("smbios: firmware.uuid '%s' is not a UUID", cfg->firmware_uuid);
+	else if (n < 0)
+		error_errno(n, "smbios: the tables do not fit in the BIOS area");
+	return n < 0 ? n : 0;
 }

@@ -18,6 +18,13 @@
 
 #include "vmm/vm_config.h"
 
+struct guest_mem;
+
+/* SMBIOS lives in the legacy BIOS area, where firmware and OS scan for its
+ * entry point (16-byte steps over 0xf0000-0xfffff). */
+#define EFI_SMBIOS_GPA 0xf0000ull
+#define EFI_SMBIOS_END 0x100000ull
+
 /* Call before creating the VM. 0 when cfg is not an EFI VM or vmlet can
  * boot it; otherwise logs a one-line reason and returns -ENOTSUP (secure
  * boot requested) or -ENOENT (no external firmware given and vmlet's own
@@ -36,5 +43,11 @@ int efi_boot_embedded(const void **elf, size_t *len);
  * from buf[0x20]. Returns the bytes used, or -ENOSPC / -EINVAL (a
  * malformed firmware.uuid). */
 int efi_boot_smbios(const struct vm_config *cfg, void *buf, size_t cap, uint64_t gpa);
+
+/* Build the SMBIOS tables into guest memory at EFI_SMBIOS_GPA, or just
+ * above `after` (the end of the ACPI tables) when that is higher, for
+ * every VM (direct kernel boot scans the BIOS area as well). 0, or -ENOSPC
+ * / -EINVAL with the reason logged. */
+int efi_boot_place_smbios(const struct vm_config *cfg, struct guest_mem *mem, uint64_t after);
 
 #endif /* VMLET_EFI_BOOT_H */

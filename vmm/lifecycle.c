@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -104,11 +105,19 @@ enum lifecycle_action lifecycle_next(struct lifecycle *lc, enum lifecycle_end en
 
 /* ---- the worker loop ----------------------------------------------------- */
 
-/* The child's exit status encodes how the run ended. */
+/* The child's exit status encodes how the run ended, plus
+ * WORKER_STOP_FLAG when the worker was asked to stop from inside. */
 #define WORKER_STATUS_BASE 100
+#define WORKER_STOP_FLAG   16
 
 static volatile sig_atomic_t stop_signal;
 static volatile pid_t worker_pid;
+static volatile sig_atomic_t stop_requested; /* in a worker */
+
+void lifecycle_request_stop(void)
+{
+	stop_requested = 1;
+}
 
 static void forward_signal(int sig)
 {
@@ -129,13 +138,15 @@ static uint64_t now_ms(void)
 
 /* Run once in a forked worker; *sigsys when a seccomp violation killed it. */
 static enum lifecycle_end run_worker(lifecycle_run_fn run, void *ctx, unsigned int restarts,
-				     bool *sigsys)
+				     bool *sigsys, int *signo)
 {
+	enum lifecycle_end end;
 	sigset_t stop_set, old;
-	int status;
-	pid_t pid;
+	int status, code;
+	pid_t pid, parent;
 
 	*sigsys = false;
+	*signo = 0;
 	/* No stop signal in between: the parent learns worker_pid first, the
 	 * worker restores the default handlers first. */
 	sigemptyset(&stop_set);
@@ -143,6 +154,7 @@ static enum lifecycle_end run_worker(lifecycle_run_fn run, void *ctx, unsigned i
 	sigaddset(&stop_set, SIGINT);
 	sigprocmask(SIG_BLOCK, &stop_set, &old);
 	fflush(NULL);
+	parent = getpid();
 	pid = fork();
 	if (pid < 0) {
 		sigprocmask(SIG_SETMASK, &old, NULL);
@@ -154,8 +166,14 @@ static enum lifecycle_end run_worker(lifecycle_run_fn run, void *ctx, unsigned i
 
 		sigaction(SIGTERM, &dfl, NULL);
 		sigaction(SIGINT, &dfl, NULL);
+		/* no orphaned guest when the supervisor is killed */
+		if (prctl(PR_SET_PDEATHSIG, SIGKILL) || getppid() != parent)
+			_exit(WORKER_STATUS_BASE + LC_END_FAILED);
 		sigprocmask(SIG_SETMASK, &old, NULL);
-		_exit(WORKER_STATUS_BASE + (int)run(ctx, restarts));
+		stop_requested = 0;
+		end = run(ctx, restarts);
+		fflush(NULL);
+		_exit(WORKER_STATUS_BASE + (int)end + (stop_requested ? WORKER_STOP_FLAG : 0));
 	}
 	worker_pid = pid;
 	sigprocmask(SIG_SETMASK, &old, NULL);
@@ -168,10 +186,16 @@ static enum lifecycle_end run_worker(lifecycle_run_fn run, void *ctx, unsigned i
 			return LC_END_FAILED;
 		}
 	worker_pid = 0;
-	if (WIFEXITED(status) && WEXITSTATUS(status) >= WORKER_STATUS_BASE &&
-	    WEXITSTATUS(status) < WORKER_STATUS_BASE + LC_END_COUNT)
-		return (enum lifecycle_end)(WEXITSTATUS(status) - WORKER_STATUS_BASE);
+	code = WIFEXITED(status) ? WEXITSTATUS(status) - WORKER_STATUS_BASE : -1;
+	if (code >= 0 && (code & WORKER_STOP_FLAG)) {
+		/* stopped from inside (ctl stop): end the loop as a signal would */
+		stop_signal = SIGTERM;
+		code &= ~WORKER_STOP_FLAG;
+	}
+	if (code >= 0 && code < LC_END_COUNT)
+		return (enum lifecycle_end)code;
 	if (WIFSIGNALED(status)) {
+		*signo = WTERMSIG(status);
 		*sigsys = WTERMSIG(status) == SIGSYS;
 		error("lifecycle: worker %d killed by signal %d%s", (int)pid, WTERMSIG(status),
 		      *sigsys ? " (seccomp violation: not restarting)" : "");
@@ -200,10 +224,11 @@ enum lifecycle_end lifecycle_run(struct lifecycle *lc, lifecycle_run_fn run, voi
 	bool sigsys;
 
 	if (lc->strategy == LC_HALTED) {
-		log_info("lifecycle: runStrategy Halted: not starting the guest");
+		log_warn("lifecycle: runStrategy is Halted: the guest is not started (exit 0); "
+			 "set runStrategy Always, RerunOnFailure, Once or Manual to run it");
 		return LC_END_POWEROFF;
 	}
-	if (!lifecycle_may_restart(lc))
+	if (!lifecycle_may_restart(lc) && !lc->always_fork)
 		return run(ctx, 0);
 
 	stop_signal = 0;
@@ -212,12 +237,18 @@ enum lifecycle_end lifecycle_run(struct lifecycle *lc, lifecycle_run_fn run, voi
 	sigaction(SIGINT, &sa, &old_int);
 	for (;;) {
 		t0 = now_ms();
-		end = run_worker(run, ctx, lc->restarts, &sigsys);
+		end = run_worker(run, ctx, lc->restarts, &sigsys, &lc->worker_signal);
 		if (stop_signal) {
 			/* asked to stop: never restart; a guest that powered
 			 * off on the power button still ended cleanly */
 			if (end == LC_END_FAILED)
 				end = LC_END_STOPPED;
+			break;
+		}
+		if (end == LC_END_FAILED && !lc->restarts) {
+			/* the first run could not start: a configuration
+			 * error that a restart would repeat */
+			log_warn("lifecycle: the guest failed to start: not restarting");
 			break;
 		}
 		if (lifecycle_next(lc, end, now_ms() - t0, sigsys, &delay) == LC_EXIT)
@@ -226,7 +257,9 @@ enum lifecycle_end lifecycle_run(struct lifecycle *lc, lifecycle_run_fn run, voi
 			 lifecycle_end_name(end), lifecycle_strategy_name(lc->strategy),
 			 lc->restarts, (unsigned long long)delay);
 		if (!backoff_sleep(delay)) {
-			end = LC_END_STOPPED;
+			/* no guest is running: stopping it is a clean end */
+			log_info("lifecycle: stopped while waiting to restart the guest");
+			end = LC_END_POWEROFF;
 			break;
 		}
 	}

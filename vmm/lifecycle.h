@@ -59,6 +59,10 @@ struct lifecycle {
 	uint64_t backoff_max_ms;  /* cap (300000, KubeVirt's 5 minutes) */
 	uint64_t stable_ms;	  /* a run this long resets the backoff (60000) */
 	unsigned int restarts;	  /* restarts so far */
+	int worker_signal;	  /* signal that killed the last worker, or 0 */
+	bool always_fork;	  /* a single run in a worker too (the caller
+				   * then has an unconfined process, e.g. to
+				   * remove the control socket) */
 	uint64_t next_backoff_ms; /* delay for the next short-run restart */
 };
 
@@ -90,12 +94,23 @@ typedef enum lifecycle_end (*lifecycle_run_fn)(void *ctx, unsigned int restarts)
 /*
  * Run the guest under lc's strategy until the strategy says exit; returns
  * how the last run ended. Strategies that never restart call run in
- * this process; the others run each guest in a forked worker. A
+ * this process (unless lc->always_fork); the others run each guest in a
+ * forked worker. A
  * SIGTERM/SIGINT is forwarded to the worker and ends the loop after that
  * run (how the run ended is returned; a worker killed by the signal is
- * LC_END_STOPPED); during a backoff wait it ends the loop as
- * LC_END_STOPPED. Halted returns LC_END_POWEROFF without running.
+ * LC_END_STOPPED); during a backoff wait no guest runs, so it ends the loop
+ * cleanly as LC_END_POWEROFF. A first run that fails to start
+ * (LC_END_FAILED before any restart) is not restarted: it is a
+ * configuration error a restart would repeat. Halted returns
+ * LC_END_POWEROFF without running (and logs why).
  */
 enum lifecycle_end lifecycle_run(struct lifecycle *lc, lifecycle_run_fn run, void *ctx);
+
+/*
+ * In a worker: the guest is being stopped from inside vmlet (ctl stop), so
+ * when this run ends the loop must end too, as after a SIGTERM to the
+ * supervisor. Async-signal-safe; harmless outside a worker.
+ */
+void lifecycle_request_stop(void);
 
 #endif /* VMLET_LIFECYCLE_H */

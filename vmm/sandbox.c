@@ -14,6 +14,8 @@
 #include <json-c/json.h>
 #include <limits.h>
 #include <linux/filter.h>
+#include <linux/kvm.h>
+#include <pthread.h>
 #include <linux/seccomp.h>
 #include <seccomp.h>
 #include <stdio.h>
@@ -372,6 +374,11 @@ static int install_filter(enum thread_role role)
 	return 0;
 }
 
+static void *test_thread_fn(void *arg)
+{
+	return arg;
+}
+
 /* The test hook: attempt something the role may not do. */
 static void test_forbidden(enum thread_role role)
 {
@@ -401,6 +408,16 @@ static void test_forbidden(enum thread_role role)
 	} else if (!strcmp(w, "exec")) {
 		/* execve of nothing: EFAULT/ENOENT if allowed */
 		ret = syscall(SYS_execve, "", NULL, NULL);
+	} else if (!strcmp(w, "kvm-run")) {
+		/* KVM_RUN on no fd: EBADF if allowed */
+		ret = syscall(SYS_ioctl, -1, KVM_RUN, 0);
+	} else if (!strcmp(w, "thread")) {
+		/* start a thread that returns at once: joined if allowed */
+		pthread_t t;
+
+		ret = pthread_create(&t, NULL, test_thread_fn, NULL);
+		if (!ret)
+			pthread_join(t, NULL);
 	}
 	log_warn("sandbox: test hook: %s thread survived '%s' (%ld)", thread_role_name(role), w,
 		 ret);

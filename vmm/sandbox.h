@@ -11,7 +11,8 @@
  *                               compiles one BPF program per thread role.
  *   2. setup                    open /dev/kvm, create the VM, map guest
  *                               memory, open disks, taps, sockets, the
- *                               console; start vCPU and I/O threads. Each
+ *                               console; start I/O and vCPU threads (the
+ *                               vCPUs held before KVM_RUN). Each
  *                               thread calls sandbox_thread_enter(role)
  *                               (thread.c's trampoline calls it through
  *                               thread_sandbox_hook) and so is
@@ -27,9 +28,13 @@
  * nothing else, a block thread needs preadv/pwritev and no KVM ioctl; one
  * process-wide filter would give every thread the union. Filters stack with
  * the creator's: a thread started by main after sandbox_apply() passes
- * main's filter and its own, so main's filter also admits the roles listed
- * in opts->late_roles. sandbox_apply() refuses to run while a thread that
- * never entered the sandbox exists.
+ * main's filter and its own, so main's filter would have to admit the
+ * roles listed in opts->late_roles (and thread creation). vmlet starts
+ * every thread before sandbox_apply() instead (vCPU threads wait at a gate
+ * before their first KVM_RUN, vm_run.c), so each role's effective
+ * allowlist is its own: main may not create threads or issue KVM_RUN.
+ * late_roles stays for callers that need it. sandbox_apply() refuses to
+ * run while a thread that never entered the sandbox exists.
  *
  * Capabilities and uids are per thread in Linux; every thread drops its own
  * in sandbox_thread_enter() and main drops its own in sandbox_apply(). None
@@ -38,8 +43,9 @@
  * Test hook (inert unless set): VMLET_TEST_FORBIDDEN=ROLE[:WHAT] makes the
  * thread of that role (main, vcpu, blk-io, net-io, helper) attempt a
  * forbidden operation right after its filter is installed; WHAT is open
- * (default), exec-mmap, ioctl, socket or exec. In kill mode the process
- * dies with SIGSYS. Every WHAT is harmless if it is allowed.
+ * (default), exec-mmap, ioctl (KVM_CREATE_VM), socket, exec, kvm-run
+ * (KVM_RUN) or thread (pthread_create). In kill mode the process dies with
+ * SIGSYS. Every WHAT is harmless if it is allowed.
  */
 #ifndef VMLET_SANDBOX_H
 #define VMLET_SANDBOX_H

@@ -219,6 +219,14 @@ static const struct sandbox_rule main_loop[] = {
 	/* flushing disks before exit */
 	ALLOW(fdatasync),
 	ALLOW(fsync),
+	/* teardown: devices detach their ioeventfds and irqfds from the VM
+	 * (KVM_*_FLAG_DEASSIGN) */
+	ALLOW_IOCTL(KVM_IOEVENTFD),
+	ALLOW_IOCTL(KVM_IRQFD),
+	/* where a guest that had to be stopped was stuck: the BSP's
+	 * registers, read once its thread has been joined (vm_run.c) */
+	ALLOW_IOCTL(KVM_GET_REGS),
+	ALLOW_IOCTL(KVM_GET_SREGS),
 	/* stdio's first use of a stream (console on stdout): fstat only,
 	 * never a path */
 	ALLOW(fstat),

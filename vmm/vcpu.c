@@ -278,6 +278,10 @@ static void *vcpu_thread(void *arg)
 	enum vm_exit_reason why;
 
 	while (vm_exit_reason(vm) == VM_EXIT_NONE) {
+		if (vm_is_paused(vm)) { /* vmlet ctl pause: hold here */
+			vm_pause_point(v);
+			continue;
+		}
 		if (ioctl(v->fd, KVM_RUN, 0) < 0) {
 			/* EINTR: kicked (the loop condition decides);
 			 * EAGAIN: an AP after INIT, waiting for its SIPI */

@@ -247,6 +247,7 @@ int vm_create(struct vm **out, const struct vm_config *cfg, const struct vm_opti
 	vm->kvm_fd = vm->vm_fd = -1;
 	vm->loop.epfd = -1;
 	pthread_mutex_init(&vm->capture_lock, NULL);
+	vm_ctl_init(vm);
 	ret = bus_init(&vm->pio, "pio");
 	if (!ret)
 		ret = bus_init(&vm->mmio, "mmio");
@@ -295,6 +296,7 @@ void vm_request_exit(struct vm *vm, enum vm_exit_reason reason)
 		return;
 	for (i = 0; i < vm->n_vcpus; i++)
 		vcpu_kick(&vm->vcpus[i]);
+	vm_pause_wake(vm); /* paused vCPUs finish too */
 	event_loop_wake(&vm->loop);
 }
 

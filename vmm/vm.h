@@ -30,6 +30,8 @@ struct vm_config;
 struct vcpu;
 struct irq_state;
 
+#define VM_MAX_COUNTERS 64
+
 struct vm_options {
 	enum arch_cpu_vendor vendor;
 	bool vendor_set; /* false: the host's vendor */
@@ -37,6 +39,11 @@ struct vm_options {
 	/* A built-in payload instead of cfg->kernel_path (the probe). */
 	const uint8_t *payload;
 	size_t payload_len;
+	/* --firmware: an external PVH firmware ELF for EFI boot (NULL: the
+	 * built-in one) */
+	const char *firmware;
+	/* the EFI variable store file when cfg->efi_persistent */
+	const char *efi_vars;
 };
 
 struct vm {
@@ -66,6 +73,17 @@ struct vm {
 	pthread_mutex_t capture_lock; /* VM_CONSOLE_CAPTURE buffer */
 	char *capture;
 	size_t capture_len, capture_cap;
+
+	/* What the control socket drives (vmm/vm_ctl.c). */
+	pthread_mutex_t pause_lock;
+	pthread_cond_t pause_cond;
+	int paused;	     /* atomic */
+	unsigned int parked; /* vCPUs held by the pause, under pause_lock */
+	int console_client;  /* attached console connection + 1, 0 = none; atomic */
+	void (*console_input)(void *opaque, const void *buf, size_t len);
+	void *console_input_opaque;
+	struct device_counters_src counters[VM_MAX_COUNTERS];
+	unsigned int n_counters;
 };
 
 int vm_create(struct vm **out, const struct vm_config *cfg, const struct vm_options *opt);
@@ -89,5 +107,34 @@ void vm_power_button(struct vm *vm);
 const char *vm_console_captured(struct vm *vm, size_t *len);
 
 const char *vm_exit_reason_name(enum vm_exit_reason r);
+
+/* ---- control socket operations (vmm/vm_ctl.c) ---- */
+
+/* Set up the fields above (vm_create()). */
+void vm_ctl_init(struct vm *vm);
+/* Main thread: kick every vCPU out of KVM_RUN and hold it until
+ * vm_resume(); returns once all of them are held. -EALREADY when paused,
+ * -ETIMEDOUT (and still running) when a vCPU did not stop within 2 s. */
+int vm_pause(struct vm *vm);
+/* Main thread: let the held vCPUs run again. -EALREADY when not paused. */
+int vm_resume(struct vm *vm);
+static inline bool vm_is_paused(struct vm *vm)
+{
+	return __atomic_load_n(&vm->paused, __ATOMIC_ACQUIRE);
+}
+/* vCPU thread, before each KVM_RUN: hold while the VM is paused. */
+void vm_pause_point(struct vcpu *v);
+/* Any thread: release held vCPUs because the VM ends (vm_request_exit()). */
+void vm_pause_wake(struct vm *vm);
+
+/* Log each device's counters (at the end of a run). */
+void vm_log_counters(struct vm *vm);
+
+/* Console attach: copy guest console output to fd too (non-blocking, what
+ * does not fit is dropped) until detached. -EBUSY when one is attached. */
+int vm_console_attach(struct vm *vm, int fd);
+void vm_console_detach(struct vm *vm, int fd);
+/* Bytes for the guest's console input (main thread). */
+void vm_console_input(struct vm *vm, const void *buf, size_t len);
 
 #endif /* VMLET_VM_H */

@@ -122,14 +122,13 @@ int vm_run(struct vm *vm)
 	ret = vm_stopper_init(&s, vm);
 	if (ret)
 		goto out;
-	/* Everything is open: confine the main thread before any guest code
-	 * runs (vmm/sandbox.h). */
-	if (sandbox_prepared()) {
-		ret = sandbox_apply();
-		if (ret)
-			goto out;
-	}
-	/* APs first: they wait in the kernel for the BSP's INIT-SIPI-SIPI. */
+	/* The vCPU threads start now, each confined by its own filter, and
+	 * are held before their first KVM_RUN (the pause gate, vm_ctl.c):
+	 * the main thread then installs its filter, which need not admit
+	 * thread creation or vCPU ioctls (filters stack on the creator's),
+	 * and only then lets guest code run (vmm/sandbox.h). APs first: they
+	 * wait in the kernel for the BSP's INIT-SIPI-SIPI. */
+	__atomic_store_n(&vm->paused, 1, __ATOMIC_SEQ_CST);
 	for (i = vm->n_vcpus; i-- > 0;) {
 		ret = vcpu_start(&vm->vcpus[i]);
 		if (ret) {
@@ -137,6 +136,14 @@ int vm_run(struct vm *vm)
 			goto out_join;
 		}
 	}
+	if (sandbox_prepared()) {
+		ret = sandbox_apply();
+		if (ret) {
+			vm_request_exit(vm, VM_EXIT_CRASH);
+			goto out_join;
+		}
+	}
+	vm_pause_wake(vm); /* the first guest instruction */
 	while (vm_exit_reason(vm) == VM_EXIT_NONE) {
 		ret = event_loop_run(&vm->loop);
 		if (ret) {
@@ -154,6 +161,7 @@ out:
 	vm_stopper_release(&s);
 	if (ret)
 		return ret;
+	vm_log_counters(vm);
 	log_info("vm: guest %s", vm_exit_reason_name(vm_exit_reason(vm)));
 	return (int)vm_exit_reason(vm);
 }

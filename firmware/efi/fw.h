@@ -75,6 +75,17 @@ efi_status EFIAPI efi_unload_image(efi_handle h);
 
 /* runtime services (rt.c) */
 void efi_rt_init(void);
+/* Non-volatile variables from the VMM's store, when it keeps one. */
+void efi_vars_load(void);
+/* One request on the EFI platform port (firmware/abi.h): its status,
+ * FW_ABI_EFI_UNSUPPORTED without the port; *len in and out. */
+uint32_t efi_port_call(uint32_t op, void *buf, uint32_t cap, uint32_t *len);
+
+/* boot manager (bootmgr.c): Boot#### in BootOrder, then
+ * \EFI\BOOT\BOOTX64.EFI on the disks in the VMM's boot order, then on
+ * every other file system; cmdline (may be NULL) becomes the load options
+ * of the fallback boot. Returns when nothing booted or all returned. */
+void efi_boot_run(efi_handle parent, const char *cmdline);
 
 /* disks (disk.c): a BlockIo device over dev (which must stay), its GPT
  * partitions and, on FAT partitions, SimpleFileSystem. */
@@ -87,6 +98,8 @@ efi_status efi_fs_read_file(efi_handle h, const char16 *path, void **buf, uint64
 
 /* virtio-blk disks on PCI bus 0 (vblk.c), in PCI order */
 void efi_virtio_init(uint64_t ecam);
+/* PCI device << 3 | function of the n-th virtio-blk function, -1: none */
+int efi_vblk_devfn(unsigned int n);
 
 /* RNG (rng.c) */
 void efi_rng_init(void);

@@ -3,9 +3,8 @@
  * main.c - vmlet's UEFI firmware: PVH entry (entry.S) lands here at CPL0
  * in long mode. Build the memory map from the PVH memmap, the system
  * table, console, runtime services, ACPI configuration tables; expose the
- * PVH module (an ESP disk image) as a RAM disk; then boot the first
- * \EFI\BOOT\BOOTX64.EFI found. Everything runs at CPL0, which is emulated
- * (slow) on our development hosts: keep work small.
+ * PVH module (an ESP disk image) as a RAM disk; then boot (bootmgr.c). Everything runs at CPL0,
+ * which is emulated (slow) on our development hosts: keep work small.
  */
 #include "firmware/abi.h"
 #include "firmware/efi/fw.h"
@@ -126,7 +125,8 @@ static void acpi_init(const struct hvm_start_info *si)
 }
 
 /* SMBIOS entry points a VMM left in the BIOS area (0xf0000-0xfffff, 16-byte
- * aligned, checksummed): installed as the SMBIOS 3 / SMBIOS tables. */
+ * aligned, checksummed): installed as the SMBIOS 3 / SMBIOS tables; a 3.0
+ * entry point ends the scan (one per table; a 2.x one found earlier stays). */
 static bool sum_ok(const uint8_t *p, size_t n)
 {
 	uint8_t s = 0;
@@ -144,9 +144,10 @@ static void smbios_init(void)
 		if (*(const volatile uint32_t *)p != 0x334d535f && /* "_SM3" */
 		    *(const volatile uint32_t *)p != 0x5f4d535f)   /* "_SM_" */
 			continue;
-		if (!memcmp(p, "_SM3_", 5) && p[6] >= 0x18 && p[6] <= 0x20 && sum_ok(p, p[6]))
+		if (!memcmp(p, "_SM3_", 5) && p[6] >= 0x18 && p[6] <= 0x20 && sum_ok(p, p[6])) {
 			efi_bs.install_configuration_table(&efi_smbios3_guid, (void *)p);
-		else if (!memcmp(p, "_SM_", 4) && p[5] >= 0x1f && p[5] <= 0x20 && sum_ok(p, p[5]))
+			return; /* vmlet's is at 0xf0000: the scan ends at once */
+		} else if (!memcmp(p, "_SM_", 4) && p[5] >= 0x1f && p[5] <= 0x20 && sum_ok(p, p[5]))
 			efi_bs.install_configuration_table(&efi_smbios_guid, (void *)p);
 	}
 }
@@ -190,58 +191,6 @@ static void tables_init(void)
 	efi_table_crc(&efi_st.hdr);
 }
 
-/* Load and start \EFI\BOOT\BOOTX64.EFI from the first file system that has it. */
-static void boot(const char *cmdline)
-{
-	static const char16 path[] = u"\\EFI\\BOOT\\BOOTX64.EFI";
-	efi_handle *hs = NULL, img;
-	uint64_t n = 0;
-
-	if (efi_bs.locate_handle_buffer(ByProtocol, &efi_simple_fs_guid, NULL, &n, &hs)) {
-		efi_log("no file systems: nothing to boot");
-		return;
-	}
-	for (uint64_t i = 0; i < n; i++) {
-		struct efi_device_path *dev_dp, *fdp, *dp;
-		void *buf;
-		uint64_t size;
-
-		if (efi_fs_read_file(hs[i], path, &buf, &size))
-			continue;
-		if (proto_get(hs[i], &efi_device_path_guid, (void **)&dev_dp))
-			dev_dp = NULL;
-		fdp = efi_dp_file(path);
-		dp = fdp && dev_dp ? efi_dp_append(dev_dp, fdp) : NULL;
-		efi_status st = efi_load_image(false, fw_handle, dp, buf, size, &img);
-
-		efi_free(buf);
-		efi_free(fdp);
-		efi_free(dp);
-		if (st) {
-			efi_log("cannot load \\EFI\\BOOT\\BOOTX64.EFI: status %llx",
-				(unsigned long long)st);
-			continue;
-		}
-		struct efi_loaded_image *li;
-
-		if (cmdline && cmdline[0] &&
-		    !proto_get(img, &efi_loaded_image_guid, (void **)&li)) {
-			size_t len = strnlen(cmdline, 4095);
-			char16 *opt = efi_alloc((len + 1) * 2);
-
-			if (opt) {
-				efi_ascii_to16(opt, cmdline, len + 1);
-				li->load_options = opt;
-				li->load_options_size = (uint32_t)(len + 1) * 2;
-			}
-		}
-		efi_log("starting \\EFI\\BOOT\\BOOTX64.EFI");
-		st = efi_start_image(img, NULL, NULL);
-		efi_log("\\EFI\\BOOT\\BOOTX64.EFI returned status %llx", (unsigned long long)st);
-	}
-	efi_free(hs);
-}
-
 void efi_fw_main(uint32_t start_info)
 {
 	const struct hvm_start_info *si = (const void *)(uintptr_t)start_info;
@@ -272,8 +221,9 @@ void efi_fw_main(uint32_t start_info)
 	ramdisks_init(si);
 	efi_virtio_init(pci_ecam);
 	efi_table_crc(&efi_st.hdr);
+	efi_vars_load();
 	efi_log("vmlet UEFI firmware ready: %u memory descriptors", efi_mem.n);
-	boot(cmdline);
+	efi_boot_run(fw_handle, cmdline);
 	efi_log("nothing (more) to boot: powering off");
 	fw_poweroff(&efi_power);
 }

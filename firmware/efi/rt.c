@@ -1,12 +1,15 @@
 // SPDX-License-Identifier: MIT
 /*
  * rt.c - runtime services: GetTime from the CMOS RTC, variables kept in
- * memory (one packed arena in runtime data), ResetSystem through ACPI.
+ * memory (one packed arena in runtime data; the non-volatile ones loaded
+ * from and saved to the VMM's store through the EFI platform port when it
+ * keeps one, firmware/abi.h), ResetSystem through ACPI.
  * Everything here stays valid after ExitBootServices: no pool memory, no
  * boot-services tables, and only identity-mapped runtime memory (the OS
  * keeps a 1:1 map of runtime regions; SetVirtualAddressMap changes
  * nothing).
  */
+#include "firmware/abi.h"
 #include "firmware/efi/fw.h"
 #include "firmware/lib/io.h"
 
@@ -31,6 +34,8 @@ struct var {
 static uint8_t arena[VAR_ARENA] FW_ALIGNED(8);
 static uint32_t arena_used;
 static uint32_t high_count;
+static uint8_t nv_buf[VAR_ARENA] FW_ALIGNED(8); /* the blob to and from the VMM */
+static bool nv_persist;
 
 static uint32_t var_span(const struct var *v)
 {
@@ -188,9 +193,74 @@ static efi_status var_set(const char16 *name, const efi_guid *g, uint32_t attr, 
 	return st;
 }
 
+/* ---- the VMM's store ---------------------------------------------------- */
+
+uint32_t efi_port_call(uint32_t op, void *buf, uint32_t cap, uint32_t *len)
+{
+	static struct fw_abi_efi_desc d FW_ALIGNED(8);
+	static int present = -1;
+
+	if (present < 0)
+		present = inl(FW_ABI_EFI_PORT) == FW_ABI_EFI_MAGIC;
+	if (!present)
+		return FW_ABI_EFI_UNSUPPORTED;
+	d = (struct fw_abi_efi_desc){FW_ABI_EFI_MAGIC, op, FW_ABI_EFI_BAD, *len, cap, 0,
+				     (uintptr_t)buf};
+	__asm__ volatile("" : : : "memory"); /* d and buf are read by the VMM... */
+	outl(FW_ABI_EFI_PORT, (uint32_t)(uintptr_t)&d);
+	__asm__ volatile("" : : : "memory"); /* ...which wrote them back */
+	*len = d.len;
+	return d.status;
+}
+
+/* Hand every non-volatile record to the VMM (after each change to one). */
+static void nv_save(void)
+{
+	uint32_t n = 0;
+
+	for (uint32_t off = 0; off < arena_used; off += var_span((struct var *)(arena + off))) {
+		struct var *v = (struct var *)(arena + off);
+
+		if (v->attr & EFI_VARIABLE_NON_VOLATILE) {
+			memcpy(nv_buf + n, v, var_span(v));
+			n += var_span(v);
+		}
+	}
+	if (efi_port_call(FW_ABI_EFI_VARS_SAVE, nv_buf, n, &n) != FW_ABI_EFI_OK)
+		efi_log("variables: the VMM did not store them");
+}
+
+/* The VMM's stored records: each checked (they come from a file). */
+void efi_vars_load(void)
+{
+	uint32_t len = 0, off = 0;
+
+	if (efi_port_call(FW_ABI_EFI_VARS_LOAD, nv_buf, sizeof(nv_buf), &len) != FW_ABI_EFI_OK)
+		return;
+	nv_persist = true;
+	while (len <= sizeof(nv_buf) && len - off >= sizeof(struct var)) {
+		const struct var *v = (const struct var *)(nv_buf + off);
+		const char16 *name = (const char16 *)(v + 1);
+		uint32_t nb = v->name_bytes;
+
+		if (nb < 4 || nb > VAR_NAME_MAX || (nb & 1) || v->data_bytes > VAR_ARENA ||
+		    var_span(v) > len - off || name[nb / 2 - 1] ||
+		    efi_strlen16(name) != nb / 2 - 1 || !(v->attr & EFI_VARIABLE_NON_VOLATILE) ||
+		    (v->attr & ~VAR_VALID))
+			break;
+		if (!read_only(name, &v->guid))
+			var_set(name, &v->guid, v->attr, v->data_bytes, (const uint8_t *)name + nb);
+		off += var_span(v);
+	}
+	efi_log("variables: %u bytes from the VMM's store", off);
+}
+
 static efi_status EFIAPI set_variable(const char16 *name, const efi_guid *g, uint32_t attr,
 				      uint64_t size, const void *data)
 {
+	const struct var *old;
+	efi_status st;
+
 	if (!name || !name[0] || !g || (size && !data))
 		return EFI_INVALID_PARAMETER;
 	if (attr & EFI_VARIABLE_AUTH_WRITE)
@@ -203,7 +273,14 @@ static efi_status EFIAPI set_variable(const char16 *name, const efi_guid *g, uin
 		return EFI_INVALID_PARAMETER;
 	if (read_only(name, g))
 		return EFI_WRITE_PROTECTED;
-	return var_set(name, g, attr, size, data);
+	old = var_find(name, g);
+	bool nv =
+	    (old && (old->attr & EFI_VARIABLE_NON_VOLATILE)) || (attr & EFI_VARIABLE_NON_VOLATILE);
+
+	st = var_set(name, g, attr, size, data);
+	if (!st && nv && nv_persist)
+		nv_save();
+	return st;
 }
 
 static efi_status EFIAPI query_variable_info(uint32_t attr, uint64_t *max_storage,

@@ -91,6 +91,14 @@ static void vblk_add(const struct fw_pci_fn *f, uint64_t *mmio_next)
 	efi_disk_add(&b->dev, &dp.root.h, NULL);
 }
 
+static uint8_t vblk_devfn[32];
+static unsigned int vblk_n;
+
+int efi_vblk_devfn(unsigned int n)
+{
+	return n < vblk_n ? vblk_devfn[n] : -1;
+}
+
 void efi_virtio_init(uint64_t ecam)
 {
 	static struct fw_pci_fn fns[FW_PCI_MAX_FNS];
@@ -102,6 +110,9 @@ void efi_virtio_init(uint64_t ecam)
 	n = fw_pci_scan(ecam, fns, FW_PCI_MAX_FNS);
 	efi_log("pci: ECAM at %llx, %d functions", (unsigned long long)ecam, n);
 	for (int i = 0; i < n; i++)
-		if (fns[i].vendor == VIRTIO_VENDOR && fns[i].device == VIRTIO_BLK)
+		if (fns[i].vendor == VIRTIO_VENDOR && fns[i].device == VIRTIO_BLK) {
+			if (vblk_n < FW_ARRAY_SIZE(vblk_devfn))
+				vblk_devfn[vblk_n++] = (uint8_t)(fns[i].dev << 3 | fns[i].fn);
 			vblk_add(&fns[i], &next);
+		}
 }

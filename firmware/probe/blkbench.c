@@ -48,17 +48,19 @@ struct bench_mode {
 	const char *name;
 	uint32_t type, size, qd, n;
 	bool seq, flush; /* flush: then a flush request, untimed */
+	bool verify;	 /* each 4 KiB block starts with VMLETBLK<block, %08u> */
 };
 
 static const struct bench_mode modes[] = {
-    {"idle", T_IN, 4096, 1, 0, false, false},		/* set up only: the baseline */
-    {"qd1", T_IN, 4096, 1, 8192, false, false},		/* 4 KiB random reads */
-    {"qd32", T_IN, 4096, BQD, 65536, false, false},	/* the same, 32 in flight */
-    {"seqread", T_IN, 1u << 20, 1, 1024, true, false},	/* 1 MiB sequential */
-    {"seqwrite", T_OUT, 1u << 20, 1, 1024, true, true}, /* then a flush */
-    /* for tests/sh/blk_fault_eio.sh: one 1 MiB write at sector 0 */
-    {"write", T_OUT, 1u << 20, 1, 1, true, false},
-    {"wflush", T_OUT, 1u << 20, 1, 1, true, true},
+    {"idle", T_IN, 4096, 1, 0, false, false, false},	       /* set up only: the baseline */
+    {"qd1", T_IN, 4096, 1, 8192, false, false, false},	       /* 4 KiB random reads */
+    {"qd32", T_IN, 4096, BQD, 65536, false, false, false},     /* the same, 32 in flight */
+    {"seqread", T_IN, 1u << 20, 1, 1024, true, false, false},  /* 1 MiB sequential */
+    {"seqwrite", T_OUT, 1u << 20, 1, 1024, true, true, false}, /* then a flush */
+    /* for tests: one 1 MiB write at sector 0; QD32 reads of a tagged image */
+    {"write", T_OUT, 1u << 20, 1, 1, true, false, false},
+    {"wflush", T_OUT, 1u << 20, 1, 1, true, true, false},
+    {"verify", T_IN, 4096, BQD, 4096, false, false, true},
 };
 
 struct bench {
@@ -69,6 +71,7 @@ struct bench {
 	uint64_t area; /* bytes */
 	uint64_t seq, x;
 	uint32_t errors;
+	bool verify; /* check the tag of each block read */
 };
 
 static void barrier(void)
@@ -127,6 +130,15 @@ static void publish(struct bench *b, uint16_t old)
 	*(volatile uint16_t *)b->v.notify = 0;
 }
 
+/* Does slot s's buffer hold the tag of the block its request read? */
+static bool tagged(uint16_t s)
+{
+	char tag[20];
+
+	fw_snprintf(tag, sizeof(tag), "VMLETBLK%08u", (unsigned int)(hdr[s].sector / 8));
+	return !memcmp(data + 4096u * s, tag, 16);
+}
+
 /* Wait for at least one completion and reap all there are; count them. */
 static int reap(struct bench *b, uint32_t want_len, uint32_t *done)
 {
@@ -146,7 +158,7 @@ static int reap(struct bench *b, uint32_t want_len, uint32_t *done)
 
 		if (id % 3 || s >= BQD)
 			return -1;
-		if (status[s] != 0 || len != want_len)
+		if (status[s] != 0 || len != want_len || (b->verify && !tagged(s)))
 			b->errors++;
 		b->free[b->nfree++] = s;
 		b->last_used++;
@@ -235,6 +247,7 @@ void probe_blk_bench(struct fw_buf *out, uint64_t ecam, const char *mode)
 	}
 	for (uint32_t k = 0; k < sizeof(data); k++)
 		data[k] = (uint8_t)(k * 7 + (k >> 12));
+	b.verify = m->verify;
 	if (m->n)
 		ticks = run(&b, m);
 	if (m->flush) { /* the writes reach the file before we stop */

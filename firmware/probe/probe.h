@@ -41,9 +41,20 @@ enum {
  * mode idle (set up only), qd1 / qd32 (4 KiB random reads at queue depth
  * 1 / 32), seqread / seqwrite (1 MiB sequential, queue depth 1; the writes
  * are flushed after the clock stops), write / wflush (one 1 MiB write of
- * byte k = k * 7 + k / 4096 at sector 0, without / with a flush). Appends
+ * byte k = k * 7 + k / 4096 at sector 0, without / with a flush), verify
+ * (4096 random 4 KiB reads, 32 in flight, each block must start with
+ * "VMLETBLK" and its block number as %08u: errors counts those that do
+ * not). Appends
  * blkBench=<bb:dd.f> <mode> <requests> <bytes> <TSC ticks> <errors>. */
 void probe_blk_bench(struct fw_buf *out, uint64_t ecam, const char *mode);
+
+/* Write test of the virtio-blk at PCI address where ("00:03.0"; blktest.c;
+ * vmlet.iotest=<where>): on a writable disk it overwrites the first 64 KiB
+ * (patterns written, flushed and read back, a write in two segments, write
+ * zeroes and discard when offered, an out-of-range read refused); on a
+ * read-only one a write must fail with IOERR. Appends
+ * ioTest=<where> ok|<failed step>. */
+void probe_blk_test(struct fw_buf *out, uint64_t ecam, const char *where);
 
 /* CPL3 part; arg = start_info physical address. Does not return. */
 void probe_user_main(void *arg);

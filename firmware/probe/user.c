@@ -305,6 +305,8 @@ void probe_user_main(void *arg)
 	net_options((uint32_t)(uintptr_t)arg);
 	ecam = fw_pci_ecam_from_mcfg(fw_acpi_find(st.tables, st.n_tables, "MCFG"));
 	fw_virtio_report(&st.out, ecam, cmdline_has((uint32_t)(uintptr_t)arg, "vmlet.hostile"));
+	if (cmdline_value((uint32_t)(uintptr_t)arg, "vmlet.iotest=", mode, sizeof(mode)))
+		probe_blk_test(&st.out, ecam, mode);
 	if (cmdline_value((uint32_t)(uintptr_t)arg, "vmlet.blkbench=", mode, sizeof(mode)))
 		probe_blk_bench(&st.out, ecam, mode);
 	if (st.out.overflow) {

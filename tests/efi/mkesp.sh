@@ -19,8 +19,10 @@ mmd -i "$tmp/fat.img" ::/EFI ::/EFI/BOOT ::/TEST
 mcopy -i "$tmp/fat.img" "$app" ::/EFI/BOOT/BOOTX64.EFI
 mcopy -i "$tmp/fat.img" "$tmp/data.bin" ::/TEST/DATA.BIN
 mcopy -i "$tmp/fat.img" "$tmp/long.txt" "::/TEST/A long file name.txt"
-# ESP_EXTRA="host-file:/ESP/PATH ...": more files
+# ESP_EXTRA="host-file:/ESP/PATH ...": more files (the last directory is
+# created when missing)
 for x in ${ESP_EXTRA:-}; do
+	mmd -i "$tmp/fat.img" "::$(dirname "${x#*:}")" 2>/dev/null || true
 	mcopy -i "$tmp/fat.img" "${x%%:*}" "::${x#*:}"
 done
 rm -f "$out"

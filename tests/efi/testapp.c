@@ -404,6 +404,20 @@ static void test_smbios(void)
 		str += strlena((const CHAR8 *)str) + 1;
 	putsa("smbios.serial=");
 	putsa(t[7] ? str : "");
+	/* the UUID in its text form: the first three fields little-endian */
+	static const UINT8 order[16] = {3, 2, 1, 0, 5, 4, 7, 6, 8, 9, 10, 11, 12, 13, 14, 15};
+	char uuid[37];
+	int k = 0;
+
+	for (int i = 0; i < 16 && t[1] >= 0x19; i++) {
+		uuid[k++] = "0123456789abcdef"[t[8 + order[i]] >> 4];
+		uuid[k++] = "0123456789abcdef"[t[8 + order[i]] & 15];
+		if (i == 3 || i == 5 || i == 7 || i == 9)
+			uuid[k++] = '-';
+	}
+	uuid[k] = 0;
+	putsa("\r\nsmbios.uuid=");
+	putsa(uuid);
 	putsa("\r\n");
 }
 

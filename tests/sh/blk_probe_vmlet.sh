@@ -4,8 +4,9 @@
 # cloudInitNoCloud and rng. Disk order, capacity, read-only flag, serial
 # and the SHA-256 of the first MiB must match the images; generated images
 # must be gone after exit; unsupported buses fail naming the disk; every
-# function reads the same through 0xcf8/0xcfc as through ECAM. The same
-# probe ELF under QEMU (q35) must see the same disk and ports.
+# function reads the same through 0xcf8/0xcfc as through ECAM; the write
+# test and 32 requests in flight work. The same probe ELF under QEMU (q35)
+# must see the same disk and ports and pass the same I/O checks.
 source "$(dirname "$0")/../lib/sh.sh"
 
 have_kvm || skip "no usable /dev/kvm"
@@ -101,6 +102,65 @@ assert [p["device"] for p in g["pci"]].count("1042") == 4
 assert g["rng"] and g["rng"][0]["ok"] and g["rng"][0]["bytes"] == 128
 PY
 
+# 32 requests in flight (the probe's bench driver, EVENT_IDX): every 4 KiB
+# block read lands in the right buffer; then the same under QEMU, whose
+# thread pool completes out of order.
+python3 - "$TMPD/tag.raw" <<'PY'
+import sys
+with open(sys.argv[1], "wb") as f:
+    for i in range(2048):
+        f.write((b"VMLETBLK%08d" % i) * 256)
+PY
+sed "s|$TMPD/a.raw|$TMPD/tag.raw|" "$TMPD/vm.yaml" >"$TMPD/tag.yaml"
+TMPDIR=$TMPD/tmp timeout 120 "$VMLET" probe -f "$TMPD/tag.yaml" --cmdline vmlet.blkbench=verify \
+	--show-console >"$TMPD/out.txt" 2>&1
+grep -qE '^blkBench=00:01.0 verify 4096 16777216 [1-9][0-9]* 0$' "$TMPD/out.txt" &&
+	ok "queue depth 32: every block in its buffer" || fail "qd32: $(grep -a '^blkBench\|^error' "$TMPD/out.txt")"
+
+# The write test (vmlet.iotest=<pci address>) on a scratch image: the
+# image then holds what the guest wrote (patterns, a write in two
+# segments, write zeroes; the discarded range is not compared); on the
+# read-only disk a write is refused and the image is unchanged.
+cat >"$TMPD/io.yaml" <<YAML
+apiVersion: kubevirt.io/v1
+kind: VirtualMachine
+metadata: {name: io, namespace: default}
+spec:
+  template:
+    spec:
+      domain:
+        memory: {guest: 128Mi}
+        devices:
+          autoattachPodInterface: false
+          disks:
+          - {name: ro, disk: {bus: virtio, readonly: true}}
+          - {name: scratch, disk: {bus: virtio}}
+      volumes:
+      - {name: ro, hostDisk: {path: $TMPD/a.raw, type: Disk}}
+      - {name: scratch, hostDisk: {path: $TMPD/s.raw, type: Disk}}
+YAML
+io_image_ok() { # image: the first 64 KiB as the probe's write test leaves them
+	python3 - "$1" <<'PY'
+import sys
+def fill(n, seed):
+    return bytearray((i * 31 + seed + (i >> 9)) & 255 for i in range(n))
+want = fill(65536, 1)
+want[9 * 512:9 * 512 + 3072] = fill(3072, 77)
+want[32 * 512:40 * 512] = bytes(4096)
+got = open(sys.argv[1], "rb").read(65536)
+sys.exit(0 if got[:32768] == want[:32768] and got[36864:] == want[36864:] else 1)
+PY
+}
+truncate -s 8M "$TMPD/s.raw"
+for at in 00:01.0 00:02.0; do
+	TMPDIR=$TMPD/tmp timeout 120 "$VMLET" probe -f "$TMPD/io.yaml" --cmdline "vmlet.iotest=$at" \
+		--show-console >"$TMPD/out.txt" 2>&1
+	grep -q "^ioTest=$at ok$" "$TMPD/out.txt" && ok "write test on $at" ||
+		fail "write test on $at: $(grep -a '^ioTest\|^error' "$TMPD/out.txt")"
+done
+io_image_ok "$TMPD/s.raw" && ok "the scratch image holds what the guest wrote" || fail "scratch image content"
+[[ $(head -c 1048576 "$TMPD/a.raw" | sha256sum | cut -d' ' -f1) == "$sum_a" ]] || fail "the read-only image changed"
+
 manifest sata >"$TMPD/bad.yaml"
 TMPDIR=$TMPD/tmp timeout 60 "$VMLET" probe -f "$TMPD/bad.yaml" >"$TMPD/out.txt" 2>&1 &&
 	fail "a sata disk was accepted"
@@ -118,6 +178,27 @@ if command -v qemu-system-x86_64 >/dev/null && [[ -f /usr/share/qemu/qboot.rom ]
 		-device virtio-blk-pci,drive=d0,serial=ROOT-1,disable-legacy=on 2>/dev/null
 	grep -q "^disk=00:01.0 5242880 1 $sum_a ROOT-1$" "$TMPD/q.txt" && ok "QEMU sees the same disk" ||
 		fail "QEMU: $(grep '^disk=' "$TMPD/q.txt")"
+	timeout 60 qemu-system-x86_64 -enable-kvm -m 128 -nodefaults -no-user-config -nographic \
+		-display none -no-reboot -device isa-debug-exit,iobase=0xf4,iosize=4 -M q35 \
+		-bios /usr/share/qemu/qboot.rom -kernel "$TMPD/probe.elf" -serial "file:$TMPD/q2.txt" \
+		-append vmlet.blkbench=verify -drive "if=none,id=d0,file=$TMPD/tag.raw,format=raw,readonly=on" \
+		-device virtio-blk-pci,drive=d0,disable-legacy=on 2>/dev/null
+	grep -qE '^blkBench=00:01.0 verify 4096 16777216 [1-9][0-9]* 0$' "$TMPD/q2.txt" &&
+		ok "QEMU: the same queue depth 32 check" || fail "QEMU qd32: $(grep -a '^blkBench\|^error' "$TMPD/q2.txt")"
+	truncate -s 8M "$TMPD/s2.raw"
+	for at in 00:01.0 00:02.0; do
+		timeout 60 qemu-system-x86_64 -enable-kvm -m 128 -nodefaults -no-user-config -nographic \
+			-display none -no-reboot -device isa-debug-exit,iobase=0xf4,iosize=4 -M q35 \
+			-bios /usr/share/qemu/qboot.rom -kernel "$TMPD/probe.elf" -serial "file:$TMPD/q3.txt" \
+			-append "vmlet.iotest=$at" -drive "if=none,id=d0,file=$TMPD/a.raw,format=raw,readonly=on" \
+			-device virtio-blk-pci,drive=d0,disable-legacy=on \
+			-drive "if=none,id=d1,file=$TMPD/s2.raw,format=raw,discard=unmap" \
+			-device virtio-blk-pci,drive=d1,disable-legacy=on 2>/dev/null
+		grep -q "^ioTest=$at ok$" "$TMPD/q3.txt" && ok "QEMU: write test on $at" ||
+			fail "QEMU: write test on $at: $(grep -a '^ioTest\|^error' "$TMPD/q3.txt")"
+	done
+	io_image_ok "$TMPD/s2.raw" && ok "QEMU: the scratch image holds what the guest wrote" ||
+		fail "QEMU: scratch image content"
 	grep -q "^pciCf8=$(grep -c '^pci=' "$TMPD/q.txt")$" "$TMPD/q.txt" &&
 		ok "QEMU: the probe's 0xcf8 and ECAM reads agree" || fail "QEMU: $(grep '^pciCf8' "$TMPD/q.txt")"
 fi

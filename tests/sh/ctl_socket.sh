@@ -1,18 +1,15 @@
 #!/usr/bin/env bash
 # The control socket of a running, sandboxed vmlet (--api-socket, vmlet ctl):
-# status and metrics answer, the power button reaches the guest (it powers
-# off: exit 0), stop runs the SIGTERM sequence (hard stop after the grace
-# period: exit 5), bad verbs are usage errors, a dead socket is an error.
+# status and metrics answer; pause holds the vCPUs (no exits, state Paused)
+# and resume lets them run; the power button reaches the guest (it powers
+# off: exit 0); stop runs the SIGTERM sequence (hard stop after the grace
+# period: exit 5), also for a paused guest; console attaches one client to
+# the serial console both ways; the socket file is gone after exit; bad
+# verbs are usage errors, a dead socket is an error.
 source "$(dirname "$0")/../lib/sh.sh"
 have_kvm || skip "no /dev/kvm"
-command -v as >/dev/null && command -v ld >/dev/null || skip "no binutils"
 "$VMLET" run --help 2>&1 | grep -q -- '--api-socket' || skip "vmlet run has no --api-socket yet"
-
-for m in 0 1; do
-	as --64 --defsym MODE=$m -o "$TMPD/g$m.o" tests/data/vmm_tiny_guest.S &&
-		ld -m elf_x86_64 -static -nostdlib -T tests/data/vmm_tiny_guest.ld \
-			-o "$TMPD/mode$m.elf" "$TMPD/g$m.o" || { fail "cannot build guest $m"; finish; }
-done
+tiny_guests 0 1 6
 SOCK=$TMPD/api.sock
 
 start() { # GUEST ARGS...
@@ -48,15 +45,65 @@ PY
 		grep -q '^vmlet_sandboxed 1$' "$TMPD/metrics" &&
 		ok "metrics: vCPU exits by reason, RSS, sandboxed" ||
 		{ fail "metrics"; head -20 "$TMPD/metrics"; }
-	"$VMLET" ctl "$SOCK" pause 2>"$TMPD/ctlerr"
-	[[ $? == 1 ]] && grep -q "not supported" "$TMPD/ctlerr" && ok "pause: not supported yet (exit 1)" ||
-		fail "pause should say not supported"
+	# pause: the vCPUs leave KVM_RUN and stay out (this guest polls a
+	# port, so a running vCPU0 keeps adding io exits); resume: they run
+	io_exits() {
+		"$VMLET" ctl "$SOCK" metrics | sed -n 's/^vmlet_vcpu_exits_total{vcpu="0",reason="io"} //p'
+	}
+	"$VMLET" ctl "$SOCK" pause && ok "pause accepted" || fail "pause"
+	"$VMLET" ctl -o text "$SOCK" status | grep -q '^state: Paused$' && ok "status: Paused" ||
+		fail "status after pause: $("$VMLET" ctl "$SOCK" status)"
+	a=$(io_exits); sleep 0.3; b=$(io_exits)
+	[[ -n $a && $a == "$b" ]] && ok "paused: no vCPU exits ($a)" || fail "paused vCPU ran: io exits $a -> $b"
+	"$VMLET" ctl "$SOCK" metrics | grep -q '^vmlet_paused 1$' && ok "metrics: vmlet_paused 1" ||
+		fail "no vmlet_paused 1"
+	"$VMLET" ctl "$SOCK" pause 2>/dev/null
+	[[ $? == 1 ]] && ok "pause while paused: refused (exit 1)" || fail "second pause accepted"
+	"$VMLET" ctl "$SOCK" resume && ok "resume accepted" || fail "resume"
+	sleep 0.2; c=$(io_exits)
+	[[ -n $c ]] && ((c > b)) && ok "resumed: vCPU exits again ($b -> $c)" || fail "resume: io exits $b -> $c"
+	"$VMLET" ctl -o text "$SOCK" status | grep -q '^state: Running$' && ok "status: Running again" ||
+		fail "status after resume"
+	"$VMLET" ctl "$SOCK" unpause 2>/dev/null
+	[[ $? == 1 ]] && ok "unpause (alias) when running: refused (exit 1)" || fail "unpause when running"
 	"$VMLET" ctl "$SOCK" frobnicate 2>/dev/null
 	[[ $? == 2 ]] && ok "unknown verb: usage error" || fail "unknown verb"
 	"$VMLET" ctl "$SOCK" power-button && ok "power-button accepted" || fail "power-button"
 	wait "$PID"
 	rc=$?
 	[[ $rc == 0 ]] && ok "guest powered off after ctl power-button: exit 0" || fail "exit $rc after power-button"
+	[[ ! -e $SOCK ]] && ok "socket file removed at exit" || fail "socket file left behind"
+fi
+
+# paused guest stopped from outside: hard stop after the grace period, no hang
+if start "$TMPD/mode0.elf" --smp 2 --grace-period 1; then
+	"$VMLET" ctl "$SOCK" pause >/dev/null || fail "pause"
+	kill -TERM "$PID"
+	timeout 10 tail --pid="$PID" -f /dev/null
+	kill -KILL "$PID" 2>/dev/null
+	wait "$PID"
+	rc=$?
+	[[ $rc == 5 ]] && ok "paused guest + SIGTERM: hard stop, exit 5" || fail "paused + SIGTERM: exit $rc"
+	[[ ! -e $SOCK ]] && ok "socket removed after a hard stop" || fail "socket left after hard stop"
+fi
+
+# console: attach over the socket, type to the guest (it echoes until 'q',
+# then powers off); vmlet's own stdin is not a terminal
+if start "$TMPD/mode6.elf" </dev/null; then
+	(printf 'hi'; sleep 0.5; printf 'q'; sleep 5) | timeout 10 "$VMLET" ctl "$SOCK" console >"$TMPD/con" 2>&1 &
+	CON=$!
+	sleep 0.2
+	"$VMLET" ctl "$SOCK" console </dev/null >"$TMPD/con2" 2>&1
+	[[ $? == 1 ]] && grep -qi "busy" "$TMPD/con2" && ok "second console client: busy (exit 1)" ||
+		fail "second console: $(cat "$TMPD/con2")"
+	wait "$PID"
+	rc=$?
+	wait "$CON"
+	crc=$?
+	[[ $rc == 0 ]] && ok "guest powered off after console input: exit 0" || fail "console guest exit $rc"
+	grep -q "hiq" "$TMPD/con" && ((crc == 0)) && ok "console: input reached the guest, its echo came back" ||
+		fail "console client (exit $crc) got '$(cat "$TMPD/con")'"
+	grep -q "hiq" "$TMPD/out" && ok "console output still on vmlet's stdout" || fail "stdout: $(cat "$TMPD/out")"
 fi
 
 # guest that ignores the button: ctl stop = SIGTERM sequence, grace 1 s

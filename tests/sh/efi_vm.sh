@@ -2,7 +2,7 @@
 # An EFI VirtualMachine under vmlet: firmware.bootloader.efi with the ESP
 # as a virtio hostDisk. vmlet boots its embedded UEFI firmware, which must
 # find the disk on PCI, boot tests/efi/testapp.c from it (PASS) and power
-# off (exit 0). The same VM asking for secure boot must be refused before
+# off (exit 0); firmware.serial/uuid must reach the app through SMBIOS. The same VM asking for secure boot must be refused before
 # anything runs (exit 1, the secure-boot message). The disk part skips while
 # the VMM exposes no PCI (no MCFG yet).
 source "$(dirname "$0")/../lib/sh.sh"
@@ -20,7 +20,7 @@ kind: VirtualMachine
 metadata:
   name: efi-test
 spec:
-  runStrategy: Always
+  runStrategy: Once
   template:
     spec:
       domain:
@@ -30,6 +30,8 @@ spec:
         memory:
           guest: 128Mi
         firmware:
+          uuid: 5a7e0c1d-2b3a-4c5d-8e9f-0a1b2c3d4e5f
+          serial: VMLET-SERIAL-42
           bootloader:
             efi:
               secureBoot: $1
@@ -67,6 +69,13 @@ sed 's/^/    /' "$TMPD/out" | grep -v '^    ok ' | tail -n 30
 ((rc == 0)) || fail "vmlet exit status $rc"
 if grep -q '^VMLET-EFI-TEST: PASS' "$TMPD/out" && ! grep -q '^FAIL ' "$TMPD/out"; then
 	ok "EFI VM booted the ESP from virtio-blk"
+	# vmlet's SMBIOS (0xf0000) -> firmware configuration table -> the app
+	if grep -q '^smbios.serial=VMLET-SERIAL-42' "$TMPD/out" &&
+		grep -q '^smbios.uuid=5a7e0c1d-2b3a-4c5d-8e9f-0a1b2c3d4e5f' "$TMPD/out"; then
+		ok "firmware.serial and firmware.uuid reach the EFI application through SMBIOS"
+	else
+		fail "SMBIOS: $(grep -a '^smbios' "$TMPD/out" | tr -d '\r' | tr '\n' ' ')"
+	fi
 else
 	fail "EFI VM did not pass"
 	tail -n 20 "$TMPD/log"

@@ -13,7 +13,7 @@ make -s build/fw/efi.elf || { echo "FAIL: cannot build build/fw/efi.elf"; exit 1
 tests/efi/build-efi.sh tests/efi/testapp.c "$TMPD/testapp.efi" || exit 1
 tests/efi/mkesp.sh "$TMPD/testapp.efi" "$TMPD/esp.img"
 
-timeout 120 "$VMLET" run -f examples/vm --kernel build/fw/efi.elf --initrd "$TMPD/esp.img" \
+timeout 120 "$VMLET" run -f examples/vm --run-strategy Once --kernel build/fw/efi.elf --initrd "$TMPD/esp.img" \
 	--console "file:$TMPD/out" >"$TMPD/log" 2>&1
 rc=$?
 if grep -qiE 'not implemented|unknown option|unrecognized option|pvh.*not supported' "$TMPD/log"; then

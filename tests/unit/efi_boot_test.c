@@ -6,6 +6,7 @@
 
 #include "tests/lib/test.h"
 #include "vmm/efi_boot.h"
+#include "vmm/guest_mem.h"
 
 static void test_secure_boot_refused(void)
 {
@@ -108,8 +109,35 @@ static void test_smbios(void)
 		printf("%s\n", out);
 }
 
+/* Placement in the BIOS area: at 0xf0000, or after ACPI tables that reach
+ * past it; the entry point's table address follows the placement. */
+static void test_smbios_place(void)
+{
+	static uint8_t low[1 << 20];
+	struct guest_mem mem = {.r = {{0, sizeof(low), low}}, .n = 1, .total = sizeof(low)};
+	struct vm_config cfg;
+
+	vm_config_init(&cfg);
+	cfg.firmware_serial = (char *)"S-1";
+	CHECK(efi_boot_place_smbios(&cfg, &mem, 0xe1234) == 0);
+	CHECK(!memcmp(low + 0xf0000, "_SM3_", 5));
+	CHECK_EQ_U64(*(uint64_t *)(low + 0xf0010), 0xf0020);
+	memset(low + 0xf0000, 0, 16);
+	CHECK(efi_boot_place_smbios(&cfg, &mem, 0xf1001) == 0);
+	CHECK(!memcmp(low + 0xf1010, "_SM3_", 5));
+	CHECK_EQ_U64(*(uint64_t *)(low + 0xf1020), 0xf1030);
+	CHECK(efi_boot_place_smbios(&cfg, &mem, 0xfff80) == -ENOSPC);
+	CHECK(efi_boot_place_smbios(&cfg, &mem, 0x100000) == -ENOSPC);
+	cfg.firmware_uuid = (char *)"12345678";
+	CHECK(efi_boot_place_smbios(&cfg, &mem, 0) == -EINVAL);
+	mem.r[0].size = 0xf0000; /* no RAM behind the BIOS area */
+	cfg.firmware_uuid = NULL;
+	CHECK(efi_boot_place_smbios(&cfg, &mem, 0) == -ENOSPC);
+}
+
 int main(void)
 {
+	TEST_RUN(test_smbios_place);
 	TEST_RUN(test_smbios);
 	TEST_RUN(test_secure_boot_refused);
 	TEST_RUN(test_plain_efi);

@@ -169,7 +169,8 @@ static enum lifecycle_end always_crash(void *ctx, unsigned int restarts)
 	return LC_END_CRASH;
 }
 
-/* SIGTERM while waiting to restart: the loop ends as stopped, at once */
+/* SIGTERM while waiting to restart: the loop ends at once, cleanly (no
+ * guest was running) */
 static void test_loop_stop_during_backoff(void)
 {
 	struct lifecycle lc;
@@ -185,10 +186,63 @@ static void test_loop_stop_during_backoff(void)
 		_exit(0);
 	}
 	clock_gettime(CLOCK_MONOTONIC, &t0);
-	CHECK(lifecycle_run(&lc, always_crash, NULL) == LC_END_STOPPED);
+	CHECK(lifecycle_run(&lc, always_crash, NULL) == LC_END_POWEROFF);
+	CHECK(lc.restarts == 1);
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	CHECK(t1.tv_sec - t0.tv_sec < 10);
 	waitpid(killer, NULL, 0);
+}
+
+/* fail to start first: not restarted; fail after a restart: restarted */
+static enum lifecycle_end fail_first(void *ctx, unsigned int restarts)
+{
+	(void)ctx;
+	(void)restarts;
+	return LC_END_FAILED;
+}
+
+static enum lifecycle_end crash_then_fail(void *ctx, unsigned int restarts)
+{
+	(void)ctx;
+	if (restarts == 0)
+		return LC_END_CRASH;
+	if (restarts == 1)
+		return LC_END_FAILED;
+	return LC_END_POWEROFF;
+}
+
+static void test_loop_failed_start(void)
+{
+	struct lifecycle lc;
+
+	lifecycle_init(&lc, LC_ALWAYS);
+	fast(&lc);
+	CHECK(lifecycle_run(&lc, fail_first, NULL) == LC_END_FAILED);
+	CHECK(lc.restarts == 0);
+	lifecycle_init(&lc, LC_RERUN_ON_FAILURE);
+	fast(&lc);
+	CHECK(lifecycle_run(&lc, crash_then_fail, NULL) == LC_END_POWEROFF);
+	CHECK(lc.restarts == 2);
+}
+
+/* a worker asked to stop from inside (ctl stop) ends the loop */
+static enum lifecycle_end stop_from_inside(void *ctx, unsigned int restarts)
+{
+	(void)ctx;
+	if (restarts == 0)
+		return LC_END_REBOOT;
+	lifecycle_request_stop();
+	return LC_END_POWEROFF; /* powered off on the power button */
+}
+
+static void test_loop_stop_from_inside(void)
+{
+	struct lifecycle lc;
+
+	lifecycle_init(&lc, LC_ALWAYS);
+	fast(&lc);
+	CHECK(lifecycle_run(&lc, stop_from_inside, NULL) == LC_END_POWEROFF);
+	CHECK(lc.restarts == 1);
 }
 
 /* SIGTERM reaches the running worker; the loop does not restart it */
@@ -244,5 +298,7 @@ int main(void)
 	TEST_RUN(test_loop_sigsys_not_restarted);
 	TEST_RUN(test_loop_stop_during_backoff);
 	TEST_RUN(test_loop_forwards_stop);
+	TEST_RUN(test_loop_failed_start);
+	TEST_RUN(test_loop_stop_from_inside);
 	return test_summary();
 }

@@ -351,6 +351,7 @@ static void test_tx(void)
 
 		virtio_net_get_stats(e.net, &st);
 		CHECK_EQ_U64(st.tx_packets, 1);
+		CHECK_EQ_U64(st.tx_bytes, sizeof(frame)); /* without the header */
 		CHECK_EQ_U64(st.tx_dropped, 4);
 	}
 	CHECK(status(&e) == 0x0f); /* bad requests do not break the device */
@@ -412,6 +413,9 @@ static void test_rx_mergeable(void)
 		gpa_t g = alloc(&e, 256);
 		uint8_t frame[600];
 
+		virtio_net_get_stats(e.net, &st); /* the 1400-byte frame above */
+		CHECK_EQ_U64(st.rx_packets, 1);
+		CHECK_EQ_U64(st.rx_bytes, 1400);
 		ring_post(&e, 0, (struct tbuf[]){{g, 256, 1}}, 1);
 		fill(frame, sizeof(frame), 1);
 		net_inject(&e, 0, frame, sizeof(frame));

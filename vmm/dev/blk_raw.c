@@ -59,38 +59,23 @@ static bool blk_dio_ok(const struct blk *b, const struct iovec *iov, int n, uint
 	return true;
 }
 
-/* Plain loop: all of [off, off+len) or -errno; EOF reads as zeroes. */
-static int fd_read_full(int fd, uint8_t *p, uint64_t len, uint64_t off)
+/* Plain loop: all of [off, off+len) or -errno; reading at EOF gives
+ * zeroes, writing nothing is -EIO. */
+static int fd_full(int fd, uint8_t *p, uint64_t len, uint64_t off, bool write)
 {
 	while (len) {
-		ssize_t r = pread(fd, p, len, (off_t)off);
+		ssize_t r = write ? pwrite(fd, p, len, (off_t)off) : pread(fd, p, len, (off_t)off);
 
 		if (r < 0 && errno == EINTR)
 			continue;
 		if (r < 0)
 			return -errno;
+		if (r == 0 && write)
+			return -EIO;
 		if (r == 0) {
 			memset(p, 0, len);
 			return 0;
 		}
-		p += r;
-		off += (uint64_t)r;
-		len -= (uint64_t)r;
-	}
-	return 0;
-}
-
-static int fd_write_full(int fd, const uint8_t *p, uint64_t len, uint64_t off)
-{
-	while (len) {
-		ssize_t r = pwrite(fd, p, len, (off_t)off);
-
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r < 0)
-			return -errno;
-		if (r == 0)
-			return -EIO;
 		p += r;
 		off += (uint64_t)r;
 		len -= (uint64_t)r;
@@ -111,7 +96,7 @@ static int blk_bounce(struct blk *b, int fd, const struct iovec *iov, int n, uin
 	if (posix_memalign((void **)&buf, a, end - start))
 		return -ENOMEM;
 	if (!write || start != off || end != off + len)
-		r = fd_read_full(fd, buf, end - start, start);
+		r = fd_full(fd, buf, end - start, start, false);
 	p = buf + (off - start);
 	for (int i = 0; !r && i < n; i++) {
 		if (write)
@@ -121,7 +106,7 @@ static int blk_bounce(struct blk *b, int fd, const struct iovec *iov, int n, uin
 		p += iov[i].iov_len;
 	}
 	if (!r && write)
-		r = fd_write_full(fd, buf, end - start, start);
+		r = fd_full(fd, buf, end - start, start, true);
 	free(buf);
 	return r;
 }
@@ -150,8 +135,7 @@ static int blk_fd_rw(struct blk *b, int fd, const struct iovec *iov, int n, uint
 		int e;
 
 		r -= (ssize_t)skip;
-		e = write ? fd_write_full(fd, p, l - skip, off + skip)
-			  : fd_read_full(fd, p, l - skip, off + skip);
+		e = fd_full(fd, p, l - skip, off + skip, write);
 		if (e)
 			return e;
 		off += l;

@@ -133,6 +133,7 @@ static void serial_tx(struct serial8250 *s, uint8_t b)
 	case VM_CONSOLE_NONE:
 		break;
 	}
+	device_console_tee(s->vm, &b, 1); /* vmlet ctl console */
 }
 
 static uint8_t serial_msr(const struct serial8250 *s)
@@ -248,12 +249,25 @@ static const struct io_ops serial_ops = {
     .write = serial_write,
 };
 
-/* Console input (main thread). */
+/* Console input from stdin or an attached client (main thread). */
+static void serial_push_input(void *opaque, const void *data, size_t n)
+{
+	struct serial8250 *s = opaque;
+	const uint8_t *buf = data;
+	size_t i;
+
+	pthread_mutex_lock(&s->lock);
+	for (i = 0; i < n; i++)
+		serial_rx_push(s, buf[i]);
+	serial_update_irq(s);
+	pthread_mutex_unlock(&s->lock);
+}
+
 static void serial_input(void *opaque, uint32_t events)
 {
 	struct serial8250 *s = opaque;
 	uint8_t buf[UART_RX_FIFO];
-	ssize_t n, i;
+	ssize_t n;
 
 	(void)events;
 	n = read(s->in_fd, buf, sizeof(buf));
@@ -264,11 +278,7 @@ static void serial_input(void *opaque, uint32_t events)
 		s->in_watched = false;
 		return;
 	}
-	pthread_mutex_lock(&s->lock);
-	for (i = 0; i < n; i++)
-		serial_rx_push(s, buf[i]);
-	serial_update_irq(s);
-	pthread_mutex_unlock(&s->lock);
+	serial_push_input(s, buf, (size_t)n);
 }
 
 static void serial_setup_tty(struct serial8250 *s)
@@ -315,8 +325,10 @@ static void serial_destroy(void *state)
 {
 	struct serial8250 *s = state;
 
-	if (s->registered)
+	if (s->registered) {
 		bus_unregister(s->pio, ARCH_COM1_PORT);
+		device_set_console_input(s->vm, NULL, NULL);
+	}
 	if (s->in_watched)
 		event_del(s->loop, s->in_fd);
 	if (s->tty_raw)
@@ -345,6 +357,8 @@ static int serial_create(const struct device_env *env, unsigned int index, void 
 	if (!ret)
 		ret = bus_register(env->pio, ARCH_COM1_PORT, 8, &serial_ops, s);
 	s->registered = !ret;
+	if (!ret)
+		device_set_console_input(env->vm, serial_push_input, s);
 	if (ret) {
 		serial_destroy(s);
 		return ret;

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "vmm/dev/blk.h"
+#include "vmm/device.h"
 #include "vmm/dev/virtio_blk.h"
 #include "vmm/dev/virtio_pci.h"
 #include "vmm/dev/virtio_worker.h"
@@ -80,6 +81,7 @@ struct virtio_blk {
 	struct virtio_blk_config cfg;
 	unsigned int nq;
 	struct virtio_worker worker;
+	struct device_counters st; /* metrics; updated atomically */
 	/* worker-only scratch */
 	struct iovec out[BLK_SEGS], in[BLK_SEGS], data[BLK_SEGS];
 };
@@ -161,6 +163,35 @@ static uint8_t blk_request(struct virtio_blk *b, struct virtq_elem *e, uint64_t 
 	return VIRTIO_BLK_S_UNSUPP;
 }
 
+#define BLK_STAT_ADD(b, field, v) __atomic_add_fetch(&(b)->st.field, (v), __ATOMIC_RELAXED)
+
+static void blk_count(struct virtio_blk *b, const struct virtq_elem *e, uint8_t status,
+		      uint64_t read)
+{
+	struct virtio_blk_req_hdr h;
+
+	BLK_STAT_ADD(b, requests, 1);
+	if (status != VIRTIO_BLK_S_OK) {
+		BLK_STAT_ADD(b, errors, 1);
+		return;
+	}
+	virtq_iov_to_buf(e->out, e->n_out, 0, &h, sizeof(h));
+	if (h.type == VIRTIO_BLK_T_IN)
+		BLK_STAT_ADD(b, read_bytes, read);
+	else if (h.type == VIRTIO_BLK_T_OUT)
+		BLK_STAT_ADD(b, write_bytes, e->out_bytes - sizeof(h));
+}
+
+static void blk_read_counters(void *opaque, struct device_counters *c)
+{
+	struct virtio_blk *b = opaque;
+
+	c->requests = __atomic_load_n(&b->st.requests, __ATOMIC_RELAXED);
+	c->errors = __atomic_load_n(&b->st.errors, __ATOMIC_RELAXED);
+	c->read_bytes = __atomic_load_n(&b->st.read_bytes, __ATOMIC_RELAXED);
+	c->write_bytes = __atomic_load_n(&b->st.write_bytes, __ATOMIC_RELAXED);
+}
+
 /* Complete one popped chain (good or bad). */
 static void blk_complete(void *opaque, struct virtq *q, struct virtq_elem *e, bool good)
 {
@@ -175,6 +206,7 @@ static void blk_complete(void *opaque, struct virtq *q, struct virtq_elem *e, bo
 		return;
 	}
 	status = blk_request(b, e, &written);
+	blk_count(b, e, status, written);
 	virtq_buf_to_iov(e->in, e->n_in, e->in_bytes - 1, &status, 1);
 	virtq_push(q, e->head, (uint32_t)(written + 1));
 }
@@ -288,6 +320,7 @@ int virtio_blk_create(struct virtio_blk **out, struct pci_host *host, struct vm 
 		free(b);
 		return error_errno(r, "virtio-blk: disk '%s': cannot create the device", p->name);
 	}
+	device_add_counters(vm, "blk", b->name, blk_read_counters, b);
 	b->worker =
 	    (struct virtio_worker){.vp = &b->vp, .nq = b->nq, .drain = blk_drain, .opaque = b};
 	r = virtio_worker_start(&b->worker, THREAD_BLK_IO, "vmlet-blk");
@@ -303,10 +336,17 @@ int virtio_blk_create(struct virtio_blk **out, struct pci_host *host, struct vm 
 
 void virtio_blk_destroy(struct virtio_blk *b)
 {
+	int r;
+
 	if (!b)
 		return;
 	virtio_pci_release(&b->vp); /* resets: the worker goes idle */
 	virtio_worker_stop(&b->worker);
+	/* whatever the guest wrote reaches the disk before vmlet exits,
+	 * however the guest ended (power-off, crash, hard stop) */
+	r = b->be && !b->be->read_only ? blk_flush(b->be) : 0;
+	if (r)
+		log_warn("virtio-blk: disk '%s': flush at exit failed: %s", b->name, strerror(-r));
 	blk_close(b->be);
 	free(b);
 }

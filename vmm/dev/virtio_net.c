@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "vmm/dev/virtio_net_int.h"
+#include "vmm/device.h"
 #include "vmm/log.h"
 #include "vmm/net/mac.h"
 #include "vmm/vm_config.h"
@@ -144,6 +145,19 @@ static void net_free(struct virtio_net *n)
 	free(n);
 }
 
+static void net_read_counters(void *opaque, struct device_counters *c)
+{
+	struct virtio_net_stats st;
+
+	virtio_net_get_stats(opaque, &st);
+	c->rx_packets = st.rx_packets;
+	c->rx_bytes = st.rx_bytes;
+	c->tx_packets = st.tx_packets;
+	c->tx_bytes = st.tx_bytes;
+	c->rx_dropped = st.rx_dropped;
+	c->tx_dropped = st.tx_dropped;
+}
+
 int virtio_net_create(struct virtio_net **out, struct pci_host *host, struct vm *vm,
 		      const struct guest_mem *mem, struct net_attach *att)
 {
@@ -189,6 +203,7 @@ int virtio_net_create(struct virtio_net **out, struct pci_host *host, struct vm 
 		return error_errno(r, "virtio-net: interface '%s': cannot create the device",
 				   att->name);
 	}
+	device_add_counters(vm, "net", n->name, net_read_counters, n);
 	r = virtio_net_io_start(n);
 	if (r) {
 		virtio_pci_release(&n->vp);
@@ -254,6 +269,8 @@ void virtio_net_get_stats(struct virtio_net *n, struct virtio_net_stats *st)
 {
 	st->rx_packets = __atomic_load_n(&n->st.rx_packets, __ATOMIC_RELAXED);
 	st->tx_packets = __atomic_load_n(&n->st.tx_packets, __ATOMIC_RELAXED);
+	st->rx_bytes = __atomic_load_n(&n->st.rx_bytes, __ATOMIC_RELAXED);
+	st->tx_bytes = __atomic_load_n(&n->st.tx_bytes, __ATOMIC_RELAXED);
 	st->rx_dropped = __atomic_load_n(&n->st.rx_dropped, __ATOMIC_RELAXED);
 	st->tx_dropped = __atomic_load_n(&n->st.tx_dropped, __ATOMIC_RELAXED);
 	st->intercepted = __atomic_load_n(&n->st.intercepted, __ATOMIC_RELAXED);

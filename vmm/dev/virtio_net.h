@@ -41,9 +41,10 @@ struct vm_config;
 
 struct virtio_net_stats {
 	uint64_t rx_packets, tx_packets;
-	uint64_t rx_dropped;  /* frames that found no or too small buffers */
-	uint64_t tx_dropped;  /* bad chains, backend errors */
-	uint64_t intercepted; /* guest frames vmlet answered itself */
+	uint64_t rx_bytes, tx_bytes; /* frames without the virtio-net header */
+	uint64_t rx_dropped;	     /* frames that found no or too small buffers */
+	uint64_t tx_dropped;	     /* bad chains, backend errors */
+	uint64_t intercepted;	     /* guest frames vmlet answered itself */
 };
 
 /*

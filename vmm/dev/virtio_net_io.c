@@ -93,6 +93,7 @@ static enum rx_result rx_deliver(struct virtio_net *n, struct virtq *q, uint8_t 
 			virtq_buf_to_iov(n->first_in, first_n, 10, &nbuf, 2);
 		}
 		NET_STAT_ADD(n, rx_packets, 1);
+		NET_STAT_ADD(n, rx_bytes, len > NET_VNET_HDR_LEN ? len - NET_VNET_HDR_LEN : 0);
 	}
 	for (i = 0; i < k; i++)
 		if (virtq_push(q, heads[i], lens[i]))
@@ -234,6 +235,7 @@ static void tx_one(struct virtio_net *n, struct net_pair *p, const struct virtq_
 		return;
 	}
 	NET_STAT_ADD(n, tx_packets, 1);
+	NET_STAT_ADD(n, tx_bytes, flen);
 }
 
 struct tx_ctx {

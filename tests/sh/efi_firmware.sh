@@ -1,0 +1,104 @@
+#!/usr/bin/env bash
+# `vmlet run --firmware PATH`: an external PVH firmware ELF instead of the
+# built-in UEFI firmware, with the same ACPI tables. Checked with
+#   - vmlet's own firmware copied to a file, booting the gnu-efi test app
+#     from the ESP disk of an EFI VirtualMachine (PASS, serial from SMBIOS);
+#   - the probe guest (`vmlet probe --dump-guest`) as the "firmware": it
+#     must report the ACPI tables vmlet built (FACP, APIC, MCFG, DSDT);
+#   - a text file, an ELF without a PVH note, --firmware with --kernel and a
+#     secure-boot VM with --firmware: refused with a clear message, exit 1.
+source "$(dirname "$0")/../lib/sh.sh"
+
+have_kvm || skip "no usable /dev/kvm"
+
+cat >"$TMPD/vm.yaml" <<YAML
+apiVersion: kubevirt.io/v1
+kind: VirtualMachine
+metadata:
+  name: efi-fw
+spec:
+  runStrategy: Once
+  template:
+    spec:
+      domain:
+        memory:
+          guest: 128Mi
+        firmware:
+          serial: FW-FILE-1
+          bootloader:
+            efi:
+              secureBoot: false
+        devices:
+          disks:
+          - name: esp
+            disk:
+              bus: virtio
+      volumes:
+      - name: esp
+        hostDisk:
+          path: $TMPD/esp.img
+          type: Disk
+YAML
+
+# the probe as the firmware (no ESP needed: an empty disk)
+truncate -s 1M "$TMPD/esp.img"
+"$VMLET" probe --dump-guest "$TMPD/probe.elf" || exit 1
+timeout 60 "$VMLET" run -f "$TMPD/vm.yaml" --firmware "$TMPD/probe.elf" \
+	--console "file:$TMPD/probe.out" >"$TMPD/probe.log" 2>&1
+rc=$?
+tables=$(grep -a '^acpiTables=' "$TMPD/probe.out" | tr -d '\r')
+if ((rc == 0)) && [[ $tables == *FACP* && $tables == *APIC* && $tables == *MCFG* &&
+	$tables == *DSDT* ]]; then
+	ok "the probe ELF boots as --firmware and sees vmlet's ACPI tables ($tables)"
+else
+	fail "probe as --firmware: status $rc, '$tables'"
+	tail -n 5 "$TMPD/probe.log" "$TMPD/probe.out"
+fi
+
+# errors
+refused() { # name expected-status pattern command...
+	local name=$1 want=$2 pat=$3
+	shift 3
+	timeout 60 "$@" >"$TMPD/err.log" 2>&1
+	local rc=$?
+	if ((rc == want)) && grep -q -- "$pat" "$TMPD/err.log"; then
+		ok "$name refused: $(grep -o -- "$pat.*" "$TMPD/err.log" | head -n1 | cut -c1-90)"
+	else
+		fail "$name: status $rc"
+		cat "$TMPD/err.log"
+	fi
+}
+echo "not a firmware" >"$TMPD/text.fw"
+refused "a text file" 1 "is not a PVH firmware" \
+	"$VMLET" run -f "$TMPD/vm.yaml" --firmware "$TMPD/text.fw" --console none
+refused "an ELF without a PVH note" 1 "not a loadable PVH ELF" \
+	"$VMLET" run -f "$TMPD/vm.yaml" --firmware /bin/true --console none
+refused "a missing file" 1 "cannot open firmware" \
+	"$VMLET" run -f "$TMPD/vm.yaml" --firmware "$TMPD/nothere" --console none
+refused "--firmware with --kernel" 1 "exclude each other" \
+	"$VMLET" run --firmware "$TMPD/probe.elf" --kernel "$TMPD/probe.elf" --console none
+sed -e 's/secureBoot: false/secureBoot: true/' \
+	-e 's/^      domain:$/      domain:\n        features:\n          smm:\n            enabled: true/' \
+	"$TMPD/vm.yaml" >"$TMPD/sb.yaml"
+refused "secure boot with --firmware" 1 "secure boot is requested" \
+	"$VMLET" run -f "$TMPD/sb.yaml" --firmware "$TMPD/probe.elf" --console none
+
+# vmlet's own firmware from a file, booting the test app from the ESP disk
+[[ -f /usr/lib/crt0-efi-x86_64.o ]] || { echo "skip: gnu-efi not installed"; finish; }
+command -v sgdisk >/dev/null && command -v mcopy >/dev/null || { echo "skip: no gdisk/mtools"; finish; }
+make -s build/fw/efi.elf || { echo "FAIL: cannot build build/fw/efi.elf"; exit 1; }
+cp build/fw/efi.elf "$TMPD/own.fw"
+tests/efi/build-efi.sh tests/efi/testapp.c "$TMPD/testapp.efi" || exit 1
+tests/efi/mkesp.sh "$TMPD/testapp.efi" "$TMPD/esp.img"
+timeout 120 "$VMLET" run -f "$TMPD/vm.yaml" --firmware "$TMPD/own.fw" \
+	--console "file:$TMPD/out" >"$TMPD/log" 2>&1
+rc=$?
+if ((rc == 0)) && grep -q '^VMLET-EFI-TEST: PASS' "$TMPD/out" && ! grep -q '^FAIL ' "$TMPD/out" &&
+	grep -q '^smbios.serial=FW-FILE-1' "$TMPD/out"; then
+	ok "vmlet's firmware from a file boots the ESP (SMBIOS serial FW-FILE-1)"
+else
+	fail "own firmware as --firmware: status $rc"
+	grep -av '^ok ' "$TMPD/out" | tail -n 20
+	tail -n 5 "$TMPD/log"
+fi
+finish

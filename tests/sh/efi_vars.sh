@@ -1,0 +1,103 @@
+#!/usr/bin/env bash
+# Persistent EFI variables and the boot order, end to end under vmlet. Two
+# ESP disks (a, then b) both hold tests/efi/vars.c as BOOTX64.EFI and as
+# \EFI\VMLET\VARS2.EFI; the app prints the PCI device it came from, its
+# load options and the NV counter VmletCount, bumps the counter and, on its
+# first run, adds Boot0007 (-> VARS2.EFI with data "from-boot0007") and
+# BootOrder. Checked:
+#   1. disk b has bootOrder: 1, so the firmware boots b (00:02) first;
+#   2. efi.persistent: the second run sees the counter and boots Boot0007,
+#      even with a torn record appended to the store (crash in a save);
+#   3. without --efi-vars the store is <name>.efivars next to the manifest;
+#   4. without persistent nothing survives, and without bootOrder disk a
+#      (00:01) boots first.
+source "$(dirname "$0")/../lib/sh.sh"
+
+have_kvm || skip "no usable /dev/kvm"
+[[ -f /usr/lib/crt0-efi-x86_64.o ]] || skip "gnu-efi not installed"
+command -v sgdisk >/dev/null && command -v mcopy >/dev/null || skip "no gdisk/mtools"
+tests/efi/build-efi.sh tests/efi/vars.c "$TMPD/vars.efi" || exit 1
+ESP_MB=2 ESP_EXTRA="$TMPD/vars.efi:/EFI/VMLET/VARS2.EFI" tests/efi/mkesp.sh "$TMPD/vars.efi" "$TMPD/a.img"
+cp "$TMPD/a.img" "$TMPD/b.img"
+
+vm_yaml() { # persistent bootorder-of-b
+	cat <<YAML
+apiVersion: kubevirt.io/v1
+kind: VirtualMachine
+metadata:
+  name: efi-vars
+spec:
+  runStrategy: Once
+  template:
+    spec:
+      domain:
+        memory:
+          guest: 64Mi
+        firmware:
+          bootloader:
+            efi:
+              secureBoot: false
+              persistent: $1
+        devices:
+          disks:
+          - name: a
+            disk:
+              bus: virtio
+          - name: b
+            disk:
+              bus: virtio
+$([[ -n $2 ]] && echo "            bootOrder: $2")
+      volumes:
+      - name: a
+        hostDisk:
+          path: $TMPD/a.img
+          type: Disk
+      - name: b
+        hostDisk:
+          path: $TMPD/b.img
+          type: Disk
+YAML
+}
+
+run() { # out manifest [args]
+	local out=$1 m=$2
+	shift 2
+	timeout 60 "$VMLET" run -f "$m" --console "file:$out" "$@" >"$out.log" 2>&1
+	local rc=$?
+	((rc == 0)) && grep -q '^vars: done' "$out" && return 0
+	fail "run $(basename "$out"): status $rc"
+	grep -av '^ *ok ' "$out" | tail -n 15
+	tail -n 3 "$out.log"
+	return 1
+}
+want() { # out "key=value ..." what
+	local line
+	for kv in $2; do
+		line=$(grep -a "^${kv%%=*}=" "$1" | tr -d '\r' | head -n1)
+		[[ $line == "$kv" ]] || { fail "$3: want $kv, got '$line'"; return 1; }
+	done
+	ok "$3 ($2)"
+}
+
+mkdir "$TMPD/m"
+vm_yaml true 1 >"$TMPD/m/vm.yaml"
+store=$TMPD/store.efivars
+run "$TMPD/o1" "$TMPD/m/vm.yaml" --efi-vars "$store" &&
+	want "$TMPD/o1" "vars.pci=2 vars.options= vars.count=0" "bootOrder: disk b boots first"
+[[ -s $store ]] || fail "no variable store at $store"
+head -c 100 /dev/urandom | sed 's/^/VMLETEV1/' >>"$store" # a torn save
+run "$TMPD/o2" "$TMPD/m/vm.yaml" --efi-vars "$store" &&
+	want "$TMPD/o2" "vars.pci=2 vars.options=from-boot0007 vars.count=1" \
+		"variables persist and Boot0007 in BootOrder is honoured"
+run "$TMPD/o3" "$TMPD/m/vm.yaml" --efi-vars "$store" &&
+	want "$TMPD/o3" "vars.count=2" "the store keeps counting after the torn save"
+
+run "$TMPD/o4" "$TMPD/m/vm.yaml" && want "$TMPD/o4" "vars.count=0" "default store"
+[[ -s $TMPD/m/efi-vars.efivars ]] && ok "default store next to the manifest" ||
+	fail "no $TMPD/m/efi-vars.efivars: $(ls "$TMPD/m")"
+
+vm_yaml false "" >"$TMPD/plain.yaml"
+run "$TMPD/o5" "$TMPD/plain.yaml" && run "$TMPD/o6" "$TMPD/plain.yaml" &&
+	want "$TMPD/o6" "vars.pci=1 vars.options= vars.count=0" \
+		"not persistent: nothing survives; disk order without bootOrder"
+finish

@@ -1,0 +1,116 @@
+// SPDX-License-Identifier: MIT
+/* efi_vars_test - the persistent EFI variable store (vmm/efi_vars.c): saves
+ * survive reopening, a torn or corrupted tail falls back to the last good
+ * record, opening compacts, garbage is not taken for variables. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "firmware/abi.h"
+#include "tests/lib/test.h"
+#include "vmm/efi_vars.h"
+
+static char dir[] = "/tmp/efi_vars_test.XXXXXX";
+static char path[256];
+
+static off_t file_size(void)
+{
+	struct stat st;
+
+	return stat(path, &st) ? -1 : st.st_size;
+}
+
+static void append(const void *p, size_t n)
+{
+	int fd = open(path, O_WRONLY | O_APPEND | O_CREAT, 0600);
+
+	CHECK(fd >= 0 && write(fd, p, n) == (ssize_t)n);
+	close(fd);
+}
+
+static void test_roundtrip(void)
+{
+	struct efi_vars v;
+	static uint8_t big[FW_ABI_EFI_VARS_MAX + 1];
+
+	unlink(path);
+	CHECK(efi_vars_open(&v, path) == 0);
+	CHECK(v.len == 0);
+	CHECK(file_size() == 24); /* one empty record */
+	CHECK(efi_vars_save(&v, "first", 5) == 0);
+	CHECK(efi_vars_save(&v, "second!", 7) == 0);
+	CHECK(efi_vars_save(&v, big, sizeof(big)) == -E2BIG);
+	CHECK(v.len == 7);
+	efi_vars_close(&v);
+	CHECK(file_size() == 24 + 29 + 31);
+	CHECK(efi_vars_open(&v, path) == 0);
+	CHECK(v.len == 7 && !memcmp(v.blob, "second!", 7));
+	efi_vars_close(&v);
+	CHECK(file_size() == 31); /* compacted to its last record */
+}
+
+static void test_torn(void)
+{
+	struct efi_vars v;
+	uint8_t rec[40];
+
+	/* a record cut short, then one whose hash does not match */
+	memcpy(rec, "VMLETEV1\x10\0\0\0\0\0\0\0", 16);
+	append(rec, 20);
+	CHECK(efi_vars_open(&v, path) == 0);
+	CHECK(v.len == 7 && !memcmp(v.blob, "second!", 7));
+	efi_vars_close(&v);
+	memset(rec + 16, 0x55, 24);
+	append(rec, 40);
+	CHECK(efi_vars_open(&v, path) == 0);
+	CHECK(v.len == 7 && !memcmp(v.blob, "second!", 7));
+	efi_vars_close(&v);
+	/* a file that never was a store: no variables, and it is rewritten */
+	unlink(path);
+	append("not a variable store at all, just text", 38);
+	CHECK(efi_vars_open(&v, path) == 0);
+	CHECK(v.len == 0);
+	efi_vars_close(&v);
+	CHECK(file_size() == 24);
+	/* a directory in the way */
+	unlink(path);
+	CHECK(mkdir(path, 0700) == 0);
+	CHECK(efi_vars_open(&v, path) < 0);
+	rmdir(path);
+}
+
+static void test_default_path(void)
+{
+	char *p;
+
+	p = efi_vars_default_path("/a/b/vm.yaml", "web");
+	CHECK_STR(p, "/a/b/web.efivars");
+	free(p);
+	p = efi_vars_default_path("vm.yaml", "web");
+	CHECK_STR(p, "./web.efivars");
+	free(p);
+	p = efi_vars_default_path(dir, "x");
+	CHECK(p && !strncmp(p, dir, strlen(dir)) && !strcmp(p + strlen(dir), "/x.efivars"));
+	free(p);
+	p = efi_vars_default_path(NULL, "../evil/name");
+	CHECK_STR(p, "./vm.efivars");
+	free(p);
+	p = efi_vars_default_path("/vm.yaml", NULL);
+	CHECK_STR(p, "//vm.efivars");
+	free(p);
+}
+
+int main(void)
+{
+	if (!mkdtemp(dir))
+		return 1;
+	snprintf(path, sizeof(path), "%s/vm.efivars", dir);
+	TEST_RUN(test_roundtrip);
+	TEST_RUN(test_torn);
+	TEST_RUN(test_default_path);
+	unlink(path);
+	rmdir(dir);
+	return test_summary();
+}

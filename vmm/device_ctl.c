@@ -1,0 +1,43 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * device_ctl.c - the device side of the control socket (device.h): console
+ * output copied to an attached client, console input routing, counters
+ * registration. Kept apart from vm_ctl.c so device unit tests link it
+ * without the vCPU and VM code.
+ */
+#include <errno.h>
+#include <unistd.h>
+
+#include "vmm/device.h"
+#include "vmm/log.h"
+#include "vmm/vm.h"
+
+void device_console_tee(struct vm *vm, const void *buf, size_t len)
+{
+	int fd = vm ? __atomic_load_n(&vm->console_client, __ATOMIC_ACQUIRE) - 1 : -1;
+
+	/* non-blocking socket: a client that does not read loses output,
+	 * the guest never waits for it */
+	if (fd >= 0 && write(fd, buf, len) < 0)
+		log_debug("console: attached client did not take output");
+}
+
+void device_set_console_input(struct vm *vm, void (*fn)(void *opaque, const void *buf, size_t len),
+			      void *opaque)
+{
+	if (!vm)
+		return;
+	vm->console_input = fn;
+	vm->console_input_opaque = opaque;
+}
+
+int device_add_counters(struct vm *vm, const char *kind, const char *name,
+			void (*read)(void *opaque, struct device_counters *c), void *opaque)
+{
+	if (!vm) /* device unit tests */
+		return 0;
+	if (vm->n_counters == VM_MAX_COUNTERS)
+		return -ENOSPC;
+	vm->counters[vm->n_counters++] = (struct device_counters_src){kind, name, read, opaque};
+	return 0;
+}

@@ -1,0 +1,217 @@
+// SPDX-License-Identifier: MIT
+/* efi_vars.c - the crash-safe file behind persistent EFI variables
+ * (efi_vars.h describes the format). */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "firmware/abi.h"
+#include "vmm/efi_vars.h"
+#include "vmm/log.h"
+
+#define EV_MAGIC "VMLETEV1"
+#define EV_HDR	 24u
+/* a store beyond this is not ours: refuse it */
+#define EV_FILE_MAX (64ull << 20)
+
+static uint64_t fnv1a(const uint8_t *p, size_t n)
+{
+	uint64_t h = 0xcbf29ce484222325ull;
+
+	while (n--)
+		h = (h ^ *p++) * 0x100000001b3ull;
+	return h;
+}
+
+static size_t ev_record(uint8_t *rec, const void *blob, size_t len)
+{
+	uint32_t l = (uint32_t)len, z = 0;
+	uint64_t h = fnv1a(blob, len);
+
+	memcpy(rec, EV_MAGIC, 8);
+	memcpy(rec + 8, &l, 4);
+	memcpy(rec + 12, &z, 4);
+	memcpy(rec + 16, &h, 8);
+	memcpy(rec + EV_HDR, blob, len);
+	return EV_HDR + len;
+}
+
+/* The last good record of buf: sets blob and len (len 0: none). Returns
+ * whether the file is exactly that one record (no compaction needed). */
+static int ev_last(const uint8_t *buf, size_t n, const uint8_t **blob, size_t *len)
+{
+	size_t off = 0, recs = 0;
+	uint32_t l;
+	uint64_t h;
+
+	*blob = NULL;
+	*len = 0;
+	while (n - off >= EV_HDR && !memcmp(buf + off, EV_MAGIC, 8)) {
+		memcpy(&l, buf + off + 8, 4);
+		memcpy(&h, buf + off + 16, 8);
+		if (l > FW_ABI_EFI_VARS_MAX || l > n - off - EV_HDR ||
+		    fnv1a(buf + off + EV_HDR, l) != h)
+			break;
+		*blob = buf + off + EV_HDR;
+		*len = l;
+		off += EV_HDR + l;
+		recs++;
+	}
+	return recs == 1 && off == n;
+}
+
+static int ev_read_file(const char *path, uint8_t **buf, size_t *n)
+{
+	struct stat st;
+	int fd = open(path, O_RDONLY | O_CLOEXEC), ret = 0;
+	ssize_t r;
+
+	*buf = NULL;
+	*n = 0;
+	if (fd < 0)
+		return errno == ENOENT ? 0 : -errno;
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || (uint64_t)st.st_size > EV_FILE_MAX) {
+		ret = -EINVAL;
+		goto out;
+	}
+	*buf = malloc((size_t)st.st_size + 1);
+	if (!*buf) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	while (*n < (size_t)st.st_size) {
+		r = read(fd, *buf + *n, (size_t)st.st_size - *n);
+		if (r <= 0) {
+			ret = r ? -errno : -EIO;
+			goto out;
+		}
+		*n += (size_t)r;
+	}
+out:
+	close(fd);
+	return ret;
+}
+
+/* Write the store as one record through path.tmp and rename(). */
+static int ev_compact(struct efi_vars *v)
+{
+	size_t n = ev_record(v->rec, v->blob, v->len);
+	char *tmp = NULL;
+	int fd, ret = 0;
+
+	if (asprintf(&tmp, "%s.tmp", v->path) < 0)
+		return -ENOMEM;
+	errno = 0;
+	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	if (fd < 0 || write(fd, v->rec, n) != (ssize_t)n || fdatasync(fd) || rename(tmp, v->path))
+		ret = errno ? -errno : -EIO;
+	if (fd >= 0)
+		close(fd);
+	if (ret)
+		unlink(tmp);
+	free(tmp);
+	return ret;
+}
+
+int efi_vars_open(struct efi_vars *v, const char *path)
+{
+	const uint8_t *blob;
+	uint8_t *file = NULL;
+	size_t n;
+	int ret;
+
+	memset(v, 0, sizeof(*v));
+	v->fd = -1;
+	v->path = strdup(path);
+	v->rec = malloc(EV_HDR + FW_ABI_EFI_VARS_MAX);
+	v->blob = malloc(FW_ABI_EFI_VARS_MAX);
+	if (!v->path || !v->rec || !v->blob) {
+		ret = -ENOMEM;
+		goto fail;
+	}
+	ret = ev_read_file(path, &file, &n);
+	if (ret) {
+		error_errno(ret, "efi: cannot read the variable store '%s'", path);
+		goto fail;
+	}
+	if (!ev_last(file, n, &blob, &v->len) || !file) {
+		if (n && !blob)
+			log_warn("efi: variable store '%s' holds no valid record: starting "
+				 "with no variables",
+				 path);
+		if (v->len)
+			memcpy(v->blob, blob, v->len);
+		ret = ev_compact(v);
+		if (ret) {
+			error_errno(ret, "efi: cannot write the variable store '%s'", path);
+			goto fail;
+		}
+	} else {
+		memcpy(v->blob, blob, v->len);
+	}
+	v->fd = open(path, O_WRONLY | O_APPEND | O_CLOEXEC);
+	if (v->fd < 0) {
+		ret = error_errno(-errno, "efi: cannot open the variable store '%s'", path);
+		goto fail;
+	}
+	free(file);
+	return 0;
+fail:
+	free(file);
+	efi_vars_close(v);
+	return ret;
+}
+
+int efi_vars_save(struct efi_vars *v, const void *blob, size_t len)
+{
+	size_t n;
+
+	if (len > FW_ABI_EFI_VARS_MAX)
+		return -E2BIG;
+	n = ev_record(v->rec, blob, len);
+	/* one write() to an O_APPEND fd: a crash leaves a torn tail at worst */
+	if (write(v->fd, v->rec, n) != (ssize_t)n)
+		return errno ? -errno : -EIO;
+	memcpy(v->blob, blob, len);
+	v->len = len;
+	return 0;
+}
+
+void efi_vars_close(struct efi_vars *v)
+{
+	if (v->fd >= 0) {
+		fdatasync(v->fd);
+		close(v->fd);
+	}
+	free(v->path);
+	free(v->rec);
+	free(v->blob);
+	memset(v, 0, sizeof(*v));
+	v->fd = -1;
+}
+
+char *efi_vars_default_path(const char *manifest, const char *vm_name)
+{
+	const char *name = vm_name && *vm_name && !strchr(vm_name, '/') ? vm_name : "vm";
+	struct stat st;
+	char *dir, *out = NULL;
+
+	if (!manifest || !strcmp(manifest, "-"))
+		dir = strdup(".");
+	else if (!stat(manifest, &st) && S_ISDIR(st.st_mode))
+		dir = strdup(manifest);
+	else {
+		const char *slash = strrchr(manifest, '/');
+
+		dir = slash ? strndup(manifest, (size_t)(slash - manifest + (slash == manifest)))
+			    : strdup(".");
+	}
+	if (dir && asprintf(&out, "%s/%s.efivars", dir, name) < 0)
+		out = NULL;
+	free(dir);
+	return out;
+}

@@ -1,0 +1,45 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * efi_vars.h - the file that keeps an EFI VM's non-volatile variables
+ * (firmware.bootloader.efi.persistent) across runs.
+ *
+ * The blob inside is the firmware's (firmware/abi.h, "EFI platform port");
+ * this file only stores the last one saved, crash-safely, with nothing but
+ * write() once the sandbox is on (a vCPU thread saves):
+ *
+ *   file   = record*
+ *   record = "VMLETEV1" | u32 len | u32 reserved | u64 FNV-1a(blob) | blob
+ *
+ * Saving appends one record with a single write() to an O_APPEND fd; the
+ * last complete record with a good hash wins, so a save torn by a crash
+ * leaves the previous blob. Opening compacts the file to its last good
+ * record (a temporary file renamed over it), so it grows only within a
+ * run; closing fdatasyncs it.
+ */
+#ifndef VMLET_EFI_VARS_H
+#define VMLET_EFI_VARS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct efi_vars {
+	char *path;
+	int fd; /* O_WRONLY | O_APPEND */
+	uint8_t *blob;
+	size_t len;
+	uint8_t *rec; /* room for one record (header + FW_ABI_EFI_VARS_MAX) */
+};
+
+/* Open (creating it, mode 0600) and compact the store at path. 0 or
+ * -errno with the reason logged. */
+int efi_vars_open(struct efi_vars *v, const char *path);
+/* Replace the stored blob (len <= FW_ABI_EFI_VARS_MAX). 0 or -errno. */
+int efi_vars_save(struct efi_vars *v, const void *blob, size_t len);
+void efi_vars_close(struct efi_vars *v);
+
+/* The store of a VM whose first manifest is `manifest` (a file or a
+ * directory; NULL: the current directory): "<dir>/<name>.efivars".
+ * Heap string, NULL when out of memory. */
+char *efi_vars_default_path(const char *manifest, const char *vm_name);
+
+#endif /* VMLET_EFI_VARS_H */

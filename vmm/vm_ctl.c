@@ -1,0 +1,168 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * vm_ctl.c - what the control socket drives in a running VM: pause and
+ * resume, console attach, device counters (see vm.h and device.h).
+ *
+ * Pause: the main thread sets vm->paused and kicks every vCPU
+ * (vcpu_kick(): immediate_exit plus the kick signal, so a vCPU inside or
+ * about to enter KVM_RUN leaves it). Each vCPU thread checks the flag
+ * before KVM_RUN (vm_pause_point()), counts itself parked and waits on a
+ * condition variable; vm_pause() returns when all started vCPUs are
+ * parked. Resume clears the flag and wakes them; each clears its own
+ * immediate_exit before running again. A VM that ends while paused wakes
+ * them too (vm_pause_wake() from vm_request_exit()): they see the exit
+ * reason and finish. Device threads keep running: requests the guest
+ * queued before the pause complete, and received frames still fill the
+ * guest's buffers.
+ */
+#include <errno.h>
+#include <linux/kvm.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "vmm/log.h"
+#include "vmm/vcpu.h"
+#include "vmm/vm.h"
+
+#define PAUSE_TIMEOUT_S 2
+
+void vm_ctl_init(struct vm *vm)
+{
+	pthread_condattr_t ca;
+
+	pthread_mutex_init(&vm->pause_lock, NULL);
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&vm->pause_cond, &ca);
+	pthread_condattr_destroy(&ca);
+}
+
+static unsigned int started_vcpus(struct vm *vm)
+{
+	unsigned int i, n = 0;
+
+	for (i = 0; i < vm->n_vcpus; i++)
+		n += vm->vcpus[i].started;
+	return n;
+}
+
+int vm_pause(struct vm *vm)
+{
+	unsigned int i, want = started_vcpus(vm);
+	struct timespec deadline;
+	int err = 0;
+
+	if (vm_is_paused(vm))
+		return -EALREADY;
+	if (vm_exit_reason(vm) != VM_EXIT_NONE)
+		return -ESRCH;
+	clock_gettime(CLOCK_MONOTONIC, &deadline);
+	deadline.tv_sec += PAUSE_TIMEOUT_S;
+	pthread_mutex_lock(&vm->pause_lock);
+	__atomic_store_n(&vm->paused, 1, __ATOMIC_SEQ_CST);
+	for (i = 0; i < vm->n_vcpus; i++)
+		vcpu_kick(&vm->vcpus[i]);
+	while (vm->parked < want && vm_exit_reason(vm) == VM_EXIT_NONE && !err)
+		err = pthread_cond_timedwait(&vm->pause_cond, &vm->pause_lock, &deadline);
+	pthread_mutex_unlock(&vm->pause_lock);
+	if (err || vm_exit_reason(vm) != VM_EXIT_NONE) {
+		vm_pause_wake(vm);
+		return err ? error_errno(-ETIMEDOUT, "vm: a vCPU did not stop for the pause")
+			   : -ESRCH;
+	}
+	log_info("vm: paused (%u vCPUs held)", want);
+	return 0;
+}
+
+void vm_pause_wake(struct vm *vm)
+{
+	pthread_mutex_lock(&vm->pause_lock);
+	__atomic_store_n(&vm->paused, 0, __ATOMIC_SEQ_CST);
+	pthread_cond_broadcast(&vm->pause_cond);
+	pthread_mutex_unlock(&vm->pause_lock);
+}
+
+int vm_resume(struct vm *vm)
+{
+	if (!vm_is_paused(vm))
+		return -EALREADY;
+	vm_pause_wake(vm);
+	log_info("vm: resumed");
+	return 0;
+}
+
+void vm_pause_point(struct vcpu *v)
+{
+	struct vm *vm = v->vm;
+
+	pthread_mutex_lock(&vm->pause_lock);
+	if (!__atomic_load_n(&vm->paused, __ATOMIC_ACQUIRE)) {
+		pthread_mutex_unlock(&vm->pause_lock);
+		return;
+	}
+	vm->parked++;
+	pthread_cond_broadcast(&vm->pause_cond); /* vm_pause() counts us */
+	while (__atomic_load_n(&vm->paused, __ATOMIC_ACQUIRE))
+		pthread_cond_wait(&vm->pause_cond, &vm->pause_lock);
+	vm->parked--;
+	pthread_mutex_unlock(&vm->pause_lock);
+	/* The pause's kick left immediate_exit set. Clear it with a full
+	 * barrier before the caller re-reads the exit reason: a stop that
+	 * kicked us meanwhile is then seen, not lost. */
+	__atomic_store_n(&v->run->immediate_exit, 0, __ATOMIC_SEQ_CST);
+}
+
+/* ---- console attach ---------------------------------------------------- */
+
+int vm_console_attach(struct vm *vm, int fd)
+{
+	int none = 0;
+
+	if (!__atomic_compare_exchange_n(&vm->console_client, &none, fd + 1, false,
+					 __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+		return -EBUSY;
+	log_info("console: client attached");
+	return 0;
+}
+
+void vm_console_detach(struct vm *vm, int fd)
+{
+	int cur = fd + 1;
+
+	if (__atomic_compare_exchange_n(&vm->console_client, &cur, 0, false, __ATOMIC_ACQ_REL,
+					__ATOMIC_ACQUIRE))
+		log_info("console: client detached");
+}
+
+void vm_console_input(struct vm *vm, const void *buf, size_t len)
+{
+	if (vm->console_input)
+		vm->console_input(vm->console_input_opaque, buf, len);
+}
+
+/* ---- device counters --------------------------------------------------- */
+
+void vm_log_counters(struct vm *vm)
+{
+	struct device_counters c;
+	unsigned int i;
+
+	for (i = 0; i < vm->n_counters; i++) {
+		memset(&c, 0, sizeof(c));
+		vm->counters[i].read(vm->counters[i].opaque, &c);
+		if (!strcmp(vm->counters[i].kind, "blk"))
+			log_info("disk '%s': %llu requests (%llu failed), %llu bytes read, %llu "
+				 "written",
+				 vm->counters[i].name, (unsigned long long)c.requests,
+				 (unsigned long long)c.errors, (unsigned long long)c.read_bytes,
+				 (unsigned long long)c.write_bytes);
+		else
+			log_info("interface '%s': %llu frames (%llu bytes) received, %llu (%llu "
+				 "bytes) sent, %llu + %llu dropped",
+				 vm->counters[i].name, (unsigned long long)c.rx_packets,
+				 (unsigned long long)c.rx_bytes, (unsigned long long)c.tx_packets,
+				 (unsigned long long)c.tx_bytes, (unsigned long long)c.rx_dropped,
+				 (unsigned long long)c.tx_dropped);
+	}
+}
