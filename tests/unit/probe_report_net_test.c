@@ -142,8 +142,11 @@ static void test_expected(void)
 static bool compare_one(const char *line, char *diff, size_t cap)
 {
 	struct probe_report *e = new_report(), *g = new_report();
-	FILE *f = fmemopen(diff, cap, "w");
+	FILE *f;
 	bool match;
+
+	memset(diff, 0, cap);
+	f = fmemopen(diff, cap, "w");
 
 	e->n_nics = 1;
 	snprintf(e->nics[0].name, sizeof(e->nics[0].name), "default");
