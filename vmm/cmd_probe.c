@@ -26,29 +26,34 @@
 
 extern const uint8_t fw_probe_start[], fw_probe_end[];
 
-enum { PROBE_OPT_DUMP = 0x200, PROBE_OPT_SHOW_CONSOLE };
+enum { PROBE_OPT_DUMP = 0x200, PROBE_OPT_SHOW_CONSOLE, PROBE_OPT_IO_TEST };
 
 struct probe_opts {
 	struct cmd_vm_opts vm;
 	const char *output; /* json | text */
 	const char *dump_guest;
+	const char *io_test; /* disk name */
 	int show_console;
 };
 
 static void probe_usage(FILE *f)
 {
-	fprintf(f, "usage: vmlet probe [-f FILE|DIR ...] [--vm NAME] [-o json|text]\n"
-		   "                   [--cpu-vendor intel|amd] [--smp S,C,T] [--memory SIZE]\n"
-		   "                   [--cmdline C] [--show-console] [--dump-guest FILE]\n"
-		   "                   [--volume NAME=PATH ...] [--disk-root DIR]\n"
-		   "                   [--tap IFACE=TAP ...]\n"
-		   "\n"
-		   "Boots the built-in probe guest with the VM's CPU topology, memory and ACPI\n"
-		   "tables and compares what it reports with what is expected. Without -f, the\n"
-		   "VM is vmlet's default (1 vCPU, 64Mi) shaped by --smp/--memory.\n"
-		   "--dump-guest writes the probe as a standalone PVH ELF (it boots under QEMU\n"
-		   "too) and exits. Exit status: 0 match, 1 mismatch or failure, 2 usage.\n"
-		   "\n" SANDBOX_USAGE CTL_USAGE);
+	fprintf(f,
+		"usage: vmlet probe [-f FILE|DIR ...] [--vm NAME] [-o json|text]\n"
+		"                   [--cpu-vendor intel|amd] [--smp S,C,T] [--memory SIZE]\n"
+		"                   [--cmdline C] [--show-console] [--dump-guest FILE]\n"
+		"                   [--volume NAME=PATH ...] [--disk-root DIR] [--io-test DISK]\n"
+		"                   [--tap IFACE=TAP ...]\n"
+		"\n"
+		"Boots the built-in probe guest with the VM's CPU topology, memory and ACPI\n"
+		"tables and compares what it reports with what is expected. Without -f, the\n"
+		"VM is vmlet's default (1 vCPU, 64Mi) shaped by --smp/--memory.\n"
+		"--dump-guest writes the probe as a standalone PVH ELF (it boots under QEMU\n"
+		"too) and exits. --io-test lets the guest overwrite the first 64 KiB of the\n"
+		"disk DISK (a scratch disk!) with patterns, flush, read back, write zeroes\n"
+		"and discard (on a read-only disk: a write must be refused).\n"
+		"Exit status: 0 match, 1 mismatch or failure, 2 usage.\n"
+		"\n" SANDBOX_USAGE CTL_USAGE);
 }
 
 static const struct option probe_options[] = {
@@ -66,6 +71,7 @@ static const struct option probe_options[] = {
     {"memory", required_argument, NULL, CMD_OPT_MEMORY},
     {"dump-guest", required_argument, NULL, PROBE_OPT_DUMP},
     {"show-console", no_argument, NULL, PROBE_OPT_SHOW_CONSOLE},
+    {"io-test", required_argument, NULL, PROBE_OPT_IO_TEST},
     SANDBOX_LONGOPTS,
     CTL_LONGOPTS,
     {"help", no_argument, NULL, 'h'},
@@ -95,6 +101,9 @@ static int probe_parse(struct probe_opts *p, int argc, char **argv)
 			break;
 		case PROBE_OPT_SHOW_CONSOLE:
 			p->show_console = 1;
+			break;
+		case PROBE_OPT_IO_TEST:
+			p->io_test = optarg;
 			break;
 		default:
 			if (cmd_vm_option(&p->vm, c, optarg))
@@ -192,6 +201,48 @@ out:
 	return status;
 }
 
+/* --io-test DISK: ask the guest (vmlet.iotest=#N on its command line) to
+ * test the Nth virtio-blk function, DISK's: disks are attached in the
+ * order of the configuration (vmm/dev/pci_devices.c). */
+static int probe_io_test_arg(const char *name, struct vm_config *cfg)
+{
+	char *c = NULL;
+	unsigned int i;
+
+	for (i = 0; i < cfg->n_disks && strcmp(cfg->disks[i].name, name); i++)
+		;
+	if (i == cfg->n_disks) {
+		error("probe: --io-test: the VM has no disk '%s'", name);
+		return -ENOENT;
+	}
+	if (asprintf(&c, "%s%svmlet.iotest=#%u", cfg->cmdline ? cfg->cmdline : "",
+		     cfg->cmdline && *cfg->cmdline ? " " : "", i) < 0)
+		return -ENOMEM;
+	free(cfg->cmdline);
+	cfg->cmdline = c;
+	return 0;
+}
+
+/* The guest's verdict on --io-test: its ioTest= line must say ok. */
+static int probe_io_test_result(const char *name, const char *text, size_t len)
+{
+	const char *end = text + len, *l, *nl;
+
+	for (l = text; l < end; l = nl + 1) {
+		nl = memchr(l, '\n', (size_t)(end - l));
+		if (!nl)
+			nl = end;
+		if ((size_t)(nl - l) < 7 || memcmp(l, "ioTest=", 7))
+			continue;
+		if ((size_t)(nl - l) > 10 && !memcmp(nl - 3, " ok", 3))
+			return 0;
+		error("probe: --io-test on disk '%s' failed: %.*s", name, (int)(nl - l), l);
+		return -EIO;
+	}
+	error("probe: --io-test on disk '%s': the guest did not report", name);
+	return -EIO;
+}
+
 static int probe_run(struct probe_opts *p, const uint8_t *elf, size_t elf_len)
 {
 	struct vm_config cfg;
@@ -202,6 +253,10 @@ static int probe_run(struct probe_opts *p, const uint8_t *elf, size_t elf_len)
 
 	if (cmd_vm_config(&p->vm, &cfg))
 		return VMLET_EXIT_ERROR;
+	if (p->io_test && probe_io_test_arg(p->io_test, &cfg)) {
+		vm_config_release(&cfg);
+		return VMLET_EXIT_ERROR;
+	}
 	p->vm.console.kind = VM_CONSOLE_CAPTURE;
 	ret = cmd_vm_run(&cfg, &p->vm, elf, elf_len, &vm);
 	if (ret < 0) {
@@ -214,6 +269,8 @@ static int probe_run(struct probe_opts *p, const uint8_t *elf, size_t elf_len)
 	if (ret != VM_EXIT_POWEROFF)
 		error("probe: the guest %s instead of powering off", vm_exit_reason_name(ret));
 	status = probe_report(p, &cfg, vm, text, len);
+	if (p->io_test && probe_io_test_result(p->io_test, text, len))
+		status = VMLET_EXIT_ERROR;
 	if (ret != VM_EXIT_POWEROFF)
 		status = VMLET_EXIT_ERROR;
 	vm_destroy(vm);

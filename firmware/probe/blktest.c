@@ -123,15 +123,22 @@ void probe_blk_test(struct fw_buf *out, uint64_t ecam, const char *where)
 	static struct fw_pci_fn fns[FW_PCI_MAX_FNS];
 	uint64_t next = 0xd0000000ull;
 	struct fw_virtio v;
-	const char *fail = "no such virtio-blk";
-	int n = ecam ? fw_pci_scan(ecam, fns, FW_PCI_MAX_FNS) : 0;
+	const char *fail = "no-such-disk";
+	char at[16] = "-";
+	bool found = false;
+	int n = ecam ? fw_pci_scan(ecam, fns, FW_PCI_MAX_FNS) : 0, k = -1, nth = -1;
 
+	if (where[0] == '#') /* the nth virtio-blk function in bus order */
+		for (nth = 0, where++; *where >= '0' && *where <= '9' && nth < 1000; where++)
+			nth = nth * 10 + (*where - '0');
 	for (int i = 0; i < n; i++) {
-		char at[16];
-
-		fw_snprintf(at, sizeof(at), "00:%02x.%x", fns[i].dev, fns[i].fn);
-		if (strcmp(at, where) || fns[i].vendor != 0x1af4 || fns[i].device != 0x1042)
+		if (fns[i].vendor != 0x1af4 || fns[i].device != 0x1042)
 			continue;
+		k++;
+		fw_snprintf(at, sizeof(at), "00:%02x.%x", fns[i].dev, fns[i].fn);
+		if (nth >= 0 ? k != nth : strcmp(at, where) != 0)
+			continue;
+		found = true;
 		if (fw_virtio_init(&v, &fns[i], F_RO | F_FLUSH | F_DISCARD | F_WRITE_ZEROES,
 				   &next) ||
 		    !v.device) {
@@ -146,5 +153,5 @@ void probe_blk_test(struct fw_buf *out, uint64_t ecam, const char *where)
 		fw_virtio_reset(&v);
 		break;
 	}
-	fw_buf_printf(out, "ioTest=%s %s\n", where, fail ? fail : "ok");
+	fw_buf_printf(out, "ioTest=%s %s\n", found ? at : "-", fail ? fail : "ok");
 }

@@ -48,12 +48,13 @@ enum {
  * blkBench=<bb:dd.f> <mode> <requests> <bytes> <TSC ticks> <errors>. */
 void probe_blk_bench(struct fw_buf *out, uint64_t ecam, const char *mode);
 
-/* Write test of the virtio-blk at PCI address where ("00:03.0"; blktest.c;
- * vmlet.iotest=<where>): on a writable disk it overwrites the first 64 KiB
+/* Write test of the virtio-blk at PCI address where ("00:03.0"), or of
+ * the nth one in bus order ("#2") (blktest.c; vmlet.iotest=<where>, which
+ * `vmlet probe --io-test DISK` sets): on a writable disk it overwrites the first 64 KiB
  * (patterns written, flushed and read back, a write in two segments, write
  * zeroes and discard when offered, an out-of-range read refused); on a
  * read-only one a write must fail with IOERR. Appends
- * ioTest=<where> ok|<failed step>. */
+ * ioTest=<bb:dd.f> ok|<failed step> (address "-" when there is no such disk). */
 void probe_blk_test(struct fw_buf *out, uint64_t ecam, const char *where);
 
 /* CPL3 part; arg = start_info physical address. Does not return. */

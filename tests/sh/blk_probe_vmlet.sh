@@ -117,7 +117,8 @@ TMPDIR=$TMPD/tmp timeout 120 "$VMLET" probe -f "$TMPD/tag.yaml" --cmdline vmlet.
 grep -qE '^blkBench=00:01.0 verify 4096 16777216 [1-9][0-9]* 0$' "$TMPD/out.txt" &&
 	ok "queue depth 32: every block in its buffer" || fail "qd32: $(grep -a '^blkBench\|^error' "$TMPD/out.txt")"
 
-# The write test (vmlet.iotest=<pci address>) on a scratch image: the
+# The write test (--io-test DISK; vmlet.iotest=<pci address> under QEMU)
+# on a scratch image: the
 # image then holds what the guest wrote (patterns, a write in two
 # segments, write zeroes; the discarded range is not compared); on the
 # read-only disk a write is refused and the image is unchanged.
@@ -152,14 +153,22 @@ sys.exit(0 if got[:32768] == want[:32768] and got[36864:] == want[36864:] else 1
 PY
 }
 truncate -s 8M "$TMPD/s.raw"
-for at in 00:01.0 00:02.0; do
-	TMPDIR=$TMPD/tmp timeout 120 "$VMLET" probe -f "$TMPD/io.yaml" --cmdline "vmlet.iotest=$at" \
-		--show-console >"$TMPD/out.txt" 2>&1
-	grep -q "^ioTest=$at ok$" "$TMPD/out.txt" && ok "write test on $at" ||
-		fail "write test on $at: $(grep -a '^ioTest\|^error' "$TMPD/out.txt")"
+for disk in ro:00:01.0 scratch:00:02.0; do
+	TMPDIR=$TMPD/tmp timeout 120 "$VMLET" probe -f "$TMPD/io.yaml" --io-test "${disk%%:*}" \
+		--show-console >"$TMPD/out.txt" 2>&1 &&
+		grep -q "^ioTest=${disk#*:} ok$" "$TMPD/out.txt" && ok "--io-test ${disk%%:*}" ||
+		fail "--io-test ${disk%%:*}: $(grep -a '^ioTest\|^error\|error:' "$TMPD/out.txt")"
 done
 io_image_ok "$TMPD/s.raw" && ok "the scratch image holds what the guest wrote" || fail "scratch image content"
 [[ $(head -c 1048576 "$TMPD/a.raw" | sha256sum | cut -d' ' -f1) == "$sum_a" ]] || fail "the read-only image changed"
+# a failed or missing guest verdict fails the probe; an unknown disk is refused
+TMPDIR=$TMPD/tmp timeout 120 "$VMLET" probe -f "$TMPD/io.yaml" --io-test scratch \
+	--cmdline 'vmlet.iotest=#9' >"$TMPD/out.txt" 2>&1 && fail "--io-test: a failed guest test passed"
+grep -q "io-test on disk 'scratch' failed: ioTest=- no-such-disk" "$TMPD/out.txt" ||
+	fail "--io-test failure: $(tail -2 "$TMPD/out.txt")"
+"$VMLET" probe -f "$TMPD/io.yaml" --io-test nosuch >"$TMPD/out.txt" 2>&1 && fail "--io-test nosuch passed"
+grep -q "the VM has no disk 'nosuch'" "$TMPD/out.txt" && ok "--io-test names an unknown disk" ||
+	fail "--io-test nosuch: $(tail -2 "$TMPD/out.txt")"
 
 manifest sata >"$TMPD/bad.yaml"
 TMPDIR=$TMPD/tmp timeout 60 "$VMLET" probe -f "$TMPD/bad.yaml" >"$TMPD/out.txt" 2>&1 &&
