@@ -129,6 +129,10 @@
  *                            ("vmlet.netecho=N": wait for N of them);
  *                            "vmlet.netping=A.B.C.D" pings that address
  *                            through the router instead of the router
+ *   netBench=<bb:dd.f> <mode> <frames> <bytes> <ticks> <missing>
+ *                            only with "vmlet.netbench=MODE": timed traffic
+ *                            on the first virtio-net (firmware/probe/
+ *                            netbench.c), for scripts/bench-net
  *   error=<text>             something the probe could not do (repeatable)
  *
  * Parsers must bound everything: the guest is untrusted.

@@ -14,42 +14,52 @@
 #include "vmm/net/mac.h"
 #include "vmm/probe_report.h"
 
-/* The next space-separated word of [*v, end) into out (cap bytes). */
-static int nword(const char **v, const char *end, char *out, size_t cap)
-{
-	const char *s = *v, *e;
+#define NIC_FIELDS 11
 
-	while (s < end && *s == ' ')
-		s++;
-	for (e = s; e < end && *e != ' '; e++)
-		if ((unsigned char)*e < 0x21 || (unsigned char)*e > 0x7e || *e == '"' || *e == '\\')
+/* Split line (NUL-terminated, modified) at single spaces into exactly
+ * NIC_FIELDS words of printable ASCII without quotes or backslashes. */
+static int nic_split(char *line, char *w[NIC_FIELDS])
+{
+	int n = 0;
+
+	for (char *c = line; *c; c++)
+		if (*c < 0x20 || *c > 0x7e || *c == '"' || *c == '\\')
 			return -EBADMSG;
-	if (e == s || (size_t)(e - s) >= cap)
-		return -EBADMSG;
-	memcpy(out, s, (size_t)(e - s));
-	out[e - s] = 0;
-	*v = e;
-	return 0;
+	for (char *c = line; n < NIC_FIELDS; n++) {
+		w[n] = c;
+		c = strchr(c, ' ');
+		if (!c)
+			break;
+		*c++ = 0;
+	}
+	return n == NIC_FIELDS - 1 && !strchr(w[n], ' ') && *w[n] ? 0 : -EBADMSG;
 }
 
-static int nnum(const char **v, const char *end, uint64_t max, uint64_t *out)
+/* A decimal without sign or garbage, at most max. */
+static int nic_num(const char *w, uint64_t max, uint64_t *out)
 {
-	char w[24], *stop;
+	char *stop;
 
-	if (nword(v, end, w, sizeof(w)) || w[0] < '0' || w[0] > '9')
+	if (*w < '0' || *w > '9' || strlen(w) > 20)
 		return -EBADMSG;
 	errno = 0;
 	*out = strtoull(w, &stop, 10);
 	return errno || *stop || *out > max ? -EBADMSG : 0;
 }
 
-static int flag(const char **v, const char *end, bool *out)
+/* "ok" or "-" */
+static int nic_flag(const char *w, bool *out)
 {
-	char w[4];
+	*out = !strcmp(w, "ok");
+	return *out || !strcmp(w, "-") ? 0 : -EBADMSG;
+}
 
-	if (nword(v, end, w, sizeof(w)) || (strcmp(w, "ok") && strcmp(w, "-")))
+/* A word into a field: "-" is empty; too long is malformed. */
+static int nic_str(const char *w, char *out, size_t cap, bool dash_empty)
+{
+	if (!*w || strlen(w) >= cap)
 		return -EBADMSG;
-	*out = w[0] == 'o';
+	snprintf(out, cap, "%s", dash_empty && !strcmp(w, "-") ? "" : w);
 	return 0;
 }
 
@@ -57,28 +67,26 @@ static int flag(const char **v, const char *end, bool *out)
  *     <rxOk> <txOk> <echoed> */
 int probe_report_net_line(struct probe_report *r, const char *key, const char *v, size_t n)
 {
-	const char *end = v + n;
+	char line[256], *w[NIC_FIELDS];
 	struct probe_nic *c;
 	uint64_t link, mtu;
 
-	if (strcmp(key, "nic"))
+	if (strcmp(key, "nic") || r->n_nics >= PROBE_MAX_NICS)
 		return 0;
-	if (r->n_nics >= PROBE_MAX_NICS)
-		return 0;
+	if (n >= sizeof(line))
+		return -EBADMSG;
+	memcpy(line, v, n);
+	line[n] = 0;
 	c = &r->nics[r->n_nics];
-	if (nword(&v, end, c->bdf, sizeof(c->bdf)) || nword(&v, end, c->mac, sizeof(c->mac)) ||
-	    nnum(&v, end, 1, &link) || nnum(&v, end, 65535, &mtu) ||
-	    nword(&v, end, c->dhcp, sizeof(c->dhcp)) ||
-	    nword(&v, end, c->router, sizeof(c->router)) || flag(&v, end, &c->arp_ok) ||
-	    flag(&v, end, &c->ping_ok) || nnum(&v, end, UINT64_MAX, &c->rx_ok) ||
-	    nnum(&v, end, UINT64_MAX, &c->tx_ok) || nnum(&v, end, UINT64_MAX, &c->echoed))
+	if (nic_split(line, w) || nic_str(w[0], c->bdf, sizeof(c->bdf), false) ||
+	    nic_str(w[1], c->mac, sizeof(c->mac), false) || nic_num(w[2], 1, &link) ||
+	    nic_num(w[3], 65535, &mtu) || nic_str(w[4], c->dhcp, sizeof(c->dhcp), true) ||
+	    nic_str(w[5], c->router, sizeof(c->router), true) || nic_flag(w[6], &c->arp_ok) ||
+	    nic_flag(w[7], &c->ping_ok) || nic_num(w[8], UINT64_MAX, &c->rx_ok) ||
+	    nic_num(w[9], UINT64_MAX, &c->tx_ok) || nic_num(w[10], UINT64_MAX, &c->echoed))
 		return -EBADMSG;
 	c->link_up = link;
 	c->mtu = (uint32_t)mtu;
-	if (!strcmp(c->dhcp, "-"))
-		c->dhcp[0] = 0;
-	if (!strcmp(c->router, "-"))
-		c->router[0] = 0;
 	r->n_nics++;
 	return 0;
 }

@@ -11,25 +11,30 @@
 #include "firmware/lib/fw.h"
 #include "firmware/lib/pci.h"
 
+/* The body of a struct holding one split queue of n entries (§2.7):
+ * desc, avail, and used on a page of its own. */
+#define FW_VIRTIO_RINGS(n)                                                                         \
+	{                                                                                          \
+		struct {                                                                           \
+			uint64_t addr;                                                             \
+			uint32_t len;                                                              \
+			uint16_t flags, next;                                                      \
+		} desc[n] FW_ALIGNED(16);                                                          \
+		struct {                                                                           \
+			uint16_t flags, idx, ring[n], used_event;                                  \
+		} avail FW_ALIGNED(2);                                                             \
+		struct {                                                                           \
+			uint16_t flags, idx;                                                       \
+			struct {                                                                   \
+				uint32_t id, len;                                                  \
+			} ring[n];                                                                 \
+			uint16_t avail_event;                                                      \
+		} used FW_ALIGNED(4096);                                                           \
+	}
+
 /* One split queue's rings (4 KiB aligned, 8 KiB). */
 #define FW_VIRTIO_QSIZE 16
-struct fw_vq {
-	struct {
-		uint64_t addr;
-		uint32_t len;
-		uint16_t flags, next;
-	} desc[FW_VIRTIO_QSIZE] FW_ALIGNED(16);
-	struct {
-		uint16_t flags, idx, ring[FW_VIRTIO_QSIZE], used_event;
-	} avail FW_ALIGNED(2);
-	struct {
-		uint16_t flags, idx;
-		struct {
-			uint32_t id, len;
-		} ring[FW_VIRTIO_QSIZE];
-		uint16_t avail_event;
-	} used FW_ALIGNED(4096);
-} FW_ALIGNED(4096);
+struct fw_vq FW_VIRTIO_RINGS(FW_VIRTIO_QSIZE) FW_ALIGNED(4096);
 
 struct fw_virtio {
 	const struct fw_pci_fn *pci;

@@ -507,7 +507,8 @@ void fw_virtio_net_report(struct fw_buf *out, const struct fw_pci_fn *f, uint64_
 		status = *(volatile uint16_t *)(cfg + 6);
 	if (n->v.features & F_MTU)
 		mtu = *(volatile uint16_t *)(cfg + 10);
-	dhcp(n);
+	if (!opts.quick)
+		dhcp(n);
 	for (int i = 0; i < TRIES && n->ip && n->router && !n->gw_known; i++) {
 		send_arp(n, 1, NULL, n->router);
 		wait_for(n, got_gw, WAIT_TICKS);

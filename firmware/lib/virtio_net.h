@@ -21,6 +21,8 @@ struct fw_net_opts {
 	/* the address to ping through the router instead of the router
 	 * itself (host order, 0: the router); "vmlet.netping=A.B.C.D" */
 	uint32_t ping;
+	/* only the device's own facts: no DHCP, ARP or ping (benchmarks) */
+	bool quick;
 };
 
 /* Options for the next fw_virtio_net_report() calls (default: none). */

@@ -274,6 +274,7 @@ static void net_options(uint32_t si_addr)
 	const char *p;
 	char v[20];
 
+	o.quick = cmdline_has(si_addr, "vmlet.netbench=");
 	if (cmdline_value(si_addr, "vmlet.netecho=", v, sizeof(v))) {
 		p = v;
 		o.echo = parse_dec(&p);
@@ -309,6 +310,8 @@ void probe_user_main(void *arg)
 		probe_blk_test(&st.out, ecam, mode);
 	if (cmdline_value((uint32_t)(uintptr_t)arg, "vmlet.blkbench=", mode, sizeof(mode)))
 		probe_blk_bench(&st.out, ecam, mode);
+	if (cmdline_value((uint32_t)(uintptr_t)arg, "vmlet.netbench=", mode, sizeof(mode)))
+		probe_net_bench(&st.out, ecam, mode);
 	if (st.out.overflow) {
 		st.out.len = sizeof(report) - 64;
 		st.out.overflow = false;

@@ -27,26 +27,7 @@ trap '[[ -n $dhcpd ]] && kill "$dhcpd" 2>/dev/null; ip netns del "$NS-pod" 2>/de
 pod() { ip netns exec "$NS-pod" "$@"; }
 node() { ip netns exec "$NS-node" "$@"; }
 
-manifest() { # BINDING [MAC]
-	cat <<EOM
-apiVersion: kubevirt.io/v1
-kind: VirtualMachine
-metadata: {name: netvm, namespace: default}
-spec:
-  runStrategy: Always
-  template:
-    spec:
-      domain:
-        cpu: {cores: 1}
-        memory: {guest: 64Mi}
-        devices:
-          interfaces:
-          - name: default
-            $1: {}
-${2:+            macAddress: \"$2\"}
-      networks: [{name: default, pod: {}}]
-EOM
-}
+source tests/data/net_manifest.sh
 
 # pinger NS ADDR: ping ADDR from namespace NS until killed; replies counted
 # in $TMPD/pinged (requests answered after ping gave up are not counted)
@@ -115,7 +96,7 @@ EOF
 touch "$TMPD/leases"
 ip netns exec "$NS-pod" busybox udhcpd -f "$TMPD/udhcpd.conf" 2>"$TMPD/udhcpd.log" &
 dhcpd=$! # ip netns exec execs: this is udhcpd itself
-manifest bridge 02:00:00:aa:bb:01 >"$TMPD/tap.yaml"
+net_manifest bridge 'macAddress: "02:00:00:aa:bb:01"' >"$TMPD/tap.yaml"
 pinger "$NS-pod" 192.168.77.50 &
 pinger_pid=$!
 probe tap -- --tap default=vmtap0 --cmdline vmlet.netecho=3
@@ -147,7 +128,7 @@ node ip link set node0 up
 printf 'nameserver 10.200.0.53\nsearch pod.example\n' >"$TMPD/resolv.conf"
 
 # ---- masquerade ------------------------------------------------------------
-manifest masquerade >"$TMPD/masq.yaml"
+net_manifest masquerade >"$TMPD/masq.yaml"
 probe masq VMLET_POD_INTERFACE=eth0 -- --cmdline vmlet.netping=10.200.0.1
 matched masq
 check masq dhcpAddress 10.0.2.2/24
@@ -160,7 +141,7 @@ pod nft list table ip vmlet_default >/dev/null 2>&1 && ok "masq: nft table in th
 # ---- bridge (after masquerade: a fresh pod interface address) --------------
 pod nft delete table ip vmlet_default 2>/dev/null
 pod ip link del vt-default 2>/dev/null
-manifest bridge >"$TMPD/bridge.yaml"
+net_manifest bridge >"$TMPD/bridge.yaml"
 pinger "$NS-node" 10.200.0.2 &
 pinger_pid=$!
 probe bridge VMLET_POD_INTERFACE=eth0 -- --cmdline vmlet.netecho=2
@@ -181,7 +162,7 @@ pod ip link del vt-default 2>/dev/null
 pod ip addr add 10.200.0.2/24 dev eth0 2>/dev/null
 pod ip route replace default via 10.200.0.1
 if command -v passt >/dev/null; then
-	manifest passt >"$TMPD/passt.yaml"
+	net_manifest passt >"$TMPD/passt.yaml"
 	probe passt
 	matched passt
 	check passt dhcpAddress 10.200.0.2/24
