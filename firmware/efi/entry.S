@@ -1,63 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * entry.S - the EFI firmware's PVH entry (32-bit protected mode, paging
- * off, ebx = hvm_start_info): straight to long mode on the lib's static
- * identity map, SSE enabled as UEFI requires for applications, then
- * efi_fw_main(). Also efi_setjmp/efi_longjmp for Exit().
+ * entry.S - efi_setjmp/efi_longjmp for Exit(). (The PVH entry and long
+ * mode are the lib's: firmware/lib/entry.S, ending in fw_main().)
  */
-#include "firmware/lib/cpu.h"
-#include "firmware/lib/pvh.h"
-
-	.section .note.Xen, "a"
-	.balign 4
-	.long 4
-	.long 8
-	.long XEN_ELFNOTE_PHYS32_ENTRY
-	.asciz "Xen"
-	.balign 4
-	.quad efi_pvh_entry
-
-	.section .text.entry, "ax"
-	.code32
-	.globl efi_pvh_entry
-efi_pvh_entry:
-	cli
-	cld
-	movl %ebx, %esi
-	lgdt fw_gdt_ptr
-	movl $FW_SEL_DATA, %eax
-	movl %eax, %ds
-	movl %eax, %es
-	movl %eax, %ss
-	movl %cr4, %eax
-	orl $0x620, %eax                 /* PAE | OSFXSR | OSXMMEXCPT */
-	movl %eax, %cr4
-	movl $fw_pml4, %eax
-	movl %eax, %cr3
-	movl $0xc0000080, %ecx           /* EFER.LME */
-	rdmsr
-	orl $0x100, %eax
-	wrmsr
-	movl %cr0, %eax
-	andl $~0x4, %eax                 /* EM off */
-	orl $0x80000003, %eax            /* PG | MP | PE */
-	movl %eax, %cr0
-	ljmp $FW_SEL_CODE64, $1f
-
-	.code64
-1:	movl $FW_SEL_DATA, %eax
-	movl %eax, %ds
-	movl %eax, %es
-	movl %eax, %ss
-	xorl %eax, %eax
-	movl %eax, %fs
-	movl %eax, %gs
-	leaq efi_stack_top(%rip), %rsp
-	movl %esi, %edi
-	call efi_fw_main
-2:	cli
-	hlt
-	jmp 2b
 
 /* int efi_setjmp(struct efi_jmp *j): rbx rbp r12 r13 r14 r15 rsp rip */
 	.text
@@ -91,11 +36,5 @@ efi_longjmp:
 	jnz 1f
 	incl %eax
 1:	jmp *56(%rdi)
-
-	.bss
-	.balign 16
-efi_stack:
-	.skip 65536
-efi_stack_top:
 
 	.section .note.GNU-stack, "", @progbits

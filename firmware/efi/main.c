@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * main.c - vmlet's UEFI firmware: PVH entry (entry.S) lands here at CPL0
+ * main.c - vmlet's UEFI firmware: the lib's PVH entry lands here at CPL0
  * in long mode. Build the memory map from the PVH memmap, the system
  * table, console, runtime services, ACPI configuration tables; expose the
  * PVH module (an ESP disk image) as a RAM disk; then boot (bootmgr.c). Everything runs at CPL0,
@@ -20,7 +20,6 @@ struct efi_mem efi_mem;
 struct efi_system_table efi_st;
 
 extern char __fw_start[], __fw_text_end[], __fw_end[];
-void efi_fw_main(uint32_t start_info);
 
 static struct efi_loaded_image fw_image;
 static efi_handle fw_handle;
@@ -191,7 +190,7 @@ static void tables_init(void)
 	efi_table_crc(&efi_st.hdr);
 }
 
-void efi_fw_main(uint32_t start_info)
+void fw_main(uint32_t start_info)
 {
 	const struct hvm_start_info *si = (const void *)(uintptr_t)start_info;
 	const char *cmdline = NULL;

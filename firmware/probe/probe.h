@@ -27,7 +27,7 @@ struct probe_cpu {
 extern struct probe_cpu probe_cpus[PROBE_MAX_CPUS];
 /* Power-off data found by the CPL3 part (used by the fatal handler too). */
 extern struct fw_acpi_power probe_power;
-/* TSC at probe_main() entry. */
+/* TSC at fw_main() entry. */
 extern uint64_t probe_tsc0;
 
 /* kcall numbers */
