@@ -133,6 +133,15 @@
  *                            only with "vmlet.netbench=MODE": timed traffic
  *                            on the first virtio-net (firmware/probe/
  *                            netbench.c), for scripts/bench-net
+ *   efiVendor=<text> efiRevision=0x<8 hex> efiSpec=<major>.<minor>
+ *   efiTables=<name|GUID> ...
+ *                            only when the probe ran as the payload of a
+ *                            UEFI firmware ("vmlet.efi=0x<system table>" on
+ *                            its command line): the system table's vendor
+ *                            (non-printable as '_'), firmware revision,
+ *                            UEFI revision and configuration tables in
+ *                            order (ACPI20, ACPI, SMBIOS3, SMBIOS, else the
+ *                            GUID in its text form)
  *   error=<text>             something the probe could not do (repeatable)
  *
  * Parsers must bound everything: the guest is untrusted.

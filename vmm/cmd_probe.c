@@ -17,6 +17,7 @@
 #include "arch/arch.h"
 #include "vmm/cmd.h"
 #include "vmm/cmd_vm.h"
+#include "vmm/efi_boot.h"
 #include "vmm/ctl.h"
 #include "vmm/dev/pci_devices.h"
 #include "vmm/dev/virtio_net.h"
@@ -57,18 +58,8 @@ static void probe_usage(FILE *f)
 }
 
 static const struct option probe_options[] = {
-    {"file", required_argument, NULL, 'f'},
+    CMD_VM_LONGOPTS,
     {"output", required_argument, NULL, 'o'},
-    {"vm", required_argument, NULL, CMD_OPT_VM},
-    {"volume", required_argument, NULL, CMD_OPT_VOLUME},
-    {"disk-root", required_argument, NULL, CMD_OPT_DISK_ROOT},
-    {"tap", required_argument, NULL, CMD_OPT_TAP},
-    {"cmdline", required_argument, NULL, CMD_OPT_CMDLINE},
-    {"cpu-vendor", required_argument, NULL, CMD_OPT_VENDOR},
-    {"log-format", required_argument, NULL, CMD_OPT_LOG_FORMAT},
-    {"log-level", required_argument, NULL, CMD_OPT_LOG_LEVEL},
-    {"smp", required_argument, NULL, CMD_OPT_SMP},
-    {"memory", required_argument, NULL, CMD_OPT_MEMORY},
     {"dump-guest", required_argument, NULL, PROBE_OPT_DUMP},
     {"show-console", no_argument, NULL, PROBE_OPT_SHOW_CONSOLE},
     {"io-test", required_argument, NULL, PROBE_OPT_IO_TEST},
@@ -195,6 +186,9 @@ static int probe_report(const struct probe_opts *p, const struct vm_config *cfg,
 	else
 		probe_report_print_text(stdout, exp, got, match);
 	status = match ? VMLET_EXIT_OK : VMLET_EXIT_ERROR;
+	/* the verdict is out before the VM is torn down (the kernel's part
+	 * of that can take milliseconds) */
+	fflush(stdout);
 out:
 	free(exp);
 	free(got);
@@ -258,6 +252,20 @@ static int probe_run(struct probe_opts *p, const uint8_t *elf, size_t elf_len)
 		return VMLET_EXIT_ERROR;
 	}
 	p->vm.console.kind = VM_CONSOLE_CAPTURE;
+	if (cfg.boot == VM_BOOT_EFI) {
+		/* the probe as the EFI firmware's payload (firmware/efi/payload.c) */
+		const void *fw;
+		size_t fw_len;
+
+		if (efi_boot_check(&cfg, false) || efi_boot_embedded(&fw, &fw_len)) {
+			vm_config_release(&cfg);
+			return VMLET_EXIT_ERROR;
+		}
+		p->vm.module = elf;
+		p->vm.module_len = elf_len;
+		elf = fw;
+		elf_len = fw_len;
+	}
 	ret = cmd_vm_run(&cfg, &p->vm, elf, elf_len, &vm);
 	if (ret < 0) {
 		vm_config_release(&cfg);

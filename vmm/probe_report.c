@@ -216,6 +216,9 @@ static int parse_line(struct probe_report *r, const char *line, size_t n, uint32
 	}
 	if (!strcmp(key, "nic"))
 		return probe_report_net_line(r, key, v, vn);
+	err = probe_report_efi_line(r, key, v, vn);
+	if (err <= 0)
+		return err;
 	return probe_report_pci_line(r, key, v, vn); /* else ignored (a newer probe) */
 }
 
@@ -311,6 +314,7 @@ int probe_report_expected(const struct vm_config *cfg, int vendor, uint64_t ram_
 		strcpy(r->tables[r->n_tables++], tables[i]);
 	probe_report_pci_expected(cfg, r);
 	probe_report_net_expected(cfg, r);
+	probe_report_efi_expected(cfg, r);
 	return 0;
 }
 
@@ -423,6 +427,8 @@ bool probe_report_compare(const struct probe_report *exp, const struct probe_rep
 		note(diff, &match, "guest error: %s", got->errors[i]);
 	if (!probe_report_net_compare(exp, got, diff))
 		match = false;
+	if (!probe_report_efi_compare(exp, got, diff))
+		match = false;
 	return match;
 }
 
@@ -499,6 +505,7 @@ static void json_side(FILE *f, const struct probe_report *r, bool guest,
 	}
 	probe_report_pci_json(f, r, names);
 	probe_report_net_json(f, r, names, guest);
+	probe_report_efi_json(f, r);
 	fputc('}', f);
 }
 

@@ -63,6 +63,10 @@ void probe_blk_test(struct fw_buf *out, uint64_t ecam, const char *where);
  * <bytes> <TSC ticks> <frames missing>. */
 void probe_net_bench(struct fw_buf *out, uint64_t ecam, const char *mode);
 
+/* efiVendor/efiRevision/efiSpec/efiTables lines for the EFI system table
+ * at addr_text ("0x..." from vmlet.efi=) (efi.c). */
+void probe_efi_report(struct fw_buf *out, const char *addr_text);
+
 /* CPL3 part; arg = start_info physical address. Does not return. */
 void probe_user_main(void *arg);
 
