@@ -116,6 +116,15 @@
  *                            one per virtio-rng function: bytes received
  *                            for two 64-byte requests; ok when both
  *                            arrived and differ
+ *   efiVendor=<text> efiRevision=0x<8 hex> efiSpec=<major>.<minor>
+ *   efiTables=<name|GUID> ...
+ *                            only when the probe ran as the payload of a
+ *                            UEFI firmware ("vmlet.efi=0x<system table>" on
+ *                            its command line): the system table's vendor
+ *                            (non-printable as '_'), firmware revision,
+ *                            UEFI revision and configuration tables in
+ *                            order (ACPI20, ACPI, SMBIOS3, SMBIOS, else the
+ *                            GUID in its text form)
  *   error=<text>             something the probe could not do (repeatable)
  *
  * Parsers must bound everything: the guest is untrusted.

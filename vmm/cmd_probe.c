@@ -17,6 +17,7 @@
 #include "arch/arch.h"
 #include "vmm/cmd.h"
 #include "vmm/cmd_vm.h"
+#include "vmm/efi_boot.h"
 #include "vmm/ctl.h"
 #include "vmm/probe_report.h"
 #include "vmm/vm.h"
@@ -240,6 +241,20 @@ static int probe_run(struct probe_opts *p, const uint8_t *elf, size_t elf_len)
 		return VMLET_EXIT_ERROR;
 	}
 	p->vm.console.kind = VM_CONSOLE_CAPTURE;
+	if (cfg.boot == VM_BOOT_EFI) {
+		/* the probe as the EFI firmware's payload (firmware/efi/payload.c) */
+		const void *fw;
+		size_t fw_len;
+
+		if (efi_boot_check(&cfg, false) || efi_boot_embedded(&fw, &fw_len)) {
+			vm_config_release(&cfg);
+			return VMLET_EXIT_ERROR;
+		}
+		p->vm.module = elf;
+		p->vm.module_len = elf_len;
+		elf = fw;
+		elf_len = fw_len;
+	}
 	ret = cmd_vm_run(&cfg, &p->vm, elf, elf_len, &vm);
 	if (ret < 0) {
 		vm_config_release(&cfg);

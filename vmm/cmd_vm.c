@@ -289,6 +289,8 @@ int cmd_vm_run(const struct vm_config *cfg, const struct cmd_vm_opts *o, const u
 	    .payload = payload,
 	    .payload_len = payload_len,
 	    .firmware = o->firmware,
+	    .module = o->module,
+	    .module_len = o->module_len,
 	};
 	struct sandbox_opts sb = o->sandbox;
 	struct ctl_server *ctl = NULL;

@@ -28,8 +28,10 @@ struct cmd_vm_opts {
 	unsigned int n_volumes;
 	const char *disk_root; /* --disk-root DIR (containerDisk images) */
 	const char *kernel, *initrd, *cmdline;
-	const char *firmware;	  /* --firmware: external PVH firmware, EFI boot */
-	const char *efi_vars;	  /* --efi-vars: the store of an efi.persistent VM */
+	const char *firmware;  /* --firmware: external PVH firmware, EFI boot */
+	const char *efi_vars;  /* --efi-vars: the store of an efi.persistent VM */
+	const uint8_t *module; /* a built-in PVH module (vm_options.module) */
+	size_t module_len;
 	const char *smp, *memory; /* --smp S,C,T / --memory SIZE */
 	const char *grace;	  /* --grace-period SECONDS */
 	enum arch_cpu_vendor vendor;

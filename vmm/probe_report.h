@@ -63,6 +63,18 @@ struct probe_rng {
 	bool ok;
 };
 
+/* efiVendor/efiRevision/efiSpec/efiTables: the UEFI firmware the probe ran
+ * under (EFI VMs), present = false without those lines. */
+#define PROBE_MAX_EFI_TABLES 16
+struct probe_efi {
+	bool present;
+	char vendor[65];
+	uint32_t revision;
+	char spec[12];
+	uint32_t n_tables;
+	char tables[PROBE_MAX_EFI_TABLES][40]; /* names (ACPI20...) or GUIDs */
+};
+
 struct probe_report {
 	int abi_version; /* FW_ABI_VERSION of the report */
 	int vendor;	 /* ARCH_VENDOR_INTEL / ARCH_VENDOR_AMD, -1 other */
@@ -97,6 +109,8 @@ struct probe_report {
 	struct probe_pci_fn pci[PROBE_MAX_PCI];
 	struct probe_disk disks[PROBE_MAX_PCI];
 	struct probe_rng rng[PROBE_MAX_RNG];
+
+	struct probe_efi efi;
 };
 
 /* probe_report_pci.c: a pci=/disk=/rng= line (0 when handled or not one
@@ -106,6 +120,16 @@ struct probe_report {
 int probe_report_pci_line(struct probe_report *r, const char *key, const char *v, size_t n);
 void probe_report_pci_expected(const struct vm_config *cfg, struct probe_report *r);
 void probe_report_pci_json(FILE *f, const struct probe_report *r, const struct probe_report *names);
+
+/* probe_report_efi.c: an efi* line (1 when not one, 0 handled, -EBADMSG
+ * malformed); what an EFI VM's firmware must show (vendor "vmlet", the
+ * ACPI 2.0 and SMBIOS 3 tables); the comparison (false and a line on diff
+ * per difference); the "efi" JSON member (nothing when absent). */
+int probe_report_efi_line(struct probe_report *r, const char *key, const char *v, size_t n);
+void probe_report_efi_expected(const struct vm_config *cfg, struct probe_report *r);
+bool probe_report_efi_compare(const struct probe_report *exp, const struct probe_report *got,
+			      FILE *diff);
+void probe_report_efi_json(FILE *f, const struct probe_report *r);
 
 /*
  * Parse the report out of text[0..len) (the whole serial output: anything

@@ -42,6 +42,10 @@ struct vm_options {
 	/* --firmware: an external PVH firmware ELF for EFI boot (NULL: the
 	 * built-in one) */
 	const char *firmware;
+	/* A built-in PVH module instead of cfg->initrd_path (the probe
+	 * handed to the EFI firmware) */
+	const uint8_t *module;
+	size_t module_len;
 	/* the EFI variable store file when cfg->efi_persistent */
 	const char *efi_vars;
 };

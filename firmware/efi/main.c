@@ -84,8 +84,11 @@ static int memmap_init(const struct hvm_start_info *si)
 
 		mem_set(&efi_mem, si->modlist_paddr, si->nr_modules * sizeof(*m),
 			EfiBootServicesData);
-		for (uint32_t i = 0; i < si->nr_modules && i < 8; i++)
+		for (uint32_t i = 0; i < si->nr_modules && i < 8; i++) {
 			mem_set(&efi_mem, m[i].paddr, m[i].size, EfiBootServicesData);
+			if (m[i].paddr + m[i].size <= LIMIT_4G)
+				efi_payload_claim((const void *)(uintptr_t)m[i].paddr, m[i].size);
+		}
 	}
 	/* the firmware itself survives ExitBootServices (runtime services) */
 	mem_set(&efi_mem, (uintptr_t)__fw_start, (uintptr_t)(__fw_text_end - __fw_start),
@@ -160,7 +163,8 @@ static void ramdisks_init(const struct hvm_start_info *si)
 		struct dp_memmap node;
 		struct efi_device_path *dp;
 
-		if (!dev || m[i].paddr + m[i].size > LIMIT_4G || m[i].size < 512)
+		if (!dev || m[i].paddr + m[i].size > LIMIT_4G || m[i].size < 512 ||
+		    !memcmp((const void *)(uintptr_t)m[i].paddr, "\177ELF", 4)) /* payload.c */
 			continue;
 		blk_init_mem(dev, (void *)(uintptr_t)m[i].paddr, m[i].size, 512);
 		dp_set(&node.h, DP_HW, DP_HW_MEMMAP, sizeof(node));
@@ -222,6 +226,7 @@ void fw_main(uint32_t start_info)
 	efi_table_crc(&efi_st.hdr);
 	efi_vars_load();
 	efi_log("vmlet UEFI firmware ready: %u memory descriptors", efi_mem.n);
+	efi_payload_start(start_info);
 	efi_boot_run(fw_handle, cmdline);
 	efi_log("nothing (more) to boot: powering off");
 	fw_poweroff(&efi_power);

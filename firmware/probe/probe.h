@@ -57,6 +57,10 @@ void probe_blk_bench(struct fw_buf *out, uint64_t ecam, const char *mode);
  * ioTest=<bb:dd.f> ok|<failed step> (address "-" when there is no such disk). */
 void probe_blk_test(struct fw_buf *out, uint64_t ecam, const char *where);
 
+/* efiVendor/efiRevision/efiSpec/efiTables lines for the EFI system table
+ * at addr_text ("0x..." from vmlet.efi=) (efi.c). */
+void probe_efi_report(struct fw_buf *out, const char *addr_text);
+
 /* CPL3 part; arg = start_info physical address. Does not return. */
 void probe_user_main(void *arg);
 

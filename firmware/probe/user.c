@@ -258,12 +258,15 @@ static bool cmdline_value(uint32_t si_addr, const char *key, char *val, size_t c
 void probe_user_main(void *arg)
 {
 	uint64_t rsdp_hint, ecam;
-	char mode[16];
+	char mode[16], efi[24];
 
 	fw_buf_init(&st.out, report, sizeof(report));
 	fw_buf_printf(&st.out, "\n" FW_ABI_PROBE_BEGIN "%d\n", FW_ABI_VERSION);
 	report_memory((uint32_t)(uintptr_t)arg, &rsdp_hint);
 	report_acpi(rsdp_hint);
+	/* before the APs' trampoline and stacks can touch firmware memory */
+	if (cmdline_value((uint32_t)(uintptr_t)arg, "vmlet.efi=", efi, sizeof(efi)))
+		probe_efi_report(&st.out, efi);
 	start_aps();
 	order_cpus();
 	report_topology();
