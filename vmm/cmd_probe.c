@@ -55,17 +55,8 @@ static void probe_usage(FILE *f)
 }
 
 static const struct option probe_options[] = {
-    {"file", required_argument, NULL, 'f'},
+    CMD_VM_LONGOPTS,
     {"output", required_argument, NULL, 'o'},
-    {"vm", required_argument, NULL, CMD_OPT_VM},
-    {"volume", required_argument, NULL, CMD_OPT_VOLUME},
-    {"disk-root", required_argument, NULL, CMD_OPT_DISK_ROOT},
-    {"cmdline", required_argument, NULL, CMD_OPT_CMDLINE},
-    {"cpu-vendor", required_argument, NULL, CMD_OPT_VENDOR},
-    {"log-format", required_argument, NULL, CMD_OPT_LOG_FORMAT},
-    {"log-level", required_argument, NULL, CMD_OPT_LOG_LEVEL},
-    {"smp", required_argument, NULL, CMD_OPT_SMP},
-    {"memory", required_argument, NULL, CMD_OPT_MEMORY},
     {"dump-guest", required_argument, NULL, PROBE_OPT_DUMP},
     {"show-console", no_argument, NULL, PROBE_OPT_SHOW_CONSOLE},
     {"io-test", required_argument, NULL, PROBE_OPT_IO_TEST},
@@ -178,6 +169,9 @@ static int probe_report(const struct probe_opts *p, const struct vm_config *cfg,
 	else
 		probe_report_print_text(stdout, exp, got, match);
 	status = match ? VMLET_EXIT_OK : VMLET_EXIT_ERROR;
+	/* the verdict is out before the VM is torn down (the kernel's part
+	 * of that can take milliseconds) */
+	fflush(stdout);
 out:
 	free(exp);
 	free(got);

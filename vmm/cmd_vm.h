@@ -63,6 +63,22 @@ enum {
 	CMD_OPT_EFI_VARS,
 };
 
+/* The getopt_long entries of the options both commands take (handled by
+ * cmd_vm_option()). */
+/* clang-format off */
+#define CMD_VM_LONGOPTS                                                         \
+	{"file", required_argument, NULL, 'f'},                                 \
+	{"vm", required_argument, NULL, CMD_OPT_VM},                            \
+	{"volume", required_argument, NULL, CMD_OPT_VOLUME},                    \
+	{"disk-root", required_argument, NULL, CMD_OPT_DISK_ROOT},              \
+	{"cmdline", required_argument, NULL, CMD_OPT_CMDLINE},                  \
+	{"cpu-vendor", required_argument, NULL, CMD_OPT_VENDOR},                \
+	{"log-format", required_argument, NULL, CMD_OPT_LOG_FORMAT},            \
+	{"log-level", required_argument, NULL, CMD_OPT_LOG_LEVEL},              \
+	{"smp", required_argument, NULL, CMD_OPT_SMP},                          \
+	{"memory", required_argument, NULL, CMD_OPT_MEMORY}
+/* clang-format on */
+
 /* Handle one shared option (getopt_long result c with optarg arg):
  * 0 handled, 1 not a shared option, -1 bad value (message printed). */
 int cmd_vm_option(struct cmd_vm_opts *o, int c, const char *arg);
