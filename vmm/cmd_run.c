@@ -27,6 +27,7 @@ static void run_usage(FILE *f)
 		   "                 [--volume NAME=PATH ...] [--disk-root DIR]\n"
 		   "                 [--run-strategy Always|RerunOnFailure|Once|Manual|Halted]\n"
 		   "                 [--jail DIR] [--firmware PVH-ELF] [--efi-vars FILE]\n"
+		   "                 [--tap IFACE=TAP ...]\n"
 		   "\n"
 		   "Runs the VM the manifests describe under its runStrategy: Always restarts\n"
 		   "the guest after power-off, reboot or crash, RerunOnFailure after reboot or\n"
