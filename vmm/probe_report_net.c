@@ -17,19 +17,19 @@
 #define NIC_FIELDS 11
 
 /* Split line (NUL-terminated, modified) at single spaces into exactly
- * NIC_FIELDS words. */
-static int nic_split(char *line, char *w[NIC_FIELDS])
+ * want words. */
+static int nic_split(char *line, char **w, int want)
 {
 	int n = 0;
 
-	for (char *c = line; n < NIC_FIELDS; n++) {
+	for (char *c = line; n < want; n++) {
 		w[n] = c;
 		c = strchr(c, ' ');
 		if (!c)
 			break;
 		*c++ = 0;
 	}
-	return n == NIC_FIELDS - 1 && !strchr(w[n], ' ') && *w[n] ? 0 : -EBADMSG;
+	return n == want - 1 && !strchr(w[n], ' ') && *w[n] ? 0 : -EBADMSG;
 }
 
 /* A decimal without sign or garbage, at most max. */
@@ -63,16 +63,9 @@ static int nic_str(const char *w, char *out, size_t cap, bool dash_empty)
 /* nic6=<bdf> <link-local> <ok|-> <peer|->: for the nic= line of bdf. */
 static int nic6_line(struct probe_report *r, char *line)
 {
-	char *w[4], *c = line;
-	int k;
+	char *w[4];
 
-	for (k = 0; k < 4 && c; k++) {
-		w[k] = c;
-		c = strchr(c, ' ');
-		if (c)
-			*c++ = 0;
-	}
-	if (k != 4 || c)
+	if (nic_split(line, w, 4))
 		return -EBADMSG;
 	for (uint32_t i = r->n_nics; i-- > 0;) {
 		struct probe_nic *n = &r->nics[i];
@@ -110,7 +103,7 @@ int probe_report_net_line(struct probe_report *r, const char *key, const char *v
 	if (r->n_nics >= PROBE_MAX_NICS)
 		return 0;
 	c = &r->nics[r->n_nics];
-	if (nic_split(line, w) || nic_str(w[0], c->bdf, sizeof(c->bdf), false) ||
+	if (nic_split(line, w, NIC_FIELDS) || nic_str(w[0], c->bdf, sizeof(c->bdf), false) ||
 	    nic_str(w[1], c->mac, sizeof(c->mac), false) || nic_num(w[2], 1, &link) ||
 	    nic_num(w[3], 65535, &mtu) || nic_str(w[4], c->dhcp, sizeof(c->dhcp), true) ||
 	    nic_str(w[5], c->router, sizeof(c->router), true) || nic_flag(w[6], &c->arp_ok) ||
