@@ -4,7 +4,9 @@
 # namespaces this test creates and removes (the host's own namespace,
 # interfaces and nftables are never touched):
 #   tap         --tap default=TAP on a tap in namespace "pod"; busybox udhcpd
-#               there is the DHCP server, the pod pings the guest 3 times
+#               there is the DHCP server, the pod pings the guest 3 times;
+#               the pod's kernel answers the guest's ICMPv6 echo to ff02::1
+#               (after the guest answered its neighbor solicitation)
 #   masquerade  namespace "pod" plays the pod (eth0 = veth to namespace
 #               "node"); vmlet's DHCP gives 10.0.2.2/24, the guest pings
 #               the node 10.200.0.1 through the NAT (the node sees the
@@ -19,6 +21,7 @@ have_kvm || skip "no /dev/kvm"
 [[ $(id -u) == 0 ]] || skip "needs root for network namespaces"
 command -v busybox >/dev/null || skip "no busybox (udhcpd, ping)"
 VMLET=$(realpath "$VMLET")
+[[ -x $VMLET_SAN ]] && VMLET_SAN=$(realpath "$VMLET_SAN")
 NS=vmlet-np$$
 ip netns add "$NS-pod" 2>/dev/null || skip "cannot create network namespaces"
 ip netns add "$NS-node" || { ip netns del "$NS-pod"; skip "cannot create network namespaces"; }
@@ -81,6 +84,7 @@ matched() { # NAME
 # ---- tap with a DHCP server on the host side -----------------------------
 pod ip link set lo up
 pod ip tuntap add vmtap0 mode tap
+pod sysctl -qw net.ipv6.conf.vmtap0.accept_dad=0 # its link-local answers at once
 pod ip addr add 192.168.77.1/24 dev vmtap0
 pod ip link set vmtap0 up
 cat >"$TMPD/udhcpd.conf" <<EOF
@@ -101,9 +105,6 @@ pinger "$NS-pod" 192.168.77.50 &
 pinger_pid=$!
 probe tap -- --tap default=vmtap0 --cmdline vmlet.netecho=3
 stop_pinger
-kill "$dhcpd" 2>/dev/null
-wait "$dhcpd" 2>/dev/null
-dhcpd=
 matched tap
 check tap mac 02:00:00:aa:bb:01
 check tap dhcpAddress 192.168.77.50/24
@@ -111,8 +112,24 @@ check tap router 192.168.77.1
 check tap arp true
 check tap ping true
 check tap echoed 3
+check tap ping6 true
 ((pinged >= 1)) && ok "tap: the pod's pings answered ($pinged)" || fail "tap: no ping answered"
 [[ $(nic tap expected binding) == tap ]] || fail "tap: expected binding '$(nic tap expected binding)'"
+# a hostile guest: malformed transmit chains first; DHCP works after them
+for bin in "$VMLET" "$VMLET_SAN"; do
+	[[ -x $bin ]] || continue
+	pod timeout 120 "$bin" probe -f "$TMPD/tap.yaml" --tap default=vmtap0 --cmdline vmlet.hostile \
+		--show-console >"$TMPD/hostile.txt" 2>&1 || fail "$bin: hostile probe failed"
+	grep -qE '^hostileNic=00:[0-9a-f]{2}\.0 ok$' "$TMPD/hostile.txt" &&
+		ok "$bin: hostile transmit chains survived" ||
+		fail "$bin: $(grep '^hostileNic=' "$TMPD/hostile.txt")"
+	grep -qE '^nic=.* 192\.168\.77\.50/24 192\.168\.77\.1 ok ok ' "$TMPD/hostile.txt" &&
+		ok "$bin: DHCP, ARP and ping after the attacks" ||
+		fail "$bin: after the attacks: $(grep '^nic=' "$TMPD/hostile.txt")"
+done
+kill "$dhcpd" 2>/dev/null
+wait "$dhcpd" 2>/dev/null
+dhcpd=
 pod ip link del vmtap0
 
 # ---- the pod: eth0 with an address and a default route to the node --------
