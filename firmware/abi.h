@@ -116,6 +116,29 @@
  *                            one per virtio-rng function: bytes received
  *                            for two 64-byte requests; ok when both
  *                            arrived and differ
+ *   nic=<bb:dd.f> <mac> <linkUp 0|1> <mtu> <address/prefix|-> <router|->
+ *       <arp ok|-> <ping ok|-> <rxOk> <txOk> <echoed>
+ *                            one per virtio-net function, driven at CPL3
+ *                            (firmware/lib/virtio_net.c): MAC, STATUS link
+ *                            bit and MTU from the device (0 when not
+ *                            offered); the IPv4 address and router a DHCP
+ *                            exchange (DISCOVER, OFFER, REQUEST, ACK) gave;
+ *                            whether the router answered an ARP request and
+ *                            an ICMP echo; frames received and transmitted;
+ *                            ICMP echo requests to the address answered
+ *                            ("vmlet.netecho=N": wait for N of them);
+ *                            "vmlet.netping=A.B.C.D" pings that address
+ *                            through the router instead of the router
+ *   nic6=<bb:dd.f> <link-local> <ping6 ok|-> <peer|->
+ *                            after each nic= line: the NIC's IPv6 link-local
+ *                            address (EUI-64 of its MAC), whether an ICMPv6
+ *                            echo request to ff02::1 was answered (the probe
+ *                            answers neighbor solicitations for its address)
+ *                            and by whom; addresses as 8 hex groups
+ *   netBench=<bb:dd.f> <mode> <frames> <bytes> <ticks> <missing>
+ *                            only with "vmlet.netbench=MODE": timed traffic
+ *                            on the first virtio-net (firmware/probe/
+ *                            netbench.c), for scripts/bench-net
  *   efiVendor=<text> efiRevision=0x<8 hex> efiSpec=<major>.<minor>
  *   efiTables=<name|GUID> ...
  *                            only when the probe ran as the payload of a

@@ -27,6 +27,7 @@ static void run_usage(FILE *f)
 		   "                 [--volume NAME=PATH ...] [--disk-root DIR]\n"
 		   "                 [--run-strategy Always|RerunOnFailure|Once|Manual|Halted]\n"
 		   "                 [--jail DIR] [--firmware PVH-ELF] [--efi-vars FILE]\n"
+		   "                 [--tap IFACE=TAP ...]\n"
 		   "\n"
 		   "Runs the VM the manifests describe under its runStrategy: Always restarts\n"
 		   "the guest after power-off, reboot or crash, RerunOnFailure after reboot or\n"
@@ -139,22 +140,13 @@ static int run_jail_option(struct cmd_vm_opts *o, const char *dir)
 }
 
 static const struct option run_options[] = {
-    {"file", required_argument, NULL, 'f'},
-    {"vm", required_argument, NULL, CMD_OPT_VM},
-    {"volume", required_argument, NULL, CMD_OPT_VOLUME},
-    {"disk-root", required_argument, NULL, CMD_OPT_DISK_ROOT},
+    CMD_VM_LONGOPTS,
     {"kernel", required_argument, NULL, CMD_OPT_KERNEL},
     {"initrd", required_argument, NULL, CMD_OPT_INITRD},
     {"firmware", required_argument, NULL, CMD_OPT_FIRMWARE},
     {"efi-vars", required_argument, NULL, CMD_OPT_EFI_VARS},
-    {"cmdline", required_argument, NULL, CMD_OPT_CMDLINE},
     {"console", required_argument, NULL, CMD_OPT_CONSOLE},
-    {"cpu-vendor", required_argument, NULL, CMD_OPT_VENDOR},
-    {"log-format", required_argument, NULL, CMD_OPT_LOG_FORMAT},
-    {"smp", required_argument, NULL, CMD_OPT_SMP},
-    {"memory", required_argument, NULL, CMD_OPT_MEMORY},
     {"grace-period", required_argument, NULL, CMD_OPT_GRACE},
-    {"log-level", required_argument, NULL, CMD_OPT_LOG_LEVEL},
     {"run-strategy", required_argument, NULL, RUN_OPT_STRATEGY},
     {"jail", required_argument, NULL, RUN_OPT_JAIL},
     SANDBOX_LONGOPTS,

@@ -231,8 +231,14 @@ static int jail_rlimits(void)
 
 int jail_enter(const char *dir)
 {
-	int err = jail_rlimits();
+	int err;
 
+	/* Only the init of the namespaces the lifecycle made for this run:
+	 * anywhere else the mount changes below would reach the host's
+	 * mount namespace. */
+	if (getpid() != 1)
+		return error_errno(-EPERM, "jail: not in the run's own namespaces");
+	err = jail_rlimits();
 	if (err)
 		return err;
 	/* nothing we mount from here on reaches the host's namespace */

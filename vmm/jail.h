@@ -76,7 +76,9 @@ int jail_cgroup_find(char *dir, size_t len, char *why, size_t why_len);
  * reason they are skipped). */
 void jail_setup_limits(struct jail_cgroup *cg, const struct vm_config *cfg);
 
-/* Worker, everything open: rlimits, then pivot into dir. 0 or -errno. */
+/* Worker, everything open: rlimits, then pivot into dir. Refuses (-EPERM)
+ * unless this process is PID 1 of its namespace, i.e. the lifecycle
+ * cloned it into new mount, PID and IPC namespaces. 0 or -errno. */
 int jail_enter(const char *dir);
 
 #endif /* VMLET_JAIL_H */

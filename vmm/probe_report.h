@@ -63,6 +63,28 @@ struct probe_rng {
 	bool ok;
 };
 
+#define PROBE_MAX_NICS 8
+
+/* nic= lines (firmware/abi.h); see vmm/probe_report_net.c */
+struct probe_nic {
+	char bdf[8];
+	char name[64]; /* expected side: the interface's name (config order) */
+	char mac[18];  /* "52:54:00:12:34:56" */
+	bool link_up;
+	uint32_t mtu;	 /* 0: the device offers none */
+	char dhcp[24];	 /* "10.0.2.2/24"; "" none (expected: not known) */
+	char router[16]; /* "" none */
+	bool arp_ok, ping_ok;
+	uint64_t rx_ok, tx_ok, echoed;
+	/* nic6= (guest side): link-local address, echo to ff02::1 answered
+	 * and by whom ("" none) */
+	char ll6[40], peer6[40];
+	bool ping6_ok;
+	/* expected side: the binding promises the guest an address by DHCP */
+	bool want_dhcp;
+	char binding[12]; /* tap, bridge, masquerade, passt */
+};
+
 /* efiVendor/efiRevision/efiSpec/efiTables: the UEFI firmware the probe ran
  * under (EFI VMs), present = false without those lines. */
 #define PROBE_MAX_EFI_TABLES 16
@@ -110,8 +132,27 @@ struct probe_report {
 	struct probe_disk disks[PROBE_MAX_PCI];
 	struct probe_rng rng[PROBE_MAX_RNG];
 
+	uint32_t n_nics;
+	struct probe_nic nics[PROBE_MAX_NICS];
+
 	struct probe_efi efi;
 };
+
+/* probe_report_net.c: a nic= or nic6= line (0 when handled or not one, -EBADMSG
+ * when malformed); the expected NICs of cfg (names, MACs from the manifest
+ * or derived as vmlet derives them, MTU); the expected side of NIC index
+ * i as the VM really attached it (MAC, MTU, binding, the address vmlet's
+ * DHCP responder hands out or 0, whether an address is promised); the
+ * comparison (each difference one line on diff); the "nics" JSON member. */
+int probe_report_net_line(struct probe_report *r, const char *key, const char *v, size_t n);
+void probe_report_net_expected(const struct vm_config *cfg, struct probe_report *r);
+void probe_report_net_attached(struct probe_report *r, unsigned int i, const uint8_t mac[6],
+			       unsigned int mtu, const char *binding, uint32_t lease_ip,
+			       unsigned int lease_prefix, bool want_dhcp);
+bool probe_report_net_compare(const struct probe_report *exp, const struct probe_report *got,
+			      FILE *diff);
+void probe_report_net_json(FILE *f, const struct probe_report *r, const struct probe_report *names,
+			   bool guest);
 
 /* probe_report_pci.c: a pci=/disk=/rng= line (0 when handled or not one
  * of them, -EBADMSG when malformed); the expected disks from cfg; the
