@@ -101,6 +101,14 @@ touch "$TMPD/leases"
 ip netns exec "$NS-pod" busybox udhcpd -f "$TMPD/udhcpd.conf" 2>"$TMPD/udhcpd.log" &
 dhcpd=$! # ip netns exec execs: this is udhcpd itself
 net_manifest bridge 'macAddress: "02:00:00:aa:bb:01"' >"$TMPD/tap.yaml"
+# --tap: an interface the VM does not have, a value without '='
+"$VMLET" probe -f "$TMPD/tap.yaml" --tap nosuch=vmtap0 >/dev/null 2>"$TMPD/tap-bad.err"
+rc=$?
+[[ $rc == 1 ]] && grep -q "the VM has no interface 'nosuch'" "$TMPD/tap-bad.err" &&
+	ok "--tap for a missing interface: exit 1, named" || fail "--tap nosuch: rc $rc: $(cat "$TMPD/tap-bad.err")"
+"$VMLET" probe -f "$TMPD/tap.yaml" --tap default >/dev/null 2>&1
+rc=$?
+[[ $rc == 2 ]] && ok "--tap without '=': usage error" || fail "--tap default: rc $rc"
 pinger "$NS-pod" 192.168.77.50 &
 pinger_pid=$!
 probe tap -- --tap default=vmtap0 --cmdline vmlet.netecho=3
