@@ -116,6 +116,32 @@
  *                            one per virtio-rng function: bytes received
  *                            for two 64-byte requests; ok when both
  *                            arrived and differ
+ *   nic=<bb:dd.f> <mac> <linkUp 0|1> <mtu> <address/prefix|-> <router|->
+ *       <arp ok|-> <ping ok|-> <rxOk> <txOk> <echoed>
+ *                            one per virtio-net function, driven at CPL3
+ *                            (firmware/lib/virtio_net.c): MAC, STATUS link
+ *                            bit and MTU from the device (0 when not
+ *                            offered); the IPv4 address and router a DHCP
+ *                            exchange (DISCOVER, OFFER, REQUEST, ACK) gave;
+ *                            whether the router answered an ARP request and
+ *                            an ICMP echo; frames received and transmitted;
+ *                            ICMP echo requests to the address answered
+ *                            ("vmlet.netecho=N": wait for N of them);
+ *                            "vmlet.netping=A.B.C.D" pings that address
+ *                            through the router instead of the router
+ *   netBench=<bb:dd.f> <mode> <frames> <bytes> <ticks> <missing>
+ *                            only with "vmlet.netbench=MODE": timed traffic
+ *                            on the first virtio-net (firmware/probe/
+ *                            netbench.c), for scripts/bench-net
+ *   efiVendor=<text> efiRevision=0x<8 hex> efiSpec=<major>.<minor>
+ *   efiTables=<name|GUID> ...
+ *                            only when the probe ran as the payload of a
+ *                            UEFI firmware ("vmlet.efi=0x<system table>" on
+ *                            its command line): the system table's vendor
+ *                            (non-printable as '_'), firmware revision,
+ *                            UEFI revision and configuration tables in
+ *                            order (ACPI20, ACPI, SMBIOS3, SMBIOS, else the
+ *                            GUID in its text form)
  *   error=<text>             something the probe could not do (repeatable)
  *
  * Parsers must bound everything: the guest is untrusted.

@@ -46,6 +46,16 @@ static uint64_t bytes_of(const struct node *n)
 	return v > 0 ? (uint64_t)v : 0;
 }
 
+/* A CPU quantity in millicores, rounded up ("500m" 500, "2" 2000). */
+static uint64_t millis_of(const struct node *n)
+{
+	struct quantity q;
+
+	if (!qty_of(n, &q) || q.nanos <= 0)
+		return 0;
+	return (uint64_t)((q.nanos + 999999) / 1000000);
+}
+
 static uint32_t u32(const struct node *n)
 {
 	long long v;
@@ -464,6 +474,7 @@ int config_from_resolution(const struct resolver *r, const struct spec_options *
 	cfg->max_sockets = u32(node_get(cpu, "maxSockets"));
 	cfg->cpu_model = dup_str(node_get(cpu, "model"));
 	cfg->dedicated_cpu_placement = node_bval(node_get(cpu, "dedicatedCpuPlacement"), false);
+	cfg->cpu_limit_millis = millis_of(node_path(dom, "resources.limits.cpu"));
 	if (effective_memory(spec))
 		cfg->memory_bytes = bytes_of(effective_memory(spec));
 	cfg->hugepage_size = bytes_of(node_path(dom, "memory.hugepages.pageSize"));

@@ -278,7 +278,9 @@ int vm_boot(struct vm *vm)
 	ret = boot_kernel_file(vm, &kernel);
 	if (ret)
 		return ret;
-	if (vm->cfg->initrd_path && !vm->opt.payload)
+	if (vm->opt.module)
+		initrd = (struct boot_file){(uint8_t *)vm->opt.module, vm->opt.module_len, false};
+	else if (vm->cfg->initrd_path && !vm->opt.payload)
 		ret = boot_read_file("initrd", vm->cfg->initrd_path, &initrd);
 	if (!ret && (arch_gdt_build(low, low_size) || arch_pgtable_build(low, low_size)))
 		ret = error_errno(-ENOSPC, "boot: cannot build the boot GDT and page tables");

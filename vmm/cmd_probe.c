@@ -17,7 +17,10 @@
 #include "arch/arch.h"
 #include "vmm/cmd.h"
 #include "vmm/cmd_vm.h"
+#include "vmm/efi_boot.h"
 #include "vmm/ctl.h"
+#include "vmm/dev/pci_devices.h"
+#include "vmm/dev/virtio_net.h"
 #include "vmm/probe_report.h"
 #include "vmm/vm.h"
 #include "vmm/vm_config.h"
@@ -41,6 +44,7 @@ static void probe_usage(FILE *f)
 		"                   [--cpu-vendor intel|amd] [--smp S,C,T] [--memory SIZE]\n"
 		"                   [--cmdline C] [--show-console] [--dump-guest FILE]\n"
 		"                   [--volume NAME=PATH ...] [--disk-root DIR] [--io-test DISK]\n"
+		"                   [--tap IFACE=TAP ...]\n"
 		"\n"
 		"Boots the built-in probe guest with the VM's CPU topology, memory and ACPI\n"
 		"tables and compares what it reports with what is expected. Without -f, the\n"
@@ -54,17 +58,8 @@ static void probe_usage(FILE *f)
 }
 
 static const struct option probe_options[] = {
-    {"file", required_argument, NULL, 'f'},
+    CMD_VM_LONGOPTS,
     {"output", required_argument, NULL, 'o'},
-    {"vm", required_argument, NULL, CMD_OPT_VM},
-    {"volume", required_argument, NULL, CMD_OPT_VOLUME},
-    {"disk-root", required_argument, NULL, CMD_OPT_DISK_ROOT},
-    {"cmdline", required_argument, NULL, CMD_OPT_CMDLINE},
-    {"cpu-vendor", required_argument, NULL, CMD_OPT_VENDOR},
-    {"log-format", required_argument, NULL, CMD_OPT_LOG_FORMAT},
-    {"log-level", required_argument, NULL, CMD_OPT_LOG_LEVEL},
-    {"smp", required_argument, NULL, CMD_OPT_SMP},
-    {"memory", required_argument, NULL, CMD_OPT_MEMORY},
     {"dump-guest", required_argument, NULL, PROBE_OPT_DUMP},
     {"show-console", no_argument, NULL, PROBE_OPT_SHOW_CONSOLE},
     {"io-test", required_argument, NULL, PROBE_OPT_IO_TEST},
@@ -152,6 +147,19 @@ static uint64_t probe_ram_visible(uint64_t mem_bytes)
 	return sum;
 }
 
+/* The NICs as the VM attached them (bridge takes the pod's MAC, ...). */
+static void probe_nics_attached(struct vm *vm, struct probe_report *exp)
+{
+	struct virtio_net_info info;
+	struct virtio_net *n;
+
+	for (unsigned int i = 0; i < exp->n_nics && (n = pci_devices_nic(vm, i)); i++) {
+		virtio_net_get_info(n, &info);
+		probe_report_net_attached(exp, i, info.mac, info.mtu, info.binding, info.lease_ip,
+					  info.lease_prefix, info.want_dhcp);
+	}
+}
+
 /* Compare and print; returns the exit status. */
 static int probe_report(const struct probe_opts *p, const struct vm_config *cfg, struct vm *vm,
 			const char *text, size_t len)
@@ -167,6 +175,7 @@ static int probe_report(const struct probe_opts *p, const struct vm_config *cfg,
 		error("probe: cannot compute the expected report for this configuration");
 		goto out;
 	}
+	probe_nics_attached(vm, exp);
 	ret = probe_report_parse(text, len, got);
 	if (ret)
 		error_errno(ret, "probe: the guest's report is %s",
@@ -177,6 +186,9 @@ static int probe_report(const struct probe_opts *p, const struct vm_config *cfg,
 	else
 		probe_report_print_text(stdout, exp, got, match);
 	status = match ? VMLET_EXIT_OK : VMLET_EXIT_ERROR;
+	/* the verdict is out before the VM is torn down (the kernel's part
+	 * of that can take milliseconds) */
+	fflush(stdout);
 out:
 	free(exp);
 	free(got);
@@ -240,6 +252,20 @@ static int probe_run(struct probe_opts *p, const uint8_t *elf, size_t elf_len)
 		return VMLET_EXIT_ERROR;
 	}
 	p->vm.console.kind = VM_CONSOLE_CAPTURE;
+	if (cfg.boot == VM_BOOT_EFI) {
+		/* the probe as the EFI firmware's payload (firmware/efi/payload.c) */
+		const void *fw;
+		size_t fw_len;
+
+		if (efi_boot_check(&cfg, false) || efi_boot_embedded(&fw, &fw_len)) {
+			vm_config_release(&cfg);
+			return VMLET_EXIT_ERROR;
+		}
+		p->vm.module = elf;
+		p->vm.module_len = elf_len;
+		elf = fw;
+		elf_len = fw_len;
+	}
 	ret = cmd_vm_run(&cfg, &p->vm, elf, elf_len, &vm);
 	if (ret < 0) {
 		vm_config_release(&cfg);

@@ -5,12 +5,15 @@
  * says how the last run ended (vmm/cmd.h).
  */
 #include <getopt.h>
+#include <sched.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "vmm/cmd.h"
 #include "vmm/cmd_vm.h"
 #include "vmm/ctl.h"
+#include "vmm/jail.h"
 #include "vmm/lifecycle.h"
 #include "vmm/vm_config.h"
 
@@ -23,7 +26,8 @@ static void run_usage(FILE *f)
 		   "                 [--log-level debug|info|warning|error]\n"
 		   "                 [--volume NAME=PATH ...] [--disk-root DIR]\n"
 		   "                 [--run-strategy Always|RerunOnFailure|Once|Manual|Halted]\n"
-		   "                 [--firmware PVH-ELF] [--efi-vars FILE]\n"
+		   "                 [--jail DIR] [--firmware PVH-ELF] [--efi-vars FILE]\n"
+		   "                 [--tap IFACE=TAP ...]\n"
 		   "\n"
 		   "Runs the VM the manifests describe under its runStrategy: Always restarts\n"
 		   "the guest after power-off, reboot or crash, RerunOnFailure after reboot or\n"
@@ -36,7 +40,7 @@ static void run_usage(FILE *f)
 		   "\n" SANDBOX_USAGE CTL_USAGE);
 }
 
-enum { RUN_OPT_STRATEGY = 0x1a0 };
+enum { RUN_OPT_STRATEGY = 0x1a0, RUN_OPT_JAIL };
 
 struct run_ctx {
 	const struct vm_config *cfg;
@@ -84,6 +88,7 @@ static int run_with_strategy(const struct vm_config *cfg, const struct cmd_vm_op
 {
 	struct run_ctx ctx = {cfg, o};
 	enum lifecycle_strategy strategy;
+	struct jail_cgroup cg = {0};
 	enum lifecycle_end end;
 	struct lifecycle lc;
 
@@ -97,11 +102,18 @@ static int run_with_strategy(const struct vm_config *cfg, const struct cmd_vm_op
 	/* the confined worker cannot remove the control socket: this
 	 * process does, after the last run */
 	lc.always_fork = o->api_socket && o->sandbox.seccomp != SANDBOX_SECCOMP_OFF;
+	if (o->sandbox.jail_dir) {
+		/* each run is PID 1 of its own namespaces (vmm/jail.h) */
+		lc.clone_flags = CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC;
+		lc.always_fork = true;
+		jail_setup_limits(&cg, cfg);
+	}
 	if (lifecycle_may_restart(&lc))
 		log_info("run: runStrategy %s: the guest is restarted in-process after %s",
 			 lifecycle_strategy_name(strategy),
 			 strategy == LC_ALWAYS ? "power-off, reboot or crash" : "reboot or crash");
 	end = lifecycle_run(&lc, run_guest, &ctx);
+	jail_cgroup_leave(&cg);
 	if (o->api_socket)
 		ctl_remove_socket(o->api_socket);
 	/* a worker killed by a signal (SIGSYS: a seccomp violation) ends
@@ -111,24 +123,32 @@ static int run_with_strategy(const struct vm_config *cfg, const struct cmd_vm_op
 	return run_exit_status(end);
 }
 
+/* --jail DIR: an absolute directory other than / (vmm/jail.h). */
+static int run_jail_option(struct cmd_vm_opts *o, const char *dir)
+{
+	struct stat st;
+
+	if (dir[0] != '/' || !strcmp(dir, "/") || stat(dir, &st) < 0 || !S_ISDIR(st.st_mode)) {
+		fprintf(stderr,
+			"vmlet run: --jail takes an existing absolute directory other than "
+			"/, not '%s'\n",
+			dir);
+		return -1;
+	}
+	o->sandbox.jail_dir = dir;
+	return 0;
+}
+
 static const struct option run_options[] = {
-    {"file", required_argument, NULL, 'f'},
-    {"vm", required_argument, NULL, CMD_OPT_VM},
-    {"volume", required_argument, NULL, CMD_OPT_VOLUME},
-    {"disk-root", required_argument, NULL, CMD_OPT_DISK_ROOT},
+    CMD_VM_LONGOPTS,
     {"kernel", required_argument, NULL, CMD_OPT_KERNEL},
     {"initrd", required_argument, NULL, CMD_OPT_INITRD},
     {"firmware", required_argument, NULL, CMD_OPT_FIRMWARE},
     {"efi-vars", required_argument, NULL, CMD_OPT_EFI_VARS},
-    {"cmdline", required_argument, NULL, CMD_OPT_CMDLINE},
     {"console", required_argument, NULL, CMD_OPT_CONSOLE},
-    {"cpu-vendor", required_argument, NULL, CMD_OPT_VENDOR},
-    {"log-format", required_argument, NULL, CMD_OPT_LOG_FORMAT},
-    {"smp", required_argument, NULL, CMD_OPT_SMP},
-    {"memory", required_argument, NULL, CMD_OPT_MEMORY},
     {"grace-period", required_argument, NULL, CMD_OPT_GRACE},
-    {"log-level", required_argument, NULL, CMD_OPT_LOG_LEVEL},
     {"run-strategy", required_argument, NULL, RUN_OPT_STRATEGY},
+    {"jail", required_argument, NULL, RUN_OPT_JAIL},
     SANDBOX_LONGOPTS,
     CTL_LONGOPTS,
     {"help", no_argument, NULL, 'h'},
@@ -152,6 +172,11 @@ int cmd_run(int argc, char **argv)
 		if (c == 'h') {
 			run_usage(stdout);
 			return VMLET_EXIT_OK;
+		}
+		if (c == RUN_OPT_JAIL) {
+			if (run_jail_option(&o, optarg))
+				return VMLET_EXIT_USAGE;
+			continue;
 		}
 		if (c == RUN_OPT_STRATEGY) {
 			strategy = optarg;

@@ -120,6 +120,15 @@ int cmd_vm_option(struct cmd_vm_opts *o, int c, const char *arg)
 		}
 		o->volumes[o->n_volumes++] = arg;
 		return 0;
+	case CMD_OPT_TAP:
+		if (o->n_taps == CMD_MAX_FILES || !strchr(arg, '=') || arg[0] == '=' ||
+		    !strchr(arg, '=')[1]) {
+			fprintf(stderr, "vmlet: --tap takes IFACE=TAP (at most %d), not '%s'\n",
+				CMD_MAX_FILES, arg);
+			return -1;
+		}
+		o->taps[o->n_taps++] = arg;
+		return 0;
 	case CMD_OPT_DISK_ROOT:
 		o->disk_root = arg;
 		return 0;
@@ -202,6 +211,33 @@ static int replace_str(char **dst, const char *src)
 	return 0;
 }
 
+/* --tap IFACE=TAP: that interface uses the existing tap TAP. */
+static int cmd_vm_taps(const struct cmd_vm_opts *o, struct vm_config *cfg)
+{
+	for (unsigned int t = 0; t < o->n_taps; t++) {
+		const char *eq = strchr(o->taps[t], '=');
+		size_t len = (size_t)(eq - o->taps[t]);
+		unsigned int i;
+
+		for (i = 0; i < cfg->n_nics; i++)
+			if (cfg->nics[i].name && strlen(cfg->nics[i].name) == len &&
+			    !strncmp(cfg->nics[i].name, o->taps[t], len))
+				break;
+		if (i == cfg->n_nics) {
+			fprintf(stderr, "vmlet: --tap %s: the VM has no interface '%.*s'\n",
+				o->taps[t], (int)len, o->taps[t]);
+			return -EINVAL;
+		}
+		if (strlen(eq + 1) >= 16) {
+			fprintf(stderr, "vmlet: --tap %s: tap name too long\n", o->taps[t]);
+			return -EINVAL;
+		}
+		if (replace_str(&cfg->nics[i].tap, eq + 1))
+			return -ENOMEM;
+	}
+	return 0;
+}
+
 static int cmd_vm_overrides(const struct cmd_vm_opts *o, struct vm_config *cfg)
 {
 	int ret = 0;
@@ -245,6 +281,8 @@ static int cmd_vm_overrides(const struct cmd_vm_opts *o, struct vm_config *cfg)
 		ret = replace_str(&cfg->initrd_path, o->initrd);
 	if (!ret && o->cmdline)
 		ret = replace_str(&cfg->cmdline, o->cmdline);
+	if (!ret)
+		ret = cmd_vm_taps(o, cfg);
 	return ret;
 }
 
@@ -289,6 +327,8 @@ int cmd_vm_run(const struct vm_config *cfg, const struct cmd_vm_opts *o, const u
 	    .payload = payload,
 	    .payload_len = payload_len,
 	    .firmware = o->firmware,
+	    .module = o->module,
+	    .module_len = o->module_len,
 	};
 	struct sandbox_opts sb = o->sandbox;
 	struct ctl_server *ctl = NULL;

@@ -26,10 +26,14 @@ struct cmd_vm_opts {
 	const char *vm_name;		    /* --vm */
 	const char *volumes[CMD_MAX_FILES]; /* --volume NAME=PATH */
 	unsigned int n_volumes;
-	const char *disk_root; /* --disk-root DIR (containerDisk images) */
+	const char *disk_root;		 /* --disk-root DIR (containerDisk images) */
+	const char *taps[CMD_MAX_FILES]; /* --tap IFACE=TAP */
+	unsigned int n_taps;
 	const char *kernel, *initrd, *cmdline;
-	const char *firmware;	  /* --firmware: external PVH firmware, EFI boot */
-	const char *efi_vars;	  /* --efi-vars: the store of an efi.persistent VM */
+	const char *firmware;  /* --firmware: external PVH firmware, EFI boot */
+	const char *efi_vars;  /* --efi-vars: the store of an efi.persistent VM */
+	const uint8_t *module; /* a built-in PVH module (vm_options.module) */
+	size_t module_len;
 	const char *smp, *memory; /* --smp S,C,T / --memory SIZE */
 	const char *grace;	  /* --grace-period SECONDS */
 	enum arch_cpu_vendor vendor;
@@ -59,7 +63,25 @@ enum {
 	CMD_OPT_DISK_ROOT,
 	CMD_OPT_FIRMWARE,
 	CMD_OPT_EFI_VARS,
+	CMD_OPT_TAP,
 };
+
+/* The getopt_long entries of the options both commands take (handled by
+ * cmd_vm_option()). */
+/* clang-format off */
+#define CMD_VM_LONGOPTS                                                         \
+	{"file", required_argument, NULL, 'f'},                                 \
+	{"vm", required_argument, NULL, CMD_OPT_VM},                            \
+	{"volume", required_argument, NULL, CMD_OPT_VOLUME},                    \
+	{"disk-root", required_argument, NULL, CMD_OPT_DISK_ROOT},              \
+	{"tap", required_argument, NULL, CMD_OPT_TAP},                          \
+	{"cmdline", required_argument, NULL, CMD_OPT_CMDLINE},                  \
+	{"cpu-vendor", required_argument, NULL, CMD_OPT_VENDOR},                \
+	{"log-format", required_argument, NULL, CMD_OPT_LOG_FORMAT},            \
+	{"log-level", required_argument, NULL, CMD_OPT_LOG_LEVEL},              \
+	{"smp", required_argument, NULL, CMD_OPT_SMP},                          \
+	{"memory", required_argument, NULL, CMD_OPT_MEMORY}
+/* clang-format on */
 
 /* Handle one shared option (getopt_long result c with optarg arg):
  * 0 handled, 1 not a shared option, -1 bad value (message printed). */

@@ -8,7 +8,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sched.h>
 #include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -137,9 +139,10 @@ static uint64_t now_ms(void)
 }
 
 /* Run once in a forked worker; *sigsys when a seccomp violation killed it. */
-static enum lifecycle_end run_worker(lifecycle_run_fn run, void *ctx, unsigned int restarts,
+static enum lifecycle_end run_worker(const struct lifecycle *lc, lifecycle_run_fn run, void *ctx,
 				     bool *sigsys, int *signo)
 {
+	bool new_pidns = lc->clone_flags & CLONE_NEWPID;
 	enum lifecycle_end end;
 	sigset_t stop_set, old;
 	int status, code;
@@ -155,10 +158,15 @@ static enum lifecycle_end run_worker(lifecycle_run_fn run, void *ctx, unsigned i
 	sigprocmask(SIG_BLOCK, &stop_set, &old);
 	fflush(NULL);
 	parent = getpid();
-	pid = fork();
+	/* clone with namespace flags is a fork into new namespaces (no
+	 * CLONE_VM, no new stack: the child runs on a copy of ours) */
+	pid = lc->clone_flags
+		  ? (pid_t)syscall(SYS_clone, lc->clone_flags | SIGCHLD, NULL, NULL, NULL, NULL)
+		  : fork();
 	if (pid < 0) {
 		sigprocmask(SIG_SETMASK, &old, NULL);
-		error_errno(-errno, "lifecycle: fork");
+		error_errno(-errno, "lifecycle: cannot start the worker%s",
+			    lc->clone_flags ? " in new namespaces (--jail needs root)" : "");
 		return LC_END_FAILED;
 	}
 	if (pid == 0) {
@@ -166,12 +174,17 @@ static enum lifecycle_end run_worker(lifecycle_run_fn run, void *ctx, unsigned i
 
 		sigaction(SIGTERM, &dfl, NULL);
 		sigaction(SIGINT, &dfl, NULL);
-		/* no orphaned guest when the supervisor is killed */
-		if (prctl(PR_SET_PDEATHSIG, SIGKILL) || getppid() != parent)
+		/* no orphaned guest when the supervisor is killed (in a
+		 * new PID namespace the parent is not visible: 0) */
+		if (prctl(PR_SET_PDEATHSIG, SIGKILL) || getppid() != (new_pidns ? 0 : parent))
 			_exit(WORKER_STATUS_BASE + LC_END_FAILED);
-		sigprocmask(SIG_SETMASK, &old, NULL);
+		/* The init of a PID namespace drops a signal from outside
+		 * that it neither handles nor blocks: keep the stop signals
+		 * blocked there (vm_run() reads them from a signalfd). */
+		if (!new_pidns)
+			sigprocmask(SIG_SETMASK, &old, NULL);
 		stop_requested = 0;
-		end = run(ctx, restarts);
+		end = run(ctx, lc->restarts);
 		fflush(NULL);
 		_exit(WORKER_STATUS_BASE + (int)end + (stop_requested ? WORKER_STOP_FLAG : 0));
 	}
@@ -237,7 +250,7 @@ enum lifecycle_end lifecycle_run(struct lifecycle *lc, lifecycle_run_fn run, voi
 	sigaction(SIGINT, &sa, &old_int);
 	for (;;) {
 		t0 = now_ms();
-		end = run_worker(run, ctx, lc->restarts, &sigsys, &lc->worker_signal);
+		end = run_worker(lc, run, ctx, &sigsys, &lc->worker_signal);
 		if (stop_signal) {
 			/* asked to stop: never restart; a guest that powered
 			 * off on the power button still ended cleanly */

@@ -55,15 +55,17 @@ enum lifecycle_action { LC_EXIT = 0, LC_RESTART };
 
 struct lifecycle {
 	enum lifecycle_strategy strategy;
-	uint64_t backoff_base_ms; /* first delay after a short run (1000) */
-	uint64_t backoff_max_ms;  /* cap (300000, KubeVirt's 5 minutes) */
-	uint64_t stable_ms;	  /* a run this long resets the backoff (60000) */
-	unsigned int restarts;	  /* restarts so far */
-	int worker_signal;	  /* signal that killed the last worker, or 0 */
-	bool always_fork;	  /* a single run in a worker too (the caller
-				   * then has an unconfined process, e.g. to
-				   * remove the control socket) */
-	uint64_t next_backoff_ms; /* delay for the next short-run restart */
+	uint64_t backoff_base_ms;  /* first delay after a short run (1000) */
+	uint64_t backoff_max_ms;   /* cap (300000, KubeVirt's 5 minutes) */
+	uint64_t stable_ms;	   /* a run this long resets the backoff (60000) */
+	unsigned int restarts;	   /* restarts so far */
+	int worker_signal;	   /* signal that killed the last worker, or 0 */
+	unsigned long clone_flags; /* namespaces for each worker (CLONE_NEW*),
+				    * 0 = a plain fork */
+	bool always_fork;	   /* a single run in a worker too (the caller
+				    * then has an unconfined process, e.g. to
+				    * remove the control socket) */
+	uint64_t next_backoff_ms;  /* delay for the next short-run restart */
 };
 
 /* "Always", "RerunOnFailure", "Once", "Manual", "Halted"; NULL = Once.

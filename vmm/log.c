@@ -16,6 +16,11 @@ static pthread_mutex_t log_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static const char *const level_names[] = {"debug", "info", "warning", "error"};
 
+bool log_enabled(enum log_level lvl)
+{
+	return lvl >= log_min;
+}
+
 void log_setup(enum log_format fmt, enum log_level min, const char *component, const char *vmi)
 {
 	log_fmt = fmt;

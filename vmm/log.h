@@ -24,6 +24,9 @@ void log_setup(enum log_format fmt, enum log_level min, const char *component, c
 
 void log_msg(enum log_level lvl, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
+/* Whether messages of this level are written (to skip costly detail). */
+bool log_enabled(enum log_level lvl);
+
 #define log_debug(...) log_msg(LOG_DEBUG, __VA_ARGS__)
 #define log_info(...)  log_msg(LOG_INFO, __VA_ARGS__)
 #define log_warn(...)  log_msg(LOG_WARN, __VA_ARGS__)

@@ -214,6 +214,11 @@ static int parse_line(struct probe_report *r, const char *line, size_t n, uint32
 			return 0; /* keep the first ones */
 		return parse_string(v, vn, r->errors[r->n_errors++], sizeof(r->errors[0]), true);
 	}
+	if (!strcmp(key, "nic"))
+		return probe_report_net_line(r, key, v, vn);
+	err = probe_report_efi_line(r, key, v, vn);
+	if (err <= 0)
+		return err;
 	return probe_report_pci_line(r, key, v, vn); /* else ignored (a newer probe) */
 }
 
@@ -308,6 +313,8 @@ int probe_report_expected(const struct vm_config *cfg, int vendor, uint64_t ram_
 	for (size_t i = 0; i < sizeof(tables) / sizeof(tables[0]); i++)
 		strcpy(r->tables[r->n_tables++], tables[i]);
 	probe_report_pci_expected(cfg, r);
+	probe_report_net_expected(cfg, r);
+	probe_report_efi_expected(cfg, r);
 	return 0;
 }
 
@@ -418,6 +425,10 @@ bool probe_report_compare(const struct probe_report *exp, const struct probe_rep
 		     got->n_madt, exp->n_madt == got->n_madt ? " (different ids or order)" : "");
 	for (uint32_t i = 0; i < got->n_errors; i++)
 		note(diff, &match, "guest error: %s", got->errors[i]);
+	if (!probe_report_net_compare(exp, got, diff))
+		match = false;
+	if (!probe_report_efi_compare(exp, got, diff))
+		match = false;
 	return match;
 }
 
@@ -493,6 +504,8 @@ static void json_side(FILE *f, const struct probe_report *r, bool guest,
 		fputc(']', f);
 	}
 	probe_report_pci_json(f, r, names);
+	probe_report_net_json(f, r, names, guest);
+	probe_report_efi_json(f, r);
 	fputc('}', f);
 }
 

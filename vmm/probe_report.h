@@ -63,6 +63,36 @@ struct probe_rng {
 	bool ok;
 };
 
+#define PROBE_MAX_NICS 8
+
+/* nic= lines (firmware/abi.h); see vmm/probe_report_net.c */
+struct probe_nic {
+	char bdf[8];
+	char name[64]; /* expected side: the interface's name (config order) */
+	char mac[18];  /* "52:54:00:12:34:56" */
+	bool link_up;
+	uint32_t mtu;	 /* 0: the device offers none */
+	char dhcp[24];	 /* "10.0.2.2/24"; "" none (expected: not known) */
+	char router[16]; /* "" none */
+	bool arp_ok, ping_ok;
+	uint64_t rx_ok, tx_ok, echoed;
+	/* expected side: the binding promises the guest an address by DHCP */
+	bool want_dhcp;
+	char binding[12]; /* tap, bridge, masquerade, passt */
+};
+
+/* efiVendor/efiRevision/efiSpec/efiTables: the UEFI firmware the probe ran
+ * under (EFI VMs), present = false without those lines. */
+#define PROBE_MAX_EFI_TABLES 16
+struct probe_efi {
+	bool present;
+	char vendor[65];
+	uint32_t revision;
+	char spec[12];
+	uint32_t n_tables;
+	char tables[PROBE_MAX_EFI_TABLES][40]; /* names (ACPI20...) or GUIDs */
+};
+
 struct probe_report {
 	int abi_version; /* FW_ABI_VERSION of the report */
 	int vendor;	 /* ARCH_VENDOR_INTEL / ARCH_VENDOR_AMD, -1 other */
@@ -97,7 +127,28 @@ struct probe_report {
 	struct probe_pci_fn pci[PROBE_MAX_PCI];
 	struct probe_disk disks[PROBE_MAX_PCI];
 	struct probe_rng rng[PROBE_MAX_RNG];
+
+	uint32_t n_nics;
+	struct probe_nic nics[PROBE_MAX_NICS];
+
+	struct probe_efi efi;
 };
+
+/* probe_report_net.c: a nic= line (0 when handled or not one, -EBADMSG
+ * when malformed); the expected NICs of cfg (names, MACs from the manifest
+ * or derived as vmlet derives them, MTU); the expected side of NIC index
+ * i as the VM really attached it (MAC, MTU, binding, the address vmlet's
+ * DHCP responder hands out or 0, whether an address is promised); the
+ * comparison (each difference one line on diff); the "nics" JSON member. */
+int probe_report_net_line(struct probe_report *r, const char *key, const char *v, size_t n);
+void probe_report_net_expected(const struct vm_config *cfg, struct probe_report *r);
+void probe_report_net_attached(struct probe_report *r, unsigned int i, const uint8_t mac[6],
+			       unsigned int mtu, const char *binding, uint32_t lease_ip,
+			       unsigned int lease_prefix, bool want_dhcp);
+bool probe_report_net_compare(const struct probe_report *exp, const struct probe_report *got,
+			      FILE *diff);
+void probe_report_net_json(FILE *f, const struct probe_report *r, const struct probe_report *names,
+			   bool guest);
 
 /* probe_report_pci.c: a pci=/disk=/rng= line (0 when handled or not one
  * of them, -EBADMSG when malformed); the expected disks from cfg; the
@@ -106,6 +157,16 @@ struct probe_report {
 int probe_report_pci_line(struct probe_report *r, const char *key, const char *v, size_t n);
 void probe_report_pci_expected(const struct vm_config *cfg, struct probe_report *r);
 void probe_report_pci_json(FILE *f, const struct probe_report *r, const struct probe_report *names);
+
+/* probe_report_efi.c: an efi* line (1 when not one, 0 handled, -EBADMSG
+ * malformed); what an EFI VM's firmware must show (vendor "vmlet", the
+ * ACPI 2.0 and SMBIOS 3 tables); the comparison (false and a line on diff
+ * per difference); the "efi" JSON member (nothing when absent). */
+int probe_report_efi_line(struct probe_report *r, const char *key, const char *v, size_t n);
+void probe_report_efi_expected(const struct vm_config *cfg, struct probe_report *r);
+bool probe_report_efi_compare(const struct probe_report *exp, const struct probe_report *got,
+			      FILE *diff);
+void probe_report_efi_json(FILE *f, const struct probe_report *r);
 
 /*
  * Parse the report out of text[0..len) (the whole serial output: anything

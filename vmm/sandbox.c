@@ -31,6 +31,7 @@
 #include <sanitizer/lsan_interface.h>
 #endif
 
+#include "vmm/jail.h"
 #include "vmm/log.h"
 #include "vmm/sandbox.h"
 #include "vmm/sandbox_rules.h"
@@ -443,10 +444,27 @@ int sandbox_thread_enter(enum thread_role role)
 	return err;
 }
 
+/* This thread's id as /proc numbers it: in a new PID namespace (--jail)
+ * gettid() is the namespace's number, /proc shows the host's. */
+static pid_t proc_tid(void)
+{
+	char link[64];
+	ssize_t n = readlink("/proc/thread-self", link, sizeof(link) - 1);
+	const char *t;
+
+	if (n > 0) {
+		link[n] = 0;
+		t = strstr(link, "/task/");
+		if (t)
+			return (pid_t)atoi(t + 6);
+	}
+	return (pid_t)syscall(SYS_gettid);
+}
+
 /* Every other thread must have entered the sandbox (Seccomp: 2). */
 static int check_threads_confined(void)
 {
-	pid_t self = (pid_t)syscall(SYS_gettid);
+	pid_t self = proc_tid();
 	struct dirent *de;
 	char path[64], line[128];
 	int err = 0;
@@ -490,6 +508,8 @@ int sandbox_apply(void)
 	if (!sb.prepared)
 		return error_errno(-EINVAL, "sandbox: sandbox_apply() before sandbox_prepare()");
 	err = check_threads_confined();
+	if (!err && sb.opts.jail_dir)
+		err = jail_enter(sb.opts.jail_dir);
 	if (!err)
 		err = drop_privileges_self();
 	uid = (unsigned int)geteuid(); /* not allowed once confined */

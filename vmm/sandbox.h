@@ -21,8 +21,9 @@
  *                               memory region, device, disk, tap and socket
  *                               is set up and before the first guest
  *                               instruction (before vCPUs enter KVM_RUN):
- *                               switches to --user, drops every capability,
- *                               installs the main thread's filter.
+ *                               pivots into --jail DIR (if given), switches
+ *                               to --user, drops every capability, installs
+ *                               the main thread's filter.
  *
  * Why per thread and not TSYNC: a vCPU thread needs KVM_RUN and almost
  * nothing else, a block thread needs preadv/pwritev and no KVM ioctl; one
@@ -68,6 +69,8 @@ struct sandbox_opts {
 	gid_t gid;
 	unsigned int late_roles; /* bit (1 << role) per role main may start
 				  * after sandbox_apply() */
+	const char *jail_dir;	 /* --jail: sandbox_apply() pivots into it first
+				  * (vmm/jail.h; the caller made the namespaces) */
 };
 
 #define SANDBOX_ROLE_BIT(role) (1u << (role))

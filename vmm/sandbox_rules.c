@@ -189,6 +189,12 @@ static const struct sandbox_rule helper[] = {
 
 /* The main thread once set up: the event loop. */
 static const struct sandbox_rule main_loop[] = {
+	/* the PIT's lost-tick re-injection turned off once the guest runs
+	 * (vm.c: KVM waits for a grace period there, not at teardown) */
+	ALLOW_IOCTL(KVM_REINJECT_CONTROL),
+	/* --log-level debug: how much guest RAM the host backed, logged
+	 * when the VM is destroyed (vm.c, for scripts/bench-boot) */
+	ALLOW(mincore),
 	/* the event loop */
 	ALLOW(epoll_wait),
 	ALLOW(epoll_pwait),

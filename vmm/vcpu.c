@@ -93,29 +93,29 @@ static int vcpu_set_msrs(struct vcpu *v)
 }
 
 /*
- * Every vCPU gets a KVM_SET_LAPIC, even when nothing changes: KVM builds
- * its APIC-ID -> vCPU map for IPI delivery when a LAPIC is reset or
- * written, and a vCPU is not yet "online" while KVM_CREATE_VCPU resets its
- * LAPIC; without a later write the last vCPU created is missing from the
- * map and INIT/SIPI from the BSP never reach it (seen with 2 vCPUs).
- * The BSP's LINT0 delivers the PIC (ExtINT) and LINT1 NMIs, as firmware
- * leaves them (Intel SDM Vol. 3A §10.5.1; MP spec virtual-wire mode).
+ * KVM builds its APIC-ID -> vCPU map for IPI delivery when a LAPIC is reset
+ * or written, and a vCPU is not yet "online" while KVM_CREATE_VCPU resets
+ * its LAPIC: after the last KVM_CREATE_VCPU the map lacks the last vCPU,
+ * and INIT/SIPI from the BSP would never reach it (seen with 2 vCPUs). One
+ * KVM_SET_LAPIC after every vCPU exists rebuilds the map with all of them;
+ * the BSP's is the one we need anyway: its LINT0 delivers the PIC (ExtINT)
+ * and LINT1 NMIs, as firmware leaves them (Intel SDM Vol. 3A §10.5.1; MP
+ * spec virtual-wire mode). A write per vCPU would rebuild the map once per
+ * vCPU: quadratic in the vCPU count.
  */
-static int vcpu_set_lapic(struct vcpu *v)
+int vcpu_lapic_init(struct vcpu *v)
 {
 	struct kvm_lapic_state l;
 	uint32_t lvt;
 
 	if (ioctl(v->fd, KVM_GET_LAPIC, &l) < 0)
 		return error_errno(-errno, "vcpu%u: KVM_GET_LAPIC", v->index);
-	if (v->index == 0) {
-		memcpy(&lvt, &l.regs[APIC_LVT0], 4);
-		lvt = (lvt & ~0x700u & ~(1u << 16)) | APIC_DM_EXTINT;
-		memcpy(&l.regs[APIC_LVT0], &lvt, 4);
-		memcpy(&lvt, &l.regs[APIC_LVT1], 4);
-		lvt = (lvt & ~0x700u & ~(1u << 16)) | APIC_DM_NMI;
-		memcpy(&l.regs[APIC_LVT1], &lvt, 4);
-	}
+	memcpy(&lvt, &l.regs[APIC_LVT0], 4);
+	lvt = (lvt & ~0x700u & ~(1u << 16)) | APIC_DM_EXTINT;
+	memcpy(&l.regs[APIC_LVT0], &lvt, 4);
+	memcpy(&lvt, &l.regs[APIC_LVT1], 4);
+	lvt = (lvt & ~0x700u & ~(1u << 16)) | APIC_DM_NMI;
+	memcpy(&l.regs[APIC_LVT1], &lvt, 4);
 	if (ioctl(v->fd, KVM_SET_LAPIC, &l) < 0)
 		return error_errno(-errno, "vcpu%u: KVM_SET_LAPIC", v->index);
 	return 0;
@@ -146,8 +146,6 @@ int vcpu_create(struct vm *vm, uint32_t index, struct vcpu *v)
 	ret = vcpu_set_cpuid(v);
 	if (!ret)
 		ret = vcpu_set_msrs(v);
-	if (!ret)
-		ret = vcpu_set_lapic(v);
 	if (ret)
 		goto out_destroy;
 	if (index != 0 && ioctl(v->fd, KVM_SET_MP_STATE, &mp) < 0) {
@@ -276,12 +274,15 @@ static void *vcpu_thread(void *arg)
 	struct vcpu *v = arg;
 	struct vm *vm = v->vm;
 	enum vm_exit_reason why;
+	bool ran = false;
 
 	while (vm_exit_reason(vm) == VM_EXIT_NONE) {
 		if (vm_is_paused(vm)) { /* vmlet ctl pause: hold here */
 			vm_pause_point(v);
 			continue;
 		}
+		if (!ran && v->index == 0 && !vm->t_first_run)
+			vm->t_first_run = vm_now_ns();
 		if (ioctl(v->fd, KVM_RUN, 0) < 0) {
 			/* EINTR: kicked (the loop condition decides);
 			 * EAGAIN: an AP after INIT, waiting for its SIPI */
@@ -291,6 +292,9 @@ static void *vcpu_thread(void *arg)
 			vm_request_exit(vm, VM_EXIT_CRASH);
 			break;
 		}
+		if (!ran && v->index == 0)
+			vm_bsp_ran(vm);
+		ran = true;
 		__atomic_add_fetch(
 		    &v->exits[v->run->exit_reason < VCPU_EXIT_STATS ? v->run->exit_reason
 								    : VCPU_EXIT_STATS - 1],

@@ -31,8 +31,11 @@ struct vcpu {
 	uint64_t exits[VCPU_EXIT_STATS];
 };
 
-/* Create vCPU index of vm: fd, run page, CPUID, MSRs, LAPIC, mp_state. */
+/* Create vCPU index of vm: fd, run page, CPUID, MSRs, mp_state. */
 int vcpu_create(struct vm *vm, uint32_t index, struct vcpu *v);
+/* The BSP's LAPIC (LINT0 ExtINT, LINT1 NMI), written once every vCPU
+ * exists: that write also completes KVM's APIC-ID map (vcpu.c). */
+int vcpu_lapic_init(struct vcpu *bsp);
 /* Start the vCPU's thread (THREAD_VCPU): KVM_RUN and exit dispatch until
  * the VM ends. */
 int vcpu_start(struct vcpu *v);

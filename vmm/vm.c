@@ -8,7 +8,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
 #include <sys/signalfd.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "vmm/irq_internal.h"
@@ -33,6 +37,57 @@ const char *vm_exit_reason_name(enum vm_exit_reason r)
 	if ((unsigned int)r >= sizeof(exit_names) / sizeof(exit_names[0]))
 		return "?";
 	return exit_names[r];
+}
+
+uint64_t vm_now_ns(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
+}
+
+void vm_stamp(struct vm *vm, const char *name)
+{
+	if (vm->n_stamps < VM_MAX_STAMPS)
+		vm->stamps[vm->n_stamps++] = (struct vm_stamp){name, vm_now_ns()};
+}
+
+/* Guest RAM pages the host has backed (touched by the guest or by us). */
+static uint64_t vm_guest_resident(const struct guest_mem *m)
+{
+	uint64_t bytes = 0, pages, j;
+	unsigned char *vec;
+	unsigned int i;
+
+	for (i = 0; i < m->n; i++) {
+		pages = m->r[i].size / 4096;
+		vec = malloc(pages);
+		if (vec && !mincore(m->r[i].host, m->r[i].size, vec))
+			for (j = 0; j < pages; j++)
+				bytes += (vec[j] & 1) * 4096ull;
+		free(vec);
+	}
+	return bytes;
+}
+
+/* One debug line: every stamp in microseconds of CLOCK_MONOTONIC, and the
+ * guest RAM the host backed (bench-boot: vmlet's own RSS is the rest). */
+static void vm_log_stamps(struct vm *vm, uint64_t resident)
+{
+	char buf[640];
+	size_t off = 0;
+	unsigned int i;
+
+	if (!log_enabled(LOG_DEBUG))
+		return;
+	for (i = 0; i < vm->n_stamps && off < sizeof(buf); i++)
+		off +=
+		    (size_t)snprintf(buf + off, sizeof(buf) - off, " %s=%llu", vm->stamps[i].name,
+				     (unsigned long long)vm->stamps[i].ns / 1000);
+	log_debug("vm: phases (CLOCK_MONOTONIC us):%s first_run=%llu end=%llu", buf,
+		  (unsigned long long)vm->t_first_run / 1000, (unsigned long long)vm->t_end / 1000);
+	log_debug("vm: guest RAM resident: %llu KiB", (unsigned long long)resident >> 10);
 }
 
 static int kvm_check_cap(struct vm *vm, long cap)
@@ -183,6 +238,57 @@ static int vm_set_memory(struct vm *vm)
 	return 0;
 }
 
+/*
+ * KVM creates the PIT re-injecting lost ticks (QEMU's lost_tick_policy=
+ * delay). We turn that off: ticks the guest missed with interrupts masked
+ * are dropped, as on real hardware (QEMU: lost_tick_policy=discard); no
+ * guest of ours counts PIT ticks for time. The reason is the cost of the
+ * switch: KVM then unregisters an IRQ-ack notifier and waits for an
+ * irq_srcu grace period (kvm_pit_set_reinject -> synchronize_srcu). KVM
+ * does exactly that when it destroys the VM (kvm_free_pit) if re-injection
+ * is still on, and on our hosts that grace period takes 4-20 ms while the
+ * VM is younger than a few tens of ms: every short VM's exit waited for it.
+ *
+ * So the main loop makes the switch while the guest boots, as soon as the
+ * BSP's first KVM_RUN has returned (vm_bsp_ran). Not earlier: issued
+ * before it, the switch delays the BSP's first entry by the whole grace
+ * period. The main loop is busy for that grace period once per VM.
+ */
+static void vm_pit_reinject_off(void *opaque, uint32_t events)
+{
+	struct vm *vm = opaque;
+	struct kvm_reinject_control rc = {.pit_reinject = 0};
+	uint64_t n;
+
+	(void)events;
+	if (read(vm->pit_efd, &n, sizeof(n)) != sizeof(n))
+		return;
+	event_del(&vm->loop, vm->pit_efd);
+	if (ioctl(vm->vm_fd, KVM_REINJECT_CONTROL, &rc) < 0)
+		log_warn("kvm: KVM_REINJECT_CONTROL: %s (the VM's teardown waits instead)",
+			 strerror(errno));
+	vm_stamp(vm, "pit_reinject_off");
+}
+
+void vm_bsp_ran(struct vm *vm)
+{
+	uint64_t one = 1;
+
+	if (vm->pit_efd >= 0 && write(vm->pit_efd, &one, sizeof(one)) != sizeof(one))
+		log_warn_once("kvm: cannot wake the main loop for the PIT switch");
+}
+
+static int vm_pit_watch(struct vm *vm)
+{
+	int ret;
+
+	vm->pit_efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (vm->pit_efd < 0)
+		return error_errno(-errno, "vm: eventfd");
+	ret = event_add(&vm->loop, vm->pit_efd, EPOLLIN, vm_pit_reinject_off, vm);
+	return ret ? error_errno(ret, "vm: event loop setup") : 0;
+}
+
 static int vm_create_chips(struct vm *vm)
 {
 	struct kvm_pit_config pit = {.flags = KVM_PIT_SPEAKER_DUMMY};
@@ -198,7 +304,7 @@ static int vm_create_chips(struct vm *vm)
 		return -EIO;
 	if (ioctl(vm->vm_fd, KVM_CREATE_PIT2, &pit) < 0)
 		return error_errno(-errno, "kvm: KVM_CREATE_PIT2");
-	return 0;
+	return vm_pit_watch(vm);
 }
 
 static int vm_create_devices(struct vm *vm)
@@ -231,7 +337,7 @@ static int vm_create_vcpus(struct vm *vm)
 		if (ret)
 			return ret;
 	}
-	return 0;
+	return vm->n_vcpus ? vcpu_lapic_init(&vm->vcpus[0]) : 0;
 }
 
 int vm_create(struct vm **out, const struct vm_config *cfg, const struct vm_options *opt)
@@ -242,9 +348,10 @@ int vm_create(struct vm **out, const struct vm_config *cfg, const struct vm_opti
 	vm = calloc(1, sizeof(*vm));
 	if (!vm)
 		return -ENOMEM;
+	vm_stamp(vm, "create");
 	vm->cfg = cfg;
 	vm->opt = *opt;
-	vm->kvm_fd = vm->vm_fd = -1;
+	vm->kvm_fd = vm->vm_fd = vm->pit_efd = -1;
 	vm->loop.epfd = -1;
 	pthread_mutex_init(&vm->capture_lock, NULL);
 	vm_ctl_init(vm);
@@ -264,6 +371,7 @@ int vm_create(struct vm **out, const struct vm_config *cfg, const struct vm_opti
 		ret = error_errno(-errno, "kvm: KVM_CREATE_VM");
 		goto out_destroy;
 	}
+	vm_stamp(vm, "kvm");
 	ret = vm_get_host_cpuid(vm);
 	if (ret)
 		goto out_destroy;
@@ -271,14 +379,21 @@ int vm_create(struct vm **out, const struct vm_config *cfg, const struct vm_opti
 	ret = vm_set_memory(vm);
 	if (!ret)
 		ret = vm_enable_x2apic_api(vm);
-	if (!ret)
+	if (!ret) {
+		vm_stamp(vm, "memory");
 		ret = vm_create_chips(vm);
-	if (!ret)
+	}
+	if (!ret) {
+		vm_stamp(vm, "chips");
 		ret = vm_create_devices(vm);
-	if (!ret)
+	}
+	if (!ret) {
+		vm_stamp(vm, "devices");
 		ret = vm_create_vcpus(vm);
+	}
 	if (ret)
 		goto out_destroy;
+	vm_stamp(vm, "vcpus");
 	*out = vm;
 	return 0;
 out_destroy:
@@ -294,6 +409,7 @@ void vm_request_exit(struct vm *vm, enum vm_exit_reason reason)
 	if (!__atomic_compare_exchange_n(&vm->exit_reason, &none, (int)reason, false,
 					 __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
 		return;
+	vm->t_end = vm_now_ns();
 	for (i = 0; i < vm->n_vcpus; i++)
 		vcpu_kick(&vm->vcpus[i]);
 	vm_pause_wake(vm); /* paused vCPUs finish too */
@@ -351,6 +467,7 @@ const char *vm_console_captured(struct vm *vm, size_t *len)
 
 void vm_destroy(struct vm *vm)
 {
+	uint64_t resident = 0;
 	uint32_t i;
 
 	if (!vm)
@@ -360,18 +477,31 @@ void vm_destroy(struct vm *vm)
 		for (i = 0; i < vm->n_vcpus; i++)
 			vcpu_destroy(&vm->vcpus[i]);
 	}
+	if (vm->t_end)
+		vm_stamp(vm, "vcpus_closed");
 	device_destroy_all(vm->devs, vm->n_devs);
 	irq_release(vm);
 	if (vm->vm_fd >= 0)
 		close(vm->vm_fd);
+	if (vm->t_end)
+		vm_stamp(vm, "vm_closed");
+	if (vm->t_end && log_enabled(LOG_DEBUG))
+		resident = vm_guest_resident(&vm->mem);
 	guest_mem_release(&vm->mem);
 	if (vm->kvm_fd >= 0)
 		close(vm->kvm_fd);
+	if (vm->pit_efd >= 0)
+		close(vm->pit_efd);
 	if (vm->loop.epfd >= 0)
 		event_loop_release(&vm->loop);
 	bus_release(&vm->mmio);
 	bus_release(&vm->pio);
+	if (vm->t_end) {
+		vm_stamp(vm, "destroyed");
+		vm_log_stamps(vm, resident);
+	}
 	pthread_mutex_destroy(&vm->capture_lock);
+
 	free(vm->capture);
 	free(vm->host_cpuid);
 	free(vm->apic_ids);

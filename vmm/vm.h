@@ -26,6 +26,8 @@
 #include "vmm/event.h"
 #include "vmm/guest_mem.h"
 
+#define VM_MAX_STAMPS 16
+
 struct vm_config;
 struct vcpu;
 struct irq_state;
@@ -42,6 +44,10 @@ struct vm_options {
 	/* --firmware: an external PVH firmware ELF for EFI boot (NULL: the
 	 * built-in one) */
 	const char *firmware;
+	/* A built-in PVH module instead of cfg->initrd_path (the probe
+	 * handed to the EFI firmware) */
+	const uint8_t *module;
+	size_t module_len;
 	/* the EFI variable store file when cfg->efi_persistent */
 	const char *efi_vars;
 };
@@ -69,6 +75,21 @@ struct vm {
 	int exit_reason; /* enum vm_exit_reason, atomic */
 	void (*power_button)(void *opaque);
 	void *power_button_opaque;
+
+	/* written by the BSP after its first KVM_RUN: the main loop then
+	 * turns the PIT's lost-tick re-injection off (vm.c) */
+	int pit_efd;
+
+	/* Phase stamps, CLOCK_MONOTONIC ns, logged at debug level by
+	 * vm_destroy() (scripts/bench-boot's phase split): the main thread's
+	 * (vm_stamp), the BSP's first KVM_RUN and the first
+	 * vm_request_exit(). */
+	struct vm_stamp {
+		const char *name;
+		uint64_t ns;
+	} stamps[VM_MAX_STAMPS];
+	unsigned int n_stamps;
+	uint64_t t_first_run, t_end;
 
 	pthread_mutex_t capture_lock; /* VM_CONSOLE_CAPTURE buffer */
 	char *capture;
@@ -100,6 +121,9 @@ static inline enum vm_exit_reason vm_exit_reason(struct vm *vm)
 	return (enum vm_exit_reason)__atomic_load_n(&vm->exit_reason, __ATOMIC_ACQUIRE);
 }
 
+/* Called by the BSP's thread after its first KVM_RUN returned. */
+void vm_bsp_ran(struct vm *vm);
+
 /* Press the ACPI power button (no-op without an ACPI device). */
 void vm_power_button(struct vm *vm);
 
@@ -107,6 +131,11 @@ void vm_power_button(struct vm *vm);
 const char *vm_console_captured(struct vm *vm, size_t *len);
 
 const char *vm_exit_reason_name(enum vm_exit_reason r);
+
+/* CLOCK_MONOTONIC in nanoseconds; vm_stamp() records a named phase end
+ * (main thread only; name must be a string literal). */
+uint64_t vm_now_ns(void);
+void vm_stamp(struct vm *vm, const char *name);
 
 /* ---- control socket operations (vmm/vm_ctl.c) ---- */
 

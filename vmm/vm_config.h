@@ -111,6 +111,7 @@ struct vm_config {
 	uint32_t max_sockets; /* 0 = unset */
 	char *cpu_model;      /* NULL = unset */
 	bool dedicated_cpu_placement;
+	uint64_t cpu_limit_millis; /* domain.resources.limits.cpu, 0 = unset */
 
 	/* memory */
 	uint64_t memory_bytes;	  /* effective guest memory */

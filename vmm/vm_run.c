@@ -116,6 +116,7 @@ int vm_run(struct vm *vm)
 	uint32_t i;
 	int ret;
 
+	vm_stamp(vm, "booted");
 	ret = vcpu_signals_init();
 	if (ret)
 		return error_errno(ret, "vm: cannot install the vCPU kick handler");
@@ -136,6 +137,7 @@ int vm_run(struct vm *vm)
 			goto out_join;
 		}
 	}
+	vm_stamp(vm, "threads");
 	if (sandbox_prepared()) {
 		ret = sandbox_apply();
 		if (ret) {
@@ -143,6 +145,7 @@ int vm_run(struct vm *vm)
 			goto out_join;
 		}
 	}
+	vm_stamp(vm, "sandboxed");
 	vm_pause_wake(vm); /* the first guest instruction */
 	while (vm_exit_reason(vm) == VM_EXIT_NONE) {
 		ret = event_loop_run(&vm->loop);
@@ -154,6 +157,7 @@ int vm_run(struct vm *vm)
 	ret = 0;
 out_join:
 	vm_join_vcpus(vm);
+	vm_stamp(vm, "joined");
 	/* where a guest that had to be stopped was stuck */
 	if (vm_exit_reason(vm) == VM_EXIT_HARD_STOP && vm->n_vcpus)
 		vcpu_log_regs(&vm->vcpus[0]);

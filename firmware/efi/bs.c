@@ -320,6 +320,16 @@ static efi_status EFIAPI locate_protocol(const efi_guid *g, void *reg, void **if
 	return proto_locate(g, iface);
 }
 
+/* The next (GUID, interface) pair of a NULL-terminated variadic list. */
+static bool next_pair(__builtin_ms_va_list *ap, const efi_guid **g, void **iface)
+{
+	*g = __builtin_va_arg(*ap, const efi_guid *);
+	if (!*g)
+		return false;
+	*iface = __builtin_va_arg(*ap, void *);
+	return true;
+}
+
 static efi_status EFIAPI install_multiple(efi_handle *h, ...)
 {
 	const efi_guid *done[PROTO_PER_HANDLE];
@@ -327,17 +337,13 @@ static efi_status EFIAPI install_multiple(efi_handle *h, ...)
 	unsigned int n = 0;
 	efi_status st = EFI_SUCCESS;
 	__builtin_ms_va_list ap;
+	const efi_guid *g;
+	void *iface;
 
 	if (!h)
 		return EFI_INVALID_PARAMETER;
 	__builtin_ms_va_start(ap, h);
-	for (;;) {
-		const efi_guid *g = __builtin_va_arg(ap, const efi_guid *);
-
-		if (!g)
-			break;
-		void *iface = __builtin_va_arg(ap, void *);
-
+	while (next_pair(&ap, &g, &iface)) {
 		if (n >= PROTO_PER_HANDLE)
 			st = EFI_OUT_OF_RESOURCES;
 		else
@@ -358,15 +364,11 @@ static efi_status EFIAPI uninstall_multiple(efi_handle h, ...)
 {
 	efi_status st = EFI_SUCCESS;
 	__builtin_ms_va_list ap;
+	const efi_guid *g;
+	void *iface;
 
 	__builtin_ms_va_start(ap, h);
-	for (;;) {
-		const efi_guid *g = __builtin_va_arg(ap, const efi_guid *);
-
-		if (!g)
-			break;
-		void *iface = __builtin_va_arg(ap, void *);
-
+	while (next_pair(&ap, &g, &iface)) {
 		if (proto_uninstall(h, g, iface))
 			st = EFI_INVALID_PARAMETER;
 	}

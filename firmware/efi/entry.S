@@ -1,63 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * entry.S - the EFI firmware's PVH entry (32-bit protected mode, paging
- * off, ebx = hvm_start_info): straight to long mode on the lib's static
- * identity map, SSE enabled as UEFI requires for applications, then
- * efi_fw_main(). Also efi_setjmp/efi_longjmp for Exit().
+ * entry.S - efi_setjmp/efi_longjmp for Exit(), and efi_pvh_jump back out
+ * of long mode into a PVH payload. (The PVH entry and long mode are the
+ * lib's: firmware/lib/entry.S, ending in fw_main().)
  */
 #include "firmware/lib/cpu.h"
-#include "firmware/lib/pvh.h"
-
-	.section .note.Xen, "a"
-	.balign 4
-	.long 4
-	.long 8
-	.long XEN_ELFNOTE_PHYS32_ENTRY
-	.asciz "Xen"
-	.balign 4
-	.quad efi_pvh_entry
-
-	.section .text.entry, "ax"
-	.code32
-	.globl efi_pvh_entry
-efi_pvh_entry:
-	cli
-	cld
-	movl %ebx, %esi
-	lgdt fw_gdt_ptr
-	movl $FW_SEL_DATA, %eax
-	movl %eax, %ds
-	movl %eax, %es
-	movl %eax, %ss
-	movl %cr4, %eax
-	orl $0x620, %eax                 /* PAE | OSFXSR | OSXMMEXCPT */
-	movl %eax, %cr4
-	movl $fw_pml4, %eax
-	movl %eax, %cr3
-	movl $0xc0000080, %ecx           /* EFER.LME */
-	rdmsr
-	orl $0x100, %eax
-	wrmsr
-	movl %cr0, %eax
-	andl $~0x4, %eax                 /* EM off */
-	orl $0x80000003, %eax            /* PG | MP | PE */
-	movl %eax, %cr0
-	ljmp $FW_SEL_CODE64, $1f
-
-	.code64
-1:	movl $FW_SEL_DATA, %eax
-	movl %eax, %ds
-	movl %eax, %es
-	movl %eax, %ss
-	xorl %eax, %eax
-	movl %eax, %fs
-	movl %eax, %gs
-	leaq efi_stack_top(%rip), %rsp
-	movl %esi, %edi
-	call efi_fw_main
-2:	cli
-	hlt
-	jmp 2b
 
 /* int efi_setjmp(struct efi_jmp *j): rbx rbp r12 r13 r14 r15 rsp rip */
 	.text
@@ -92,10 +39,35 @@ efi_longjmp:
 	incl %eax
 1:	jmp *56(%rdi)
 
-	.bss
-	.balign 16
-efi_stack:
-	.skip 65536
-efi_stack_top:
+/* void efi_pvh_jump(uint32_t entry, uint32_t start_info): the PVH boot
+ * state (32-bit protected mode, flat segments, paging off, ebx =
+ * start_info) and a jump to entry. Through compatibility mode on the lib's
+ * 32-bit code segment; turning paging off leaves long mode. */
+	.globl efi_pvh_jump
+efi_pvh_jump:
+	cli
+	movl %edi, %ebp
+	movl %esi, %ebx
+	leaq 1f(%rip), %rax
+	pushq $FW_SEL_CODE32
+	pushq %rax
+	lretq
+
+	.code32
+1:	movl $FW_SEL_DATA, %eax
+	movl %eax, %ds
+	movl %eax, %es
+	movl %eax, %ss
+	movl %cr0, %eax
+	andl $0x7fffffff, %eax           /* PG off: long mode ends */
+	movl %eax, %cr0
+	movl $0xc0000080, %ecx           /* EFER.LME off */
+	rdmsr
+	andl $~0x100, %eax
+	wrmsr
+	xorl %eax, %eax
+	movl %eax, %cr4
+	jmp *%ebp
+	.code64
 
 	.section .note.GNU-stack, "", @progbits

@@ -81,6 +81,12 @@ void efi_vars_load(void);
  * FW_ABI_EFI_UNSUPPORTED without the port; *len in and out. */
 uint32_t efi_port_call(uint32_t op, void *buf, uint32_t cap, uint32_t *len);
 
+/* a PVH ELF module instead of a disk (payload.c): claim reserves its
+ * segments (true: mod is an ELF, not a disk); start enters it (returns
+ * only when there is none or it cannot be started). */
+bool efi_payload_claim(const void *mod, uint64_t size);
+void efi_payload_start(uint32_t start_info);
+
 /* boot manager (bootmgr.c): Boot#### in BootOrder, then
  * \EFI\BOOT\BOOTX64.EFI on the disks in the VMM's boot order, then on
  * every other file system; cmdline (may be NULL) becomes the load options

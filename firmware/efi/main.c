@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * main.c - vmlet's UEFI firmware: PVH entry (entry.S) lands here at CPL0
+ * main.c - vmlet's UEFI firmware: the lib's PVH entry lands here at CPL0
  * in long mode. Build the memory map from the PVH memmap, the system
  * table, console, runtime services, ACPI configuration tables; expose the
  * PVH module (an ESP disk image) as a RAM disk; then boot (bootmgr.c). Everything runs at CPL0,
@@ -20,7 +20,6 @@ struct efi_mem efi_mem;
 struct efi_system_table efi_st;
 
 extern char __fw_start[], __fw_text_end[], __fw_end[];
-void efi_fw_main(uint32_t start_info);
 
 static struct efi_loaded_image fw_image;
 static efi_handle fw_handle;
@@ -85,8 +84,11 @@ static int memmap_init(const struct hvm_start_info *si)
 
 		mem_set(&efi_mem, si->modlist_paddr, si->nr_modules * sizeof(*m),
 			EfiBootServicesData);
-		for (uint32_t i = 0; i < si->nr_modules && i < 8; i++)
+		for (uint32_t i = 0; i < si->nr_modules && i < 8; i++) {
 			mem_set(&efi_mem, m[i].paddr, m[i].size, EfiBootServicesData);
+			if (m[i].paddr + m[i].size <= LIMIT_4G)
+				efi_payload_claim((const void *)(uintptr_t)m[i].paddr, m[i].size);
+		}
 	}
 	/* the firmware itself survives ExitBootServices (runtime services) */
 	mem_set(&efi_mem, (uintptr_t)__fw_start, (uintptr_t)(__fw_text_end - __fw_start),
@@ -161,7 +163,8 @@ static void ramdisks_init(const struct hvm_start_info *si)
 		struct dp_memmap node;
 		struct efi_device_path *dp;
 
-		if (!dev || m[i].paddr + m[i].size > LIMIT_4G || m[i].size < 512)
+		if (!dev || m[i].paddr + m[i].size > LIMIT_4G || m[i].size < 512 ||
+		    !memcmp((const void *)(uintptr_t)m[i].paddr, "\177ELF", 4)) /* payload.c */
 			continue;
 		blk_init_mem(dev, (void *)(uintptr_t)m[i].paddr, m[i].size, 512);
 		dp_set(&node.h, DP_HW, DP_HW_MEMMAP, sizeof(node));
@@ -191,7 +194,7 @@ static void tables_init(void)
 	efi_table_crc(&efi_st.hdr);
 }
 
-void efi_fw_main(uint32_t start_info)
+void fw_main(uint32_t start_info)
 {
 	const struct hvm_start_info *si = (const void *)(uintptr_t)start_info;
 	const char *cmdline = NULL;
@@ -223,6 +226,7 @@ void efi_fw_main(uint32_t start_info)
 	efi_table_crc(&efi_st.hdr);
 	efi_vars_load();
 	efi_log("vmlet UEFI firmware ready: %u memory descriptors", efi_mem.n);
+	efi_payload_start(start_info);
 	efi_boot_run(fw_handle, cmdline);
 	efi_log("nothing (more) to boot: powering off");
 	fw_poweroff(&efi_power);

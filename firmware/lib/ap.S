@@ -3,8 +3,7 @@
  * ap.S - AP entry. fw_ap_tramp_start..fw_ap_tramp_end is copied below
  * 1 MiB and entered in real mode by a SIPI (CS = vector << 8, IP = 0); it
  * loads the shared GDT and jumps to fw_ap_entry32 in the image, which
- * enables long mode with the shared identity map. No 32-bit paging is ever
- * enabled (it would stop the VM on our hosts).
+ * enters long mode the way the boot CPU did (fw_long_mode, entry.S).
  */
 #include "firmware/lib/cpu.h"
 #include "firmware/lib/smp.h"
@@ -28,30 +27,11 @@ fw_ap_tramp_end:
 
 	.code32
 fw_ap_entry32:
-	movl $FW_SEL_DATA, %eax
-	movl %eax, %ds
-	movl %eax, %es
-	movl %eax, %ss
-	movl %cr4, %eax
-	orl $0x20, %eax               /* PAE */
-	movl %eax, %cr4
-	movl $fw_pml4, %eax
-	movl %eax, %cr3
-	movl $0xc0000080, %ecx        /* EFER.LME */
-	rdmsr
-	orl $0x100, %eax
-	wrmsr
-	movl %cr0, %eax
-	orl $0x80000001, %eax         /* PG | PE */
-	movl %eax, %cr0
-	ljmp $FW_SEL_CODE64, $fw_ap_entry64
+	movl $fw_ap_entry64, %ebp
+	jmp fw_long_mode
 
 	.code64
 fw_ap_entry64:
-	movl $FW_SEL_DATA, %eax
-	movl %eax, %ds
-	movl %eax, %es
-	movl %eax, %ss
 	movl $1, %edi
 	lock xaddl %edi, fw_ap_count(%rip)
 	cmpl $FW_SMP_MAX_APS, %edi

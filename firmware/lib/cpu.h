@@ -78,6 +78,10 @@ static inline unsigned fw_cpl(void)
 	return cs & 3;
 }
 
+/* The image's C entry: entry.S's fw_pvh_entry calls it in long mode at
+ * CPL0 with the PVH hvm_start_info address; it must not return. */
+void fw_main(uint32_t start_info);
+
 /* cpu.S symbols */
 extern uint8_t fw_gdt[];
 extern uint64_t fw_pml4[];

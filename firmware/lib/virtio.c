@@ -5,6 +5,7 @@
  */
 #include "firmware/lib/io.h"
 #include "firmware/lib/virtio.h"
+#include "firmware/lib/virtio_net.h"
 
 #define QSIZE	    FW_VIRTIO_QSIZE
 #define F_VERSION_1 (1ull << 32)
@@ -86,6 +87,18 @@ int fw_virtio_init_q(struct fw_virtio *v, const struct fw_pci_fn *f, uint64_t wa
 int fw_virtio_init_rings(struct fw_virtio *v, const struct fw_pci_fn *f, uint64_t want,
 			 uint64_t *mmio_next, uint16_t qsize, void *desc, void *avail, void *used)
 {
+	struct fw_virtio_ring r = {qsize, desc, avail, used, NULL};
+
+	if (fw_virtio_init_queues(v, f, want, mmio_next, &r, 1))
+		return -1;
+	v->qsize = r.qsize;
+	v->notify = (volatile uint8_t *)r.notify;
+	return 0;
+}
+
+int fw_virtio_init_queues(struct fw_virtio *v, const struct fw_pci_fn *f, uint64_t want,
+			  uint64_t *mmio_next, struct fw_virtio_ring *r, int n)
+{
 	uint64_t offered;
 	uint16_t qmax;
 
@@ -110,18 +123,21 @@ int fw_virtio_init_rings(struct fw_virtio *v, const struct fw_pci_fn *f, uint64_
 	C8(v, 0x14) = 1 | 2 | 8;
 	if (!(C8(v, 0x14) & 8))
 		return -1;
-	C16(v, 0x16) = 0;
-	qmax = C16(v, 0x18);
-	if (!qmax)
-		return -1;
-	v->qsize = qmax < qsize ? qmax : qsize;
-	C16(v, 0x18) = v->qsize;
-	C16(v, 0x1a) = 0xffff; /* no MSI-X vector: we poll */
-	*(volatile uint64_t *)(v->common + 0x20) = (uint64_t)(uintptr_t)desc;
-	*(volatile uint64_t *)(v->common + 0x28) = (uint64_t)(uintptr_t)avail;
-	*(volatile uint64_t *)(v->common + 0x30) = (uint64_t)(uintptr_t)used;
-	v->notify += (uint64_t)C16(v, 0x1e) * v->notify_mult;
-	C16(v, 0x1c) = 1;
+	for (int i = 0; i < n; i++) {
+		C16(v, 0x16) = (uint16_t)i;
+		qmax = C16(v, 0x18);
+		if (!qmax)
+			return -1;
+		r[i].qsize = qmax < r[i].qsize ? qmax : r[i].qsize;
+		C16(v, 0x18) = r[i].qsize;
+		C16(v, 0x1a) = 0xffff; /* no MSI-X vector: we poll */
+		*(volatile uint64_t *)(v->common + 0x20) = (uint64_t)(uintptr_t)r[i].desc;
+		*(volatile uint64_t *)(v->common + 0x28) = (uint64_t)(uintptr_t)r[i].avail;
+		*(volatile uint64_t *)(v->common + 0x30) = (uint64_t)(uintptr_t)r[i].used;
+		r[i].notify =
+		    (volatile uint16_t *)(v->notify + (uint64_t)C16(v, 0x1e) * v->notify_mult);
+		C16(v, 0x1c) = 1;
+	}
 	C8(v, 0x14) = 1 | 2 | 8 | 4;
 	return C8(v, 0x14) & 0x40 ? -1 : 0;
 }
@@ -399,6 +415,8 @@ void fw_virtio_report(struct fw_buf *out, uint64_t ecam, bool hostile)
 			report_blk(out, &fns[i], &next);
 		else if (fns[i].device == 0x1044)
 			report_rng(out, &fns[i], &next);
+		else if (fns[i].device == 0x1041)
+			fw_virtio_net_report(out, &fns[i], &next);
 	}
 }
 

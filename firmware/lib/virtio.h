@@ -11,25 +11,30 @@
 #include "firmware/lib/fw.h"
 #include "firmware/lib/pci.h"
 
+/* The body of a struct holding one split queue of n entries (§2.7):
+ * desc, avail, and used on a page of its own. */
+#define FW_VIRTIO_RINGS(n)                                                                         \
+	{                                                                                          \
+		struct {                                                                           \
+			uint64_t addr;                                                             \
+			uint32_t len;                                                              \
+			uint16_t flags, next;                                                      \
+		} desc[n] FW_ALIGNED(16);                                                          \
+		struct {                                                                           \
+			uint16_t flags, idx, ring[n], used_event;                                  \
+		} avail FW_ALIGNED(2);                                                             \
+		struct {                                                                           \
+			uint16_t flags, idx;                                                       \
+			struct {                                                                   \
+				uint32_t id, len;                                                  \
+			} ring[n];                                                                 \
+			uint16_t avail_event;                                                      \
+		} used FW_ALIGNED(4096);                                                           \
+	}
+
 /* One split queue's rings (4 KiB aligned, 8 KiB). */
 #define FW_VIRTIO_QSIZE 16
-struct fw_vq {
-	struct {
-		uint64_t addr;
-		uint32_t len;
-		uint16_t flags, next;
-	} desc[FW_VIRTIO_QSIZE] FW_ALIGNED(16);
-	struct {
-		uint16_t flags, idx, ring[FW_VIRTIO_QSIZE], used_event;
-	} avail FW_ALIGNED(2);
-	struct {
-		uint16_t flags, idx;
-		struct {
-			uint32_t id, len;
-		} ring[FW_VIRTIO_QSIZE];
-		uint16_t avail_event;
-	} used FW_ALIGNED(4096);
-} FW_ALIGNED(4096);
+struct fw_vq FW_VIRTIO_RINGS(FW_VIRTIO_QSIZE) FW_ALIGNED(4096);
 
 struct fw_virtio {
 	const struct fw_pci_fn *pci;
@@ -60,12 +65,23 @@ int fw_virtio_init_q(struct fw_virtio *v, const struct fw_pci_fn *f, uint64_t wa
  * these rings. */
 int fw_virtio_init_rings(struct fw_virtio *v, const struct fw_pci_fn *f, uint64_t want,
 			 uint64_t *mmio_next, uint16_t qsize, void *desc, void *avail, void *used);
+/* One of several queues for fw_virtio_init_queues(): qsize in (the device
+ * may lower it) and out, ring addresses in, the queue's doorbell out. */
+struct fw_virtio_ring {
+	uint16_t qsize;
+	void *desc, *avail, *used;
+	volatile uint16_t *notify;
+};
+/* Reset, negotiate, set up queues 0..n-1 with the caller's rings,
+ * DRIVER_OK. v->vq stays NULL. 0 or -1. */
+int fw_virtio_init_queues(struct fw_virtio *v, const struct fw_pci_fn *f, uint64_t want,
+			  uint64_t *mmio_next, struct fw_virtio_ring *r, int n);
 /* Post one chain on queue 0, notify, poll for its completion. Returns the
  * used length, or -1 on timeout. */
 int64_t fw_virtio_submit(struct fw_virtio *v, const struct fw_virtio_buf *b, int n);
 void fw_virtio_reset(struct fw_virtio *v);
 
-/* Append pci=/disk=/rng= lines (firmware/abi.h) for bus 0 at ecam. With
+/* Append pci=/disk=/rng=/nic= lines (firmware/abi.h) for bus 0 at ecam. With
  * hostile, first attack each virtio-blk with malformed rings (a buffer
  * outside RAM, an absurd length, a descriptor loop, an avail index far
  * ahead) and check it still serves good requests after each: one

@@ -24,8 +24,6 @@ static uint32_t n_done;
 static uint8_t kstack[8192] FW_ALIGNED(16);
 static uint8_t ustack[65536] FW_ALIGNED(16);
 
-void probe_main(uint32_t start_info);
-
 static void cpuid_into(struct topo_leaf *l, uint32_t leaf, uint32_t sub)
 {
 	__asm__ volatile("cpuid"
@@ -157,7 +155,7 @@ static void fatal(const struct fw_regs *r)
 	fw_poweroff(&probe_power);
 }
 
-void probe_main(uint32_t start_info)
+void fw_main(uint32_t start_info)
 {
 	probe_tsc0 = rdtsc();
 	fw_serial_init(&com1, FW_ABI_COM1_PORT);

@@ -27,7 +27,7 @@ struct probe_cpu {
 extern struct probe_cpu probe_cpus[PROBE_MAX_CPUS];
 /* Power-off data found by the CPL3 part (used by the fatal handler too). */
 extern struct fw_acpi_power probe_power;
-/* TSC at probe_main() entry. */
+/* TSC at fw_main() entry. */
 extern uint64_t probe_tsc0;
 
 /* kcall numbers */
@@ -56,6 +56,16 @@ void probe_blk_bench(struct fw_buf *out, uint64_t ecam, const char *mode);
  * read-only one a write must fail with IOERR. Appends
  * ioTest=<bb:dd.f> ok|<failed step> (address "-" when there is no such disk). */
 void probe_blk_test(struct fw_buf *out, uint64_t ecam, const char *where);
+
+/* Traffic on the first virtio-net (netbench.c, for scripts/bench-net):
+ * mode tx64 / tx1500 / tx64k (TSO) sends, rx64 / rx1500 / rx64k counts
+ * what the host sends. Appends netBench=<bb:dd.f> <mode> <frames>
+ * <bytes> <TSC ticks> <frames missing>. */
+void probe_net_bench(struct fw_buf *out, uint64_t ecam, const char *mode);
+
+/* efiVendor/efiRevision/efiSpec/efiTables lines for the EFI system table
+ * at addr_text ("0x..." from vmlet.efi=) (efi.c). */
+void probe_efi_report(struct fw_buf *out, const char *addr_text);
 
 /* CPL3 part; arg = start_info physical address. Does not return. */
 void probe_user_main(void *arg);

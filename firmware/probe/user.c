@@ -7,6 +7,7 @@
 #include "firmware/lib/io.h"
 #include "firmware/lib/pvh.h"
 #include "firmware/lib/virtio.h"
+#include "firmware/lib/virtio_net.h"
 #include "firmware/probe/probe.h"
 
 #define REPORT_MAX FW_ABI_REPORT_MAX
@@ -255,25 +256,65 @@ static bool cmdline_value(uint32_t si_addr, const char *key, char *val, size_t c
 	return true;
 }
 
+/* Decimal digits at s up to a non-digit (bounded); *s moves past them. */
+static uint32_t parse_dec(const char **s)
+{
+	uint32_t v = 0;
+
+	for (; **s >= '0' && **s <= '9' && v < 100000000; (*s)++)
+		v = v * 10 + (uint32_t)(**s - '0');
+	return v;
+}
+
+/* vmlet.netecho=N, vmlet.netping=A.B.C.D: the NIC driver's options
+ * (firmware/lib/virtio_net.h). */
+static void net_options(uint32_t si_addr)
+{
+	struct fw_net_opts o = {0};
+	const char *p;
+	char v[20];
+
+	o.quick = cmdline_has(si_addr, "vmlet.netbench=");
+	if (cmdline_value(si_addr, "vmlet.netecho=", v, sizeof(v))) {
+		p = v;
+		o.echo = parse_dec(&p);
+	}
+	if (cmdline_value(si_addr, "vmlet.netping=", v, sizeof(v))) {
+		p = v;
+		for (int i = 0; i < 4; i++) {
+			o.ping = o.ping << 8 | (parse_dec(&p) & 255);
+			if (*p == '.')
+				p++;
+		}
+	}
+	fw_virtio_net_configure(&o);
+}
+
 void probe_user_main(void *arg)
 {
 	uint64_t rsdp_hint, ecam;
-	char mode[16];
+	char mode[16], efi[24];
 
 	fw_buf_init(&st.out, report, sizeof(report));
 	fw_buf_printf(&st.out, "\n" FW_ABI_PROBE_BEGIN "%d\n", FW_ABI_VERSION);
 	report_memory((uint32_t)(uintptr_t)arg, &rsdp_hint);
 	report_acpi(rsdp_hint);
+	/* before the APs' trampoline and stacks can touch firmware memory */
+	if (cmdline_value((uint32_t)(uintptr_t)arg, "vmlet.efi=", efi, sizeof(efi)))
+		probe_efi_report(&st.out, efi);
 	start_aps();
 	order_cpus();
 	report_topology();
 	/* PCI functions, virtio disks and entropy (firmware/lib/virtio.c) */
+	net_options((uint32_t)(uintptr_t)arg);
 	ecam = fw_pci_ecam_from_mcfg(fw_acpi_find(st.tables, st.n_tables, "MCFG"));
 	fw_virtio_report(&st.out, ecam, cmdline_has((uint32_t)(uintptr_t)arg, "vmlet.hostile"));
 	if (cmdline_value((uint32_t)(uintptr_t)arg, "vmlet.iotest=", mode, sizeof(mode)))
 		probe_blk_test(&st.out, ecam, mode);
 	if (cmdline_value((uint32_t)(uintptr_t)arg, "vmlet.blkbench=", mode, sizeof(mode)))
 		probe_blk_bench(&st.out, ecam, mode);
+	if (cmdline_value((uint32_t)(uintptr_t)arg, "vmlet.netbench=", mode, sizeof(mode)))
+		probe_net_bench(&st.out, ecam, mode);
 	if (st.out.overflow) {
 		st.out.len = sizeof(report) - 64;
 		st.out.overflow = false;

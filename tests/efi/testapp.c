@@ -207,6 +207,20 @@ static void test_protocols(EFI_LOADED_IMAGE *li)
 	check(L"proto.file-path", li->FilePath != NULL, NULL, 0);
 	check(L"proto.unknown", g_bs->HandleProtocol(self, &BlockIoProtocol, &p) == EFI_UNSUPPORTED,
 	      NULL, 0);
+
+	static EFI_GUID g1 = {0x6d6c6576, 1, 2, {3, 4, 5, 6, 7, 8, 9, 1}};
+	static EFI_GUID g2 = {0x6d6c6576, 1, 2, {3, 4, 5, 6, 7, 8, 9, 2}};
+	static int x, y;
+	EFI_HANDLE h = NULL;
+
+	check(L"proto.install-multiple",
+	      g_bs->InstallMultipleProtocolInterfaces(&h, &g1, &x, &g2, &y, NULL) == 0 &&
+		  g_bs->HandleProtocol(h, &g2, &p) == 0 && p == &y,
+	      NULL, 0);
+	check(L"proto.uninstall-multiple",
+	      g_bs->UninstallMultipleProtocolInterfaces(h, &g1, &x, &g2, &y, NULL) == 0 &&
+		  g_bs->LocateProtocol(&g1, NULL, &p) == EFI_NOT_FOUND,
+	      NULL, 0);
 }
 
 static void test_files(EFI_LOADED_IMAGE *li)

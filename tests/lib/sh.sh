@@ -23,3 +23,30 @@ tiny_guests() {
 			{ fail "cannot build tiny guest mode $m"; finish; }
 	done
 }
+# wait_log FILE ERE [TENTHS]: wait until FILE has a line matching ERE, at
+# most TENTHS tenths of a second (default 100); 1 if it never came.
+wait_log() {
+	local i
+	for ((i = 0; i < ${3:-100}; i++)); do
+		grep -qE -- "$2" "$1" 2>/dev/null && return 0
+		sleep 0.1
+	done
+	return 1
+}
+# vm_manifest NAME MEMORY [STRATEGY [DISK=PATH...]]: a VirtualMachine manifest
+# on stdout with that guest memory, runStrategy ("" = none), no pod network
+# and one virtio hostDisk per DISK=PATH.
+vm_manifest() {
+	local name=$1 mem=$2 strategy=${3:-} d
+	shift $(($# < 3 ? $# : 3))
+	printf 'apiVersion: kubevirt.io/v1\nkind: VirtualMachine\n'
+	printf 'metadata: {name: %s, namespace: default}\nspec:\n' "$name"
+	[[ -n $strategy ]] && printf '  runStrategy: %s\n' "$strategy"
+	printf '  template:\n    spec:\n      domain:\n        memory: {guest: %s}\n' "$mem"
+	printf '        devices:\n          autoattachPodInterface: false\n'
+	(($#)) || return 0
+	printf '          disks:\n'
+	for d; do printf '          - {name: %s, disk: {bus: virtio}}\n' "${d%%=*}"; done
+	printf '      volumes:\n'
+	for d; do printf '      - {name: %s, hostDisk: {path: %s, type: Disk}}\n' "${d%%=*}" "${d#*=}"; done
+}

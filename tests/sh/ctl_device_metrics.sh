@@ -9,25 +9,9 @@ have_kvm || skip "no /dev/kvm"
 tiny_guests 0
 truncate -s 4M "$TMPD/root.raw"
 
-manifest() { # EXTRA-DEVICE-LINE
-	cat <<YAML
-apiVersion: kubevirt.io/v1
-kind: VirtualMachine
-metadata: {name: counters, namespace: default}
-spec:
-  template:
-    spec:
-      domain:
-        memory: {guest: 128Mi}
-        devices:
-          disks: [{name: root, disk: {bus: virtio}}]
-$1
-      volumes: [{name: root, hostDisk: {path: $TMPD/root.raw, type: Disk}}]
-YAML
-}
-
 # the probe reads 1 MiB of the disk: counted at the end of the run
-manifest "" >"$TMPD/probe.yaml"
+# (with the default pod interface: its counters are logged too)
+vm_manifest counters 128Mi "" "root=$TMPD/root.raw" | sed '/autoattachPodInterface/d' >"$TMPD/probe.yaml"
 timeout 60 "$VMLET" probe -f "$TMPD/probe.yaml" --log-format text --log-level info \
 	>/dev/null 2>"$TMPD/err"
 line=$(grep "disk 'root': .* requests" "$TMPD/err")
@@ -41,7 +25,7 @@ grep -qE "interface 'default': [0-9]+ frames" "$TMPD/err" && ok "probe: interfac
 	fail "no interface counters line"
 
 # a running VM: the counter families, one sample per disk
-manifest "          autoattachPodInterface: false" >"$TMPD/run.yaml"
+vm_manifest counters 128Mi "" "root=$TMPD/root.raw" >"$TMPD/run.yaml"
 SOCK=$TMPD/api.sock
 "$VMLET" run -f "$TMPD/run.yaml" --kernel "$TMPD/mode0.elf" --api-socket "$SOCK" \
 	--log-format text >"$TMPD/out" 2>"$TMPD/err" &

@@ -8,37 +8,11 @@
 #   - a text file, an ELF without a PVH note, --firmware with --kernel and a
 #     secure-boot VM with --firmware: refused with a clear message, exit 1.
 source "$(dirname "$0")/../lib/sh.sh"
+source tests/efi/lib.sh
 
 have_kvm || skip "no usable /dev/kvm"
 
-cat >"$TMPD/vm.yaml" <<YAML
-apiVersion: kubevirt.io/v1
-kind: VirtualMachine
-metadata:
-  name: efi-fw
-spec:
-  runStrategy: Once
-  template:
-    spec:
-      domain:
-        memory:
-          guest: 128Mi
-        firmware:
-          serial: FW-FILE-1
-          bootloader:
-            efi:
-              secureBoot: false
-        devices:
-          disks:
-          - name: esp
-            disk:
-              bus: virtio
-      volumes:
-      - name: esp
-        hostDisk:
-          path: $TMPD/esp.img
-          type: Disk
-YAML
+efi_vm_yaml efi-fw serial=FW-FILE-1 disk=esp:$TMPD/esp.img >"$TMPD/vm.yaml"
 
 # the probe as the firmware (no ESP needed: an empty disk)
 truncate -s 1M "$TMPD/esp.img"
@@ -77,15 +51,12 @@ refused "a missing file" 1 "cannot open firmware" \
 	"$VMLET" run -f "$TMPD/vm.yaml" --firmware "$TMPD/nothere" --console none
 refused "--firmware with --kernel" 1 "exclude each other" \
 	"$VMLET" run --firmware "$TMPD/probe.elf" --kernel "$TMPD/probe.elf" --console none
-sed -e 's/secureBoot: false/secureBoot: true/' \
-	-e 's/^      domain:$/      domain:\n        features:\n          smm:\n            enabled: true/' \
-	"$TMPD/vm.yaml" >"$TMPD/sb.yaml"
+efi_vm_yaml efi-fw sb=true disk=esp:$TMPD/esp.img >"$TMPD/sb.yaml"
 refused "secure boot with --firmware" 1 "secure boot is requested" \
 	"$VMLET" run -f "$TMPD/sb.yaml" --firmware "$TMPD/probe.elf" --console none
 
 # vmlet's own firmware from a file, booting the test app from the ESP disk
-[[ -f /usr/lib/crt0-efi-x86_64.o ]] || { echo "skip: gnu-efi not installed"; finish; }
-command -v sgdisk >/dev/null && command -v mcopy >/dev/null || { echo "skip: no gdisk/mtools"; finish; }
+[[ -z $(efi_tools) ]] || { echo "skip: $(efi_tools)"; finish; }
 make -s build/fw/efi.elf || { echo "FAIL: cannot build build/fw/efi.elf"; exit 1; }
 cp build/fw/efi.elf "$TMPD/own.fw"
 tests/efi/build-efi.sh tests/efi/testapp.c "$TMPD/testapp.efi" || exit 1

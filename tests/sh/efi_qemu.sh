@@ -8,11 +8,11 @@
 # where QEMU's SMBIOS (type 1 serial) must reach the application. Also: a damaged BOOTX64.EFI and an ESP
 # without one end in a clean "nothing to boot" power-off.
 source "$(dirname "$0")/../lib/sh.sh"
+source tests/efi/lib.sh
 
 command -v qemu-system-x86_64 >/dev/null || skip "no qemu-system-x86_64"
 have_kvm || skip "no usable /dev/kvm"
-[[ -f /usr/lib/crt0-efi-x86_64.o ]] || skip "gnu-efi not installed"
-command -v sgdisk >/dev/null && command -v mcopy >/dev/null || skip "no gdisk/mtools"
+[[ -z $(efi_tools) ]] || skip "$(efi_tools)"
 BIOS=/usr/share/qemu/qboot.rom
 [[ -f $BIOS ]] || BIOS=/usr/share/qemu/bios-microvm.bin
 [[ -f $BIOS ]] || skip "no qboot firmware for microvm"

@@ -12,52 +12,13 @@
 #   4. without persistent nothing survives, and without bootOrder disk a
 #      (00:01) boots first.
 source "$(dirname "$0")/../lib/sh.sh"
+source tests/efi/lib.sh
 
 have_kvm || skip "no usable /dev/kvm"
-[[ -f /usr/lib/crt0-efi-x86_64.o ]] || skip "gnu-efi not installed"
-command -v sgdisk >/dev/null && command -v mcopy >/dev/null || skip "no gdisk/mtools"
+[[ -z $(efi_tools) ]] || skip "$(efi_tools)"
 tests/efi/build-efi.sh tests/efi/vars.c "$TMPD/vars.efi" || exit 1
 ESP_MB=2 ESP_EXTRA="$TMPD/vars.efi:/EFI/VMLET/VARS2.EFI" tests/efi/mkesp.sh "$TMPD/vars.efi" "$TMPD/a.img"
 cp "$TMPD/a.img" "$TMPD/b.img"
-
-vm_yaml() { # persistent bootorder-of-b
-	cat <<YAML
-apiVersion: kubevirt.io/v1
-kind: VirtualMachine
-metadata:
-  name: efi-vars
-spec:
-  runStrategy: Once
-  template:
-    spec:
-      domain:
-        memory:
-          guest: 64Mi
-        firmware:
-          bootloader:
-            efi:
-              secureBoot: false
-              persistent: $1
-        devices:
-          disks:
-          - name: a
-            disk:
-              bus: virtio
-          - name: b
-            disk:
-              bus: virtio
-$([[ -n $2 ]] && echo "            bootOrder: $2")
-      volumes:
-      - name: a
-        hostDisk:
-          path: $TMPD/a.img
-          type: Disk
-      - name: b
-        hostDisk:
-          path: $TMPD/b.img
-          type: Disk
-YAML
-}
 
 run() { # out manifest [args]
 	local out=$1 m=$2
@@ -80,7 +41,8 @@ want() { # out "key=value ..." what
 }
 
 mkdir "$TMPD/m"
-vm_yaml true 1 >"$TMPD/m/vm.yaml"
+efi_vm_yaml efi-vars mem=64Mi persistent=true disk=a:$TMPD/a.img disk=b:$TMPD/b.img:1 \
+	>"$TMPD/m/vm.yaml"
 store=$TMPD/store.efivars
 run "$TMPD/o1" "$TMPD/m/vm.yaml" --efi-vars "$store" &&
 	want "$TMPD/o1" "vars.pci=2 vars.options= vars.count=0" "bootOrder: disk b boots first"
@@ -96,7 +58,7 @@ run "$TMPD/o4" "$TMPD/m/vm.yaml" && want "$TMPD/o4" "vars.count=0" "default stor
 [[ -s $TMPD/m/efi-vars.efivars ]] && ok "default store next to the manifest" ||
 	fail "no $TMPD/m/efi-vars.efivars: $(ls "$TMPD/m")"
 
-vm_yaml false "" >"$TMPD/plain.yaml"
+efi_vm_yaml efi-vars mem=64Mi disk=a:$TMPD/a.img disk=b:$TMPD/b.img >"$TMPD/plain.yaml"
 run "$TMPD/o5" "$TMPD/plain.yaml" && run "$TMPD/o6" "$TMPD/plain.yaml" &&
 	want "$TMPD/o6" "vars.pci=1 vars.options= vars.count=0" \
 		"not persistent: nothing survives; disk order without bootOrder"

@@ -6,49 +6,14 @@
 # anything runs (exit 1, the secure-boot message). The disk part skips while
 # the VMM exposes no PCI (no MCFG yet).
 source "$(dirname "$0")/../lib/sh.sh"
+source tests/efi/lib.sh
 
 have_kvm || skip "no usable /dev/kvm"
-[[ -f /usr/lib/crt0-efi-x86_64.o ]] || skip "gnu-efi not installed"
-command -v sgdisk >/dev/null && command -v mcopy >/dev/null || skip "no gdisk/mtools"
+[[ -z $(efi_tools) ]] || skip "$(efi_tools)"
 tests/efi/build-efi.sh tests/efi/testapp.c "$TMPD/testapp.efi" || exit 1
 tests/efi/mkesp.sh "$TMPD/testapp.efi" "$TMPD/esp.img"
 
-vm_yaml() { # secureBoot smm
-	cat <<YAML
-apiVersion: kubevirt.io/v1
-kind: VirtualMachine
-metadata:
-  name: efi-test
-spec:
-  runStrategy: Once
-  template:
-    spec:
-      domain:
-        features:
-          smm:
-            enabled: $2
-        memory:
-          guest: 128Mi
-        firmware:
-          uuid: 5a7e0c1d-2b3a-4c5d-8e9f-0a1b2c3d4e5f
-          serial: VMLET-SERIAL-42
-          bootloader:
-            efi:
-              secureBoot: $1
-        devices:
-          disks:
-          - name: esp
-            disk:
-              bus: virtio
-      volumes:
-      - name: esp
-        hostDisk:
-          path: $TMPD/esp.img
-          type: Disk
-YAML
-}
-
-vm_yaml true true >"$TMPD/sb.yaml"
+efi_vm_yaml efi-test sb=true disk=esp:$TMPD/esp.img >"$TMPD/sb.yaml"
 timeout 60 "$VMLET" run -f "$TMPD/sb.yaml" --console none >"$TMPD/sb.log" 2>&1
 rc=$?
 if ((rc == 1)) && grep -q 'secure boot is requested' "$TMPD/sb.log"; then
@@ -58,7 +23,8 @@ else
 	cat "$TMPD/sb.log"
 fi
 
-vm_yaml false false >"$TMPD/vm.yaml"
+efi_vm_yaml efi-test disk=esp:$TMPD/esp.img serial=VMLET-SERIAL-42 \
+	uuid=5a7e0c1d-2b3a-4c5d-8e9f-0a1b2c3d4e5f >"$TMPD/vm.yaml"
 timeout 120 "$VMLET" run -f "$TMPD/vm.yaml" --console "file:$TMPD/out" >"$TMPD/log" 2>&1
 rc=$?
 if ! grep -q 'efi: pci: ECAM' "$TMPD/out" 2>/dev/null; then

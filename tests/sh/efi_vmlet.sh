@@ -5,10 +5,10 @@
 # while `vmlet run` cannot boot PVH ELFs yet. (The same firmware is checked
 # under QEMU by efi_qemu.sh.)
 source "$(dirname "$0")/../lib/sh.sh"
+source tests/efi/lib.sh
 
 have_kvm || skip "no usable /dev/kvm"
-[[ -f /usr/lib/crt0-efi-x86_64.o ]] || skip "gnu-efi not installed"
-command -v sgdisk >/dev/null && command -v mcopy >/dev/null || skip "no gdisk/mtools"
+[[ -z $(efi_tools) ]] || skip "$(efi_tools)"
 make -s build/fw/efi.elf || { echo "FAIL: cannot build build/fw/efi.elf"; exit 1; }
 tests/efi/build-efi.sh tests/efi/testapp.c "$TMPD/testapp.efi" || exit 1
 tests/efi/mkesp.sh "$TMPD/testapp.efi" "$TMPD/esp.img"

@@ -13,21 +13,7 @@ have_kvm || skip "no /dev/kvm"
 tiny_guests 0 1 2 3 5
 
 manifest() { # STRATEGY [DISK]: a VM with that runStrategy ("" = none)
-	cat <<YAML
-apiVersion: kubevirt.io/v1
-kind: VirtualMachine
-metadata: {name: lc, namespace: default}
-spec:
-$([[ -n $1 ]] && echo "  runStrategy: $1")
-  template:
-    spec:
-      domain:
-        memory: {guest: 64Mi}
-        devices:
-          autoattachPodInterface: false
-$([[ -n ${2:-} ]] && echo "          disks: [{name: d, disk: {bus: virtio}}]")
-$([[ -n ${2:-} ]] && echo "      volumes: [{name: d, hostDisk: {path: $2, type: Disk}}]")
-YAML
+	vm_manifest lc 64Mi "$1" ${2:+d=$2}
 }
 
 ups() { grep -c "tiny-guest: up" "$TMPD/out" 2>/dev/null; }
@@ -50,10 +36,13 @@ once() {
 loop() {
 	local s=$1 m=$2 rc
 	manifest "$s" >"$TMPD/vm.yaml"
+	# (no stale log from the previous run: the shell truncates it only
+	# once the background job has started)
+	rm -f "$TMPD/out" "$TMPD/err"
 	"$VMLET" run -f "$TMPD/vm.yaml" --kernel "$TMPD/mode$m.elf" --log-format text \
 		>"$TMPD/out" 2>"$TMPD/err" &
 	PID=$!
-	for _ in $(seq 300); do grep -q "restart 2 in 2000 ms" "$TMPD/err" && break; sleep 0.1; done
+	wait_log "$TMPD/err" "restart 2 in 2000 ms" 300
 	kill -TERM $PID
 	wait $PID
 	rc=$?
@@ -85,6 +74,7 @@ grep -q "runStrategy Always: restart 1 in 1000 ms" "$TMPD/err" && ok "Always: re
 manifest Always >"$TMPD/vm.yaml"
 start_bg() { # MODE ARGS...
 	local m=$1; shift
+	rm -f "$TMPD/out" "$TMPD/err"
 	"$VMLET" run -f "$TMPD/vm.yaml" --kernel "$TMPD/mode$m.elf" --log-format text "$@" \
 		>"$TMPD/out" 2>"$TMPD/err" &
 	PID=$!

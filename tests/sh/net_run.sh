@@ -19,29 +19,9 @@ as --64 --defsym MODE=0 -o "$TMPD/g.o" tests/data/vmm_tiny_guest.S &&
 	ld -m elf_x86_64 -static -nostdlib -T tests/data/vmm_tiny_guest.ld -o "$TMPD/g.elf" "$TMPD/g.o" ||
 	skip "cannot build the tiny guest"
 
-vm() { # MODEL_LINE -> manifest on stdout
-	cat <<EOM
-apiVersion: kubevirt.io/v1
-kind: VirtualMachine
-metadata: {name: netvm, namespace: default}
-spec:
-  runStrategy: Always
-  template:
-    spec:
-      domain:
-        cpu: {cores: 1}
-        memory: {guest: 64Mi}
-        devices:
-          interfaces:
-          - name: default
-            masquerade: {}
-            $1
-            ports: [{port: 8080}]
-      networks: [{name: default, pod: {}}]
-EOM
-}
-vm "model: e1000" >"$TMPD/e1000.yaml"
-vm "model: virtio" >"$TMPD/virtio.yaml"
+source tests/data/net_manifest.sh
+net_manifest masquerade "model: e1000" "ports: [{port: 8080}]" >"$TMPD/e1000.yaml"
+net_manifest masquerade "model: virtio" "ports: [{port: 8080}]" >"$TMPD/virtio.yaml"
 
 # Everything below runs in the private namespace.
 cat >"$TMPD/inner.sh" <<'EOS'

@@ -11,25 +11,10 @@
 #include "arch/arch.h"
 #include "arch/x86_64/acpi_tables.h"
 #include "arch/x86_64/aml.h"
+#include "tests/lib/bytes.h"
 #include "tests/lib/test.h"
 
 #define BUF_SIZE ARCH_ACPI_MAX
-
-static uint32_t rd32(const uint8_t *p)
-{
-	uint32_t v;
-
-	memcpy(&v, p, 4);
-	return v;
-}
-
-static uint64_t rd64(const uint8_t *p)
-{
-	uint64_t v;
-
-	memcpy(&v, p, 8);
-	return v;
-}
 
 static uint8_t sum(const uint8_t *p, size_t n)
 {

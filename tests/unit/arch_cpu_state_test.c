@@ -4,15 +4,8 @@
 #include <stdlib.h>
 
 #include "arch/arch.h"
+#include "tests/lib/bytes.h"
 #include "tests/lib/test.h"
-
-static uint64_t rd64(const uint8_t *p)
-{
-	uint64_t v;
-
-	memcpy(&v, p, 8);
-	return v;
-}
 
 /* Walk the 4-level tables like the MMU does (Intel SDM Vol 3A §4.5). */
 static int translate(const uint8_t *mem, uint64_t cr3, uint64_t va, uint64_t *pa)

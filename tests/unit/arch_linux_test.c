@@ -10,6 +10,7 @@
 #include <stdlib.h>
 
 #include "arch/arch.h"
+#include "tests/lib/bytes.h"
 #include "tests/lib/test.h"
 
 #define MiB	 (1ull << 20)
@@ -19,37 +20,6 @@
 #define IMG_SIZE ((SETUP + 1) * 512 + KSIZE)
 
 static uint8_t *mem;
-
-static void put16(uint8_t *p, uint16_t v)
-{
-	memcpy(p, &v, 2);
-}
-
-static void put32(uint8_t *p, uint32_t v)
-{
-	memcpy(p, &v, 4);
-}
-
-static void put64(uint8_t *p, uint64_t v)
-{
-	memcpy(p, &v, 8);
-}
-
-static uint32_t rd32(const uint8_t *p)
-{
-	uint32_t v;
-
-	memcpy(&v, p, 4);
-	return v;
-}
-
-static uint64_t rd64(const uint8_t *p)
-{
-	uint64_t v;
-
-	memcpy(&v, p, 8);
-	return v;
-}
 
 /* A bzImage as a 2.15 kernel would look: setup header, then the kernel. */
 static void make_bzimage(uint8_t *img)

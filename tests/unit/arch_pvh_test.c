@@ -5,25 +5,10 @@
 #include <stdlib.h>
 
 #include "arch/arch.h"
+#include "tests/lib/bytes.h"
 #include "tests/lib/test.h"
 
 #define MEM_SIZE (4u << 20)
-
-static uint32_t rd32(const uint8_t *p)
-{
-	uint32_t v;
-
-	memcpy(&v, p, 4);
-	return v;
-}
-
-static uint64_t rd64(const uint8_t *p)
-{
-	uint64_t v;
-
-	memcpy(&v, p, 8);
-	return v;
-}
 
 struct img_opts {
 	int is64;

@@ -10,26 +10,11 @@
 #include <stdlib.h>
 
 #include "tests/lib/test.h"
+#include "tests/unit/efi_test_sh.h"
 
 #include "firmware/efi/pe.c"
 
 static char tmpdir[64];
-
-static int sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static int sh(const char *fmt, ...)
-{
-	char cmd[2048];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(cmd, sizeof(cmd), fmt, ap);
-	va_end(ap);
-	int rc = system(cmd);
-
-	if (rc)
-		printf("  command failed (%d): %s\n", rc, cmd);
-	return rc;
-}
 
 #define BASE 0x140000000ull
 

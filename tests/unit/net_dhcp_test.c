@@ -63,6 +63,19 @@ static size_t make_client_msg(uint8_t *f, uint8_t type, uint32_t ciaddr, uint32_
 }
 
 /* Find option code in a reply; returns its data or NULL. */
+/* A client message (make_client_msg's arguments), parsed into *r (which
+ * must succeed), answered for l into out (DHCP_FRAME_MAX bytes): the
+ * reply's length or dhcp_build_reply's result. */
+static int exchange(const struct dhcp_lease *l, struct dhcp_request *r, uint8_t *out, uint8_t type,
+		    uint32_t ciaddr, uint32_t req_ip, uint32_t server, uint16_t flags)
+{
+	uint8_t f[600];
+	size_t len = make_client_msg(f, type, ciaddr, req_ip, server, flags);
+
+	CHECK(dhcp_parse(f, len, r) == 0);
+	return dhcp_build_reply(l, r, out, DHCP_FRAME_MAX);
+}
+
 static const uint8_t *find_opt(const uint8_t *f, size_t len, uint8_t code, uint8_t *olen)
 {
 	const uint8_t *p = f + PKT_UDP_HLEN + 240, *end = f + len;
@@ -165,22 +178,17 @@ static void test_classless_routes(void)
 {
 	struct dhcp_lease l;
 	struct dhcp_request r;
-	uint8_t f[600], out[DHCP_FRAME_MAX], n;
+	uint8_t out[DHCP_FRAME_MAX], n;
 	const uint8_t *o;
-	size_t len;
 	int rl;
 
 	make_lease(&l);
-	len = make_client_msg(f, DHCP_DISCOVER, 0, 0, 0, 0);
-	CHECK(dhcp_parse(f, len, &r) == 0);
-	rl = dhcp_build_reply(&l, &r, out, sizeof(out));
+	rl = exchange(&l, &r, out, DHCP_DISCOVER, 0, 0, 0, 0);
 	CHECK(rl > 0 && !find_opt(out, (size_t)rl, 121, &n)); /* on-link gateway: none */
 	l.client_ip = 0x0a0b0c0d;
 	l.netmask = 0xffffffff;
 	l.router = 0xa9fe0101; /* 169.254.1.1, as Calico does */
-	len = make_client_msg(f, DHCP_DISCOVER, 0, 0, 0, 0);
-	CHECK(dhcp_parse(f, len, &r) == 0);
-	rl = dhcp_build_reply(&l, &r, out, sizeof(out));
+	rl = exchange(&l, &r, out, DHCP_DISCOVER, 0, 0, 0, 0);
 	o = rl > 0 ? find_opt(out, (size_t)rl, 121, &n) : NULL;
 	CHECK(o && n == 14);
 	if (o && n == 14)
@@ -198,11 +206,9 @@ static void test_request_ack_nak(void)
 
 	make_lease(&l);
 	/* SELECTING: server id + requested ip, broadcast flag */
-	len = make_client_msg(f, DHCP_REQUEST, 0, 0x0a000202, 0x0a000201, 0x8000);
-	CHECK(dhcp_parse(f, len, &r) == 0);
+	rl = exchange(&l, &r, out, DHCP_REQUEST, 0, 0x0a000202, 0x0a000201, 0x8000);
 	CHECK_EQ_U64(r.requested_ip, 0x0a000202);
 	CHECK_EQ_U64(r.server_id, 0x0a000201);
-	rl = dhcp_build_reply(&l, &r, out, sizeof(out));
 	CHECK(rl > 0);
 	o = find_opt(out, (size_t)rl, 53, &n);
 	CHECK(o && o[0] == DHCP_ACK);
@@ -210,9 +216,7 @@ static void test_request_ack_nak(void)
 	CHECK_EQ_U64(pkt_be32(out + PKT_ETH_HLEN + 16), 0xffffffff);
 
 	/* wrong address: NAK, broadcast, no yiaddr, no lease options */
-	len = make_client_msg(f, DHCP_REQUEST, 0, 0x0a000263, 0, 0);
-	CHECK(dhcp_parse(f, len, &r) == 0);
-	rl = dhcp_build_reply(&l, &r, out, sizeof(out));
+	rl = exchange(&l, &r, out, DHCP_REQUEST, 0, 0x0a000263, 0, 0);
 	CHECK(rl > 0);
 	o = find_opt(out, (size_t)rl, 53, &n);
 	CHECK(o && o[0] == DHCP_NAK);
@@ -221,28 +225,20 @@ static void test_request_ack_nak(void)
 	CHECK_EQ_U64(pkt_be32(out + PKT_ETH_HLEN + 16), 0xffffffff);
 
 	/* RENEWING: ciaddr set, unicast back to ciaddr */
-	len = make_client_msg(f, DHCP_REQUEST, 0x0a000202, 0, 0, 0);
-	CHECK(dhcp_parse(f, len, &r) == 0);
-	rl = dhcp_build_reply(&l, &r, out, sizeof(out));
+	rl = exchange(&l, &r, out, DHCP_REQUEST, 0x0a000202, 0, 0, 0);
 	o = rl > 0 ? find_opt(out, (size_t)rl, 53, &n) : NULL;
 	CHECK(o && o[0] == DHCP_ACK);
 	CHECK(rl > 0 && pkt_be32(out + PKT_ETH_HLEN + 16) == 0x0a000202);
 	CHECK(rl > 0 && pkt_be32(out + PKT_UDP_HLEN + 12) == 0x0a000202);
 
 	/* another server was chosen: silence */
-	len = make_client_msg(f, DHCP_REQUEST, 0, 0x0a000202, 0x0a000909, 0);
-	CHECK(dhcp_parse(f, len, &r) == 0);
-	CHECK(dhcp_build_reply(&l, &r, out, sizeof(out)) == 0);
+	CHECK(exchange(&l, &r, out, DHCP_REQUEST, 0, 0x0a000202, 0x0a000909, 0) == 0);
 
 	/* RELEASE and DECLINE: silence */
-	len = make_client_msg(f, DHCP_RELEASE, 0x0a000202, 0, 0x0a000201, 0);
-	CHECK(dhcp_parse(f, len, &r) == 0);
-	CHECK(dhcp_build_reply(&l, &r, out, sizeof(out)) == 0);
+	CHECK(exchange(&l, &r, out, DHCP_RELEASE, 0x0a000202, 0, 0x0a000201, 0) == 0);
 
 	/* INFORM: ACK with config, no yiaddr and no lease time */
-	len = make_client_msg(f, DHCP_INFORM, 0x0a000202, 0, 0, 0);
-	CHECK(dhcp_parse(f, len, &r) == 0);
-	rl = dhcp_build_reply(&l, &r, out, sizeof(out));
+	rl = exchange(&l, &r, out, DHCP_INFORM, 0x0a000202, 0, 0, 0);
 	CHECK(rl > 0 && !find_opt(out, (size_t)rl, 51, &n) && find_opt(out, (size_t)rl, 3, &n));
 	CHECK(rl > 0 && pkt_be32(out + PKT_UDP_HLEN + 16) == 0);
 

@@ -246,6 +246,17 @@ static int env_up(struct env *e, bool vnet, unsigned int pairs, bool dhcp)
 	return env_up_any(e, vnet, pairs, dhcp, NULL);
 }
 
+/* A device for cfg's first NIC (virtio_net_create_nic: the real binding)
+ * on a fresh test bus and driver. Returns its result. */
+static int env_up_nic(struct env *e, const struct vm_config *cfg, struct virtio_net **n)
+{
+	memset(e, 0, sizeof(*e));
+	tbus_n = 0;
+	tdrv_init(&e->d, 4 << 20, QSIZE);
+	CHECK(pci_host_init(&e->h, NULL, &tbus_pio, &tbus_mmio) == 0);
+	return virtio_net_create_nic(n, &e->h, NULL, &e->d.mem, cfg, 0);
+}
+
 static void env_down(struct env *e)
 {
 	virtio_net_destroy(e->net);
@@ -789,11 +800,7 @@ static void test_create_nic(void)
 	cfg.net_multi_queue = true;
 	cfg.nics = &nic;
 	cfg.n_nics = 1;
-	memset(&e, 0, sizeof(e));
-	tbus_n = 0;
-	tdrv_init(&e.d, 4 << 20, QSIZE);
-	CHECK(pci_host_init(&e.h, NULL, &tbus_pio, &tbus_mmio) == 0);
-	CHECK(virtio_net_create_nic(&n, &e.h, NULL, &e.d.mem, &cfg, 0) == 0);
+	CHECK(env_up_nic(&e, &cfg, &n) == 0);
 	if (n && !tvdev_probe(&e.v, 1)) {
 		e.net = n;
 		e.nq = 5;
@@ -937,11 +944,7 @@ static void test_masquerade_device(void)
 	memcpy(nic.mac, g_mac, 6);
 	cfg.nics = &nic;
 	cfg.n_nics = 1;
-	memset(&e, 0, sizeof(e));
-	tbus_n = 0;
-	tdrv_init(&e.d, 4 << 20, QSIZE);
-	CHECK(pci_host_init(&e.h, NULL, &tbus_pio, &tbus_mmio) == 0);
-	CHECK(virtio_net_create_nic(&n, &e.h, NULL, &e.d.mem, &cfg, 0) == 0);
+	CHECK(env_up_nic(&e, &cfg, &n) == 0);
 	unsetenv("VMLET_POD_INTERFACE");
 	if (!n || tvdev_probe(&e.v, 1))
 		goto out;

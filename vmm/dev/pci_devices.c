@@ -30,6 +30,7 @@
 #include "vmm/dev/virtio_rng.h"
 #include "vmm/device.h"
 #include "vmm/log.h"
+#include "vmm/vm.h"
 #include "vmm/vm_config.h"
 
 struct pci_devices {
@@ -211,6 +212,17 @@ static int pci_devices_nics(struct pci_devices *s, const struct device_env *env)
 		s->n_net++;
 	}
 	return 0;
+}
+
+struct virtio_net *pci_devices_nic(struct vm *vm, unsigned int i)
+{
+	for (unsigned int d = 0; d < vm->n_devs; d++) {
+		const struct pci_devices *s = vm->devs[d].state;
+
+		if (vm->devs[d].type == &pci_devices_device && s)
+			return i < s->n_net ? s->net[i] : NULL;
+	}
+	return NULL;
 }
 
 static void pci_devices_destroy(void *state)

@@ -13,4 +13,10 @@
 
 extern const struct device_type pci_devices_device;
 
+struct vm;
+struct virtio_net;
+
+/* The VM's i-th virtio-net (interface order), NULL when it has none. */
+struct virtio_net *pci_devices_nic(struct vm *vm, unsigned int i);
+
 #endif /* VMLET_PCI_DEVICES_H */

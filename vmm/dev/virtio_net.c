@@ -249,6 +249,22 @@ struct virtio_pci *virtio_net_pci(struct virtio_net *n)
 	return &n->vp;
 }
 
+void virtio_net_get_info(struct virtio_net *n, struct virtio_net_info *info)
+{
+	uint32_t mask = n->att.lease.netmask;
+
+	memset(info, 0, sizeof(*info));
+	memcpy(info->mac, n->att.mac, 6);
+	info->mtu = n->att.mtu;
+	info->binding = net_mode_name(n->att.mode);
+	if (n->att.dhcp) {
+		info->lease_ip = n->att.lease.client_ip;
+		while (info->lease_prefix < 32 && (mask & (1u << (31 - info->lease_prefix))))
+			info->lease_prefix++;
+	}
+	info->want_dhcp = n->att.dhcp || n->att.mode == NET_MODE_PASST;
+}
+
 void virtio_net_get_stats(struct virtio_net *n, struct virtio_net_stats *st)
 {
 	st->rx_packets = __atomic_load_n(&n->st.rx_packets, __ATOMIC_RELAXED);

@@ -28,6 +28,7 @@
 #ifndef VMLET_VIRTIO_NET_H
 #define VMLET_VIRTIO_NET_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 struct guest_mem;
@@ -65,6 +66,17 @@ int virtio_net_create_nic(struct virtio_net **out, struct pci_host *host, struct
 void virtio_net_destroy(struct virtio_net *n);
 
 struct virtio_pci *virtio_net_pci(struct virtio_net *n);
+
+/* What the guest should find on this NIC (vmm/probe_report.h). */
+struct virtio_net_info {
+	uint8_t mac[6];
+	unsigned int mtu;
+	const char *binding; /* net_mode_name() */
+	uint32_t lease_ip;   /* vmlet's DHCP responder hands out; 0 none */
+	unsigned int lease_prefix;
+	bool want_dhcp; /* the binding promises an address by DHCP */
+};
+void virtio_net_get_info(struct virtio_net *n, struct virtio_net_info *info);
 void virtio_net_get_stats(struct virtio_net *n, struct virtio_net_stats *st);
 
 #endif /* VMLET_VIRTIO_NET_H */

@@ -1,0 +1,139 @@
+// SPDX-License-Identifier: MIT
+/*
+ * probe_report_efi.c - the probe's EFI lines (firmware/probe/efi.c): under
+ * an EFI VM the probe is vmlet's UEFI firmware's payload and reports the
+ * firmware's vendor, revision, UEFI revision and configuration tables.
+ * Untrusted text: every value is bounded and must be printable.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "vmm/log.h"
+#include "vmm/probe_report.h"
+#include "vmm/vm_config.h"
+
+static bool efi_printable(const char *v, size_t n, size_t cap)
+{
+	if (n >= cap)
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if (v[i] < ' ' || v[i] > '~')
+			return false;
+	return true;
+}
+
+int probe_report_efi_line(struct probe_report *r, const char *key, const char *v, size_t n)
+{
+	struct probe_efi *e = &r->efi;
+	char num[16], *end;
+
+	if (strncmp(key, "efi", 3))
+		return 1;
+	if (!strcmp(key, "efiVendor") && efi_printable(v, n, sizeof(e->vendor))) {
+		memcpy(e->vendor, v, n);
+		e->vendor[n] = 0;
+	} else if (!strcmp(key, "efiRevision") && n > 2 && n < sizeof(num) && !memcmp(v, "0x", 2)) {
+		memcpy(num, v, n);
+		num[n] = 0;
+		unsigned long x = strtoul(num + 2, &end, 16);
+
+		if (*end || x > UINT32_MAX)
+			return -EBADMSG;
+		e->revision = (uint32_t)x;
+	} else if (!strcmp(key, "efiSpec") && efi_printable(v, n, sizeof(e->spec))) {
+		memcpy(e->spec, v, n);
+		e->spec[n] = 0;
+	} else if (!strcmp(key, "efiTables") && efi_printable(v, n, 4096)) {
+		for (size_t i = 0, w; i < n; i += w + 1) {
+			for (w = 0; i + w < n && v[i + w] != ' '; w++)
+				;
+			if (!w)
+				continue;
+			if (e->n_tables >= PROBE_MAX_EFI_TABLES || w >= sizeof(e->tables[0]))
+				return -EBADMSG;
+			memcpy(e->tables[e->n_tables], v + i, w);
+			e->tables[e->n_tables++][w] = 0;
+		}
+	} else {
+		static const char *const known[] = {"efiVendor", "efiRevision", "efiSpec",
+						    "efiTables"};
+
+		for (size_t i = 0; i < sizeof(known) / sizeof(known[0]); i++)
+			if (!strcmp(key, known[i]))
+				return -EBADMSG; /* ours, malformed */
+		return 1;
+	}
+	e->present = true;
+	return 0;
+}
+
+void probe_report_efi_expected(const struct vm_config *cfg, struct probe_report *r)
+{
+	struct probe_efi *e = &r->efi;
+
+	if (cfg->boot != VM_BOOT_EFI)
+		return;
+	e->present = true;
+	strcpy(e->vendor, "vmlet");
+	if (cfg->acpi)
+		strcpy(e->tables[e->n_tables++], "ACPI20");
+	strcpy(e->tables[e->n_tables++], "SMBIOS3");
+}
+
+static bool efi_has(const struct probe_efi *e, const char *name)
+{
+	for (uint32_t i = 0; i < e->n_tables; i++)
+		if (!strcmp(e->tables[i], name))
+			return true;
+	return false;
+}
+
+bool probe_report_efi_compare(const struct probe_report *exp, const struct probe_report *got,
+			      FILE *diff)
+{
+	const struct probe_efi *e = &exp->efi, *g = &got->efi;
+	bool match = true;
+
+	if (e->present != g->present) {
+		if (diff)
+			fprintf(diff, "efi: expected %s, the guest saw %s\n",
+				e->present ? "UEFI firmware" : "none", g->present ? "one" : "none");
+		return false;
+	}
+	if (e->present && strcmp(e->vendor, g->vendor)) {
+		if (diff)
+			fprintf(diff, "efi: vendor: expected %s, guest %s\n", e->vendor, g->vendor);
+		match = false;
+	}
+	for (uint32_t i = 0; i < e->n_tables; i++)
+		if (!efi_has(g, e->tables[i])) {
+			if (diff)
+				fprintf(diff, "efi: configuration table %s missing\n",
+					e->tables[i]);
+			match = false;
+		}
+	return match;
+}
+
+void probe_report_efi_json(FILE *f, const struct probe_report *r)
+{
+	const struct probe_efi *e = &r->efi;
+
+	if (!e->present)
+		return;
+	fputs(",\"efi\":{\"vendor\":", f);
+	log_json_string(f, e->vendor);
+	if (e->spec[0]) { /* the guest's side */
+		fprintf(f, ",\"revision\":%" PRIu32 ",\"spec\":", e->revision);
+		log_json_string(f, e->spec);
+	}
+	fputs(",\"tables\":[", f);
+	for (uint32_t i = 0; i < e->n_tables; i++) {
+		fputs(i ? "," : "", f);
+		log_json_string(f, e->tables[i]);
+	}
+	fputs("]}", f);
+}

@@ -1,0 +1,225 @@
+// SPDX-License-Identifier: MIT
+/*
+ * probe_report_net.c - the probe report's nic= lines (firmware/abi.h):
+ * parsing (bounded: the guest is untrusted), the NICs a configuration and
+ * its attachments promise, the comparison and the "nics" JSON member.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "vmm/net/mac.h"
+#include "vmm/probe_report.h"
+
+#define NIC_FIELDS 11
+
+/* Split line (NUL-terminated, modified) at single spaces into exactly
+ * NIC_FIELDS words of printable ASCII without quotes or backslashes. */
+static int nic_split(char *line, char *w[NIC_FIELDS])
+{
+	int n = 0;
+
+	for (char *c = line; *c; c++)
+		if (*c < 0x20 || *c > 0x7e || *c == '"' || *c == '\\')
+			return -EBADMSG;
+	for (char *c = line; n < NIC_FIELDS; n++) {
+		w[n] = c;
+		c = strchr(c, ' ');
+		if (!c)
+			break;
+		*c++ = 0;
+	}
+	return n == NIC_FIELDS - 1 && !strchr(w[n], ' ') && *w[n] ? 0 : -EBADMSG;
+}
+
+/* A decimal without sign or garbage, at most max. */
+static int nic_num(const char *w, uint64_t max, uint64_t *out)
+{
+	char *stop;
+
+	if (*w < '0' || *w > '9' || strlen(w) > 20)
+		return -EBADMSG;
+	errno = 0;
+	*out = strtoull(w, &stop, 10);
+	return errno || *stop || *out > max ? -EBADMSG : 0;
+}
+
+/* "ok" or "-" */
+static int nic_flag(const char *w, bool *out)
+{
+	*out = !strcmp(w, "ok");
+	return *out || !strcmp(w, "-") ? 0 : -EBADMSG;
+}
+
+/* A word into a field: "-" is empty; too long is malformed. */
+static int nic_str(const char *w, char *out, size_t cap, bool dash_empty)
+{
+	if (!*w || strlen(w) >= cap)
+		return -EBADMSG;
+	snprintf(out, cap, "%s", dash_empty && !strcmp(w, "-") ? "" : w);
+	return 0;
+}
+
+/* nic=<bdf> <mac> <link> <mtu> <addr/prefix|-> <router|-> <arp> <ping>
+ *     <rxOk> <txOk> <echoed> */
+int probe_report_net_line(struct probe_report *r, const char *key, const char *v, size_t n)
+{
+	char line[256], *w[NIC_FIELDS];
+	struct probe_nic *c;
+	uint64_t link, mtu;
+
+	if (strcmp(key, "nic") || r->n_nics >= PROBE_MAX_NICS)
+		return 0;
+	if (n >= sizeof(line))
+		return -EBADMSG;
+	memcpy(line, v, n);
+	line[n] = 0;
+	c = &r->nics[r->n_nics];
+	if (nic_split(line, w) || nic_str(w[0], c->bdf, sizeof(c->bdf), false) ||
+	    nic_str(w[1], c->mac, sizeof(c->mac), false) || nic_num(w[2], 1, &link) ||
+	    nic_num(w[3], 65535, &mtu) || nic_str(w[4], c->dhcp, sizeof(c->dhcp), true) ||
+	    nic_str(w[5], c->router, sizeof(c->router), true) || nic_flag(w[6], &c->arp_ok) ||
+	    nic_flag(w[7], &c->ping_ok) || nic_num(w[8], UINT64_MAX, &c->rx_ok) ||
+	    nic_num(w[9], UINT64_MAX, &c->tx_ok) || nic_num(w[10], UINT64_MAX, &c->echoed))
+		return -EBADMSG;
+	c->link_up = link;
+	c->mtu = (uint32_t)mtu;
+	r->n_nics++;
+	return 0;
+}
+
+static void mac_str(char out[18], const uint8_t m[6])
+{
+	snprintf(out, 18, "%02x:%02x:%02x:%02x:%02x:%02x", m[0], m[1], m[2], m[3], m[4], m[5]);
+}
+
+void probe_report_net_expected(const struct vm_config *cfg, struct probe_report *r)
+{
+	for (unsigned int i = 0; i < cfg->n_nics && r->n_nics < PROBE_MAX_NICS; i++) {
+		const struct vm_nic *nic = &cfg->nics[i];
+		struct probe_nic *e = &r->nics[r->n_nics++];
+		uint8_t mac[6];
+
+		snprintf(e->name, sizeof(e->name), "%s", nic->name ? nic->name : "");
+		if (nic->mac_set)
+			memcpy(mac, nic->mac, 6);
+		else
+			net_mac_derive(cfg->namespace, cfg->name, nic->name, mac);
+		mac_str(e->mac, mac);
+		e->link_up = true;
+		e->mtu = nic->mtu ? nic->mtu : 1500;
+	}
+}
+
+void probe_report_net_attached(struct probe_report *r, unsigned int i, const uint8_t mac[6],
+			       unsigned int mtu, const char *binding, uint32_t lease_ip,
+			       unsigned int lease_prefix, bool want_dhcp)
+{
+	struct probe_nic *e;
+
+	if (i >= r->n_nics)
+		return;
+	e = &r->nics[i];
+	mac_str(e->mac, mac);
+	e->mtu = mtu >= 68 && mtu <= 65535 ? mtu : 0; /* the device offers none otherwise */
+	snprintf(e->binding, sizeof(e->binding), "%s", binding);
+	e->want_dhcp = want_dhcp;
+	e->dhcp[0] = 0;
+	if (lease_ip)
+		snprintf(e->dhcp, sizeof(e->dhcp), "%u.%u.%u.%u/%u", lease_ip >> 24,
+			 lease_ip >> 16 & 255, lease_ip >> 8 & 255, lease_ip & 255, lease_prefix);
+}
+
+static void nic_note(FILE *diff, bool *match, const struct probe_nic *e, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+static void nic_note(FILE *diff, bool *match, const struct probe_nic *e, const char *fmt, ...)
+{
+	va_list ap;
+
+	*match = false;
+	if (!diff)
+		return;
+	fprintf(diff, "nic '%s': ", e->name);
+	va_start(ap, fmt);
+	vfprintf(diff, fmt, ap);
+	va_end(ap);
+	fputc('\n', diff);
+}
+
+bool probe_report_net_compare(const struct probe_report *exp, const struct probe_report *got,
+			      FILE *diff)
+{
+	bool match = true;
+
+	if (exp->n_nics != got->n_nics) {
+		match = false;
+		if (diff)
+			fprintf(diff, "nics: %u expected, the guest reports %u\n", exp->n_nics,
+				got->n_nics);
+	}
+	for (uint32_t i = 0; i < exp->n_nics && i < got->n_nics; i++) {
+		const struct probe_nic *e = &exp->nics[i], *g = &got->nics[i];
+
+		if (strcmp(e->mac, g->mac))
+			nic_note(diff, &match, e, "mac: expected %s, guest %s", e->mac, g->mac);
+		if (!g->link_up)
+			nic_note(diff, &match, e, "link down");
+		if (e->mtu != g->mtu)
+			nic_note(diff, &match, e, "mtu: expected %u, guest %u", e->mtu, g->mtu);
+		if (e->dhcp[0] && strcmp(e->dhcp, g->dhcp))
+			nic_note(diff, &match, e, "dhcpAddress: expected %s, guest %s", e->dhcp,
+				 g->dhcp[0] ? g->dhcp : "none");
+		if (e->want_dhcp && !g->dhcp[0])
+			nic_note(diff, &match, e, "no address by DHCP (%s binding)", e->binding);
+		if (e->want_dhcp && g->router[0] && !g->arp_ok)
+			nic_note(diff, &match, e, "router %s did not answer ARP", g->router);
+		if (e->want_dhcp && (!g->rx_ok || !g->tx_ok))
+			nic_note(diff, &match, e, "no frames %s", !g->rx_ok ? "received" : "sent");
+	}
+	return match;
+}
+
+static void jstr(FILE *f, const char *k, const char *s)
+{
+	fprintf(f, "\"%s\":\"", k);
+	for (; *s; s++)
+		fprintf(f, (*s == '"' || *s == '\\') ? "\\%c" : "%c", *s);
+	fputc('"', f);
+}
+
+void probe_report_net_json(FILE *f, const struct probe_report *r, const struct probe_report *names,
+			   bool guest)
+{
+	fputs(",\"nics\":[", f);
+	for (uint32_t i = 0; i < r->n_nics; i++) {
+		const struct probe_nic *c = &r->nics[i];
+		const char *name = names && i < names->n_nics ? names->nics[i].name : c->name;
+
+		fputs(i ? ",{" : "{", f);
+		jstr(f, "name", name);
+		fputc(',', f);
+		jstr(f, "mac", c->mac);
+		fprintf(f, ",\"mtu\":%u,", c->mtu);
+		jstr(f, "dhcpAddress", c->dhcp);
+		if (guest) {
+			fputc(',', f);
+			jstr(f, "address", c->bdf);
+			fputc(',', f);
+			jstr(f, "router", c->router);
+			fprintf(f,
+				",\"linkUp\":%s,\"arp\":%s,\"ping\":%s,\"rxOk\":%" PRIu64
+				",\"txOk\":%" PRIu64 ",\"echoed\":%" PRIu64,
+				c->link_up ? "true" : "false", c->arp_ok ? "true" : "false",
+				c->ping_ok ? "true" : "false", c->rx_ok, c->tx_ok, c->echoed);
+		} else {
+			fputc(',', f);
+			jstr(f, "binding", c->binding);
+			fprintf(f, ",\"dhcp\":%s", c->want_dhcp ? "true" : "false");
+		}
+		fputc('}', f);
+	}
+	fputc(']', f);
+}
