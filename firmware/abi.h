@@ -129,6 +129,12 @@
  *                            ("vmlet.netecho=N": wait for N of them);
  *                            "vmlet.netping=A.B.C.D" pings that address
  *                            through the router instead of the router
+ *   nic6=<bb:dd.f> <link-local> <ping6 ok|-> <peer|->
+ *                            after each nic= line: the NIC's IPv6 link-local
+ *                            address (EUI-64 of its MAC), whether an ICMPv6
+ *                            echo request to ff02::1 was answered (the probe
+ *                            answers neighbor solicitations for its address)
+ *                            and by whom; addresses as 8 hex groups
  *   netBench=<bb:dd.f> <mode> <frames> <bytes> <ticks> <missing>
  *                            only with "vmlet.netbench=MODE": timed traffic
  *                            on the first virtio-net (firmware/probe/

@@ -214,7 +214,7 @@ static int parse_line(struct probe_report *r, const char *line, size_t n, uint32
 			return 0; /* keep the first ones */
 		return parse_string(v, vn, r->errors[r->n_errors++], sizeof(r->errors[0]), true);
 	}
-	if (!strcmp(key, "nic"))
+	if (!strcmp(key, "nic") || !strcmp(key, "nic6"))
 		return probe_report_net_line(r, key, v, vn);
 	err = probe_report_efi_line(r, key, v, vn);
 	if (err <= 0)

@@ -76,6 +76,10 @@ struct probe_nic {
 	char router[16]; /* "" none */
 	bool arp_ok, ping_ok;
 	uint64_t rx_ok, tx_ok, echoed;
+	/* nic6= (guest side): link-local address, echo to ff02::1 answered
+	 * and by whom ("" none) */
+	char ll6[40], peer6[40];
+	bool ping6_ok;
 	/* expected side: the binding promises the guest an address by DHCP */
 	bool want_dhcp;
 	char binding[12]; /* tap, bridge, masquerade, passt */
@@ -134,7 +138,7 @@ struct probe_report {
 	struct probe_efi efi;
 };
 
-/* probe_report_net.c: a nic= line (0 when handled or not one, -EBADMSG
+/* probe_report_net.c: a nic= or nic6= line (0 when handled or not one, -EBADMSG
  * when malformed); the expected NICs of cfg (names, MACs from the manifest
  * or derived as vmlet derives them, MTU); the expected side of NIC index
  * i as the VM really attached it (MAC, MTU, binding, the address vmlet's

@@ -17,22 +17,19 @@
 #define NIC_FIELDS 11
 
 /* Split line (NUL-terminated, modified) at single spaces into exactly
- * NIC_FIELDS words of printable ASCII without quotes or backslashes. */
-static int nic_split(char *line, char *w[NIC_FIELDS])
+ * want words. */
+static int nic_split(char *line, char **w, int want)
 {
 	int n = 0;
 
-	for (char *c = line; *c; c++)
-		if (*c < 0x20 || *c > 0x7e || *c == '"' || *c == '\\')
-			return -EBADMSG;
-	for (char *c = line; n < NIC_FIELDS; n++) {
+	for (char *c = line; n < want; n++) {
 		w[n] = c;
 		c = strchr(c, ' ');
 		if (!c)
 			break;
 		*c++ = 0;
 	}
-	return n == NIC_FIELDS - 1 && !strchr(w[n], ' ') && *w[n] ? 0 : -EBADMSG;
+	return n == want - 1 && !strchr(w[n], ' ') && *w[n] ? 0 : -EBADMSG;
 }
 
 /* A decimal without sign or garbage, at most max. */
@@ -63,6 +60,27 @@ static int nic_str(const char *w, char *out, size_t cap, bool dash_empty)
 	return 0;
 }
 
+/* nic6=<bdf> <link-local> <ok|-> <peer|->: for the nic= line of bdf. */
+static int nic6_line(struct probe_report *r, char *line)
+{
+	char *w[4];
+
+	if (nic_split(line, w, 4))
+		return -EBADMSG;
+	for (uint32_t i = r->n_nics; i-- > 0;) {
+		struct probe_nic *n = &r->nics[i];
+
+		if (strcmp(n->bdf, w[0]))
+			continue;
+		return nic_str(w[1], n->ll6, sizeof(n->ll6), false) ||
+			       nic_flag(w[2], &n->ping6_ok) ||
+			       nic_str(w[3], n->peer6, sizeof(n->peer6), true)
+			   ? -EBADMSG
+			   : 0;
+	}
+	return 0; /* no such NIC (or beyond the limit): ignored */
+}
+
 /* nic=<bdf> <mac> <link> <mtu> <addr/prefix|-> <router|-> <arp> <ping>
  *     <rxOk> <txOk> <echoed> */
 int probe_report_net_line(struct probe_report *r, const char *key, const char *v, size_t n)
@@ -71,14 +89,21 @@ int probe_report_net_line(struct probe_report *r, const char *key, const char *v
 	struct probe_nic *c;
 	uint64_t link, mtu;
 
-	if (strcmp(key, "nic") || r->n_nics >= PROBE_MAX_NICS)
+	if (strcmp(key, "nic") && strcmp(key, "nic6"))
 		return 0;
 	if (n >= sizeof(line))
 		return -EBADMSG;
 	memcpy(line, v, n);
 	line[n] = 0;
+	for (char *p = line; *p; p++)
+		if (*p < 0x20 || *p > 0x7e || *p == '"' || *p == '\\')
+			return -EBADMSG;
+	if (!strcmp(key, "nic6"))
+		return nic6_line(r, line);
+	if (r->n_nics >= PROBE_MAX_NICS)
+		return 0;
 	c = &r->nics[r->n_nics];
-	if (nic_split(line, w) || nic_str(w[0], c->bdf, sizeof(c->bdf), false) ||
+	if (nic_split(line, w, NIC_FIELDS) || nic_str(w[0], c->bdf, sizeof(c->bdf), false) ||
 	    nic_str(w[1], c->mac, sizeof(c->mac), false) || nic_num(w[2], 1, &link) ||
 	    nic_num(w[3], 65535, &mtu) || nic_str(w[4], c->dhcp, sizeof(c->dhcp), true) ||
 	    nic_str(w[5], c->router, sizeof(c->router), true) || nic_flag(w[6], &c->arp_ok) ||
@@ -214,6 +239,10 @@ void probe_report_net_json(FILE *f, const struct probe_report *r, const struct p
 				",\"txOk\":%" PRIu64 ",\"echoed\":%" PRIu64,
 				c->link_up ? "true" : "false", c->arp_ok ? "true" : "false",
 				c->ping_ok ? "true" : "false", c->rx_ok, c->tx_ok, c->echoed);
+			fputc(',', f);
+			jstr(f, "linkLocal6", c->ll6);
+			fprintf(f, ",\"ping6\":%s,", c->ping6_ok ? "true" : "false");
+			jstr(f, "peer6", c->peer6);
 		} else {
 			fputc(',', f);
 			jstr(f, "binding", c->binding);

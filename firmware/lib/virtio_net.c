@@ -8,38 +8,12 @@
 #include "firmware/lib/io.h"
 #include "firmware/lib/virtio.h"
 #include "firmware/lib/virtio_net.h"
-
-#define F_MTU	 (1ull << 3)
-#define F_MAC	 (1ull << 5)
-#define F_STATUS (1ull << 16)
-
-#define NQ	    FW_VIRTIO_QSIZE
-#define BUFSZ	    2048
-#define HDR	    12 /* virtio_net_hdr with num_buffers (VERSION_1) */
-#define ETH	    14
-#define WAIT_TICKS  (1ull << 30) /* ~0.3-0.5 s: one DHCP/ARP/ping attempt */
-#define ECHO_TICKS  (1ull << 35) /* ~10-17 s: the whole echo window */
-#define TRIES	    4
-#define DHCP_CLIENT 68
-#define DHCP_SERVER 67
+#include "firmware/lib/virtio_net_int.h"
 
 static struct fw_vq rxq, txq;
 static uint8_t rxbuf[NQ][BUFSZ] FW_ALIGNED(64);
 static uint8_t txbuf[NQ][BUFSZ] FW_ALIGNED(64);
 static struct fw_net_opts opts;
-
-struct net {
-	struct fw_virtio v;
-	struct fw_virtio_ring r[2]; /* rx, tx */
-	uint16_t rx_avail, rx_seen, tx_avail, tx_seen;
-	bool tx_busy[NQ];
-	uint8_t mac[6], gw_mac[6];
-	uint32_t xid, offered, server, ip, mask, router, dhcp_mtu;
-	int dhcp_state; /* 0, 2 OFFER seen, 5 ACK, 6 NAK */
-	bool gw_known, ping_ok;
-	uint16_t ping_seq;
-	uint64_t rx_ok, tx_ok, echoed;
-};
 
 static struct net nic;
 
@@ -51,30 +25,6 @@ void fw_virtio_net_configure(const struct fw_net_opts *o)
 static void barrier(void)
 {
 	__asm__ volatile("" ::: "memory");
-}
-
-/* ---- bytes ------------------------------------------------------------------ */
-
-static uint16_t be16(const uint8_t *p)
-{
-	return (uint16_t)(p[0] << 8 | p[1]);
-}
-
-static uint32_t be32(const uint8_t *p)
-{
-	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
-}
-
-static void put16(uint8_t *p, uint16_t v)
-{
-	p[0] = (uint8_t)(v >> 8);
-	p[1] = (uint8_t)v;
-}
-
-static void put32(uint8_t *p, uint32_t v)
-{
-	put16(p, (uint16_t)(v >> 16));
-	put16(p + 2, (uint16_t)v);
 }
 
 uint32_t fw_inet_sum(uint32_t sum, const void *data, size_t n)
@@ -120,7 +70,7 @@ static void tx_reclaim(struct net *n)
 }
 
 /* A free transmit buffer (frame area after the header), or NULL. */
-static uint8_t *tx_get(struct net *n, uint16_t *slot)
+uint8_t *net_tx_get(struct net *n, uint16_t *slot)
 {
 	for (uint64_t t0 = rdtsc(); rdtsc() - t0 < WAIT_TICKS;) {
 		tx_reclaim(n);
@@ -135,7 +85,7 @@ static uint8_t *tx_get(struct net *n, uint16_t *slot)
 	return NULL;
 }
 
-static void tx_send(struct net *n, uint16_t slot, size_t len)
+void net_tx_send(struct net *n, uint16_t slot, size_t len)
 {
 	txq.desc[slot].addr = (uint64_t)(uintptr_t)txbuf[slot];
 	txq.desc[slot].len = (uint32_t)(HDR + len);
@@ -150,7 +100,7 @@ static void tx_send(struct net *n, uint16_t slot, size_t len)
 
 /* ---- frames ---------------------------------------------------------------- */
 
-static uint8_t *eth(uint8_t *f, const uint8_t *dst, const struct net *n, uint16_t type)
+uint8_t *net_eth(uint8_t *f, const uint8_t *dst, const struct net *n, uint16_t type)
 {
 	memcpy(f, dst, 6);
 	memcpy(f + 6, n->mac, 6);
@@ -180,11 +130,11 @@ static const uint8_t bcast[6] = {0xff, 0xff, 0xff, 0xff, 0xff, 0xff};
 static void send_arp(struct net *n, int op, const uint8_t *tha, uint32_t tpa)
 {
 	uint16_t slot;
-	uint8_t *f = tx_get(n, &slot), *a;
+	uint8_t *f = net_tx_get(n, &slot), *a;
 
 	if (!f)
 		return;
-	a = eth(f, op == 1 ? bcast : tha, n, 0x0806);
+	a = net_eth(f, op == 1 ? bcast : tha, n, 0x0806);
 	put16(a, 1);
 	put16(a + 2, 0x0800);
 	a[4] = 6;
@@ -194,18 +144,18 @@ static void send_arp(struct net *n, int op, const uint8_t *tha, uint32_t tpa)
 	put32(a + 14, n->ip);
 	memcpy(a + 18, op == 1 ? (const uint8_t[6]){0} : tha, 6);
 	put32(a + 24, tpa);
-	tx_send(n, slot, 60); /* padded to the Ethernet minimum */
+	net_tx_send(n, slot, 60); /* padded to the Ethernet minimum */
 }
 
 static void send_dhcp(struct net *n, int type)
 {
 	uint16_t slot;
-	uint8_t *f = tx_get(n, &slot), *u, *b, *o;
+	uint8_t *f = net_tx_get(n, &slot), *u, *b, *o;
 	const size_t blen = 300;
 
 	if (!f)
 		return;
-	u = ip4(eth(f, bcast, n, 0x0800), 17, 0, 0xffffffffu, 8 + blen);
+	u = ip4(net_eth(f, bcast, n, 0x0800), 17, 0, 0xffffffffu, 8 + blen);
 	put16(u, DHCP_CLIENT);
 	put16(u + 2, DHCP_SERVER);
 	put16(u + 4, (uint16_t)(8 + blen));
@@ -227,7 +177,7 @@ static void send_dhcp(struct net *n, int type)
 	}
 	*o++ = 55, *o++ = 4, *o++ = 1, *o++ = 3, *o++ = 26, *o++ = 54;
 	*o = 255;
-	tx_send(n, slot, ETH + 20 + 8 + blen);
+	net_tx_send(n, slot, ETH + 20 + 8 + blen);
 }
 
 static uint32_t ping_target(const struct net *n)
@@ -238,11 +188,11 @@ static uint32_t ping_target(const struct net *n)
 static void send_ping(struct net *n)
 {
 	uint16_t slot;
-	uint8_t *f = tx_get(n, &slot), *c;
+	uint8_t *f = net_tx_get(n, &slot), *c;
 
 	if (!f)
 		return;
-	c = ip4(eth(f, n->gw_mac, n, 0x0800), 1, n->ip, ping_target(n), 8 + 32);
+	c = ip4(net_eth(f, n->gw_mac, n, 0x0800), 1, n->ip, ping_target(n), 8 + 32);
 	memset(c, 0, 8 + 32);
 	c[0] = 8;
 	put16(c + 4, 0x766d); /* "vm" */
@@ -250,7 +200,7 @@ static void send_ping(struct net *n)
 	for (int i = 0; i < 32; i++)
 		c[8 + i] = (uint8_t)('a' + i % 26);
 	put16(c + 2, csum(c, 8 + 32));
-	tx_send(n, slot, ETH + 20 + 8 + 32);
+	net_tx_send(n, slot, ETH + 20 + 8 + 32);
 }
 
 /* An echo reply to the request at f (len bytes, IPv4 header ihl bytes). */
@@ -260,14 +210,14 @@ static void answer_ping(struct net *n, const uint8_t *f, size_t len, size_t ihl)
 	uint8_t *o, *c;
 	size_t icmp = len - ETH - ihl;
 
-	if (len > BUFSZ - HDR || !(o = tx_get(n, &slot)))
+	if (len > BUFSZ - HDR || !(o = net_tx_get(n, &slot)))
 		return;
-	c = ip4(eth(o, f + 6, n, 0x0800), 1, n->ip, be32(f + ETH + 12), icmp);
+	c = ip4(net_eth(o, f + 6, n, 0x0800), 1, n->ip, be32(f + ETH + 12), icmp);
 	memcpy(c, f + ETH + ihl, icmp);
 	c[0] = 0;
 	put16(c + 2, 0);
 	put16(c + 2, csum(c, icmp));
-	tx_send(n, slot, ETH + 20 + icmp);
+	net_tx_send(n, slot, ETH + 20 + icmp);
 	n->echoed++;
 }
 
@@ -353,8 +303,11 @@ static void arp_input(struct net *n, const uint8_t *f, size_t len)
 
 static void frame_input(struct net *n, const uint8_t *f, size_t len)
 {
-	if (len < ETH || (memcmp(f, n->mac, 6) && memcmp(f, bcast, 6)))
-		return;
+	if (len < ETH ||
+	    (memcmp(f, n->mac, 6) && memcmp(f, bcast, 6) && (f[0] != 0x33 || f[1] != 0x33)))
+		return; /* ours, broadcast, or IPv6 multicast */
+	if (be16(f + 12) == 0x86dd)
+		net6_input(n, f, len);
 	if (be16(f + 12) == 0x0806)
 		arp_input(n, f, len);
 	else if (be16(f + 12) == 0x0800)
@@ -423,6 +376,11 @@ static bool got_pong(const struct net *n)
 	return n->ping_ok;
 }
 
+static bool got_pong6(const struct net *n)
+{
+	return n->ping6_ok;
+}
+
 static bool echo_done(const struct net *n)
 {
 	return n->echoed >= opts.echo;
@@ -479,6 +437,13 @@ static void ip_str(char *s, size_t cap, uint32_t ip)
 	fw_snprintf(s, cap, "%u.%u.%u.%u", ip >> 24, ip >> 16 & 255, ip >> 8 & 255, ip & 255);
 }
 
+/* Eight groups of hex, uncompressed: fe80:0:0:0:0:ff:fe00:1 */
+static void ip6_str(char s[40], const uint8_t *a)
+{
+	fw_snprintf(s, 40, "%x:%x:%x:%x:%x:%x:%x:%x", be16(a), be16(a + 2), be16(a + 4),
+		    be16(a + 6), be16(a + 8), be16(a + 10), be16(a + 12), be16(a + 14));
+}
+
 static unsigned int prefix_len(uint32_t mask)
 {
 	unsigned int p = 0;
@@ -493,7 +458,7 @@ void fw_virtio_net_report(struct fw_buf *out, const struct fw_pci_fn *f, uint64_
 	struct net *n = &nic;
 	volatile uint8_t *cfg;
 	uint16_t status = 0, mtu = 0;
-	char addr[24] = "-", gw[16] = "-";
+	char addr[24] = "-", gw[16] = "-", ll[40], peer[40];
 
 	if (net_init(n, f, mmio_next)) {
 		fw_buf_printf(out, "error=virtio-net %02x: cannot initialize\n", f->dev);
@@ -517,6 +482,11 @@ void fw_virtio_net_report(struct fw_buf *out, const struct fw_pci_fn *f, uint64_
 		send_ping(n);
 		wait_for(n, got_pong, WAIT_TICKS);
 	}
+	net6_init(n);
+	for (int i = 0; i < TRIES / 2 && !opts.quick && !n->ping6_ok; i++) {
+		net6_ping(n);
+		wait_for(n, got_pong6, WAIT_TICKS);
+	}
 	if (opts.echo && n->ip)
 		wait_for(n, echo_done, ECHO_TICKS);
 	wait_for(n, tx_idle, WAIT_TICKS);
@@ -533,5 +503,9 @@ void fw_virtio_net_report(struct fw_buf *out, const struct fw_pci_fn *f, uint64_
 		      n->mac[5], status & 1, mtu, addr, gw, n->gw_known ? "ok" : "-",
 		      n->ping_ok ? "ok" : "-", (unsigned long long)n->rx_ok,
 		      (unsigned long long)n->tx_ok, (unsigned long long)n->echoed);
+	ip6_str(ll, n->ll6);
+	ip6_str(peer, n->peer6);
+	fw_buf_printf(out, "nic6=00:%02x.%x %s %s %s\n", f->dev, f->fn, ll,
+		      n->ping6_ok ? "ok" : "-", n->ping6_ok ? peer : "-");
 	fw_virtio_reset(&n->v);
 }

@@ -39,6 +39,7 @@ qemu "$TMPD/user.txt" "" "user,id=n0" "mac=52:54:00:aa:bb:01,host_mtu=1400"
 got=$(nic_line "$TMPD/user.txt") || fail "user: no clean report"
 # mac link mtu address router arp ping rxOk txOk echoed
 expect user "$got" "52:54:00:aa:bb:01 1 1400 10\.0\.2\.15/24 10\.0\.2\.2 ok ok [1-9][0-9]* [1-9][0-9]* 0"
+grep '^nic6=' "$TMPD/user.txt" | sed 's/^/    /'
 
 # ---- a tap in a namespace of our own, with a DHCP server ------------------------
 if [[ $(id -u) == 0 ]] && command -v busybox >/dev/null && ip netns add "vmlet-nq$$" 2>/dev/null; then
@@ -47,6 +48,7 @@ if [[ $(id -u) == 0 ]] && command -v busybox >/dev/null && ip netns add "vmlet-n
 	trap '[[ -n $dhcpd ]] && kill $dhcpd 2>/dev/null; [[ -n $pinger_pid ]] && kill $pinger_pid 2>/dev/null; ip netns del "$NS" 2>/dev/null; rm -rf "$TMPD"' EXIT
 	ip netns exec "$NS" ip link set lo up
 	ip netns exec "$NS" ip tuntap add qtap0 mode tap
+	ip netns exec "$NS" sysctl -qw net.ipv6.conf.qtap0.accept_dad=0
 	ip netns exec "$NS" ip addr add 192.168.78.1/24 dev qtap0
 	ip netns exec "$NS" ip link set qtap0 up
 	cat >"$TMPD/udhcpd.conf" <<EOF
@@ -81,6 +83,8 @@ EOF
 	pinger_pid=
 	got=$(nic_line "$TMPD/tap.txt") || fail "tap: no clean report"
 	expect tap "$got" "02:00:00:aa:bb:02 1 0 192\.168\.78\.60/24 192\.168\.78\.1 ok ok [1-9][0-9]* [1-9][0-9]* 3"
+	grep -qE '^nic6=00:[0-9a-f]{2}\.0 fe80:0:0:0:0:ff:feaa:bb02 ok fe80:' "$TMPD/tap.txt" &&
+		ok "tap: IPv6 echo to ff02::1 answered" || fail "tap: $(grep '^nic6=' "$TMPD/tap.txt")"
 	(($(cat "$TMPD/pinged") >= 1)) && ok "tap: the namespace's pings answered" ||
 		fail "tap: no ping answered"
 else

@@ -4,7 +4,9 @@
 # namespaces this test creates and removes (the host's own namespace,
 # interfaces and nftables are never touched):
 #   tap         --tap default=TAP on a tap in namespace "pod"; busybox udhcpd
-#               there is the DHCP server, the pod pings the guest 3 times
+#               there is the DHCP server, the pod pings the guest 3 times;
+#               the pod's kernel answers the guest's ICMPv6 echo to ff02::1
+#               (after the guest answered its neighbor solicitation)
 #   masquerade  namespace "pod" plays the pod (eth0 = veth to namespace
 #               "node"); vmlet's DHCP gives 10.0.2.2/24, the guest pings
 #               the node 10.200.0.1 through the NAT (the node sees the
@@ -81,6 +83,7 @@ matched() { # NAME
 # ---- tap with a DHCP server on the host side -----------------------------
 pod ip link set lo up
 pod ip tuntap add vmtap0 mode tap
+pod sysctl -qw net.ipv6.conf.vmtap0.accept_dad=0 # its link-local answers at once
 pod ip addr add 192.168.77.1/24 dev vmtap0
 pod ip link set vmtap0 up
 cat >"$TMPD/udhcpd.conf" <<EOF
@@ -111,6 +114,7 @@ check tap router 192.168.77.1
 check tap arp true
 check tap ping true
 check tap echoed 3
+check tap ping6 true
 ((pinged >= 1)) && ok "tap: the pod's pings answered ($pinged)" || fail "tap: no ping answered"
 [[ $(nic tap expected binding) == tap ]] || fail "tap: expected binding '$(nic tap expected binding)'"
 pod ip link del vmtap0

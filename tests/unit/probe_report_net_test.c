@@ -40,9 +40,18 @@ static void test_parse_good(void)
 
 	CHECK_EQ_U64(parse("nic=00:03.0 02:00:00:aa:bb:01 1 1500 10.0.2.2/24 10.0.2.1 ok ok 18 "
 			   "10 3\n"
-			   "nic=00:04.0 52:54:00:00:00:01 0 0 - - - - 0 1 0\n",
+			   "nic6=00:03.0 fe80:0:0:0:0:ff:fe00:1 ok fe80:0:0:0:1:2:3:4\n"
+			   "nic=00:04.0 52:54:00:00:00:01 0 0 - - - - 0 1 0\n"
+			   "nic6=00:04.0 fe80:0:0:0:5054:ff:fe00:1 - -\n"
+			   "nic6=00:09.0 fe80:0:0:0:0:0:0:9 ok fe80:0:0:0:0:0:0:1\n",
 			   r),
 		     0);
+	CHECK_STR(r->nics[0].ll6, "fe80:0:0:0:0:ff:fe00:1");
+	CHECK(r->nics[0].ping6_ok);
+	CHECK_STR(r->nics[0].peer6, "fe80:0:0:0:1:2:3:4");
+	CHECK_STR(r->nics[1].ll6, "fe80:0:0:0:5054:ff:fe00:1");
+	CHECK(!r->nics[1].ping6_ok);
+	CHECK_STR(r->nics[1].peer6, "");
 	CHECK_EQ_U64(r->n_nics, 2);
 	CHECK_STR(r->nics[0].bdf, "00:03.0");
 	CHECK_STR(r->nics[0].mac, "02:00:00:aa:bb:01");
@@ -75,6 +84,8 @@ static void test_parse_bad(void)
 	    "nic=00:03.0 02:00:00:aa:bb:01 1 1500 - - - - 1 1 0 9\n",  /* a field more */
 	    "nic=00:03.0 02:00:00:aa:bb:01 1 1500  - - - 1 1 0\n",     /* an empty one */
 	    "nic=\n",
+	    "nic=00:03.0 02:00:00:aa:bb:01 1 1500 - - - - 1 1 0\nnic6=00:03.0 fe80::1 ok\n",
+	    "nic=00:03.0 02:00:00:aa:bb:01 1 1500 - - - - 1 1 0\nnic6=00:03.0 fe80::1 yes -\n",
 	};
 	struct probe_report *r = new_report();
 
@@ -206,10 +217,11 @@ static void test_json(void)
 	snprintf(e->nics[0].name, sizeof(e->nics[0].name), "default");
 	probe_report_net_attached(e, 0, (uint8_t[6]){2, 0, 0, 0xaa, 0xbb, 1}, 1500, "tap", 0, 0,
 				  false);
-	CHECK_EQ_U64(parse("nic=00:03.0 02:00:00:aa:bb:01 1 1500 192.168.77.50/24 192.168.77.1 "
-			   "ok ok 18 10 3\n",
-			   g),
-		     0);
+	CHECK_EQ_U64(
+	    parse("nic=00:03.0 02:00:00:aa:bb:01 1 1500 192.168.77.50/24 192.168.77.1 "
+		  "ok ok 18 10 3\nnic6=00:03.0 fe80:0:0:0:0:ff:fe00:1 ok fe80:0:0:0:0:0:0:7\n",
+		  g),
+	    0);
 	probe_report_print_json(f, e, g, probe_report_net_compare(e, g, NULL));
 	fclose(f);
 	j = json_tokener_parse(buf);
@@ -226,6 +238,9 @@ static void test_json(void)
 		CHECK_EQ_U64(json_object_get_int64(json_object_object_get(n, "txOk")), 10);
 		CHECK_EQ_U64(json_object_get_int64(json_object_object_get(n, "echoed")), 3);
 		CHECK(json_object_get_boolean(json_object_object_get(n, "ping")));
+		CHECK(json_object_get_boolean(json_object_object_get(n, "ping6")));
+		CHECK_STR(json_object_get_string(json_object_object_get(n, "peer6")),
+			  "fe80:0:0:0:0:0:0:7");
 	} else {
 		CHECK(!"guest.nics missing");
 	}
