@@ -135,6 +135,13 @@
  *                            echo request to ff02::1 was answered (the probe
  *                            answers neighbor solicitations for its address)
  *                            and by whom; addresses as 8 hex groups
+ *   hostileNic=<bb:dd.f> ok|<step>
+ *                            only with "vmlet.hostile": each virtio-net is
+ *                            sent malformed transmit chains first (outside
+ *                            RAM, huge, device-writable, empty, oversized,
+ *                            a loop); ok when each was completed or reported
+ *                            with NEEDS_RESET and a good frame went out
+ *                            after it (firmware/lib/virtio_net_hostile.c)
  *   netBench=<bb:dd.f> <mode> <frames> <bytes> <ticks> <missing>
  *                            only with "vmlet.netbench=MODE": timed traffic
  *                            on the first virtio-net (firmware/probe/

@@ -415,7 +415,9 @@ void fw_virtio_report(struct fw_buf *out, uint64_t ecam, bool hostile)
 			report_blk(out, &fns[i], &next);
 		else if (fns[i].device == 0x1044)
 			report_rng(out, &fns[i], &next);
-		else if (fns[i].device == 0x1041)
+		if (fns[i].device == 0x1041 && hostile)
+			fw_virtio_net_hostile(out, &fns[i], &next);
+		if (fns[i].device == 0x1041)
 			fw_virtio_net_report(out, &fns[i], &next);
 	}
 }

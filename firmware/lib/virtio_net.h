@@ -32,6 +32,10 @@ void fw_virtio_net_configure(const struct fw_net_opts *o);
  * line). mmio_next: where to place unprogrammed BARs (pci.h). */
 void fw_virtio_net_report(struct fw_buf *out, const struct fw_pci_fn *f, uint64_t *mmio_next);
 
+/* Attack the virtio-net function f with malformed transmit chains
+ * (virtio_net_hostile.c) and append hostileNic=<bb:dd.f> ok|<failed step>. */
+void fw_virtio_net_hostile(struct fw_buf *out, const struct fw_pci_fn *f, uint64_t *mmio_next);
+
 /* The Internet checksum (RFC 1071) of p[0..n), folded, not inverted,
  * continuing from sum. */
 uint32_t fw_inet_sum(uint32_t sum, const void *p, size_t n);

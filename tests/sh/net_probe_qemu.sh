@@ -3,7 +3,8 @@
 # virtio-net-pci on q35: the same checks as under vmlet, with peers no one
 # here wrote.
 #   user  -netdev user (QEMU's slirp): DHCP gives 10.0.2.15/24, router
-#         10.0.2.2 answers ARP and ping; host_mtu reaches the MTU field
+#         10.0.2.2 answers ARP and ping; host_mtu reaches the MTU field;
+#         after the probe's malformed transmit chains (vmlet.hostile)
 #   tap   a tap QEMU opens in a network namespace this test creates (and
 #         removes), busybox udhcpd there; the namespace pings the guest
 source "$(dirname "$0")/../lib/sh.sh"
@@ -35,11 +36,14 @@ expect() { # WHAT GOT WANT-REGEX
 }
 
 # ---- QEMU's user networking ----------------------------------------------------
-qemu "$TMPD/user.txt" "" "user,id=n0" "mac=52:54:00:aa:bb:01,host_mtu=1400"
+qemu "$TMPD/user.txt" vmlet.hostile "user,id=n0" "mac=52:54:00:aa:bb:01,host_mtu=1400"
 got=$(nic_line "$TMPD/user.txt") || fail "user: no clean report"
 # mac link mtu address router arp ping rxOk txOk echoed
 expect user "$got" "52:54:00:aa:bb:01 1 1400 10\.0\.2\.15/24 10\.0\.2\.2 ok ok [1-9][0-9]* [1-9][0-9]* 0"
 grep '^nic6=' "$TMPD/user.txt" | sed 's/^/    /'
+grep -qE '^hostileNic=00:[0-9a-f]{2}\.0 ok$' "$TMPD/user.txt" &&
+	ok "user: hostile transmit chains first (completed or NEEDS_RESET, then good frames)" ||
+	fail "user: $(grep '^hostileNic=' "$TMPD/user.txt")"
 
 # ---- a tap in a namespace of our own, with a DHCP server ------------------------
 if [[ $(id -u) == 0 ]] && command -v busybox >/dev/null && ip netns add "vmlet-nq$$" 2>/dev/null; then

@@ -21,6 +21,7 @@ have_kvm || skip "no /dev/kvm"
 [[ $(id -u) == 0 ]] || skip "needs root for network namespaces"
 command -v busybox >/dev/null || skip "no busybox (udhcpd, ping)"
 VMLET=$(realpath "$VMLET")
+[[ -x $VMLET_SAN ]] && VMLET_SAN=$(realpath "$VMLET_SAN")
 NS=vmlet-np$$
 ip netns add "$NS-pod" 2>/dev/null || skip "cannot create network namespaces"
 ip netns add "$NS-node" || { ip netns del "$NS-pod"; skip "cannot create network namespaces"; }
@@ -104,9 +105,6 @@ pinger "$NS-pod" 192.168.77.50 &
 pinger_pid=$!
 probe tap -- --tap default=vmtap0 --cmdline vmlet.netecho=3
 stop_pinger
-kill "$dhcpd" 2>/dev/null
-wait "$dhcpd" 2>/dev/null
-dhcpd=
 matched tap
 check tap mac 02:00:00:aa:bb:01
 check tap dhcpAddress 192.168.77.50/24
@@ -117,6 +115,21 @@ check tap echoed 3
 check tap ping6 true
 ((pinged >= 1)) && ok "tap: the pod's pings answered ($pinged)" || fail "tap: no ping answered"
 [[ $(nic tap expected binding) == tap ]] || fail "tap: expected binding '$(nic tap expected binding)'"
+# a hostile guest: malformed transmit chains first; DHCP works after them
+for bin in "$VMLET" "$VMLET_SAN"; do
+	[[ -x $bin ]] || continue
+	pod timeout 120 "$bin" probe -f "$TMPD/tap.yaml" --tap default=vmtap0 --cmdline vmlet.hostile \
+		--show-console >"$TMPD/hostile.txt" 2>&1 || fail "$bin: hostile probe failed"
+	grep -qE '^hostileNic=00:[0-9a-f]{2}\.0 ok$' "$TMPD/hostile.txt" &&
+		ok "$bin: hostile transmit chains survived" ||
+		fail "$bin: $(grep '^hostileNic=' "$TMPD/hostile.txt")"
+	grep -qE '^nic=.* 192\.168\.77\.50/24 192\.168\.77\.1 ok ok ' "$TMPD/hostile.txt" &&
+		ok "$bin: DHCP, ARP and ping after the attacks" ||
+		fail "$bin: after the attacks: $(grep '^nic=' "$TMPD/hostile.txt")"
+done
+kill "$dhcpd" 2>/dev/null
+wait "$dhcpd" 2>/dev/null
+dhcpd=
 pod ip link del vmtap0
 
 # ---- the pod: eth0 with an address and a default route to the node --------
