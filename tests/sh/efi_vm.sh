@@ -14,14 +14,8 @@ tests/efi/build-efi.sh tests/efi/testapp.c "$TMPD/testapp.efi" || exit 1
 tests/efi/mkesp.sh "$TMPD/testapp.efi" "$TMPD/esp.img"
 
 efi_vm_yaml efi-test sb=true disk=esp:$TMPD/esp.img >"$TMPD/sb.yaml"
-timeout 60 "$VMLET" run -f "$TMPD/sb.yaml" --console none >"$TMPD/sb.log" 2>&1
-rc=$?
-if ((rc == 1)) && grep -q 'secure boot is requested' "$TMPD/sb.log"; then
-	ok "secure boot refused"
-else
-	fail "secure boot VM: status $rc"
-	cat "$TMPD/sb.log"
-fi
+efi_refused "a secure-boot VM" 1 "secure boot is requested" \
+	"$VMLET" run -f "$TMPD/sb.yaml" --console none
 
 efi_vm_yaml efi-test disk=esp:$TMPD/esp.img serial=VMLET-SERIAL-42 \
 	uuid=5a7e0c1d-2b3a-4c5d-8e9f-0a1b2c3d4e5f >"$TMPD/vm.yaml"
