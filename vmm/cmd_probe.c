@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include "arch/arch.h"
@@ -19,6 +20,7 @@
 #include "vmm/cmd_vm.h"
 #include "vmm/efi_boot.h"
 #include "vmm/ctl.h"
+#include "vmm/lifecycle.h"
 #include "vmm/dev/pci_devices.h"
 #include "vmm/dev/virtio_net.h"
 #include "vmm/probe_report.h"
@@ -286,6 +288,52 @@ static int probe_run(struct probe_opts *p, const uint8_t *elf, size_t elf_len)
 	return status;
 }
 
+/* One probe run in a forked worker; its exit status lands in *status. */
+struct probe_worker {
+	struct probe_opts *p;
+	const uint8_t *elf;
+	size_t elf_len;
+	int *status; /* shared with the supervising process */
+};
+
+static enum lifecycle_end probe_worker_run(void *arg, unsigned int restarts)
+{
+	struct probe_worker *w = arg;
+
+	(void)restarts;
+	*w->status = probe_run(w->p, w->elf, w->elf_len);
+	fflush(stdout); /* the worker leaves through _exit() */
+	return LC_END_POWEROFF;
+}
+
+/*
+ * With a control socket and the sandbox on, the probe runs in a worker as
+ * `vmlet run` does: the confined worker cannot unlink the socket, this
+ * unconfined process removes it after the run. SIGTERM/SIGINT reach the
+ * worker through lifecycle_run().
+ */
+static int probe_run_supervised(struct probe_opts *p, const uint8_t *elf, size_t elf_len)
+{
+	struct probe_worker w = {p, elf, elf_len, NULL};
+	struct lifecycle lc;
+	int status;
+
+	w.status =
+	    mmap(NULL, sizeof(int), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (w.status == MAP_FAILED) {
+		error_errno(-errno, "probe: cannot share the worker's status");
+		return VMLET_EXIT_ERROR;
+	}
+	*w.status = VMLET_EXIT_ERROR; /* unless the worker says otherwise */
+	lifecycle_init(&lc, LC_ONCE);
+	lc.always_fork = true;
+	lifecycle_run(&lc, probe_worker_run, &w);
+	ctl_remove_socket(p->vm.api_socket);
+	status = lc.worker_signal ? 128 + lc.worker_signal : *w.status;
+	munmap(w.status, sizeof(int));
+	return status;
+}
+
 int cmd_probe(int argc, char **argv)
 {
 	size_t elf_len = (size_t)((uintptr_t)fw_probe_end - (uintptr_t)fw_probe_start);
@@ -309,5 +357,10 @@ int cmd_probe(int argc, char **argv)
 	if (p.dump_guest)
 		return probe_dump(p.dump_guest, fw_probe_start, elf_len) ? VMLET_EXIT_ERROR
 									 : VMLET_EXIT_OK;
-	return probe_run(&p, fw_probe_start, elf_len);
+	if (p.vm.api_socket && p.vm.sandbox.seccomp != SANDBOX_SECCOMP_OFF)
+		return probe_run_supervised(&p, fw_probe_start, elf_len);
+	ret = probe_run(&p, fw_probe_start, elf_len);
+	if (p.vm.api_socket)
+		ctl_remove_socket(p.vm.api_socket);
+	return ret;
 }

@@ -98,6 +98,22 @@ static int cmd_parse_console(const char *arg, struct vm_console *c)
 	return 0;
 }
 
+/* A NAME=VALUE option (both parts non-empty) appended to list (at most
+ * CMD_MAX_FILES): 0, or -1 with a message. */
+static int cmd_add_pair(const char **list, unsigned int *n, const char *opt, const char *form,
+			const char *arg)
+{
+	const char *eq = strchr(arg, '=');
+
+	if (*n == CMD_MAX_FILES || !eq || eq == arg || !eq[1]) {
+		fprintf(stderr, "vmlet: %s takes %s (at most %d), not '%s'\n", opt, form,
+			CMD_MAX_FILES, arg);
+		return -1;
+	}
+	list[(*n)++] = arg;
+	return 0;
+}
+
 int cmd_vm_option(struct cmd_vm_opts *o, int c, const char *arg)
 {
 	switch (c) {
@@ -113,22 +129,9 @@ int cmd_vm_option(struct cmd_vm_opts *o, int c, const char *arg)
 		o->vm_name = arg;
 		return 0;
 	case CMD_OPT_VOLUME:
-		if (o->n_volumes == CMD_MAX_FILES || !strchr(arg, '=')) {
-			fprintf(stderr, "vmlet: --volume takes NAME=PATH (at most %d), not '%s'\n",
-				CMD_MAX_FILES, arg);
-			return -1;
-		}
-		o->volumes[o->n_volumes++] = arg;
-		return 0;
+		return cmd_add_pair(o->volumes, &o->n_volumes, "--volume", "NAME=PATH", arg);
 	case CMD_OPT_TAP:
-		if (o->n_taps == CMD_MAX_FILES || !strchr(arg, '=') || arg[0] == '=' ||
-		    !strchr(arg, '=')[1]) {
-			fprintf(stderr, "vmlet: --tap takes IFACE=TAP (at most %d), not '%s'\n",
-				CMD_MAX_FILES, arg);
-			return -1;
-		}
-		o->taps[o->n_taps++] = arg;
-		return 0;
+		return cmd_add_pair(o->taps, &o->n_taps, "--tap", "IFACE=TAP", arg);
 	case CMD_OPT_DISK_ROOT:
 		o->disk_root = arg;
 		return 0;

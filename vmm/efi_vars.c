@@ -15,8 +15,6 @@
 
 #define EV_MAGIC "VMLETEV1"
 #define EV_HDR	 24u
-/* a store beyond this is not ours: refuse it */
-#define EV_FILE_MAX (64ull << 20)
 
 static uint64_t fnv1a(const uint8_t *p, size_t n)
 {
@@ -74,7 +72,7 @@ static int ev_read_file(const char *path, uint8_t **buf, size_t *n)
 	*n = 0;
 	if (fd < 0)
 		return errno == ENOENT ? 0 : -errno;
-	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || (uint64_t)st.st_size > EV_FILE_MAX) {
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || (uint64_t)st.st_size > EFI_VARS_FILE_MAX) {
 		ret = -EINVAL;
 		goto out;
 	}
@@ -153,6 +151,7 @@ int efi_vars_open(struct efi_vars *v, const char *path)
 	} else {
 		memcpy(v->blob, blob, v->len);
 	}
+	v->file_size = EV_HDR + v->len; /* one record, compacted or as found */
 	v->fd = open(path, O_WRONLY | O_APPEND | O_CLOEXEC);
 	if (v->fd < 0) {
 		ret = error_errno(-errno, "efi: cannot open the variable store '%s'", path);
@@ -172,10 +171,13 @@ int efi_vars_save(struct efi_vars *v, const void *blob, size_t len)
 
 	if (len > FW_ABI_EFI_VARS_MAX)
 		return -E2BIG;
+	if (v->file_size + EV_HDR + len > EFI_VARS_FILE_MAX)
+		return -ENOSPC;
 	n = ev_record(v->rec, blob, len);
 	/* one write() to an O_APPEND fd: a crash leaves a torn tail at worst */
 	if (write(v->fd, v->rec, n) != (ssize_t)n)
 		return errno ? -errno : -EIO;
+	v->file_size += n;
 	memcpy(v->blob, blob, len);
 	v->len = len;
 	return 0;

@@ -14,7 +14,8 @@
  * last complete record with a good hash wins, so a save torn by a crash
  * leaves the previous blob. Opening compacts the file to its last good
  * record (a temporary file renamed over it), so it grows only within a
- * run; closing fdatasyncs it.
+ * run (a guest saving in a loop meets -ENOSPC at EFI_VARS_FILE_MAX, the
+ * largest store opening accepts); closing fdatasyncs it.
  */
 #ifndef VMLET_EFI_VARS_H
 #define VMLET_EFI_VARS_H
@@ -28,12 +29,16 @@ struct efi_vars {
 	uint8_t *blob;
 	size_t len;
 	uint8_t *rec; /* room for one record (header + FW_ABI_EFI_VARS_MAX) */
+	uint64_t file_size;
 };
 
 /* Open (creating it, mode 0600) and compact the store at path. 0 or
  * -errno with the reason logged. */
 int efi_vars_open(struct efi_vars *v, const char *path);
-/* Replace the stored blob (len <= FW_ABI_EFI_VARS_MAX). 0 or -errno. */
+#define EFI_VARS_FILE_MAX (64ull << 20)
+
+/* Replace the stored blob (len <= FW_ABI_EFI_VARS_MAX). 0 or -errno
+ * (-E2BIG, -ENOSPC past EFI_VARS_FILE_MAX, a write error). */
 int efi_vars_save(struct efi_vars *v, const void *blob, size_t len);
 void efi_vars_close(struct efi_vars *v);
 

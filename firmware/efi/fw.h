@@ -87,6 +87,11 @@ uint32_t efi_port_call(uint32_t op, void *buf, uint32_t cap, uint32_t *len);
 bool efi_payload_claim(const void *mod, uint64_t size);
 void efi_payload_start(uint32_t start_info);
 
+/* an initrd module (initrd.c): recognised by its content, served through
+ * LoadFile2 on Linux's initrd media device path */
+bool efi_initrd_is(const void *mod, uint64_t size);
+void efi_initrd_install(const void *mod, uint64_t size);
+
 /* boot manager (bootmgr.c): Boot#### in BootOrder, then
  * \EFI\BOOT\BOOTX64.EFI on the disks in the VMM's boot order, then on
  * every other file system; cmdline (may be NULL) becomes the load options

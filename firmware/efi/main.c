@@ -159,12 +159,20 @@ static void ramdisks_init(const struct hvm_start_info *si)
 	const struct hvm_modlist_entry *m = (const void *)(uintptr_t)si->modlist_paddr;
 
 	for (uint32_t i = 0; si->modlist_paddr && i < si->nr_modules && i < 8; i++) {
-		struct blkdev *dev = efi_alloc(sizeof(*dev));
+		const void *mod = (const void *)(uintptr_t)m[i].paddr;
+		struct blkdev *dev;
 		struct dp_memmap node;
 		struct efi_device_path *dp;
 
-		if (!dev || m[i].paddr + m[i].size > LIMIT_4G || m[i].size < 512 ||
-		    !memcmp((const void *)(uintptr_t)m[i].paddr, "\177ELF", 4)) /* payload.c */
+		if (m[i].paddr + m[i].size > LIMIT_4G || m[i].size < 512 ||
+		    !memcmp(mod, "\177ELF", 4)) /* payload.c */
+			continue;
+		if (efi_initrd_is(mod, m[i].size)) {
+			efi_initrd_install(mod, m[i].size);
+			continue;
+		}
+		dev = efi_alloc(sizeof(*dev));
+		if (!dev)
 			continue;
 		blk_init_mem(dev, (void *)(uintptr_t)m[i].paddr, m[i].size, 512);
 		dp_set(&node.h, DP_HW, DP_HW_MEMMAP, sizeof(node));

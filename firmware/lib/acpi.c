@@ -281,7 +281,7 @@ void fw_acpi_power_info(const struct acpi_header *fadt, const struct acpi_header
 
 #define SLEEP_CTL_SLP_EN   (1u << 5)
 #define PM1_SLP_MASK	   (FW_ABI_PM1_SLP_EN | 7u << FW_ABI_PM1_SLP_TYP_SHIFT)
-#define POWEROFF_GRACE_TSC (1ull << 28)
+#define POWEROFF_GRACE_TSC (1ull << 31)
 
 void fw_poweroff(const struct fw_acpi_power *p)
 {
@@ -299,8 +299,10 @@ void fw_poweroff(const struct fw_acpi_power *p)
 			   p->sleep_ctl.address < ACPI_LIMIT) {
 			mmio_write8((uintptr_t)p->sleep_ctl.address, s);
 		}
-		/* A VMM may act on the request asynchronously (QEMU does):
-		 * give it ~0.1 s before the fallback. */
+		/* A VMM may act on the request asynchronously (QEMU does,
+		 * from its main loop, which a loaded host may not schedule
+		 * for a while): give it ~0.7 s before the fallback. vmlet
+		 * acts at once, so this costs nothing there. */
 		for (uint64_t t0 = rdtsc(); rdtsc() - t0 < POWEROFF_GRACE_TSC;)
 			fw_pause();
 	}

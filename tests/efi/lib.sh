@@ -7,6 +7,21 @@ efi_tools() {
 	command -v sgdisk >/dev/null && command -v mcopy >/dev/null || echo "no gdisk/mtools"
 }
 #
+# efi_refused NAME STATUS PATTERN COMMAND...: COMMAND must exit STATUS
+# with PATTERN in its output (ok/fail lines).
+efi_refused() {
+	local name=$1 want=$2 pat=$3 rc
+	shift 3
+	timeout 60 "$@" >"$TMPD/refused.log" 2>&1
+	rc=$?
+	if ((rc == want)) && grep -q -- "$pat" "$TMPD/refused.log"; then
+		ok "$name refused: $(grep -o -- "$pat.*" "$TMPD/refused.log" | head -n1 | cut -c1-90)"
+	else
+		fail "$name: status $rc"
+		cat "$TMPD/refused.log"
+	fi
+}
+#
 # efi_vm_yaml NAME [KEY=VALUE ...]: an EFI VirtualMachine manifest on
 # stdout (runStrategy Once). Keys: sb (secureBoot, default false; true
 # also enables SMM, which KubeVirt requires for it), persistent, serial,

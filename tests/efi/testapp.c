@@ -435,6 +435,48 @@ static void test_smbios(void)
 	putsa("\r\n");
 }
 
+/* LoadFile2 on Linux's initrd media device path, when the VMM handed an
+ * initrd over: its size and a checksum for the shell test to compare. */
+typedef struct lf2 {
+	EFI_STATUS(EFIAPI *LoadFile)(struct lf2 *, EFI_DEVICE_PATH *, BOOLEAN, UINTN *, VOID *);
+} LF2;
+
+static void test_initrd(void)
+{
+	static EFI_GUID lf2_guid = {
+	    0x4006c0c1, 0xfcb3, 0x403e, {0x99, 0x6d, 0x4a, 0x6c, 0x87, 0x24, 0xe0, 0x6d}};
+	static UINT8 dpb[24] = {4,    3,    20,	  0,	0x27, 0xe4, 0x68, 0x55,
+				0xfc, 0x68, 0x3d, 0x4f, 0xac, 0x74, 0xca, 0x55,
+				0x52, 0x31, 0xcc, 0x68, 0x7f, 0xff, 4,	  0};
+	EFI_DEVICE_PATH *dp = (EFI_DEVICE_PATH *)dpb;
+	EFI_HANDLE h = NULL;
+	LF2 *lf = NULL;
+	UINTN size = 0;
+	UINT8 *buf = NULL;
+	UINT32 sum = 0;
+
+	if (g_bs->LocateDevicePath(&lf2_guid, &dp, &h) ||
+	    g_bs->HandleProtocol(h, &lf2_guid, (void **)&lf) || !lf) {
+		putsa("initrd: none\r\n");
+		return;
+	}
+	dp = (EFI_DEVICE_PATH *)dpb;
+	BOOLEAN ok = lf->LoadFile(lf, dp, FALSE, &size, NULL) == EFI_BUFFER_TOO_SMALL && size &&
+		     g_bs->AllocatePool(EfiLoaderData, size, (void **)&buf) == 0 &&
+		     lf->LoadFile(lf, dp, FALSE, &size, buf) == 0;
+
+	check(L"initrd.load-file2", ok, "bytes", size);
+	for (UINTN i = 0; ok && i < size; i++)
+		sum = sum * 31 + buf[i];
+	putsa("initrd.size=");
+	putu(size, 10);
+	putsa(" initrd.sum=");
+	putu(sum, 10);
+	putsa("\r\n");
+	if (buf)
+		g_bs->FreePool(buf);
+}
+
 /* ACPI: the RSDP as the ACPI 2.0 table (revision >= 2, as vmlet builds
  * it), or as the ACPI 1.0 table when the VMM's RSDP is revision 0. */
 static void test_config_tables(void)
@@ -483,6 +525,7 @@ EFI_STATUS efi_main(EFI_HANDLE image, EFI_SYSTEM_TABLE *systab)
 	test_variables();
 	test_time_and_events(want_rtc);
 	test_config_tables();
+	test_initrd();
 	if (n_failed) {
 		putsa("VMLET-EFI-TEST: FAIL");
 		puts16(failed);

@@ -118,6 +118,23 @@ if start "$TMPD/mode1.elf" --grace-period 1; then
 		fail "no power button on stop"
 fi
 
+# vmlet probe with a control socket: the report still reaches stdout, the
+# exit status is the probe's, and the socket file is gone afterwards, with
+# the sandbox on (a supervising process removes it) and off
+for sc in kill off; do
+	"$VMLET" probe --smp 2 --api-socket "$TMPD/probe.sock" --seccomp=$sc -o json \
+		>"$TMPD/probe.json" 2>"$TMPD/probe.err"
+	rc=$?
+	if [[ $rc == 0 && ! -e $TMPD/probe.sock ]] &&
+		python3 -c 'import json, sys; sys.exit(0 if json.load(open(sys.argv[1]))["match"] else 1)' \
+			"$TMPD/probe.json"; then
+		ok "probe --api-socket (seccomp=$sc): report matched, exit 0, socket removed"
+	else
+		fail "probe --api-socket (seccomp=$sc): exit $rc, socket $(ls "$TMPD/probe.sock" 2>&1)"
+		tail -3 "$TMPD/probe.err"
+	fi
+done
+
 "$VMLET" ctl "$TMPD/nothing.sock" status 2>/dev/null
 [[ $? == 1 ]] && ok "no vmlet there: exit 1" || fail "dead socket"
 finish

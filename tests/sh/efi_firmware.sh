@@ -30,29 +30,17 @@ else
 fi
 
 # errors
-refused() { # name expected-status pattern command...
-	local name=$1 want=$2 pat=$3
-	shift 3
-	timeout 60 "$@" >"$TMPD/err.log" 2>&1
-	local rc=$?
-	if ((rc == want)) && grep -q -- "$pat" "$TMPD/err.log"; then
-		ok "$name refused: $(grep -o -- "$pat.*" "$TMPD/err.log" | head -n1 | cut -c1-90)"
-	else
-		fail "$name: status $rc"
-		cat "$TMPD/err.log"
-	fi
-}
 echo "not a firmware" >"$TMPD/text.fw"
-refused "a text file" 1 "is not a PVH firmware" \
+efi_refused "a text file" 1 "is not a PVH firmware" \
 	"$VMLET" run -f "$TMPD/vm.yaml" --firmware "$TMPD/text.fw" --console none
-refused "an ELF without a PVH note" 1 "not a loadable PVH ELF" \
+efi_refused "an ELF without a PVH note" 1 "not a loadable PVH ELF" \
 	"$VMLET" run -f "$TMPD/vm.yaml" --firmware /bin/true --console none
-refused "a missing file" 1 "cannot open firmware" \
+efi_refused "a missing file" 1 "cannot open firmware" \
 	"$VMLET" run -f "$TMPD/vm.yaml" --firmware "$TMPD/nothere" --console none
-refused "--firmware with --kernel" 1 "exclude each other" \
+efi_refused "--firmware with --kernel" 1 "exclude each other" \
 	"$VMLET" run --firmware "$TMPD/probe.elf" --kernel "$TMPD/probe.elf" --console none
 efi_vm_yaml efi-fw sb=true disk=esp:$TMPD/esp.img >"$TMPD/sb.yaml"
-refused "secure boot with --firmware" 1 "secure boot is requested" \
+efi_refused "secure boot with --firmware" 1 "secure boot is requested" \
 	"$VMLET" run -f "$TMPD/sb.yaml" --firmware "$TMPD/probe.elf" --console none
 
 # vmlet's own firmware from a file, booting the test app from the ESP disk

@@ -52,12 +52,6 @@ if command -v qemu-system-x86_64 >/dev/null && [[ -f $BIOS ]]; then
 fi
 
 efi_vm_yaml efi-probe sb=true >"$TMPD/sb.yaml"
-timeout 60 "$VMLET" probe -f "$TMPD/sb.yaml" >"$TMPD/sb.out" 2>&1
-rc=$?
-if ((rc == 1)) && grep -q 'secure boot is requested' "$TMPD/sb.out"; then
-	ok "a secure-boot EFI VM is refused by probe too"
-else
-	fail "secure boot probe: status $rc"
-	cat "$TMPD/sb.out"
-fi
+efi_refused "probe of a secure-boot VM" 1 "secure boot is requested" \
+	"$VMLET" probe -f "$TMPD/sb.yaml"
 finish

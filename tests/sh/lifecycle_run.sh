@@ -78,7 +78,7 @@ start_bg() { # MODE ARGS...
 	"$VMLET" run -f "$TMPD/vm.yaml" --kernel "$TMPD/mode$m.elf" --log-format text "$@" \
 		>"$TMPD/out" 2>"$TMPD/err" &
 	PID=$!
-	for _ in $(seq 100); do [[ $(ups) -ge 1 ]] && return 0; sleep 0.05; done
+	for _ in $(seq 400); do [[ $(ups) -ge 1 ]] && return 0; sleep 0.05; done
 	fail "guest mode $m did not start: $(tail -2 "$TMPD/err")"
 }
 start_bg 0
@@ -89,7 +89,7 @@ kill -TERM $PID; wait $PID; rc=$?
 # Always, ctl stop from the control socket (the worker tells the loop)
 SOCK=$TMPD/api.sock
 start_bg 0 --api-socket "$SOCK"
-for _ in $(seq 50); do [[ -S $SOCK ]] && break; sleep 0.05; done
+for _ in $(seq 400); do [[ -S $SOCK ]] && break; sleep 0.05; done
 "$VMLET" ctl "$SOCK" stop >/dev/null || fail "ctl stop refused"
 timeout 10 tail --pid=$PID -f /dev/null; kill -KILL $PID 2>/dev/null; wait $PID; rc=$?
 [[ $rc == 0 && $(ups) == 1 ]] && ok "Always + ctl stop: not restarted, exit 0" ||
@@ -118,7 +118,7 @@ if command -v strace >/dev/null; then
 			--log-format text >"$TMPD/out" 2>"$TMPD/err" &
 		SPID=$!
 		if [[ $1 == 1 ]]; then # holds: stop it
-			for _ in $(seq 100); do [[ $(ups) -ge 1 ]] && break; sleep 0.05; done
+			for _ in $(seq 400); do [[ $(ups) -ge 1 ]] && break; sleep 0.05; done
 			kill -TERM "$(pgrep -P $SPID)"
 		fi
 		timeout 20 tail --pid=$SPID -f /dev/null

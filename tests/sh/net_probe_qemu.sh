@@ -80,13 +80,13 @@ EOF
 	) &
 	pinger_pid=$!
 	ip netns exec "$NS" bash -c "$(declare -f qemu); ELF=$ELF BIOS=$BIOS qemu \
-		$TMPD/tap.txt vmlet.netecho=3 tap,id=n0,ifname=qtap0,script=no,downscript=no \
+		$TMPD/tap.txt vmlet.netecho=5 tap,id=n0,ifname=qtap0,script=no,downscript=no \
 		mac=02:00:00:aa:bb:02"
 	kill "$pinger_pid" 2>/dev/null
 	wait "$pinger_pid" 2>/dev/null
 	pinger_pid=
 	got=$(nic_line "$TMPD/tap.txt") || fail "tap: no clean report"
-	expect tap "$got" "02:00:00:aa:bb:02 1 0 192\.168\.78\.60/24 192\.168\.78\.1 ok ok [1-9][0-9]* [1-9][0-9]* 3"
+	expect tap "$got" "02:00:00:aa:bb:02 1 0 192\.168\.78\.60/24 192\.168\.78\.1 ok ok [1-9][0-9]* [1-9][0-9]* 5"
 	grep -qE '^nic6=00:[0-9a-f]{2}\.0 fe80:0:0:0:0:ff:feaa:bb02 ok fe80:' "$TMPD/tap.txt" &&
 		ok "tap: IPv6 echo to ff02::1 answered" || fail "tap: $(grep '^nic6=' "$TMPD/tap.txt")"
 	(($(cat "$TMPD/pinged") >= 1)) && ok "tap: the namespace's pings answered" ||

@@ -4,7 +4,7 @@
 # namespaces this test creates and removes (the host's own namespace,
 # interfaces and nftables are never touched):
 #   tap         --tap default=TAP on a tap in namespace "pod"; busybox udhcpd
-#               there is the DHCP server, the pod pings the guest 3 times;
+#               there is the DHCP server, the pod pings the guest until it answered 5;
 #               the pod's kernel answers the guest's ICMPv6 echo to ff02::1
 #               (after the guest answered its neighbor solicitation)
 #   masquerade  namespace "pod" plays the pod (eth0 = veth to namespace
@@ -101,9 +101,17 @@ touch "$TMPD/leases"
 ip netns exec "$NS-pod" busybox udhcpd -f "$TMPD/udhcpd.conf" 2>"$TMPD/udhcpd.log" &
 dhcpd=$! # ip netns exec execs: this is udhcpd itself
 net_manifest bridge 'macAddress: "02:00:00:aa:bb:01"' >"$TMPD/tap.yaml"
+# --tap: an interface the VM does not have, a value without '='
+"$VMLET" probe -f "$TMPD/tap.yaml" --tap nosuch=vmtap0 >/dev/null 2>"$TMPD/tap-bad.err"
+rc=$?
+[[ $rc == 1 ]] && grep -q "the VM has no interface 'nosuch'" "$TMPD/tap-bad.err" &&
+	ok "--tap for a missing interface: exit 1, named" || fail "--tap nosuch: rc $rc: $(cat "$TMPD/tap-bad.err")"
+"$VMLET" probe -f "$TMPD/tap.yaml" --tap default >/dev/null 2>&1
+rc=$?
+[[ $rc == 2 ]] && ok "--tap without '=': usage error" || fail "--tap default: rc $rc"
 pinger "$NS-pod" 192.168.77.50 &
 pinger_pid=$!
-probe tap -- --tap default=vmtap0 --cmdline vmlet.netecho=3
+probe tap -- --tap default=vmtap0 --cmdline vmlet.netecho=5
 stop_pinger
 matched tap
 check tap mac 02:00:00:aa:bb:01
@@ -111,7 +119,7 @@ check tap dhcpAddress 192.168.77.50/24
 check tap router 192.168.77.1
 check tap arp true
 check tap ping true
-check tap echoed 3
+check tap echoed 5
 check tap ping6 true
 ((pinged >= 1)) && ok "tap: the pod's pings answered ($pinged)" || fail "tap: no ping answered"
 [[ $(nic tap expected binding) == tap ]] || fail "tap: expected binding '$(nic tap expected binding)'"

@@ -51,6 +51,27 @@ static void test_roundtrip(void)
 	CHECK(file_size() == 31); /* compacted to its last record */
 }
 
+/* A guest saving in a loop: the file stops growing where opening it would
+ * still accept it, and the last good blob stays. */
+static void test_bounded(void)
+{
+	static uint8_t blob[FW_ABI_EFI_VARS_MAX];
+	struct efi_vars v;
+	int ret = 0, n = 0;
+
+	unlink(path);
+	CHECK(efi_vars_open(&v, path) == 0);
+	while (!ret && n < 2000)
+		blob[0] = (uint8_t)n++, ret = efi_vars_save(&v, blob, sizeof(blob));
+	CHECK(ret == -ENOSPC && n < 2000);
+	CHECK((uint64_t)file_size() <= EFI_VARS_FILE_MAX);
+	efi_vars_close(&v);
+	CHECK(efi_vars_open(&v, path) == 0);
+	CHECK(v.len == sizeof(blob) && v.blob[0] == (uint8_t)(n - 2));
+	efi_vars_close(&v);
+	CHECK(file_size() == 24 + (off_t)sizeof(blob));
+}
+
 static void test_torn(void)
 {
 	struct efi_vars v;
@@ -109,6 +130,7 @@ int main(void)
 	snprintf(path, sizeof(path), "%s/vm.efivars", dir);
 	TEST_RUN(test_roundtrip);
 	TEST_RUN(test_torn);
+	TEST_RUN(test_bounded);
 	TEST_RUN(test_default_path);
 	unlink(path);
 	rmdir(dir);

@@ -3,7 +3,8 @@
  * efi_port.c - the EFI platform port for vmlet's UEFI firmware
  * (firmware/abi.h, "EFI platform port"): the disks' boot order and, when
  * the VM persists its variables (efi.persistent), the variable store
- * (vmm/efi_vars.h). Present in EFI VMs only.
+ * (vmm/efi_vars.h). Present in every VM (vmlet's firmware also runs as a
+ * plain PVH kernel, --kernel build/fw/efi.elf); the store only in EFI VMs.
  *
  * Requests run on the vCPU thread that wrote the port, under the port's
  * lock. The descriptor and buffers are guest memory: each is bounds-checked
@@ -163,8 +164,6 @@ static int efi_port_create(const struct device_env *env, unsigned int index, voi
 	int ret;
 
 	(void)index;
-	if (env->cfg->boot != VM_BOOT_EFI)
-		return 0;
 	p = calloc(1, sizeof(*p));
 	if (!p)
 		return -ENOMEM;
@@ -175,7 +174,7 @@ static int efi_port_create(const struct device_env *env, unsigned int index, voi
 	ret = efi_port_order(p, env->cfg);
 	/* the store's path is a run option (vm_options.efi_vars) */
 	path = env->vm->opt.efi_vars;
-	if (!ret && env->cfg->efi_persistent && path) {
+	if (!ret && env->cfg->boot == VM_BOOT_EFI && env->cfg->efi_persistent && path) {
 		ret = efi_vars_open(&p->vars, path);
 		p->persistent = !ret;
 		if (!ret)
