@@ -143,8 +143,7 @@ run: deps
 check:
 	scripts/check-layering.sh
 	scripts/check-format.sh
-	cppcheck --quiet --error-exitcode=1 --enable=warning,portability \
-	  --suppress=missingIncludeSystem -I. spec arch vmm
+	scripts/check-cppcheck.sh
 
 FUZZ_SECONDS ?= 60
 fuzz:

@@ -302,7 +302,6 @@ static enum lifecycle_end probe_worker_run(void *arg, unsigned int restarts)
 
 	(void)restarts;
 	*w->status = probe_run(w->p, w->elf, w->elf_len);
-	fflush(stdout); /* the worker leaves through _exit() */
 	return LC_END_POWEROFF;
 }
 

@@ -55,24 +55,7 @@ attach || { fail "cannot remount"; finish; }
 dd if="$MNT/bad.raw" of=/dev/null bs=4096 skip=64 count=1 status=none 2>/dev/null &&
 	skip "the corrupted block reads without error (no data checksums?)"
 
-cat >"$TMPD/vm.yaml" <<YAML
-apiVersion: kubevirt.io/v1
-kind: VirtualMachine
-metadata: {name: eio, namespace: default}
-spec:
-  template:
-    spec:
-      domain:
-        memory: {guest: 128Mi}
-        devices:
-          autoattachPodInterface: false
-          disks:
-          - {name: bad, disk: {bus: virtio}}
-          - {name: good, disk: {bus: virtio}}
-      volumes:
-      - {name: bad, hostDisk: {path: $MNT/bad.raw, type: Disk}}
-      - {name: good, hostDisk: {path: $MNT/good.raw, type: Disk}}
-YAML
+vm_manifest eio 128Mi "" bad="$MNT/bad.raw" good="$MNT/good.raw" >"$TMPD/vm.yaml"
 for bin in "$VMLET" "$VMLET_SAN"; do
 	[[ -x $bin ]] || continue
 	timeout 120 "$bin" probe -f "$TMPD/vm.yaml" --show-console >"$TMPD/out.txt" 2>&1

@@ -6,6 +6,5 @@ command -v clang-format >/dev/null || skip "no clang-format"
 command -v cppcheck >/dev/null || skip "no cppcheck"
 scripts/check-format.sh 2>&1 | head -20 >"$TMPD/format.out"
 [[ -s $TMPD/format.out ]] && { cat "$TMPD/format.out"; fail "clang-format: files not formatted (run clang-format -i)"; }
-cppcheck --quiet --error-exitcode=1 --enable=warning,portability \
-	--suppress=missingIncludeSystem -I. spec arch vmm || fail "cppcheck findings"
+scripts/check-cppcheck.sh || fail "cppcheck findings"
 finish
