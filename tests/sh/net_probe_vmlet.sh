@@ -72,6 +72,12 @@ check() { # NAME KEY WANT (guest side)
 	[[ $got == "$3" ]] && ok "$1: $2 = $3" || fail "$1: $2 is '$got', want '$3'"
 }
 
+check_min() { # NAME KEY MIN (guest side): counters that go on while the probe waits
+	local got
+	got=$(nic "$1" guest "$2")
+	[[ $got =~ ^[0-9]+$ ]] && ((got >= $3)) && ok "$1: $2 = $got (>= $3)" || fail "$1: $2 is '$got', want >= $3"
+}
+
 matched() { # NAME
 	if [[ $(cat "$TMPD/$1.rc") == 0 ]] && grep -q '"match":true' "$TMPD/$1.json"; then
 		ok "$1: probe matches"
@@ -119,7 +125,7 @@ check tap dhcpAddress 192.168.77.50/24
 check tap router 192.168.77.1
 check tap arp true
 check tap ping true
-check tap echoed 5
+check_min tap echoed 5
 check tap ping6 true
 ((pinged >= 1)) && ok "tap: the pod's pings answered ($pinged)" || fail "tap: no ping answered"
 [[ $(nic tap expected binding) == tap ]] || fail "tap: expected binding '$(nic tap expected binding)'"
@@ -177,7 +183,7 @@ check bridge dhcpAddress 10.200.0.2/24
 check bridge router 10.200.0.1
 check bridge arp true
 check bridge ping true
-check bridge echoed 2
+check_min bridge echoed 2
 ((pinged >= 1)) && ok "bridge: the node's pings answered ($pinged)" ||
 	fail "bridge: no ping answered"
 
