@@ -37,9 +37,11 @@ struct sp_be {
 	int enabled; /* last set_enabled(): 1 / 0; -1 never called */
 };
 
-static ssize_t sp_recv(struct net_backend *be, void *buf, size_t cap)
+/* a tap's contract: the whole length even when iov is too short */
+static ssize_t sp_recv(struct net_backend *be, const struct iovec *iov, int iovcnt)
 {
-	ssize_t n = recv(be->fd, buf, cap, MSG_DONTWAIT);
+	struct msghdr m = {.msg_iov = (struct iovec *)iov, .msg_iovlen = (size_t)iovcnt};
+	ssize_t n = recvmsg(be->fd, &m, MSG_DONTWAIT | MSG_TRUNC);
 
 	return n < 0 ? -errno : n;
 }
@@ -428,6 +430,7 @@ static void test_rx_mergeable(void)
 		CHECK_EQ_U64(st.rx_packets, 1);
 		CHECK_EQ_U64(st.rx_bytes, 1400);
 		ring_post(&e, 0, (struct tbuf[]){{g, 256, 1}}, 1);
+		tvdev_kick(&e.v, 0); /* the device asked for kicks: it had none */
 		fill(frame, sizeof(frame), 1);
 		net_inject(&e, 0, frame, sizeof(frame));
 		CHECK(ring_used(&e, 0, &id, &len, 2000) && len == 0);
@@ -435,6 +438,7 @@ static void test_rx_mergeable(void)
 		CHECK_EQ_U64(st.rx_dropped, 1);
 		/* a device-readable RX buffer: frame dropped, ring fine */
 		ring_post(&e, 0, (struct tbuf[]){{g, 256, 0}}, 1);
+		tvdev_kick(&e.v, 0);
 		net_inject(&e, 0, frame, 100);
 		CHECK(ring_used(&e, 0, &id, &len, 2000) && len == 0);
 		CHECK(status(&e) == 0x0f);
@@ -479,7 +483,7 @@ static void test_rx_partial_buffers(void)
 	env_down(&e);
 }
 
-/* A guest that posts no RX buffers: vmlet reads one frame ahead, no more. */
+/* A guest that posts no RX buffers: vmlet reads at most one frame ahead. */
 static void test_rx_backpressure(void)
 {
 	struct env e;
@@ -497,8 +501,8 @@ static void test_rx_backpressure(void)
 		net_inject(&e, 0, frame, sizeof(frame));
 	}
 	usleep(100000);
-	ioctl(e.be[0]->be.fd, FIONREAD, &queued);	 /* bytes still queued */
-	CHECK_EQ_U64(queued, 49 * (12 + sizeof(frame))); /* one frame read ahead */
+	ioctl(e.be[0]->be.fd, FIONREAD, &queued); /* bytes still queued */
+	CHECK(queued >= 49 * (int)(12 + sizeof(frame)));
 	virtio_net_get_stats(e.net, &st);
 	CHECK(st.rx_packets == 0 && st.rx_dropped == 0);
 	/* buffers arrive: every frame is delivered, in order */
