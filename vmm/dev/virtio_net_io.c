@@ -15,7 +15,8 @@
 #include "vmm/net/pkt.h"
 #include "vmm/thread.h"
 
-#define RX_BUDGET 256 /* frames per queue per wakeup, then poll again */
+#define RX_BUDGET    256		     /* frames per queue per wakeup, then poll again */
+#define TX_PEEK_HDRS (PKT_ETH_HLEN + 60 + 4) /* what tx_maybe_ours() reads */
 
 /* ---- RX ---------------------------------------------------------------- */
 
@@ -324,8 +325,14 @@ static void tx_one(struct virtio_net *n, struct net_pair *p, const struct virtq_
 		return;
 	}
 	if (n->att.dhcp && flen <= NET_PEEK) {
-		virtq_iov_to_buf(e->out, e->n_out, NET_VNET_HDR_LEN, n->peek, flen);
+		/* the headers first (Ethernet, IPv4 with options, UDP ports):
+		 * the whole frame only when it may be ours */
+		size_t h = flen < TX_PEEK_HDRS ? flen : TX_PEEK_HDRS;
+
+		virtq_iov_to_buf(e->out, e->n_out, NET_VNET_HDR_LEN, n->peek, h);
 		if (tx_maybe_ours(n, n->peek, flen)) {
+			virtq_iov_to_buf(e->out, e->n_out, NET_VNET_HDR_LEN + h, n->peek + h,
+					 flen - h);
 			r = net_intercept(&n->att, n->peek, flen, n->reply, sizeof(n->reply));
 			if (r >= 0) {
 				if (r > 0)
