@@ -28,6 +28,7 @@
 int (*thread_sandbox_hook)(enum thread_role role);
 
 static __thread enum thread_role current_role = THREAD_MAIN;
+static unsigned int hooked; /* thread_hooked_count() */
 
 static const char *const role_names[THREAD_ROLE_COUNT] = {
     [THREAD_MAIN] = "main",	[THREAD_VCPU] = "vcpu",	    [THREAD_BLK_IO] = "blk-io",
@@ -69,12 +70,18 @@ static void *thread_trampoline(void *p)
 	struct thread_batch *batch = boot->batch;
 	void *(*fn)(void *) = boot->fn;
 	void *arg = boot->arg;
+	bool hook_ran = false;
+	void *ret;
 	int err = 0;
 
 	current_role = boot->role;
 	pthread_setname_np(pthread_self(), boot->name);
-	if (thread_sandbox_hook)
+	if (thread_sandbox_hook) {
 		err = thread_sandbox_hook(boot->role);
+		hook_ran = !err;
+	}
+	if (hook_ran)
+		__atomic_add_fetch(&hooked, 1, __ATOMIC_SEQ_CST);
 
 	pthread_mutex_lock(&batch->lock);
 	boot->err = err;
@@ -84,7 +91,15 @@ static void *thread_trampoline(void *p)
 	/* boot and batch belong to the starter again from here on */
 	if (err)
 		return NULL;
-	return fn(arg);
+	ret = fn(arg);
+	if (hook_ran)
+		__atomic_sub_fetch(&hooked, 1, __ATOMIC_SEQ_CST);
+	return ret;
+}
+
+unsigned int thread_hooked_count(void)
+{
+	return __atomic_load_n(&hooked, __ATOMIC_SEQ_CST);
 }
 
 /*

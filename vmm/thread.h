@@ -64,6 +64,13 @@ struct thread_spec {
 };
 int thread_start_all(enum thread_role role, struct thread_spec *specs, unsigned int n);
 
+/*
+ * How many threads started here passed a thread_sandbox_hook and are
+ * still running fn (counted from the hook's success until fn returns, so
+ * each of them is still listed in /proc/self/task).
+ */
+unsigned int thread_hooked_count(void);
+
 /* The calling thread's role (THREAD_MAIN for the initial thread). */
 enum thread_role thread_current_role(void);
 

@@ -4,12 +4,15 @@
  * has its role and name before fn runs; the sandbox hook runs on the new
  * thread first; a thread whose hook fails never runs fn and its caller
  * learns which one it was, while the others of the batch run; bad
- * arguments start nothing.
+ * arguments start nothing; thread_hooked_count() follows the hooked
+ * threads that run.
  */
 #include <errno.h>
 #include <pthread.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "tests/lib/test.h"
 #include "vmm/thread.h"
@@ -136,6 +139,45 @@ static void test_start_single(void)
 	thread_sandbox_hook = NULL;
 }
 
+static int gate[2] = {-1, -1};
+
+static void *wait_gate(void *arg)
+{
+	char c;
+
+	(void)arg;
+	return (void *)(intptr_t)read(gate[0], &c, 1);
+}
+
+/* thread_hooked_count(): from the hook's success until fn returns */
+static void test_hooked_count(void)
+{
+	struct thread_spec specs[4];
+	unsigned int before = thread_hooked_count();
+	pthread_t t;
+	int i;
+
+	if (pipe(gate))
+		abort();
+	reset(2); /* the third thread fails its hook: never counted */
+	memset(specs, 0, sizeof(specs));
+	for (i = 0; i < 4; i++)
+		specs[i].fn = wait_gate;
+	CHECK(thread_start_all(THREAD_HELPER, specs, 4) != 0);
+	CHECK_EQ_U64(thread_hooked_count(), before + 3);
+	thread_sandbox_hook = NULL; /* no hook: not counted either */
+	CHECK_EQ_U64(thread_start(&t, THREAD_HELPER, NULL, wait_gate, NULL), 0);
+	CHECK_EQ_U64(thread_hooked_count(), before + 3);
+	CHECK(write(gate[1], "xxxx", 4) == 4);
+	for (i = 0; i < 4; i++)
+		if (!specs[i].err)
+			pthread_join(specs[i].thread, NULL);
+	pthread_join(t, NULL);
+	CHECK_EQ_U64(thread_hooked_count(), before);
+	close(gate[0]);
+	close(gate[1]);
+}
+
 static void test_bad_arguments(void)
 {
 	struct thread_spec specs[2] = {{.fn = record}, {.fn = NULL}};
@@ -160,6 +202,7 @@ int main(void)
 	TEST_RUN(test_start_all_runs_every_thread);
 	TEST_RUN(test_start_all_one_hook_fails);
 	TEST_RUN(test_start_single);
+	TEST_RUN(test_hooked_count);
 	TEST_RUN(test_bad_arguments);
 	return test_summary();
 }
