@@ -7,6 +7,7 @@
  * CPL3 before anything else overwrites firmware memory. Everything read is
  * bounds-checked: a bad table gives an error line, never a fault loop.
  */
+#include "firmware/lib/efi_guid.h"
 #include "firmware/probe/probe.h"
 
 #define EFI_ST_SIGNATURE 0x5453595320494249ull /* "IBI SYST" */
@@ -23,20 +24,12 @@ struct efi_st_view { /* the first fields of EFI_SYSTEM_TABLE */
 
 static const struct {
 	const char *name;
-	uint8_t guid[16];
+	struct fw_guid guid;
 } known[] = {
-    {"ACPI20",
-     {0x71, 0xe8, 0x68, 0x88, 0xf1, 0xe4, 0xd3, 0x11, 0xbc, 0x22, 0x00, 0x80, 0xc7, 0x3c, 0x88,
-      0x81}},
-    {"ACPI",
-     {0x30, 0x2d, 0x9d, 0xeb, 0x88, 0x2d, 0xd3, 0x11, 0x9a, 0x16, 0x00, 0x90, 0x27, 0x3f, 0xc1,
-      0x4d}},
-    {"SMBIOS3",
-     {0x44, 0x15, 0xfd, 0xf2, 0x94, 0x97, 0x2c, 0x4a, 0x99, 0x2e, 0xe5, 0xbb, 0xcf, 0x20, 0xe3,
-      0x94}},
-    {"SMBIOS",
-     {0x31, 0x2d, 0x9d, 0xeb, 0x88, 0x2d, 0xd3, 0x11, 0x9a, 0x16, 0x00, 0x90, 0x27, 0x3f, 0xc1,
-      0x4d}},
+    {"ACPI20", FW_GUID_APPLY(FW_GUID_INIT, FW_GUID_ACPI20)},
+    {"ACPI", FW_GUID_APPLY(FW_GUID_INIT, FW_GUID_ACPI10)},
+    {"SMBIOS3", FW_GUID_APPLY(FW_GUID_INIT, FW_GUID_SMBIOS3)},
+    {"SMBIOS", FW_GUID_APPLY(FW_GUID_INIT, FW_GUID_SMBIOS)},
 };
 
 static bool low(uint64_t addr, uint64_t len)
@@ -49,7 +42,7 @@ static void guid_text(struct fw_buf *out, const uint8_t *g, bool first)
 	if (!first)
 		fw_buf_printf(out, " ");
 	for (unsigned int i = 0; i < FW_ARRAY_SIZE(known); i++)
-		if (!memcmp(g, known[i].guid, 16)) {
+		if (!memcmp(g, &known[i].guid, sizeof(known[i].guid))) {
 			fw_buf_printf(out, "%s", known[i].name);
 			return;
 		}
