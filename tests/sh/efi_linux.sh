@@ -10,17 +10,18 @@
 # internal error names the instruction bytes and registers).
 #
 # Our kvm-pvm hosts (../shared/design/pvm-host.md) emulate all of the
-# kernel's CPL0 code, and the kernel executes instructions that they cannot
-# emulate although KVM reports them supported: cmpxchg16b (SLUB, right
-# after "Memory: ..."), then xrstor (FPU init). On a real KVM host none of
-# this applies and the boot takes well under a second; the same firmware
-# and kernel are checked to userspace in `make test` under QEMU TCG
-# (efi_linux_tcg.sh).
+# kernel's CPL0 code (the stub, ExitBootServices and the decompressor take
+# ~1.5 min), and the kernel then executes instructions they cannot emulate
+# although KVM reports them supported: cmpxchg16b (SLUB, right after
+# "Memory: ..."), with clearcpuid=cx16 xrstor (FPU init), with noxsave too
+# the int3 of the kernel's alternatives self-test ("x86/fpu: x87 FPU will
+# use FXSAVE" is the last line): no kernel gets to userspace here. On a real
+# KVM host none of this applies and the boot takes well under a second;
+# the same firmware and kernel are checked to userspace in `make test`
+# under QEMU TCG (efi_linux_tcg.sh).
 #   EFI_LINUX_KERNEL=path/to/vmlinuz  use this kernel (else scripts/fetch-kernel)
 #   EFI_LINUX_SECONDS=900              time box
-#   EFI_LINUX_CMDLINE="..."            appended to the kernel command line; on
-#                                      kvm-pvm hosts "clearcpuid=cx16 noxsave"
-#                                      keeps the kernel off those instructions
+#   EFI_LINUX_CMDLINE="..."            appended to the kernel command line
 source "$(dirname "$0")/../lib/sh.sh"
 source tests/efi/lib.sh
 
