@@ -327,17 +327,34 @@ static void *vcpu_thread(void *arg)
 	return NULL;
 }
 
-int vcpu_start(struct vcpu *v)
+int vcpu_start_all(struct vcpu *vcpus, uint32_t n)
 {
-	char name[16];
+	struct thread_spec *specs = calloc(n ? n : 1, sizeof(*specs));
+	uint32_t i;
 	int ret;
 
-	snprintf(name, sizeof(name), "vcpu%u", v->index);
-	ret = thread_start(&v->thread, THREAD_VCPU, name, vcpu_thread, v);
+	if (!specs)
+		return -ENOMEM;
+	for (i = 0; i < n; i++) {
+		struct vcpu *v = &vcpus[n - 1 - i];
+
+		snprintf(specs[i].name, sizeof(specs[i].name), "vcpu%u", v->index);
+		specs[i].fn = vcpu_thread;
+		specs[i].arg = v;
+	}
+	ret = thread_start_all(THREAD_VCPU, specs, n);
+	for (i = 0; i < n; i++) {
+		struct vcpu *v = &vcpus[n - 1 - i];
+
+		if (specs[i].err)
+			continue;
+		v->thread = specs[i].thread;
+		v->started = true;
+	}
+	free(specs);
 	if (ret)
-		return error_errno(ret, "vcpu%u: cannot start its thread", v->index);
-	v->started = true;
-	return 0;
+		error_errno(ret, "vcpu: cannot start the vCPU threads");
+	return ret;
 }
 
 void vcpu_kick(struct vcpu *v)
