@@ -24,7 +24,8 @@
  *                               given), switches to --user, drops every
  *                               capability, for main and, by inheritance,
  *                               every thread started afterwards.
- *   4. start the vCPU threads   (held before KVM_RUN); each installs its
+ *   4. start the vCPU threads   (held before KVM_RUN), all at once
+ *                               (thread_start_all()): each installs its
  *                               role's filter and nothing else.
  *   5. sandbox_apply()          on the main thread, before the first guest
  *                               instruction (before vCPUs enter KVM_RUN):
@@ -42,7 +43,13 @@
  * before their first KVM_RUN, vm_run.c), so each role's effective
  * allowlist is its own: main may not create threads or issue KVM_RUN.
  * late_roles stays for callers that need it. sandbox_apply() refuses to
- * run while a thread that never entered the sandbox exists.
+ * run while a thread that never entered the sandbox exists. For the same
+ * reasons the vCPU threads cannot inherit one installed filter (TSYNC
+ * would put it on every thread; a vCPU thread that started the others
+ * would need clone in its allowlist): each installs the precompiled vCPU
+ * program itself, and the kernel checks and JIT-compiles it per install
+ * (~100 us, the sandbox's remaining per-thread cost, paid side by side by
+ * thread_start_all()).
  *
  * Capabilities and uids are per thread in Linux, and a new thread gets a
  * copy of its creator's. Main drops its own once (step 3), so the vCPU
