@@ -16,6 +16,13 @@
 #define VIRTIO_VENDOR 0x1af4
 #define VIRTIO_BLK    0x1042
 
+/* Small reads (GPT, FAT tables, directories, small files) are served from
+ * aligned windows read whole: one request each instead of one per sector
+ * or cluster (each request costs exits and a round trip through the VMM).
+ * The disks are read-only here, so the windows never go stale. */
+#define WIN_SECTORS 128u /* 64 KiB */
+#define WINS	    8u
+
 struct vblk {
 	struct fw_virtio v;
 	struct fw_pci_fn fn;
@@ -26,11 +33,16 @@ struct vblk {
 		uint64_t sector;
 	} hdr;
 	uint8_t status;
+	struct {
+		uint64_t lba;
+		uint8_t *buf; /* WIN_SECTORS sectors of pages, allocated at first use */
+		bool valid;
+	} win[WINS];
+	unsigned int win_next;
 };
 
-static int vblk_read(const struct blkdev *dev, uint64_t lba, uint64_t count, void *buf)
+static int vblk_io(struct vblk *b, uint64_t lba, uint64_t count, void *buf)
 {
-	struct vblk *b = dev->ctx;
 	uint8_t *out = buf;
 
 	while (count) {
@@ -47,6 +59,56 @@ static int vblk_read(const struct blkdev *dev, uint64_t lba, uint64_t count, voi
 		b->status = 0xff;
 		if (fw_virtio_submit(&b->v, bufs, 3) < 0 || b->status != VBLK_S_OK)
 			return -FW_EIO;
+		out += n * 512;
+		lba += n;
+		count -= n;
+	}
+	return 0;
+}
+
+/* The cached window starting at lba (aligned), read now if need be; NULL
+ * when no memory (the caller then reads directly). */
+static const uint8_t *vblk_window(struct vblk *b, uint64_t lba)
+{
+	uint64_t n = b->dev.n_blocks - lba < WIN_SECTORS ? b->dev.n_blocks - lba : WIN_SECTORS;
+	uint64_t addr;
+	unsigned int i;
+
+	for (i = 0; i < WINS; i++)
+		if (b->win[i].valid && b->win[i].lba == lba)
+			return b->win[i].buf;
+	i = b->win_next++ % WINS;
+	b->win[i].valid = false;
+	if (!b->win[i].buf) {
+		if (mem_allocate_pages(&efi_mem, AllocateAnyPages, EfiBootServicesData,
+				       WIN_SECTORS * 512 / EFI_PAGE_SIZE, &addr))
+			return NULL;
+		b->win[i].buf = (uint8_t *)(uintptr_t)addr;
+	}
+	if (vblk_io(b, lba, n, b->win[i].buf))
+		return NULL;
+	b->win[i].lba = lba;
+	b->win[i].valid = true;
+	return b->win[i].buf;
+}
+
+static int vblk_read(const struct blkdev *dev, uint64_t lba, uint64_t count, void *buf)
+{
+	struct vblk *b = dev->ctx;
+	uint8_t *out = buf;
+
+	while (count) {
+		uint64_t w = lba & ~(uint64_t)(WIN_SECTORS - 1), in = lba - w;
+		uint64_t n = count < WIN_SECTORS - in ? count : WIN_SECTORS - in;
+		const uint8_t *win = n < WIN_SECTORS ? vblk_window(b, w) : NULL;
+		int ret = 0;
+
+		if (win)
+			memcpy(out, win + in * 512, n * 512);
+		else
+			ret = vblk_io(b, lba, n, out);
+		if (ret)
+			return ret;
 		out += n * 512;
 		lba += n;
 		count -= n;
