@@ -130,6 +130,15 @@ int vm_run(struct vm *vm)
 	 * and only then lets guest code run (vmm/sandbox.h). APs first: they
 	 * wait in the kernel for the BSP's INIT-SIPI-SIPI. */
 	__atomic_store_n(&vm->paused, 1, __ATOMIC_SEQ_CST);
+	/* Everything is open: main gives up its privileges now, so the vCPU
+	 * threads are born without them (no per-thread capability work). */
+	if (sandbox_prepared()) {
+		ret = sandbox_drop_privileges();
+		if (ret) {
+			vm_request_exit(vm, VM_EXIT_CRASH);
+			goto out_join;
+		}
+	}
 	for (i = vm->n_vcpus; i-- > 0;) {
 		ret = vcpu_start(&vm->vcpus[i]);
 		if (ret) {

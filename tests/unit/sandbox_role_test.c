@@ -350,11 +350,17 @@ static void *parked_thread(void *arg)
 	return NULL;
 }
 
+struct status_case {
+	const char *user; /* --user, or NULL */
+	bool drop_first;  /* main drops its privileges before the thread starts */
+};
+
 static int child_proc_status(void *arg)
 {
 	struct sandbox_opts o = {.seccomp = SANDBOX_SECCOMP_KILL};
 	struct parked pk = {.tid = 0};
-	const char *user = arg;
+	const struct status_case *c = arg;
+	const char *user = c->user;
 	char v[128];
 	int p[2], bad = 0;
 	pthread_t t;
@@ -363,6 +369,8 @@ static int child_proc_status(void *arg)
 		return 2;
 	if (pipe(p) || sandbox_prepare(&o))
 		return 3;
+	if (c->drop_first && sandbox_drop_privileges())
+		return 5;
 	pk.fd = p[0];
 	if (thread_start(&t, THREAD_VCPU, "vcpu0", parked_thread, &pk))
 		return 4;
@@ -379,23 +387,37 @@ static int child_proc_status(void *arg)
 	if (user &&
 	    (status_field(pk.tid, "Uid", v, sizeof(v)) || strncmp(v, "65534\t65534\t65534", 17)))
 		bad |= 16;
+	if (geteuid() == 0 && !user &&
+	    (status_field(pk.tid, "CapBnd", v, sizeof(v)) || strcmp(v, "0000000000000000")))
+		bad |= 64;
 	if (write(p[1], "x", 1) != 1)
 		bad |= 32;
 	pthread_join(t, NULL);
 	return bad ? 10 + bad : 0;
 }
 
+/* A thread that drops its own privileges, and one born after main dropped
+ * them (sandbox_drop_privileges()): /proc shows the same for both. */
 static void test_proc_status_of_confined_thread(void)
 {
-	int st = in_child(child_proc_status, NULL);
+	static const struct status_case cases[] = {
+	    {NULL, false},
+	    {NULL, true},
+	    {"65534:65534", false},
+	    {"65534:65534", true},
+	};
+	size_t i;
 
-	if (!exited_ok(st))
-		test_fail(__FILE__, __LINE__, "status 0x%x", st);
-	if (geteuid() != 0)
-		SKIP("--user needs root");
-	st = in_child(child_proc_status, "65534:65534");
-	if (!exited_ok(st))
-		test_fail(__FILE__, __LINE__, "--user: status 0x%x", st);
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		int st;
+
+		if (cases[i].user && geteuid() != 0)
+			SKIP("--user needs root");
+		st = in_child(child_proc_status, (void *)&cases[i]);
+		if (!exited_ok(st))
+			test_fail(__FILE__, __LINE__, "user %s, main dropped first %d: status 0x%x",
+				  cases[i].user ? cases[i].user : "-", cases[i].drop_first, st);
+	}
 }
 
 static void *bare_thread(void *arg)
