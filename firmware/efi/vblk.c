@@ -3,7 +3,8 @@
  * vblk.c - virtio-blk disks (PCI, modern transport) as EFI block devices:
  * each one gets its own rings (fw_virtio_init_q) and becomes a struct
  * blkdev for disk.c (BlockIo, DiskIo, GPT partitions, SimpleFileSystem).
- * Requests are synchronous and polled (no interrupts in the firmware).
+ * Requests are synchronous and polled (no interrupts in the firmware);
+ * small reads go through a read cache of 64 KiB windows (blk.h).
  * Device path: PciRoot(0)/Pci(dev,fn).
  */
 #include "firmware/efi/fw.h"
@@ -16,13 +17,6 @@
 #define VIRTIO_VENDOR 0x1af4
 #define VIRTIO_BLK    0x1042
 
-/* Small reads (GPT, FAT tables, directories, small files) are served from
- * aligned windows read whole: one request each instead of one per sector
- * or cluster (each request costs exits and a round trip through the VMM).
- * The disks are read-only here, so the windows never go stale. */
-#define WIN_SECTORS 128u /* 64 KiB */
-#define WINS	    8u
-
 struct vblk {
 	struct fw_virtio v;
 	struct fw_pci_fn fn;
@@ -33,16 +27,13 @@ struct vblk {
 		uint64_t sector;
 	} hdr;
 	uint8_t status;
-	struct {
-		uint64_t lba;
-		uint8_t *buf; /* WIN_SECTORS sectors of pages, allocated at first use */
-		bool valid;
-	} win[WINS];
-	unsigned int win_next;
+	struct blkdev raw;
+	struct blk_cache cache;
 };
 
-static int vblk_io(struct vblk *b, uint64_t lba, uint64_t count, void *buf)
+static int vblk_read(const struct blkdev *dev, uint64_t lba, uint64_t count, void *buf)
 {
+	struct vblk *b = dev->ctx;
 	uint8_t *out = buf;
 
 	while (count) {
@@ -66,54 +57,16 @@ static int vblk_io(struct vblk *b, uint64_t lba, uint64_t count, void *buf)
 	return 0;
 }
 
-/* The cached window starting at lba (aligned), read now if need be; NULL
- * when no memory (the caller then reads directly). */
-static const uint8_t *vblk_window(struct vblk *b, uint64_t lba)
+/* Window buffers for the read cache: pages, not zeroed (the device
+ * fills them). */
+static void *vblk_window_alloc(size_t bytes)
 {
-	uint64_t n = b->dev.n_blocks - lba < WIN_SECTORS ? b->dev.n_blocks - lba : WIN_SECTORS;
 	uint64_t addr;
-	unsigned int i;
 
-	for (i = 0; i < WINS; i++)
-		if (b->win[i].valid && b->win[i].lba == lba)
-			return b->win[i].buf;
-	i = b->win_next++ % WINS;
-	b->win[i].valid = false;
-	if (!b->win[i].buf) {
-		if (mem_allocate_pages(&efi_mem, AllocateAnyPages, EfiBootServicesData,
-				       WIN_SECTORS * 512 / EFI_PAGE_SIZE, &addr))
-			return NULL;
-		b->win[i].buf = (uint8_t *)(uintptr_t)addr;
-	}
-	if (vblk_io(b, lba, n, b->win[i].buf))
+	if (mem_allocate_pages(&efi_mem, AllocateAnyPages, EfiBootServicesData,
+			       bytes / EFI_PAGE_SIZE, &addr))
 		return NULL;
-	b->win[i].lba = lba;
-	b->win[i].valid = true;
-	return b->win[i].buf;
-}
-
-static int vblk_read(const struct blkdev *dev, uint64_t lba, uint64_t count, void *buf)
-{
-	struct vblk *b = dev->ctx;
-	uint8_t *out = buf;
-
-	while (count) {
-		uint64_t w = lba & ~(uint64_t)(WIN_SECTORS - 1), in = lba - w;
-		uint64_t n = count < WIN_SECTORS - in ? count : WIN_SECTORS - in;
-		const uint8_t *win = n < WIN_SECTORS ? vblk_window(b, w) : NULL;
-		int ret = 0;
-
-		if (win)
-			memcpy(out, win + in * 512, n * 512);
-		else
-			ret = vblk_io(b, lba, n, out);
-		if (ret)
-			return ret;
-		out += n * 512;
-		lba += n;
-		count -= n;
-	}
-	return 0;
+	return (void *)(uintptr_t)addr;
 }
 
 static void vblk_add(const struct fw_pci_fn *f, uint64_t *mmio_next)
@@ -137,10 +90,11 @@ static void vblk_add(const struct fw_pci_fn *f, uint64_t *mmio_next)
 		efi_log("virtio-blk 00:%02x.%x: cannot initialise", f->dev, f->fn);
 		return;
 	}
-	b->dev.read = vblk_read;
-	b->dev.ctx = b;
-	b->dev.block_size = 512;
-	b->dev.n_blocks = *(volatile uint64_t *)b->v.device; /* capacity, sectors */
+	b->raw.read = vblk_read;
+	b->raw.ctx = b;
+	b->raw.block_size = 512;
+	b->raw.n_blocks = *(volatile uint64_t *)b->v.device; /* capacity, sectors */
+	blk_init_cached(&b->dev, &b->cache, &b->raw, vblk_window_alloc);
 	efi_log("virtio-blk 00:%02x.%x: %llu MiB", f->dev, f->fn,
 		(unsigned long long)(b->dev.n_blocks >> 11));
 	dp_set(&dp.root.h, DP_ACPI, 1, sizeof(dp.root));
