@@ -24,7 +24,8 @@
  *                               given), switches to --user, drops every
  *                               capability, for main and, by inheritance,
  *                               every thread started afterwards.
- *   4. start the vCPU threads   (held before KVM_RUN); each installs its
+ *   4. start the vCPU threads   (held before KVM_RUN), all at once
+ *                               (thread_start_all()): each installs its
  *                               role's filter and nothing else.
  *   5. sandbox_apply()          on the main thread, before the first guest
  *                               instruction (before vCPUs enter KVM_RUN):

@@ -420,6 +420,61 @@ static void test_proc_status_of_confined_thread(void)
 	}
 }
 
+/* thread_start_all(): a batch of vCPU threads born after main dropped its
+ * privileges, each confined with its own filter, none with a capability. */
+static int child_batch_status(void *arg)
+{
+	static const char *const want[][2] = {
+	    {"Seccomp", "2"},
+	    {"NoNewPrivs", "1"},
+	    {"CapEff", "0000000000000000"},
+	    {"CapPrm", "0000000000000000"},
+	};
+	struct sandbox_opts o = {.seccomp = SANDBOX_SECCOMP_KILL};
+	struct thread_spec specs[8];
+	struct parked pk[8];
+	char v[128];
+	int p[2], bad = 0;
+	unsigned int i, k;
+
+	(void)arg;
+	if (pipe(p) || sandbox_prepare(&o) || sandbox_drop_privileges())
+		return 2;
+	memset(specs, 0, sizeof(specs));
+	for (i = 0; i < 8; i++) {
+		pk[i] = (struct parked){.fd = p[0]};
+		specs[i].fn = parked_thread;
+		specs[i].arg = &pk[i];
+	}
+	if (thread_start_all(THREAD_VCPU, specs, 8))
+		return 3;
+	for (i = 0; i < 8; i++) {
+		while (!__atomic_load_n(&pk[i].tid, __ATOMIC_ACQUIRE))
+			usleep(100);
+		for (k = 0; k < sizeof(want) / sizeof(want[0]); k++)
+			if (status_field(pk[i].tid, want[k][0], v, sizeof(v)) ||
+			    strcmp(v, want[k][1]))
+				bad |= 1 << k;
+		if (geteuid() == 0 && (status_field(pk[i].tid, "CapBnd", v, sizeof(v)) ||
+				       strcmp(v, "0000000000000000")))
+			bad |= 16;
+	}
+	for (i = 0; i < 8; i++)
+		if (write(p[1], "x", 1) != 1)
+			bad |= 32;
+	for (i = 0; i < 8; i++)
+		pthread_join(specs[i].thread, NULL);
+	return bad ? 10 + bad : 0;
+}
+
+static void test_batch_of_confined_threads(void)
+{
+	int st = in_child(child_batch_status, NULL);
+
+	if (!exited_ok(st))
+		test_fail(__FILE__, __LINE__, "status 0x%x", st);
+}
+
 static void *bare_thread(void *arg)
 {
 	int fd = *(int *)arg;
@@ -488,6 +543,7 @@ int main(void)
 	TEST_RUN(test_log_and_off_let_it_through);
 	TEST_RUN(test_late_threads);
 	TEST_RUN(test_proc_status_of_confined_thread);
+	TEST_RUN(test_batch_of_confined_threads);
 	TEST_RUN(test_apply_refuses_unconfined_threads);
 	return test_summary();
 }
