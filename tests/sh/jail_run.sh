@@ -21,7 +21,12 @@ field() { sed -n "s/^$2:[[:space:]]*//p" "$1"; }
 "$VMLET" run --kernel "$TMPD/mode0.elf" --jail "$JAIL" --api-socket "$SOCK" --log-format text \
 	>"$TMPD/out" 2>"$TMPD/err" &
 PID=$!
-for _ in $(seq 100); do grep -q "tiny-guest: up" "$TMPD/out" && [[ -S $SOCK ]] && break; sleep 0.05; done
+# (generous: a loaded host can take seconds to start a VM)
+for _ in $(seq 600); do
+	grep -q "tiny-guest: up" "$TMPD/out" && [[ -S $SOCK ]] && break
+	kill -0 $PID 2>/dev/null || break
+	sleep 0.05
+done
 W=$(pgrep -P $PID | head -1)
 if [[ -z $W ]]; then
 	fail "no worker: $(tail -3 "$TMPD/err")"
@@ -54,7 +59,7 @@ else
 	fail "no cgroup line"
 fi
 kill -TERM $PID
-timeout 10 tail --pid=$PID -f /dev/null
+timeout 60 tail --pid=$PID -f /dev/null
 kill -KILL $PID 2>/dev/null
 wait $PID
 rc=$?
