@@ -140,7 +140,7 @@ fi
 # exit status is the probe's, and the socket file is gone afterwards, with
 # the sandbox on (a supervising process removes it) and off
 for sc in kill off; do
-	"$VMLET" probe --smp 2 --api-socket "$TMPD/probe.sock" --seccomp=$sc -o json \
+	timeout 120 "$VMLET" probe --smp 2 --api-socket "$TMPD/probe.sock" --seccomp=$sc -o json \
 		>"$TMPD/probe.json" 2>"$TMPD/probe.err"
 	rc=$?
 	if [[ $rc == 0 && ! -e $TMPD/probe.sock ]] &&
