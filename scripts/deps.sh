@@ -9,13 +9,24 @@ mtools dosfstools gdisk genisoimage xorriso gnu-efi dmidecode
 busybox-static cpio iproute2 passt nftables hyperfine valgrind cppcheck clang-format
 btrfs-progs"
 
+# Debian's cloud kernel for the Linux boot tests (tests/sh/efi_linux_tcg.sh,
+# linux_smoke.sh): downloaded once into build/, not installed. Without
+# network those tests skip.
+fetch_kernel() {
+	"$(dirname "$0")/fetch-kernel" >/dev/null 2>&1 ||
+		echo "deps: cannot fetch linux-image-cloud-amd64: the Linux boot tests will skip" >&2
+}
+
 missing=""
 for p in $PKGS; do
 	if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'ok installed'; then
 		missing="$missing $p"
 	fi
 done
-[ -z "$missing" ] && exit 0
+if [ -z "$missing" ]; then
+	fetch_kernel
+	exit 0
+fi
 
 echo "deps: installing:$missing" >&2
 SUDO=""
@@ -24,3 +35,4 @@ export DEBIAN_FRONTEND=noninteractive
 $SUDO apt-get update -qq >/dev/null
 # shellcheck disable=SC2086
 $SUDO apt-get install -y -qq --no-install-recommends $missing >/dev/null
+fetch_kernel

@@ -288,7 +288,7 @@ static int probe_run(struct probe_opts *p, const uint8_t *elf, size_t elf_len)
 	return status;
 }
 
-/* One probe run in a forked worker; its exit status lands in *status. */
+/* One probe run (in a forked worker or not); its exit status lands in *status. */
 struct probe_worker {
 	struct probe_opts *p;
 	const uint8_t *elf;
@@ -306,10 +306,10 @@ static enum lifecycle_end probe_worker_run(void *arg, unsigned int restarts)
 }
 
 /*
- * With a control socket and the sandbox on, the probe runs in a worker as
- * `vmlet run` does: the confined worker cannot unlink the socket, this
- * unconfined process removes it after the run. SIGTERM/SIGINT reach the
- * worker through lifecycle_run().
+ * The probe runs once (runStrategy Once) under cmd_vm_supervise(), as
+ * `vmlet run` does: with a control socket and the sandbox on it is a
+ * worker (SIGTERM/SIGINT reach it through lifecycle_run()) and the socket
+ * file is removed after the run.
  */
 static int probe_run_supervised(struct probe_opts *p, const uint8_t *elf, size_t elf_len)
 {
@@ -325,9 +325,7 @@ static int probe_run_supervised(struct probe_opts *p, const uint8_t *elf, size_t
 	}
 	*w.status = VMLET_EXIT_ERROR; /* unless the worker says otherwise */
 	lifecycle_init(&lc, LC_ONCE);
-	lc.always_fork = true;
-	lifecycle_run(&lc, probe_worker_run, &w);
-	ctl_remove_socket(p->vm.api_socket);
+	cmd_vm_supervise(&p->vm, &lc, probe_worker_run, &w);
 	status = lc.worker_signal ? 128 + lc.worker_signal : *w.status;
 	munmap(w.status, sizeof(int));
 	return status;
@@ -356,10 +354,5 @@ int cmd_probe(int argc, char **argv)
 	if (p.dump_guest)
 		return probe_dump(p.dump_guest, fw_probe_start, elf_len) ? VMLET_EXIT_ERROR
 									 : VMLET_EXIT_OK;
-	if (p.vm.api_socket && p.vm.sandbox.seccomp != SANDBOX_SECCOMP_OFF)
-		return probe_run_supervised(&p, fw_probe_start, elf_len);
-	ret = probe_run(&p, fw_probe_start, elf_len);
-	if (p.vm.api_socket)
-		ctl_remove_socket(p.vm.api_socket);
-	return ret;
+	return probe_run_supervised(&p, fw_probe_start, elf_len);
 }

@@ -99,9 +99,6 @@ static int run_with_strategy(const struct vm_config *cfg, const struct cmd_vm_op
 		return VMLET_EXIT_ERROR;
 	}
 	lifecycle_init(&lc, strategy);
-	/* the confined worker cannot remove the control socket: this
-	 * process does, after the last run */
-	lc.always_fork = o->api_socket && o->sandbox.seccomp != SANDBOX_SECCOMP_OFF;
 	if (o->sandbox.jail_dir) {
 		/* each run is PID 1 of its own namespaces (vmm/jail.h) */
 		lc.clone_flags = CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC;
@@ -112,10 +109,8 @@ static int run_with_strategy(const struct vm_config *cfg, const struct cmd_vm_op
 		log_info("run: runStrategy %s: the guest is restarted in-process after %s",
 			 lifecycle_strategy_name(strategy),
 			 strategy == LC_ALWAYS ? "power-off, reboot or crash" : "reboot or crash");
-	end = lifecycle_run(&lc, run_guest, &ctx);
+	end = cmd_vm_supervise(o, &lc, run_guest, &ctx);
 	jail_cgroup_leave(&cg);
-	if (o->api_socket)
-		ctl_remove_socket(o->api_socket);
 	/* a worker killed by a signal (SIGSYS: a seccomp violation) ends
 	 * vmlet with the status a shell shows for that signal */
 	if (end == LC_END_FAILED && lc.worker_signal)

@@ -388,6 +388,19 @@ out:
 	return ret;
 }
 
+enum lifecycle_end cmd_vm_supervise(const struct cmd_vm_opts *o, struct lifecycle *lc,
+				    lifecycle_run_fn run, void *ctx)
+{
+	enum lifecycle_end end;
+
+	if (o->api_socket && o->sandbox.seccomp != SANDBOX_SECCOMP_OFF)
+		lc->always_fork = true;
+	end = lifecycle_run(lc, run, ctx);
+	if (o->api_socket)
+		ctl_remove_socket(o->api_socket);
+	return end;
+}
+
 int cmd_vm_exit_status(int reason)
 {
 	switch (reason) {

@@ -12,6 +12,7 @@
 
 #include "arch/arch.h"
 #include "vmm/device.h"
+#include "vmm/lifecycle.h"
 #include "vmm/log.h"
 #include "vmm/sandbox.h"
 
@@ -102,6 +103,18 @@ int cmd_vm_config(const struct cmd_vm_opts *o, struct vm_config *cfg);
  * then calls vm_destroy(). */
 int cmd_vm_run(const struct vm_config *cfg, const struct cmd_vm_opts *o, const uint8_t *payload,
 	       size_t payload_len, struct vm **keep);
+
+/*
+ * Run the guest under lc (lifecycle_run(), which calls run(ctx, ...) for
+ * each guest run), as `vmlet run` and `vmlet probe` do: with a control
+ * socket and the sandbox on, every run is a forked worker even when lc
+ * would run it in this process (the confined worker cannot unlink the
+ * socket file), and this process removes the socket file once the last run
+ * ended. Returns how the last run ended; lc->worker_signal says whether a
+ * signal killed the last worker.
+ */
+enum lifecycle_end cmd_vm_supervise(const struct cmd_vm_opts *o, struct lifecycle *lc,
+				    lifecycle_run_fn run, void *ctx);
 
 /* The process exit status for how the VM ended (README "Exit statuses"). */
 int cmd_vm_exit_status(int reason);

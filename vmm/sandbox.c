@@ -38,7 +38,10 @@
 
 static struct {
 	bool prepared;
+	bool dropped; /* main dropped its privileges (sandbox_drop_privileges) */
 	bool applied;
+	int task_dir;	 /* /proc/self/task, opened before a --jail pivot */
+	pid_t task_self; /* main's number in that directory */
 	struct sandbox_opts opts;
 	struct sock_fprog prog[THREAD_ROLE_COUNT];
 	unsigned int n_rules[THREAD_ROLE_COUNT];
@@ -46,7 +49,7 @@ static struct {
 	long install_ns; /* summed over every thread's seccomp() call */
 	int test_role;	 /* VMLET_TEST_FORBIDDEN role, -1 when unset */
 	char test_what[16];
-} sb = {.test_role = -1};
+} sb = {.test_role = -1, .task_dir = -1};
 
 int sandbox_parse_seccomp(const char *arg, enum sandbox_seccomp *out)
 {
@@ -315,7 +318,11 @@ void sandbox_release(void)
 		sb.prog[r].filter = NULL;
 		sb.prog[r].len = 0;
 	}
+	if (sb.task_dir >= 0)
+		close(sb.task_dir);
+	sb.task_dir = -1;
 	sb.prepared = false;
+	sb.dropped = false;
 	sb.applied = false;
 	thread_sandbox_hook = NULL;
 }
@@ -326,16 +333,16 @@ void sandbox_release(void)
  * Drop the calling thread's privileges: the capability bounding set while
  * we may, then uid/gid (raw syscalls: glibc's wrappers would broadcast to
  * every thread, including confined ones that may not call them), then every
- * remaining capability. Already-unprivileged threads (started after
- * sandbox_apply()) have nothing to drop.
+ * remaining capability. Threads started after main dropped its own
+ * (sandbox_drop_privileges()) inherited the result and have nothing to do.
  */
 static int drop_privileges_self(void)
 {
 	const struct sandbox_opts *o = &sb.opts;
 	bool switch_user;
 
-	if (sb.applied)
-		return 0; /* started by a confined main: inherited all of it */
+	if (__atomic_load_n(&sb.dropped, __ATOMIC_ACQUIRE))
+		return 0; /* started by an unprivileged main: inherited all of it */
 	switch_user = o->set_user && (geteuid() != o->uid || getegid() != o->gid);
 	/* Empty the bounding set. Without CAP_SETPCAP this fails and there
 	 * is nothing to gain back from it anyway (no_new_privs is set). */
@@ -461,18 +468,53 @@ static pid_t proc_tid(void)
 	return (pid_t)syscall(SYS_gettid);
 }
 
+/* /proc/self/task, or the handle kept across a --jail pivot. */
+static DIR *open_task_dir(void)
+{
+	int fd = sb.task_dir >= 0 ? openat(sb.task_dir, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+				  : open("/proc/self/task", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+
+	if (!d && fd >= 0)
+		close(fd);
+	return d;
+}
+
+/*
+ * The quick answer: as many tasks as main plus the threads that entered
+ * the sandbox through thread_start() and still run (those are all listed:
+ * thread.c counts one from its hook's success until its fn returns, and a
+ * thread that got here another way would make the listing longer). Saves
+ * reading every thread's status (~30 us each) on the way to the first guest
+ * instruction. False: look at each one.
+ */
+static bool all_tasks_hooked(void)
+{
+	unsigned int tasks = 0, hooked = thread_hooked_count();
+	struct dirent *de;
+	DIR *d = open_task_dir();
+
+	if (!d)
+		return false;
+	while ((de = readdir(d)))
+		if (atoi(de->d_name) > 0)
+			tasks++;
+	closedir(d);
+	return tasks == hooked + 1 && hooked == thread_hooked_count();
+}
+
 /* Every other thread must have entered the sandbox (Seccomp: 2). */
 static int check_threads_confined(void)
 {
-	pid_t self = proc_tid();
+	pid_t self = sb.task_dir >= 0 ? sb.task_self : proc_tid();
 	struct dirent *de;
-	char path[64], line[128];
-	int err = 0;
+	char path[32], line[128];
+	int err = 0, fd;
 	DIR *d;
 
-	if (sb.opts.seccomp == SANDBOX_SECCOMP_OFF)
+	if (sb.opts.seccomp == SANDBOX_SECCOMP_OFF || all_tasks_hooked())
 		return 0;
-	d = opendir("/proc/self/task");
+	d = open_task_dir();
 	if (!d)
 		return error_errno(-errno, "sandbox: /proc/self/task");
 	while (!err && (de = readdir(d))) {
@@ -482,10 +524,14 @@ static int check_threads_confined(void)
 
 		if (tid <= 0 || tid == self)
 			continue;
-		snprintf(path, sizeof(path), "/proc/self/task/%d/status", tid);
-		f = fopen(path, "re");
-		if (!f)
+		snprintf(path, sizeof(path), "%d/status", tid);
+		fd = openat(dirfd(d), path, O_RDONLY | O_CLOEXEC);
+		f = fd >= 0 ? fdopen(fd, "re") : NULL;
+		if (!f) {
+			if (fd >= 0)
+				close(fd);
 			continue; /* the thread exited meanwhile */
+		}
 		while (fgets(line, sizeof(line), f))
 			if (!strncmp(line, "Seccomp:", 8))
 				confined = atoi(line + 8) == SECCOMP_MODE_FILTER;
@@ -500,6 +546,35 @@ static int check_threads_confined(void)
 	return err;
 }
 
+int sandbox_drop_privileges(void)
+{
+	int err = 0;
+
+	if (!sb.prepared)
+		return error_errno(-EINVAL,
+				   "sandbox: dropping privileges before sandbox_prepare()");
+	if (sb.dropped)
+		return 0;
+	if (thread_current_role() != THREAD_MAIN)
+		return error_errno(-EINVAL, "sandbox: privileges are dropped on the main thread");
+	/* sandbox_apply() still looks at every thread through /proc, which
+	 * a --jail pivot leaves behind: keep a handle on it */
+	if (sb.opts.jail_dir && sb.opts.seccomp != SANDBOX_SECCOMP_OFF) {
+		sb.task_dir = open("/proc/self/task", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		if (sb.task_dir < 0)
+			return error_errno(-errno, "sandbox: /proc/self/task");
+		sb.task_self = proc_tid();
+	}
+	if (sb.opts.jail_dir)
+		err = jail_enter(sb.opts.jail_dir);
+	if (!err)
+		err = drop_privileges_self();
+	if (err)
+		return err;
+	__atomic_store_n(&sb.dropped, true, __ATOMIC_RELEASE);
+	return 0;
+}
+
 int sandbox_apply(void)
 {
 	unsigned int uid;
@@ -508,10 +583,8 @@ int sandbox_apply(void)
 	if (!sb.prepared)
 		return error_errno(-EINVAL, "sandbox: sandbox_apply() before sandbox_prepare()");
 	err = check_threads_confined();
-	if (!err && sb.opts.jail_dir)
-		err = jail_enter(sb.opts.jail_dir);
 	if (!err)
-		err = drop_privileges_self();
+		err = sandbox_drop_privileges();
 	uid = (unsigned int)geteuid(); /* not allowed once confined */
 #if defined(__SANITIZE_ADDRESS__)
 	/* LeakSanitizer's exit-time check cannot run confined (it needs

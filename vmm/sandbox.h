@@ -11,19 +11,27 @@
  *                               compiles one BPF program per thread role.
  *   2. setup                    open /dev/kvm, create the VM, map guest
  *                               memory, open disks, taps, sockets, the
- *                               console; start I/O and vCPU threads (the
- *                               vCPUs held before KVM_RUN). Each
- *                               thread calls sandbox_thread_enter(role)
- *                               (thread.c's trampoline calls it through
- *                               thread_sandbox_hook) and so is
- *                               confined before its own code runs.
- *   3. sandbox_apply()          on the main thread, after every guest
- *                               memory region, device, disk, tap and socket
- *                               is set up and before the first guest
+ *                               console, load the kernel; start the I/O
+ *                               threads. Each thread calls
+ *                               sandbox_thread_enter(role) (thread.c's
+ *                               trampoline calls it through
+ *                               thread_sandbox_hook) and so is confined
+ *                               before its own code runs.
+ *   3. sandbox_drop_privileges() on the main thread once nothing left
+ *                               needs a privilege (every file, device,
+ *                               tap and socket open), before the vCPU
+ *                               threads start: pivots into --jail DIR (if
+ *                               given), switches to --user, drops every
+ *                               capability, for main and, by inheritance,
+ *                               every thread started afterwards.
+ *   4. start the vCPU threads   (held before KVM_RUN), all at once
+ *                               (thread_start_all()): each installs its
+ *                               role's filter and nothing else.
+ *   5. sandbox_apply()          on the main thread, before the first guest
  *                               instruction (before vCPUs enter KVM_RUN):
- *                               pivots into --jail DIR (if given), switches
- *                               to --user, drops every capability, installs
- *                               the main thread's filter.
+ *                               checks every thread is confined, does step
+ *                               3 if the caller skipped it, installs the
+ *                               main thread's filter.
  *
  * Why per thread and not TSYNC: a vCPU thread needs KVM_RUN and almost
  * nothing else, a block thread needs preadv/pwritev and no KVM ioctl; one
@@ -35,11 +43,22 @@
  * before their first KVM_RUN, vm_run.c), so each role's effective
  * allowlist is its own: main may not create threads or issue KVM_RUN.
  * late_roles stays for callers that need it. sandbox_apply() refuses to
- * run while a thread that never entered the sandbox exists.
+ * run while a thread that never entered the sandbox exists. For the same
+ * reasons the vCPU threads cannot inherit one installed filter (TSYNC
+ * would put it on every thread; a vCPU thread that started the others
+ * would need clone in its allowlist): each installs the precompiled vCPU
+ * program itself, and the kernel checks and JIT-compiles it per install
+ * (~100 us, the sandbox's remaining per-thread cost, paid side by side by
+ * thread_start_all()).
  *
- * Capabilities and uids are per thread in Linux; every thread drops its own
- * in sandbox_thread_enter() and main drops its own in sandbox_apply(). None
- * of vmlet's threads needs a capability once the file descriptors are open.
+ * Capabilities and uids are per thread in Linux, and a new thread gets a
+ * copy of its creator's. Main drops its own once (step 3), so the vCPU
+ * threads (up to hundreds) are born without any and do no libcap-ng work;
+ * a thread started before that (an I/O thread: main still needs
+ * CAP_NET_ADMIN for the next NIC's tap) drops its own in
+ * sandbox_thread_enter(). None of vmlet's threads needs a capability once
+ * the file descriptors are open. Each role's filter is compiled once, in
+ * sandbox_prepare(); a thread's install is one seccomp(2) call.
  *
  * Test hook (inert unless set): VMLET_TEST_FORBIDDEN=ROLE[:WHAT] makes the
  * thread of that role (main, vcpu, blk-io, net-io, helper) attempt a
@@ -111,7 +130,15 @@ int sandbox_prepare(const struct sandbox_opts *opts);
  */
 int sandbox_thread_enter(enum thread_role role);
 
-/* Phase 3, on the main thread (see above). 0 or -errno. */
+/*
+ * Step 3, on the main thread (see above): --jail pivot, --user, every
+ * capability and the bounding set dropped, for main and every thread it
+ * starts from now on. Idempotent; 0 or -errno (the caller must not go on:
+ * the privileges may be half-dropped).
+ */
+int sandbox_drop_privileges(void);
+
+/* Step 5, on the main thread (see above). 0 or -errno. */
 int sandbox_apply(void);
 
 /* True between sandbox_prepare() and sandbox_release(). */

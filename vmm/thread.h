@@ -46,6 +46,31 @@ const char *thread_role_name(enum thread_role role);
 int thread_start(pthread_t *t, enum thread_role role, const char *name, void *(*fn)(void *),
 		 void *arg);
 
+/*
+ * Start several threads of one role at once: what n thread_start() calls
+ * do, but the new threads run the sandbox hook side by side and the caller
+ * waits once for all of them instead of once per thread (on a loaded host
+ * each wait is a scheduling delay: this is what starting 64 vCPU threads
+ * costs). Each spec's err says how its thread fared: 0 it runs fn (join it
+ * as usual), -errno it was never created or fn never ran (nothing to join).
+ * Returns 0 when every thread runs, else one of the specs' errors.
+ */
+struct thread_spec {
+	pthread_t thread; /* out */
+	char name[16];	  /* for /proc; "" = the role's name */
+	void *(*fn)(void *);
+	void *arg;
+	int err; /* out */
+};
+int thread_start_all(enum thread_role role, struct thread_spec *specs, unsigned int n);
+
+/*
+ * How many threads started here passed a thread_sandbox_hook and are
+ * still running fn (counted from the hook's success until fn returns, so
+ * each of them is still listed in /proc/self/task).
+ */
+unsigned int thread_hooked_count(void);
+
 /* The calling thread's role (THREAD_MAIN for the initial thread). */
 enum thread_role thread_current_role(void);
 

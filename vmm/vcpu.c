@@ -198,6 +198,24 @@ void vcpu_log_regs(struct vcpu *v)
 		 (unsigned long long)sregs.efer);
 }
 
+/* The instruction KVM could not emulate, when it says which (the
+ * emulation_failure overlay: flags, then size and bytes): "f0 48 0f c7 ...". */
+static size_t vcpu_failed_insn(const struct kvm_run *r, char *buf, size_t cap)
+{
+	size_t off = 0, n = r->emulation_failure.insn_size;
+
+	if (r->internal.suberror != KVM_INTERNAL_ERROR_EMULATION || r->internal.ndata < 3 ||
+	    !(r->emulation_failure.flags & KVM_INTERNAL_ERROR_EMULATION_FLAG_INSTRUCTION_BYTES))
+		return 0;
+	if (n > sizeof(r->emulation_failure.insn_bytes))
+		n = sizeof(r->emulation_failure.insn_bytes);
+	off += (size_t)snprintf(buf, cap, ", instruction bytes");
+	for (size_t i = 0; i < n && off + 4 < cap; i++)
+		off += (size_t)snprintf(buf + off, cap - off, " %02x",
+					r->emulation_failure.insn_bytes[i]);
+	return off;
+}
+
 static void vcpu_internal_error(struct vcpu *v)
 {
 	struct kvm_run *r = v->run;
@@ -205,14 +223,17 @@ static void vcpu_internal_error(struct vcpu *v)
 	size_t off = 0;
 	uint32_t i;
 
-	for (i = 0; i < r->internal.ndata && i < 16 && off < sizeof(buf) - 20; i++)
-		off += snprintf(buf + off, sizeof(buf) - off, " 0x%llx",
-				(unsigned long long)r->internal.data[i]);
-	log_warn("vcpu%u: KVM internal error, suberror %u%s%s%s", v->index, r->internal.suberror,
+	if (!vcpu_failed_insn(r, buf, sizeof(buf))) {
+		for (i = 0; i < r->internal.ndata && i < 16 && off < sizeof(buf) - 20; i++)
+			off +=
+			    snprintf(buf + off, sizeof(buf) - off, "%s0x%llx", i ? " " : ", data ",
+				     (unsigned long long)r->internal.data[i]);
+	}
+	log_warn("vcpu%u: KVM internal error, suberror %u%s%s", v->index, r->internal.suberror,
 		 r->internal.suberror == KVM_INTERNAL_ERROR_EMULATION
 		     ? " (instruction emulation failed)"
 		     : "",
-		 off ? ", data" : "", buf);
+		 buf);
 	vcpu_log_regs(v);
 }
 
@@ -306,17 +327,34 @@ static void *vcpu_thread(void *arg)
 	return NULL;
 }
 
-int vcpu_start(struct vcpu *v)
+int vcpu_start_all(struct vcpu *vcpus, uint32_t n)
 {
-	char name[16];
+	struct thread_spec *specs = calloc(n ? n : 1, sizeof(*specs));
+	uint32_t i;
 	int ret;
 
-	snprintf(name, sizeof(name), "vcpu%u", v->index);
-	ret = thread_start(&v->thread, THREAD_VCPU, name, vcpu_thread, v);
+	if (!specs)
+		return -ENOMEM;
+	for (i = 0; i < n; i++) {
+		struct vcpu *v = &vcpus[n - 1 - i];
+
+		snprintf(specs[i].name, sizeof(specs[i].name), "vcpu%u", v->index);
+		specs[i].fn = vcpu_thread;
+		specs[i].arg = v;
+	}
+	ret = thread_start_all(THREAD_VCPU, specs, n);
+	for (i = 0; i < n; i++) {
+		struct vcpu *v = &vcpus[n - 1 - i];
+
+		if (specs[i].err)
+			continue;
+		v->thread = specs[i].thread;
+		v->started = true;
+	}
+	free(specs);
 	if (ret)
-		return error_errno(ret, "vcpu%u: cannot start its thread", v->index);
-	v->started = true;
-	return 0;
+		error_errno(ret, "vcpu: cannot start the vCPU threads");
+	return ret;
 }
 
 void vcpu_kick(struct vcpu *v)

@@ -36,9 +36,11 @@ int vcpu_create(struct vm *vm, uint32_t index, struct vcpu *v);
 /* The BSP's LAPIC (LINT0 ExtINT, LINT1 NMI), written once every vCPU
  * exists: that write also completes KVM's APIC-ID map (vcpu.c). */
 int vcpu_lapic_init(struct vcpu *bsp);
-/* Start the vCPU's thread (THREAD_VCPU): KVM_RUN and exit dispatch until
- * the VM ends. */
-int vcpu_start(struct vcpu *v);
+/* Start the threads of vcpus[0..n) (THREAD_VCPU: KVM_RUN and exit dispatch
+ * until the VM ends) together with thread_start_all(), so that they enter
+ * the sandbox side by side; the last one first. 0 when every one runs,
+ * else -errno; either way each vcpu's `started` says whether it runs. */
+int vcpu_start_all(struct vcpu *vcpus, uint32_t n);
 /* Make the vCPU leave KVM_RUN and its thread finish (any thread). */
 void vcpu_kick(struct vcpu *v);
 /* Join the thread (if started), unmap and close. */
@@ -48,7 +50,7 @@ void vcpu_destroy(struct vcpu *v);
  * call only while its thread is not in KVM_RUN). */
 void vcpu_log_regs(struct vcpu *v);
 
-/* Install the kick signal's handler (once per process, before vcpu_start). */
+/* Install the kick signal's handler (once per process, before vcpu_start_all). */
 int vcpu_signals_init(void);
 
 #endif /* VMLET_VCPU_H */

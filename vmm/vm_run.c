@@ -113,7 +113,6 @@ static void vm_join_vcpus(struct vm *vm)
 int vm_run(struct vm *vm)
 {
 	struct vm_stopper s;
-	uint32_t i;
 	int ret;
 
 	vm_stamp(vm, "booted");
@@ -127,15 +126,24 @@ int vm_run(struct vm *vm)
 	 * are held before their first KVM_RUN (the pause gate, vm_ctl.c):
 	 * the main thread then installs its filter, which need not admit
 	 * thread creation or vCPU ioctls (filters stack on the creator's),
-	 * and only then lets guest code run (vmm/sandbox.h). APs first: they
-	 * wait in the kernel for the BSP's INIT-SIPI-SIPI. */
+	 * and only then lets guest code run (vmm/sandbox.h). They start
+	 * together (each enters its sandbox on its own CPU time, main waits
+	 * once), APs first: they wait in the kernel for the BSP's
+	 * INIT-SIPI-SIPI. */
 	__atomic_store_n(&vm->paused, 1, __ATOMIC_SEQ_CST);
-	for (i = vm->n_vcpus; i-- > 0;) {
-		ret = vcpu_start(&vm->vcpus[i]);
+	/* Everything is open: main gives up its privileges now, so the vCPU
+	 * threads are born without them (no per-thread capability work). */
+	if (sandbox_prepared()) {
+		ret = sandbox_drop_privileges();
 		if (ret) {
 			vm_request_exit(vm, VM_EXIT_CRASH);
 			goto out_join;
 		}
+	}
+	ret = vcpu_start_all(vm->vcpus, vm->n_vcpus);
+	if (ret) {
+		vm_request_exit(vm, VM_EXIT_CRASH);
+		goto out_join;
 	}
 	vm_stamp(vm, "threads");
 	if (sandbox_prepared()) {

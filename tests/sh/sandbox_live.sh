@@ -42,25 +42,35 @@ stop() {
 field() { awk -v k="$2:" '$1 == k { $1 = ""; sub(/^ /, ""); print }' "$1"; }
 
 # ---- confinement as /proc shows it --------------------------------------
-if start -- --smp 2; then
+# Every task, not only the main one: the disk's I/O thread starts while main
+# still holds its capabilities (and drops its own), the vCPU threads after
+# main dropped them (and inherit that); all must end up the same.
+truncate -s 1M "$TMPD/disk.raw"
+vm_manifest sb 64Mi "" d="$TMPD/disk.raw" >"$TMPD/vm.yaml"
+# confined TASKDIR: empty when the task is fully confined, else what is not
+confined() {
+	local st=$1/status k want=(Seccomp=2 NoNewPrivs=1 CapEff=0000000000000000
+		CapPrm=0000000000000000 CapInh=0000000000000000 CapAmb=0000000000000000)
+	[[ $(id -u) == 0 ]] && want+=(CapBnd=0000000000000000)
+	for k in "${want[@]}"; do
+		[[ $(field "$st" "${k%%=*}") == "${k#*=}" ]] || printf ' %s=%s' "${k%%=*}" "$(field "$st" "${k%%=*}")"
+	done
+}
+if start -- -f "$TMPD/vm.yaml" --smp 4; then
 	st=/proc/$PID/status
 	[[ $(field "$st" Seccomp) == 2 ]] && ok "Seccomp: 2" || fail "Seccomp: $(field "$st" Seccomp)"
 	[[ $(field "$st" NoNewPrivs) == 1 ]] && ok "NoNewPrivs: 1" || fail "NoNewPrivs: $(field "$st" NoNewPrivs)"
-	for k in CapEff CapPrm CapInh CapAmb; do
-		[[ $(field "$st" $k) == 0000000000000000 ]] && ok "$k: 0" || fail "$k: $(field "$st" $k)"
-	done
-	if [[ $(id -u) == 0 ]]; then
-		[[ $(field "$st" CapBnd) == 0000000000000000 ]] && ok "CapBnd: 0" || fail "CapBnd: $(field "$st" CapBnd)"
-	fi
-	n=0 bad=0 vcpus=0
+	n=0 bad=0 vcpus=0 blk=0
 	for t in /proc/$PID/task/*; do
 		n=$((n + 1))
-		[[ $(field "$t/status" Seccomp) == 2 && $(field "$t/status" CapEff) == 0000000000000000 ]] ||
-			{ bad=$((bad + 1)); echo "unconfined thread: $(cat "$t/comm") $(field "$t/status" Seccomp)"; }
-		[[ $(cat "$t/comm") == vcpu* ]] && vcpus=$((vcpus + 1))
+		why=$(confined "$t")
+		[[ -z $why ]] || { bad=$((bad + 1)); echo "unconfined thread $(cat "$t/comm"):$why"; }
+		case $(cat "$t/comm") in vcpu*) vcpus=$((vcpus + 1)) ;; vmlet-blk*) blk=$((blk + 1)) ;; esac
 	done
-	((bad == 0 && n >= 3)) && ok "all $n threads confined" || fail "$bad of $n threads unconfined"
-	((vcpus == 2)) && ok "2 vCPU threads" || fail "$vcpus vCPU threads"
+	((bad == 0 && n >= 6)) && ok "all $n threads: Seccomp 2, NoNewPrivs 1, no capabilities" ||
+		fail "$bad of $n threads not fully confined"
+	((vcpus == 4 && blk >= 1)) && ok "4 vCPU threads and $blk block I/O thread(s) among them" ||
+		fail "$vcpus vCPU threads, $blk block threads"
 	grep -q "sandbox: applied: seccomp kill" "$TMPD/err" && ok "sandbox logged" || fail "no sandbox log line"
 	stop
 	[[ $? == 5 ]] && ok "stopped: exit 5" || fail "stop: exit $?"
@@ -80,6 +90,15 @@ for hook in main main:exec-mmap main:socket main:exec main:kvm-run main:thread \
 		fail "$hook: exit $rc, want SIGSYS ($((128 + 31)))"; tail -3 "$TMPD/err"; fi
 done
 
+# the block I/O role, live: its thread starts before main drops privileges
+for hook in blk-io blk-io:socket blk-io:ioctl; do
+	timeout 20 env VMLET_TEST_FORBIDDEN=$hook "$VMLET" run -f "$TMPD/vm.yaml" --kernel "$HOLD" \
+		--grace-period 0 --log-format text >"$TMPD/out" 2>"$TMPD/err"
+	rc=$?
+	if ((rc == 128 + 31)); then ok "$hook: killed by SIGSYS"; else
+		fail "$hook: exit $rc, want SIGSYS ($((128 + 31)))"; tail -3 "$TMPD/err"; fi
+done
+
 # --seccomp=log: the same violation is allowed (and logged by the kernel)
 if start VMLET_TEST_FORBIDDEN=main:socket -- --seccomp=log; then
 	grep -q "survived 'socket'" "$TMPD/err" && ok "--seccomp=log: main survives socket(AF_INET)" ||
@@ -90,10 +109,14 @@ else
 fi
 
 # --seccomp=off: no filter, still no capabilities
-if start -- --seccomp=off; then
+if start -- --seccomp=off --smp 2; then
 	[[ $(field /proc/$PID/status Seccomp) == 0 ]] && ok "--seccomp=off: Seccomp 0" || fail "--seccomp=off: filter installed"
-	[[ $(field /proc/$PID/status CapEff) == 0000000000000000 ]] && ok "--seccomp=off: still no capabilities" ||
-		fail "--seccomp=off kept capabilities"
+	bad=0
+	for t in /proc/$PID/task/*; do
+		[[ $(confined "$t") == ' Seccomp=0' ]] || bad=$((bad + 1))
+	done
+	((bad == 0)) && ok "--seccomp=off: every thread still has no capabilities, NoNewPrivs 1" ||
+		fail "--seccomp=off: $bad threads kept capabilities"
 	stop
 else
 	fail "--seccomp=off: vmlet did not start"

@@ -412,6 +412,23 @@ static void test_guest_derivation_amd(void)
 	check_derivation("tests/data/arch/host-kvm-intel.txt", ARCH_VENDOR_AMD);
 }
 
+/* What topo_derive() made of hand-made leaves, every field at once. */
+static void check_ids(int line, const struct topo_ids *got, const char *source, uint32_t apic_id,
+		      uint32_t smt_shift, uint32_t pkg_shift, uint32_t package, uint32_t core,
+		      uint32_t thread)
+{
+	if (!got->source || strcmp(got->source, source) || got->apic_id != apic_id ||
+	    got->smt_shift != smt_shift || got->pkg_shift != pkg_shift || got->package != package ||
+	    got->core != core || got->thread != thread)
+		test_fail(__FILE__, line,
+			  "derived %s apic 0x%x shifts %u/%u ids %u/%u/%u, expected %s apic 0x%x "
+			  "shifts %u/%u ids %u/%u/%u",
+			  got->source ? got->source : "(null)", got->apic_id, got->smt_shift,
+			  got->pkg_shift, got->package, got->core, got->thread, source, apic_id,
+			  smt_shift, pkg_shift, package, core, thread);
+}
+#define CHECK_IDS(ids, ...) check_ids(__LINE__, &(ids), __VA_ARGS__)
+
 /* The legacy paths of the derivation, on hand-made leaves. */
 static void test_guest_derivation_legacy(void)
 {
@@ -425,12 +442,7 @@ static void test_guest_derivation_legacy(void)
 	c.l1 = (struct topo_leaf){0x50650, 0x13 << 24 | 12 << 16, 0, 1u << 28};
 	c.l4 = (struct topo_leaf){5u << 26 | 0x21, 0, 0, 0};
 	topo_derive(&c, &ids);
-	CHECK_STR(ids.source, "intel-legacy");
-	CHECK_EQ_U64(ids.smt_shift, 1);
-	CHECK_EQ_U64(ids.pkg_shift, 4);
-	CHECK_EQ_U64(ids.package, 1);
-	CHECK_EQ_U64(ids.core, 1);
-	CHECK_EQ_U64(ids.thread, 1);
+	CHECK_IDS(ids, "intel-legacy", 0x13, 1, 4, 1, 1, 1);
 	/* AMD family 0x17 without 0xB: 0x80000008 NC 11 (12 threads, size 0 ->
 	 * 4 bits), 0x8000001E 2 threads per core, APIC ID from its EAX */
 	memset(&c, 0, sizeof(c));
@@ -441,13 +453,7 @@ static void test_guest_derivation_legacy(void)
 	c.e8 = (struct topo_leaf){0, 0, 11, 0};
 	c.e1e = (struct topo_leaf){0x1b, 1u << 8, 0, 0};
 	topo_derive(&c, &ids);
-	CHECK_STR(ids.source, "amd-80000008");
-	CHECK_EQ_U64(ids.apic_id, 0x1b);
-	CHECK_EQ_U64(ids.smt_shift, 1);
-	CHECK_EQ_U64(ids.pkg_shift, 4);
-	CHECK_EQ_U64(ids.package, 1);
-	CHECK_EQ_U64(ids.core, 5);
-	CHECK_EQ_U64(ids.thread, 1);
+	CHECK_IDS(ids, "amd-80000008", 0x1b, 1, 4, 1, 5, 1);
 }
 
 /* The probe embedded in vmlet (scripts/gen-blobs.sh) is an ELF that
@@ -492,18 +498,10 @@ static void test_guest_derivation_80000026(void)
 	c.e26[2] = (struct topo_leaf){5, 32, 0x302, 53}; /* die */
 	c.e26[3] = (struct topo_leaf){6, 64, 0x403, 53}; /* socket */
 	topo_derive(&c, &ids);
-	CHECK_STR(ids.source, "amd-80000026");
-	CHECK_EQ_U64(ids.apic_id, 53);
-	CHECK_EQ_U64(ids.smt_shift, 1);
-	CHECK_EQ_U64(ids.pkg_shift, 6);
-	CHECK_EQ_U64(ids.package, 0);
-	CHECK_EQ_U64(ids.core, 26);
-	CHECK_EQ_U64(ids.thread, 1);
+	CHECK_IDS(ids, "amd-80000026", 53, 1, 6, 0, 26, 1);
 	c.e0.a = 0x80000008; /* without it: leaf 0xB */
 	topo_derive(&c, &ids);
-	CHECK_STR(ids.source, "amd-b");
-	CHECK_EQ_U64(ids.pkg_shift, 2);
-	CHECK_EQ_U64(ids.package, 13);
+	CHECK_IDS(ids, "amd-b", 53, 1, 2, 13, 0, 1);
 }
 
 int main(void)

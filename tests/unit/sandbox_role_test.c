@@ -350,11 +350,17 @@ static void *parked_thread(void *arg)
 	return NULL;
 }
 
+struct status_case {
+	const char *user; /* --user, or NULL */
+	bool drop_first;  /* main drops its privileges before the thread starts */
+};
+
 static int child_proc_status(void *arg)
 {
 	struct sandbox_opts o = {.seccomp = SANDBOX_SECCOMP_KILL};
 	struct parked pk = {.tid = 0};
-	const char *user = arg;
+	const struct status_case *c = arg;
+	const char *user = c->user;
 	char v[128];
 	int p[2], bad = 0;
 	pthread_t t;
@@ -363,6 +369,8 @@ static int child_proc_status(void *arg)
 		return 2;
 	if (pipe(p) || sandbox_prepare(&o))
 		return 3;
+	if (c->drop_first && sandbox_drop_privileges())
+		return 5;
 	pk.fd = p[0];
 	if (thread_start(&t, THREAD_VCPU, "vcpu0", parked_thread, &pk))
 		return 4;
@@ -379,23 +387,92 @@ static int child_proc_status(void *arg)
 	if (user &&
 	    (status_field(pk.tid, "Uid", v, sizeof(v)) || strncmp(v, "65534\t65534\t65534", 17)))
 		bad |= 16;
+	if (geteuid() == 0 && !user &&
+	    (status_field(pk.tid, "CapBnd", v, sizeof(v)) || strcmp(v, "0000000000000000")))
+		bad |= 64;
 	if (write(p[1], "x", 1) != 1)
 		bad |= 32;
 	pthread_join(t, NULL);
 	return bad ? 10 + bad : 0;
 }
 
+/* A thread that drops its own privileges, and one born after main dropped
+ * them (sandbox_drop_privileges()): /proc shows the same for both. */
 static void test_proc_status_of_confined_thread(void)
 {
-	int st = in_child(child_proc_status, NULL);
+	static const struct status_case cases[] = {
+	    {NULL, false},
+	    {NULL, true},
+	    {"65534:65534", false},
+	    {"65534:65534", true},
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		int st;
+
+		if (cases[i].user && geteuid() != 0)
+			SKIP("--user needs root");
+		st = in_child(child_proc_status, (void *)&cases[i]);
+		if (!exited_ok(st))
+			test_fail(__FILE__, __LINE__, "user %s, main dropped first %d: status 0x%x",
+				  cases[i].user ? cases[i].user : "-", cases[i].drop_first, st);
+	}
+}
+
+/* thread_start_all(): a batch of vCPU threads born after main dropped its
+ * privileges, each confined with its own filter, none with a capability. */
+static int child_batch_status(void *arg)
+{
+	static const char *const want[][2] = {
+	    {"Seccomp", "2"},
+	    {"NoNewPrivs", "1"},
+	    {"CapEff", "0000000000000000"},
+	    {"CapPrm", "0000000000000000"},
+	};
+	struct sandbox_opts o = {.seccomp = SANDBOX_SECCOMP_KILL};
+	struct thread_spec specs[8];
+	struct parked pk[8];
+	char v[128];
+	int p[2], bad = 0;
+	unsigned int i, k;
+
+	(void)arg;
+	if (pipe(p) || sandbox_prepare(&o) || sandbox_drop_privileges())
+		return 2;
+	memset(specs, 0, sizeof(specs));
+	for (i = 0; i < 8; i++) {
+		pk[i] = (struct parked){.fd = p[0]};
+		specs[i].fn = parked_thread;
+		specs[i].arg = &pk[i];
+	}
+	if (thread_start_all(THREAD_VCPU, specs, 8))
+		return 3;
+	for (i = 0; i < 8; i++) {
+		while (!__atomic_load_n(&pk[i].tid, __ATOMIC_ACQUIRE))
+			usleep(100);
+		for (k = 0; k < sizeof(want) / sizeof(want[0]); k++)
+			if (status_field(pk[i].tid, want[k][0], v, sizeof(v)) ||
+			    strcmp(v, want[k][1]))
+				bad |= 1 << k;
+		if (geteuid() == 0 && (status_field(pk[i].tid, "CapBnd", v, sizeof(v)) ||
+				       strcmp(v, "0000000000000000")))
+			bad |= 16;
+	}
+	for (i = 0; i < 8; i++)
+		if (write(p[1], "x", 1) != 1)
+			bad |= 32;
+	for (i = 0; i < 8; i++)
+		pthread_join(specs[i].thread, NULL);
+	return bad ? 10 + bad : 0;
+}
+
+static void test_batch_of_confined_threads(void)
+{
+	int st = in_child(child_batch_status, NULL);
 
 	if (!exited_ok(st))
 		test_fail(__FILE__, __LINE__, "status 0x%x", st);
-	if (geteuid() != 0)
-		SKIP("--user needs root");
-	st = in_child(child_proc_status, "65534:65534");
-	if (!exited_ok(st))
-		test_fail(__FILE__, __LINE__, "--user: status 0x%x", st);
 }
 
 static void *bare_thread(void *arg)
@@ -466,6 +543,7 @@ int main(void)
 	TEST_RUN(test_log_and_off_let_it_through);
 	TEST_RUN(test_late_threads);
 	TEST_RUN(test_proc_status_of_confined_thread);
+	TEST_RUN(test_batch_of_confined_threads);
 	TEST_RUN(test_apply_refuses_unconfined_threads);
 	return test_summary();
 }
