@@ -67,15 +67,21 @@ rc=$?
 [[ ! -e $SOCK ]] && ok "socket removed" || fail "socket left behind"
 
 # each restart is a new jail
+# (stopped during the second restart's 2 s backoff; a SIGTERM that came
+# later, on a loaded host, met a third run: once more)
 vm_manifest j 64Mi RerunOnFailure >"$TMPD/vm.yaml"
-rm -f "$TMPD/out" "$TMPD/err"
-"$VMLET" run -f "$TMPD/vm.yaml" --kernel "$TMPD/mode2.elf" --jail "$JAIL" --log-format text \
-	>"$TMPD/out" 2>"$TMPD/err" &
-PID=$!
-wait_log "$TMPD/err" "restart 2 in" 300 || fail "no second restart: $(tail -2 "$TMPD/err")"
-kill -TERM $PID && wait $PID
-rc=$?
-n=$(grep -c "jail: confined to" "$TMPD/err")
+for try in 1 2 3; do
+	rm -f "$TMPD/out" "$TMPD/err"
+	"$VMLET" run -f "$TMPD/vm.yaml" --kernel "$TMPD/mode2.elf" --jail "$JAIL" --log-format text \
+		>"$TMPD/out" 2>"$TMPD/err" &
+	PID=$!
+	wait_log "$TMPD/err" "restart 2 in" 300 || fail "no second restart: $(tail -2 "$TMPD/err")"
+	kill -TERM $PID && wait $PID
+	rc=$?
+	n=$(grep -c "jail: confined to" "$TMPD/err")
+	((n > 2)) || break
+	echo "note: the SIGTERM came after the 2 s backoff: again"
+done
 [[ $rc == 0 && $n == 2 ]] && ok "reboots restarted in a new jail each ($n runs), exit 0" ||
 	{ fail "restarts in the jail: exit $rc, $n jails"; tail -3 "$TMPD/err"; }
 
