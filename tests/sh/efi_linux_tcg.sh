@@ -5,9 +5,10 @@
 # executes; TCG runs it in seconds). Debian's cloud kernel is
 # \EFI\BOOT\BOOTX64.EFI on a GPT+FAT ESP, the initrd is a static busybox
 # (tests/efi/mkinitrd.sh). Two boots:
-#  1. q35 (full ACPI): the ESP on a virtio-blk disk, the initrd as the PVH
-#     module, which the firmware serves through LoadFile2 on Linux's initrd
-#     media device path; Linux powers off through ACPI S5.
+#  1. q35 (full ACPI, 2 vCPUs that Linux brings up): the ESP on a virtio-blk
+#     disk, the initrd as the PVH module, which the firmware serves through
+#     LoadFile2 on Linux's initrd media device path; Linux powers off
+#     through ACPI S5.
 #  2. microvm (hardware-reduced ACPI): the ESP as the PVH module (a RAM
 #     disk, as `vmlet run --kernel efi.elf --initrd esp.img`), the initrd
 #     read by the stub through initrd= and our SimpleFileSystem; Linux
@@ -37,7 +38,7 @@ M=VMLET-EFI-LINUX
 boot() {
 	local name=$1 stub=$2 out=$TMPD/$1.out rc t0=$SECONDS
 	shift 2
-	timeout 120 qemu-system-x86_64 -accel tcg -cpu max -m 512 -smp 1 -nodefaults \
+	timeout 120 qemu-system-x86_64 -accel tcg -cpu max -m 512 -nodefaults \
 		-no-user-config -nographic -display none -no-reboot -bios "$BIOS" \
 		-kernel build/fw/efi.elf -serial "file:$out" "$@" >"$out.qemu" 2>&1 &
 	local qpid=$! stopped=0
@@ -78,6 +79,9 @@ boot() {
 	else
 		fail "$name: EFI variables through efivarfs: $(grep -a "^$M: [PV]" "$out" | tr '\n' ' ')"
 	fi
+	if [[ $name == q35* ]] && ! grep -aq 'smp: Brought up 1 node, 2 CPUs' "$out"; then
+		fail "$name: Linux did not bring up the second vCPU"
+	fi
 	if grep -aqE 'Oops|BUG:|Kernel panic' "$out"; then
 		fail "$name: the kernel oopsed"
 		grep -aE -A12 'Oops|BUG:|Kernel panic' "$out" | head -n 30
@@ -85,7 +89,7 @@ boot() {
 	((rc == 0)) || fail "$name: qemu exit status $rc (0 = powered off)"
 }
 
-boot q35-loadfile2 "Loaded initrd from LINUX_EFI_INITRD_MEDIA_GUID device path" -M q35 \
+boot q35-loadfile2 "Loaded initrd from LINUX_EFI_INITRD_MEDIA_GUID device path" -M q35 -smp 2 \
 	-drive "if=none,id=d0,file=$TMPD/esp.img,format=raw,readonly=on" \
 	-device virtio-blk-pci,drive=d0,disable-legacy=on \
 	-initrd "$TMPD/initrd.img" -append 'console=ttyS0 panic=-1'
