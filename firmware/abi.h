@@ -50,6 +50,11 @@
  *       FW_ABI_EFI_VARS_MAX) become the stored blob: kept across restarts
  *       (vmlet: a crash-safe file next to the VM). The blob is the
  *       firmware's own format; the VMM does not interpret it.
+ *   FW_ABI_EFI_CONSOLE     the len bytes at addr (at most
+ *       FW_ABI_EFI_CONSOLE_MAX) are console output, as if written to COM1
+ *       one byte at a time (one exit instead of one per byte). Status
+ *       UNSUPPORTED when the VMM cannot take it: the firmware then writes
+ *       COM1 itself.
  *
  * ---- The probe report (FW_ABI_VERSION 1) ---------------------------------
  * Lines end with "\n" (a "\r" before it is tolerated by parsers). Between
@@ -195,6 +200,8 @@ struct fw_abi_report_desc {
 #define FW_ABI_EFI_BOOT_ORDER  1
 #define FW_ABI_EFI_VARS_LOAD   2
 #define FW_ABI_EFI_VARS_SAVE   3
+#define FW_ABI_EFI_CONSOLE     4
+#define FW_ABI_EFI_CONSOLE_MAX 4096
 #define FW_ABI_EFI_OK	       0
 #define FW_ABI_EFI_UNSUPPORTED 1
 #define FW_ABI_EFI_TOO_BIG     2

@@ -80,6 +80,13 @@ void device_console_capture(struct vm *vm, const void *buf, size_t len);
 void device_console_tee(struct vm *vm, const void *buf, size_t len);
 void device_set_console_input(struct vm *vm, void (*fn)(void *opaque, const void *buf, size_t len),
 			      void *opaque);
+/* The console device also registers how output written in one piece
+ * (firmware's EFI port console op) reaches the console as if the guest
+ * had written it byte by byte; device_console_write() sends it there
+ * (any thread): 0, or -ENODEV without a console device. */
+void device_set_console_output(struct vm *vm, void (*fn)(void *opaque, const void *buf, size_t len),
+			       void *opaque);
+int device_console_write(struct vm *vm, const void *buf, size_t len);
 
 /* What a device counts for the control socket's metrics. */
 struct device_counters {

@@ -31,6 +31,23 @@ void device_set_console_input(struct vm *vm, void (*fn)(void *opaque, const void
 	vm->console_input_opaque = opaque;
 }
 
+void device_set_console_output(struct vm *vm, void (*fn)(void *opaque, const void *buf, size_t len),
+			       void *opaque)
+{
+	if (!vm)
+		return;
+	vm->console_output = fn;
+	vm->console_output_opaque = opaque;
+}
+
+int device_console_write(struct vm *vm, const void *buf, size_t len)
+{
+	if (!vm || !vm->console_output)
+		return -ENODEV;
+	vm->console_output(vm->console_output_opaque, buf, len);
+	return 0;
+}
+
 int device_add_counters(struct vm *vm, const char *kind, const char *name,
 			void (*read)(void *opaque, struct device_counters *c), void *opaque)
 {

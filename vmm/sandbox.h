@@ -43,7 +43,13 @@
  * before their first KVM_RUN, vm_run.c), so each role's effective
  * allowlist is its own: main may not create threads or issue KVM_RUN.
  * late_roles stays for callers that need it. sandbox_apply() refuses to
- * run while a thread that never entered the sandbox exists.
+ * run while a thread that never entered the sandbox exists. For the same
+ * reasons the vCPU threads cannot inherit one installed filter (TSYNC
+ * would put it on every thread; a vCPU thread that started the others
+ * would need clone in its allowlist): each installs the precompiled vCPU
+ * program itself, and the kernel checks and JIT-compiles it per install
+ * (~100 us, the sandbox's remaining per-thread cost, paid side by side by
+ * thread_start_all()).
  *
  * Capabilities and uids are per thread in Linux, and a new thread gets a
  * copy of its creator's. Main drops its own once (step 3), so the vCPU

@@ -103,6 +103,8 @@ struct vm {
 	int console_client;  /* attached console connection + 1, 0 = none; atomic */
 	void (*console_input)(void *opaque, const void *buf, size_t len);
 	void *console_input_opaque;
+	void (*console_output)(void *opaque, const void *buf, size_t len);
+	void *console_output_opaque;
 	struct device_counters_src counters[VM_MAX_COUNTERS];
 	unsigned int n_counters;
 };

@@ -359,49 +359,43 @@ void aml_rt_irq(struct aml_rt *rt, unsigned irq)
 }
 
 /*
- * §6.4.3.5.3 Word Address Space Descriptor: resource type (0 memory, 1 I/O,
- * 2 bus), general flags (bit 3 MaxFixed, bit 2 MinFixed, bit 0 consumer),
- * type-specific flags, then granularity, min, max, translation, length.
+ * §6.4.3.5.2/3 DWord and Word Address Space Descriptors: tag, length,
+ * resource type (0 memory, 1 I/O, 2 bus), general flags (0x0c: producer,
+ * MinFixed, MaxFixed, positive decode), type-specific flags, then
+ * granularity, min, max, translation and length, each `width` bytes.
  */
-static void rt_word(struct aml_rt *rt, uint8_t type, uint8_t tflags, uint16_t min, uint16_t max)
+static void rt_addr(struct aml_rt *rt, uint8_t tag, size_t width, uint8_t type, uint8_t tflags,
+		    uint64_t min, uint64_t max)
 {
-	uint8_t d[16] = {0x88, 13, 0};
+	uint8_t d[6 + 5 * 4] = {tag};
+	size_t n = 6 + 5 * width;
 
+	le(d + 1, n - 3, 2);
 	d[3] = type;
-	d[4] = 0x0c; /* producer, MinFixed, MaxFixed, positive decode */
+	d[4] = 0x0c;
 	d[5] = tflags;
-	le(d + 6, 0, 2);
-	le(d + 8, min, 2);
-	le(d + 10, max, 2);
-	le(d + 12, 0, 2);
-	le(d + 14, (uint32_t)max - min + 1, 2);
-	rt_bytes(rt, d, sizeof(d));
+	le(d + 6, 0, width);
+	le(d + 6 + width, min, width);
+	le(d + 6 + 2 * width, max, width);
+	le(d + 6 + 3 * width, 0, width);
+	le(d + 6 + 4 * width, max - min + 1, width);
+	rt_bytes(rt, d, n);
 }
 
 void aml_rt_word_bus(struct aml_rt *rt, uint16_t min, uint16_t max)
 {
-	rt_word(rt, 2, 0, min, max);
+	rt_addr(rt, 0x88, 2, 2, 0, min, max);
 }
 
 void aml_rt_word_io(struct aml_rt *rt, uint16_t min, uint16_t max)
 {
-	rt_word(rt, 1, 0x03, min, max); /* ISA and non-ISA ranges */
+	rt_addr(rt, 0x88, 2, 1, 0x03, min, max); /* ISA and non-ISA ranges */
 }
 
-/* §6.4.3.5.2 DWord Address Space Descriptor, memory, non-cacheable RW. */
+/* Memory, read/write, non-cacheable. */
 void aml_rt_dword_mem(struct aml_rt *rt, uint32_t min, uint32_t max)
 {
-	uint8_t d[26] = {0x87, 23, 0};
-
-	d[3] = 0;    /* memory */
-	d[4] = 0x0c; /* producer, MinFixed, MaxFixed */
-	d[5] = 0x01; /* read/write, non-cacheable */
-	le(d + 6, 0, 4);
-	le(d + 10, min, 4);
-	le(d + 14, max, 4);
-	le(d + 18, 0, 4);
-	le(d + 22, (uint64_t)max - min + 1, 4);
-	rt_bytes(rt, d, sizeof(d));
+	rt_addr(rt, 0x87, 4, 0, 0x01, min, max);
 }
 
 /* §6.4.2.9 End Tag; checksum 0 means "treat as valid". */

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /* blk.c - block device helpers: memory-backed devices, partition windows,
- * byte-granular reads. */
+ * a read cache, byte-granular reads. */
 #include "firmware/efi/blk.h"
 
 static int mem_read(const struct blkdev *dev, uint64_t lba, uint64_t count, void *buf)
@@ -33,6 +33,64 @@ int blk_init_part(struct blkdev *dev, const struct blkdev *parent, uint64_t firs
 	dev->n_blocks = n;
 	dev->offset = first;
 	return 0;
+}
+
+/* The window at lba (aligned), read now if need be; NULL: read through. */
+static const uint8_t *cache_window(struct blk_cache *c, uint64_t lba, uint64_t win)
+{
+	uint64_t n = c->raw->n_blocks - lba < win ? c->raw->n_blocks - lba : win;
+	unsigned int i;
+
+	for (i = 0; i < BLK_CACHE_WINS; i++)
+		if (c->win[i].valid && c->win[i].lba == lba)
+			return c->win[i].buf;
+	i = c->next++ % BLK_CACHE_WINS;
+	c->win[i].valid = false;
+	if (!c->win[i].buf && c->alloc)
+		c->win[i].buf = c->alloc(BLK_CACHE_WIN);
+	if (!c->win[i].buf || blk_read(c->raw, lba, n, c->win[i].buf))
+		return NULL;
+	c->win[i].lba = lba;
+	c->win[i].valid = true;
+	return c->win[i].buf;
+}
+
+static int cached_read(const struct blkdev *dev, uint64_t lba, uint64_t count, void *buf)
+{
+	struct blk_cache *c = dev->ctx;
+	uint64_t win = BLK_CACHE_WIN / dev->block_size;
+	uint8_t *out = buf;
+
+	while (count) {
+		uint64_t w = lba & ~(win - 1), in = lba - w,
+			 n = count < win - in ? count : win - in;
+		const uint8_t *p = n < win ? cache_window(c, w, win) : NULL;
+		int ret = 0;
+
+		if (p)
+			memcpy(out, p + in * dev->block_size, n * dev->block_size);
+		else
+			ret = blk_read(c->raw, lba, n, out);
+		if (ret)
+			return ret;
+		out += n * dev->block_size;
+		lba += n;
+		count -= n;
+	}
+	return 0;
+}
+
+void blk_init_cached(struct blkdev *dev, struct blk_cache *c, const struct blkdev *raw,
+		     void *(*alloc)(size_t bytes))
+{
+	memset(c, 0, sizeof(*c));
+	c->raw = raw;
+	c->alloc = alloc;
+	dev->read = cached_read;
+	dev->ctx = c;
+	dev->block_size = raw->block_size;
+	dev->n_blocks = raw->n_blocks;
+	dev->offset = 0;
 }
 
 int blk_read(const struct blkdev *dev, uint64_t lba, uint64_t count, void *buf)

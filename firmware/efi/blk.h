@@ -28,6 +28,33 @@ void blk_init_mem(struct blkdev *dev, const void *buf, uint64_t len, uint32_t bl
  * it does not lie within parent. */
 int blk_init_part(struct blkdev *dev, const struct blkdev *parent, uint64_t first, uint64_t n);
 
+/*
+ * A read cache over a device whose every request is costly (virtio-blk:
+ * exits and a round trip through the VMM): reads smaller than a window go
+ * through BLK_CACHE_WINS aligned windows of BLK_CACHE_WIN bytes, each read
+ * whole at its first use (booting from an ESP: two requests instead of one
+ * per sector or cluster); whole windows and what alloc cannot provide go
+ * straight to the device. Nothing invalidates a window: for read-only
+ * devices. The windows are replaced round-robin.
+ */
+#define BLK_CACHE_WIN  65536u
+#define BLK_CACHE_WINS 8u
+
+struct blk_cache {
+	const struct blkdev *raw;
+	void *(*alloc)(size_t bytes); /* a window's buffer, at its first use */
+	struct {
+		uint64_t lba;
+		uint8_t *buf;
+		bool valid;
+	} win[BLK_CACHE_WINS];
+	unsigned int next;
+};
+
+/* dev reads raw through c (both must stay as long as dev). */
+void blk_init_cached(struct blkdev *dev, struct blk_cache *c, const struct blkdev *raw,
+		     void *(*alloc)(size_t bytes));
+
 /* Bounds-checked block read; -FW_ERANGE beyond the end. */
 int blk_read(const struct blkdev *dev, uint64_t lba, uint64_t count, void *buf);
 

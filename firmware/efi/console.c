@@ -4,7 +4,9 @@
  * UCS-2 out as UTF-8, ANSI sequences for clearing and cursor moves; keys
  * in from the UART receive register (ESC [ A..D as arrow scan codes).
  */
+#include "firmware/abi.h"
 #include "firmware/efi/fw.h"
+#include "firmware/lib/cpu.h"
 #include "firmware/lib/io.h"
 #include "firmware/lib/serial.h"
 
@@ -16,14 +18,39 @@
 #define SCAN_ESC    0x17
 
 static struct fw_serial com;
+static bool com_ready;
+static int port_console = -1; /* the VMM's console op: -1 not tried yet */
 static struct efi_simple_text_output_mode out_mode = {.max_mode = 1, .cursor_visible = true};
 static struct efi_simple_text_output con_out;
 static struct efi_simple_text_input con_in;
 static efi_handle con_handle;
+static char log_buf[4096];
+static size_t log_len;
 
+/* Through the VMM's console op (firmware/abi.h) while it takes the
+ * output, else COM1 (programmed at its first use). */
 void efi_console_write(const char *s, size_t n)
 {
+	uint32_t len = (uint32_t)n;
+
+	if (port_console != 0 && n <= FW_ABI_EFI_CONSOLE_MAX) {
+		port_console = efi_port_call(FW_ABI_EFI_CONSOLE, (void *)(uintptr_t)s, len, &len) ==
+			       FW_ABI_EFI_OK;
+		if (port_console)
+			return;
+	}
+	if (!com_ready) {
+		fw_serial_init(&com, com.port);
+		com_ready = true;
+	}
 	fw_serial_write(&com, s, n);
+}
+
+void efi_log_flush(void)
+{
+	if (log_len)
+		efi_console_write(log_buf, log_len);
+	log_len = 0;
 }
 
 void efi_log(const char *fmt, ...)
@@ -38,7 +65,15 @@ void efi_log(const char *fmt, ...)
 	va_end(ap);
 	n = n + 5 > (int)sizeof(buf) - 2 ? (int)sizeof(buf) - 2 : n + 5;
 	buf[n++] = '\n';
-	efi_console_write(buf, (size_t)n);
+	if (fw_cpl() != 3) { /* CPL0: the order with the app's output counts */
+		efi_log_flush();
+		efi_console_write(buf, (size_t)n);
+		return;
+	}
+	if (log_len + (size_t)n > sizeof(log_buf))
+		efi_log_flush();
+	memcpy(log_buf + log_len, buf, (size_t)n);
+	log_len += (size_t)n;
 }
 
 static efi_status EFIAPI out_reset(struct efi_simple_text_output *self, bool ext)
@@ -196,7 +231,7 @@ static efi_status EFIAPI in_read_key(struct efi_simple_text_input *self, struct 
 
 void efi_console_init(uint16_t port)
 {
-	fw_serial_init(&com, port);
+	com.port = port;
 	con_out = (struct efi_simple_text_output){
 	    .reset = out_reset,
 	    .output_string = out_string,

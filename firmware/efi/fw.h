@@ -31,8 +31,17 @@ extern uint8_t efi_reset_value;
 void *efi_alloc(size_t n);
 void efi_free(void *p);
 
-/* Firmware messages on the serial console ("efi: ..."). */
+/* Firmware messages on the serial console ("efi: ..."). At CPL3 they are
+ * kept and go out in one piece at efi_log_flush() (or when the buffer
+ * fills): through the VMM's console op when it has one (one exit), else
+ * COM1. */
 void efi_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void efi_log_flush(void);
+
+/* Run fn(arg) at CPL0 and return its result: from the CPL3 side of the
+ * firmware (main.c's user_main and what it calls) through the CPL0 loop
+ * in fw_main; at CPL0 a plain call. Pending log lines go out first. */
+uint64_t efi_cpl0(uint64_t (*fn)(void *), void *arg);
 void efi_console_write(const char *s, size_t n);
 
 /* UCS-2 helpers */
@@ -112,7 +121,8 @@ void efi_virtio_init(uint64_t ecam);
 /* PCI device << 3 | function of the n-th virtio-blk function, -1: none */
 int efi_vblk_devfn(unsigned int n);
 
-/* RNG (rng.c) */
+/* RNG (rng.c): probe at CPL0 (CPUID), init installs the protocol */
+void efi_rng_probe(void);
 void efi_rng_init(void);
 
 /* device path helpers (dp.c) */

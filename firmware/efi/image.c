@@ -8,6 +8,7 @@
  */
 #include "firmware/efi/fw.h"
 #include "firmware/efi/pe.h"
+#include "firmware/lib/cpu.h"
 
 #define IMAGE_MAGIC 0x67616d69u /* "imag" */
 #define DP_MAX	    4096
@@ -195,11 +196,31 @@ out:
 	return st;
 }
 
+struct start_args {
+	efi_handle h;
+	uint64_t *exit_size;
+	char16 **exit_data;
+};
+
+static uint64_t start_cpl0(void *p)
+{
+	const struct start_args *a = p;
+
+	return efi_start_image(a->h, a->exit_size, a->exit_data);
+}
+
+/* Images run at CPL0, as UEFI has them: the boot manager's StartImage
+ * from the CPL3 side goes through efi_cpl0(). */
 efi_status EFIAPI efi_start_image(efi_handle h, uint64_t *exit_size, char16 **exit_data)
 {
 	struct image *img = image_of(h);
 	efi_status st;
 
+	if (fw_cpl() == 3) {
+		struct start_args a = {h, exit_size, exit_data};
+
+		return efi_cpl0(start_cpl0, &a);
+	}
 	if (!img || img->started)
 		return EFI_INVALID_PARAMETER;
 	img->started = true;

@@ -207,21 +207,41 @@ static void tables_init(void)
 	efi_table_crc(&efi_st.hdr);
 }
 
-void fw_main(uint32_t start_info)
+/* A CPL0 request from the CPL3 side (efi_cpl0). */
+struct cpl0_req {
+	uint64_t (*fn)(void *);
+	void *arg;
+};
+
+uint64_t efi_cpl0(uint64_t (*fn)(void *), void *arg)
 {
-	const struct hvm_start_info *si = (const void *)(uintptr_t)start_info;
+	struct cpl0_req q = {fn, arg};
+
+	if (fw_cpl() == 0)
+		return fn(arg);
+	efi_log_flush();
+	return fw_cpl3_yield((uintptr_t)&q);
+}
+
+/* CPL3 (native on our hosts): everything up to the images, which the boot
+ * manager starts at CPL0 through efi_cpl0(). Returns when nothing (more)
+ * boots, non-zero when the firmware cannot continue. */
+static uint64_t user_main(void *arg)
+{
+	const struct hvm_start_info *si = arg;
 	const char *cmdline = NULL;
 
+	fw_cpl_fill_idt();
+	fw_cpl3_allow_io(FW_ABI_COM1_PORT, 8);
+	fw_cpl3_allow_io(FW_ABI_EFI_PORT, 4);
 	tables_init();
 	efi_console_init(FW_ABI_COM1_PORT);
-	fw_cpl_init(kstack + sizeof(kstack), kcall, fatal);
 	if (si->magic != HVM_START_MAGIC || memmap_init(si)) {
 		efi_log("no PVH start info with a memory map: cannot continue");
-		fw_poweroff(NULL);
+		return 1;
 	}
 	if (si->cmdline_paddr)
 		cmdline = (const char *)(uintptr_t)si->cmdline_paddr;
-	efi_time_init();
 	acpi_init(si);
 	smbios_init();
 	fw_image = (struct efi_loaded_image){
@@ -239,8 +259,30 @@ void fw_main(uint32_t start_info)
 	efi_table_crc(&efi_st.hdr);
 	efi_vars_load();
 	efi_log("vmlet UEFI firmware ready: %u memory descriptors", efi_mem.n);
-	efi_payload_start(start_info);
+	efi_payload_start((uint32_t)(uintptr_t)si);
 	efi_boot_run(fw_handle, cmdline);
 	efi_log("nothing (more) to boot: powering off");
+	efi_log_flush();
+	return 0;
+}
+
+/* CPL0: only what must run there (the CPU's tables, CPUID, MSRs), then the
+ * rest at CPL3, carrying out its requests for CPL0 (starting images). */
+void fw_main(uint32_t start_info)
+{
+	static uint8_t ustack[65536] FW_ALIGNED(16);
+	uint64_t v;
+	bool yielded;
+
+	fw_cpl_init_min(kstack + sizeof(kstack), kcall, fatal);
+	efi_time_init();
+	efi_rng_probe();
+	yielded =
+	    fw_cpl3_run(user_main, (void *)(uintptr_t)start_info, ustack + sizeof(ustack), &v);
+	while (yielded) {
+		const struct cpl0_req *q = (const void *)(uintptr_t)v;
+
+		yielded = fw_cpl3_resume(q->fn(q->arg), &v);
+	}
 	fw_poweroff(&efi_power);
 }

@@ -10,6 +10,7 @@
  * command line so the payload can look at the firmware it ran under.
  */
 #include "firmware/efi/fw.h"
+#include "firmware/lib/cpu.h"
 #include "firmware/lib/pvh.h"
 
 #define PT_LOAD	    1
@@ -112,6 +113,12 @@ bool efi_payload_claim(const void *mod, uint64_t size)
 	return true;
 }
 
+static uint64_t payload_cpl0(void *si)
+{
+	efi_payload_start((uint32_t)(uintptr_t)si);
+	return 0;
+}
+
 void efi_payload_start(uint32_t start_info)
 {
 	static char cmdline[CMDLINE_MAX];
@@ -121,6 +128,10 @@ void efi_payload_start(uint32_t start_info)
 
 	if (!pl_elf)
 		return;
+	if (fw_cpl() == 3) { /* it leaves boot services and long mode: CPL0 */
+		efi_cpl0(payload_cpl0, si);
+		return;
+	}
 	fw_snprintf(cmdline, sizeof(cmdline), "%s vmlet.efi=0x%llx", old,
 		    (unsigned long long)(uintptr_t)&efi_st);
 	efi_log("payload: starting the PVH ELF module at %x", pl_entry);

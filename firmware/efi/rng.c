@@ -59,12 +59,19 @@ static efi_status EFIAPI rng_get(struct efi_rng *self, const efi_guid *alg, uint
 	return EFI_SUCCESS;
 }
 
-void efi_rng_init(void)
+static bool have_rdrand;
+
+void efi_rng_probe(void)
 {
 	struct fw_cpuid r;
 
 	fw_cpuid(1, 0, &r);
-	if (!(r.c & (1u << 30)))
+	have_rdrand = r.c & (1u << 30);
+}
+
+void efi_rng_init(void)
+{
+	if (!have_rdrand)
 		return;
 	rng.get_info = rng_info;
 	rng.get_rng = rng_get;

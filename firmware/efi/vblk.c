@@ -3,7 +3,8 @@
  * vblk.c - virtio-blk disks (PCI, modern transport) as EFI block devices:
  * each one gets its own rings (fw_virtio_init_q) and becomes a struct
  * blkdev for disk.c (BlockIo, DiskIo, GPT partitions, SimpleFileSystem).
- * Requests are synchronous and polled (no interrupts in the firmware).
+ * Requests are synchronous and polled (no interrupts in the firmware);
+ * small reads go through a read cache of 64 KiB windows (blk.h).
  * Device path: PciRoot(0)/Pci(dev,fn).
  */
 #include "firmware/efi/fw.h"
@@ -26,6 +27,8 @@ struct vblk {
 		uint64_t sector;
 	} hdr;
 	uint8_t status;
+	struct blkdev raw;
+	struct blk_cache cache;
 };
 
 static int vblk_read(const struct blkdev *dev, uint64_t lba, uint64_t count, void *buf)
@@ -54,6 +57,18 @@ static int vblk_read(const struct blkdev *dev, uint64_t lba, uint64_t count, voi
 	return 0;
 }
 
+/* Window buffers for the read cache: pages, not zeroed (the device
+ * fills them). */
+static void *vblk_window_alloc(size_t bytes)
+{
+	uint64_t addr;
+
+	if (mem_allocate_pages(&efi_mem, AllocateAnyPages, EfiBootServicesData,
+			       bytes / EFI_PAGE_SIZE, &addr))
+		return NULL;
+	return (void *)(uintptr_t)addr;
+}
+
 static void vblk_add(const struct fw_pci_fn *f, uint64_t *mmio_next)
 {
 	struct vblk *b = efi_alloc(sizeof(*b));
@@ -75,10 +90,11 @@ static void vblk_add(const struct fw_pci_fn *f, uint64_t *mmio_next)
 		efi_log("virtio-blk 00:%02x.%x: cannot initialise", f->dev, f->fn);
 		return;
 	}
-	b->dev.read = vblk_read;
-	b->dev.ctx = b;
-	b->dev.block_size = 512;
-	b->dev.n_blocks = *(volatile uint64_t *)b->v.device; /* capacity, sectors */
+	b->raw.read = vblk_read;
+	b->raw.ctx = b;
+	b->raw.block_size = 512;
+	b->raw.n_blocks = *(volatile uint64_t *)b->v.device; /* capacity, sectors */
+	blk_init_cached(&b->dev, &b->cache, &b->raw, vblk_window_alloc);
 	efi_log("virtio-blk 00:%02x.%x: %llu MiB", f->dev, f->fn,
 		(unsigned long long)(b->dev.n_blocks >> 11));
 	dp_set(&dp.root.h, DP_ACPI, 1, sizeof(dp.root));

@@ -99,6 +99,7 @@ fw_trap_common:
 	cld
 	movq %rsp, %rdi
 	call fw_trap
+fw_trap_return:
 	popq %r15
 	popq %r14
 	popq %r13
@@ -141,5 +142,87 @@ fw_cpl3_enter:
 	movl %eax, %ds
 	movl %eax, %es
 	iretq
+
+/*
+ * bool fw_cpl3_run(fn rdi, arg rsi, user_sp rdx, val rcx) and
+ * bool fw_cpl3_resume(ret rdi, val rsi): the CPL0 side is saved on its own
+ * stack (rflags, callee-saved registers, val) and its rsp in fw_cpl0_rsp;
+ * fw_cpl0_back (from fw_trap, on the TSS stack) comes back to it.
+ */
+	.text
+	.globl fw_cpl3_run, fw_cpl3_resume, fw_cpl0_back
+fw_cpl3_run:
+	pushfq
+	pushq %rbx
+	pushq %rbp
+	pushq %r12
+	pushq %r13
+	pushq %r14
+	pushq %r15
+	pushq %rcx
+	movq %rsp, fw_cpl0_rsp(%rip)
+	movb $1, fw_cpl3_running(%rip)
+	subq $8, %rdx                /* fn returns into fw_cpl3_done */
+	leaq fw_cpl3_done(%rip), %rax
+	movq %rax, (%rdx)
+	pushq $(FW_SEL_UDATA | 3)
+	pushq %rdx
+	pushq $0x2                   /* rflags: IF=0, IOPL=0 */
+	pushq $(FW_SEL_UCODE64 | 3)
+	pushq %rdi
+	movq %rsi, %rdi
+	xorl %eax, %eax
+	movl %eax, %ds
+	movl %eax, %es
+	iretq
+
+fw_cpl3_resume:
+	pushfq
+	pushq %rbx
+	pushq %rbp
+	pushq %r12
+	pushq %r13
+	pushq %r14
+	pushq %r15
+	pushq %rsi
+	movq %rsp, fw_cpl0_rsp(%rip)
+	movb $1, fw_cpl3_running(%rip)
+	leaq fw_cpl3_frame(%rip), %rsp  /* iretq from the saved frame */
+	movq %rdi, 14*8(%rsp)         /* its rax: fw_cpl3_yield's result */
+	xorl %eax, %eax
+	movl %eax, %ds
+	movl %eax, %es
+	jmp fw_trap_return
+
+/* CPL3: where fn returns to */
+fw_cpl3_done:
+	movq %rax, %rdi
+	movl $FW_KC_DONE, %eax
+	int3
+	ud2
+
+/* void fw_cpl0_back(bool yielded edi, uint64_t val rsi) */
+fw_cpl0_back:
+	movq fw_cpl0_rsp(%rip), %rsp
+	popq %rcx
+	movq %rsi, (%rcx)
+	popq %r15
+	popq %r14
+	popq %r13
+	popq %r12
+	popq %rbp
+	popq %rbx
+	movl $FW_SEL_DATA, %eax
+	movl %eax, %ds
+	movl %eax, %es
+	movl %eax, %ss
+	popfq
+	movzbl %dil, %eax
+	ret
+
+	.bss
+	.balign 8
+fw_cpl0_rsp:
+	.skip 8
 
 	.section .note.GNU-stack, "", @progbits

@@ -26,6 +26,11 @@
 #define FW_SEL_TSS     0x30
 #define FW_GDT_SIZE    0x40 /* bytes: 6 descriptors + the 16-byte TSS one */
 
+/* kcall numbers of the lib (fw_cpl3_run); images use lower ones */
+#define FW_KC_LIB   0xfffffff0
+#define FW_KC_DONE  0xfffffff0
+#define FW_KC_YIELD 0xfffffff1
+
 /* I/O bitmap coverage: ports 0 .. FW_IOMAP_PORTS-1 can be granted. */
 #define FW_IOMAP_PORTS 0x1000
 
@@ -50,15 +55,37 @@ typedef void (*fw_fatal_fn)(const struct fw_regs *regs);
  * 0-31; vector 3 with DPL3), load both.
  */
 void fw_cpl_init(void *rsp0, fw_kcall_fn kcall, fw_fatal_fn fatal);
+/*
+ * The same in two halves, for images whose CPL0 time counts: the minimum at
+ * CPL0 (TSS, the int3 gate, both loaded), then the other gates from
+ * fw_cpl_fill_idt(), which only writes memory and so may run at CPL3
+ * before anything there can fault.
+ */
+void fw_cpl_init_min(void *rsp0, fw_kcall_fn kcall, fw_fatal_fn fatal);
+void fw_cpl_fill_idt(void);
 /* APs: load the same GDT/IDT (no TSS: APs stay at CPL0). */
 void fw_cpl_load_idt(void);
 
-/* Grant (CPL0 or before fw_cpl3_enter) CPL3 access to ports [port, port+n). */
+/* Grant CPL3 access to ports [port, port+n): from CPL0, or from the image's
+ * own CPL3 code (the bitmap is ordinary memory the CPU reads at each I/O). */
 void fw_cpl3_allow_io(uint16_t port, uint16_t n);
 
 /* CPL0: continue at fn(arg) at CPL3 on stack user_sp (16-byte aligned top),
  * interrupts off. fn must not return. */
 FW_NORETURN void fw_cpl3_enter(void (*fn)(void *), void *arg, void *user_sp);
+
+/*
+ * CPL3 as a coroutine of CPL0 code (after fw_cpl_init/fw_cpl_init_min):
+ * fw_cpl3_run() runs fn(arg) at CPL3 on user_sp (16-byte aligned top),
+ * interrupts off, until fn returns (false, *val = its return value) or
+ * calls fw_cpl3_yield(v) (true, *val = v). fw_cpl3_resume(ret) continues
+ * the CPL3 code that yielded, its fw_cpl3_yield() returning ret, with the
+ * same results. Back at CPL0 the caller's rflags, callee-saved registers
+ * and data segments are as they were. One CPL3 context at a time; the
+ * kcall numbers FW_KC_LIB and up are the lib's (below).
+ */
+bool fw_cpl3_run(uint64_t (*fn)(void *), void *arg, void *user_sp, uint64_t *val);
+bool fw_cpl3_resume(uint64_t ret, uint64_t *val);
 
 /* CPL3 (or CPL0): call the CPL0 kcall handler. */
 static inline uint64_t fw_kcall(uint64_t nr, uint64_t a0, uint64_t a1, uint64_t a2)
@@ -67,6 +94,13 @@ static inline uint64_t fw_kcall(uint64_t nr, uint64_t a0, uint64_t a1, uint64_t 
 
 	__asm__ volatile("int3" : "=a"(ret) : "a"(nr), "D"(a0), "S"(a1), "d"(a2) : "memory");
 	return ret;
+}
+
+/* CPL3 inside fw_cpl3_run(): hand val to the CPL0 code; returns what it
+ * passes to fw_cpl3_resume(). */
+static inline uint64_t fw_cpl3_yield(uint64_t val)
+{
+	return fw_kcall(FW_KC_YIELD, val, 0, 0);
 }
 
 /* Current privilege level (0 or 3). */

@@ -26,27 +26,37 @@ static void barrier(void)
 	__asm__ volatile("" ::: "memory");
 }
 
+/* The vendor capabilities (virtio 1.2 §4.1.4): one 32-bit read for each
+ * capability's id, next and type, more only for the four structures used,
+ * and each BAR's address read once (every config read is a VM exit). */
 static int virtio_caps(struct fw_virtio *v, const struct fw_pci_fn *f, uint64_t *next)
 {
+	uint64_t bars[6] = {0};
 	uint8_t c = fw_pci_read8(f, 0x34) & 0xfc;
 
-	for (int guard = 0; c && guard < 48; guard++, c = fw_pci_read8(f, c + 1u) & 0xfc) {
-		uint8_t type = fw_pci_read8(f, c + 3u), bar = fw_pci_read8(f, c + 4u);
+	for (int guard = 0; c && guard < 48; guard++) {
+		uint32_t head = fw_pci_read32(f, c);
+		uint8_t type = (uint8_t)(head >> 24), bar, at = c;
 		uint64_t base;
 
-		if (fw_pci_read8(f, c) != 0x09 || bar > 5)
+		c = (uint8_t)(head >> 8) & 0xfc;
+		if ((head & 0xff) != 0x09 || type < 1 || type > 4)
 			continue;
-		base = fw_pci_bar(f, bar, next);
-		if (!base)
+		bar = (uint8_t)fw_pci_read32(f, at + 4u);
+		if (bar > 5)
 			continue;
-		base += fw_pci_read32(f, c + 8u);
+		if (!bars[bar])
+			bars[bar] = fw_pci_bar(f, bar, next);
+		if (!bars[bar])
+			continue;
+		base = bars[bar] + fw_pci_read32(f, at + 8u);
 		switch (type) {
 		case 1:
 			v->common = (volatile uint8_t *)(uintptr_t)base;
 			break;
 		case 2:
 			v->notify = (volatile uint8_t *)(uintptr_t)base;
-			v->notify_mult = fw_pci_read32(f, c + 16u);
+			v->notify_mult = fw_pci_read32(f, at + 16u);
 			break;
 		case 3:
 			v->isr = (volatile uint8_t *)(uintptr_t)base;

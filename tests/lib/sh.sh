@@ -11,6 +11,16 @@ ok() { echo "ok: $*"; }
 skip() { echo "skip: $*"; exit 77; }
 finish() { if ((n_fail)); then echo "$n_fail check(s) failed"; exit 1; fi; exit 0; }
 have_kvm() { [[ -r /dev/kvm && -w /dev/kvm ]]; }
+# need_qemu_microvm: skip unless qemu-system-x86_64, python3, /dev/kvm and
+# a firmware for QEMU's microvm machine are there; sets BIOS to it.
+need_qemu_microvm() {
+	command -v qemu-system-x86_64 >/dev/null || skip "no qemu-system-x86_64"
+	command -v python3 >/dev/null || skip "no python3"
+	have_kvm || skip "no usable /dev/kvm"
+	BIOS=/usr/share/qemu/qboot.rom
+	[[ -f $BIOS ]] || BIOS=/usr/share/qemu/bios-microvm.bin
+	[[ -f $BIOS ]] || skip "no qboot firmware for microvm"
+}
 # tiny_guests MODE...: build tests/data/vmm_tiny_guest.S (see its MODEs) as
 # $TMPD/modeMODE.elf for each MODE; skips without binutils.
 tiny_guests() {

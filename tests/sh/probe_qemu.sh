@@ -41,12 +41,7 @@ if command -v objdump >/dev/null; then
 	fi
 fi
 
-command -v qemu-system-x86_64 >/dev/null || skip "no qemu-system-x86_64"
-command -v python3 >/dev/null || skip "no python3"
-have_kvm || skip "no usable /dev/kvm"
-BIOS=/usr/share/qemu/qboot.rom
-[[ -f $BIOS ]] || BIOS=/usr/share/qemu/bios-microvm.bin
-[[ -f $BIOS ]] || skip "no qboot firmware for microvm"
+need_qemu_microvm
 
 cat >"$TMPD/check.py" <<'PY'
 import sys

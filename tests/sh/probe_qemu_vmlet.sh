@@ -9,12 +9,7 @@
 # means every field, memory included, matched what vmlet expects).
 source "$(dirname "$0")/../lib/sh.sh"
 
-command -v qemu-system-x86_64 >/dev/null || skip "no qemu-system-x86_64"
-command -v python3 >/dev/null || skip "no python3"
-have_kvm || skip "no usable /dev/kvm"
-BIOS=/usr/share/qemu/qboot.rom
-[[ -f $BIOS ]] || BIOS=/usr/share/qemu/bios-microvm.bin
-[[ -f $BIOS ]] || skip "no qboot firmware for microvm"
+need_qemu_microvm
 if "$VMLET" probe --dump-guest "$TMPD/probe.elf" 2>&1 | grep -q "not implemented"; then
 	skip "vmlet probe is not implemented yet"
 fi

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
  * efi_port.c - the EFI platform port for vmlet's UEFI firmware
- * (firmware/abi.h, "EFI platform port"): the disks' boot order and, when
+ * (firmware/abi.h, "EFI platform port"): console output in one piece
+ * (to the serial console, as if through COM1), the disks' boot order and, when
  * the VM persists its variables (efi.persistent), the variable store
  * (vmm/efi_vars.h). Present in every VM (vmlet's firmware also runs as a
  * plain PVH kernel, --kernel build/fw/efi.elf); the store only in EFI VMs.
@@ -29,6 +30,7 @@
 _Static_assert(sizeof(struct fw_abi_efi_desc) == 32, "fw_abi_efi_desc is 32 bytes");
 
 struct efi_port {
+	struct vm *vm;
 	struct bus *pio;
 	struct guest_mem *mem;
 	pthread_mutex_t lock;
@@ -88,6 +90,14 @@ static uint32_t efi_port_op(struct efi_port *p, struct fw_abi_efi_desc *d)
 			return FW_ABI_EFI_UNSUPPORTED;
 		}
 		return FW_ABI_EFI_OK;
+	case FW_ABI_EFI_CONSOLE:
+		if (d->len > FW_ABI_EFI_CONSOLE_MAX)
+			return FW_ABI_EFI_TOO_BIG;
+		buf = guest_mem_ptr(p->mem, d->addr, d->len);
+		if (!buf)
+			return FW_ABI_EFI_BAD;
+		return device_console_write(p->vm, buf, d->len) ? FW_ABI_EFI_UNSUPPORTED
+								: FW_ABI_EFI_OK;
 	default:
 		return FW_ABI_EFI_BAD;
 	}
@@ -167,6 +177,7 @@ static int efi_port_create(const struct device_env *env, unsigned int index, voi
 	p = calloc(1, sizeof(*p));
 	if (!p)
 		return -ENOMEM;
+	p->vm = env->vm;
 	p->pio = env->pio;
 	p->mem = env->mem;
 	p->vars.fd = -1;

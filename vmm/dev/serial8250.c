@@ -110,30 +110,57 @@ static uint8_t serial_rx_pop(struct serial8250 *s)
 	return b;
 }
 
-static void serial_tx(struct serial8250 *s, uint8_t b)
+/* Lock held. */
+static void serial_tx_buf(struct serial8250 *s, const uint8_t *buf, size_t n)
 {
+	size_t done = 0;
 	ssize_t r;
 
 	if (s->mcr & UART_MCR_LOOP) {
-		serial_rx_push(s, b);
+		for (size_t i = 0; i < n; i++)
+			serial_rx_push(s, buf[i]);
 		return;
 	}
 	switch (s->kind) {
 	case VM_CONSOLE_CAPTURE:
-		device_console_capture(s->vm, &b, 1);
+		device_console_capture(s->vm, buf, n);
 		break;
 	case VM_CONSOLE_STDIO:
 	case VM_CONSOLE_FILE:
-		do
-			r = write(s->out_fd, &b, 1);
-		while (r < 0 && errno == EINTR);
-		if (r < 0)
-			log_warn_once("serial: console write failed: %s", strerror(errno));
+		while (done < n) {
+			r = write(s->out_fd, buf + done, n - done);
+			if (r < 0 && errno == EINTR)
+				continue;
+			if (r <= 0) {
+				log_warn_once("serial: console write failed: %s",
+					      r < 0 ? strerror(errno) : "short write");
+				break;
+			}
+			done += (size_t)r;
+		}
 		break;
 	case VM_CONSOLE_NONE:
 		break;
 	}
-	device_console_tee(s->vm, &b, 1); /* vmlet ctl console */
+	device_console_tee(s->vm, buf, n); /* vmlet ctl console */
+}
+
+static void serial_tx(struct serial8250 *s, uint8_t b)
+{
+	serial_tx_buf(s, &b, 1);
+}
+
+/* Output the firmware hands over in one piece (the EFI port's console op):
+ * the same path as THR writes, any thread. */
+static void serial_output(void *opaque, const void *buf, size_t n)
+{
+	struct serial8250 *s = opaque;
+
+	pthread_mutex_lock(&s->lock);
+	serial_tx_buf(s, buf, n);
+	if (s->mcr & UART_MCR_LOOP)
+		serial_update_irq(s);
+	pthread_mutex_unlock(&s->lock);
 }
 
 static uint8_t serial_msr(const struct serial8250 *s)
@@ -357,8 +384,10 @@ static int serial_create(const struct device_env *env, unsigned int index, void 
 	if (!ret)
 		ret = bus_register(env->pio, ARCH_COM1_PORT, 8, &serial_ops, s);
 	s->registered = !ret;
-	if (!ret)
+	if (!ret) {
 		device_set_console_input(env->vm, serial_push_input, s);
+		device_set_console_output(env->vm, serial_output, s);
+	}
 	if (ret) {
 		serial_destroy(s);
 		return ret;
