@@ -118,6 +118,11 @@ static void acpi_init(const struct hvm_start_info *si)
 	const struct acpi_header *dsdt = fw_acpi_find(tables, n, "DSDT");
 
 	fw_acpi_power_info(fadt, dsdt, &efi_power);
+	/* ResetSystem writes a HW-reduced sleep register at runtime (Linux
+	 * powers such platforms off through it): the OS maps only runtime
+	 * regions of the memory map for runtime calls */
+	if (efi_power.sleep_ctl.address && efi_power.sleep_ctl.space == 0)
+		mem_set(&efi_mem, efi_power.sleep_ctl.address, 1, EfiMemoryMappedIO);
 	pci_ecam = fw_pci_ecam_from_mcfg(fw_acpi_find(tables, n, "MCFG"));
 	if (fadt && fadt->length >= 129 &&
 	    (le32((const uint8_t *)fadt + FADT_FLAGS) & FADT_RESET_OK)) {

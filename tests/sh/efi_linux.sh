@@ -41,7 +41,7 @@ efi_vm_yaml efi-linux mem=512Mi disk=esp:$TMPD/esp.img >"$TMPD/vm.yaml"
 
 limit=${EFI_LINUX_SECONDS:-900}
 "$VMLET" run -f "$TMPD/vm.yaml" --initrd "$TMPD/initrd.img" --log-format text \
-	--cmdline "console=ttyS0 panic=-1 ${EFI_LINUX_CMDLINE:-}" --grace-period 0 \
+	--cmdline "console=ttyS0 earlyprintk=serial panic=-1 ${EFI_LINUX_CMDLINE:-}" --grace-period 0 \
 	--console "file:$TMPD/out" >"$TMPD/log" 2>&1 &
 pid=$!
 t0=$SECONDS

@@ -1,18 +1,25 @@
 #!/usr/bin/env bash
 # vmlet's UEFI firmware boots a real Linux to userspace, checked on an
-# independent platform: QEMU q35 with TCG (no KVM at all: our kvm-pvm
-# hosts emulate CPL0 too slowly for a kernel, TCG runs it in seconds).
-# Debian's cloud kernel is \EFI\BOOT\BOOTX64.EFI on a GPT+FAT ESP on a
-# virtio-blk disk; the initrd (static busybox, tests/efi/mkinitrd.sh) comes
-#  1. from the ESP through initrd= on the command line (the stub reads it
-#     through our SimpleFileSystem), and
-#  2. as the PVH module, which the firmware serves through LoadFile2 on
-#     Linux's initrd media device path.
+# independent platform: QEMU with TCG (no KVM at all: our kvm-pvm hosts
+# emulate CPL0 too slowly for a kernel, and cannot emulate some of what it
+# executes; TCG runs it in seconds). Debian's cloud kernel is
+# \EFI\BOOT\BOOTX64.EFI on a GPT+FAT ESP, the initrd is a static busybox
+# (tests/efi/mkinitrd.sh). Two boots:
+#  1. q35 (full ACPI, 2 vCPUs that Linux brings up): the ESP on a virtio-blk
+#     disk, the initrd as the PVH module, which the firmware serves through
+#     LoadFile2 on Linux's initrd media device path; Linux powers off
+#     through ACPI S5.
+#  2. microvm (hardware-reduced ACPI): the ESP as the PVH module (a RAM
+#     disk, as `vmlet run --kernel efi.elf --initrd esp.img`), the initrd
+#     read by the stub through initrd= and our SimpleFileSystem; Linux
+#     powers off through the runtime ResetSystem, which writes the sleep
+#     control register: MMIO that the memory map must give the OS as a
+#     runtime region (a page fault in the firmware otherwise).
 # Each boot must go through the EFI stub and ExitBootServices to the
 # kernel ("EFI v2.100 by vmlet"), reach /init, see the runtime regions
 # Linux mapped with SetVirtualAddressMap, read a variable and write and
 # read back another one through runtime services (efivarfs), and power
-# off (QEMU exit 0).
+# off (QEMU exit 0) without an oops.
 # Skips when the kernel cannot be fetched (scripts/fetch-kernel; deps.sh
 # fetches it) or a tool is missing.
 source "$(dirname "$0")/../lib/sh.sh"
@@ -31,13 +38,20 @@ M=VMLET-EFI-LINUX
 boot() {
 	local name=$1 stub=$2 out=$TMPD/$1.out rc t0=$SECONDS
 	shift 2
-	timeout 240 qemu-system-x86_64 -accel tcg -cpu max -m 512 -smp 1 -nodefaults \
-		-no-user-config -nographic -display none -no-reboot -M q35 -bios "$BIOS" \
-		-kernel build/fw/efi.elf \
-		-drive "if=none,id=d0,file=$TMPD/esp.img,format=raw,readonly=on" \
-		-device virtio-blk-pci,drive=d0,disable-legacy=on \
-		-serial "file:$out" "$@" >"$out.qemu" 2>&1
+	timeout 120 qemu-system-x86_64 -accel tcg -cpu max -m 512 -nodefaults \
+		-no-user-config -nographic -display none -no-reboot -bios "$BIOS" \
+		-kernel build/fw/efi.elf -serial "file:$out" "$@" >"$out.qemu" 2>&1 &
+	local qpid=$! stopped=0
+	while kill -0 $qpid 2>/dev/null; do # an oops never powers off: stop at once
+		if grep -aqE 'Oops|Kernel panic' "$out" 2>/dev/null; then
+			sleep 1 && kill $qpid && stopped=1
+			break
+		fi
+		sleep 0.5
+	done
+	wait $qpid
 	rc=$?
+	((stopped)) && rc=143
 	grep -a -E '^efi: |EFI stub|efi: EFI v|Run /init|Kernel panic|^VMLET' "$out" | tr -d '\r' |
 		sed 's/^/    /'
 	echo "    ($name: qemu exit status $rc after $((SECONDS - t0)) s)"
@@ -65,11 +79,27 @@ boot() {
 	else
 		fail "$name: EFI variables through efivarfs: $(grep -a "^$M: [PV]" "$out" | tr '\n' ' ')"
 	fi
+	if [[ $name == q35* ]] && ! grep -aq 'smp: Brought up 1 node, 2 CPUs' "$out"; then
+		fail "$name: Linux did not bring up the second vCPU"
+	fi
+	if grep -aqE 'Oops|BUG:|Kernel panic' "$out"; then
+		fail "$name: the kernel oopsed"
+		grep -aE -A12 'Oops|BUG:|Kernel panic' "$out" | head -n 30
+	fi
 	((rc == 0)) || fail "$name: qemu exit status $rc (0 = powered off)"
 }
 
-boot initrd-option "Loaded initrd from command line option" \
-	-append 'initrd=\initrd.img console=ttyS0 panic=-1 efi=debug'
-boot loadfile2 "Loaded initrd from LINUX_EFI_INITRD_MEDIA_GUID device path" \
+boot q35-loadfile2 "Loaded initrd from LINUX_EFI_INITRD_MEDIA_GUID device path" -M q35 -smp 2 \
+	-drive "if=none,id=d0,file=$TMPD/esp.img,format=raw,readonly=on" \
+	-device virtio-blk-pci,drive=d0,disable-legacy=on \
 	-initrd "$TMPD/initrd.img" -append 'console=ttyS0 panic=-1'
+# (TCG microvm has no kvmclock, PIT gate or HPET to calibrate the TSC with)
+boot microvm-ramdisk "Loaded initrd from command line option" \
+	-M microvm,x-option-roms=off,rtc=on,acpi=on,auto-kernel-cmdline=off -initrd "$TMPD/esp.img" \
+	-append 'initrd=\initrd.img console=ttyS0 panic=-1 efi=debug tsc_early_khz=2000000'
+if grep -aqE "^$M: runtime-map type=0xb " "$TMPD/microvm-ramdisk.out"; then
+	ok "microvm: the sleep control register is runtime MMIO in the memory map"
+else
+	fail "microvm: no runtime MMIO region for the sleep control register"
+fi
 finish
