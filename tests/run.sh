@@ -29,9 +29,37 @@ run_one() {
 	case $rc in
 	0) pass=$((pass + 1)); printf 'PASS %-48s %3ss\n' "$name" "$dt" ;;
 	77) skip=$((skip + 1)); printf 'SKIP %-48s %s\n' "$name" "$(grep -m1 -i 'skip' "$log" | cut -c1-80)" ;;
-	*) fail=$((fail + 1)); failed+=("$name"); printf 'FAIL %-48s (status %d, log %s)\n' "$name" "$rc" "$log"
-	   tail -n 25 "$log" | sed 's/^/    | /' ;;
+	*) fail=$((fail + 1)); failed+=("$name")
+	   printf 'FAIL %-48s (%s after %ss, load %s, log %s)\n' "$name" "$(status_text "$rc")" \
+		"$dt" "$(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null)" "$log"
+	   show_log "$log" ;;
 	esac
+}
+
+status_text() { # exit status of `timeout TEST` in words
+	case $1 in
+	124) echo "timed out (TEST_TIMEOUT=${tmo}s)" ;;
+	12[5-7]) echo "status $1 (could not run)" ;;
+	1[3-9][0-9] | 2[0-5][0-9]) echo "killed by signal $(($1 - 128)) ($(kill -l $(($1 - 128)) 2>/dev/null))" ;;
+	*) echo "status $1" ;;
+	esac
+}
+
+# show_log LOG: enough of a failed test's log to diagnose it from the
+# runner's output alone (CI keeps nothing else): all of a short log; of a
+# long one, every failed check and error line (numbered), then its end.
+show_log() {
+	local n
+	n=$(wc -l <"$1")
+	if ((n <= 150)); then
+		sed 's/^/    | /' "$1"
+		return
+	fi
+	echo "    | ($n lines: the failed checks and errors, then the last 100 lines)"
+	grep -naE '^ *FAIL|check failed|ERROR|error:|AddressSanitizer|LeakSanitizer|runtime error|Segmentation|Aborted|timed out' "$1" |
+		head -n 60 | sed 's/^/    | /'
+	echo "    | ..."
+	tail -n 100 "$1" | sed 's/^/    | /'
 }
 
 for t in build/tests/unit/*_test; do

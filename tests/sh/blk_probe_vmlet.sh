@@ -57,9 +57,9 @@ for bin in "$VMLET" "$VMLET_SAN"; do
 	[[ -x $bin ]] || continue
 	TMPDIR=$TMPD/tmp timeout 120 "$bin" probe -f "$TMPD/vm.yaml" --show-console >"$TMPD/out.txt" 2>&1
 	rc=$?
-	[[ $rc -eq 0 ]] || { fail "$bin probe: status $rc"; tail -5 "$TMPD/err.txt"; continue; }
+	[[ $rc -eq 0 ]] || { fail "$bin probe: status $rc"; tail -5 "$TMPD/out.txt"; continue; }
 	mapfile -t d < <(grep '^disk=' "$TMPD/out.txt")
-	[[ ${#d[@]} -eq 4 ]] || { fail "$bin: want 4 disks, got ${#d[@]}"; cat "$TMPD/out.txt" "$TMPD/err.txt" | tail -n 8; continue; }
+	[[ ${#d[@]} -eq 4 ]] || { fail "$bin: want 4 disks, got ${#d[@]}"; tail -n 8 "$TMPD/out.txt"; continue; }
 	[[ ${d[0]} == "disk=00:01.0 5242880 0 $sum_a ROOT-1" ]] && ok "$bin: hostDisk with serial" || fail "$bin: ${d[0]}"
 	[[ ${d[1]} == "disk=00:02.0 5242880 1 $sum_a -" ]] && ok "$bin: readonly hostDisk" || fail "$bin: ${d[1]}"
 	[[ ${d[2]} == "disk=00:03.0 16777216 0 $sum_zero -" ]] && ok "$bin: emptyDisk" || fail "$bin: ${d[2]}"

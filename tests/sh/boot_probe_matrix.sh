@@ -16,7 +16,7 @@ have_kvm || skip "no /dev/kvm"
 probe() { # NAME ARGS... : vmlet probe must exit 0 with "match":true
 	local name=$1 rc
 	shift
-	"$VMLET" probe -o json --show-console "$@" >"$TMPD/out.json" 2>"$TMPD/console"
+	timeout 120 "$VMLET" probe -o json --show-console "$@" >"$TMPD/out.json" 2>"$TMPD/console"
 	rc=$?
 	if ((rc == 0)) && grep -q '"match": *true' "$TMPD/out.json"; then
 		ok "$name"

@@ -42,7 +42,13 @@ SOCK=$TMPD/api.sock
 "$VMLET" run -f "$TMPD/run.yaml" --kernel "$TMPD/mode0.elf" --api-socket "$SOCK" \
 	--log-format text >"$TMPD/out" 2>"$TMPD/err" &
 PID=$!
-for _ in $(seq 100); do grep -q "tiny-guest: up" "$TMPD/out" && [[ -S $SOCK ]] && break; sleep 0.05; done
+# (generous: a loaded host can take seconds to start a VM)
+for _ in $(seq 600); do
+	grep -q "tiny-guest: up" "$TMPD/out" && [[ -S $SOCK ]] && break
+	kill -0 $PID 2>/dev/null || break
+	sleep 0.05
+done
+[[ -S $SOCK ]] || fail "vmlet did not start: $(tail -3 "$TMPD/err")"
 "$VMLET" ctl "$SOCK" metrics >"$TMPD/metrics"
 for fam in requests errors read_bytes written_bytes; do
 	grep -q "^# TYPE vmlet_blk_${fam}_total counter$" "$TMPD/metrics" &&
@@ -52,6 +58,8 @@ done
 grep -q '^vmlet_blk_requests_total{disk="root"}' "$TMPD/metrics" && ok "metrics: block counters per disk" ||
 	head -30 "$TMPD/metrics"
 "$VMLET" ctl "$SOCK" power-button >/dev/null
+timeout 60 tail --pid="$PID" -f /dev/null
+kill -KILL "$PID" 2>/dev/null
 wait "$PID"
 rc=$?
 [[ $rc == 0 ]] && ok "exit 0" || fail "exit $rc"

@@ -21,7 +21,12 @@ field() { sed -n "s/^$2:[[:space:]]*//p" "$1"; }
 "$VMLET" run --kernel "$TMPD/mode0.elf" --jail "$JAIL" --api-socket "$SOCK" --log-format text \
 	>"$TMPD/out" 2>"$TMPD/err" &
 PID=$!
-for _ in $(seq 100); do grep -q "tiny-guest: up" "$TMPD/out" && [[ -S $SOCK ]] && break; sleep 0.05; done
+# (generous: a loaded host can take seconds to start a VM)
+for _ in $(seq 600); do
+	grep -q "tiny-guest: up" "$TMPD/out" && [[ -S $SOCK ]] && break
+	kill -0 $PID 2>/dev/null || break
+	sleep 0.05
+done
 W=$(pgrep -P $PID | head -1)
 if [[ -z $W ]]; then
 	fail "no worker: $(tail -3 "$TMPD/err")"
@@ -54,7 +59,7 @@ else
 	fail "no cgroup line"
 fi
 kill -TERM $PID
-timeout 10 tail --pid=$PID -f /dev/null
+timeout 60 tail --pid=$PID -f /dev/null
 kill -KILL $PID 2>/dev/null
 wait $PID
 rc=$?
@@ -62,15 +67,21 @@ rc=$?
 [[ ! -e $SOCK ]] && ok "socket removed" || fail "socket left behind"
 
 # each restart is a new jail
+# (stopped during the second restart's 2 s backoff; a SIGTERM that came
+# later, on a loaded host, met a third run: once more)
 vm_manifest j 64Mi RerunOnFailure >"$TMPD/vm.yaml"
-rm -f "$TMPD/out" "$TMPD/err"
-"$VMLET" run -f "$TMPD/vm.yaml" --kernel "$TMPD/mode2.elf" --jail "$JAIL" --log-format text \
-	>"$TMPD/out" 2>"$TMPD/err" &
-PID=$!
-wait_log "$TMPD/err" "restart 2 in" 300 || fail "no second restart: $(tail -2 "$TMPD/err")"
-kill -TERM $PID && wait $PID
-rc=$?
-n=$(grep -c "jail: confined to" "$TMPD/err")
+for try in 1 2 3; do
+	rm -f "$TMPD/out" "$TMPD/err"
+	"$VMLET" run -f "$TMPD/vm.yaml" --kernel "$TMPD/mode2.elf" --jail "$JAIL" --log-format text \
+		>"$TMPD/out" 2>"$TMPD/err" &
+	PID=$!
+	wait_log "$TMPD/err" "restart 2 in" 300 || fail "no second restart: $(tail -2 "$TMPD/err")"
+	kill -TERM $PID && wait $PID
+	rc=$?
+	n=$(grep -c "jail: confined to" "$TMPD/err")
+	((n > 2)) || break
+	echo "note: the SIGTERM came after the 2 s backoff: again"
+done
 [[ $rc == 0 && $n == 2 ]] && ok "reboots restarted in a new jail each ($n runs), exit 0" ||
 	{ fail "restarts in the jail: exit $rc, $n jails"; tail -3 "$TMPD/err"; }
 

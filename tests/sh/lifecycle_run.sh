@@ -32,20 +32,25 @@ once() {
 
 # loop STRATEGY MODE: start in the background (PID), wait for the second
 # restart to be scheduled (its backoff is 2 s), then SIGTERM: the loop ends
-# at once and cleanly (no guest running)
+# at once and cleanly (no guest running). When the SIGTERM came only after
+# those 2 s (a loaded host), the backoff was not what it stopped: once more.
 loop() {
-	local s=$1 m=$2 rc
+	local s=$1 m=$2 rc try
 	manifest "$s" >"$TMPD/vm.yaml"
-	# (no stale log from the previous run: the shell truncates it only
-	# once the background job has started)
-	rm -f "$TMPD/out" "$TMPD/err"
-	"$VMLET" run -f "$TMPD/vm.yaml" --kernel "$TMPD/mode$m.elf" --log-format text \
-		>"$TMPD/out" 2>"$TMPD/err" &
-	PID=$!
-	wait_log "$TMPD/err" "restart 2 in 2000 ms" 300
-	kill -TERM $PID
-	wait $PID
-	rc=$?
+	for try in 1 2 3; do
+		# (no stale log from the previous run: the shell truncates it
+		# only once the background job has started)
+		rm -f "$TMPD/out" "$TMPD/err"
+		"$VMLET" run -f "$TMPD/vm.yaml" --kernel "$TMPD/mode$m.elf" --log-format text \
+			>"$TMPD/out" 2>"$TMPD/err" &
+		PID=$!
+		wait_log "$TMPD/err" "restart 2 in 2000 ms" 300
+		kill -TERM $PID
+		wait $PID
+		rc=$?
+		(($(ups) > 2)) || break # (else a third run started first)
+		echo "note: $s, guest mode $m: the SIGTERM came after the 2 s backoff: again"
+	done
 	if [[ $rc == 0 && $(ups) == 2 ]] && grep -q "stopped while waiting" "$TMPD/err"; then
 		ok "$s, guest mode $m: restarted, next restart backed off to 2 s, SIGTERM then: exit 0"
 	else fail "$s, guest mode $m: exit $rc, $(ups) runs (want 0, 2)"; tail -4 "$TMPD/err"; fi

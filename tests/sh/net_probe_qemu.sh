@@ -68,6 +68,11 @@ EOF
 	touch "$TMPD/leases"
 	ip netns exec "$NS" busybox udhcpd -f "$TMPD/udhcpd.conf" 2>"$TMPD/udhcpd.log" &
 	dhcpd=$!
+	# the guest's DHCP tries span seconds: the server listens before it starts
+	for _ in $(seq 200); do
+		ip netns exec "$NS" ss -Hlun 'sport = :67' | grep -q . && break
+		sleep 0.1
+	done
 	(
 		got=0
 		trap 'echo $got >"$TMPD/pinged"; exit 0' TERM

@@ -106,6 +106,8 @@ EOF
 touch "$TMPD/leases"
 ip netns exec "$NS-pod" busybox udhcpd -f "$TMPD/udhcpd.conf" 2>"$TMPD/udhcpd.log" &
 dhcpd=$! # ip netns exec execs: this is udhcpd itself
+# the guest's DHCP tries span seconds: the server listens before it starts
+for _ in $(seq 200); do pod ss -Hlun 'sport = :67' | grep -q . && break; sleep 0.1; done
 net_manifest bridge 'macAddress: "02:00:00:aa:bb:01"' >"$TMPD/tap.yaml"
 # --tap: an interface the VM does not have, a value without '='
 "$VMLET" probe -f "$TMPD/tap.yaml" --tap nosuch=vmtap0 >/dev/null 2>"$TMPD/tap-bad.err"

@@ -24,14 +24,20 @@ start() {
 	env "${envs[@]}" "$VMLET" run --kernel "$HOLD" --grace-period 0 --log-format text "$@" \
 		>"$TMPD/out" 2>"$TMPD/err" &
 	PID=$!
-	for _ in $(seq 100); do
+	# (generous: a loaded host can take seconds to start a VM)
+	for _ in $(seq 600); do
 		grep -q "tiny-guest: up" "$TMPD/out" && return 0
 		kill -0 "$PID" 2>/dev/null || return 1
 		sleep 0.05
 	done
 	return 1
 }
-stop() { kill -TERM "$PID" 2>/dev/null; wait "$PID"; }
+stop() {
+	kill -TERM "$PID" 2>/dev/null
+	timeout 60 tail --pid="$PID" -f /dev/null
+	kill -KILL "$PID" 2>/dev/null
+	wait "$PID"
+}
 
 field() { awk -v k="$2:" '$1 == k { $1 = ""; sub(/^ /, ""); print }' "$1"; }
 
@@ -134,13 +140,21 @@ if [[ $(id -u) == 0 ]]; then
 	if command -v unshare >/dev/null && command -v setpriv >/dev/null; then
 		cp "$VMLET" "$TMPD/vmlet" && chmod 755 "$TMPD" "$TMPD/vmlet" && chmod 644 "$TMPD"/mode*.elf
 		mknod "$TMPD/kvm" c 10 232 2>/dev/null && chown 65534:65534 "$TMPD/kvm" && chmod 600 "$TMPD/kvm"
-		if [[ -c $TMPD/kvm ]]; then
-			timeout 30 unshare -m sh -c '
+		# (a /tmp mounted nodev cannot serve a device node: not checked then)
+		if [[ -c $TMPD/kvm ]] && (: <"$TMPD/kvm") 2>/dev/null; then
+			# /proc is read once the guest runs (it runs only after the
+			# sandbox is applied), and the SIGTERM comes after that
+			timeout 90 unshare -m sh -c '
 				mount --bind "$1/kvm" /dev/kvm &&
 				exec setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all \
-					"$1/vmlet" run --kernel "$1/mode0.elf" --log-format text --console none \
-					--grace-period 5 & pid=$!
-				sleep 1; grep -E "^(Uid|CapEff|Seccomp)" /proc/$pid/status > "$1/nonroot.status"
+					"$1/vmlet" run --kernel "$1/mode0.elf" --log-format text \
+					--grace-period 5 >"$1/nonroot.out" & pid=$!
+				i=0
+				until grep -q "tiny-guest: up" "$1/nonroot.out" 2>/dev/null; do
+					i=$((i + 1)); [ $i -le 600 ] && kill -0 $pid 2>/dev/null || break
+					sleep 0.05
+				done
+				grep -E "^(Uid|CapEff|Seccomp)" /proc/$pid/status > "$1/nonroot.status"
 				kill -TERM $pid; wait $pid' sh "$TMPD" 2>"$TMPD/nonroot.err"
 			rc=$?
 			if ((rc == 0)) && grep -q $'^Uid:\t65534' "$TMPD/nonroot.status" &&
@@ -150,7 +164,7 @@ if [[ $(id -u) == 0 ]]; then
 				fail "non-root run: exit $rc"; cat "$TMPD/nonroot.status" "$TMPD/nonroot.err" 2>/dev/null | tail -5
 			fi
 		else
-			echo "note: cannot create a device node here; non-root run not checked"
+			echo "note: cannot create or open a device node here; non-root run not checked"
 		fi
 	fi
 fi

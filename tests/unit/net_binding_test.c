@@ -211,10 +211,10 @@ static void test_bridge(void)
 	/* the guest, with the pod's IP, reaches the node across the bridge */
 	len = arp_frame(f, a.mac, bcast, 1, POD_IP, NULL, OUT_IP);
 	CHECK(testns_send(a.be[0], f, len) == 0);
-	CHECK(guest_await(a.be[0], a.mac, POD_IP, WANT_ARP_REPLY, OUT_IP, gw_mac, 3000));
+	CHECK(guest_await(a.be[0], a.mac, POD_IP, WANT_ARP_REPLY, OUT_IP, gw_mac, 20000));
 	len = ping_frame(f, a.mac, gw_mac, POD_IP, OUT_IP);
 	CHECK(testns_send(a.be[0], f, len) == 0);
-	CHECK(guest_await(a.be[0], a.mac, POD_IP, WANT_ECHO_REPLY, OUT_IP, NULL, 3000));
+	CHECK(guest_await(a.be[0], a.mac, POD_IP, WANT_ECHO_REPLY, OUT_IP, NULL, 20000));
 
 	/* a second attach finds the address gone and says so */
 	{
@@ -262,13 +262,13 @@ static void test_masquerade(void)
 	/* guest → node: NATed to the pod's address, the reply finds its way */
 	len = ping_frame(f, a.mac, a.lease.server_mac, NET_MASQ_GUEST, OUT_IP);
 	CHECK(testns_send(a.be[0], f, len) == 0);
-	CHECK(guest_await(a.be[0], a.mac, NET_MASQ_GUEST, WANT_ECHO_REPLY, OUT_IP, NULL, 3000));
+	CHECK(guest_await(a.be[0], a.mac, NET_MASQ_GUEST, WANT_ECHO_REPLY, OUT_IP, NULL, 20000));
 
 	/* node → pod:8080 is forwarded to the guest; 9090 is not */
-	testns_sh("nsenter -t %d -n sh -c 'timeout 2 bash -c \"echo > /dev/tcp/10.200.0.2/8080\"' "
+	testns_sh("nsenter -t %d -n sh -c 'timeout 20 bash -c \"echo > /dev/tcp/10.200.0.2/8080\"' "
 		  ">/dev/null 2>&1 &",
 		  outside);
-	CHECK(guest_await(a.be[0], a.mac, NET_MASQ_GUEST, WANT_SYN, 8080, NULL, 3000));
+	CHECK(guest_await(a.be[0], a.mac, NET_MASQ_GUEST, WANT_SYN, 8080, NULL, 20000));
 	testns_sh("nsenter -t %d -n sh -c 'timeout 1 bash -c \"echo > /dev/tcp/10.200.0.2/9090\"' "
 		  ">/dev/null 2>&1 &",
 		  outside);

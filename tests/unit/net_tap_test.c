@@ -73,7 +73,7 @@ static size_t build_ping(uint8_t *f, const uint8_t dst_mac[6], uint32_t dst, uin
 static bool await_arp_reply(struct net_backend *be, uint8_t mac[6])
 {
 	uint8_t buf[NET_FRAME_MAX];
-	long end = testns_now_ms() + 3000;
+	long end = testns_now_ms() + 20000; /* generous: a loaded host */
 
 	while (testns_now_ms() < end) {
 		ssize_t n = testns_recv(be, buf, sizeof(buf), 500);
@@ -94,7 +94,7 @@ static bool await_arp_reply(struct net_backend *be, uint8_t mac[6])
 static bool await_echo_reply(struct net_backend *be, uint16_t seq)
 {
 	uint8_t buf[NET_FRAME_MAX];
-	long end = testns_now_ms() + 3000;
+	long end = testns_now_ms() + 20000; /* generous: a loaded host */
 
 	while (testns_now_ms() < end) {
 		ssize_t n = testns_recv(be, buf, sizeof(buf), 500);
@@ -243,11 +243,11 @@ static void test_dhcp_udhcpc(void)
 
 	pid = fork();
 	if (pid == 0) {
-		execl("/bin/busybox", "udhcpc", "-i", "vmdhcp0", "-f", "-q", "-n", "-t", "4", "-T",
-		      "1", "-O", "search", "-s", path, (char *)NULL);
+		execl("/bin/busybox", "udhcpc", "-i", "vmdhcp0", "-f", "-q", "-n", "-t", "10", "-T",
+		      "3", "-O", "search", "-s", path, (char *)NULL);
 		_exit(127);
 	}
-	end = testns_now_ms() + 10000;
+	end = testns_now_ms() + 60000; /* udhcpc gives up first: 10 tries, 3 s each */
 	while (testns_now_ms() < end) {
 		struct dhcp_request r;
 		ssize_t n = testns_recv(be, buf, sizeof(buf), 200);

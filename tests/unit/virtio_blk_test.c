@@ -163,7 +163,7 @@ static void test_read_write_flush(void)
 	CHECK_EQ_U64(used, 4097);
 	CHECK(pread(e.fd, want, 4096, 3 * 512) == 4096);
 	CHECK(!memcmp(buf, want, 4096));
-	CHECK(tirq_wait(0x41, 1000) >= 1); /* queue 0 -> vector 1 */
+	CHECK(tirq_wait(0x41, 10000) >= 1); /* queue 0 -> vector 1 */
 
 	for (unsigned int i = 0; i < sizeof(pat); i++)
 		pat[i] = (uint8_t)(i ^ 0x5a);
@@ -227,7 +227,7 @@ static void test_malformed_and_broken(void)
 	*tdrv_desc(&e.d, 5) = (struct virtq_desc){TDRV_DATA, 16, VIRTQ_DESC_F_NEXT, 5};
 	tdrv_publish(&e.d, 5);
 	tvdev_kick(&e.v, 0);
-	CHECK(tirq_wait(0x40, 2000) >= 1); /* config change on vector 0 */
+	CHECK(tirq_wait(0x40, 10000) >= 1); /* config change on vector 0 */
 	CHECK(mmio_rd(e.v.common + 0x14, 1) & VIRTIO_CONFIG_S_NEEDS_RESET);
 	/* after a reset the device works again */
 	tdrv_release(&e.d);

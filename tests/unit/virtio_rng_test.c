@@ -67,7 +67,7 @@ static void test_entropy_and_rate(void)
 		same += a[i] == a[0];
 	CHECK(same < 200);
 	CHECK(memcmp(a, tdrv_ptr(&d, buf[1]), 64) != 0);
-	CHECK(tirq_wait(0x41, 1000) >= 1);
+	CHECK(tirq_wait(0x41, 10000) >= 1);
 	virtio_rng_destroy(rng);
 	pci_host_release(&h);
 	tdrv_release(&d);
