@@ -55,6 +55,11 @@
  *       one byte at a time (one exit instead of one per byte). Status
  *       UNSUPPORTED when the VMM cannot take it: the firmware then writes
  *       COM1 itself.
+ *   FW_ABI_EFI_PCI_SLOTS   a 32-bit mask of the device numbers on PCI bus 0
+ *       that have a function (bit n: device n) is written at addr (cap >=
+ *       4); len = 4. The firmware reads the configuration space of those
+ *       slots only (every ECAM read is an exit). UNSUPPORTED when the VMM
+ *       does not know: the firmware then probes all 32.
  *
  * ---- The probe report (FW_ABI_VERSION 1) ---------------------------------
  * Lines end with "\n" (a "\r" before it is tolerated by parsers). Between
@@ -202,6 +207,7 @@ struct fw_abi_report_desc {
 #define FW_ABI_EFI_VARS_SAVE   3
 #define FW_ABI_EFI_CONSOLE     4
 #define FW_ABI_EFI_CONSOLE_MAX 4096
+#define FW_ABI_EFI_PCI_SLOTS   5
 #define FW_ABI_EFI_OK	       0
 #define FW_ABI_EFI_UNSUPPORTED 1
 #define FW_ABI_EFI_TOO_BIG     2

@@ -88,6 +88,12 @@ void device_set_console_output(struct vm *vm, void (*fn)(void *opaque, const voi
 			       void *opaque);
 int device_console_write(struct vm *vm, const void *buf, size_t len);
 
+/* The PCI device records which device numbers of bus 0 it populated (bit
+ * n: device n) for the EFI port's FW_ABI_EFI_PCI_SLOTS (firmware/abi.h);
+ * 0 until then (or without a VM: unit tests). */
+void device_set_pci_slots(struct vm *vm, uint32_t mask);
+uint32_t device_pci_slots(const struct vm *vm);
+
 /* What a device counts for the control socket's metrics. */
 struct device_counters {
 	/* block: requests completed, of them failed; data bytes moved */

@@ -48,6 +48,17 @@ int device_console_write(struct vm *vm, const void *buf, size_t len)
 	return 0;
 }
 
+void device_set_pci_slots(struct vm *vm, uint32_t mask)
+{
+	if (vm)
+		vm->pci_slots = mask;
+}
+
+uint32_t device_pci_slots(const struct vm *vm)
+{
+	return vm ? vm->pci_slots : 0;
+}
+
 int device_add_counters(struct vm *vm, const char *kind, const char *name,
 			void (*read)(void *opaque, struct device_counters *c), void *opaque)
 {

@@ -105,6 +105,7 @@ struct vm {
 	void *console_input_opaque;
 	void (*console_output)(void *opaque, const void *buf, size_t len);
 	void *console_output_opaque;
+	uint32_t pci_slots; /* device_set_pci_slots() */
 	struct device_counters_src counters[VM_MAX_COUNTERS];
 	unsigned int n_counters;
 };

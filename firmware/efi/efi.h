@@ -47,9 +47,15 @@ typedef struct {
 /* GUIDs as the specification writes them: GUID(a, b, c, d0, ..., d7). */
 #define EFI_GUID(a, b, c, ...) ((efi_guid){(a), (b), (c), {__VA_ARGS__}})
 
+/* Two 64-bit compares: every protocol lookup does this, and an
+ * application's run at CPL0 is emulated per instruction on our hosts. */
 static inline bool guid_eq(const efi_guid *x, const efi_guid *y)
 {
-	return !memcmp(x, y, sizeof(*x));
+	uint64_t a[2], b[2];
+
+	__builtin_memcpy(a, x, sizeof(a));
+	__builtin_memcpy(b, y, sizeof(b));
+	return a[0] == b[0] && a[1] == b[1];
 }
 
 struct efi_table_header {

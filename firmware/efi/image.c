@@ -196,38 +196,28 @@ out:
 	return st;
 }
 
-struct start_args {
-	efi_handle h;
-	uint64_t *exit_size;
-	char16 **exit_data;
-};
-
-static uint64_t start_cpl0(void *p)
+/* The image's entry and its Exit() (efi_longjmp back here): at CPL0,
+ * as UEFI runs images. */
+static uint64_t run_image(void *p)
 {
-	const struct start_args *a = p;
+	struct image *img = p;
 
-	return efi_start_image(a->h, a->exit_size, a->exit_data);
+	if (efi_setjmp(&img->jmp) == 0)
+		return img->entry(img->handle, &efi_st);
+	return img->exit_status;
 }
 
-/* Images run at CPL0, as UEFI has them: the boot manager's StartImage
- * from the CPL3 side goes through efi_cpl0(). */
+/* From the boot manager's CPL3 side only the entry goes to CPL0
+ * (efi_cpl0): the checks and the unloading stay native. */
 efi_status EFIAPI efi_start_image(efi_handle h, uint64_t *exit_size, char16 **exit_data)
 {
 	struct image *img = image_of(h);
 	efi_status st;
 
-	if (fw_cpl() == 3) {
-		struct start_args a = {h, exit_size, exit_data};
-
-		return efi_cpl0(start_cpl0, &a);
-	}
 	if (!img || img->started)
 		return EFI_INVALID_PARAMETER;
 	img->started = true;
-	if (efi_setjmp(&img->jmp) == 0)
-		st = img->entry(h, &efi_st);
-	else
-		st = img->exit_status;
+	st = efi_cpl0(run_image, img);
 	if (exit_size)
 		*exit_size = img->exit_size;
 	if (exit_data)

@@ -7,6 +7,7 @@
  * small reads go through a read cache of 64 KiB windows (blk.h).
  * Device path: PciRoot(0)/Pci(dev,fn).
  */
+#include "firmware/abi.h"
 #include "firmware/efi/fw.h"
 #include "firmware/lib/pci.h"
 #include "firmware/lib/virtio.h"
@@ -119,11 +120,16 @@ void efi_virtio_init(uint64_t ecam)
 {
 	static struct fw_pci_fn fns[FW_PCI_MAX_FNS];
 	uint64_t next = 0xd0000000ull; /* unprogrammed BARs: upper half of the 32-bit window */
+	uint32_t slots = 0, len = 0;
 	int n;
 
 	if (!ecam)
 		return;
-	n = fw_pci_scan(ecam, fns, FW_PCI_MAX_FNS);
+	/* the slots in use when the VMM says (vmlet), else all 32 */
+	if (efi_port_call(FW_ABI_EFI_PCI_SLOTS, &slots, sizeof(slots), &len) != FW_ABI_EFI_OK ||
+	    len != sizeof(slots))
+		slots = 0xffffffffu;
+	n = fw_pci_scan_slots(ecam, slots, fns, FW_PCI_MAX_FNS);
 	efi_log("pci: ECAM at %llx, %d functions", (unsigned long long)ecam, n);
 	for (int i = 0; i < n; i++)
 		if (fns[i].vendor == VIRTIO_VENDOR && fns[i].device == VIRTIO_BLK) {

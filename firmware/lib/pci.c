@@ -52,11 +52,18 @@ void fw_pci_write32(const struct fw_pci_fn *f, uint32_t off, uint32_t v)
 
 int fw_pci_scan(uint64_t ecam, struct fw_pci_fn *out, int cap)
 {
+	return fw_pci_scan_slots(ecam, 0xffffffffu, out, cap);
+}
+
+int fw_pci_scan_slots(uint64_t ecam, uint32_t slots, struct fw_pci_fn *out, int cap)
+{
 	int n = 0;
 
 	if (!ecam)
 		return 0;
 	for (uint8_t dev = 0; dev < 32; dev++) {
+		if (!(slots & (1u << dev)))
+			continue;
 		for (uint8_t fn = 0; fn < 8 && n < cap; fn++) {
 			struct fw_pci_fn f = {.dev = dev, .fn = fn};
 

@@ -23,6 +23,9 @@ uint64_t fw_pci_ecam_from_mcfg(const void *mcfg);
 /* Functions present on bus 0 (function 0 of each device, plus the other
  * functions of multi-function devices). Returns the count. */
 int fw_pci_scan(uint64_t ecam, struct fw_pci_fn *out, int cap);
+/* The same for the device numbers in slots only (bit n: device n), when
+ * the VMM says which are in use (each configuration read is an exit). */
+int fw_pci_scan_slots(uint64_t ecam, uint32_t slots, struct fw_pci_fn *out, int cap);
 
 uint8_t fw_pci_read8(const struct fw_pci_fn *f, uint32_t off);
 uint16_t fw_pci_read16(const struct fw_pci_fn *f, uint32_t off);

@@ -2,7 +2,8 @@
 /*
  * efi_port.c - the EFI platform port for vmlet's UEFI firmware
  * (firmware/abi.h, "EFI platform port"): console output in one piece
- * (to the serial console, as if through COM1), the disks' boot order and, when
+ * (to the serial console, as if through COM1), the PCI slots in use, the
+ * disks' boot order and, when
  * the VM persists its variables (efi.persistent), the variable store
  * (vmm/efi_vars.h). Present in every VM (vmlet's firmware also runs as a
  * plain PVH kernel, --kernel build/fw/efi.elf); the store only in EFI VMs.
@@ -89,6 +90,19 @@ static uint32_t efi_port_op(struct efi_port *p, struct fw_abi_efi_desc *d)
 			log_warn_once("efi: cannot save the variable store '%s'", p->vars.path);
 			return FW_ABI_EFI_UNSUPPORTED;
 		}
+		return FW_ABI_EFI_OK;
+	case FW_ABI_EFI_PCI_SLOTS:
+		n = device_pci_slots(p->vm);
+		d->len = 0;
+		if (!n)
+			return FW_ABI_EFI_UNSUPPORTED;
+		if (d->cap < 4)
+			return FW_ABI_EFI_TOO_BIG;
+		buf = guest_mem_ptr(p->mem, d->addr, 4);
+		if (!buf)
+			return FW_ABI_EFI_BAD;
+		memcpy(buf, &n, 4);
+		d->len = 4;
 		return FW_ABI_EFI_OK;
 	case FW_ABI_EFI_CONSOLE:
 		if (d->len > FW_ABI_EFI_CONSOLE_MAX)

@@ -262,6 +262,12 @@ static int pci_devices_create(const struct device_env *env, unsigned int index, 
 	if (!r && env->cfg->rng)
 		r = virtio_rng_create(&s->rng, &s->host, env->vm, env->mem, 0, 0);
 	if (!r) {
+		uint32_t mask = 0;
+
+		for (int slot = 0; slot < PCI_SLOTS; slot++)
+			if (s->host.dev[slot])
+				mask |= 1u << slot;
+		device_set_pci_slots(env->vm, mask);
 		*state = s;
 		return 0;
 	}
