@@ -71,7 +71,8 @@ static inline ssize_t testns_recv(struct net_backend *be, void *buf, size_t cap,
 
 	for (;;) {
 		struct pollfd p = {.fd = be->fd, .events = POLLIN};
-		ssize_t n = be->ops->recv(be, buf, cap);
+		struct iovec iov = {buf, cap};
+		ssize_t n = be->ops->recv(be, &iov, 1);
 		long left = end - testns_now_ms();
 
 		if (n != -EAGAIN && n != NET_BE_RECONNECTED)

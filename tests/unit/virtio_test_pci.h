@@ -108,7 +108,8 @@ int irq_line(struct vm *vm, uint32_t gsi, int level)
 int irq_msi_alloc(struct vm *vm, uint64_t addr, uint32_t data, uint32_t *gsi)
 {
 	(void)vm;
-	*gsi = (uint32_t)tirq_gsi_next++;
+	/* 64 slots, reused round robin: the tests' devices come and go */
+	*gsi = 24 + (uint32_t)(tirq_gsi_next++ - 24) % 64;
 	tirq_addr[*gsi - 24] = addr;
 	tirq_data[*gsi - 24] = data;
 	tirq_fd[*gsi - 24] = -1;
@@ -176,7 +177,7 @@ int irq_ioeventfd_assign(struct vm *vm, int fd, uint64_t addr, uint32_t len, boo
  * (reads the irqfd counter), waiting up to ms for at least one. */
 static inline uint64_t tirq_wait(uint32_t data, int ms)
 {
-	for (int i = 0; i < tirq_gsi_next - 24; i++) {
+	for (int i = 0; i < tirq_gsi_next - 24 && i < 64; i++) {
 		struct pollfd p = {tirq_fd[i], POLLIN, 0};
 		uint64_t v = 0;
 

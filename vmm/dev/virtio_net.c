@@ -139,8 +139,10 @@ static void net_free(struct virtio_net *n)
 {
 	unsigned int i;
 
-	for (i = 0; i < NET_MAX_PAIRS; i++)
-		free(n->pair[i].rxbuf);
+	for (i = 0; i < NET_MAX_PAIRS; i++) {
+		free(n->pair[i].spill);
+		free(n->pair[i].iov);
+	}
 	net_detach(&n->att);
 	free(n);
 }
@@ -185,8 +187,9 @@ int virtio_net_create(struct virtio_net **out, struct pci_host *host, struct vm 
 	n->active_pairs = 1;
 	for (i = 0; i < n->pairs; i++) {
 		n->pair[i].be = n->att.be[i];
-		n->pair[i].rxbuf = malloc(NET_FRAME_MAX);
-		if (!n->pair[i].rxbuf) {
+		n->pair[i].spill = malloc(NET_FRAME_MAX);
+		n->pair[i].iov = calloc(NET_RX_IOV + 1, sizeof(struct iovec));
+		if (!n->pair[i].spill || !n->pair[i].iov) {
 			net_free(n);
 			return -ENOMEM;
 		}

@@ -36,8 +36,9 @@
 
 #define NET_QUEUE_SIZE	 256
 #define NET_MAX_PAIRS	 ((VIRTIO_PCI_MAX_QUEUES - 1) / 2)
-#define NET_SEGS	 64 /* iovecs per chain */
-#define NET_RX_CHAINS	 64 /* merged RX buffers per frame */
+#define NET_SEGS	 64   /* iovecs per chain */
+#define NET_RX_CHAINS	 64   /* RX buffers held (and merged into one frame) */
+#define NET_RX_IOV	 1023 /* their segments; + the spill buffer <= IOV_MAX */
 #define NET_INJECT_SLOTS 4
 #define NET_INJECT_MAX	 (NET_VNET_HDR_LEN + DHCP_FRAME_MAX)
 #define NET_PEEK	 2048 /* frames up to this size may be intercepted */
@@ -50,13 +51,33 @@ struct virtio_net_config {
 } __attribute__((packed));
 _Static_assert(sizeof(struct virtio_net_config) == 12, "virtio_net_config through mtu");
 
+/* An RX buffer popped from the ring and not used yet. */
+struct net_rx_chain {
+	uint16_t head;
+	uint16_t n_iov; /* its segments in net_pair.iov */
+	uint32_t cap;	/* its bytes (<= VIRTQ_MAX_BYTES) */
+};
+
+/*
+ * One queue pair. RX is single-copy: the backend reads a frame straight
+ * into the guest buffers held here (their segments in iov[0, n_iov), in
+ * ring order), with spill as the last segment for what does not fit; a
+ * frame that spilled waits there until more buffers come.
+ */
 struct net_pair {
 	struct net_backend *be;
-	uint8_t *rxbuf;	    /* NET_FRAME_MAX: the one frame read ahead */
-	size_t rx_len;	    /* its length (with header); 0 = none */
-	bool rx_wait_guest; /* no RX buffers: not reading the backend */
-	bool be_dead;	    /* the backend failed for good: not polled */
-	bool rx_more;	    /* stopped by the budget, not for lack of input */
+	struct net_rx_chain held[NET_RX_CHAINS];
+	unsigned int n_held, n_iov;
+	uint64_t held_cap;	/* bytes the held buffers hold */
+	struct iovec *iov;	/* NET_RX_IOV + 1 */
+	uint8_t *spill;		/* NET_FRAME_MAX */
+	size_t rx_len;		/* a frame read, not delivered yet (0 = none) */
+	size_t rx_spilled_at;	/* its bytes from this offset on are in spill */
+	unsigned int rx_pushed; /* used entries written in this pump */
+	bool rx_notify;		/* the guest's RX kicks are asked for */
+	bool rx_wait_guest;	/* no RX buffers: not reading the backend */
+	bool be_dead;		/* the backend failed for good: not polled */
+	bool rx_more;		/* stopped by the budget, not for lack of input */
 };
 
 struct virtio_net {
@@ -86,7 +107,7 @@ struct virtio_net {
 	struct virtio_net_stats st; /* updated atomically */
 
 	/* I/O thread scratch */
-	struct iovec out[NET_SEGS], in[NET_SEGS], first_in[NET_SEGS];
+	struct iovec out[NET_SEGS], in[NET_SEGS];
 	uint8_t peek[NET_PEEK], reply[NET_INJECT_MAX];
 };
 

@@ -15,112 +15,171 @@
 #include "vmm/net/pkt.h"
 #include "vmm/thread.h"
 
-#define RX_BUDGET 256 /* frames per queue per wakeup, then poll again */
+#define RX_BUDGET    256		     /* frames per queue per wakeup, then poll again */
+#define TX_PEEK_HDRS (PKT_ETH_HLEN + 60 + 4) /* what tx_maybe_ours() reads */
 
 /* ---- RX ---------------------------------------------------------------- */
 
-/*
- * Give back chains popped for a frame that does not fit yet: virtq_pop()
- * only advances last_avail, so stepping it back makes the same chains
- * available again (they are re-read and re-checked on the next pop).
- */
-static void rx_unpop(struct virtq *q, unsigned int n)
+enum rx_result { RX_NO_BUFFERS = 0, RX_DONE = 1, RX_BROKEN = -1 };
+
+static bool rx_mrg(const struct virtio_net *n)
 {
-	q->last_avail = (uint16_t)(q->last_avail - n);
+	return net_has(n, VIRTIO_NET_F_MRG_RXBUF);
 }
 
-enum rx_result { RX_NO_BUFFERS = 0, RX_DONE = 1, RX_RETRY = 2, RX_BROKEN = -1 };
-
 /*
- * Copy one frame (header included) into the guest's RX buffers: one chain,
- * or with MRG_RXBUF as many as it takes (num_buffers says how many). A
- * frame the buffers cannot hold is dropped; a bad chain drops the frame
- * and is returned empty.
+ * Bytes the held buffers should reach before a read, so that in the steady
+ * state no frame spills: the largest frame the guest accepts (a GSO frame
+ * when it took TSO, else its MTU's). Without MRG_RXBUF a frame goes into
+ * one buffer, whatever its size: one held buffer is enough.
  */
-static enum rx_result rx_deliver(struct virtio_net *n, struct virtq *q, uint8_t *frame, size_t len)
+static uint64_t rx_want(const struct virtio_net *n)
 {
-	struct virtq_elem e = {.out = n->out, .in = n->in, .cap_out = NET_SEGS, .cap_in = NET_SEGS};
-	uint16_t heads[NET_RX_CHAINS];
-	uint32_t lens[NET_RX_CHAINS];
-	unsigned int k = 0, first_n = 0, i;
-	bool mrg = net_has(n, VIRTIO_NET_F_MRG_RXBUF), drop = false;
-	uint16_t nbuf = 1;
-	size_t off = 0;
-	int r;
+	unsigned int mtu = n->cfg.mtu > 1500 ? n->cfg.mtu : 1500;
 
-	memcpy(frame + 10, &nbuf, 2); /* num_buffers: 1 unless merged */
-	while (off < len && !drop) {
-		r = virtq_pop(q, &e);
+	if (!rx_mrg(n))
+		return 1;
+	if (net_has(n, VIRTIO_NET_F_GUEST_TSO4) || net_has(n, VIRTIO_NET_F_GUEST_TSO6))
+		return NET_FRAME_MAX;
+	return NET_VNET_HDR_LEN + PKT_ETH_HLEN + 4 + mtu;
+}
+
+/* Pop RX buffers until the held ones reach want bytes or a limit. A bad
+ * buffer (device-readable, under a header, unmappable) goes back empty. */
+static int rx_top_up(struct virtio_net *n, struct net_pair *p, struct virtq *q, uint64_t want)
+{
+	unsigned int max_chains = rx_mrg(n) ? NET_RX_CHAINS : 1;
+
+	while (p->held_cap < want && p->n_held < max_chains && NET_RX_IOV - p->n_iov >= NET_SEGS) {
+		struct virtq_elem e = {.out = n->out,
+				       .in = p->iov + p->n_iov,
+				       .cap_out = NET_SEGS,
+				       .cap_in = NET_SEGS};
+		int r = virtq_pop(q, &e);
+
 		if (r < 0)
-			return RX_BROKEN;
-		if (r == VIRTQ_POP_EMPTY) {
-			/* Ask for a kick once the guest adds buffers past the ones
-			 * seen (virtq_enable_notify arms at last_avail, which is
-			 * exactly that point now), then put back the partial set. */
-			bool more = virtq_enable_notify(q);
-
-			rx_unpop(q, k);
-			return more ? RX_RETRY : RX_NO_BUFFERS;
-		}
-		heads[k] = e.head;
-		lens[k] = 0;
-		k++;
-		if (r != VIRTQ_POP_OK || e.n_out || e.in_bytes < (off ? 1 : NET_VNET_HDR_LEN)) {
+			return r;
+		if (r == VIRTQ_POP_EMPTY)
+			break;
+		if (r != VIRTQ_POP_OK || e.n_out || e.in_bytes < NET_VNET_HDR_LEN) {
 			log_warn_once("virtio-net: %s: bad receive buffer", n->name);
-			drop = true;
-			break;
+			if (virtq_push(q, e.head, 0))
+				return -EIO;
+			p->rx_pushed++;
+			continue;
 		}
-		if (!mrg && e.in_bytes < len) {
-			drop = true; /* too small and nothing to merge with */
-			break;
-		}
-		lens[k - 1] = (uint32_t)virtq_buf_to_iov(e.in, e.n_in, 0, frame + off, len - off);
-		if (k == 1 && mrg) {
-			memcpy(n->first_in, e.in, e.n_in * sizeof(*e.in));
-			first_n = e.n_in;
-		}
-		off += lens[k - 1];
-		if (off < len && k == NET_RX_CHAINS)
-			drop = true;
+		p->held[p->n_held++] =
+		    (struct net_rx_chain){e.head, (uint16_t)e.n_in, (uint32_t)e.in_bytes};
+		p->n_iov += e.n_in;
+		p->held_cap += e.in_bytes;
 	}
-	if (drop) {
-		for (i = 0; i < k; i++)
-			lens[i] = 0;
-		NET_STAT_ADD(n, rx_dropped, 1);
-	} else {
-		if (mrg && k > 1) {
-			nbuf = (uint16_t)k;
-			virtq_buf_to_iov(n->first_in, first_n, 10, &nbuf, 2);
-		}
-		NET_STAT_ADD(n, rx_packets, 1);
-		NET_STAT_ADD(n, rx_bytes, len > NET_VNET_HDR_LEN ? len - NET_VNET_HDR_LEN : 0);
+	return 0;
+}
+
+/* The first k held buffers went to the guest: forget them. */
+static void rx_consume(struct net_pair *p, unsigned int k)
+{
+	unsigned int segs = 0, i;
+
+	for (i = 0; i < k; i++) {
+		segs += p->held[i].n_iov;
+		p->held_cap -= p->held[i].cap;
 	}
-	for (i = 0; i < k; i++)
-		if (virtq_push(q, heads[i], lens[i]))
+	memmove(p->iov, p->iov + segs, (p->n_iov - segs) * sizeof(*p->iov));
+	memmove(p->held, p->held + k, (p->n_held - k) * sizeof(*p->held));
+	p->n_iov -= segs;
+	p->n_held -= k;
+}
+
+/* Kicks off while the device has buffers to fill (the guest then adds
+ * more without exits); on when it waits for them. */
+static void rx_quiet(struct net_pair *p, struct virtq *q)
+{
+	if (p->rx_notify) {
+		virtq_disable_notify(q);
+		p->rx_notify = false;
+	}
+}
+
+/* Before waiting for buffers: ask for a kick; true if some came meanwhile. */
+static bool rx_arm(struct net_pair *p, struct virtq *q)
+{
+	p->rx_notify = true;
+	if (!virtq_enable_notify(q))
+		return false;
+	rx_quiet(p, q);
+	return true;
+}
+
+/* The frame read cannot be delivered: gone. Without MRG_RXBUF the buffer
+ * that was too small goes back empty; merged buffers stay for the next. */
+static enum rx_result rx_drop(struct virtio_net *n, struct net_pair *p, struct virtq *q)
+{
+	if (!rx_mrg(n) && p->n_held) {
+		if (virtq_push(q, p->held[0].head, 0))
 			return RX_BROKEN;
+		p->rx_pushed++;
+		rx_consume(p, 1);
+	}
+	p->rx_len = 0;
+	NET_STAT_ADD(n, rx_dropped, 1);
 	return RX_DONE;
 }
 
-/* The next frame for pair p: a queued reply (pair 0) or the backend's. */
-static ssize_t rx_next(struct virtio_net *n, unsigned int pi)
+/*
+ * Hand the frame read (p->rx_len bytes, header first, already in the held
+ * buffers but for what spilled) to the guest: the buffers it fills, all
+ * published at once, num_buffers set in the first.
+ */
+static enum rx_result rx_deliver(struct virtio_net *n, struct net_pair *p, struct virtq *q)
 {
-	struct net_pair *p = &n->pair[pi];
+	size_t len = p->rx_len, off = 0;
+	uint16_t nbuf;
+	unsigned int k;
+
+	if (len > p->held_cap) {
+		if (!rx_mrg(n) || len - p->rx_spilled_at > NET_FRAME_MAX)
+			return rx_drop(n, p, q); /* cannot fit / truncated */
+		if (rx_top_up(n, p, q, len) < 0)
+			return RX_BROKEN;
+		if (len > p->held_cap) {
+			if (p->n_held == NET_RX_CHAINS || NET_RX_IOV - p->n_iov < NET_SEGS)
+				return rx_drop(n, p, q); /* would need too many */
+			return RX_NO_BUFFERS;
+		}
+		virtq_buf_to_iov(p->iov, p->n_iov, p->rx_spilled_at, p->spill,
+				 len - p->rx_spilled_at);
+	}
+	for (k = 0; off < len; k++) {
+		uint32_t l = len - off < p->held[k].cap ? (uint32_t)(len - off) : p->held[k].cap;
+
+		if (virtq_fill(q, k, p->held[k].head, l))
+			return RX_BROKEN;
+		off += l;
+	}
+	nbuf = (uint16_t)k;
+	virtq_buf_to_iov(p->iov, p->held[0].n_iov, 10, &nbuf, 2);
+	if (virtq_flush(q, k))
+		return RX_BROKEN;
+	p->rx_pushed += k;
+	rx_consume(p, k);
+	p->rx_len = 0;
+	NET_STAT_ADD(n, rx_packets, 1);
+	NET_STAT_ADD(n, rx_bytes, len - NET_VNET_HDR_LEN);
+	return RX_DONE;
+}
+
+/* Receive from pair p's backend into iov; on failure for good, the link
+ * goes down (STATUS, config interrupt). Length or -errno. */
+static ssize_t rx_backend(struct virtio_net *n, struct net_pair *p, int cnt)
+{
 	ssize_t r;
 
-	if (pi == 0 && n->inject_n) {
-		size_t l = n->inject_len[n->inject_head];
-
-		memcpy(p->rxbuf, n->inject[n->inject_head], l);
-		n->inject_head = (n->inject_head + 1) % NET_INJECT_SLOTS;
-		n->inject_n--;
-		return (ssize_t)l;
-	}
 	do
-		r = p->be->ops->recv(p->be, p->rxbuf, NET_FRAME_MAX);
+		r = p->be->ops->recv(p->be, p->iov, cnt);
 	while (r == NET_BE_RECONNECTED);
 	if (r == 0 || (r < 0 && r != -EAGAIN && r != -EINTR)) {
-		/* not retried: a dead fd would make poll() spin. The guest
-		 * sees the link go down (STATUS, config interrupt). */
+		/* not retried: a dead fd would make poll() spin */
 		error("virtio-net: %s: %s backend %s, link down", n->name, p->be->kind,
 		      r ? strerror((int)-r) : "closed");
 		p->be_dead = true;
@@ -131,43 +190,94 @@ static ssize_t rx_next(struct virtio_net *n, unsigned int pi)
 	return r;
 }
 
+/*
+ * Read the next frame for pair pi into its held buffers (spill last): a
+ * queued reply (pair 0) or the backend's. Its length, or -errno.
+ */
+static ssize_t rx_read(struct virtio_net *n, unsigned int pi)
+{
+	struct net_pair *p = &n->pair[pi];
+	int cnt = (int)p->n_iov + 1;
+
+	p->iov[p->n_iov] = (struct iovec){p->spill, NET_FRAME_MAX};
+	if (pi == 0 && n->inject_n) {
+		size_t l = n->inject_len[n->inject_head];
+
+		virtq_buf_to_iov(p->iov, (unsigned int)cnt, 0, n->inject[n->inject_head], l);
+		n->inject_head = (n->inject_head + 1) % NET_INJECT_SLOTS;
+		n->inject_n--;
+		return (ssize_t)l;
+	}
+	return rx_backend(n, p, cnt);
+}
+
+/*
+ * The backend hung up while the guest gives no buffers: read what it still
+ * has (dropped: nowhere to put it) until it reports the end, or reconnects.
+ */
+static void rx_hangup(struct virtio_net *n, unsigned int pi)
+{
+	struct net_pair *p = &n->pair[pi];
+
+	if (p->rx_len || p->n_held || p->be_dead)
+		return;
+	p->iov[0] = (struct iovec){p->spill, NET_FRAME_MAX};
+	if (rx_backend(n, p, 1) >= 0)
+		NET_STAT_ADD(n, rx_dropped, 1);
+}
+
+/* One step of rx_pump: RX_DONE to go on, RX_NO_BUFFERS to stop. */
+static enum rx_result rx_step(struct virtio_net *n, unsigned int pi, struct virtq *q, bool *idle)
+{
+	struct net_pair *p = &n->pair[pi];
+	ssize_t l;
+
+	if (!p->rx_len) {
+		if (rx_top_up(n, p, q, rx_want(n)) < 0)
+			return RX_BROKEN;
+		if (!p->n_held)
+			return RX_NO_BUFFERS;
+		l = rx_read(n, pi);
+		if (l < 0) {
+			*idle = true;
+			return RX_DONE;
+		}
+		if (l < NET_VNET_HDR_LEN)
+			return RX_DONE; /* not a frame: skip it */
+		p->rx_len = (size_t)l;
+		p->rx_spilled_at = p->held_cap;
+	}
+	return rx_deliver(n, p, q);
+}
+
 static void rx_pump(struct virtio_net *n, unsigned int pi)
 {
 	struct net_pair *p = &n->pair[pi];
 	struct virtq *q = virtio_pci_queue(&n->vp, 2 * pi);
-	unsigned int budget, done = 0;
+	unsigned int budget;
+	bool idle = false;
 
 	if (!q)
 		return;
 	p->rx_more = false;
-	for (budget = RX_BUDGET; budget; budget--) {
-		enum rx_result r;
+	p->rx_pushed = 0;
+	rx_quiet(p, q);
+	for (budget = RX_BUDGET; budget && !idle; budget--) {
+		enum rx_result r = rx_step(n, pi, q, &idle);
 
-		if (!p->rx_len) {
-			ssize_t l = rx_next(n, pi);
-
-			if (l < NET_VNET_HDR_LEN)
-				break;
-			p->rx_len = (size_t)l;
-		}
-		r = rx_deliver(n, q, p->rxbuf, p->rx_len);
 		if (r == RX_BROKEN) {
 			virtio_pci_needs_reset(&n->vp);
 			return;
 		}
-		if (r == RX_RETRY)
-			continue; /* buffers came meanwhile */
-		if (r == RX_NO_BUFFERS) {
+		if (r == RX_NO_BUFFERS && !rx_arm(p, q)) {
 			p->rx_wait_guest = true; /* until the guest kicks */
 			break;
 		}
-		p->rx_len = 0;
-		done++;
 	}
 	/* out of budget: come back without sleeping (a stream backend may
 	 * hold whole frames that no poll() would report) */
-	p->rx_more = !budget;
-	if (done && virtq_should_notify(q))
+	p->rx_more = !budget && !idle;
+	if (p->rx_pushed && virtq_should_notify(q))
 		virtio_pci_queue_interrupt(&n->vp, 2 * pi);
 }
 
@@ -215,8 +325,14 @@ static void tx_one(struct virtio_net *n, struct net_pair *p, const struct virtq_
 		return;
 	}
 	if (n->att.dhcp && flen <= NET_PEEK) {
-		virtq_iov_to_buf(e->out, e->n_out, NET_VNET_HDR_LEN, n->peek, flen);
+		/* the headers first (Ethernet, IPv4 with options, UDP ports):
+		 * the whole frame only when it may be ours */
+		size_t h = flen < TX_PEEK_HDRS ? flen : TX_PEEK_HDRS;
+
+		virtq_iov_to_buf(e->out, e->n_out, NET_VNET_HDR_LEN, n->peek, h);
 		if (tx_maybe_ours(n, n->peek, flen)) {
+			virtq_iov_to_buf(e->out, e->n_out, NET_VNET_HDR_LEN + h, n->peek + h,
+					 flen - h);
 			r = net_intercept(&n->att, n->peek, flen, n->reply, sizeof(n->reply));
 			if (r >= 0) {
 				if (r > 0)
@@ -324,8 +440,13 @@ static bool io_update(struct virtio_net *n, bool *activated)
 		n->active_pairs = 1;
 		n->inject_n = 0;
 		for (i = 0; i < n->pairs; i++) {
-			n->pair[i].rx_len = 0;
-			n->pair[i].rx_wait_guest = false;
+			struct net_pair *p = &n->pair[i];
+
+			p->n_held = p->n_iov = 0;
+			p->held_cap = 0;
+			p->rx_len = 0;
+			p->rx_notify = true;
+			p->rx_wait_guest = false;
 		}
 	}
 	pthread_cond_broadcast(&n->cond);
@@ -335,14 +456,14 @@ static bool io_update(struct virtio_net *n, bool *activated)
 
 struct io_fds {
 	struct pollfd pfd[2 * VIRTIO_PCI_MAX_QUEUES + 2];
-	int kind[2 * VIRTIO_PCI_MAX_QUEUES + 2]; /* -1 ctl, 0 kick, 1 backend */
+	int kind[2 * VIRTIO_PCI_MAX_QUEUES + 2]; /* -1 ctl, 0 kick, 1 backend, 2 hangup */
 	unsigned int queue[2 * VIRTIO_PCI_MAX_QUEUES + 2];
 	unsigned int n;
 };
 
 static void fds_add(struct io_fds *f, int fd, int kind, unsigned int queue)
 {
-	f->pfd[f->n] = (struct pollfd){.fd = fd, .events = POLLIN};
+	f->pfd[f->n] = (struct pollfd){.fd = fd, .events = kind == 2 ? 0 : POLLIN};
 	f->kind[f->n] = kind;
 	f->queue[f->n++] = queue;
 }
@@ -361,8 +482,14 @@ static int io_fds_build(struct virtio_net *n, bool active, struct io_fds *f)
 	for (i = 0; i < n->active_pairs; i++) {
 		fds_add(f, virtio_pci_kick_fd(&n->vp, 2 * i), 0, 2 * i);
 		fds_add(f, virtio_pci_kick_fd(&n->vp, 2 * i + 1), 0, 2 * i + 1);
-		if (n->pair[i].rx_wait_guest || n->pair[i].be_dead)
+		if (n->pair[i].be_dead)
 			continue;
+		if (n->pair[i].rx_wait_guest) {
+			/* no frame pending: notice the backend closing */
+			if (!n->pair[i].rx_len && !n->pair[i].n_held && n->pair[i].be->fd >= 0)
+				fds_add(f, n->pair[i].be->fd, 2, i);
+			continue;
+		}
 		if (n->pair[i].be->fd >= 0)
 			fds_add(f, n->pair[i].be->fd, 1, i);
 		else
@@ -431,6 +558,8 @@ static void *io_main(void *arg)
 				io_kick(n, f.queue[i]);
 			} else if (f.kind[i] == 1 && f.pfd[i].revents) {
 				rx_pump(n, f.queue[i]);
+			} else if (f.kind[i] == 2 && f.pfd[i].revents) {
+				rx_hangup(n, f.queue[i]);
 			}
 		}
 		for (i = 0; active && i < n->active_pairs; i++) {

@@ -174,20 +174,34 @@ int virtq_pop(struct virtq *q, struct virtq_elem *e)
 	return virtq_walk(q, e, head);
 }
 
-int virtq_push(struct virtq *q, uint16_t head, uint32_t len)
+int virtq_fill(struct virtq *q, unsigned int i, uint16_t head, uint32_t len)
 {
 	uint8_t *slot;
 
-	if (q->broken || !q->size)
+	if (q->broken || !q->size || i >= q->size)
 		return -EIO;
-	slot = q->used_h + USED_RING + 8u * (q->used_idx % q->size);
+	slot = q->used_h + USED_RING + 8u * ((uint16_t)(q->used_idx + i) % q->size);
 	__atomic_store_n((uint32_t *)(void *)slot, (uint32_t)head, __ATOMIC_RELAXED);
 	__atomic_store_n((uint32_t *)(void *)(slot + 4), len, __ATOMIC_RELAXED);
-	q->used_idx++;
-	/* §2.7.8: the element must be visible before the new used idx */
+	return 0;
+}
+
+int virtq_flush(struct virtq *q, unsigned int n)
+{
+	if (q->broken || !q->size || n > q->size)
+		return -EIO;
+	q->used_idx = (uint16_t)(q->used_idx + n);
+	/* §2.7.8: the elements must be visible before the new used idx */
 	__atomic_thread_fence(__ATOMIC_RELEASE);
 	store16(q->used_h, USED_IDX, q->used_idx);
 	return 0;
+}
+
+int virtq_push(struct virtq *q, uint16_t head, uint32_t len)
+{
+	int r = virtq_fill(q, 0, head, len);
+
+	return r ? r : virtq_flush(q, 1);
 }
 
 bool virtq_should_notify(struct virtq *q)

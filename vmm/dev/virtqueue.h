@@ -106,6 +106,14 @@ int virtq_pop(struct virtq *q, struct virtq_elem *e);
 /* Return a chain to the driver with len bytes written. 0 or -EIO. */
 int virtq_push(struct virtq *q, uint16_t head, uint32_t len);
 /*
+ * The same in two steps, for chains the driver must see together (one
+ * merged RX frame): virtq_fill() writes the i-th used element past the
+ * published ones without publishing it; virtq_flush() then publishes the
+ * first n filled elements at once. 0 or -EIO.
+ */
+int virtq_fill(struct virtq *q, unsigned int i, uint16_t head, uint32_t len);
+int virtq_flush(struct virtq *q, unsigned int n);
+/*
  * After one or more pushes: does the driver want an interrupt now?
  * (VIRTQ_AVAIL_F_NO_INTERRUPT or used_event, §2.7.10). Updates the
  * "signalled" bookkeeping, so call it once per interrupt decision.

@@ -51,11 +51,14 @@ struct net_backend;
 
 struct net_backend_ops {
 	/*
-	 * Receive one frame (header included) into buf. Returns its length,
-	 * -EAGAIN when nothing is pending, NET_BE_RECONNECTED after the
-	 * backend replaced its fd, or another -errno.
+	 * Receive one frame (header included), scattered over iov in order
+	 * (readv()'s contract: iovcnt <= IOV_MAX). Returns the frame's whole
+	 * length, which is larger than the iov's total when the frame was
+	 * truncated (the bytes past the end are lost), -EAGAIN when nothing
+	 * is pending, NET_BE_RECONNECTED after the backend replaced its fd,
+	 * or another -errno.
 	 */
-	ssize_t (*recv)(struct net_backend *be, void *buf, size_t cap);
+	ssize_t (*recv)(struct net_backend *be, const struct iovec *iov, int iovcnt);
 	/* Send one frame (header included) gathered from iov. Returns 0 or
 	 * -errno; a frame that cannot be sent now is dropped, not queued. */
 	int (*send)(struct net_backend *be, const struct iovec *iov, int iovcnt);

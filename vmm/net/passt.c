@@ -308,9 +308,14 @@ static void passt_disconnect(struct passt_be *p, const char *why)
 	p->be.fd = p->ctl;
 }
 
-/* Hand out one complete frame from the stream buffer, if there is one. */
-static ssize_t passt_take(struct passt_be *p, void *buf, size_t cap)
+/*
+ * Hand out one complete frame from the stream buffer, if there is one,
+ * behind a zeroed vnet header; what iov cannot hold is lost (the whole
+ * length is returned, as a tap does).
+ */
+static ssize_t passt_take(struct passt_be *p, const struct iovec *iov, int iovcnt)
 {
+	static const uint8_t zero_hdr[NET_VNET_HDR_LEN];
 	size_t avail = p->rx_tail - p->rx_head;
 	uint32_t len;
 
@@ -324,14 +329,12 @@ static ssize_t passt_take(struct passt_be *p, void *buf, size_t cap)
 	if (avail < 4 + (size_t)len)
 		return -EAGAIN;
 	p->rx_head += 4 + len;
-	if (cap < NET_VNET_HDR_LEN + (size_t)len)
-		return -EAGAIN; /* caller's buffer too small: drop this frame */
-	memset(buf, 0, NET_VNET_HDR_LEN);
-	memcpy((uint8_t *)buf + NET_VNET_HDR_LEN, p->rx + p->rx_head - len, len);
+	pkt_iov_put(iov, iovcnt, 0, zero_hdr, NET_VNET_HDR_LEN);
+	pkt_iov_put(iov, iovcnt, NET_VNET_HDR_LEN, p->rx + p->rx_head - len, len);
 	return NET_VNET_HDR_LEN + (ssize_t)len;
 }
 
-static ssize_t passt_recv(struct net_backend *be, void *buf, size_t cap)
+static ssize_t passt_recv(struct net_backend *be, const struct iovec *iov, int iovcnt)
 {
 	struct passt_be *p = (struct passt_be *)be;
 	ssize_t n;
@@ -342,7 +345,7 @@ static ssize_t passt_recv(struct net_backend *be, void *buf, size_t cap)
 			return -EAGAIN;
 		return n < 0 ? n : NET_BE_RECONNECTED;
 	}
-	n = passt_take(p, buf, cap);
+	n = passt_take(p, iov, iovcnt);
 	if (n != -EAGAIN)
 		return n;
 	/* compact, then read what the socket has */
@@ -359,7 +362,7 @@ static ssize_t passt_recv(struct net_backend *be, void *buf, size_t cap)
 	if (n < 0)
 		return -EAGAIN;
 	p->rx_tail += (size_t)n;
-	return passt_take(p, buf, cap);
+	return passt_take(p, iov, iovcnt);
 }
 
 static int passt_send(struct net_backend *be, const struct iovec *iov, int iovcnt)

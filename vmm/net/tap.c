@@ -17,9 +17,10 @@ struct tap_be {
 	struct net_backend be;
 };
 
-static ssize_t tap_recv(struct net_backend *be, void *buf, size_t cap)
+/* tun_put_user() copies what fits and returns the whole frame's length */
+static ssize_t tap_recv(struct net_backend *be, const struct iovec *iov, int iovcnt)
 {
-	ssize_t n = read(be->fd, buf, cap);
+	ssize_t n = readv(be->fd, iov, iovcnt);
 
 	if (n < 0)
 		return -errno;
