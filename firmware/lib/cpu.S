@@ -148,10 +148,9 @@ fw_cpl3_enter:
  * bool fw_cpl3_resume(ret rdi, val rsi): the CPL0 side is saved on its own
  * stack (rflags, callee-saved registers, val) and its rsp in fw_cpl0_rsp;
  * fw_cpl0_back (from fw_trap, on the TSS stack) comes back to it.
+ * CPL0_SAVE is that save, shared by both.
  */
-	.text
-	.globl fw_cpl3_run, fw_cpl3_resume, fw_cpl0_back
-fw_cpl3_run:
+.macro CPL0_SAVE val
 	pushfq
 	pushq %rbx
 	pushq %rbp
@@ -159,9 +158,15 @@ fw_cpl3_run:
 	pushq %r13
 	pushq %r14
 	pushq %r15
-	pushq %rcx
+	pushq \val
 	movq %rsp, fw_cpl0_rsp(%rip)
 	movb $1, fw_cpl3_running(%rip)
+.endm
+
+	.text
+	.globl fw_cpl3_run, fw_cpl3_resume, fw_cpl0_back
+fw_cpl3_run:
+	CPL0_SAVE %rcx
 	subq $8, %rdx                /* fn returns into fw_cpl3_done */
 	leaq fw_cpl3_done(%rip), %rax
 	movq %rax, (%rdx)
@@ -177,16 +182,7 @@ fw_cpl3_run:
 	iretq
 
 fw_cpl3_resume:
-	pushfq
-	pushq %rbx
-	pushq %rbp
-	pushq %r12
-	pushq %r13
-	pushq %r14
-	pushq %r15
-	pushq %rsi
-	movq %rsp, fw_cpl0_rsp(%rip)
-	movb $1, fw_cpl3_running(%rip)
+	CPL0_SAVE %rsi
 	leaq fw_cpl3_frame(%rip), %rsp  /* iretq from the saved frame */
 	movq %rdi, 14*8(%rsp)         /* its rax: fw_cpl3_yield's result */
 	xorl %eax, %eax
