@@ -130,8 +130,12 @@ fw_trap_stubs:
 	.text
 	.globl fw_cpl3_enter
 fw_cpl3_enter:
-	subq $8, %rdx                /* fake return address 0: returning faults */
-	movq $0, (%rdx)
+	xorl %eax, %eax              /* fake return address 0: returning faults */
+/* fn rdi, arg rsi, user_sp rdx, fn's return address rax: iretq to fn(arg)
+ * at CPL3 (fw_cpl3_run comes here too) */
+cpl3_iret:
+	subq $8, %rdx
+	movq %rax, (%rdx)
 	pushq $(FW_SEL_UDATA | 3)
 	pushq %rdx
 	pushq $0x2                   /* rflags: IF=0, IOPL=0 */
@@ -167,19 +171,8 @@ fw_cpl3_enter:
 	.globl fw_cpl3_run, fw_cpl3_resume, fw_cpl0_back
 fw_cpl3_run:
 	CPL0_SAVE %rcx
-	subq $8, %rdx                /* fn returns into fw_cpl3_done */
-	leaq fw_cpl3_done(%rip), %rax
-	movq %rax, (%rdx)
-	pushq $(FW_SEL_UDATA | 3)
-	pushq %rdx
-	pushq $0x2                   /* rflags: IF=0, IOPL=0 */
-	pushq $(FW_SEL_UCODE64 | 3)
-	pushq %rdi
-	movq %rsi, %rdi
-	xorl %eax, %eax
-	movl %eax, %ds
-	movl %eax, %es
-	iretq
+	leaq fw_cpl3_done(%rip), %rax /* fn returns into fw_cpl3_done */
+	jmp cpl3_iret
 
 fw_cpl3_resume:
 	CPL0_SAVE %rsi
