@@ -68,23 +68,3 @@ size_t pkt_udp4_finish(uint8_t *buf, const uint8_t dst_mac[6], const uint8_t src
 	pkt_put16(udp->csum, c ? c : 0xffff); /* 0 means "no checksum" */
 	return PKT_ETH_HLEN + sizeof(*ip) + udp_len;
 }
-
-size_t pkt_iov_put(const struct iovec *iov, int iovcnt, size_t off, const void *buf, size_t len)
-{
-	const uint8_t *src = buf;
-	size_t done = 0;
-
-	for (int i = 0; i < iovcnt && done < len; i++) {
-		size_t l = iov[i].iov_len, c;
-
-		if (off >= l) {
-			off -= l;
-			continue;
-		}
-		c = l - off < len - done ? l - off : len - done;
-		memcpy((uint8_t *)iov[i].iov_base + off, src + done, c);
-		done += c;
-		off = 0;
-	}
-	return done;
-}

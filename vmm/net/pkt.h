@@ -13,7 +13,6 @@
 
 #include <stddef.h>
 #include <stdint.h>
-#include <sys/uio.h>
 
 #define PKT_ETH_HLEN	   14
 #define PKT_ETHERTYPE_IPV4 0x0800
@@ -90,12 +89,5 @@ uint16_t pkt_csum_fold(uint32_t sum);
 size_t pkt_udp4_finish(uint8_t *buf, const uint8_t dst_mac[6], const uint8_t src_mac[6],
 		       uint32_t saddr, uint32_t daddr, uint16_t sport, uint16_t dport,
 		       size_t payload_len);
-
-/*
- * Copy len bytes of buf into the bytes [off, off + len) of an iovec list,
- * as far as the list reaches (a receive into a caller's scattered buffer).
- * Returns the bytes copied.
- */
-size_t pkt_iov_put(const struct iovec *iov, int iovcnt, size_t off, const void *buf, size_t len);
 
 #endif /* VMLET_NET_PKT_H */
