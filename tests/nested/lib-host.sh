@@ -29,9 +29,10 @@ mods_pick() {
 	sort -u "$dst/modules.dep.new" >"$dst/modules.dep" && rm "$dst/modules.dep.new"
 }
 
-# cpio_gz DIR OUT: DIR as a gzip'd newc cpio (an initramfs)
-cpio_gz() {
-	(cd "$1" && find . | LC_ALL=C sort | cpio -o -H newc --quiet | gzip -1) >"$2"
+# cpio_img DIR OUT: DIR as a newc cpio (an initramfs), not compressed: the
+# guest kernels would inflate it emulated, at every boot
+cpio_img() {
+	(cd "$1" && find . | LC_ALL=C sort | cpio -o -H newc --quiet) >"$2"
 }
 
 # copy_prog DST PROG: a dynamic program and the libraries it loads, by the

@@ -16,7 +16,7 @@ l2_cmdline() {
 # status. TIMEBOX (default 150 s) bounds it.
 vmlet_run() {
 	timeout -s KILL "${TIMEBOX:-150}" vmlet run -f "$D/vm.yaml" --kernel /l2/vmlinuz \
-		--initrd /l2/initrd.gz --cmdline "$(l2_cmdline)" --console stdio --log-format text \
+		--initrd /l2/initrd.img --cmdline "$(l2_cmdline)" --console stdio --log-format text \
 		${VENDOR:+--cpu-vendor $VENDOR} "$@" 2>"$D/vmm.log"
 }
 
@@ -28,7 +28,7 @@ qemu_run() {
 		-cpu "host${VENDOR:+,vendor=$(vendor_id "$VENDOR")}" -M q35 \
 		-smp "$(cat "$D/qemu.smp")" -m "$(cat "$D/qemu.mem")" \
 		-nodefaults -no-user-config -nographic -display none -no-reboot -serial stdio \
-		-kernel /l2/vmlinuz -initrd /l2/initrd.gz -append "$(l2_cmdline)" "$@" 2>"$D/vmm.log"
+		-kernel /l2/vmlinuz -initrd /l2/initrd.img -append "$(l2_cmdline)" "$@" 2>"$D/vmm.log"
 }
 
 vendor_id() { case $1 in intel) echo GenuineIntel ;; *) echo AuthenticAMD ;; esac; }
