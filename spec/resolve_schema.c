@@ -142,7 +142,7 @@ static const struct field devices[] = {
     {"disableHotplug", T_BOOL, NULL, false},
     {"useVirtioTransitional", T_BOOL, NULL, false},
     {"blockMultiQueue", T_BOOL, NULL, false},
-    {"networkInterfaceMultiQueue", T_BOOL, NULL, false},
+    {"networkInterfaceMultiqueue", T_BOOL, NULL, false},
     {"rng", T_MAP, NULL, false},
     {"tpm", T_MAP, NULL, false},
     {"sound", T_MAP, NULL, false},

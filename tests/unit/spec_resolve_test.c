@@ -436,6 +436,33 @@ static void test_seed_era_forms(void)
 	CHECK(said(NULL, "seed-era"));
 }
 
+/* KubeVirt's key is devices.networkInterfaceMultiqueue (lower-case q): the
+ * preference fills it only when the VM leaves it unset, and no other
+ * spelling appears in the VMI. */
+static void test_network_multiqueue(void)
+{
+	char text[16384];
+	const struct node *devs;
+
+	snprintf(text, sizeof(text), "%s%s",
+		 vm_with("  preference:\n    name: p\n",
+			 "        memory:\n          guest: 1Gi\n"),
+		 PREF("p", "  devices:\n    preferredNetworkInterfaceMultiQueue: true\n"));
+	replace(text, "devices: {}", "devices:\n          networkInterfaceMultiqueue: false");
+	CHECK(resolve(text) == 0);
+	devs = vmi("spec.domain.devices");
+	CHECK_STR(node_text(node_get(devs, "networkInterfaceMultiqueue")), "false");
+	CHECK(node_get(devs, "networkInterfaceMultiQueue") == NULL);
+	CHECK_STR(node_get(devs, "networkInterfaceMultiqueue")->origin, "VM vm");
+
+	replace(text, "devices:\n          networkInterfaceMultiqueue: false", "devices: {}");
+	CHECK(resolve(text) == 0);
+	devs = vmi("spec.domain.devices");
+	CHECK_STR(node_text(node_get(devs, "networkInterfaceMultiqueue")), "true");
+	CHECK_STR(node_get(devs, "networkInterfaceMultiqueue")->origin, "preference p");
+	CHECK(node_get(devs, "networkInterfaceMultiQueue") == NULL);
+}
+
 int main(void)
 {
 	session_init(&S);
@@ -450,6 +477,7 @@ int main(void)
 	TEST_RUN(test_presets);
 	TEST_RUN(test_validation);
 	TEST_RUN(test_seed_era_forms);
+	TEST_RUN(test_network_multiqueue);
 	session_free(&S);
 	return test_summary();
 }
