@@ -7,7 +7,7 @@
  * seed-era VirtualMachineInstance / kubevirt.io/v1alpha1 VirtualMachine),
  * instancetypes, preferences, presets, ControllerRevisions, PVCs,
  * DataVolumes and DataSources. Resolution follows
- * ../shared/spec/kubevirt-semantics.md.
+ * tests/conformance/kubevirt-semantics.md.
  *
  * Errors are printed by the library itself on stderr, one per line, as
  *   FILE:LINE:COL: FIELD.PATH: message
