@@ -6,8 +6,8 @@
  * "The cluster" is every object in every input: a VirtualMachine (or a
  * seed-era VirtualMachineInstance / kubevirt.io/v1alpha1 VirtualMachine),
  * instancetypes, preferences, presets, ControllerRevisions, PVCs,
- * DataVolumes and DataSources. Resolution follows
- * ../shared/spec/kubevirt-semantics.md.
+ * DataVolumes and DataSources. Resolution follows the rules of
+ * docs/resolution.md.
  *
  * Errors are printed by the library itself on stderr, one per line, as
  *   FILE:LINE:COL: FIELD.PATH: message
