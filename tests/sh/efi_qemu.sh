@@ -19,11 +19,9 @@ BIOS=/usr/share/qemu/qboot.rom
 make -s build/fw/efi.elf || { echo "FAIL: cannot build build/fw/efi.elf"; exit 1; }
 tests/efi/build-efi.sh tests/efi/testapp.c "$TMPD/testapp.efi" || exit 1
 
-# The CPU model: qemu64 (what any x86-64 KVM host can give, AMD or Intel)
-# plus RDRAND, which the firmware's EFI_RNG_PROTOCOL needs and the test app
-# checks. Not the host's model: the oracle must not depend on the machine's
-# CPU (on an EPYC host under kvm-pvm, QEMU's -cpu host aborts on MSR 0x10a).
-QCPU=qemu64,+rdrand
+# The CPU model (see QEMU_CPU_INTEL in tests/lib/sh.sh) plus RDRAND, which
+# the firmware's EFI_RNG_PROTOCOL needs and the test app checks.
+QCPU=$QEMU_CPU_INTEL,+rdrand
 
 run_qemu() { # disk cmdline out
 	timeout 120 qemu-system-x86_64 -enable-kvm -cpu "$QCPU" -m 128 \
