@@ -21,7 +21,7 @@ void cluster_init(struct cluster *c)
 	memset(c, 0, sizeof(*c));
 	arena_init(&c->a);
 	diag_init(&c->d, &c->a);
-	doc_list_init(&c->docs);
+	yaml_doc_list_init(&c->docs);
 	c->tail = &c->objs;
 }
 
@@ -201,7 +201,7 @@ static const char *revision_data_schema(const struct node *data)
 	};
 	const char *kind = node_sval(node_get(data, "kind"));
 
-	if (!kind || strcmp(str_or_empty(node_get(data, "apiVersion")),
+	if (!kind || strcmp(resolve_str(node_get(data, "apiVersion")),
 			    "instancetype.kubevirt.io/v1beta1") != 0)
 		return NULL;
 	for (unsigned int i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++)
@@ -210,7 +210,7 @@ static const char *revision_data_schema(const struct node *data)
 	return NULL;
 }
 
-/* Strict decoding of a classified object (spec/decode.c). */
+/* Strict decoding of a classified object (spec/schema_decode.c). */
 static int decode_object(struct cluster *c, const struct object *o)
 {
 	const char *kind = node_sval(node_get(o->root, "kind"));
@@ -275,7 +275,7 @@ static int add_object(struct cluster *c, struct node *root)
 	if (o->kind == OBJ_OTHER) {
 		if (kind)
 			diag_warn(&c->d, root, NULL, "ignoring %s %s: not used by resolution",
-				  str_or_empty(node_get(root, "apiVersion")), kind);
+				  resolve_str(node_get(root, "apiVersion")), kind);
 		else
 			diag_warn(&c->d, root, NULL,
 				  "ignoring a document without kind: not a Kubernetes object");
@@ -300,7 +300,7 @@ int cluster_add_text(struct cluster *c, const char *file, const char *text, size
 	struct doc *d;
 	int ret;
 
-	doc_list_init(&l);
+	yaml_doc_list_init(&l);
 	ret = yaml_load(&c->a, &c->d, arena_strdup(&c->a, file), text, len, &l);
 	if (ret)
 		return ret;
@@ -317,7 +317,7 @@ static int read_fd(int fd, char **buf, size_t *len)
 	ssize_t r;
 
 	if (!p)
-		return -ENOMEM;
+		spec_oom();
 	for (;;) {
 		if (n == cap) {
 			if (cap >= SPEC_MAX_INPUT) {
@@ -326,10 +326,8 @@ static int read_fd(int fd, char **buf, size_t *len)
 			}
 			cap *= 2;
 			q = realloc(p, cap);
-			if (!q) {
-				free(p);
-				return -ENOMEM;
-			}
+			if (!q)
+				spec_oom();
 			p = q;
 		}
 		r = read(fd, p + n, cap - n);

@@ -3,7 +3,7 @@
  * resolve_admit.c - the admission rules of instancetype and preference
  * objects (docs/resolution.md §1, §12, §7.4), checked on the object resolution
  * uses. Field names, types, enums and required fields were checked when
- * the object was loaded (spec/decode.c).
+ * the object was loaded (spec/schema_decode.c).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -13,11 +13,11 @@
 
 static const char *describe(struct resolver *r, const struct node *obj)
 {
-	return arena_printf(r->a, "%s \"%s\"", str_or_empty(node_get(obj, "kind")),
-			    str_or_empty(node_path(obj, "metadata.name")));
+	return arena_printf(r->a, "%s \"%s\"", resolve_str(node_get(obj, "kind")),
+			    resolve_str(node_path(obj, "metadata.name")));
 }
 
-int schema_check_instancetype(struct resolver *r, const struct node *obj)
+int admit_instancetype(struct resolver *r, const struct node *obj)
 {
 	const char *what = describe(r, obj);
 	const struct node *mem = node_path(obj, "spec.memory"), *oc;
@@ -47,7 +47,7 @@ int schema_check_instancetype(struct resolver *r, const struct node *obj)
 	return 0;
 }
 
-int schema_check_preference(struct resolver *r, const struct node *obj)
+int admit_preference(struct resolver *r, const struct node *obj)
 {
 	const char *what = describe(r, obj);
 	const struct node *spec = node_get(obj, "spec");

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* spec/schema.c (the table generated from KubeVirt's swagger.json: lookups
- * and the walk) and spec/decode.c (strict decoding against it). */
+ * and the walk) and spec/schema_decode.c (strict decoding against it). */
 #include <errno.h>
 #include <stdlib.h>
 
@@ -121,7 +121,7 @@ static struct node *decode(struct decoded *x, const char *type, bool legacy, con
 {
 	arena_init(&x->a);
 	diag_init(&x->d, &x->a);
-	doc_list_init(&x->l);
+	yaml_doc_list_init(&x->l);
 	if (yaml_load(&x->a, &x->d, "t.yaml", text, strlen(text), &x->l) || !x->l.head) {
 		x->ret = -EIO;
 		return NULL;

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * decode.c - strict decoding of every object of the cluster against
+ * schema_decode.c - strict decoding of every object of the cluster against
  * KubeVirt's API schema (spec/schema.h), as the API server does with
  * kubectl's default strict field validation: an unknown field, a value of
  * the wrong type, a value outside its enum or a missing required field is
@@ -131,7 +131,7 @@ static void scalar(struct dec *x, const struct node *n, const struct schema_val 
 			bad(x, n, schema_kind_text(v->kind));
 		return;
 	case SK_QUANTITY:
-		if (!qty_of(n, &q))
+		if (!resolve_qty(n, &q))
 			bad(x, n, schema_kind_text(v->kind));
 		else if (q.nanos < 0)
 			bad(x, n, "a non-negative quantity");
