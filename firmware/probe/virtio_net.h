@@ -7,8 +7,8 @@
  * requests for its own address all along, and reports one nic= line
  * (firmware/abi.h).
  */
-#ifndef FW_LIB_VIRTIO_NET_H
-#define FW_LIB_VIRTIO_NET_H
+#ifndef FW_PROBE_VIRTIO_NET_H
+#define FW_PROBE_VIRTIO_NET_H
 
 #include "firmware/lib/fw.h"
 #include "firmware/lib/pci.h"
@@ -40,4 +40,4 @@ void fw_virtio_net_hostile(struct fw_buf *out, const struct fw_pci_fn *f, uint64
  * continuing from sum. */
 uint32_t fw_inet_sum(uint32_t sum, const void *p, size_t n);
 
-#endif /* FW_LIB_VIRTIO_NET_H */
+#endif /* FW_PROBE_VIRTIO_NET_H */
