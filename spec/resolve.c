@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * resolve.c - the resolution pipeline (semantics §2), in KubeVirt's order,
+ * resolve.c - the resolution pipeline (docs/resolution.md §2), in KubeVirt's order,
  * and helpers shared by the resolve_*.c steps.
  */
 #include <ctype.h>

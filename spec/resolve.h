@@ -139,7 +139,7 @@ const char *str_or_empty(const struct node *n);
 bool qty_of(const struct node *n, struct quantity *q);
 /* lower-case copy */
 char *lower(struct arena *a, const char *s);
-/* effective topology (§0.2) and guest memory of a VMI spec */
+/* effective topology (resolution.md §0.2) and guest memory of a VMI spec */
 void effective_topology(const struct node *spec, uint32_t out[3]);
 const struct node *effective_memory(const struct node *spec);
 

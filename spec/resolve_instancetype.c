@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * resolve_instancetype.c - applying a VirtualMachineInstancetypeSpec to the
- * VMI (semantics §6): every instancetype-owned field, conflicts collected
+ * VMI (docs/resolution.md §6): every instancetype-owned field, conflicts collected
  * in KubeVirt's order, and the CPU topology from the preference (§7).
  */
 #include <errno.h>

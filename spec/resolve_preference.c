@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * resolve_preference.c - applying a VirtualMachinePreferenceSpec (§8):
- * preferred values fill only what the VM left unset (with KubeVirt's few
- * exceptions), then the preference requirements (§10).
+ * resolve_preference.c - applying a VirtualMachinePreferenceSpec
+ * (docs/resolution.md §8): preferred values fill only what the VM left
+ * unset (with KubeVirt's few exceptions), then the preference requirements
+ * (§10).
  */
 #include <errno.h>
 #include <string.h>
@@ -329,7 +330,7 @@ void preference_apply(struct resolver *r)
 	fill(&pa, vmi_domain(r), "launchSecurity", node_get(pa.p, "preferredLaunchSecurity"));
 }
 
-/* ---- requirements (§10) --------------------------------------------- */
+/* ---- requirements (resolution.md §10) --------------------------------------------- */
 
 static uint32_t raw_u32(const struct node *n)
 {

@@ -4,7 +4,7 @@
  * gives the fields resolution reads (a string where a uint32 belongs, a
  * negative count, a malformed quantity are all rejected with the field's
  * path), required fields, and the admission rules of instancetype and
- * preference objects (semantics §1, §12, §7.4).
+ * preference objects (docs/resolution.md §1, §12, §7.4).
  */
 #include <errno.h>
 #include <stdio.h>

@@ -27,7 +27,7 @@ if [[ ! -f $ELF ]]; then
 	make -s build/fw/probe.elf || { echo "FAIL: cannot build $ELF"; exit 1; }
 fi
 
-# No instruction that kills a vCPU at CPL0 on our hosts (pvm-host.md):
+# No instruction that kills a vCPU at CPL0 on our hosts (docs/hosts.md):
 # SSE/AVX registers at all, x87, popcnt, cmpxchg16b, crc32, BMI, xsave,
 # xgetbv, rdtscp, movbe.
 if command -v objdump >/dev/null; then

@@ -14,7 +14,7 @@
 #include <unistd.h>
 
 #include "tests/lib/test.h"
-#include "vmm/dev/blk.h"
+#include "vmm/disk/blk.h"
 
 static char dir[64];
 
