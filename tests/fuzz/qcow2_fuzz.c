@@ -26,7 +26,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "vmm/dev/blk.h"
+#include "vmm/disk/blk.h"
 #include "vmm/log.h"
 
 #define SCRIPT	 8
