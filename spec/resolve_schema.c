@@ -461,7 +461,7 @@ static void check_value(struct walk *w, const struct node *v, const struct field
 			bad(w, v, path, "a 64-bit integer");
 		return;
 	case T_QTY:
-		if (!qty_of(v, &q))
+		if (!resolve_qty(v, &q))
 			bad(w, v, path, "a quantity such as 4Gi, 512Mi or 2");
 		else if (q.nanos < 0)
 			bad(w, v, path, "a non-negative quantity");
@@ -525,8 +525,8 @@ int schema_check_vmi(struct resolver *r, const struct node *obj)
 
 static const char *describe(struct resolver *r, const struct node *obj)
 {
-	return arena_printf(r->a, "%s \"%s\"", str_or_empty(node_get(obj, "kind")),
-			    str_or_empty(node_path(obj, "metadata.name")));
+	return arena_printf(r->a, "%s \"%s\"", resolve_str(node_get(obj, "kind")),
+			    resolve_str(node_path(obj, "metadata.name")));
 }
 
 int schema_check_instancetype(struct resolver *r, const struct node *obj)
@@ -588,24 +588,24 @@ int schema_check_preference(struct resolver *r, const struct node *obj)
 			diag_warn(r->d, topo, "spec.cpu.preferredCPUTopology",
 				  "PreferredCPUTopology %s is deprecated for removal in a future "
 				  "release, please use %s instead",
-				  t, pref_topology(spec));
+				  t, preference_cpu_topology(spec));
 	}
-	if (strcmp(pref_topology(spec), "spread") != 0)
+	if (strcmp(preference_cpu_topology(spec), "spread") != 0)
 		return 0;
-	across = pref_spread_across(spec);
+	across = preference_spread_across(spec);
 	if (strcmp(across, "SocketsCores") && strcmp(across, "CoresThreads") &&
 	    strcmp(across, "SocketsCoresThreads")) {
 		diag_err(r->d, across_n, "spec.cpu.spreadOptions.across",
 			 "%s: across %s is not supported", what, across);
 		return -EINVAL;
 	}
-	if (pref_spread_ratio(spec) == 0) {
+	if (preference_spread_ratio(spec) == 0) {
 		diag_err(r->d, node_path(spec, "cpu.spreadOptions.ratio"),
 			 "spec.cpu.spreadOptions.ratio", "%s: a spread ratio of 0 is not supported",
 			 what);
 		return -EINVAL;
 	}
-	if (strcmp(across, "CoresThreads") == 0 && pref_spread_ratio(spec) != 2) {
+	if (strcmp(across, "CoresThreads") == 0 && preference_spread_ratio(spec) != 2) {
 		const struct node *rn = node_path(spec, "cpu.spreadOptions.ratio");
 
 		diag_err(r->d, rn ? rn : node_get(spec, "preferSpreadSocketToCoreRatio"),
