@@ -37,14 +37,17 @@ struct arch_apic_widths {
 };
 
 void arch_topo_widths(const struct arch_topology *t, struct arch_apic_widths *w);
-/* vCPU index (0 .. sockets*cores*threads-1, thread fastest) -> APIC ID */
+/* vCPU index (0 .. arch_topo_vcpus()-1, thread fastest) -> APIC ID */
 uint32_t arch_topo_apic_id(const struct arch_topology *t, uint32_t index);
 /* APIC ID -> (package, core, thread) as Linux derives them */
 void arch_topo_decompose(const struct arch_topology *t, uint32_t apic_id, uint32_t *pkg,
 			 uint32_t *core, uint32_t *thread);
-static inline uint32_t arch_topo_vcpus(const struct arch_topology *t)
+/* The number of vCPUs of *t: the one place sockets * cores * threads is
+ * computed (vm_config_vcpus() too comes here); 64-bit, so no product of
+ * three 32-bit counts wraps. */
+static inline uint64_t arch_topo_vcpus(const struct arch_topology *t)
 {
-	return t->sockets * t->cores * t->threads;
+	return (uint64_t)t->sockets * t->cores * t->threads;
 }
 
 /* ---- CPUID ------------------------------------------------------------- */

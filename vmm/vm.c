@@ -163,7 +163,7 @@ static enum arch_cpu_vendor vm_host_vendor(const struct kvm_cpuid2 *c)
 static int vm_topology(struct vm *vm)
 {
 	const struct vm_config *cfg = vm->cfg;
-	uint64_t n = (uint64_t)cfg->sockets * cfg->cores * cfg->threads;
+	uint64_t n = vm_config_vcpus(cfg);
 	int max_vcpus, max_id;
 	uint32_t i, top = 0;
 
