@@ -37,7 +37,7 @@ LDFLAGS  += -fsanitize=address,undefined
 endif
 
 # Freestanding guest code (firmware/): general-purpose registers only, no red
-# zone, no libc: see ../shared/design/pvm-host.md for why.
+# zone, no libc: see docs/hosts.md for why.
 FW_CC     := gcc
 FW_CFLAGS := -std=gnu11 $(WARN) -O2 -g -ffreestanding -fno-builtin -nostdlib \
              -mgeneral-regs-only -mno-red-zone -fno-stack-protector -fno-pic \

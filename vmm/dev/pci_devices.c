@@ -37,7 +37,7 @@ struct pci_devices {
 static int pci_devices_disks(struct pci_devices *s, const struct device_env *env)
 {
 	const struct vm_config *cfg = env->cfg;
-	unsigned int vcpus = cfg->sockets * cfg->cores * cfg->threads;
+	unsigned int vcpus = (unsigned int)vm_config_vcpus(cfg);
 	int r;
 
 	s->blk = calloc(cfg->n_disks ? cfg->n_disks : 1, sizeof(*s->blk));
