@@ -20,7 +20,7 @@ void cluster_init(struct cluster *c)
 	memset(c, 0, sizeof(*c));
 	arena_init(&c->a);
 	diag_init(&c->d, &c->a);
-	doc_list_init(&c->docs);
+	yaml_doc_list_init(&c->docs);
 	c->tail = &c->objs;
 }
 
@@ -187,7 +187,7 @@ static void add_object(struct cluster *c, struct node *root)
 	if (o->kind == OBJ_OTHER) {
 		if (kind)
 			diag_warn(&c->d, root, NULL, "ignoring %s %s: not used by resolution",
-				  str_or_empty(node_get(root, "apiVersion")), kind);
+				  resolve_str(node_get(root, "apiVersion")), kind);
 		else
 			diag_warn(&c->d, root, NULL,
 				  "ignoring a document without kind: not a Kubernetes object");
@@ -211,7 +211,7 @@ int cluster_add_text(struct cluster *c, const char *file, const char *text, size
 	struct doc *d;
 	int ret;
 
-	doc_list_init(&l);
+	yaml_doc_list_init(&l);
 	ret = yaml_load(&c->a, &c->d, arena_strdup(&c->a, file), text, len, &l);
 	if (ret)
 		return ret;
@@ -227,7 +227,7 @@ static int read_fd(int fd, char **buf, size_t *len)
 	ssize_t r;
 
 	if (!p)
-		return -ENOMEM;
+		spec_oom();
 	for (;;) {
 		if (n == cap) {
 			if (cap >= SPEC_MAX_INPUT) {
@@ -236,10 +236,8 @@ static int read_fd(int fd, char **buf, size_t *len)
 			}
 			cap *= 2;
 			q = realloc(p, cap);
-			if (!q) {
-				free(p);
-				return -ENOMEM;
-			}
+			if (!q)
+				spec_oom();
 			p = q;
 		}
 		r = read(fd, p + n, cap - n);

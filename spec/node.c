@@ -14,6 +14,12 @@ struct arena_chunk {
 
 #define ARENA_CHUNK 16384u
 
+void spec_oom(void)
+{
+	fputs("vmlet: out of memory\n", stderr);
+	abort();
+}
+
 void arena_init(struct arena *a)
 {
 	memset(a, 0, sizeof(*a));
@@ -42,10 +48,8 @@ void *arena_alloc(struct arena *a, size_t n)
 	if (!a->head || a->size - a->used < n) {
 		sz = n > ARENA_CHUNK / 2 ? n : ARENA_CHUNK;
 		c = malloc(sizeof(*c) + sz);
-		if (!c) {
-			fputs("vmlet: out of memory\n", stderr);
-			abort();
-		}
+		if (!c)
+			spec_oom();
 		if (a->head && sz != ARENA_CHUNK) {
 			/* a big block: keep the current chunk for small ones */
 			c->next = a->head->next;

@@ -135,18 +135,18 @@ int validate_result(struct resolver *r);
 int presets_apply(struct resolver *r);
 
 /* helpers shared by the resolve files (resolve.c) */
-struct node *vmi_spec(struct resolver *r);
-struct node *vmi_domain(struct resolver *r);
+struct node *resolve_vmi_spec(struct resolver *r);
+struct node *resolve_vmi_domain(struct resolver *r);
 /* Copy src (may be NULL) stamped with origin. */
-struct node *rcopy(struct resolver *r, const struct node *src, const char *origin);
+struct node *resolve_copy(struct resolver *r, const struct node *src, const char *origin);
 /* "" when n is not a string */
-const char *str_or_empty(const struct node *n);
-bool qty_of(const struct node *n, struct quantity *q);
+const char *resolve_str(const struct node *n);
+bool resolve_qty(const struct node *n, struct quantity *q);
 /* lower-case copy */
-char *lower(struct arena *a, const char *s);
+char *resolve_lower(struct arena *a, const char *s);
 /* effective topology (resolution.md §0.2) and guest memory of a VMI spec */
-void effective_topology(const struct node *spec, uint32_t out[3]);
-const struct node *effective_memory(const struct node *spec);
+void resolve_effective_topology(const struct node *spec, uint32_t out[3]);
+const struct node *resolve_effective_memory(const struct node *spec);
 
 /* session.c: load + resolve + report, shared by the CLI, the library API,
  * the fuzzer and the benchmark. */

@@ -461,7 +461,7 @@ static void check_value(struct walk *w, const struct node *v, const struct field
 			bad(w, v, path, "a 64-bit integer");
 		return;
 	case T_QTY:
-		if (!qty_of(v, &q))
+		if (!resolve_qty(v, &q))
 			bad(w, v, path, "a quantity such as 4Gi, 512Mi or 2");
 		else if (q.nanos < 0)
 			bad(w, v, path, "a non-negative quantity");
@@ -525,8 +525,8 @@ int schema_check_vmi(struct resolver *r, const struct node *obj)
 
 static const char *describe(struct resolver *r, const struct node *obj)
 {
-	return arena_printf(r->a, "%s \"%s\"", str_or_empty(node_get(obj, "kind")),
-			    str_or_empty(node_path(obj, "metadata.name")));
+	return arena_printf(r->a, "%s \"%s\"", resolve_str(node_get(obj, "kind")),
+			    resolve_str(node_path(obj, "metadata.name")));
 }
 
 int schema_check_instancetype(struct resolver *r, const struct node *obj)

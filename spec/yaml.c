@@ -36,7 +36,7 @@ struct loader {
 	struct node *root;
 };
 
-void doc_list_init(struct doc_list *l)
+void yaml_doc_list_init(struct doc_list *l)
 {
 	l->head = NULL;
 	l->tail = &l->head;
@@ -348,10 +348,8 @@ int yaml_load(struct arena *a, struct diag *d, const char *file, const char *buf
 	int ret = 0;
 	bool done = false;
 
-	if (!yaml_parser_initialize(&p)) {
-		diag_err_loc(d, file, 1, 1, NULL, "cannot initialise the YAML parser");
-		return -ENOMEM;
-	}
+	if (!yaml_parser_initialize(&p))
+		spec_oom(); /* it fails only when it cannot allocate */
 	yaml_parser_set_input_string(&p, (const unsigned char *)buf, len);
 	while (!done && ret == 0) {
 		if (!yaml_parser_parse(&p, &e)) {
