@@ -532,7 +532,7 @@ int config_from_resolution(const struct resolver *r, const struct spec_options *
 	cfg->rng = !node_is_null(node_get(devs, "rng"));
 	cfg->autoattach_serial_console = node_bval(node_get(devs, "autoattachSerialConsole"), true);
 	cfg->block_multi_queue = node_bval(node_get(devs, "blockMultiQueue"), false);
-	cfg->net_multi_queue = node_bval(node_get(devs, "networkInterfaceMultiQueue"), false);
+	cfg->net_multi_queue = node_bval(node_get(devs, "networkInterfaceMultiqueue"), false);
 	if (node_ival(node_get(spec, "terminationGracePeriodSeconds"), INT64_MIN, INT64_MAX, &g) ==
 	    0)
 		cfg->termination_grace_seconds = g;
