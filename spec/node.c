@@ -180,7 +180,7 @@ struct node *node_copy(struct arena *a, const struct node *n, const char *origin
 		c->kv = arena_alloc(a, n->n * sizeof(*c->kv));
 		c->cap = c->n = n->n;
 		for (i = 0; i < n->n; i++) {
-			c->kv[i].key = n->kv[i].key;
+			c->kv[i] = n->kv[i];
 			c->kv[i].val = node_copy(a, n->kv[i].val, origin);
 		}
 	} else if (n->type == N_SEQ && n->n) {
@@ -262,8 +262,7 @@ struct node *node_set(struct arena *a, struct node *m, const char *key, struct n
 	}
 	if (m->n == m->cap)
 		grow(a, m, sizeof(*m->kv));
-	m->kv[m->n].key = arena_strdup(a, key);
-	m->kv[m->n].val = val;
+	m->kv[m->n] = (struct node_kv){arena_strdup(a, key), val, 0, 0};
 	m->n++;
 	return val;
 }
@@ -272,8 +271,7 @@ struct node *node_add(struct arena *a, struct node *m, const char *key, struct n
 {
 	if (m->n == m->cap)
 		grow(a, m, sizeof(*m->kv));
-	m->kv[m->n].key = key;
-	m->kv[m->n].val = val;
+	m->kv[m->n] = (struct node_kv){key, val, 0, 0};
 	m->n++;
 	return val;
 }

@@ -58,6 +58,8 @@ struct node;
 struct node_kv {
 	const char *key;
 	struct node *val;
+	/* where the key was written (0 for keys made by resolution) */
+	unsigned int line, col;
 };
 
 struct node {

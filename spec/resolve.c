@@ -270,8 +270,6 @@ static int resolve_vmi_form(struct resolver *r)
 {
 	const struct node *root = r->src->root;
 
-	if (schema_check_vmi(r, root))
-		return -EINVAL;
 	build_vmi(r, node_get(root, "metadata"), node_get(root, "spec"));
 	default_disks(r);
 	default_devices(r);
@@ -302,8 +300,6 @@ int resolve_run(struct resolver *r, struct arena *a, struct diag *d, const struc
 		return resolve_vmi_form(r);
 	}
 	r->vm = resolve_copy(r, src->root, NULL);
-	if (schema_check_vm(r, r->vm))
-		return -EINVAL;
 	convert_flavor(r);
 	matcher_init(r, &r->it, "instancetype", "Instancetype");
 	matcher_init(r, &r->pref, "preference", "Preference");

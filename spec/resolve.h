@@ -97,11 +97,19 @@ struct resolver {
 int resolve_run(struct resolver *r, struct arena *a, struct diag *d, const struct cluster *cl,
 		const struct object *src);
 
-/* resolve_schema.c: decoding checks (types, required fields, admission). */
-int schema_check_vm(struct resolver *r, const struct node *vm);
-int schema_check_vmi(struct resolver *r, const struct node *obj);
-int schema_check_instancetype(struct resolver *r, const struct node *obj);
-int schema_check_preference(struct resolver *r, const struct node *obj);
+/* schema_decode.c: strict decoding of obj against the schema type named type
+ * (spec/schema.h): unknown fields, wrong types, bad enum values and missing
+ * required fields (not for legacy, seed-era forms) are errors in d, at
+ * field paths under at (NULL: the object's root), each message prefixed by
+ * what (may be NULL). Unknown keys where KubeVirt's CRD preserves them are
+ * warned about and removed from obj. 0, -EINVAL, or -ENOENT for an unknown
+ * type. */
+int schema_decode(struct diag *d, struct node *obj, const char *type, const char *at,
+		  const char *what, bool legacy);
+
+/* resolve_admit.c: admission rules of the instancetype / preference used. */
+int admit_instancetype(struct resolver *r, const struct node *obj);
+int admit_preference(struct resolver *r, const struct node *obj);
 
 /* resolve_match.c: matchers, lookups, revisions, inferFromVolume. */
 int match_validate(struct resolver *r, struct matcher *mt);

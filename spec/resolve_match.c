@@ -404,7 +404,7 @@ int match_find(struct resolver *r, struct matcher *mt)
 			node_set(r->a, mt->obj, "kind", node_str(r->a, v1beta1_kind(k)));
 		}
 	}
-	if (is_it(mt) ? schema_check_instancetype(r, mt->obj) : schema_check_preference(r, mt->obj))
+	if (is_it(mt) ? admit_instancetype(r, mt->obj) : admit_preference(r, mt->obj))
 		return -EINVAL;
 	mt->spec = node_get(mt->obj, "spec");
 	return 0;

@@ -263,7 +263,7 @@ static void apply_devices(struct papply *pa)
 		fill(pa, devs, autoattach[i][1], node_get(pd, autoattach[i][0]));
 	fill(pa, devs, "useVirtioTransitional", node_get(pd, "preferredUseVirtioTransitional"));
 	fill(pa, devs, "blockMultiQueue", node_get(pd, "preferredBlockMultiQueue"));
-	fill(pa, devs, "networkInterfaceMultiQueue",
+	fill(pa, devs, "networkInterfaceMultiqueue",
 	     node_get(pd, "preferredNetworkInterfaceMultiQueue"));
 	overwrite(pa, devs, "disableHotplug", node_get(pd, "preferredDisableHotplug"));
 	if (node_is_map(node_get(devs, "sound")))

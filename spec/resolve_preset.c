@@ -160,9 +160,11 @@ static void merge_clock(struct merge *m, struct node *dom, const struct node *pc
 	cur_off.kv = ckv;
 	for (i = 0; i < 2; i++) {
 		if (node_get(pc, keys[i]))
-			okv[off.n++] = (struct node_kv){keys[i], node_get(pc, keys[i])};
+			okv[off.n++] =
+			    (struct node_kv){.key = keys[i], .val = node_get(pc, keys[i])};
 		if (node_get(clock, keys[i]))
-			ckv[cur_off.n++] = (struct node_kv){keys[i], node_get(clock, keys[i])};
+			ckv[cur_off.n++] =
+			    (struct node_kv){.key = keys[i], .val = node_get(clock, keys[i])};
 	}
 	if (off.n) {
 		if (!cur_off.n) {
