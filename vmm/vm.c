@@ -23,8 +23,8 @@
 
 /* Below the IOAPIC/LAPIC pages and above everything else in the hole: the
  * three pages KVM needs for real-mode TSS and the EPT identity map. */
-#define VM_IDENTITY_MAP_GPA 0xfffbc000ull
-#define VM_TSS_GPA	    0xfffbd000ull
+#define VM_IDENTITY_MAP_GPA ARCH_KVM_PAGES_GPA
+#define VM_TSS_GPA	    (ARCH_KVM_PAGES_GPA + 0x1000)
 #define VM_CAPTURE_MAX	    (4u << 20)
 
 static const char *const exit_names[] = {

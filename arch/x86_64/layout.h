@@ -19,8 +19,11 @@
  *   ... RAM up to min(mem, ARCH_MMIO_HOLE_START)
  *   0xc000_0000  32-bit MMIO hole: PCI BARs (ARCH_PCI_MMIO32_*)
  *   0xe000_0000  PCI ECAM, bus 0..ARCH_PCI_ECAM_BUSES-1
+ *   0xe010_0000  more PCI BAR space up to the IOAPIC (ARCH_PCI_MMIO32_HI_*):
+ *                a BIOS places BARs top-down from 0xfec0_0000
  *   0xfec0_0000  IOAPIC
  *   0xfee0_0000  local APIC
+ *   0xfffb_c000  KVM's private pages (real-mode TSS, EPT identity map)
  *   0x1_0000_0000 RAM above 4 GiB (whatever did not fit below the hole)
  *
  * Port I/O:
@@ -47,16 +50,20 @@
 #define ARCH_ACPI_MAX	       0x00020000ull
 #define ARCH_HIGH_LOAD_GPA     0x00100000ull
 
-#define ARCH_MMIO_HOLE_START  0xc0000000ull
-#define ARCH_MMIO_HOLE_END    0x100000000ull
-#define ARCH_PCI_MMIO32_START 0xc0000000ull
-#define ARCH_PCI_MMIO32_SIZE  0x20000000ull
-#define ARCH_PCI_ECAM_GPA     0xe0000000ull
-#define ARCH_PCI_ECAM_BUSES   1u
-#define ARCH_PCI_ECAM_SIZE    (ARCH_PCI_ECAM_BUSES * 0x100000ull)
-#define ARCH_IOAPIC_GPA	      0xfec00000ull
-#define ARCH_LAPIC_GPA	      0xfee00000ull
-#define ARCH_HIGH_RAM_START   0x100000000ull
+#define ARCH_MMIO_HOLE_START	 0xc0000000ull
+#define ARCH_MMIO_HOLE_END	 0x100000000ull
+#define ARCH_PCI_MMIO32_START	 0xc0000000ull
+#define ARCH_PCI_MMIO32_SIZE	 0x20000000ull
+#define ARCH_PCI_ECAM_GPA	 0xe0000000ull
+#define ARCH_PCI_ECAM_BUSES	 1u
+#define ARCH_PCI_ECAM_SIZE	 (ARCH_PCI_ECAM_BUSES * 0x100000ull)
+#define ARCH_PCI_MMIO32_HI_START (ARCH_PCI_ECAM_GPA + ARCH_PCI_ECAM_SIZE)
+#define ARCH_PCI_MMIO32_HI_SIZE	 (ARCH_IOAPIC_GPA - ARCH_PCI_MMIO32_HI_START)
+#define ARCH_IOAPIC_GPA		 0xfec00000ull
+#define ARCH_LAPIC_GPA		 0xfee00000ull
+#define ARCH_KVM_PAGES_GPA	 0xfffbc000ull /* 4 pages: EPT identity map, TSS */
+#define ARCH_KVM_PAGES_SIZE	 0x4000ull
+#define ARCH_HIGH_RAM_START	 0x100000000ull
 
 #define ARCH_COM1_PORT	   0x3f8
 #define ARCH_COM1_IRQ	   4
