@@ -37,7 +37,7 @@ LDFLAGS  += -fsanitize=address,undefined
 endif
 
 # Freestanding guest code (firmware/): general-purpose registers only, no red
-# zone, no libc: see ../shared/design/pvm-host.md for why.
+# zone, no libc: see docs/hosts.md for why.
 FW_CC     := gcc
 FW_CFLAGS := -std=gnu11 $(WARN) -O2 -g -ffreestanding -fno-builtin -nostdlib \
              -mgeneral-regs-only -mno-red-zone -fno-stack-protector -fno-pic \
@@ -52,9 +52,9 @@ endif
 # ---- sources --------------------------------------------------------------
 SPEC_SRCS := $(sort $(wildcard spec/*.c))
 ARCH_SRCS := $(sort $(wildcard arch/x86_64/*.c))
-VMM_SRCS  := $(filter-out vmm/main.c,$(sort $(wildcard vmm/*.c vmm/dev/*.c vmm/net/*.c)))
+VMM_SRCS  := $(filter-out vmm/main.c,$(sort $(wildcard vmm/*.c vmm/*/*.c)))
 LIB_SRCS  := $(SPEC_SRCS) $(ARCH_SRCS) $(VMM_SRCS)
-LIB_OBJS  := $(LIB_SRCS:%.c=$(BUILD)/%.o)
+LIB_OBJS  := $(LIB_SRCS:%.c=$(BUILD)/%.o) $(BUILD)/gen/schema_table.o
 
 FW_LIB_SRCS   := $(sort $(wildcard firmware/lib/*.c firmware/lib/*.S))
 FW_PROBE_SRCS := $(sort $(wildcard firmware/probe/*.c firmware/probe/*.S))
@@ -78,6 +78,21 @@ $(BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  CC      $<")
 	$(Q)$(CC) $(CFLAGS) -c -o $@ $<
+
+# KubeVirt's API schema as a C table (spec/schema.h), generated from the
+# swagger.json kept in spec/schema/ (never committed: it cannot drift).
+SCHEMA_TABLE := build/gen/schema_table.c
+$(SCHEMA_TABLE): spec/schema/swagger.json scripts/gen-schema-table
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  GEN     $@")
+	$(Q)scripts/gen-schema-table spec/schema/swagger.json $@
+
+$(BUILD)/gen/schema_table.o: $(SCHEMA_TABLE)
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  CC      $<")
+	$(Q)$(CC) $(CFLAGS) -c -o $@ $<
+
+gen: $(SCHEMA_TABLE)
 
 $(BUILD)/libvmlet.a: $(LIB_OBJS)
 	@$(if $(Q),echo "  AR      $@")
@@ -161,7 +176,7 @@ build/static/vmlet-static vmlet-static: $(BUILD)/vmm/main.o $(BUILD)/libvmlet.a 
 clean:
 	rm -rf build vmlet vmlet-static
 
-.PHONY: all deps test run check fuzz bench static clean unit-tests
+.PHONY: all deps test run check fuzz bench static clean unit-tests gen
 .SECONDARY:
 
 -include $(shell find build -name '*.d' 2>/dev/null)

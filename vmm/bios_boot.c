@@ -15,7 +15,6 @@
 #include "vmm/bios_boot.h"
 #include "vmm/dev/fw_cfg.h"
 #include "vmm/dev/pci_devices.h"
-#include "vmm/efi_boot.h"
 #include "vmm/log.h"
 #include "vmm/vm.h"
 #include "vmm/vm_config.h"
@@ -98,46 +97,25 @@ out:
 	return r;
 }
 
-/* Bytes of the SMBIOS structure at p (formatted part, strings, double
- * NUL), 0 when it overruns len. */
-static size_t smbios_struct_len(const uint8_t *p, size_t len)
-{
-	size_t i;
-
-	if (len < 4 || p[1] < 4 || p[1] > len)
-		return 0;
-	for (i = p[1]; i + 1 < len; i++)
-		if (!p[i] && !p[i + 1])
-			return i + 2;
-	return 0;
-}
-
-/* vmlet's SMBIOS structures without its type 0: the BIOS vendor is
- * SeaBIOS, which adds its own. The anchor is the 3.0 entry point. */
+/* vmlet's SMBIOS structures but type 0: the BIOS is SeaBIOS, which adds
+ * its own. The anchor is the 3.0 entry point (SeaBIOS sets the address). */
 static int bios_fw_smbios(struct vm *vm, struct fw_cfg *fc)
 {
-	uint8_t *buf = calloc(1, BIOS_SMBIOS_MAX);
-	size_t skip = 0, len;
-	uint32_t tlen;
-	int n, r;
+	const struct arch_smbios_ids ids = {vm->cfg->firmware_serial, vm->cfg->firmware_uuid, 1};
+	uint8_t ep[ARCH_SMBIOS_ENTRY_SIZE], *buf = malloc(BIOS_SMBIOS_MAX);
+	size_t used = 0;
+	int r = buf ? arch_smbios_tables(buf, BIOS_SMBIOS_MAX, &ids, &used) : -ENOMEM;
 
-	if (!buf)
-		return -ENOMEM;
-	n = efi_boot_smbios(vm->cfg, buf, BIOS_SMBIOS_MAX, 0);
-	if (n < 0) {
-		if (n == -EINVAL)
-			error("smbios: firmware.uuid '%s' is not a UUID", vm->cfg->firmware_uuid);
-		free(buf);
-		return n == -EINVAL ? -EBADMSG : n;
+	if (r == -EINVAL) {
+		error("smbios: firmware.uuid '%s' is not a UUID", vm->cfg->firmware_uuid);
+		r = -EBADMSG; /* reported */
 	}
-	len = (size_t)n - 0x20;
-	if (buf[0x20] == 0)
-		skip = smbios_struct_len(buf + 0x20, len);
-	tlen = (uint32_t)(len - skip);
-	memcpy(buf + 12, &tlen, 4); /* structure table maximum size */
-	r = fw_cfg_add_file(fc, "etc/smbios/smbios-anchor", buf, 0x18);
+	if (!r) {
+		arch_smbios_entry(ep, 0, (uint32_t)used);
+		r = fw_cfg_add_file(fc, "etc/smbios/smbios-anchor", ep, sizeof(ep));
+	}
 	if (!r)
-		r = fw_cfg_add_file(fc, "etc/smbios/smbios-tables", buf + 0x20 + skip, tlen);
+		r = fw_cfg_add_file(fc, "etc/smbios/smbios-tables", buf, used);
 	free(buf);
 	return r;
 }

@@ -105,8 +105,8 @@ int arch_e820_firmware(uint64_t mem_bytes, struct arch_e820_entry *out, size_t c
 		r = e820_add(out, cap, &k, ARCH_PCI_ECAM_GPA, ARCH_PCI_ECAM_SIZE,
 			     ARCH_E820_RESERVED);
 	if (!r)
-		r = e820_add(out, cap, &k, ARCH_KVM_PAGES_GPA, ARCH_KVM_PAGES_SIZE,
-			     ARCH_E820_RESERVED);
+		r = e820_add(out, cap, &k, ARCH_IDENTITY_MAP_GPA,
+			     ARCH_TSS_GPA + 0x3000 - ARCH_IDENTITY_MAP_GPA, ARCH_E820_RESERVED);
 	if (!r && nr == 2)
 		r = e820_add(out, cap, &k, rr[1].gpa, rr[1].size, ARCH_E820_RAM);
 	if (r)
