@@ -3,25 +3,28 @@
  * virtio_net_int.h - what the probe's virtio-net driver (virtio_net.c)
  * shares with its IPv6 part (virtio_net6.c). Not for other users.
  */
-#ifndef FW_LIB_VIRTIO_NET_INT_H
-#define FW_LIB_VIRTIO_NET_INT_H
+#ifndef FW_PROBE_VIRTIO_NET_INT_H
+#define FW_PROBE_VIRTIO_NET_INT_H
 
 #include "firmware/lib/virtio.h"
-#include "firmware/lib/virtio_net.h"
+#include "firmware/probe/virtio_net.h"
 
 #define F_MTU	 (1ull << 3)
 #define F_MAC	 (1ull << 5)
 #define F_STATUS (1ull << 16)
 
-#define NQ	    FW_VIRTIO_QSIZE
-#define BUFSZ	    2048
-#define HDR	    12 /* virtio_net_hdr with num_buffers (VERSION_1) */
-#define ETH	    14
-#define WAIT_TICKS  (1ull << 30) /* ~0.3-0.5 s: one DHCP/ARP/ping attempt */
-#define ECHO_TICKS  (1ull << 35) /* ~10-17 s: the whole echo window */
-#define TRIES	    4
-#define DHCP_CLIENT 68
-#define DHCP_SERVER 67
+#define NQ	       FW_VIRTIO_QSIZE
+#define BUFSZ	       2048
+#define HDR	       12 /* virtio_net_hdr with num_buffers (VERSION_1) */
+#define ETH	       14
+#define WAIT_TICKS     (1ull << 30) /* ~0.3-0.5 s: one DHCP/ARP/ping attempt */
+#define ECHO_TICKS     (1ull << 35) /* ~10-17 s: the whole echo window */
+#define TRIES	       4
+#define DHCP_SECONDS   8    /* the longest wait for an OFFER or an ACK */
+#define DHCP_TRIES_MAX 64   /* the bound if there is no RTC */
+#define RTC_INDEX      0x70 /* CMOS RTC index port; data at 0x71 */
+#define DHCP_CLIENT    68
+#define DHCP_SERVER    67
 
 struct net {
 	struct fw_virtio v;
@@ -77,4 +80,4 @@ void net6_init(struct net *n);
 void net6_input(struct net *n, const uint8_t *f, size_t len);
 void net6_ping(struct net *n);
 
-#endif /* FW_LIB_VIRTIO_NET_INT_H */
+#endif /* FW_PROBE_VIRTIO_NET_INT_H */
