@@ -12,11 +12,17 @@
 #   make clean
 #
 # Variables: V=1 verbose; SAN=1 ASan+UBSan build (objects in build/san);
-# BUILD=dir object directory.
+# FUZZ=1 clang build for the libFuzzer targets (objects in build/fuzz; see
+# scripts/fuzz.sh); BUILD=dir object directory.
 
 CC       ?= gcc
 SAN      ?=
-ifeq ($(SAN),1)
+FUZZ     ?=
+ifeq ($(FUZZ),1)
+BUILD    ?= build/fuzz
+CC       := clang
+CFLAGS   ?= -O1 -g
+else ifeq ($(SAN),1)
 BUILD    ?= build/san
 else
 BUILD    ?= build
@@ -35,9 +41,15 @@ ifeq ($(SAN),1)
 CFLAGS   += -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 LDFLAGS  += -fsanitize=address,undefined
 endif
+# libFuzzer: the library is instrumented (fuzzer-no-link); each target
+# tests/fuzz/NAME.c links it with libFuzzer's main as build/fuzz/NAME.
+FUZZ_SAN := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
+ifeq ($(FUZZ),1)
+CFLAGS   += -fsanitize=fuzzer-no-link $(FUZZ_SAN) -Wno-gnu-variable-sized-type-not-at-end
+endif
 
 # Freestanding guest code (firmware/): general-purpose registers only, no red
-# zone, no libc: see ../shared/design/pvm-host.md for why.
+# zone, no libc: see docs/hosts.md for why.
 FW_CC     := gcc
 FW_CFLAGS := -std=gnu11 $(WARN) -O2 -g -ffreestanding -fno-builtin -nostdlib \
              -mgeneral-regs-only -mno-red-zone -fno-stack-protector -fno-pic \
@@ -52,9 +64,9 @@ endif
 # ---- sources --------------------------------------------------------------
 SPEC_SRCS := $(sort $(wildcard spec/*.c))
 ARCH_SRCS := $(sort $(wildcard arch/x86_64/*.c))
-VMM_SRCS  := $(filter-out vmm/main.c,$(sort $(wildcard vmm/*.c vmm/dev/*.c vmm/net/*.c)))
+VMM_SRCS  := $(filter-out vmm/main.c,$(sort $(wildcard vmm/*.c vmm/*/*.c)))
 LIB_SRCS  := $(SPEC_SRCS) $(ARCH_SRCS) $(VMM_SRCS)
-LIB_OBJS  := $(LIB_SRCS:%.c=$(BUILD)/%.o)
+LIB_OBJS  := $(LIB_SRCS:%.c=$(BUILD)/%.o) $(BUILD)/gen/schema_table.o
 
 FW_LIB_SRCS   := $(sort $(wildcard firmware/lib/*.c firmware/lib/*.S))
 FW_PROBE_SRCS := $(sort $(wildcard firmware/probe/*.c firmware/probe/*.S))
@@ -78,6 +90,21 @@ $(BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  CC      $<")
 	$(Q)$(CC) $(CFLAGS) -c -o $@ $<
+
+# KubeVirt's API schema as a C table (spec/schema.h), generated from the
+# swagger.json kept in spec/schema/ (never committed: it cannot drift).
+SCHEMA_TABLE := build/gen/schema_table.c
+$(SCHEMA_TABLE): spec/schema/swagger.json scripts/gen-schema-table
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  GEN     $@")
+	$(Q)scripts/gen-schema-table spec/schema/swagger.json $@
+
+$(BUILD)/gen/schema_table.o: $(SCHEMA_TABLE)
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  CC      $<")
+	$(Q)$(CC) $(CFLAGS) -c -o $@ $<
+
+gen: $(SCHEMA_TABLE)
 
 $(BUILD)/libvmlet.a: $(LIB_OBJS)
 	@$(if $(Q),echo "  AR      $@")
@@ -145,6 +172,17 @@ check:
 	scripts/check-format.sh
 	scripts/check-cppcheck.sh
 
+# ---- fuzz targets (FUZZ=1: make FUZZ=1 fuzz-targets; scripts/fuzz.sh) ----
+FUZZ_TARGETS := $(patsubst tests/fuzz/%.c,%,$(sort $(wildcard tests/fuzz/*_fuzz.c)))
+ifeq ($(FUZZ),1)
+$(BUILD)/%_fuzz: $(BUILD)/tests/fuzz/%_fuzz.o $(BUILD)/libvmlet.a $(BUILD)/fw/blobs.o
+	@$(if $(Q),echo "  FUZZLD  $@")
+	$(Q)$(CC) -fsanitize=fuzzer $(FUZZ_SAN) -o $@ $^ $(LDLIBS)
+endif
+
+fuzz-targets:
+	$(Q)$(MAKE) --no-print-directory FUZZ=1 $(FUZZ_TARGETS:%=build/fuzz/%)
+
 FUZZ_SECONDS ?= 60
 fuzz:
 	$(Q)scripts/fuzz.sh $(FUZZ_SECONDS)
@@ -161,7 +199,7 @@ build/static/vmlet-static vmlet-static: $(BUILD)/vmm/main.o $(BUILD)/libvmlet.a 
 clean:
 	rm -rf build vmlet vmlet-static
 
-.PHONY: all deps test run check fuzz bench static clean unit-tests
+.PHONY: all deps test run check fuzz fuzz-targets bench static clean unit-tests gen
 .SECONDARY:
 
 -include $(shell find build -name '*.d' 2>/dev/null)

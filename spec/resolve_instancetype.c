@@ -1,85 +1,14 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * resolve_instancetype.c - applying a VirtualMachineInstancetypeSpec to the
- * VMI (semantics §6): every instancetype-owned field, conflicts collected
- * in KubeVirt's order, and the CPU topology from the preference (§7).
+ * VMI (docs/resolution.md §6): every instancetype-owned field, conflicts
+ * collected in KubeVirt's order, and the CPU topology the preference picks
+ * for the instancetype's vCPUs (§7, preference_topology()).
  */
 #include <errno.h>
 #include <string.h>
 
 #include "spec/resolve.h"
-
-const char *pref_topology(const struct node *pref_spec)
-{
-	const char *t = node_sval(node_path(pref_spec, "cpu.preferredCPUTopology"));
-
-	if (!t || !*t)
-		return "sockets";
-	if (strcmp(t, "preferSockets") == 0)
-		return "sockets";
-	if (strcmp(t, "preferCores") == 0)
-		return "cores";
-	if (strcmp(t, "preferThreads") == 0)
-		return "threads";
-	if (strcmp(t, "preferSpread") == 0)
-		return "spread";
-	if (strcmp(t, "preferAny") == 0)
-		return "any";
-	return t;
-}
-
-uint32_t pref_spread_ratio(const struct node *pref_spec)
-{
-	const struct node *n = node_path(pref_spec, "cpu.spreadOptions.ratio");
-	long long v;
-
-	if (!node_is_null(n))
-		return node_ival(n, 0, UINT32_MAX, &v) == 0 ? (uint32_t)v : 0;
-	n = node_get(pref_spec, "preferSpreadSocketToCoreRatio");
-	if (node_ival(n, 1, UINT32_MAX, &v) == 0)
-		return (uint32_t)v;
-	return 2;
-}
-
-const char *pref_spread_across(const struct node *pref_spec)
-{
-	const char *a = node_sval(node_path(pref_spec, "cpu.spreadOptions.across"));
-
-	return a && *a ? a : "SocketsCores";
-}
-
-void topology_for(const struct node *pref_spec, uint32_t guest, uint32_t out[3])
-{
-	const char *t = pref_topology(pref_spec), *across;
-	uint32_t ratio;
-
-	out[0] = out[1] = out[2] = 1;
-	if (guest == 1)
-		return;
-	if (strcmp(t, "sockets") == 0 || strcmp(t, "any") == 0) {
-		out[0] = guest;
-	} else if (strcmp(t, "cores") == 0) {
-		out[1] = guest;
-	} else if (strcmp(t, "threads") == 0) {
-		out[2] = guest;
-	} else if (strcmp(t, "spread") == 0) {
-		ratio = pref_spread_ratio(pref_spec);
-		across = pref_spread_across(pref_spec);
-		if (ratio == 0)
-			return;
-		if (strcmp(across, "SocketsCores") == 0) {
-			out[0] = guest / ratio;
-			out[1] = ratio;
-		} else if (strcmp(across, "CoresThreads") == 0) {
-			out[1] = guest / ratio;
-			out[2] = ratio;
-		} else if (strcmp(across, "SocketsCoresThreads") == 0) {
-			out[0] = guest / 2 / ratio;
-			out[1] = ratio;
-			out[2] = 2;
-		}
-	}
-}
 
 static uint32_t it_guest(const struct node *it_spec)
 {
@@ -94,11 +23,11 @@ int instancetype_check_spread(struct resolver *r)
 	const char *across;
 	uint32_t n, ratio;
 
-	if (!r->it.spec || strcmp(pref_topology(ps), "spread") != 0)
+	if (!r->it.spec || strcmp(preference_cpu_topology(ps), "spread") != 0)
 		return 0;
 	n = it_guest(r->it.spec);
-	ratio = pref_spread_ratio(ps);
-	across = pref_spread_across(ps);
+	ratio = preference_spread_ratio(ps);
+	across = preference_spread_across(ps);
 	if (ratio == 0)
 		return 0; /* rejected by the preference admission */
 	if (strcmp(across, "SocketsCores") == 0 && n % ratio)
@@ -145,7 +74,7 @@ static void conflict(struct apply *ap, const struct node *at, const char *suffix
 
 static struct node *put(struct apply *ap, struct node *m, const char *key, const struct node *src)
 {
-	return node_set(ap->r->a, m, key, rcopy(ap->r, src, ap->origin));
+	return node_set(ap->r->a, m, key, resolve_copy(ap->r, src, ap->origin));
 }
 
 static void apply_scheduling(struct apply *ap)
@@ -160,7 +89,7 @@ static void apply_scheduling(struct apply *ap)
 			put(ap, ap->spec, "nodeSelector", ns);
 	}
 	if (sn && *sn) {
-		if (*str_or_empty(node_get(ap->spec, "schedulerName")))
+		if (*resolve_str(node_get(ap->spec, "schedulerName")))
 			conflict(ap, node_get(ap->spec, "schedulerName"), "schedulerName");
 		else
 			put(ap, ap->spec, "schedulerName", node_get(ap->it, "schedulerName"));
@@ -198,7 +127,7 @@ static void apply_cpu(struct apply *ap)
 		if (nonzero(node_get(cpu, topo_keys[i])))
 			conflict(ap, node_get(cpu, topo_keys[i]),
 				 arena_printf(r->a, "domain.cpu.%s", topo_keys[i]));
-	if (*str_or_empty(node_get(cpu, "model")) && !node_is_null(node_get(itc, "model")))
+	if (*resolve_str(node_get(cpu, "model")) && !node_is_null(node_get(itc, "model")))
 		conflict(ap, node_get(cpu, "model"), "domain.cpu.model");
 	if (node_bval(node_get(cpu, "dedicatedCpuPlacement"), false) &&
 	    !node_is_null(node_get(itc, "dedicatedCPUPlacement")))
@@ -216,11 +145,11 @@ static void apply_cpu(struct apply *ap)
 	if (ap->conflicts != before)
 		return;
 	cpu = node_get_map(r->a, ap->dom, "cpu");
-	topology_for(r->pref.spec, it_guest(ap->it), t);
+	preference_topology(r->pref.spec, it_guest(ap->it), t);
 	topo_origin = ap->origin;
 	if (!node_is_null(node_path(r->pref.spec, "cpu.preferredCPUTopology")))
 		topo_origin = arena_printf(r->a, "%s + %s (%s)", ap->origin, r->pref.origin,
-					   pref_topology(r->pref.spec));
+					   preference_cpu_topology(r->pref.spec));
 	for (i = 0; i < 3; i++) {
 		v = node_set(r->a, cpu, topo_keys[i], node_int(r->a, t[i]));
 		v->origin = topo_origin;
@@ -250,7 +179,7 @@ static struct node *overcommit(struct apply *ap, const struct node *guest, long 
 	volatile float g, f, prod;
 	char buf[64];
 
-	if (!qty_of(guest, &q))
+	if (!resolve_qty(guest, &q))
 		return NULL;
 	g = (float)qty_value(&q);
 	f = (float)(1.0f - (float)pct / 100.0f);
@@ -362,8 +291,8 @@ int instancetype_apply(struct resolver *r)
 
 	if (!r->it.spec)
 		return 0;
-	ap.spec = vmi_spec(r);
-	ap.dom = vmi_domain(r);
+	ap.spec = resolve_vmi_spec(r);
+	ap.dom = resolve_vmi_domain(r);
 	apply_scheduling(&ap);
 	apply_cpu(&ap);
 	apply_memory(&ap);

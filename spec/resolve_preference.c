@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * resolve_preference.c - applying a VirtualMachinePreferenceSpec (§8):
+ * resolve_preference.c - what a VirtualMachinePreferenceSpec says: the
+ * CPU topology it prefers (docs/resolution.md §7), applying it (§8):
  * preferred values fill only what the VM left unset (with KubeVirt's few
  * exceptions), then the preference requirements (§10).
  */
@@ -8,6 +9,82 @@
 #include <string.h>
 
 #include "spec/resolve.h"
+
+/* ---- CPU topology (resolution.md §7) ---------------------------------- */
+
+const char *preference_cpu_topology(const struct node *pref_spec)
+{
+	const char *t = node_sval(node_path(pref_spec, "cpu.preferredCPUTopology"));
+
+	if (!t || !*t)
+		return "sockets";
+	if (strcmp(t, "preferSockets") == 0)
+		return "sockets";
+	if (strcmp(t, "preferCores") == 0)
+		return "cores";
+	if (strcmp(t, "preferThreads") == 0)
+		return "threads";
+	if (strcmp(t, "preferSpread") == 0)
+		return "spread";
+	if (strcmp(t, "preferAny") == 0)
+		return "any";
+	return t;
+}
+
+uint32_t preference_spread_ratio(const struct node *pref_spec)
+{
+	const struct node *n = node_path(pref_spec, "cpu.spreadOptions.ratio");
+	long long v;
+
+	if (!node_is_null(n))
+		return node_ival(n, 0, UINT32_MAX, &v) == 0 ? (uint32_t)v : 0;
+	n = node_get(pref_spec, "preferSpreadSocketToCoreRatio");
+	if (node_ival(n, 1, UINT32_MAX, &v) == 0)
+		return (uint32_t)v;
+	return 2;
+}
+
+const char *preference_spread_across(const struct node *pref_spec)
+{
+	const char *a = node_sval(node_path(pref_spec, "cpu.spreadOptions.across"));
+
+	return a && *a ? a : "SocketsCores";
+}
+
+void preference_topology(const struct node *pref_spec, uint32_t guest, uint32_t out[3])
+{
+	const char *t = preference_cpu_topology(pref_spec), *across;
+	uint32_t ratio;
+
+	out[0] = out[1] = out[2] = 1;
+	if (guest == 1)
+		return;
+	if (strcmp(t, "sockets") == 0 || strcmp(t, "any") == 0) {
+		out[0] = guest;
+	} else if (strcmp(t, "cores") == 0) {
+		out[1] = guest;
+	} else if (strcmp(t, "threads") == 0) {
+		out[2] = guest;
+	} else if (strcmp(t, "spread") == 0) {
+		ratio = preference_spread_ratio(pref_spec);
+		across = preference_spread_across(pref_spec);
+		if (ratio == 0)
+			return;
+		if (strcmp(across, "SocketsCores") == 0) {
+			out[0] = guest / ratio;
+			out[1] = ratio;
+		} else if (strcmp(across, "CoresThreads") == 0) {
+			out[1] = guest / ratio;
+			out[2] = ratio;
+		} else if (strcmp(across, "SocketsCoresThreads") == 0) {
+			out[0] = guest / 2 / ratio;
+			out[1] = ratio;
+			out[2] = 2;
+		}
+	}
+}
+
+/* ---- applying (resolution.md §8) --------------------------------------- */
 
 struct papply {
 	struct resolver *r;
@@ -20,22 +97,22 @@ static void fill(struct papply *pa, struct node *dst, const char *key, const str
 {
 	if (node_is_null(src) || !node_is_null(node_get(dst, key)))
 		return;
-	node_set(pa->r->a, dst, key, rcopy(pa->r, src, pa->origin));
+	node_set(pa->r->a, dst, key, resolve_copy(pa->r, src, pa->origin));
 }
 
 /* same, but "" also counts as unset (string fields) */
 static void fill_str(struct papply *pa, struct node *dst, const char *key, const struct node *src)
 {
-	if (!node_sval(src) || !*node_sval(src) || *str_or_empty(node_get(dst, key)))
+	if (!node_sval(src) || !*node_sval(src) || *resolve_str(node_get(dst, key)))
 		return;
-	node_set(pa->r->a, dst, key, rcopy(pa->r, src, pa->origin));
+	node_set(pa->r->a, dst, key, resolve_copy(pa->r, src, pa->origin));
 }
 
 static void overwrite(struct papply *pa, struct node *dst, const char *key, const struct node *src)
 {
 	if (node_is_null(src))
 		return;
-	node_set(pa->r->a, dst, key, rcopy(pa->r, src, pa->origin));
+	node_set(pa->r->a, dst, key, resolve_copy(pa->r, src, pa->origin));
 }
 
 /* a node made for a preference field: carry the field's location */
@@ -92,7 +169,7 @@ void preference_autoattach(struct resolver *r)
 
 	if (!node_is_map(pd))
 		return;
-	devs = node_get_map(r->a, vmi_domain(r), "devices");
+	devs = node_get_map(r->a, resolve_vmi_domain(r), "devices");
 	for (i = 0; i < 5; i++)
 		fill(&pa, devs, autoattach[i][1], node_get(pd, autoattach[i][0]));
 }
@@ -106,17 +183,17 @@ static void apply_cpu_features(struct papply *pa)
 
 	if (!node_is_seq(pf) || !pf->n)
 		return;
-	cpu = node_get_map(pa->r->a, vmi_domain(pa->r), "cpu");
+	cpu = node_get_map(pa->r->a, resolve_vmi_domain(pa->r), "cpu");
 	feats = node_get(cpu, "features");
 	if (!node_is_seq(feats))
 		feats = node_set(pa->r->a, cpu, "features", node_seq(pa->r->a));
 	for (i = 0; i < pf->n; i++) {
-		const char *name = str_or_empty(node_get(pf->items[i], "name"));
+		const char *name = resolve_str(node_get(pf->items[i], "name"));
 
 		for (have = false, j = 0; j < feats->n && !have; j++)
-			have = strcmp(str_or_empty(node_get(feats->items[j], "name")), name) == 0;
+			have = strcmp(resolve_str(node_get(feats->items[j], "name")), name) == 0;
 		if (!have)
-			node_push(pa->r->a, feats, rcopy(pa->r, pf->items[i], pa->origin));
+			node_push(pa->r->a, feats, resolve_copy(pa->r, pf->items[i], pa->origin));
 	}
 }
 
@@ -134,11 +211,11 @@ static bool has_binding(const struct node *iface)
 
 static bool is_pod_network(struct resolver *r, const char *name)
 {
-	const struct node *nets = node_get(vmi_spec(r), "networks");
+	const struct node *nets = node_get(resolve_vmi_spec(r), "networks");
 	unsigned int i;
 
 	for (i = 0; node_is_seq(nets) && i < nets->n; i++)
-		if (strcmp(str_or_empty(node_get(nets->items[i], "name")), name) == 0)
+		if (strcmp(resolve_str(node_get(nets->items[i], "name")), name) == 0)
 			return !node_is_null(node_get(nets->items[i], "pod"));
 	return false;
 }
@@ -161,7 +238,7 @@ static void apply_disks(struct papply *pa, const struct node *pd, struct node *d
 			fill(pa, d, "blockSize", node_get(pd, "preferredDiskBlockSize"));
 			fill_str(pa, d, "cache", node_get(pd, "preferredDiskCache"));
 			fill_str(pa, d, "io", node_get(pd, "preferredDiskIO"));
-			if (strcmp(str_or_empty(node_get(t, "bus")), "virtio") == 0)
+			if (strcmp(resolve_str(node_get(t, "bus")), "virtio") == 0)
 				fill(pa, d, "dedicatedIOThread",
 				     node_get(pd, "preferredDiskDedicatedIoThread"));
 		} else if (node_is_map(t = node_get(d, "cdrom"))) {
@@ -181,23 +258,23 @@ static void apply_devices(struct papply *pa)
 
 	if (!node_is_map(pd))
 		return;
-	devs = node_get_map(r->a, vmi_domain(r), "devices");
+	devs = node_get_map(r->a, resolve_vmi_domain(r), "devices");
 	for (i = 0; i < 5; i++)
 		fill(pa, devs, autoattach[i][1], node_get(pd, autoattach[i][0]));
 	fill(pa, devs, "useVirtioTransitional", node_get(pd, "preferredUseVirtioTransitional"));
 	fill(pa, devs, "blockMultiQueue", node_get(pd, "preferredBlockMultiQueue"));
-	fill(pa, devs, "networkInterfaceMultiQueue",
+	fill(pa, devs, "networkInterfaceMultiqueue",
 	     node_get(pd, "preferredNetworkInterfaceMultiQueue"));
 	overwrite(pa, devs, "disableHotplug", node_get(pd, "preferredDisableHotplug"));
 	if (node_is_map(node_get(devs, "sound")))
 		fill_str(pa, node_get(devs, "sound"), "model", node_get(pd, "preferredSoundModel"));
 	fill(pa, devs, "rng", node_get(pd, "preferredRng"));
 	fill(pa, devs, "tpm", node_get(pd, "preferredTPM"));
-	if (*str_or_empty(node_get(pd, "preferredVideoType")))
+	if (*resolve_str(node_get(pd, "preferredVideoType")))
 		fill_str(pa, node_get_map(r->a, devs, "video"), "type",
 			 node_get(pd, "preferredVideoType"));
 	pm = node_get(pd, "preferredPanicDeviceModel");
-	if (*str_or_empty(pm)) {
+	if (*resolve_str(pm)) {
 		seq = node_get(devs, "panicDevices");
 		if (!node_is_seq(seq) || !seq->n) {
 			seq = node_set(r->a, devs, "panicDevices", node_seq(r->a));
@@ -220,7 +297,7 @@ static void apply_devices(struct papply *pa)
 			continue;
 		fill_str(pa, it, "model", node_get(pd, "preferredInterfaceModel"));
 		if (!node_is_null(node_get(pd, "preferredInterfaceMasquerade")) &&
-		    !has_binding(it) && is_pod_network(r, str_or_empty(node_get(it, "name"))))
+		    !has_binding(it) && is_pod_network(r, resolve_str(node_get(it, "name"))))
 			node_set(
 			    r->a, it, "masquerade",
 			    made(pa, node_map(r->a), node_get(pd, "preferredInterfaceMasquerade")));
@@ -237,7 +314,7 @@ static void apply_features(struct papply *pa)
 
 	if (!node_is_map(pf))
 		return;
-	f = node_get_map(r->a, vmi_domain(r), "features");
+	f = node_get_map(r->a, resolve_vmi_domain(r), "features");
 	overwrite(pa, f, "acpi", node_get(pf, "preferredAcpi"));
 	fill(pa, f, "apic", node_get(pf, "preferredApic"));
 	fill(pa, f, "kvm", node_get(pf, "preferredKvm"));
@@ -259,7 +336,8 @@ static void apply_firmware(struct papply *pa)
 
 	if (!node_is_map(pf))
 		return;
-	bl = node_get_map(r->a, node_get_map(r->a, vmi_domain(r), "firmware"), "bootloader");
+	bl =
+	    node_get_map(r->a, node_get_map(r->a, resolve_vmi_domain(r), "firmware"), "bootloader");
 	if (node_bval(node_get(pf, "preferredUseBios"), false) &&
 	    node_is_null(node_get(bl, "bios")) && node_is_null(node_get(bl, "efi")))
 		node_set(r->a, bl, "bios",
@@ -289,7 +367,7 @@ static void apply_clock(struct papply *pa)
 
 	if (!node_is_map(pc))
 		return;
-	clock = node_get_map(r->a, vmi_domain(r), "clock");
+	clock = node_get_map(r->a, resolve_vmi_domain(r), "clock");
 	off = node_get(pc, "preferredClockOffset");
 	if (node_is_map(off) && node_is_null(node_get(clock, "utc")) &&
 	    node_is_null(node_get(clock, "timezone"))) {
@@ -302,7 +380,7 @@ static void apply_clock(struct papply *pa)
 void preference_apply(struct resolver *r)
 {
 	struct papply pa = {.r = r, .p = r->pref.spec, .origin = r->pref.origin};
-	struct node *spec = vmi_spec(r), *an;
+	struct node *spec = resolve_vmi_spec(r), *an;
 	const struct node *pan;
 	unsigned int i;
 
@@ -312,8 +390,8 @@ void preference_apply(struct resolver *r)
 	apply_devices(&pa);
 	apply_features(&pa);
 	apply_firmware(&pa);
-	if (*str_or_empty(node_path(pa.p, "machine.preferredMachineType")))
-		fill_str(&pa, node_get_map(r->a, vmi_domain(r), "machine"), "type",
+	if (*resolve_str(node_path(pa.p, "machine.preferredMachineType")))
+		fill_str(&pa, node_get_map(r->a, resolve_vmi_domain(r), "machine"), "type",
 			 node_path(pa.p, "machine.preferredMachineType"));
 	apply_clock(&pa);
 	fill_str(&pa, spec, "subdomain", node_get(pa.p, "preferredSubdomain"));
@@ -326,10 +404,11 @@ void preference_apply(struct resolver *r)
 		for (i = 0; i < pan->n; i++)
 			fill(&pa, an, pan->kv[i].key, pan->kv[i].val);
 	}
-	fill(&pa, vmi_domain(r), "launchSecurity", node_get(pa.p, "preferredLaunchSecurity"));
+	fill(&pa, resolve_vmi_domain(r), "launchSecurity",
+	     node_get(pa.p, "preferredLaunchSecurity"));
 }
 
-/* ---- requirements (§10) --------------------------------------------- */
+/* ---- requirements (resolution.md §10) ---------------------------------- */
 
 static uint32_t raw_u32(const struct node *n)
 {
@@ -340,8 +419,8 @@ static uint32_t raw_u32(const struct node *n)
 
 static int req_cpu_vm(struct resolver *r, uint32_t need)
 {
-	const struct node *cpu = node_get(vmi_domain(r), "cpu");
-	const char *topo = pref_topology(r->pref.spec), *as, *paths;
+	const struct node *cpu = node_get(resolve_vmi_domain(r), "cpu");
+	const char *topo = preference_cpu_topology(r->pref.spec), *as, *paths;
 	const char *ps = "spec.template.spec.domain.cpu.sockets";
 	const char *pc = "spec.template.spec.domain.cpu.cores";
 	const char *pt = "spec.template.spec.domain.cpu.threads";
@@ -350,7 +429,7 @@ static int req_cpu_vm(struct resolver *r, uint32_t need)
 	uint64_t have;
 
 	if (!s && !c && !t) {
-		effective_topology(vmi_spec(r), eff);
+		resolve_effective_topology(resolve_vmi_spec(r), eff);
 		s = eff[0], c = eff[1], t = eff[2];
 	}
 	if (strcmp(topo, "cores") == 0) {
@@ -361,7 +440,7 @@ static int req_cpu_vm(struct resolver *r, uint32_t need)
 		have = (uint64_t)s * c * t, as = "cores, sockets and threads";
 		paths = arena_printf(r->a, "%s, %s, %s", pc, ps, pt);
 	} else if (strcmp(topo, "spread") == 0) {
-		as = pref_spread_across(r->pref.spec);
+		as = preference_spread_across(r->pref.spec);
 		if (strcmp(as, "CoresThreads") == 0) {
 			have = (uint64_t)c * t;
 			paths = arena_printf(r->a, "%s, %s", pc, pt);
@@ -391,16 +470,16 @@ static int req_memory(struct resolver *r, const struct node *need_n)
 	const struct node *h;
 	char a[64], b[64];
 
-	if (!qty_of(need_n, &need))
+	if (!resolve_qty(need_n, &need))
 		return 0;
 	if (r->it.spec) {
-		h = node_path(vmi_domain(r), "memory.guest");
+		h = node_path(resolve_vmi_domain(r), "memory.guest");
 		if (node_is_null(h))
 			h = node_path(r->it.spec, "memory.guest");
 	} else {
-		h = effective_memory(vmi_spec(r));
+		h = resolve_effective_memory(resolve_vmi_spec(r));
 	}
-	if (h && !qty_of(h, &have))
+	if (h && !resolve_qty(h, &have))
 		return 0;
 	if (qty_cmp(&have, &need) >= 0)
 		return 0;
@@ -414,7 +493,8 @@ static int req_memory(struct resolver *r, const struct node *need_n)
 		    a, b);
 	else
 		diag_err(
-		    r->d, node_get(vmi_domain(r), "memory"), "spec.template.spec.domain.memory",
+		    r->d, node_get(resolve_vmi_domain(r), "memory"),
+		    "spec.template.spec.domain.memory",
 		    "failure checking preference requirements: insufficient Memory resources of "
 		    "%s provided by VirtualMachine, preference requires %s",
 		    a, b);
@@ -452,11 +532,11 @@ int preference_requirements(struct resolver *r)
 		return -EINVAL;
 	want = node_sval(node_get(req, "architecture"));
 	if (want && *want) {
-		arch = str_or_empty(node_get(vmi_spec(r), "architecture"));
+		arch = resolve_str(node_get(resolve_vmi_spec(r), "architecture"));
 		if (!*arch)
 			arch = "amd64";
 		if (strcmp(arch, want) != 0) {
-			diag_err(r->d, node_get(vmi_spec(r), "architecture"),
+			diag_err(r->d, node_get(resolve_vmi_spec(r), "architecture"),
 				 "spec.template.spec.architecture",
 				 "failure checking preference requirements: preference requires "
 				 "architecture %s but %s is being requested",

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * boot.c - put the guest's first instructions in place: the boot GDT and
- * identity page tables, ACPI tables, the kernel (PVH ELF or bzImage, told
+ * identity page tables, ACPI and SMBIOS tables, the kernel (PVH ELF or bzImage, told
  * apart by their magic), initrd and command line, and the BSP's registers.
  * The structures come from arch/ builders; this file reads the files, picks
  * addresses and makes the ioctls.
@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "arch/arch.h"
+#include "vmm/bios_boot.h"
 #include "vmm/efi_boot.h"
 #include "vmm/log.h"
 #include "vmm/vcpu.h"
@@ -85,18 +86,24 @@ static enum boot_format boot_detect(const struct boot_file *k)
 	return BOOT_FMT_UNKNOWN;
 }
 
-static int boot_acpi(struct vm *vm, gpa_t *rsdp, size_t *used)
+void vm_acpi_config(const struct vm *vm, struct arch_acpi_config *c)
 {
-	struct arch_acpi_config c = {
+	*c = (struct arch_acpi_config){
 	    .topo = vm->topo,
 	    .apic_ids = vm->apic_ids,
 	    .n_vcpus = vm->n_vcpus,
 	    .serial = 1,
 	    .pci = 1, /* MCFG + PCI0: vmm/dev/pci_devices.c always has a host bridge */
 	};
+}
+
+static int boot_acpi(struct vm *vm, gpa_t *rsdp, size_t *used)
+{
+	struct arch_acpi_config c;
 	uint8_t *buf = guest_mem_ptr(&vm->mem, ARCH_ACPI_GPA, ARCH_ACPI_MAX);
 	int ret;
 
+	vm_acpi_config(vm, &c);
 	*rsdp = 0;
 	*used = 0;
 	if (!vm->cfg->acpi)
@@ -108,6 +115,27 @@ static int boot_acpi(struct vm *vm, gpa_t *rsdp, size_t *used)
 		return error_errno(ret, "boot: cannot build the ACPI tables");
 	*rsdp = ARCH_ACPI_GPA; /* the RSDP comes first */
 	return 0;
+}
+
+int boot_place_smbios(const struct vm_config *cfg, struct guest_mem *mem, gpa_t after)
+{
+	const struct arch_smbios_ids ids = {cfg->firmware_serial, cfg->firmware_uuid, 0};
+	gpa_t gpa = (after + 15) & ~15ull;
+	uint8_t *buf;
+	size_t used;
+	int ret;
+
+	if (gpa < ARCH_SMBIOS_GPA)
+		gpa = ARCH_SMBIOS_GPA;
+	buf = gpa < ARCH_SMBIOS_END ? guest_mem_ptr(mem, gpa, ARCH_SMBIOS_END - gpa) : NULL;
+	if (!buf)
+		return error_errno(-ENOSPC, "smbios: no room in the BIOS area below 1 MiB");
+	ret = arch_smbios_build(buf, ARCH_SMBIOS_END - gpa, gpa, &ids, &used);
+	if (ret == -EINVAL)
+		error("smbios: firmware.uuid '%s' is not a UUID", cfg->firmware_uuid);
+	else if (ret)
+		error_errno(ret, "smbios: the tables do not fit in the BIOS area");
+	return ret;
 }
 
 /* Copy the initrd to gpa (already chosen) after checking it lies in RAM. */
@@ -247,14 +275,12 @@ static int boot_kernel_file(struct vm *vm, struct boot_file *k)
 		*k = (struct boot_file){(uint8_t *)elf, len, false};
 		return 0;
 	}
-	case VM_BOOT_BIOS:
-		error("boot: BIOS boot is not supported: use firmware.kernelBoot or --kernel");
-		return -ENOTSUP;
+	case VM_BOOT_BIOS: /* vm_boot() took it */
 	case VM_BOOT_NONE:
 		break;
 	}
-	error("boot: the VM has nothing to boot: it needs spec.domain.firmware.kernelBoot (or "
-	      "--kernel), or EFI (firmware.bootloader.efi)");
+	error("boot: the VM has nothing to boot: it needs a manifest (-f: BIOS, EFI or "
+	      "spec.domain.firmware.kernelBoot) or --kernel");
 	return -EINVAL;
 }
 
@@ -273,6 +299,10 @@ int vm_boot(struct vm *vm)
 	memset(&regs, 0, sizeof(regs));
 	memset(&sregs, 0, sizeof(sregs));
 	memset(&bi, 0, sizeof(bi));
+	if (vm->cfg->boot == VM_BOOT_BIOS && !vm->opt.payload) {
+		ret = bios_boot_setup(vm, &regs, &sregs);
+		return ret ? ret : boot_set_regs(vm, &regs, &sregs);
+	}
 	bi.mem_bytes = vm->mem.total;
 	bi.cmdline = vm->cfg->cmdline;
 	ret = boot_kernel_file(vm, &kernel);
@@ -287,7 +317,7 @@ int vm_boot(struct vm *vm)
 	if (!ret)
 		ret = boot_acpi(vm, &bi.rsdp_gpa, &acpi_used);
 	if (!ret)
-		ret = efi_boot_place_smbios(vm->cfg, &vm->mem, ARCH_ACPI_GPA + acpi_used);
+		ret = boot_place_smbios(vm->cfg, &vm->mem, ARCH_ACPI_GPA + acpi_used);
 	if (!ret)
 		ret = boot_load(vm, &kernel, &initrd, &bi, &regs, &sregs);
 	if (!ret)

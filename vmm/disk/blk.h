@@ -1,0 +1,123 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * blk.h - block backends: a disk image as a flat array of bytes with
+ * vectored reads and writes, flush, discard and write-zeroes. Formats:
+ * raw (any file or block device) and qcow2 (v2/v3; see blk_qcow2.c for
+ * what is refused). blk_open() picks the format from the image's magic.
+ *
+ * Where things are (vmm/disk/): blk.c opens and closes and chooses the
+ * format; blk_raw.c and blk_qcow2.c are the formats; blk_io.c holds the
+ * positioned-I/O helpers the formats share (declared in blk_format.h,
+ * which only formats include); volume.c turns a resolved disk into an
+ * open struct blk (volume.h).
+ *
+ * All calls are blocking and made from the disk's I/O thread; one struct
+ * blk is used by one thread at a time. Errors are -errno; an EIO/ENOSPC
+ * from the host comes back as is so the device can report IOERR.
+ * Reads past the end of a file that is not a multiple of 512 bytes return
+ * zeroes for the missing tail.
+ */
+#ifndef VMLET_DISK_BLK_H
+#define VMLET_DISK_BLK_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <errno.h>
+#include <sys/uio.h>
+
+enum blk_cache {
+	BLK_CACHE_WRITEBACK = 0, /* page cache; FLUSH -> fdatasync */
+	BLK_CACHE_NONE,		 /* O_DIRECT (bounce buffers if unaligned) */
+	BLK_CACHE_WRITETHROUGH,	 /* O_DSYNC */
+};
+
+struct blk;
+
+struct blk_ops {
+	int (*preadv)(struct blk *b, const struct iovec *iov, int n, uint64_t off);
+	int (*pwritev)(struct blk *b, const struct iovec *iov, int n, uint64_t off);
+	int (*flush)(struct blk *b);
+	int (*discard)(struct blk *b, uint64_t off, uint64_t len);
+	int (*write_zeroes)(struct blk *b, uint64_t off, uint64_t len, bool unmap);
+	void (*close)(struct blk *b);
+};
+
+struct blk {
+	const struct blk_ops *ops;
+	char *path;
+	const char *format; /* "raw" / "qcow2" */
+	uint64_t size;	    /* virtual disk size in bytes */
+	bool read_only;
+	enum blk_cache cache;
+	int fd;
+	uint32_t dio_align;  /* O_DIRECT alignment, 0 when not O_DIRECT */
+	void *priv;	     /* format state */
+	struct blk *backing; /* the image this one reads through to (qcow2
+			      * backing file; owned by the format), or NULL */
+};
+
+/*
+ * Open path (format by magic). read_only opens O_RDONLY. cache none asks
+ * for O_DIRECT and falls back to the page cache with a warning when the
+ * filesystem refuses it (tmpfs). Errors name the image.
+ */
+int blk_open(struct blk **out, const char *path, bool read_only, enum blk_cache cache);
+/* Same with the format forced ("raw", "qcow2"; NULL = by magic). */
+int blk_open_format(struct blk **out, const char *path, bool read_only, enum blk_cache cache,
+		    const char *format);
+void blk_close(struct blk *b);
+
+/*
+ * Image locking, compatible with QEMU's (file-posix locking=auto), so that
+ * vmlet, QEMU and qemu-img see each other's use of an image. Open file
+ * description (F_OFD_SETLK) shared locks on single bytes of the image
+ * file: byte 100 + i while holding permission i, byte 200 + i while
+ * refusing others permission i, where i is 0 "consistent read", 1 "write",
+ * 2 "write unchanged", 3 "resize". Taking a permission checks that nobody
+ * locked 200 + i; refusing one checks that nobody locked 100 + i.
+ *
+ * As QEMU does: a writer takes read and write and refuses others write
+ * (with shareable, it refuses nothing: several writers may hold the image
+ * together); a read-only user takes read and refuses write; a written
+ * qcow2 image also takes resize, and qcow2 images and backing files refuse
+ * resize. So a second writer is refused, readers share, and a reader and
+ * a writer exclude each other, as with QEMU (qemu-img info on a qcow2
+ * image a VM writes fails: "Failed to get shared 'write' lock"; qemu-img
+ * -U skips the check).
+ *
+ * The locks live on b's descriptors: they are taken once at open (before
+ * any sandbox), stay with the process and go with its last descriptor,
+ * whatever ends it (SIGKILL included). -EBUSY with an error naming the
+ * image when another process holds a conflicting lock; a filesystem
+ * without OFD locks only gets a warning.
+ */
+int blk_lock(struct blk *b, bool shareable);
+
+static inline int blk_preadv(struct blk *b, const struct iovec *iov, int n, uint64_t off)
+{
+	return b->ops->preadv(b, iov, n, off);
+}
+static inline int blk_pwritev(struct blk *b, const struct iovec *iov, int n, uint64_t off)
+{
+	return b->read_only ? -EROFS : b->ops->pwritev(b, iov, n, off);
+}
+static inline int blk_flush(struct blk *b)
+{
+	return b->ops->flush(b);
+}
+static inline int blk_discard(struct blk *b, uint64_t off, uint64_t len)
+{
+	return b->read_only ? -EROFS : b->ops->discard(b, off, len);
+}
+static inline int blk_write_zeroes(struct blk *b, uint64_t off, uint64_t len, bool unmap)
+{
+	return b->read_only ? -EROFS : b->ops->write_zeroes(b, off, len, unmap);
+}
+
+/* Total bytes of an iovec list. */
+uint64_t blk_iov_len(const struct iovec *iov, int n);
+/* dst = the bytes [skip, skip+len) of src (dst has room for n entries).
+ * Returns the number of entries used. */
+int blk_iov_slice(const struct iovec *src, int n, uint64_t skip, uint64_t len, struct iovec *dst);
+
+#endif /* VMLET_DISK_BLK_H */
