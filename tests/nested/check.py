@@ -218,6 +218,9 @@ def main():
         m = re.search(r"vendor=(\S+)", line)
         if m:
             l1vendor = m.group(1)
+    for line in l1:
+        if "FAIL" in line:
+            fail("L1", line)
     reports, metas = {}, {}
     for n in names:
         d = os.path.join(out, "scn", n)

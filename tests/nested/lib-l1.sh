@@ -24,7 +24,7 @@ vmlet_run() {
 # memory host_prep wrote to $D/qemu.smp and $D/qemu.mem, the same kernel,
 # initramfs and command line.
 qemu_run() {
-	timeout -s KILL "${TIMEBOX:-150}" qemu-system-x86_64 -L /qemu -enable-kvm \
+	timeout -s KILL "${TIMEBOX:-150}" /d/sys/qemu -L /d/sys/share -enable-kvm \
 		-cpu "host${VENDOR:+,vendor=$(vendor_id "$VENDOR")}" -M q35 \
 		-smp "$(cat "$D/qemu.smp")" -m "$(cat "$D/qemu.mem")" \
 		-nodefaults -no-user-config -nographic -display none -no-reboot -serial stdio \
@@ -58,4 +58,25 @@ run_scn() {
 		echo "@@END $SCN rc=$rc up=$(up) t0=$t0"
 		[ -f "$D/vmm.log" ] && sed 's/^/@V /' "$D/vmm.log"
 	)
+}
+
+# vm_run_on PATTERN ACTION [ARGS...]: vm_run with its console copied to
+# stdout and its stdin a pipe that fd 4 writes to; ACTION is eval'd once,
+# when a console line contains PATTERN (e.g. 'kill -TERM $(pidof vmlet)' or
+# 'echo hello >&4'). vm_run's exit status.
+vm_run_on() {
+	_pat=$1 _act=$2 _hit=0
+	shift 2
+	rm -f /tmp/con /tmp/in && mkfifo /tmp/con /tmp/in
+	exec 4<>/tmp/in
+	vm_run "$@" </tmp/in >/tmp/con &
+	_bg=$!
+	while IFS= read -r _line; do
+		echo "$_line"
+		case $_line in
+		*"$_pat"*) [ $_hit = 1 ] || { _hit=1; eval "$_act"; } ;;
+		esac
+	done </tmp/con
+	exec 4>&-
+	wait $_bg
 }

@@ -32,6 +32,11 @@ r_common() {
 	' /proc/cpuinfo
 	rep mem "$(grep -m1 '^MemTotal' /proc/meminfo | tr -s ' ' | cut -d' ' -f2)"
 	rep smp "$(dmesg | grep -m1 -o 'smp: Brought up.*')"
+	# the timers Linux chose: per-CPU clock event devices (lapic, or a
+	# broadcast one when the local APIC timer failed its check) and clocksource
+	rep clockevents "$(cat /sys/devices/system/clockevents/clockevent*/current_device | sort | uniq -c | tr -s ' \n' ' ')"
+	rep clocksource "$(cat /sys/devices/system/clocksource/clocksource0/current_clocksource)"
+	rep timer-notes "$(dmesg | grep -E 'APIC timer disabled|APIC calibration|TSC.*unstable|clocksource.*unstable|Switched to clocksource' | sed 's/^\[[ 0-9.]*\] //' | tr '\n' ';')"
 }
 
 # r_dmesg: the kernel's complaints. "@R dmesg-bad" lines fail the scenario
@@ -49,4 +54,38 @@ mod() {
 	for m; do
 		modprobe "$m" 2>&1 | sed "s/^/@R modprobe-error $m /"
 	done
+}
+
+# pwrbtn_listen: listen (evdev) to the ACPI power button's input device;
+# reports "@R pwrbtn-listening DEV" once it is open and, on KEY_POWER,
+# "@R power-button" and powers off. The listener runs in the background.
+pwrbtn_listen() {
+	mod button evdev
+	dev=
+	for e in /sys/class/input/event*; do
+		[ "$(cat "$e/device/name" 2>/dev/null)" = "Power Button" ] && dev=/dev/input/${e##*/}
+	done
+	[ -n "$dev" ] || { rep pwrbtn-missing "$(cat /sys/class/input/*/name 2>/dev/null | tr '\n' ,)"; return 1; }
+	(
+		exec 3<"$dev"
+		rep pwrbtn-listening "$dev"
+		# struct input_event: 16 bytes of time, type 1 (EV_KEY), code 116
+		# (KEY_POWER), value 1 (pressed)
+		while :; do
+			ev=$(dd bs=24 count=1 <&3 2>/dev/null | od -An -tx1 | tr -d ' \n')
+			case $ev in *0100740001000000)
+				rep power-button pressed
+				poweroff -f
+				;;
+			esac
+		done
+	) &
+}
+
+# disk_by_serial SERIAL: /dev/vdX of the virtio-blk disk with that serial
+disk_by_serial() {
+	for b in /sys/block/vd*; do
+		[ "$(cat "$b/serial" 2>/dev/null)" = "$1" ] && echo "/dev/${b##*/}" && return 0
+	done
+	return 1
 }
