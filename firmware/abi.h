@@ -165,7 +165,17 @@
  *                            UEFI revision and configuration tables in
  *                            order (ACPI20, ACPI, SMBIOS3, SMBIOS, else the
  *                            GUID in its text form)
+ *   msixRouted=<functions> <vectors>
+ *                            only with "vmlet.msix": every MSI-X vector of
+ *                            every PCI function was routed and unmasked
+ *                            (to APIC 0), as a Linux guest leaves them,
+ *                            before the probe ends (firmware/probe/end.c)
  *   error=<text>             something the probe could not do (repeatable)
+ *
+ * After the report the probe powers off, or with "vmlet.end=MODE": reboot
+ * (i8042 reset line), crash (triple fault), hold (halts for good), button
+ * (waits for the ACPI power button, then powers off). "vmlet.netquick":
+ * the NICs' own facts only (no DHCP, ARP, ping).
  *
  * Parsers must bound everything: the guest is untrusted.
  */

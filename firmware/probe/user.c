@@ -274,7 +274,7 @@ static void net_options(uint32_t si_addr)
 	const char *p;
 	char v[20];
 
-	o.quick = cmdline_has(si_addr, "vmlet.netbench=");
+	o.quick = cmdline_has(si_addr, "vmlet.netbench=") || cmdline_has(si_addr, "vmlet.netquick");
 	if (cmdline_value(si_addr, "vmlet.netecho=", v, sizeof(v))) {
 		p = v;
 		o.echo = parse_dec(&p);
@@ -320,10 +320,12 @@ void probe_user_main(void *arg)
 		st.out.overflow = false;
 		fw_buf_printf(&st.out, "\nerror=report too long\n");
 	}
+	if (cmdline_has((uint32_t)(uintptr_t)arg, "vmlet.msix"))
+		probe_msix_route(&st.out, ecam);
 	fw_buf_printf(&st.out, "tscProbe=%llu\n" FW_ABI_PROBE_END "\n",
 		      (unsigned long long)(rdtsc() - probe_tsc0));
 	fw_kcall(PROBE_KC_WRITE, (uintptr_t)report, st.out.len, 0);
-	fw_kcall(PROBE_KC_POWEROFF, 0, 0, 0);
-	for (;;)
-		;
+	if (!cmdline_value((uint32_t)(uintptr_t)arg, "vmlet.end=", mode, sizeof(mode)))
+		mode[0] = 0;
+	probe_end(probe_end_mode(mode));
 }

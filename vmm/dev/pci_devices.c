@@ -98,6 +98,14 @@ struct virtio_net *pci_devices_nic(struct vm *vm, unsigned int i)
 	return NULL;
 }
 
+static void pci_devices_quiesce(void *state)
+{
+	struct pci_devices *s = state;
+
+	for (unsigned int i = 0; i < s->n_blk; i++)
+		virtio_blk_quiesce(s->blk[i]);
+}
+
 static void pci_devices_destroy(void *state)
 {
 	struct pci_devices *s = state;
@@ -152,5 +160,6 @@ out:
 const struct device_type pci_devices_device = {
     .name = "pci",
     .create = pci_devices_create,
+    .quiesce = pci_devices_quiesce,
     .destroy = pci_devices_destroy,
 };
