@@ -129,7 +129,7 @@
  *   nic=<bb:dd.f> <mac> <linkUp 0|1> <mtu> <address/prefix|-> <router|->
  *       <arp ok|-> <ping ok|-> <rxOk> <txOk> <echoed>
  *                            one per virtio-net function, driven at CPL3
- *                            (firmware/lib/virtio_net.c): MAC, STATUS link
+ *                            (firmware/probe/virtio_net.c): MAC, STATUS link
  *                            bit and MTU from the device (0 when not
  *                            offered); the IPv4 address and router a DHCP
  *                            exchange (DISCOVER, OFFER, REQUEST, ACK) gave;
@@ -151,7 +151,7 @@
  *                            RAM, huge, device-writable, empty, oversized,
  *                            a loop); ok when each was completed or reported
  *                            with NEEDS_RESET and a good frame went out
- *                            after it (firmware/lib/virtio_net_hostile.c)
+ *                            after it (firmware/probe/virtio_net_hostile.c)
  *   netBench=<bb:dd.f> <mode> <frames> <bytes> <ticks> <missing>
  *                            only with "vmlet.netbench=MODE": timed traffic
  *                            on the first virtio-net (firmware/probe/

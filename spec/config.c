@@ -229,8 +229,35 @@ static enum vm_cache_mode cache_of(const char *c)
 	return VM_CACHE_DEFAULT;
 }
 
+static const char *const error_policies[] = {"stop", "report", "ignore", "enospace"};
+
+/* errorPolicy: KubeVirt's values (unset = stop); anything else is an error. */
+static int error_policy_of(const struct resolver *r, const struct node *d, unsigned int idx,
+			   enum vm_error_policy *out)
+{
+	const struct node *n = node_get(d, "errorPolicy");
+	const char *v = resolve_str(n);
+
+	*out = VM_ERROR_STOP;
+	if (!*v)
+		return 0;
+	for (unsigned int i = 0; i < sizeof(error_policies) / sizeof(error_policies[0]); i++)
+		if (!strcmp(v, error_policies[i])) {
+			*out = (enum vm_error_policy)i;
+			return 0;
+		}
+	diag_err(r->d, n,
+		 arena_printf(r->a, "%sdomain.devices.disks[%u].errorPolicy",
+			      r->vmi_only ? "spec." : "spec.template.spec.", idx),
+		 "errorPolicy \"%s\" is not supported (allowed values: stop, report, ignore, "
+		 "enospace)",
+		 v);
+	return -EINVAL;
+}
+
 static int map_disk(const struct resolver *r, const struct spec_options *o, const char *root,
-		    const struct node *d, const struct node *vols, struct vm_disk *out)
+		    const struct node *d, unsigned int idx, const struct node *vols,
+		    struct vm_disk *out)
 {
 	const char *name = resolve_str(node_get(d, "name")), *ov;
 	const struct node *v = find_named(vols, name), *t, *ci;
@@ -249,6 +276,9 @@ static int map_disk(const struct resolver *r, const struct spec_options *o, cons
 	}
 	out->bus = dup_str(node_get(t, "bus"));
 	out->serial = dup_str(node_get(d, "serial"));
+	out->shareable = node_bval(node_get(d, "shareable"), false);
+	if (error_policy_of(r, d, idx, &out->error_policy))
+		return -EINVAL;
 	out->cache = cache_of(resolve_str(node_get(d, "cache")));
 	out->io = dup_str(node_get(d, "io"));
 	out->boot_order = u32(node_get(d, "bootOrder"));
@@ -388,8 +418,10 @@ static void map_firmware(const struct node *dom, const char *root, struct vm_con
 		cfg->cmdline = dup_str(node_get(kb, "kernelArgs"));
 	} else if (node_is_map(efi)) {
 		cfg->boot = VM_BOOT_EFI;
-	} else if (node_is_map(node_path(fw, "bootloader.bios"))) {
+	} else {
+		/* bootloader.bios, or no bootloader: KubeVirt's default is BIOS */
 		cfg->boot = VM_BOOT_BIOS;
+		cfg->bios_use_serial = node_bval(node_path(fw, "bootloader.bios.useSerial"), false);
 	}
 	if (node_is_map(efi)) {
 		cfg->efi_secure_boot = node_bval(node_get(efi, "secureBoot"), true);
@@ -485,7 +517,7 @@ int config_from_resolution(const struct resolver *r, const struct spec_options *
 		if (!cfg->disks)
 			spec_oom();
 		for (i = 0; i < seq->n; i++, cfg->n_disks++)
-			if (map_disk(r, o, root, seq->items[i], vols, &cfg->disks[i]))
+			if (map_disk(r, o, root, seq->items[i], i, vols, &cfg->disks[i]))
 				return -EINVAL;
 	}
 	seq = node_get(devs, "interfaces");

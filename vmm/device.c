@@ -20,6 +20,7 @@ static const struct device_type *const device_types[] = {
     &acpi_pm_device,	  /* PM1a event/control, power button, S5 */
     &report_port_device,  /* probe's fast report port (captured console only) */
     &efi_port_device,	  /* EFI firmware's boot order and variable store */
+    &fw_cfg_device,	  /* 0x510-0x51b firmware configuration (BIOS VMs) */
     &pci_devices_device,  /* PCI host + virtio-blk/net/rng functions */
 };
 

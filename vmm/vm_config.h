@@ -17,10 +17,10 @@
 #include <stdint.h>
 
 enum vm_boot_kind {
-	VM_BOOT_NONE = 0, /* neither kernel nor EFI: vmm refuses to start */
+	VM_BOOT_NONE = 0, /* no manifest and no --kernel: vmm refuses to start */
 	VM_BOOT_KERNEL,	  /* firmware.kernelBoot or --kernel: bzImage or PVH ELF */
 	VM_BOOT_EFI,	  /* bootloader.efi: vmlet's own firmware or --firmware */
-	VM_BOOT_BIOS,	  /* bootloader.bios: not supported by the vmm */
+	VM_BOOT_BIOS,	  /* bootloader.bios or none (KubeVirt's default): SeaBIOS */
 };
 
 enum vm_disk_source {
@@ -43,6 +43,17 @@ enum vm_cache_mode {
 	VM_CACHE_WRITEBACK,
 };
 
+/* KubeVirt's disk errorPolicy (libvirt error_policy) for a host I/O error:
+ * stop pauses the VM with the request pending (resume retries it), report
+ * fails the request to the guest, ignore completes it as if it had
+ * worked, enospace stops on ENOSPC and reports anything else. */
+enum vm_error_policy {
+	VM_ERROR_STOP = 0, /* KubeVirt's default */
+	VM_ERROR_REPORT,
+	VM_ERROR_IGNORE,
+	VM_ERROR_ENOSPACE,
+};
+
 struct vm_disk {
 	char *name; /* disk / volume name */
 	enum vm_disk_device device;
@@ -51,6 +62,8 @@ struct vm_disk {
 	char *path; /* host path of the backing file (NULL for
 		     * emptyDisk / cloud-init: the vmm creates them) */
 	bool read_only;
+	bool shareable; /* several writers may use the image (lock shared) */
+	enum vm_error_policy error_policy;
 	char *serial; /* disk serial (virtio-blk GET_ID), NULL = none */
 	enum vm_cache_mode cache;
 	char *io;		      /* "native" / "threads" / NULL */
@@ -125,6 +138,7 @@ struct vm_config {
 	char *cmdline;
 	bool efi_secure_boot; /* effective secure boot (EFI only) */
 	bool efi_persistent;
+	bool bios_use_serial;  /* bootloader.bios.useSerial: BIOS console on COM1 */
 	char *firmware_uuid;   /* firmware.uuid (SMBIOS) */
 	char *firmware_serial; /* firmware.serial (SMBIOS) */
 

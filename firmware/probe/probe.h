@@ -58,6 +58,13 @@ FW_NORETURN void probe_end(int mode);
  * (table entries to APIC 0, MSI-X enabled), as a Linux guest leaves them
  * for the VMM's teardown; appends msixRouted=<functions> <vectors>. */
 void probe_msix_route(struct fw_buf *out, uint64_t ecam);
+/* Append pci=/disk=/rng=/nic= lines (firmware/abi.h) for bus 0 at ecam
+ * (virtio_report.c). With hostile, first attack each virtio-blk with
+ * malformed rings (a buffer outside RAM, an absurd length, a descriptor
+ * loop, an avail index far ahead) and check it still serves good requests
+ * after each: one hostile=<bb:dd.f> ok|<failed step> line per disk; each
+ * virtio-net likewise (virtio_net_hostile.c). */
+void probe_virtio_report(struct fw_buf *out, uint64_t ecam, bool hostile);
 
 /* Timed I/O on the first virtio-blk (blkbench.c, for scripts/bench-blk):
  * mode idle (set up only), qd1 / qd32 (4 KiB random reads at queue depth

@@ -84,4 +84,13 @@ expect_err "binary garbage" "vm.yaml"
 printf 'kind: ConfigMap\napiVersion: v1\n' >"$TMPD/vm.yaml"
 expect_err "no VM" "no VirtualMachine"
 EXTRA="-f $TMPD/does-not-exist" expect_err "missing file" "cannot open .*does-not-exist"
+vm "        devices:
+          disks:
+          - {name: d, disk: {bus: virtio}}
+          - {name: e, disk: {bus: virtio}, errorPolicy: pause}
+      volumes:
+      - {name: d, emptyDisk: {capacity: 1Mi}}
+      - {name: e, emptyDisk: {capacity: 1Mi}}"
+EXTRA="-o config" expect_err "unknown errorPolicy" \
+	'vm.yaml:12:57: spec.template.spec.domain.devices.disks\[1\].errorPolicy: errorPolicy "pause" is not supported \(allowed values: stop, report, ignore, enospace\)'
 finish

@@ -98,6 +98,17 @@ struct virtio_net *pci_devices_nic(struct vm *vm, unsigned int i)
 	return NULL;
 }
 
+int pci_devices_disk_slot(struct vm *vm, unsigned int i)
+{
+	for (unsigned int d = 0; d < vm->n_devs; d++) {
+		const struct pci_devices *s = vm->devs[d].state;
+
+		if (vm->devs[d].type == &pci_devices_device && s)
+			return i < s->n_blk ? virtio_blk_pci(s->blk[i])->pci.slot : -ENOENT;
+	}
+	return -ENOENT;
+}
+
 static void pci_devices_quiesce(void *state)
 {
 	struct pci_devices *s = state;
