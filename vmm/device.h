@@ -98,6 +98,7 @@ uint32_t device_pci_slots(const struct vm *vm);
 struct device_counters {
 	/* block: requests completed, of them failed; data bytes moved */
 	uint64_t requests, errors, read_bytes, write_bytes;
+	uint64_t io_pauses; /* block: VM pauses for a host error (errorPolicy) */
 	/* network: frames and bytes to the guest (rx) and from it (tx) */
 	uint64_t rx_packets, rx_bytes, tx_packets, tx_bytes, rx_dropped, tx_dropped;
 };
