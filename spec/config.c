@@ -418,8 +418,10 @@ static void map_firmware(const struct node *dom, const char *root, struct vm_con
 		cfg->cmdline = dup_str(node_get(kb, "kernelArgs"));
 	} else if (node_is_map(efi)) {
 		cfg->boot = VM_BOOT_EFI;
-	} else if (node_is_map(node_path(fw, "bootloader.bios"))) {
+	} else {
+		/* bootloader.bios, or no bootloader: KubeVirt's default is BIOS */
 		cfg->boot = VM_BOOT_BIOS;
+		cfg->bios_use_serial = node_bval(node_path(fw, "bootloader.bios.useSerial"), false);
 	}
 	if (node_is_map(efi)) {
 		cfg->efi_secure_boot = node_bval(node_get(efi, "secureBoot"), true);

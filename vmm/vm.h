@@ -112,13 +112,16 @@ struct vm {
 	void *console_input_opaque;
 	void (*console_output)(void *opaque, const void *buf, size_t len);
 	void *console_output_opaque;
-	uint32_t pci_slots; /* device_set_pci_slots() */
+	uint32_t pci_slots;    /* device_set_pci_slots() */
+	struct fw_cfg *fw_cfg; /* device_set_fw_cfg(): BIOS VMs only */
 	struct device_counters_src counters[VM_MAX_COUNTERS];
 	unsigned int n_counters;
 };
 
 int vm_create(struct vm **out, const struct vm_config *cfg, const struct vm_options *opt);
 int vm_boot(struct vm *vm);
+/* The ACPI table configuration of this VM (vmm/boot.c). */
+void vm_acpi_config(const struct vm *vm, struct arch_acpi_config *c);
 /* (part of vm_boot) The SMBIOS tables (arch_smbios_build) for cfg into
  * guest memory at ARCH_SMBIOS_GPA, or just above `after` (the end of the
  * ACPI tables) when that is higher, for every VM: firmware and a directly

@@ -113,6 +113,25 @@ struct virtio_net *pci_devices_nic(struct vm *vm, unsigned int i)
 	return NULL;
 }
 
+int pci_devices_disk_slot(struct vm *vm, unsigned int i)
+{
+	for (unsigned int d = 0; d < vm->n_devs; d++) {
+		const struct pci_devices *s = vm->devs[d].state;
+
+		if (vm->devs[d].type == &pci_devices_device && s)
+			return i < s->n_blk ? virtio_blk_pci(s->blk[i])->pci.slot : -ENOENT;
+	}
+	return -ENOENT;
+}
+
+static void pci_devices_quiesce(void *state)
+{
+	struct pci_devices *s = state;
+
+	for (unsigned int i = 0; i < s->n_blk; i++)
+		virtio_blk_quiesce(s->blk[i]);
+}
+
 static void pci_devices_destroy(void *state)
 {
 	struct pci_devices *s = state;
@@ -167,5 +186,6 @@ out:
 const struct device_type pci_devices_device = {
     .name = "pci",
     .create = pci_devices_create,
+    .quiesce = pci_devices_quiesce,
     .destroy = pci_devices_destroy,
 };

@@ -92,6 +92,7 @@ struct virtio_blk {
 	struct virtio_blk_config cfg;
 	unsigned int nq;
 	struct virtio_worker worker;
+	bool flushed;		   /* virtio_blk_quiesce() ran */
 	struct device_counters st; /* metrics; updated atomically */
 	/* worker-only scratch */
 	struct iovec out[BLK_SEGS], in[BLK_SEGS], data[BLK_SEGS];
@@ -403,19 +404,32 @@ int virtio_blk_create(struct virtio_blk **out, struct pci_host *host, struct vm 
 	return 0;
 }
 
-void virtio_blk_destroy(struct virtio_blk *b)
+int virtio_blk_quiesce(struct virtio_blk *b)
 {
 	int r;
 
-	if (!b)
-		return;
-	virtio_pci_release(&b->vp); /* resets: the worker goes idle */
+	if (!b || b->flushed)
+		return 0;
+	/* the worker finishes the request it is serving, then quits: no
+	 * write can come after the flush */
 	virtio_worker_stop(&b->worker);
+	b->flushed = true;
 	/* whatever the guest wrote reaches the disk before vmlet exits,
 	 * however the guest ended (power-off, crash, hard stop) */
 	r = b->be && !b->be->read_only ? blk_flush(b->be) : 0;
 	if (r)
 		log_warn("virtio-blk: disk '%s': flush at exit failed: %s", b->name, strerror(-r));
+	else if (b->be && !b->be->read_only)
+		log_debug("virtio-blk: disk '%s': flushed", b->name);
+	return r;
+}
+
+void virtio_blk_destroy(struct virtio_blk *b)
+{
+	if (!b)
+		return;
+	virtio_blk_quiesce(b);
+	virtio_pci_release(&b->vp); /* resets; the worker has quit */
 	blk_close(b->be);
 	free(b);
 }

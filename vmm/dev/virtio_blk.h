@@ -50,6 +50,9 @@ struct virtio_blk_params {
 int virtio_blk_create(struct virtio_blk **out, struct pci_host *host, struct vm *vm,
 		      const struct guest_mem *mem, struct blk *be,
 		      const struct virtio_blk_params *p);
+/* Teardown, vCPUs stopped: stop the I/O thread and flush the disk (once;
+ * virtio_blk_destroy() flushes if this was not called). 0 or -errno. */
+int virtio_blk_quiesce(struct virtio_blk *b);
 void virtio_blk_destroy(struct virtio_blk *b);
 
 /* The transport of the device (for tests and the probe report). */
