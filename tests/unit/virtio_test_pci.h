@@ -4,7 +4,8 @@
  * bus_register() records windows in a small table the test dispatches to
  * (tbus_read/tbus_write), the irq_*() calls record MSI routes and hand
  * back the irqfd eventfds (so a test sees interrupts by reading them), and
- * thread_start() is a plain pthread_create. Plus a mini virtio-pci driver:
+ * thread_start() is a plain pthread_create (with TEST_PCI_NO_THREADS
+ * defined: a thread that does nothing). Plus a mini virtio-pci driver:
  * find a function, walk its capabilities, negotiate, set up queue 0.
  * Include once per test program (it defines the faked functions).
  */
@@ -218,6 +219,7 @@ int vm_wait_resume(struct vm *vm, unsigned int gen, unsigned int timeout_ms)
 	return -ETIMEDOUT;
 }
 
+#ifndef TEST_PCI_NO_THREADS
 int thread_start(pthread_t *t, enum thread_role role, const char *name, void *(*fn)(void *),
 		 void *arg)
 {
@@ -225,6 +227,23 @@ int thread_start(pthread_t *t, enum thread_role role, const char *name, void *(*
 	(void)name;
 	return -pthread_create(t, NULL, fn, arg);
 }
+#else
+/* Single-threaded users (fuzzers) turn the device's loop by hand: the
+ * thread started ends at once, so that joining it works. */
+static void *tthread_none(void *arg)
+{
+	return arg;
+}
+
+int thread_start(pthread_t *t, enum thread_role role, const char *name, void *(*fn)(void *),
+		 void *arg)
+{
+	(void)role;
+	(void)name;
+	(void)fn;
+	return -pthread_create(t, NULL, tthread_none, arg);
+}
+#endif
 
 /* ---- mini driver ---- */
 struct tvdev {
