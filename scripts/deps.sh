@@ -32,7 +32,9 @@ echo "deps: installing:$missing" >&2
 SUDO=""
 [ "$(id -u)" -ne 0 ] && SUDO=sudo
 export DEBIAN_FRONTEND=noninteractive
-$SUDO apt-get update -qq >/dev/null
+# Another apt (a second checkout's make, unattended upgrades) may hold dpkg's lock:
+# wait for it rather than fail.
+$SUDO apt-get -o DPkg::Lock::Timeout=600 update -qq >/dev/null
 # shellcheck disable=SC2086
-$SUDO apt-get install -y -qq --no-install-recommends $missing >/dev/null
+$SUDO apt-get -o DPkg::Lock::Timeout=600 install -y -qq --no-install-recommends $missing >/dev/null
 fetch_kernel
