@@ -516,9 +516,11 @@ int config_from_resolution(const struct resolver *r, const struct spec_options *
 		cfg->disks = calloc(seq->n, sizeof(*cfg->disks));
 		if (!cfg->disks)
 			spec_oom();
-		for (i = 0; i < seq->n; i++, cfg->n_disks++)
+		for (i = 0; i < seq->n; i++) {
+			cfg->n_disks++; /* released with cfg even if map_disk fails */
 			if (map_disk(r, o, root, seq->items[i], i, vols, &cfg->disks[i]))
 				return -EINVAL;
+		}
 	}
 	seq = node_get(devs, "interfaces");
 	if (node_is_seq(seq) && seq->n) {

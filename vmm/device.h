@@ -107,6 +107,7 @@ void device_set_fw_cfg(struct vm *vm, struct fw_cfg *fc);
 struct device_counters {
 	/* block: requests completed, of them failed; data bytes moved */
 	uint64_t requests, errors, read_bytes, write_bytes;
+	uint64_t io_pauses; /* block: VM pauses for a host error (errorPolicy) */
 	/* network: frames and bytes to the guest (rx) and from it (tx) */
 	uint64_t rx_packets, rx_bytes, tx_packets, tx_bytes, rx_dropped, tx_dropped;
 };

@@ -34,6 +34,20 @@ struct pci_devices {
 	struct virtio_rng *rng;
 };
 
+static enum virtio_blk_error_policy blk_policy(enum vm_error_policy p)
+{
+	switch (p) {
+	case VM_ERROR_REPORT:
+		return VIRTIO_BLK_ERROR_REPORT;
+	case VM_ERROR_IGNORE:
+		return VIRTIO_BLK_ERROR_IGNORE;
+	case VM_ERROR_ENOSPACE:
+		return VIRTIO_BLK_ERROR_ENOSPACE;
+	default:
+		return VIRTIO_BLK_ERROR_STOP;
+	}
+}
+
 static int pci_devices_disks(struct pci_devices *s, const struct device_env *env)
 {
 	const struct vm_config *cfg = env->cfg;
@@ -51,6 +65,7 @@ static int pci_devices_disks(struct pci_devices *s, const struct device_env *env
 		    .logical_block_size = d->logical_block_size,
 		    .physical_block_size = d->physical_block_size,
 		    .num_queues = cfg->block_multi_queue && vcpus ? vcpus : 1,
+		    .error_policy = blk_policy(d->error_policy),
 		};
 		struct blk *be;
 
