@@ -184,6 +184,7 @@ static int probe_report(const struct probe_opts *p, const struct vm_config *cfg,
 	 * the tables it placed (16 KiB with SeaBIOS 1.16) */
 	if (p->vm.bios_payload)
 		exp->memory_slack = PROBE_BIOS_RAM_SLACK;
+	probe_report_expect_cpu(exp, vm->tsc_deadline, vm->cpu_brand);
 	probe_nics_attached(vm, exp);
 	ret = probe_report_parse(text, len, got);
 	if (ret)
