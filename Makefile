@@ -54,7 +54,7 @@ SPEC_SRCS := $(sort $(wildcard spec/*.c))
 ARCH_SRCS := $(sort $(wildcard arch/x86_64/*.c))
 VMM_SRCS  := $(filter-out vmm/main.c,$(sort $(wildcard vmm/*.c vmm/dev/*.c vmm/net/*.c)))
 LIB_SRCS  := $(SPEC_SRCS) $(ARCH_SRCS) $(VMM_SRCS)
-LIB_OBJS  := $(LIB_SRCS:%.c=$(BUILD)/%.o)
+LIB_OBJS  := $(LIB_SRCS:%.c=$(BUILD)/%.o) $(BUILD)/gen/fields_table.o
 
 FW_LIB_SRCS   := $(sort $(wildcard firmware/lib/*.c firmware/lib/*.S))
 FW_PROBE_SRCS := $(sort $(wildcard firmware/probe/*.c firmware/probe/*.S))
@@ -76,6 +76,17 @@ all: vmlet
 # ---- host binary ----------------------------------------------------------
 $(BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  CC      $<")
+	$(Q)$(CC) $(CFLAGS) -c -o $@ $<
+
+# docs/fields.md (what vmlet does with each KubeVirt field) as a C table,
+# checked against KubeVirt's schema on the way
+$(BUILD)/gen/fields_table.c: docs/fields.md spec/schema/swagger.json scripts/gen-fields
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  GEN     $@")
+	$(Q)scripts/gen-fields -o $@
+
+$(BUILD)/gen/%.o: $(BUILD)/gen/%.c
 	@$(if $(Q),echo "  CC      $<")
 	$(Q)$(CC) $(CFLAGS) -c -o $@ $<
 
