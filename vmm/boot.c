@@ -91,7 +91,7 @@ static int boot_acpi(struct vm *vm, gpa_t *rsdp, size_t *used)
 	    .topo = vm->topo,
 	    .apic_ids = vm->apic_ids,
 	    .n_vcpus = vm->n_vcpus,
-	    .serial = 1,
+	    .serial = vm->cfg->autoattach_serial_console, /* COM1: dev/serial8250.c */
 	    .pci = 1, /* MCFG + PCI0: vmm/dev/pci_devices.c always has a host bridge */
 	};
 	uint8_t *buf = guest_mem_ptr(&vm->mem, ARCH_ACPI_GPA, ARCH_ACPI_MAX);

@@ -385,6 +385,8 @@ int vm_create(struct vm **out, const struct vm_config *cfg, const struct vm_opti
 		ret = vm_open_kvm(vm);
 	if (!ret)
 		ret = vm_topology(vm);
+	if (!ret)
+		ret = vm_pin_plan(vm); /* before any thread starts */
 	if (ret)
 		goto out_destroy;
 	vm->vm_fd = ioctl(vm->kvm_fd, KVM_CREATE_VM, 0);
@@ -394,6 +396,13 @@ int vm_create(struct vm **out, const struct vm_config *cfg, const struct vm_opti
 	}
 	vm_stamp(vm, "kvm");
 	ret = vm_get_host_cpuid(vm);
+	if (!ret &&
+	    arch_cpu_model_apply(cfg->cpu_model, vm->host_cpuid->entries, vm->host_cpuid->nent))
+		ret =
+		    error_errno(-EINVAL,
+				"spec.template.spec.domain.cpu.model: vmlet presents the host CPU "
+				"(host-model, host-passthrough), not \"%s\"",
+				cfg->cpu_model);
 	if (ret)
 		goto out_destroy;
 	vm->vendor = opt->vendor_set ? opt->vendor : vm_host_vendor(vm->host_cpuid);
@@ -525,6 +534,7 @@ void vm_destroy(struct vm *vm)
 	pthread_mutex_destroy(&vm->capture_lock);
 
 	free(vm->capture);
+	free(vm->pin_cpus);
 	free(vm->host_cpuid);
 	free(vm->apic_ids);
 	free(vm->vcpus);
