@@ -37,7 +37,7 @@ LDFLAGS  += -fsanitize=address,undefined
 endif
 
 # Freestanding guest code (firmware/): general-purpose registers only, no red
-# zone, no libc: see ../shared/design/pvm-host.md for why.
+# zone, no libc: see docs/hosts.md for why.
 FW_CC     := gcc
 FW_CFLAGS := -std=gnu11 $(WARN) -O2 -g -ffreestanding -fno-builtin -nostdlib \
              -mgeneral-regs-only -mno-red-zone -fno-stack-protector -fno-pic \
@@ -52,7 +52,7 @@ endif
 # ---- sources --------------------------------------------------------------
 SPEC_SRCS := $(sort $(wildcard spec/*.c))
 ARCH_SRCS := $(sort $(wildcard arch/x86_64/*.c))
-VMM_SRCS  := $(filter-out vmm/main.c,$(sort $(wildcard vmm/*.c vmm/dev/*.c vmm/net/*.c)))
+VMM_SRCS  := $(filter-out vmm/main.c,$(sort $(wildcard vmm/*.c vmm/*/*.c)))
 LIB_SRCS  := $(SPEC_SRCS) $(ARCH_SRCS) $(VMM_SRCS)
 LIB_OBJS  := $(LIB_SRCS:%.c=$(BUILD)/%.o) $(BUILD)/gen/fields_table.o
 

@@ -2,7 +2,7 @@
 /*
  * arch.h - the x86_64 builders vmm/ uses. Every function here is pure: it
  * computes data (CPUID entries, MSR values, page tables, e820 maps, boot
- * structures, ACPI tables) from plain inputs and makes no ioctl and no
+ * structures, ACPI and SMBIOS tables) from plain inputs and makes no ioctl and no
  * syscall, so each is unit-testable without /dev/kvm. vmm/ fetches host
  * data (KVM_GET_SUPPORTED_CPUID) and applies the results.
  *
@@ -37,14 +37,17 @@ struct arch_apic_widths {
 };
 
 void arch_topo_widths(const struct arch_topology *t, struct arch_apic_widths *w);
-/* vCPU index (0 .. sockets*cores*threads-1, thread fastest) -> APIC ID */
+/* vCPU index (0 .. arch_topo_vcpus()-1, thread fastest) -> APIC ID */
 uint32_t arch_topo_apic_id(const struct arch_topology *t, uint32_t index);
 /* APIC ID -> (package, core, thread) as Linux derives them */
 void arch_topo_decompose(const struct arch_topology *t, uint32_t apic_id, uint32_t *pkg,
 			 uint32_t *core, uint32_t *thread);
-static inline uint32_t arch_topo_vcpus(const struct arch_topology *t)
+/* The number of vCPUs of *t: the one place sockets * cores * threads is
+ * computed (vm_config_vcpus() too comes here); 64-bit, so no product of
+ * three 32-bit counts wraps. */
+static inline uint64_t arch_topo_vcpus(const struct arch_topology *t)
 {
-	return t->sockets * t->cores * t->threads;
+	return (uint64_t)t->sockets * t->cores * t->threads;
 }
 
 /* ---- CPUID ------------------------------------------------------------- */
@@ -187,5 +190,32 @@ struct arch_acpi_config {
  */
 int arch_acpi_build(uint8_t *buf, size_t cap, gpa_t base, const struct arch_acpi_config *cfg,
 		    size_t *used);
+
+/* ---- SMBIOS ------------------------------------------------------------ */
+
+/* What identifies the VM in SMBIOS type 1 (firmware.serial, firmware.uuid
+ * of the VMI); NULL = not set. */
+struct arch_smbios_ids {
+	const char *serial;
+	const char *uuid; /* "01234567-89ab-cdef-0123-456789abcdef" */
+};
+#define ARCH_SMBIOS_ENTRY_SIZE 24   /* the SMBIOS 3.0 "_SM3_" entry point */
+#define ARCH_SMBIOS_TABLES_OFF 0x20 /* where arch_smbios_build puts the tables */
+
+/*
+ * SMBIOS 3.0 structures for the guest, the same for every VM and boot path:
+ * type 0 (vendor "vmlet", version "1.0"), type 1 (manufacturer and family
+ * "KubeVirt", product "None", serial and UUID from *ids), type 127. *used =
+ * bytes written. -ENOSPC when cap is too small, -EINVAL for a malformed
+ * uuid. See arch/x86_64/smbios.c.
+ */
+int arch_smbios_tables(uint8_t *buf, size_t cap, const struct arch_smbios_ids *ids, size_t *used);
+/* The entry point for tables_len bytes of structures at tables_gpa. */
+void arch_smbios_entry(uint8_t ep[ARCH_SMBIOS_ENTRY_SIZE], gpa_t tables_gpa, uint32_t tables_len);
+/* Both in one buffer the guest sees at gpa (16-byte aligned, else
+ * -ENOSPC): the entry point at buf[0], the structures from
+ * buf[ARCH_SMBIOS_TABLES_OFF]. *used = bytes written. */
+int arch_smbios_build(uint8_t *buf, size_t cap, gpa_t gpa, const struct arch_smbios_ids *ids,
+		      size_t *used);
 
 #endif /* VMLET_ARCH_H */

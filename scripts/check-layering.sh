@@ -1,22 +1,174 @@
 #!/bin/sh
-# The dependency rules of vmlet (README "Layering"):
-#  - only spec/yaml.c includes <yaml.h>;
-#  - arch/ includes nothing from vmm/, spec/ or firmware/ internals;
-#  - vmm/ (but main.c and the command files) does not include spec/
-#    internals other than spec/spec.h;
-#  - firmware/ includes only firmware/ headers.
+# check-layering.sh - the dependency rules of vmlet (README "Layering",
+# docs/architecture.md). Exit 0 and "layering: ok", or one line per
+# violation ("FILE:LINE: rule") and exit 1.
+#
+# Every include in spec/, vmm/, arch/ and firmware/ (*.c, *.h, *.S) is
+# read however it is spelled ("#  include", "# include", tabs) and a
+# quoted one is resolved the way the compiler does (next to the including
+# file first, then from the top of the tree, with "." and ".." folded),
+# so "../../vmm/vm.h" is vmm/vm.h. The rules:
+#  1. <yaml.h> only in spec/yaml.c (the one parser of manifests).
+#  2. spec/ includes spec/ headers and, of vmm/, only the contract
+#     vmm/vm_config.h; nothing of arch/ or firmware/; no KVM, no ioctl.
+#  3. arch/ includes only arch/ headers; no libraries (json-c, libyaml,
+#     libseccomp, libcap-ng), no <sys/ioctl.h>, no ioctl call: pure
+#     builders.
+#  4. vmm/ (every file, main.c and the cmd_*.c too) includes of spec/ only
+#     spec/spec.h, of firmware/ only the guest ABI firmware/abi.h.
+#  5. vmm/dev/ (the devices) does not include json-c.
+#  6. firmware/ includes only firmware/ headers and the compiler's
+#     freestanding headers (stdarg.h, stdbool.h, stddef.h, stdint.h, ...).
+#  7. an include is "FILE" or <FILE>: no computed (macro) includes, no
+#     quoted include that leaves the tree.
+# An ioctl call is ioctl( or SYS_ioctl / __NR_ioctl outside comments.
 set -u
-cd "$(dirname "$0")/.."
-bad=0
-hits=$(grep -rl '#include <yaml.h>' spec vmm arch firmware 2>/dev/null | grep -v '^spec/yaml.c$')
-[ -n "$hits" ] && { echo "layering: <yaml.h> outside spec/yaml.c: $hits"; bad=1; }
-hits=$(grep -rlE '#include "(vmm|spec)/' arch 2>/dev/null)
-[ -n "$hits" ] && { echo "layering: arch/ includes vmm/ or spec/: $hits"; bad=1; }
-hits=$(grep -rlE '#include "spec/' vmm 2>/dev/null | grep -vE '^vmm/(main|cmd_[a-z_]+)\.c$' | xargs -r grep -lE '#include "spec/[^s]' )
-[ -n "$hits" ] && { echo "layering: vmm/ includes spec/ internals: $hits"; bad=1; }
-hits=$(grep -rlE '#include "(vmm|spec|arch)/' firmware 2>/dev/null)
-[ -n "$hits" ] && { echo "layering: firmware/ includes host headers: $hits"; bad=1; }
-hits=$(grep -rlE '#include <(json-c/|json\.h)' arch firmware 2>/dev/null)
-[ -n "$hits" ] && { echo "layering: json-c in arch/ or firmware/: $hits"; bad=1; }
-[ $bad -eq 0 ] && echo "layering: ok"
-exit $bad
+cd "$(dirname "$0")/.." || exit 2
+files=$(find spec vmm arch firmware -type f \( -name '*.c' -o -name '*.h' -o -name '*.S' \) \
+	2>/dev/null | LC_ALL=C sort)
+[ -n "$files" ] || { echo "layering: no sources found"; exit 2; }
+# shellcheck disable=SC2086
+awk '
+function norm(p,   n, a, i, k, st, out) {
+	n = split(p, a, "/")
+	k = 0
+	for (i = 1; i <= n; i++) {
+		if (a[i] == "" || a[i] == ".")
+			continue
+		if (a[i] == "..") {
+			if (k == 0)
+				return "../" p	# above the top of the tree
+			k--
+			continue
+		}
+		st[++k] = a[i]
+	}
+	out = ""
+	for (i = 1; i <= k; i++)
+		out = out (i > 1 ? "/" : "") st[i]
+	return out
+}
+function exists(p,   r, line) {
+	r = (getline line < p)
+	if (r >= 0)
+		close(p)
+	return r >= 0
+}
+function dirname(p) {
+	return sub(/\/[^\/]*$/, "", p) ? p : "."
+}
+# the quoted include "inc" of file f as a path from the top of the tree
+function resolve(f, inc,   c) {
+	c = norm(dirname(f) "/" inc)
+	if (c !~ /^\.\.\// && exists(c))
+		return c
+	return norm(inc)
+}
+function bad(msg) {
+	printf "%s:%d: %s\n", FILENAME, FNR, msg
+	nbad++
+}
+# the line without comments and string/char literals (state in incomment)
+function code_of(s,   out, i, c, n, q) {
+	out = ""
+	n = length(s)
+	for (i = 1; i <= n; i++) {
+		c = substr(s, i, 1)
+		if (incomment) {
+			if (c == "*" && substr(s, i + 1, 1) == "/") {
+				incomment = 0
+				i++
+			}
+			continue
+		}
+		if (c == "/" && substr(s, i + 1, 1) == "*") {
+			incomment = 1
+			i++
+			continue
+		}
+		if (c == "/" && substr(s, i + 1, 1) == "/")
+			break
+		if (c == "\"" || c == "\047") {
+			q = c
+			for (i++; i <= n; i++) {
+				c = substr(s, i, 1)
+				if (c == "\\")
+					i++
+				else if (c == q)
+					break
+			}
+			out = out " "
+			continue
+		}
+		out = out c
+	}
+	return out
+}
+FNR == 1 {
+	incomment = 0
+	top = FILENAME
+	sub(/\/.*/, "", top)
+	room = top
+	if (FILENAME ~ /^vmm\/dev\//)
+		room = "vmm/dev"
+}
+top != "vmm" {
+	code = code_of($0)
+	if (code ~ /(^|[^A-Za-z0-9_])(ioctl[ \t]*\(|SYS_ioctl|__NR_ioctl)/)
+		bad("ioctl in " top "/ (only vmm/ talks to the kernel)")
+}
+/^[ \t]*#[ \t]*include/ {
+	line = $0
+	sub(/^[ \t]*#[ \t]*include[ \t]*/, "", line)
+	if (line ~ /^"/) {
+		inc = line
+		sub(/^"/, "", inc)
+		sub(/".*/, "", inc)
+		t = resolve(FILENAME, inc)
+		if (t ~ /^\.\.\//) {
+			bad("\"" inc "\" leaves the tree")
+			next
+		}
+		ttop = t
+		sub(/\/.*/, "", ttop)
+		if (top == "spec" && ttop != "spec" && t != "vmm/vm_config.h")
+			bad("spec/ includes " t " (only spec/ and vmm/vm_config.h)")
+		if (top == "arch" && ttop != "arch")
+			bad("arch/ includes " t " (only arch/)")
+		if (top == "vmm" && ttop == "spec" && t != "spec/spec.h")
+			bad("vmm/ includes " t " (of spec/ only spec/spec.h)")
+		if (top == "vmm" && ttop == "firmware" && t != "firmware/abi.h")
+			bad("vmm/ includes " t " (of firmware/ only firmware/abi.h)")
+		if (top == "firmware" && ttop != "firmware")
+			bad("firmware/ includes " t " (only firmware/)")
+		if (t == "yaml.h" && FILENAME != "spec/yaml.c")
+			bad("<yaml.h> outside spec/yaml.c")
+	} else if (line ~ /^</) {
+		inc = line
+		sub(/^</, "", inc)
+		sub(/>.*/, "", inc)
+		if (inc == "yaml.h" && FILENAME != "spec/yaml.c")
+			bad("<yaml.h> outside spec/yaml.c")
+		json = inc ~ /^json-c\// || inc == "json.h"
+		lib = json || inc == "yaml.h" || inc == "seccomp.h" || inc == "cap-ng.h"
+		if (top == "arch" && (lib || inc == "sys/ioctl.h"))
+			bad("arch/ includes <" inc "> (pure builders: no libraries, no ioctl)")
+		if (top == "spec" && (inc == "sys/ioctl.h" || inc ~ /^linux\/kvm/ || \
+		    inc == "seccomp.h" || inc == "cap-ng.h"))
+			bad("spec/ includes <" inc "> (no KVM, no sandbox)")
+		if (room == "vmm/dev" && json)
+			bad("vmm/dev/ includes <" inc "> (devices do not speak JSON)")
+		if (top == "firmware" && inc !~ /^(float|iso646|limits|stdalign|stdarg|stdbool|stddef|stdint|stdnoreturn)\.h$/)
+			bad("firmware/ includes <" inc "> (freestanding: only the compiler headers)")
+	} else {
+		bad("computed include (" line "): spell it \"FILE\" or <FILE>")
+	}
+}
+END {
+	if (nbad) {
+		printf "layering: %d violation(s)\n", nbad
+		exit 1
+	}
+	print "layering: ok"
+}
+' $files

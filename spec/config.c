@@ -475,7 +475,6 @@ int config_from_resolution(const struct resolver *r, const struct spec_options *
 	const struct node *vols = node_get(spec, "volumes"), *seq;
 	const char *root = o && o->disk_root ? o->disk_root : SPEC_DEFAULT_DISK_ROOT;
 	struct spec_options none = {0};
-	uint32_t t[3];
 	unsigned int i;
 	long long g;
 	int ret;
@@ -494,8 +493,7 @@ int config_from_resolution(const struct resolver *r, const struct spec_options *
 	if (!cfg->hostname)
 		cfg->hostname = xstrdup(r->name);
 	cfg->run_strategy = r->vm ? xstrdup(run_strategy(r)) : NULL;
-	effective_topology(spec, t);
-	cfg->sockets = t[0], cfg->cores = t[1], cfg->threads = t[2];
+	cfg->sockets = r->topology[0], cfg->cores = r->topology[1], cfg->threads = r->topology[2];
 	cfg->max_sockets = u32(node_get(cpu, "maxSockets"));
 	cfg->cpu_model = dup_str(node_get(cpu, "model"));
 	cfg->dedicated_cpu_placement = node_bval(node_get(cpu, "dedicatedCpuPlacement"), false);

@@ -103,7 +103,7 @@ int config_emit_json(FILE *f, const struct vm_config *c)
 	add_u64(cpu, "sockets", c->sockets);
 	add_u64(cpu, "cores", c->cores);
 	add_u64(cpu, "threads", c->threads);
-	add_u64(cpu, "vcpus", (uint64_t)c->sockets * c->cores * c->threads);
+	add_u64(cpu, "vcpus", vm_config_vcpus(c));
 	add_u64(cpu, "maxSockets", c->max_sockets);
 	add_str(cpu, "model", c->cpu_model);
 	add_bool(cpu, "dedicatedCpuPlacement", c->dedicated_cpu_placement);

@@ -9,6 +9,7 @@
 
 #include "spec/emit.h"
 #include "spec/resolve.h"
+#include "vmm/vm_config.h"
 
 struct row {
 	const char *path, *value, *origin, *where;
@@ -126,8 +127,9 @@ int emit_explain(FILE *f, const struct resolver *r)
 	struct rows rs = {.a = r->a};
 	const struct node *md = node_get(r->vmi, "metadata"), *spec = node_get(r->vmi, "spec");
 	const struct node *mem = effective_memory(spec);
+	const uint32_t *t = r->topology;
+	const struct vm_config topo = {.sockets = t[0], .cores = t[1], .threads = t[2]};
 	unsigned int wp, wv, wo, i;
-	uint32_t t[3];
 
 	walk(&rs, "metadata.labels", node_get(md, "labels"), r->vm_origin);
 	walk(&rs, "metadata.annotations", node_get(md, "annotations"), r->vm_origin);
@@ -146,9 +148,8 @@ int emit_explain(FILE *f, const struct resolver *r)
 		fprintf(f, "  %-*s  %-*s  %-*s  %s\n", wp, rs.v[i].path, wv, rs.v[i].value, wo,
 			rs.v[i].origin, rs.v[i].where);
 	summary(f, &rs);
-	effective_topology(spec, t);
 	fprintf(f, "  effective: %llu vCPU (%u socket%s x %u core%s x %u thread%s), memory %s\n",
-		(unsigned long long)t[0] * t[1] * t[2], t[0], t[0] == 1 ? "" : "s", t[1],
+		(unsigned long long)vm_config_vcpus(&topo), t[0], t[0] == 1 ? "" : "s", t[1],
 		t[1] == 1 ? "" : "s", t[2], t[2] == 1 ? "" : "s",
 		node_text(mem) ? node_text(mem) : "unset");
 	return ferror(f) ? -EIO : 0;

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * resolve.c - the resolution pipeline (semantics §2), in KubeVirt's order,
+ * resolve.c - the resolution pipeline (docs/resolution.md §2), in KubeVirt's order,
  * and helpers shared by the resolve_*.c steps.
  */
 #include <ctype.h>
@@ -275,6 +275,7 @@ static int resolve_vmi_form(struct resolver *r)
 	if (validate_result(r) || presets_apply(r))
 		return -EINVAL;
 	canonical_quantities(r, vmi_spec(r));
+	effective_topology(vmi_spec(r), r->topology);
 	return 0;
 }
 
@@ -332,5 +333,6 @@ int resolve_run(struct resolver *r, struct arena *a, struct diag *d, const struc
 		return -EINVAL;
 	canonical_quantities(r, vmi_spec(r));
 	canonical_quantities(r, node_path(r->vm, "spec.template.spec"));
+	effective_topology(vmi_spec(r), r->topology);
 	return 0;
 }

@@ -87,6 +87,10 @@ struct resolver {
 	const char *vm_origin; /* "VM NAME" */
 	struct matcher it, pref;
 	bool vmi_only; /* seed-era VMI form: presets only */
+	/* after a successful resolve_run(): the VMI's effective topology
+	 * (sockets, cores, threads; resolution.md §0.2), computed once for
+	 * the vm_config and --explain */
+	uint32_t topology[3];
 };
 
 /* resolve.c: run the whole pipeline. 0 or -EINVAL (errors in r->d). */
@@ -109,15 +113,16 @@ int match_sync_revision(struct resolver *r, struct matcher *mt);
 /* resolve_instancetype.c */
 int instancetype_check_spread(struct resolver *r);
 int instancetype_apply(struct resolver *r);
-/* the topology for guest vCPUs under the preference (may be NULL) */
-void topology_for(const struct node *pref_spec, uint32_t guest, uint32_t out[3]);
-/* effective spread ratio/across of a preference spec */
-uint32_t pref_spread_ratio(const struct node *pref_spec);
-const char *pref_spread_across(const struct node *pref_spec);
-/* preferredCPUTopology normalised ("sockets", "spread", ...) */
-const char *pref_topology(const struct node *pref_spec);
 
-/* resolve_preference.c */
+/* resolve_preference.c: the CPU topology a preference spec (may be NULL)
+ * prefers: preferredCPUTopology normalised ("sockets", "spread", ...), the
+ * effective spread ratio and across, and sockets/cores/threads for guest
+ * vCPUs under it. */
+const char *preference_cpu_topology(const struct node *pref_spec);
+uint32_t preference_spread_ratio(const struct node *pref_spec);
+const char *preference_spread_across(const struct node *pref_spec);
+void preference_topology(const struct node *pref_spec, uint32_t guest, uint32_t out[3]);
+/* applying it */
 void preference_early(struct resolver *r);
 void preference_autoattach(struct resolver *r);
 void preference_apply(struct resolver *r);
@@ -139,7 +144,7 @@ const char *str_or_empty(const struct node *n);
 bool qty_of(const struct node *n, struct quantity *q);
 /* lower-case copy */
 char *lower(struct arena *a, const char *s);
-/* effective topology (§0.2) and guest memory of a VMI spec */
+/* effective topology (resolution.md §0.2) and guest memory of a VMI spec */
 void effective_topology(const struct node *spec, uint32_t out[3]);
 const struct node *effective_memory(const struct node *spec);
 

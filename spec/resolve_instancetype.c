@@ -1,85 +1,14 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * resolve_instancetype.c - applying a VirtualMachineInstancetypeSpec to the
- * VMI (semantics §6): every instancetype-owned field, conflicts collected
- * in KubeVirt's order, and the CPU topology from the preference (§7).
+ * VMI (docs/resolution.md §6): every instancetype-owned field, conflicts
+ * collected in KubeVirt's order, and the CPU topology the preference picks
+ * for the instancetype's vCPUs (§7, preference_topology()).
  */
 #include <errno.h>
 #include <string.h>
 
 #include "spec/resolve.h"
-
-const char *pref_topology(const struct node *pref_spec)
-{
-	const char *t = node_sval(node_path(pref_spec, "cpu.preferredCPUTopology"));
-
-	if (!t || !*t)
-		return "sockets";
-	if (strcmp(t, "preferSockets") == 0)
-		return "sockets";
-	if (strcmp(t, "preferCores") == 0)
-		return "cores";
-	if (strcmp(t, "preferThreads") == 0)
-		return "threads";
-	if (strcmp(t, "preferSpread") == 0)
-		return "spread";
-	if (strcmp(t, "preferAny") == 0)
-		return "any";
-	return t;
-}
-
-uint32_t pref_spread_ratio(const struct node *pref_spec)
-{
-	const struct node *n = node_path(pref_spec, "cpu.spreadOptions.ratio");
-	long long v;
-
-	if (!node_is_null(n))
-		return node_ival(n, 0, UINT32_MAX, &v) == 0 ? (uint32_t)v : 0;
-	n = node_get(pref_spec, "preferSpreadSocketToCoreRatio");
-	if (node_ival(n, 1, UINT32_MAX, &v) == 0)
-		return (uint32_t)v;
-	return 2;
-}
-
-const char *pref_spread_across(const struct node *pref_spec)
-{
-	const char *a = node_sval(node_path(pref_spec, "cpu.spreadOptions.across"));
-
-	return a && *a ? a : "SocketsCores";
-}
-
-void topology_for(const struct node *pref_spec, uint32_t guest, uint32_t out[3])
-{
-	const char *t = pref_topology(pref_spec), *across;
-	uint32_t ratio;
-
-	out[0] = out[1] = out[2] = 1;
-	if (guest == 1)
-		return;
-	if (strcmp(t, "sockets") == 0 || strcmp(t, "any") == 0) {
-		out[0] = guest;
-	} else if (strcmp(t, "cores") == 0) {
-		out[1] = guest;
-	} else if (strcmp(t, "threads") == 0) {
-		out[2] = guest;
-	} else if (strcmp(t, "spread") == 0) {
-		ratio = pref_spread_ratio(pref_spec);
-		across = pref_spread_across(pref_spec);
-		if (ratio == 0)
-			return;
-		if (strcmp(across, "SocketsCores") == 0) {
-			out[0] = guest / ratio;
-			out[1] = ratio;
-		} else if (strcmp(across, "CoresThreads") == 0) {
-			out[1] = guest / ratio;
-			out[2] = ratio;
-		} else if (strcmp(across, "SocketsCoresThreads") == 0) {
-			out[0] = guest / 2 / ratio;
-			out[1] = ratio;
-			out[2] = 2;
-		}
-	}
-}
 
 static uint32_t it_guest(const struct node *it_spec)
 {
@@ -94,11 +23,11 @@ int instancetype_check_spread(struct resolver *r)
 	const char *across;
 	uint32_t n, ratio;
 
-	if (!r->it.spec || strcmp(pref_topology(ps), "spread") != 0)
+	if (!r->it.spec || strcmp(preference_cpu_topology(ps), "spread") != 0)
 		return 0;
 	n = it_guest(r->it.spec);
-	ratio = pref_spread_ratio(ps);
-	across = pref_spread_across(ps);
+	ratio = preference_spread_ratio(ps);
+	across = preference_spread_across(ps);
 	if (ratio == 0)
 		return 0; /* rejected by the preference admission */
 	if (strcmp(across, "SocketsCores") == 0 && n % ratio)
@@ -216,11 +145,11 @@ static void apply_cpu(struct apply *ap)
 	if (ap->conflicts != before)
 		return;
 	cpu = node_get_map(r->a, ap->dom, "cpu");
-	topology_for(r->pref.spec, it_guest(ap->it), t);
+	preference_topology(r->pref.spec, it_guest(ap->it), t);
 	topo_origin = ap->origin;
 	if (!node_is_null(node_path(r->pref.spec, "cpu.preferredCPUTopology")))
 		topo_origin = arena_printf(r->a, "%s + %s (%s)", ap->origin, r->pref.origin,
-					   pref_topology(r->pref.spec));
+					   preference_cpu_topology(r->pref.spec));
 	for (i = 0; i < 3; i++) {
 		v = node_set(r->a, cpu, topo_keys[i], node_int(r->a, t[i]));
 		v->origin = topo_origin;

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * resolve_match.c - the VM's instancetype / preference matchers:
- * validation (§3.1), inferFromVolume (§5), kind resolution and lookup
- * (§3.2, §4.1), matcher annotations (§11) and revision capture (§4.2-4.3).
+ * resolve_match.c - the VM's instancetype / preference matchers
+ * (docs/resolution.md): validation (§3.1), inferFromVolume (§5), kind
+ * resolution and lookup (§3.2, §4.1), matcher annotations (§11) and
+ * revision capture (§4.2-4.3).
  */
 #include <errno.h>
 #include <string.h>

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * resolve_preference.c - applying a VirtualMachinePreferenceSpec (§8):
+ * resolve_preference.c - what a VirtualMachinePreferenceSpec says: the
+ * CPU topology it prefers (docs/resolution.md §7), applying it (§8):
  * preferred values fill only what the VM left unset (with KubeVirt's few
  * exceptions), then the preference requirements (§10).
  */
@@ -8,6 +9,82 @@
 #include <string.h>
 
 #include "spec/resolve.h"
+
+/* ---- CPU topology (resolution.md §7) ---------------------------------- */
+
+const char *preference_cpu_topology(const struct node *pref_spec)
+{
+	const char *t = node_sval(node_path(pref_spec, "cpu.preferredCPUTopology"));
+
+	if (!t || !*t)
+		return "sockets";
+	if (strcmp(t, "preferSockets") == 0)
+		return "sockets";
+	if (strcmp(t, "preferCores") == 0)
+		return "cores";
+	if (strcmp(t, "preferThreads") == 0)
+		return "threads";
+	if (strcmp(t, "preferSpread") == 0)
+		return "spread";
+	if (strcmp(t, "preferAny") == 0)
+		return "any";
+	return t;
+}
+
+uint32_t preference_spread_ratio(const struct node *pref_spec)
+{
+	const struct node *n = node_path(pref_spec, "cpu.spreadOptions.ratio");
+	long long v;
+
+	if (!node_is_null(n))
+		return node_ival(n, 0, UINT32_MAX, &v) == 0 ? (uint32_t)v : 0;
+	n = node_get(pref_spec, "preferSpreadSocketToCoreRatio");
+	if (node_ival(n, 1, UINT32_MAX, &v) == 0)
+		return (uint32_t)v;
+	return 2;
+}
+
+const char *preference_spread_across(const struct node *pref_spec)
+{
+	const char *a = node_sval(node_path(pref_spec, "cpu.spreadOptions.across"));
+
+	return a && *a ? a : "SocketsCores";
+}
+
+void preference_topology(const struct node *pref_spec, uint32_t guest, uint32_t out[3])
+{
+	const char *t = preference_cpu_topology(pref_spec), *across;
+	uint32_t ratio;
+
+	out[0] = out[1] = out[2] = 1;
+	if (guest == 1)
+		return;
+	if (strcmp(t, "sockets") == 0 || strcmp(t, "any") == 0) {
+		out[0] = guest;
+	} else if (strcmp(t, "cores") == 0) {
+		out[1] = guest;
+	} else if (strcmp(t, "threads") == 0) {
+		out[2] = guest;
+	} else if (strcmp(t, "spread") == 0) {
+		ratio = preference_spread_ratio(pref_spec);
+		across = preference_spread_across(pref_spec);
+		if (ratio == 0)
+			return;
+		if (strcmp(across, "SocketsCores") == 0) {
+			out[0] = guest / ratio;
+			out[1] = ratio;
+		} else if (strcmp(across, "CoresThreads") == 0) {
+			out[1] = guest / ratio;
+			out[2] = ratio;
+		} else if (strcmp(across, "SocketsCoresThreads") == 0) {
+			out[0] = guest / 2 / ratio;
+			out[1] = ratio;
+			out[2] = 2;
+		}
+	}
+}
+
+/* ---- applying (resolution.md §8) --------------------------------------- */
 
 struct papply {
 	struct resolver *r;
@@ -329,7 +406,7 @@ void preference_apply(struct resolver *r)
 	fill(&pa, vmi_domain(r), "launchSecurity", node_get(pa.p, "preferredLaunchSecurity"));
 }
 
-/* ---- requirements (§10) --------------------------------------------- */
+/* ---- requirements (resolution.md §10) ---------------------------------- */
 
 static uint32_t raw_u32(const struct node *n)
 {
@@ -341,7 +418,7 @@ static uint32_t raw_u32(const struct node *n)
 static int req_cpu_vm(struct resolver *r, uint32_t need)
 {
 	const struct node *cpu = node_get(vmi_domain(r), "cpu");
-	const char *topo = pref_topology(r->pref.spec), *as, *paths;
+	const char *topo = preference_cpu_topology(r->pref.spec), *as, *paths;
 	const char *ps = "spec.template.spec.domain.cpu.sockets";
 	const char *pc = "spec.template.spec.domain.cpu.cores";
 	const char *pt = "spec.template.spec.domain.cpu.threads";
@@ -361,7 +438,7 @@ static int req_cpu_vm(struct resolver *r, uint32_t need)
 		have = (uint64_t)s * c * t, as = "cores, sockets and threads";
 		paths = arena_printf(r->a, "%s, %s, %s", pc, ps, pt);
 	} else if (strcmp(topo, "spread") == 0) {
-		as = pref_spread_across(r->pref.spec);
+		as = preference_spread_across(r->pref.spec);
 		if (strcmp(as, "CoresThreads") == 0) {
 			have = (uint64_t)c * t;
 			paths = arena_printf(r->a, "%s, %s", pc, pt);

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * resolve_preset.c - legacy VirtualMachineInstancePresets (semantics §14,
- * §18): exclusion annotation (both spellings), label selection, preset vs
- * preset conflicts, per-section merge into the VMI, applied annotation.
+ * resolve_preset.c - legacy VirtualMachineInstancePresets
+ * (docs/resolution.md §14, §18): exclusion annotation (both spellings),
+ * label selection, preset vs preset conflicts, per-section merge into the
+ * VMI, applied annotation.
  */
 #include <errno.h>
 #include <stdlib.h>

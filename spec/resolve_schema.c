@@ -4,7 +4,7 @@
  * gives the fields resolution reads (a string where a uint32 belongs, a
  * negative count, a malformed quantity are all rejected with the field's
  * path), required fields, and the admission rules of instancetype and
- * preference objects (semantics §1, §12, §7.4).
+ * preference objects (docs/resolution.md §1, §12, §7.4).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -588,24 +588,24 @@ int schema_check_preference(struct resolver *r, const struct node *obj)
 			diag_warn(r->d, topo, "spec.cpu.preferredCPUTopology",
 				  "PreferredCPUTopology %s is deprecated for removal in a future "
 				  "release, please use %s instead",
-				  t, pref_topology(spec));
+				  t, preference_cpu_topology(spec));
 	}
-	if (strcmp(pref_topology(spec), "spread") != 0)
+	if (strcmp(preference_cpu_topology(spec), "spread") != 0)
 		return 0;
-	across = pref_spread_across(spec);
+	across = preference_spread_across(spec);
 	if (strcmp(across, "SocketsCores") && strcmp(across, "CoresThreads") &&
 	    strcmp(across, "SocketsCoresThreads")) {
 		diag_err(r->d, across_n, "spec.cpu.spreadOptions.across",
 			 "%s: across %s is not supported", what, across);
 		return -EINVAL;
 	}
-	if (pref_spread_ratio(spec) == 0) {
+	if (preference_spread_ratio(spec) == 0) {
 		diag_err(r->d, node_path(spec, "cpu.spreadOptions.ratio"),
 			 "spec.cpu.spreadOptions.ratio", "%s: a spread ratio of 0 is not supported",
 			 what);
 		return -EINVAL;
 	}
-	if (strcmp(across, "CoresThreads") == 0 && pref_spread_ratio(spec) != 2) {
+	if (strcmp(across, "CoresThreads") == 0 && preference_spread_ratio(spec) != 2) {
 		const struct node *rn = node_path(spec, "cpu.spreadOptions.ratio");
 
 		diag_err(r->d, rn ? rn : node_get(spec, "preferSpreadSocketToCoreRatio"),

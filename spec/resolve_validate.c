@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * resolve_validate.c - the VM/VMI validation KubeVirt runs on the applied
- * result (semantics §2 step 15, §8.6, §13): secure boot needs SMM,
+ * result (docs/resolution.md §2 step 14, §8.6, §13): secure boot needs SMM,
  * maxSockets, the maxGuest rules, the machine type of the architecture and
  * one binding per interface. All causes are reported together.
  */

@@ -6,8 +6,8 @@
  * "The cluster" is every object in every input: a VirtualMachine (or a
  * seed-era VirtualMachineInstance / kubevirt.io/v1alpha1 VirtualMachine),
  * instancetypes, preferences, presets, ControllerRevisions, PVCs,
- * DataVolumes and DataSources. Resolution follows
- * ../shared/spec/kubevirt-semantics.md.
+ * DataVolumes and DataSources. Resolution follows the rules of
+ * docs/resolution.md.
  *
  * Errors are printed by the library itself on stderr, one per line, as
  *   FILE:LINE:COL: FIELD.PATH: message
@@ -16,6 +16,9 @@
  */
 #ifndef VMLET_SPEC_H
 #define VMLET_SPEC_H
+
+#include <stdbool.h>
+#include <stdio.h>
 
 #include "vmm/vm_config.h"
 
@@ -68,5 +71,32 @@ struct spec_options {
  * On success *cfg is owned by the caller: free it with vm_config_release().
  */
 int spec_resolve_config(const struct spec_options *o, struct vm_config *cfg);
+
+/* What spec_resolve_print prints (`vmlet resolve -o FORMAT ...`). */
+enum spec_format {
+	SPEC_FORMAT_JSON,   /* the VirtualMachineInstance as JSON */
+	SPEC_FORMAT_YAML,   /* the same as YAML */
+	SPEC_FORMAT_CONFIG, /* the struct vm_config the VMM would run, as JSON */
+};
+
+struct spec_print_options {
+	enum spec_format format;
+	/* a v1 List instead: the VM after admission and sync, the VMI and
+	 * the ControllerRevisions captured (JSON or YAML) */
+	bool list;
+	/* which object set every resolved field, and where (any format) */
+	bool explain;
+	/* > 0: resolve that many times and print the rates
+	 * (resolve_only_per_s, parse_and_resolve_per_s) instead */
+	long bench;
+};
+
+/*
+ * Resolve the manifests and print the result on out; diagnostics go to
+ * stderr. SPEC_FORMAT_CONFIG is validated before anything is printed.
+ * Returns 0, or the errors of spec_resolve_config, or -EIO when out
+ * cannot be written.
+ */
+int spec_resolve_print(const struct spec_options *o, const struct spec_print_options *p, FILE *out);
 
 #endif /* VMLET_SPEC_H */

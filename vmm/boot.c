@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * boot.c - put the guest's first instructions in place: the boot GDT and
- * identity page tables, ACPI tables, the kernel (PVH ELF or bzImage, told
+ * identity page tables, ACPI and SMBIOS tables, the kernel (PVH ELF or bzImage, told
  * apart by their magic), initrd and command line, and the BSP's registers.
  * The structures come from arch/ builders; this file reads the files, picks
  * addresses and makes the ioctls.
@@ -108,6 +108,27 @@ static int boot_acpi(struct vm *vm, gpa_t *rsdp, size_t *used)
 		return error_errno(ret, "boot: cannot build the ACPI tables");
 	*rsdp = ARCH_ACPI_GPA; /* the RSDP comes first */
 	return 0;
+}
+
+int boot_place_smbios(const struct vm_config *cfg, struct guest_mem *mem, gpa_t after)
+{
+	const struct arch_smbios_ids ids = {cfg->firmware_serial, cfg->firmware_uuid};
+	gpa_t gpa = (after + 15) & ~15ull;
+	uint8_t *buf;
+	size_t used;
+	int ret;
+
+	if (gpa < ARCH_SMBIOS_GPA)
+		gpa = ARCH_SMBIOS_GPA;
+	buf = gpa < ARCH_SMBIOS_END ? guest_mem_ptr(mem, gpa, ARCH_SMBIOS_END - gpa) : NULL;
+	if (!buf)
+		return error_errno(-ENOSPC, "smbios: no room in the BIOS area below 1 MiB");
+	ret = arch_smbios_build(buf, ARCH_SMBIOS_END - gpa, gpa, &ids, &used);
+	if (ret == -EINVAL)
+		error("smbios: firmware.uuid '%s' is not a UUID", cfg->firmware_uuid);
+	else if (ret)
+		error_errno(ret, "smbios: the tables do not fit in the BIOS area");
+	return ret;
 }
 
 /* Copy the initrd to gpa (already chosen) after checking it lies in RAM. */
@@ -287,7 +308,7 @@ int vm_boot(struct vm *vm)
 	if (!ret)
 		ret = boot_acpi(vm, &bi.rsdp_gpa, &acpi_used);
 	if (!ret)
-		ret = efi_boot_place_smbios(vm->cfg, &vm->mem, ARCH_ACPI_GPA + acpi_used);
+		ret = boot_place_smbios(vm->cfg, &vm->mem, ARCH_ACPI_GPA + acpi_used);
 	if (!ret)
 		ret = boot_load(vm, &kernel, &initrd, &bi, &regs, &sregs);
 	if (!ret)

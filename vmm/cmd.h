@@ -26,7 +26,7 @@
 #define VMLET_EXIT_CRASH   4
 #define VMLET_EXIT_STOPPED 5
 
-int cmd_resolve(int argc, char **argv); /* spec/cli.c */
+int cmd_resolve(int argc, char **argv); /* vmm/cmd_resolve.c */
 int cmd_run(int argc, char **argv);	/* vmm/cmd_run.c */
 int cmd_probe(int argc, char **argv);	/* vmm/cmd_probe.c */
 int cmd_ctl(int argc, char **argv);	/* vmm/ctl.c */

@@ -21,7 +21,7 @@
 
 void jail_limits(const struct vm_config *cfg, struct jail_limits *out)
 {
-	uint64_t vcpus = (uint64_t)cfg->sockets * cfg->cores * cfg->threads;
+	uint64_t vcpus = vm_config_vcpus(cfg);
 
 	if (!vcpus)
 		vcpus = 1;

@@ -287,7 +287,7 @@ int probe_report_expected(const struct vm_config *cfg, int vendor, uint64_t ram_
 	static const char *const tables[] = {"RSDP", "XSDT", "FACP", "DSDT", "APIC"};
 	struct arch_topology t = {cfg->sockets, cfg->cores, cfg->threads};
 	struct arch_apic_widths w;
-	uint64_t n = (uint64_t)t.sockets * t.cores * t.threads;
+	uint64_t n = arch_topo_vcpus(&t);
 
 	memset(r, 0, sizeof(*r));
 	if (!t.sockets || !t.cores || !t.threads || n > PROBE_MAX_VCPUS ||

@@ -3,7 +3,7 @@
  * vcpu.h - one vCPU: its KVM fd, kvm_run page and thread.
  *
  * Each vCPU is created with KVM vCPU id = its APIC ID (KVM derives the
- * x2APIC ID from the vCPU id, see ../shared/design/pvm-host.md). The BSP
+ * x2APIC ID from the vCPU id, see docs/hosts.md). The BSP
  * (index 0) starts runnable; APs start in KVM_MP_STATE_UNINITIALIZED and
  * wait in the kernel for INIT-SIPI-SIPI from the guest.
  */

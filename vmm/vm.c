@@ -21,11 +21,7 @@
 #include "vmm/vm.h"
 #include "vmm/vm_config.h"
 
-/* Below the IOAPIC/LAPIC pages and above everything else in the hole: the
- * three pages KVM needs for real-mode TSS and the EPT identity map. */
-#define VM_IDENTITY_MAP_GPA 0xfffbc000ull
-#define VM_TSS_GPA	    0xfffbd000ull
-#define VM_CAPTURE_MAX	    (4u << 20)
+#define VM_CAPTURE_MAX (4u << 20)
 
 static const char *const exit_names[] = {
     [VM_EXIT_NONE] = "running",	 [VM_EXIT_POWEROFF] = "powered off", [VM_EXIT_REBOOT] = "rebooted",
@@ -167,7 +163,7 @@ static enum arch_cpu_vendor vm_host_vendor(const struct kvm_cpuid2 *c)
 static int vm_topology(struct vm *vm)
 {
 	const struct vm_config *cfg = vm->cfg;
-	uint64_t n = (uint64_t)cfg->sockets * cfg->cores * cfg->threads;
+	uint64_t n = vm_config_vcpus(cfg);
 	int max_vcpus, max_id;
 	uint32_t i, top = 0;
 
@@ -313,11 +309,11 @@ static int vm_pit_watch(struct vm *vm)
 static int vm_create_chips(struct vm *vm)
 {
 	struct kvm_pit_config pit = {.flags = KVM_PIT_SPEAKER_DUMMY};
-	uint64_t idmap = VM_IDENTITY_MAP_GPA;
+	uint64_t idmap = ARCH_IDENTITY_MAP_GPA;
 
 	if (ioctl(vm->vm_fd, KVM_SET_IDENTITY_MAP_ADDR, &idmap) < 0)
 		return error_errno(-errno, "kvm: KVM_SET_IDENTITY_MAP_ADDR");
-	if (ioctl(vm->vm_fd, KVM_SET_TSS_ADDR, (unsigned long)VM_TSS_GPA) < 0)
+	if (ioctl(vm->vm_fd, KVM_SET_TSS_ADDR, (unsigned long)ARCH_TSS_GPA) < 0)
 		return error_errno(-errno, "kvm: KVM_SET_TSS_ADDR");
 	if (ioctl(vm->vm_fd, KVM_CREATE_IRQCHIP, 0) < 0)
 		return error_errno(-errno, "kvm: KVM_CREATE_IRQCHIP");

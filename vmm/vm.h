@@ -115,6 +115,12 @@ struct vm {
 
 int vm_create(struct vm **out, const struct vm_config *cfg, const struct vm_options *opt);
 int vm_boot(struct vm *vm);
+/* (part of vm_boot) The SMBIOS tables (arch_smbios_build) for cfg into
+ * guest memory at ARCH_SMBIOS_GPA, or just above `after` (the end of the
+ * ACPI tables) when that is higher, for every VM: firmware and a directly
+ * booted kernel both scan the BIOS area. 0, or -ENOSPC / -EINVAL (a
+ * malformed firmware.uuid) with the reason logged. */
+int boot_place_smbios(const struct vm_config *cfg, struct guest_mem *mem, gpa_t after);
 /* Returns the enum vm_exit_reason (> 0) or -errno if it could not start. */
 int vm_run(struct vm *vm);
 void vm_destroy(struct vm *vm);

@@ -2,7 +2,15 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "arch/arch.h"
 #include "vmm/vm_config.h"
+
+uint64_t vm_config_vcpus(const struct vm_config *cfg)
+{
+	const struct arch_topology t = {cfg->sockets, cfg->cores, cfg->threads};
+
+	return arch_topo_vcpus(&t);
+}
 
 void vm_config_init(struct vm_config *cfg)
 {

@@ -158,6 +158,10 @@ struct vm_config {
 /* Free every owned string and array and zero *cfg. Safe on a zeroed cfg. */
 void vm_config_release(struct vm_config *cfg);
 
+/* The number of vCPUs: sockets * cores * threads (arch_topo_vcpus()); 0
+ * when a count is 0. */
+uint64_t vm_config_vcpus(const struct vm_config *cfg);
+
 /* Fill *cfg with vmlet's built-in defaults (1/1/1 vCPU, 64 MiB, ACPI on,
  * grace 30 s, serial console on). Owned fields are left NULL. */
 void vm_config_init(struct vm_config *cfg);

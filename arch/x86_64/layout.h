@@ -15,12 +15,18 @@
  *   0x0009_fc00  EBDA (reserved) .. 0x000f_ffff
  *   0x000e_0000  ACPI tables (RSDP first, 16-byte aligned, in the BIOS
  *                area so a legacy scan finds it too)
+ *   0x000f_0000  SMBIOS entry point and tables (ARCH_SMBIOS_GPA, or just
+ *                above the ACPI tables when they reach further), in the
+ *                16-byte steps over 0xf0000-0xfffff firmware and OS scan
  *   0x0010_0000  kernel / PVH ELF load area, then RAM
  *   ... RAM up to min(mem, ARCH_MMIO_HOLE_START)
  *   0xc000_0000  32-bit MMIO hole: PCI BARs (ARCH_PCI_MMIO32_*)
  *   0xe000_0000  PCI ECAM, bus 0..ARCH_PCI_ECAM_BUSES-1
  *   0xfec0_0000  IOAPIC
  *   0xfee0_0000  local APIC
+ *   0xfffb_c000  KVM's identity-map page (ARCH_IDENTITY_MAP_GPA) and its
+ *   0xfffb_d000  three TSS pages (ARCH_TSS_GPA), which KVM needs on Intel
+ *                hosts for real mode without unrestricted guest
  *   0x1_0000_0000 RAM above 4 GiB (whatever did not fit below the hole)
  *
  * Port I/O:
@@ -45,6 +51,8 @@
 #define ARCH_EBDA_GPA	       0x0009fc00ull
 #define ARCH_ACPI_GPA	       0x000e0000ull
 #define ARCH_ACPI_MAX	       0x00020000ull
+#define ARCH_SMBIOS_GPA	       0x000f0000ull
+#define ARCH_SMBIOS_END	       0x00100000ull
 #define ARCH_HIGH_LOAD_GPA     0x00100000ull
 
 #define ARCH_MMIO_HOLE_START  0xc0000000ull
@@ -56,6 +64,8 @@
 #define ARCH_PCI_ECAM_SIZE    (ARCH_PCI_ECAM_BUSES * 0x100000ull)
 #define ARCH_IOAPIC_GPA	      0xfec00000ull
 #define ARCH_LAPIC_GPA	      0xfee00000ull
+#define ARCH_IDENTITY_MAP_GPA 0xfffbc000ull
+#define ARCH_TSS_GPA	      0xfffbd000ull /* 3 pages */
 #define ARCH_HIGH_RAM_START   0x100000000ull
 
 #define ARCH_COM1_PORT	   0x3f8

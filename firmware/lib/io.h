@@ -3,7 +3,7 @@
  * io.h - x86 port I/O, MSR, CPUID, TSC and MMIO helpers. Port I/O at CPL3
  * needs the port granted in the TSS I/O bitmap (cpl.h); MSRs and CPUID
  * must be used at CPL0 (CPUID at CPL3 is not exact on our hosts: see
- * ../shared/design/pvm-host.md).
+ * docs/hosts.md).
  */
 #ifndef FW_LIB_IO_H
 #define FW_LIB_IO_H

@@ -3,7 +3,7 @@
  * serial.h - polled 16550 UART output. Each port access is a VM exit, so
  * output waits for LSR.THRE once per FIFO load (16 bytes) instead of once
  * per byte. Callable at CPL0, or at CPL3 when the port range is granted in
- * the TSS I/O bitmap (much slower there: see pvm-host.md).
+ * the TSS I/O bitmap (much slower there: see docs/hosts.md).
  */
 #ifndef FW_LIB_SERIAL_H
 #define FW_LIB_SERIAL_H

@@ -4,7 +4,7 @@
 # Leaves OUT.so (the ELF, with symbols) next to OUT.efi. Exits 77 when
 # gnu-efi is not installed. Code is built general-registers-only: our
 # firmware runs applications at CPL0, where SSE arithmetic and x87 stop the
-# vCPU under kvm-pvm (../shared/design/pvm-host.md).
+# vCPU under kvm-pvm (docs/hosts.md).
 set -eu
 src=$1 out=$2
 lib=/usr/lib

@@ -11,6 +11,14 @@ ok() { echo "ok: $*"; }
 skip() { echo "skip: $*"; exit 77; }
 finish() { if ((n_fail)); then echo "$n_fail check(s) failed"; exit 1; fi; exit 0; }
 have_kvm() { [[ -r /dev/kvm && -w /dev/kvm ]]; }
+# QEMU CPU models for the oracles: qemu64 plus only what a test needs, so
+# QEMU shows the same CPU on any x86-64 KVM host, AMD or Intel. Never
+# -cpu host (QEMU aborts on an EPYC host under kvm-pvm: MSR 0x10a) nor a
+# named model like EPYC (QEMU drops what the host's KVM lacks, differently
+# per host). The AMD one: family 0x17 (the probe, like Linux, reads the SMT
+# width from 0x8000001E only from Zen on) with TopoExt and leaf 0x8000001E.
+QEMU_CPU_INTEL=qemu64,vendor=GenuineIntel
+QEMU_CPU_AMD=qemu64,vendor=AuthenticAMD,family=23,model=1,stepping=2,+topoext,xlevel=0x8000001e
 # need_qemu_microvm: skip unless qemu-system-x86_64, python3, /dev/kvm and
 # a firmware for QEMU's microvm machine are there; sets BIOS to it.
 need_qemu_microvm() {

@@ -32,7 +32,7 @@ expect_status 0 "debug-exit port" "$VMLET" run --kernel "$TMPD/mode4.elf"
 expect_status 3 "i8042 reset" "$VMLET" run --kernel "$TMPD/mode2.elf"
 expect_status 4 "triple fault" "$VMLET" run --kernel "$TMPD/mode3.elf"
 # (kvm-pvm hosts cannot emulate the faulting path and report an internal
-# error instead: same status, see ../shared/design/pvm-host.md)
+# error instead: same status, see docs/hosts.md)
 grep -qE "triple fault|internal error" "$TMPD/err" && ok "the crash is reported" || fail "no crash message"
 
 # console to a file and to nowhere

@@ -11,7 +11,7 @@
 # first). A guest that crashes is reported with vmlet's own warnings (a KVM
 # internal error names the instruction bytes and registers).
 #
-# Our kvm-pvm hosts (../shared/design/pvm-host.md) emulate all of the
+# Our kvm-pvm hosts (docs/hosts.md) emulate all of the
 # kernel's CPL0 code (the stub, ExitBootServices and the decompressor take
 # ~1.5 min), and the kernel then executes instructions they cannot emulate
 # although KVM reports them supported: cmpxchg16b (SLUB, right after

@@ -36,7 +36,8 @@ fi
 BIOS=/usr/share/qemu/qboot.rom
 if command -v qemu-system-x86_64 >/dev/null && [[ -f $BIOS ]]; then
 	"$VMLET" probe --dump-guest "$TMPD/probe.elf" || exit 1
-	timeout 60 qemu-system-x86_64 -enable-kvm -cpu host -m 128 -smp 2 -nodefaults \
+	# the firmware and the probe need nothing beyond qemu64 (tests/lib/sh.sh)
+	timeout 60 qemu-system-x86_64 -enable-kvm -cpu "$QEMU_CPU_INTEL" -m 128 -smp 2 -nodefaults \
 		-no-user-config -nographic -display none -no-reboot \
 		-device isa-debug-exit,iobase=0xf4,iosize=4 \
 		-M microvm,x-option-roms=off,rtc=off,pit=off,pic=off,isa-serial=on,acpi=on,auto-kernel-cmdline=off \

@@ -19,8 +19,12 @@ BIOS=/usr/share/qemu/qboot.rom
 make -s build/fw/efi.elf || { echo "FAIL: cannot build build/fw/efi.elf"; exit 1; }
 tests/efi/build-efi.sh tests/efi/testapp.c "$TMPD/testapp.efi" || exit 1
 
+# The CPU model (see QEMU_CPU_INTEL in tests/lib/sh.sh) plus RDRAND, which
+# the firmware's EFI_RNG_PROTOCOL needs and the test app checks.
+QCPU=$QEMU_CPU_INTEL,+rdrand
+
 run_qemu() { # disk cmdline out
-	timeout 120 qemu-system-x86_64 -enable-kvm -cpu host -m 128 \
+	timeout 120 qemu-system-x86_64 -enable-kvm -cpu "$QCPU" -m 128 \
 		-nodefaults -no-user-config -nographic -display none -no-reboot \
 		-device isa-debug-exit,iobase=0xf4,iosize=4 \
 		-M microvm,x-option-roms=off,rtc=on,pit=off,pic=off,isa-serial=on,acpi=on,auto-kernel-cmdline=off \
@@ -40,7 +44,7 @@ else
 fi
 
 # the same ESP on a virtio-blk disk (q35: PCI with MCFG)
-timeout 120 qemu-system-x86_64 -enable-kvm -cpu host -m 128 -nodefaults -no-user-config \
+timeout 120 qemu-system-x86_64 -enable-kvm -cpu "$QCPU" -m 128 -nodefaults -no-user-config \
 	-nographic -display none -no-reboot -device isa-debug-exit,iobase=0xf4,iosize=4 \
 	-M q35 -bios "$BIOS" -kernel build/fw/efi.elf -append rtc \
 	-smbios type=1,serial=VMLET-SER-7 \

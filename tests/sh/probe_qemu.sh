@@ -8,11 +8,12 @@
 # ceil(log2) field-width rule, and QEMU must end by ACPI power-off (exit 0).
 #
 # Enumerations (QEMU under KVM shows the host vendor unless vendor= is set):
-#   intel      qemu64,vendor=GenuineIntel        leaf 0xB
-#   amd        EPYC,vendor=AuthenticAMD          leaf 0xB (TopoExt set)
-#   amd-nob    EPYC,...,level=0xa                no 0xB: 0x80000008 core
-#                                                width + 0x8000001E SMT
-#   intel-leg  qemu64,vendor=GenuineIntel,level=0xa  no 0xB: leaf 1 + leaf 4
+#   intel      $QEMU_CPU_INTEL            leaf 0xB
+#   amd        $QEMU_CPU_AMD              leaf 0xB (TopoExt set, family 0x17)
+#   amd-nob    $QEMU_CPU_AMD,level=0xa    no 0xB: 0x80000008 core width +
+#                                         0x8000001E SMT
+#   intel-leg  $QEMU_CPU_INTEL,level=0xa  no 0xB: leaf 1 + leaf 4
+# (tests/lib/sh.sh: qemu64 plus flags, the same on any host)
 # Where QEMU (or the enumeration) differs from the ceil(log2) rule:
 #   intel-leg: leaf 1 EBX[23:16] holds the logical CPU count per package and
 #   leaf 4 EAX[31:26] the core count, so Linux's SMT width is
@@ -27,7 +28,7 @@ if [[ ! -f $ELF ]]; then
 	make -s build/fw/probe.elf || { echo "FAIL: cannot build $ELF"; exit 1; }
 fi
 
-# No instruction that kills a vCPU at CPL0 on our hosts (pvm-host.md):
+# No instruction that kills a vCPU at CPL0 on our hosts (docs/hosts.md):
 # SSE/AVX registers at all, x87, popcnt, cmpxchg16b, crc32, BMI, xsave,
 # xgetbv, rdtscp, movbe.
 if command -v objdump >/dev/null; then
@@ -117,10 +118,10 @@ sys.exit(1 if errs else 0)
 PY
 
 declare -A CPU=(
-	[intel]="qemu64,vendor=GenuineIntel"
-	[amd]="EPYC,vendor=AuthenticAMD"
-	[amd-nob]="EPYC,vendor=AuthenticAMD,level=0xa"
-	[intel-leg]="qemu64,vendor=GenuineIntel,level=0xa"
+	[intel]="$QEMU_CPU_INTEL"
+	[amd]="$QEMU_CPU_AMD"
+	[amd-nob]="$QEMU_CPU_AMD,level=0xa"
+	[intel-leg]="$QEMU_CPU_INTEL,level=0xa"
 )
 
 # run MODE S/C/T MEM_MIB

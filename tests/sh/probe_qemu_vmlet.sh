@@ -51,7 +51,7 @@ print("\n".join(errs))
 sys.exit(1 if errs else 0)
 PY
 
-declare -A QCPU=([intel]="qemu64,vendor=GenuineIntel" [amd]="EPYC,vendor=AuthenticAMD")
+declare -A QCPU=([intel]="$QEMU_CPU_INTEL" [amd]="$QEMU_CPU_AMD")
 
 # check VENDOR S/C/T [MIB]
 check() {

@@ -12,7 +12,7 @@
 
 #include "tests/lib/test.h"
 #include "tests/unit/virtio_test_pci.h"
-#include "vmm/dev/blk.h"
+#include "vmm/disk/blk.h"
 #include "vmm/dev/virtio_blk.h"
 
 #define F(b)	 (1ull << (b))

@@ -9,7 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "vmm/dev/blk.h"
+#include "vmm/disk/blk.h"
 #include "vmm/device.h"
 #include "vmm/dev/virtio_blk.h"
 #include "vmm/dev/virtio_pci.h"

@@ -222,7 +222,7 @@ int virtio_net_create_nic(struct virtio_net **out, struct pci_host *host, struct
 			  const struct guest_mem *mem, const struct vm_config *cfg,
 			  unsigned int index)
 {
-	unsigned int vcpus = cfg->sockets * cfg->cores * cfg->threads, q;
+	unsigned int vcpus = (unsigned int)vm_config_vcpus(cfg), q;
 	struct net_env env;
 	struct net_attach att;
 	int r;

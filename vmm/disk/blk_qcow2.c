@@ -26,7 +26,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "vmm/dev/blk.h"
+#include "vmm/disk/blk_format.h"
 #include "vmm/log.h"
 
 #define QCOW_OFLAG_COPIED	  (1ull << 63)

@@ -5,14 +5,20 @@
  * raw (any file or block device) and qcow2 (v2/v3; see blk_qcow2.c for
  * what is refused). blk_open() picks the format from the image's magic.
  *
+ * Where things are (vmm/disk/): blk.c opens and closes and chooses the
+ * format; blk_raw.c and blk_qcow2.c are the formats; blk_io.c holds the
+ * positioned-I/O helpers the formats share (declared in blk_format.h,
+ * which only formats include); volume.c turns a resolved disk into an
+ * open struct blk (volume.h).
+ *
  * All calls are blocking and made from the disk's I/O thread; one struct
  * blk is used by one thread at a time. Errors are -errno; an EIO/ENOSPC
  * from the host comes back as is so the device can report IOERR.
  * Reads past the end of a file that is not a multiple of 512 bytes return
  * zeroes for the missing tail.
  */
-#ifndef VMLET_BLK_H
-#define VMLET_BLK_H
+#ifndef VMLET_DISK_BLK_H
+#define VMLET_DISK_BLK_H
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -80,19 +86,10 @@ static inline int blk_write_zeroes(struct blk *b, uint64_t off, uint64_t len, bo
 	return b->read_only ? -EROFS : b->ops->write_zeroes(b, off, len, unmap);
 }
 
-/* Helpers shared by the formats (blk_raw.c): whole-length positioned I/O
- * on fd with O_DIRECT bounce buffering when b->dio_align demands it. */
-int blk_fd_preadv(struct blk *b, int fd, const struct iovec *iov, int n, uint64_t off);
-int blk_fd_pwritev(struct blk *b, int fd, const struct iovec *iov, int n, uint64_t off);
-int blk_fd_pread(struct blk *b, int fd, void *buf, uint64_t len, uint64_t off);
-int blk_fd_pwrite(struct blk *b, int fd, const void *buf, uint64_t len, uint64_t off);
-/* Format openers (fd already open; they fill b->ops, size, priv). */
-int blk_raw_init(struct blk *b);
-int blk_qcow2_init(struct blk *b);
 /* Total bytes of an iovec list. */
 uint64_t blk_iov_len(const struct iovec *iov, int n);
 /* dst = the bytes [skip, skip+len) of src (dst has room for n entries).
  * Returns the number of entries used. */
 int blk_iov_slice(const struct iovec *src, int n, uint64_t skip, uint64_t len, struct iovec *dst);
 
-#endif /* VMLET_BLK_H */
+#endif /* VMLET_DISK_BLK_H */

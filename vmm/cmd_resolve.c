@@ -1,17 +1,17 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * cli.c - `vmlet resolve`: KubeVirt manifests in, the resolved
+ * cmd_resolve.c - `vmlet resolve`: KubeVirt manifests in, the resolved
  * VirtualMachineInstance (or List, or vm_config, or an explanation) out.
+ * The command line is read here; spec/ resolves and prints
+ * (spec_resolve_print).
  */
 #include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
-#include "spec/config.h"
-#include "spec/emit.h"
+#include "spec/spec.h"
 #include "vmm/cmd.h"
 
 static void usage(FILE *f)
@@ -45,9 +45,7 @@ struct args {
 	const char **volumes;
 	unsigned int n_volumes;
 	const char *vm, *disk_root;
-	enum { OUT_JSON, OUT_YAML, OUT_CONFIG } out;
-	bool list, explain;
-	long bench;
+	struct spec_print_options p;
 };
 
 static int parse_args(int argc, char **argv, struct args *a)
@@ -83,11 +81,11 @@ static int parse_args(int argc, char **argv, struct args *a)
 			break;
 		case 'o':
 			if (strcmp(optarg, "json") == 0)
-				a->out = OUT_JSON;
+				a->p.format = SPEC_FORMAT_JSON;
 			else if (strcmp(optarg, "yaml") == 0)
-				a->out = OUT_YAML;
+				a->p.format = SPEC_FORMAT_YAML;
 			else if (strcmp(optarg, "config") == 0)
-				a->out = OUT_CONFIG;
+				a->p.format = SPEC_FORMAT_CONFIG;
 			else {
 				fprintf(stderr,
 					"vmlet resolve: unknown output format '%s' "
@@ -97,10 +95,10 @@ static int parse_args(int argc, char **argv, struct args *a)
 			}
 			break;
 		case 'l':
-			a->list = true;
+			a->p.list = true;
 			break;
 		case 'e':
-			a->explain = true;
+			a->p.explain = true;
 			break;
 		case 'V':
 			if (!strchr(optarg, '=') || optarg[0] == '=') {
@@ -115,8 +113,8 @@ static int parse_args(int argc, char **argv, struct args *a)
 			a->disk_root = optarg;
 			break;
 		case 'B':
-			a->bench = strtol(optarg, &end, 10);
-			if (*end || a->bench <= 0) {
+			a->p.bench = strtol(optarg, &end, 10);
+			if (*end || a->p.bench <= 0) {
 				fprintf(stderr, "vmlet resolve: --bench wants a count\n");
 				return -EINVAL;
 			}
@@ -145,70 +143,10 @@ static int parse_args(int argc, char **argv, struct args *a)
 	return 0;
 }
 
-static double now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-/* --bench N: N resolutions in this process (parse once / parse each time) */
-static int bench(struct session *s, const struct args *a)
-{
-	double t0, t1, t2;
-	long i;
-	struct session s2;
-	int ret = 0;
-
-	t0 = now();
-	for (i = 0; i < a->bench && !ret; i++)
-		ret = session_resolve(s, a->vm);
-	t1 = now();
-	for (i = 0; i < a->bench && !ret; i++) {
-		session_init(&s2);
-		ret = session_load(&s2, a->files, a->n_files, NULL);
-		if (!ret)
-			ret = session_resolve(&s2, a->vm);
-		session_free(&s2);
-	}
-	t2 = now();
-	if (ret)
-		return ret;
-	printf("resolve_only_per_s %.0f\nparse_and_resolve_per_s %.0f\n",
-	       (double)a->bench / (t1 - t0), (double)a->bench / (t2 - t1));
-	return 0;
-}
-
-static int output(struct session *s, const struct args *a)
-{
-	struct spec_options o = {
-	    .volume_overrides = a->volumes,
-	    .n_volume_overrides = a->n_volumes,
-	    .disk_root = a->disk_root,
-	};
-	struct vm_config cfg;
-	const struct node *doc;
-	int ret;
-
-	if (a->explain)
-		return emit_explain(stdout, &s->r);
-	if (a->out == OUT_CONFIG) {
-		vm_config_init(&cfg);
-		ret = config_from_resolution(&s->r, &o, &cfg);
-		if (ret == 0)
-			ret = config_emit_json(stdout, &cfg);
-		vm_config_release(&cfg);
-		return ret;
-	}
-	doc = a->list ? session_list(s) : s->r.vmi;
-	return a->out == OUT_YAML ? emit_yaml(stdout, doc) : emit_json(stdout, doc);
-}
-
 int cmd_resolve(int argc, char **argv)
 {
 	struct args a = {0};
-	struct session s;
+	struct spec_options o = {0};
 	int ret;
 
 	ret = parse_args(argc, argv, &a);
@@ -221,33 +159,13 @@ int cmd_resolve(int argc, char **argv)
 			usage(stderr);
 		return ret == -EINVAL ? VMLET_EXIT_USAGE : VMLET_EXIT_ERROR;
 	}
-	session_init(&s);
-	ret = session_load(&s, a.files, a.n_files, NULL);
-	if (!ret)
-		ret = session_resolve(&s, a.vm);
-	if (!ret && a.bench)
-		ret = bench(&s, &a);
-	else if (!ret) {
-		/* validate -o config before printing anything */
-		if (a.out == OUT_CONFIG && !a.explain) {
-			struct vm_config cfg;
-			struct spec_options o = {.volume_overrides = a.volumes,
-						 .n_volume_overrides = a.n_volumes,
-						 .disk_root = a.disk_root};
-
-			vm_config_init(&cfg);
-			ret = config_from_resolution(&s.r, &o, &cfg);
-			vm_config_release(&cfg);
-		}
-		session_report(&s, stderr);
-		if (!ret)
-			ret = output(&s, &a);
-		if (!ret && fflush(stdout))
-			ret = -EIO;
-	} else {
-		session_report(&s, stderr);
-	}
-	session_free(&s);
+	o.files = a.files;
+	o.n_files = a.n_files;
+	o.vm_name = a.vm;
+	o.volume_overrides = a.volumes;
+	o.n_volume_overrides = a.n_volumes;
+	o.disk_root = a.disk_root;
+	ret = spec_resolve_print(&o, &a.p, stdout);
 	free(a.files);
 	free(a.volumes);
 	return ret ? VMLET_EXIT_ERROR : VMLET_EXIT_OK;

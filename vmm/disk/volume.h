@@ -1,0 +1,34 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * volume.h - from a resolved disk (struct vm_disk) to an open block
+ * backend (blk.h): the volume provisioning of vmlet.
+ *
+ * Files the manifest names (containerDisk, hostDisk, PVC, DataVolume) are
+ * opened in place; hostDisk DiskOrCreate is created sparse, of its
+ * capacity, when missing. emptyDisk gets a sparse temporary file of its
+ * capacity (in $TMPDIR, else /tmp) and cloudInitNoCloud /
+ * cloudInitConfigDrive a generated seed image (read-only); both are
+ * unlinked as soon as they are open, so they vanish when vmlet exits,
+ * however it exits. A path given for them on the command line is used
+ * instead. Only containerDisk images are probed for their format (raw or
+ * qcow2); every other volume is raw, so a guest that writes a qcow2
+ * header into its disk cannot make vmlet reinterpret the file on the next
+ * boot.
+ */
+#ifndef VMLET_DISK_VOLUME_H
+#define VMLET_DISK_VOLUME_H
+
+#include "vmm/disk/blk.h"
+
+struct vm_config;
+struct vm_disk;
+
+/*
+ * Open d's backend into *be (blk_close() it). Refused, with an error
+ * naming the disk: devices other than disk, buses other than virtio,
+ * volume kinds vmlet does not support, volumes with no host path.
+ * Returns 0 or -errno.
+ */
+int volume_open(const struct vm_config *cfg, const struct vm_disk *d, struct blk **be);
+
+#endif /* VMLET_DISK_VOLUME_H */
