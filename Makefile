@@ -54,7 +54,8 @@ SPEC_SRCS := $(sort $(wildcard spec/*.c))
 ARCH_SRCS := $(sort $(wildcard arch/x86_64/*.c))
 VMM_SRCS  := $(filter-out vmm/main.c,$(sort $(wildcard vmm/*.c vmm/*/*.c)))
 LIB_SRCS  := $(SPEC_SRCS) $(ARCH_SRCS) $(VMM_SRCS)
-LIB_OBJS  := $(LIB_SRCS:%.c=$(BUILD)/%.o) $(BUILD)/gen/fields_table.o
+LIB_OBJS  := $(LIB_SRCS:%.c=$(BUILD)/%.o) $(BUILD)/gen/schema_table.o \
+             $(BUILD)/gen/fields_table.o
 
 FW_LIB_SRCS   := $(sort $(wildcard firmware/lib/*.c firmware/lib/*.S))
 FW_PROBE_SRCS := $(sort $(wildcard firmware/probe/*.c firmware/probe/*.S))
@@ -79,16 +80,33 @@ $(BUILD)/%.o: %.c
 	@$(if $(Q),echo "  CC      $<")
 	$(Q)$(CC) $(CFLAGS) -c -o $@ $<
 
-# docs/fields.md (what vmlet does with each KubeVirt field) as a C table,
-# checked against KubeVirt's schema on the way
-$(BUILD)/gen/fields_table.c: docs/fields.md spec/schema/swagger.json scripts/gen-fields
+# KubeVirt's API schema as a C table (spec/schema.h), generated from the
+# swagger.json kept in spec/schema/ (never committed: it cannot drift).
+SCHEMA_TABLE := build/gen/schema_table.c
+$(SCHEMA_TABLE): spec/schema/swagger.json scripts/gen-schema-table
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  GEN     $@")
+	$(Q)scripts/gen-schema-table spec/schema/swagger.json $@
+
+$(BUILD)/gen/schema_table.o: $(SCHEMA_TABLE)
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  CC      $<")
+	$(Q)$(CC) $(CFLAGS) -c -o $@ $<
+
+# docs/fields.md (what vmlet does with each KubeVirt field) as a C table
+# (spec/fields.h), checked against the schema on the way
+FIELDS_TABLE := build/gen/fields_table.c
+$(FIELDS_TABLE): docs/fields.md spec/schema/swagger.json scripts/gen-fields
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  GEN     $@")
 	$(Q)scripts/gen-fields -o $@
 
-$(BUILD)/gen/%.o: $(BUILD)/gen/%.c
+$(BUILD)/gen/fields_table.o: $(FIELDS_TABLE)
+	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  CC      $<")
 	$(Q)$(CC) $(CFLAGS) -c -o $@ $<
+
+gen: $(SCHEMA_TABLE) $(FIELDS_TABLE)
 
 $(BUILD)/libvmlet.a: $(LIB_OBJS)
 	@$(if $(Q),echo "  AR      $@")
@@ -172,7 +190,7 @@ build/static/vmlet-static vmlet-static: $(BUILD)/vmm/main.o $(BUILD)/libvmlet.a 
 clean:
 	rm -rf build vmlet vmlet-static
 
-.PHONY: all deps test run check fuzz bench static clean unit-tests
+.PHONY: all deps test run check fuzz bench static clean unit-tests gen
 .SECONDARY:
 
 -include $(shell find build -name '*.d' 2>/dev/null)

@@ -18,6 +18,8 @@ shift $(($# > 0 ? 1 : 0))
 out=build/fuzz
 command -v clang >/dev/null || { echo "fuzz: skip: clang not installed"; exit 77; }
 mkdir -p "$out"
+# generated sources a target may list (build/gen/: the schema table)
+make --no-print-directory -s gen || { echo "fuzz: cannot generate build/gen/"; exit 1; }
 cflags=(-std=gnu11 -D_GNU_SOURCE -I. -g -O1 -fno-omit-frame-pointer
 	-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all)
 

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "spec/resolve.h"
+#include "spec/schema.h"
 
 #define SPEC_MAX_INPUT (64u << 20)
 
@@ -20,7 +21,7 @@ void cluster_init(struct cluster *c)
 	memset(c, 0, sizeof(*c));
 	arena_init(&c->a);
 	diag_init(&c->d, &c->a);
-	doc_list_init(&c->docs);
+	yaml_doc_list_init(&c->docs);
 	c->tail = &c->objs;
 }
 
@@ -63,7 +64,8 @@ static const struct kind_map instancetype_kinds[] = {
     {NULL, 0, false},
 };
 
-static enum obj_kind classify(struct cluster *c, struct node *root, bool *cluster_scoped)
+static enum obj_kind classify(struct cluster *c, struct node *root, bool *cluster_scoped,
+			      bool *legacy)
 {
 	const char *api = node_sval(node_get(root, "apiVersion"));
 	const char *kind = node_sval(node_get(root, "kind"));
@@ -72,6 +74,7 @@ static enum obj_kind classify(struct cluster *c, struct node *root, bool *cluste
 	struct node *spec = node_get(root, "spec");
 
 	*cluster_scoped = false;
+	*legacy = is_alpha(version) || strcmp(group, "flavor.kubevirt.io") == 0;
 	if (!kind)
 		return OBJ_OTHER;
 	if (strcmp(group, "instancetype.kubevirt.io") == 0 ||
@@ -116,6 +119,7 @@ static enum obj_kind classify(struct cluster *c, struct node *root, bool *cluste
 			    "resolved as a VirtualMachineInstance (presets apply, instancetypes do "
 			    "not)",
 			    api ? api : "kubevirt.io");
+			*legacy = true;
 			return OBJ_VMI;
 		}
 		return OBJ_VM;
@@ -130,6 +134,9 @@ static enum obj_kind classify(struct cluster *c, struct node *root, bool *cluste
 		diag_warn(&c->d, root, NULL,
 			  "VirtualMachineInstancePreset is deprecated since KubeVirt v0.57; "
 			  "use instancetypes and preferences");
+		/* decoded without required fields: presets are commonly written
+		 * without the domain.devices the CRD demands */
+		*legacy = true;
 		return OBJ_PRESET;
 	}
 	if (strcmp(kind, "VirtualMachinePreset") == 0) {
@@ -137,6 +144,7 @@ static enum obj_kind classify(struct cluster *c, struct node *root, bool *cluste
 			  "%s VirtualMachinePreset is a seed-era form (deprecated): "
 			  "applied as a VirtualMachineInstancePreset",
 			  api ? api : "kubevirt.io");
+		*legacy = true;
 		return OBJ_PRESET;
 	}
 	return OBJ_OTHER;
@@ -144,25 +152,106 @@ static enum obj_kind classify(struct cluster *c, struct node *root, bool *cluste
 
 static bool manifest_name(const char *n);
 
+/* The schema type each kind decodes as. Seed-era forms use their
+ * successor's: a v1alpha1 VirtualMachine with spec.domain the
+ * VirtualMachineInstance, VirtualMachinePreset the
+ * VirtualMachineInstancePreset, flavor.kubevirt.io and
+ * instancetype.kubevirt.io/v1alpha1|2 objects the v1beta1 kinds (a
+ * superset of their fields). */
+static const char *schema_of(const struct object *o)
+{
+	switch (o->kind) {
+	case OBJ_VM:
+		return SCHEMA_T_VM;
+	case OBJ_VMI:
+		return SCHEMA_T_VMI;
+	case OBJ_IT:
+		return SCHEMA_T_IT;
+	case OBJ_CIT:
+		return SCHEMA_T_CIT;
+	case OBJ_PREF:
+		return SCHEMA_T_PREF;
+	case OBJ_CPREF:
+		return SCHEMA_T_CPREF;
+	case OBJ_PRESET:
+		return SCHEMA_T_PRESET;
+	case OBJ_REVISION:
+		return SCHEMA_T_REVISION;
+	case OBJ_PVC:
+		return SCHEMA_T_PVC;
+	case OBJ_DV:
+		return SCHEMA_T_DV;
+	case OBJ_DS:
+		return SCHEMA_T_DS;
+	default:
+		return NULL;
+	}
+}
+
+/* The object a ControllerRevision holds, when it is one resolution may
+ * read (an instancetype.kubevirt.io/v1beta1 instancetype or preference):
+ * its schema type, else NULL (resolution reports what it cannot use). */
+static const char *revision_data_schema(const struct node *data)
+{
+	static const char *const kinds[][2] = {
+	    {"VirtualMachineInstancetype", SCHEMA_T_IT},
+	    {"VirtualMachineClusterInstancetype", SCHEMA_T_CIT},
+	    {"VirtualMachinePreference", SCHEMA_T_PREF},
+	    {"VirtualMachineClusterPreference", SCHEMA_T_CPREF},
+	};
+	const char *kind = node_sval(node_get(data, "kind"));
+
+	if (!kind || strcmp(resolve_str(node_get(data, "apiVersion")),
+			    "instancetype.kubevirt.io/v1beta1") != 0)
+		return NULL;
+	for (unsigned int i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++)
+		if (strcmp(kind, kinds[i][0]) == 0)
+			return kinds[i][1];
+	return NULL;
+}
+
+/* Strict decoding of a classified object (spec/schema_decode.c). */
+static int decode_object(struct cluster *c, const struct object *o)
+{
+	const char *kind = node_sval(node_get(o->root, "kind"));
+	const char *what = NULL, *dt;
+	struct node *data;
+	int ret;
+
+	if (o->kind != OBJ_VM && o->kind != OBJ_VMI)
+		what = arena_printf(&c->a, "%s \"%s\": ", kind ? kind : "", o->name);
+	ret = schema_decode(&c->d, o->root, schema_of(o), NULL, what, o->legacy);
+	data = node_get(o->root, "data");
+	if (o->kind == OBJ_REVISION && node_is_map(data) && (dt = revision_data_schema(data)) &&
+	    schema_decode(&c->d, data, dt, "data", what, false))
+		ret = -EINVAL;
+	return ret;
+}
+
 /* A ConfigMap holding manifests (the way a pod gets them): every data entry
  * named *.yaml|*.yml|*.json is read as one more input, named FILE#KEY (line
  * numbers count from the start of the entry). */
-static void add_configmap(struct cluster *c, const struct node *cm)
+static int add_configmap(struct cluster *c, const struct node *cm)
 {
 	const struct node *data = node_get(cm, "data");
 	const char *text;
 	unsigned int i;
+	int ret = 0;
 
 	for (i = 0; i < data->n; i++) {
 		text = node_sval(data->kv[i].val);
 		if (!text || !manifest_name(data->kv[i].key))
 			continue;
-		cluster_add_text(c, arena_printf(&c->a, "%s#%s", cm->file, data->kv[i].key), text,
-				 strlen(text));
+		if (cluster_add_text(c, arena_printf(&c->a, "%s#%s", cm->file, data->kv[i].key),
+				     text, strlen(text)))
+			ret = -EINVAL;
 	}
+	return ret;
 }
 
-static void add_object(struct cluster *c, struct node *root)
+/* Classify and decode one object; -EINVAL when it does not decode (the
+ * errors are in c->d; the object is kept, so all errors are reported). */
+static int add_object(struct cluster *c, struct node *root)
 {
 	struct node *md = node_get(root, "metadata");
 	const char *kind = node_sval(node_get(root, "kind"));
@@ -170,28 +259,27 @@ static void add_object(struct cluster *c, struct node *root)
 	struct object *o;
 	bool cs;
 	unsigned int i;
+	int ret = 0;
 
 	if (kind && strcmp(kind, "List") == 0 && node_is_seq(items)) {
 		for (i = 0; i < items->n; i++)
-			if (node_is_map(items->items[i]))
-				add_object(c, items->items[i]);
-		return;
+			if (node_is_map(items->items[i]) && add_object(c, items->items[i]))
+				ret = -EINVAL;
+		return ret;
 	}
-	if (kind && strcmp(kind, "ConfigMap") == 0 && node_is_map(node_get(root, "data"))) {
-		add_configmap(c, root);
-		return;
-	}
+	if (kind && strcmp(kind, "ConfigMap") == 0 && node_is_map(node_get(root, "data")))
+		return add_configmap(c, root);
 	o = arena_alloc(&c->a, sizeof(*o));
 	o->root = root;
-	o->kind = classify(c, root, &cs);
+	o->kind = classify(c, root, &cs, &o->legacy);
 	if (o->kind == OBJ_OTHER) {
 		if (kind)
 			diag_warn(&c->d, root, NULL, "ignoring %s %s: not used by resolution",
-				  str_or_empty(node_get(root, "apiVersion")), kind);
+				  resolve_str(node_get(root, "apiVersion")), kind);
 		else
 			diag_warn(&c->d, root, NULL,
 				  "ignoring a document without kind: not a Kubernetes object");
-		return;
+		return 0;
 	}
 	o->name = node_sval(node_get(md, "name"));
 	if (!o->name)
@@ -203,6 +291,7 @@ static void add_object(struct cluster *c, struct node *root)
 		c->n_vms++;
 	*c->tail = o;
 	c->tail = &o->next;
+	return decode_object(c, o);
 }
 
 int cluster_add_text(struct cluster *c, const char *file, const char *text, size_t len)
@@ -211,13 +300,14 @@ int cluster_add_text(struct cluster *c, const char *file, const char *text, size
 	struct doc *d;
 	int ret;
 
-	doc_list_init(&l);
+	yaml_doc_list_init(&l);
 	ret = yaml_load(&c->a, &c->d, arena_strdup(&c->a, file), text, len, &l);
 	if (ret)
 		return ret;
 	for (d = l.head; d; d = d->next)
-		add_object(c, d->root);
-	return 0;
+		if (add_object(c, d->root))
+			ret = -EINVAL;
+	return ret;
 }
 
 static int read_fd(int fd, char **buf, size_t *len)
@@ -227,7 +317,7 @@ static int read_fd(int fd, char **buf, size_t *len)
 	ssize_t r;
 
 	if (!p)
-		return -ENOMEM;
+		spec_oom();
 	for (;;) {
 		if (n == cap) {
 			if (cap >= SPEC_MAX_INPUT) {
@@ -236,10 +326,8 @@ static int read_fd(int fd, char **buf, size_t *len)
 			}
 			cap *= 2;
 			q = realloc(p, cap);
-			if (!q) {
-				free(p);
-				return -ENOMEM;
-			}
+			if (!q)
+				spec_oom();
 			p = q;
 		}
 		r = read(fd, p + n, cap - n);

@@ -22,10 +22,8 @@ static char *xstrdup(const char *s)
 	if (!s)
 		return NULL;
 	p = strdup(s);
-	if (!p) {
-		fputs("vmlet: out of memory\n", stderr);
-		abort();
-	}
+	if (!p)
+		spec_oom();
 	return p;
 }
 
@@ -41,7 +39,7 @@ static uint64_t bytes_of(const struct node *n)
 	struct quantity q;
 	int64_t v;
 
-	if (!qty_of(n, &q))
+	if (!resolve_qty(n, &q))
 		return 0;
 	v = qty_value(&q);
 	return v > 0 ? (uint64_t)v : 0;
@@ -52,7 +50,7 @@ static uint64_t millis_of(const struct node *n)
 {
 	struct quantity q;
 
-	if (!qty_of(n, &q) || q.nanos <= 0)
+	if (!resolve_qty(n, &q) || q.nanos <= 0)
 		return 0;
 	return (uint64_t)((q.nanos + 999999) / 1000000);
 }
@@ -92,8 +90,8 @@ static char *first_image(const char *dir)
 	for (i = 0; i < n; i++) {
 		if (!found && is_image(list[i]->d_name)) {
 			if (asprintf(&p, "%s/%s", dir, list[i]->d_name) < 0)
-				p = NULL;
-			if (p && stat(p, &st) == 0 && S_ISREG(st.st_mode))
+				spec_oom();
+			if (stat(p, &st) == 0 && S_ISREG(st.st_mode))
 				found = p;
 			else
 				free(p);
@@ -110,10 +108,8 @@ static char *join(const char *root, const char *path)
 
 	while (*path == '/')
 		path++;
-	if (asprintf(&p, "%s/%s", root, path) < 0) {
-		fputs("vmlet: out of memory\n", stderr);
-		abort();
-	}
+	if (asprintf(&p, "%s/%s", root, path) < 0)
+		spec_oom();
 	return p;
 }
 
@@ -135,7 +131,7 @@ static char *container_disk_path(const char *root, const char *name, const struc
 	if (!img) {
 		dir = join(root, name);
 		if (asprintf(&img, "%s.img", dir) < 0)
-			img = NULL;
+			spec_oom();
 		free(dir);
 	}
 	return img;
@@ -146,7 +142,7 @@ static const struct node *find_named(const struct node *seq, const char *name)
 	unsigned int i;
 
 	for (i = 0; node_is_seq(seq) && i < seq->n; i++)
-		if (strcmp(str_or_empty(node_get(seq->items[i], "name")), name) == 0)
+		if (strcmp(resolve_str(node_get(seq->items[i], "name")), name) == 0)
 			return seq->items[i];
 	return NULL;
 }
@@ -187,7 +183,7 @@ static char *b64_decode(const char *s)
 	int v;
 
 	if (!out)
-		abort();
+		spec_oom();
 	for (; *s; s++) {
 		if (*s == '=' || *s == '\n' || *s == '\r' || *s == ' ')
 			continue;
@@ -213,9 +209,9 @@ static char *payload(const struct resolver *r, const struct node *ci, const char
 	const struct node *b = node_get(ci, key64);
 	char *s;
 
-	if (*str_or_empty(node_get(ci, key)))
+	if (*resolve_str(node_get(ci, key)))
 		return xstrdup(node_sval(node_get(ci, key)));
-	if (!*str_or_empty(b))
+	if (!*resolve_str(b))
 		return NULL;
 	s = b64_decode(node_sval(b));
 	if (!s)
@@ -234,10 +230,37 @@ static enum vm_cache_mode cache_of(const char *c)
 	return VM_CACHE_DEFAULT;
 }
 
-static int map_disk(const struct resolver *r, const struct spec_options *o, const char *root,
-		    const struct node *d, const struct node *vols, struct vm_disk *out)
+static const char *const error_policies[] = {"stop", "report", "ignore", "enospace"};
+
+/* errorPolicy: KubeVirt's values (unset = stop); anything else is an error. */
+static int error_policy_of(const struct resolver *r, const struct node *d, unsigned int idx,
+			   enum vm_error_policy *out)
 {
-	const char *name = str_or_empty(node_get(d, "name")), *ov;
+	const struct node *n = node_get(d, "errorPolicy");
+	const char *v = resolve_str(n);
+
+	*out = VM_ERROR_STOP;
+	if (!*v)
+		return 0;
+	for (unsigned int i = 0; i < sizeof(error_policies) / sizeof(error_policies[0]); i++)
+		if (!strcmp(v, error_policies[i])) {
+			*out = (enum vm_error_policy)i;
+			return 0;
+		}
+	diag_err(r->d, n,
+		 arena_printf(r->a, "%sdomain.devices.disks[%u].errorPolicy",
+			      r->vmi_only ? "spec." : "spec.template.spec.", idx),
+		 "errorPolicy \"%s\" is not supported (allowed values: stop, report, ignore, "
+		 "enospace)",
+		 v);
+	return -EINVAL;
+}
+
+static int map_disk(const struct resolver *r, const struct spec_options *o, const char *root,
+		    const struct node *d, unsigned int idx, const struct node *vols,
+		    struct vm_disk *out)
+{
+	const char *name = resolve_str(node_get(d, "name")), *ov;
 	const struct node *v = find_named(vols, name), *t, *ci;
 
 	out->name = xstrdup(name);
@@ -256,7 +279,10 @@ static int map_disk(const struct resolver *r, const struct spec_options *o, cons
 	 * (docs/fields.md; KubeVirt allows no virtio CD-ROM) */
 	out->bus = out->device == VM_DEV_DISK ? dup_str(node_get(t, "bus")) : xstrdup("virtio");
 	out->serial = dup_str(node_get(d, "serial"));
-	out->cache = cache_of(str_or_empty(node_get(d, "cache")));
+	out->shareable = node_bval(node_get(d, "shareable"), false);
+	if (error_policy_of(r, d, idx, &out->error_policy))
+		return -EINVAL;
+	out->cache = cache_of(resolve_str(node_get(d, "cache")));
 	out->io = dup_str(node_get(d, "io"));
 	out->boot_order = u32(node_get(d, "bootOrder"));
 	out->logical_block_size = u32(node_path(d, "blockSize.custom.logical"));
@@ -280,7 +306,7 @@ static int map_disk(const struct resolver *r, const struct spec_options *o, cons
 		if (ov)
 			out->path = xstrdup(ov);
 		else if (asprintf(&out->path, PVC_DIR "/%s/disk.img", name) < 0)
-			abort();
+			spec_oom();
 	} else if ((t = node_get(v, "emptyDisk"))) {
 		out->source = VM_DISK_EMPTYDISK;
 		out->capacity = bytes_of(node_get(t, "capacity"));
@@ -297,7 +323,7 @@ static int map_disk(const struct resolver *r, const struct spec_options *o, cons
 				  "volume %s: cloud-init secret references cannot be read by vmlet",
 				  name);
 		if (asprintf(&out->meta_instance_id, "%s.%s", r->name, r->ns) < 0)
-			abort();
+			spec_oom();
 		out->meta_hostname = dup_str(node_get(node_get(r->vmi, "spec"), "hostname"));
 		if (!out->meta_hostname)
 			out->meta_hostname = xstrdup(r->name);
@@ -335,7 +361,7 @@ static int map_nic(const struct resolver *r, const struct node *ifc, const struc
 		     {"passt", VM_BIND_PASST},	  {"passtBinding", VM_BIND_PASST},
 		     {"sriov", VM_BIND_SRIOV},	  {"slirp", VM_BIND_SLIRP},
 		     {"macvtap", VM_BIND_MACVTAP}};
-	const char *name = str_or_empty(node_get(ifc, "name"));
+	const char *name = resolve_str(node_get(ifc, "name"));
 	const struct node *net = find_named(nets, name), *ports = node_get(ifc, "ports");
 	const char *mac = node_sval(node_get(ifc, "macAddress"));
 	unsigned int i;
@@ -367,7 +393,7 @@ static int map_nic(const struct resolver *r, const struct node *ifc, const struc
 	if (node_is_seq(ports) && ports->n) {
 		out->ports = calloc(ports->n, sizeof(*out->ports));
 		if (!out->ports)
-			abort();
+			spec_oom();
 		for (i = 0; i < ports->n; i++) {
 			out->ports[i].name = dup_str(node_get(ports->items[i], "name"));
 			out->ports[i].protocol = dup_str(node_get(ports->items[i], "protocol"));
@@ -444,7 +470,7 @@ static int check_overrides(const struct resolver *r, const struct spec_options *
 		}
 		name = strndup(o->volume_overrides[i], (size_t)(eq - o->volume_overrides[i]));
 		if (!name)
-			abort();
+			spec_oom();
 		if (!find_named(vols, name)) {
 			diag_err_loc(r->d, NULL, 0, 0, NULL, "--volume %s: the VM has no volume %s",
 				     o->volume_overrides[i], name);
@@ -460,7 +486,7 @@ static const char *run_strategy(const struct resolver *r)
 	const struct node *spec = node_get(r->vm, "spec");
 	const struct node *running = node_get(spec, "running");
 
-	if (*str_or_empty(node_get(spec, "runStrategy")))
+	if (*resolve_str(node_get(spec, "runStrategy")))
 		return node_sval(node_get(spec, "runStrategy"));
 	if (running && running->type == N_BOOL)
 		return node_bval(running, false) ? "Always" : "Halted";
@@ -500,8 +526,8 @@ int config_from_resolution(const struct resolver *r, const struct spec_options *
 	cfg->isolate_emulator_thread = cfg->dedicated_cpu_placement &&
 				       node_bval(node_get(cpu, "isolateEmulatorThread"), false);
 	cfg->cpu_limit_millis = millis_of(node_path(dom, "resources.limits.cpu"));
-	if (effective_memory(spec))
-		cfg->memory_bytes = bytes_of(effective_memory(spec));
+	if (resolve_effective_memory(spec))
+		cfg->memory_bytes = bytes_of(resolve_effective_memory(spec));
 	cfg->hugepage_size = bytes_of(node_path(dom, "memory.hugepages.pageSize"));
 	cfg->max_guest_bytes = bytes_of(node_path(dom, "memory.maxGuest"));
 	map_firmware(dom, root, cfg);
@@ -514,16 +540,16 @@ int config_from_resolution(const struct resolver *r, const struct spec_options *
 	if (node_is_seq(seq) && seq->n) {
 		cfg->disks = calloc(seq->n, sizeof(*cfg->disks));
 		if (!cfg->disks)
-			return -ENOMEM;
+			spec_oom();
 		for (i = 0; i < seq->n; i++, cfg->n_disks++)
-			if (map_disk(r, o, root, seq->items[i], vols, &cfg->disks[i]))
+			if (map_disk(r, o, root, seq->items[i], i, vols, &cfg->disks[i]))
 				return -EINVAL;
 	}
 	seq = node_get(devs, "interfaces");
 	if (node_is_seq(seq) && seq->n) {
 		cfg->nics = calloc(seq->n, sizeof(*cfg->nics));
 		if (!cfg->nics)
-			return -ENOMEM;
+			spec_oom();
 		for (i = 0; i < seq->n; i++) {
 			cfg->n_nics++;
 			if (map_nic(r, seq->items[i], node_get(spec, "networks"), &cfg->nics[i]))
@@ -533,7 +559,7 @@ int config_from_resolution(const struct resolver *r, const struct spec_options *
 	cfg->rng = !node_is_null(node_get(devs, "rng"));
 	cfg->autoattach_serial_console = node_bval(node_get(devs, "autoattachSerialConsole"), true);
 	cfg->block_multi_queue = node_bval(node_get(devs, "blockMultiQueue"), false);
-	cfg->net_multi_queue = node_bval(node_get(devs, "networkInterfaceMultiQueue"), false);
+	cfg->net_multi_queue = node_bval(node_get(devs, "networkInterfaceMultiqueue"), false);
 	if (node_ival(node_get(spec, "terminationGracePeriodSeconds"), INT64_MIN, INT64_MAX, &g) ==
 	    0)
 		cfg->termination_grace_seconds = g;

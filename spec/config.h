@@ -13,7 +13,7 @@
 
 /* Fill cfg (already vm_config_init'ed) from a successful resolution.
  * Errors (a bad --volume, a MAC that does not parse) go to r->d.
- * 0 or -EINVAL / -ENOMEM; cfg may be partially filled on error. */
+ * 0 or -EINVAL; cfg may be partially filled on error. */
 int config_from_resolution(const struct resolver *r, const struct spec_options *o,
 			   struct vm_config *cfg);
 /* The configuration as a pretty JSON document. 0 or -EIO. */

@@ -30,6 +30,8 @@ static const char *const cache_names[] = {NULL, "none", "writethrough", "writeba
 static const char *const binding_names[] = {NULL,    "bridge", "masquerade", "passt",
 					    "sriov", "slirp",  "macvtap",    "plugin"};
 
+static const char *const error_policy_names[] = {"stop", "report", "ignore", "enospace"};
+
 static struct json_object *disk_json(const struct vm_disk *d)
 {
 	struct json_object *o = json_object_new_object();
@@ -40,6 +42,8 @@ static struct json_object *disk_json(const struct vm_disk *d)
 	add_str(o, "source", source_names[d->source]);
 	add_str(o, "path", d->path);
 	add_bool(o, "readOnly", d->read_only);
+	add_bool(o, "shareable", d->shareable);
+	add_str(o, "errorPolicy", error_policy_names[d->error_policy]);
 	add_str(o, "serial", d->serial);
 	add_str(o, "cache", cache_names[d->cache]);
 	add_str(o, "io", d->io);

@@ -6,7 +6,7 @@
 #include "spec/emit.h"
 #include "spec/load.h"
 
-struct json_object *node_to_json(const struct node *n)
+struct json_object *emit_json_value(const struct node *n)
 {
 	struct json_object *o;
 	unsigned int i;
@@ -36,20 +36,20 @@ struct json_object *node_to_json(const struct node *n)
 	case N_MAP:
 		o = json_object_new_object();
 		for (i = 0; i < n->n; i++)
-			json_object_object_add(o, n->kv[i].key, node_to_json(n->kv[i].val));
+			json_object_object_add(o, n->kv[i].key, emit_json_value(n->kv[i].val));
 		return o;
 	case N_SEQ:
 		o = json_object_new_array_ext((int)n->n);
 		for (i = 0; i < n->n; i++)
-			json_object_array_add(o, node_to_json(n->items[i]));
+			json_object_array_add(o, emit_json_value(n->items[i]));
 		return o;
 	}
 	return NULL;
 }
 
-char *node_json(struct arena *a, const struct node *n)
+char *emit_json_text(struct arena *a, const struct node *n)
 {
-	struct json_object *o = node_to_json(n);
+	struct json_object *o = emit_json_value(n);
 	char *s = arena_strdup(a, json_object_to_json_string_ext(
 				      o, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE));
 
@@ -90,7 +90,7 @@ int emit_json_object(FILE *f, struct json_object *o)
 
 int emit_json(FILE *f, const struct node *n)
 {
-	struct json_object *o = node_to_json(n);
+	struct json_object *o = emit_json_value(n);
 	int ret = emit_json_object(f, o);
 
 	json_object_put(o);

@@ -15,9 +15,9 @@ struct json_object;
 struct resolver;
 
 /* A json-c object for n (NULL for null); caller json_object_put()s it. */
-struct json_object *node_to_json(const struct node *n);
+struct json_object *emit_json_value(const struct node *n);
 /* Compact one-line JSON text of n, in arena a (for messages). */
-char *node_json(struct arena *a, const struct node *n);
+char *emit_json_text(struct arena *a, const struct node *n);
 /* Pretty JSON document + newline. 0 or -errno. */
 int emit_json(FILE *f, const struct node *n);
 /* Pretty JSON of a json-c object (empty {} and [] kept on one line). */

@@ -126,7 +126,7 @@ int emit_explain(FILE *f, const struct resolver *r)
 {
 	struct rows rs = {.a = r->a};
 	const struct node *md = node_get(r->vmi, "metadata"), *spec = node_get(r->vmi, "spec");
-	const struct node *mem = effective_memory(spec);
+	const struct node *mem = resolve_effective_memory(spec);
 	const uint32_t *t = r->topology;
 	const struct vm_config topo = {.sockets = t[0], .cores = t[1], .threads = t[2]};
 	unsigned int wp, wv, wo, i;

@@ -27,7 +27,7 @@ struct doc_list {
 	unsigned int n;
 };
 
-void doc_list_init(struct doc_list *l);
+void yaml_doc_list_init(struct doc_list *l);
 
 /* Parse buf[0..len) named file (kept by pointer: must outlive the arena
  * use) and append its documents to l. Returns 0 or -EINVAL with the error

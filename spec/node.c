@@ -14,6 +14,12 @@ struct arena_chunk {
 
 #define ARENA_CHUNK 16384u
 
+void spec_oom(void)
+{
+	fputs("vmlet: out of memory\n", stderr);
+	abort();
+}
+
 void arena_init(struct arena *a)
 {
 	memset(a, 0, sizeof(*a));
@@ -42,10 +48,8 @@ void *arena_alloc(struct arena *a, size_t n)
 	if (!a->head || a->size - a->used < n) {
 		sz = n > ARENA_CHUNK / 2 ? n : ARENA_CHUNK;
 		c = malloc(sizeof(*c) + sz);
-		if (!c) {
-			fputs("vmlet: out of memory\n", stderr);
-			abort();
-		}
+		if (!c)
+			spec_oom();
 		if (a->head && sz != ARENA_CHUNK) {
 			/* a big block: keep the current chunk for small ones */
 			c->next = a->head->next;
@@ -176,7 +180,7 @@ struct node *node_copy(struct arena *a, const struct node *n, const char *origin
 		c->kv = arena_alloc(a, n->n * sizeof(*c->kv));
 		c->cap = c->n = n->n;
 		for (i = 0; i < n->n; i++) {
-			c->kv[i].key = n->kv[i].key;
+			c->kv[i] = n->kv[i];
 			c->kv[i].val = node_copy(a, n->kv[i].val, origin);
 		}
 	} else if (n->type == N_SEQ && n->n) {
@@ -258,8 +262,7 @@ struct node *node_set(struct arena *a, struct node *m, const char *key, struct n
 	}
 	if (m->n == m->cap)
 		grow(a, m, sizeof(*m->kv));
-	m->kv[m->n].key = arena_strdup(a, key);
-	m->kv[m->n].val = val;
+	m->kv[m->n] = (struct node_kv){arena_strdup(a, key), val, 0, 0};
 	m->n++;
 	return val;
 }
@@ -268,8 +271,7 @@ struct node *node_add(struct arena *a, struct node *m, const char *key, struct n
 {
 	if (m->n == m->cap)
 		grow(a, m, sizeof(*m->kv));
-	m->kv[m->n].key = key;
-	m->kv[m->n].val = val;
+	m->kv[m->n] = (struct node_kv){key, val, 0, 0};
 	m->n++;
 	return val;
 }

@@ -25,9 +25,19 @@ struct arena {
 	size_t total;	   /* bytes handed out, for limits */
 };
 
+/*
+ * spec/'s one out-of-memory policy: an allocation that fails ends the
+ * process, "vmlet: out of memory" on stderr and abort(). Every allocation
+ * in spec/ (the arenas, the heap strings and arrays of a vm_config, the
+ * input buffers, libyaml's parser) fails through spec_oom(); no spec/
+ * function returns -ENOMEM. Resolution runs before any guest exists, and
+ * the node trees it builds could not be unwound half-way anyway.
+ */
+__attribute__((noreturn)) void spec_oom(void);
+
 void arena_init(struct arena *a);
 void arena_free(struct arena *a);
-/* Zeroed memory; aborts the process on ENOMEM (like xmalloc). */
+/* Zeroed memory (spec_oom() when there is none). */
 void *arena_alloc(struct arena *a, size_t n);
 char *arena_strdup(struct arena *a, const char *s);
 char *arena_strndup(struct arena *a, const char *s, size_t n);
@@ -48,6 +58,8 @@ struct node;
 struct node_kv {
 	const char *key;
 	struct node *val;
+	/* where the key was written (0 for keys made by resolution) */
+	unsigned int line, col;
 };
 
 struct node {

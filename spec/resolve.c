@@ -9,29 +9,29 @@
 
 #include "spec/resolve.h"
 
-struct node *vmi_spec(struct resolver *r)
+struct node *resolve_vmi_spec(struct resolver *r)
 {
 	return node_get_map(r->a, r->vmi, "spec");
 }
 
-struct node *vmi_domain(struct resolver *r)
+struct node *resolve_vmi_domain(struct resolver *r)
 {
-	return node_get_map(r->a, vmi_spec(r), "domain");
+	return node_get_map(r->a, resolve_vmi_spec(r), "domain");
 }
 
-struct node *rcopy(struct resolver *r, const struct node *src, const char *origin)
+struct node *resolve_copy(struct resolver *r, const struct node *src, const char *origin)
 {
 	return node_copy(r->a, src, origin);
 }
 
-const char *str_or_empty(const struct node *n)
+const char *resolve_str(const struct node *n)
 {
 	const char *s = node_sval(n);
 
 	return s ? s : "";
 }
 
-bool qty_of(const struct node *n, struct quantity *q)
+bool resolve_qty(const struct node *n, struct quantity *q)
 {
 	const char *t = node_text(n);
 
@@ -40,7 +40,7 @@ bool qty_of(const struct node *n, struct quantity *q)
 	return qty_parse(t, q) == 0;
 }
 
-char *lower(struct arena *a, const char *s)
+char *resolve_lower(struct arena *a, const char *s)
 {
 	char *p = arena_strdup(a, s ? s : ""), *q;
 
@@ -56,7 +56,7 @@ static uint32_t u32_of(const struct node *n)
 	return node_ival(n, 0, UINT32_MAX, &v) == 0 ? (uint32_t)v : 0;
 }
 
-void effective_topology(const struct node *spec, uint32_t out[3])
+void resolve_effective_topology(const struct node *spec, uint32_t out[3])
 {
 	const struct node *dom = node_get(spec, "domain");
 	const struct node *cpu = node_get(dom, "cpu");
@@ -69,8 +69,8 @@ void effective_topology(const struct node *spec, uint32_t out[3])
 	out[2] = u32_of(node_get(cpu, "threads"));
 	if (!out[0] && !out[1] && !out[2]) {
 		out[0] = 1;
-		if (qty_of(node_path(res, "limits.cpu"), &q) ||
-		    qty_of(node_path(res, "requests.cpu"), &q)) {
+		if (resolve_qty(node_path(res, "limits.cpu"), &q) ||
+		    resolve_qty(node_path(res, "requests.cpu"), &q)) {
 			v = qty_value(&q);
 			out[0] = v >= 1 && v <= UINT32_MAX ? (uint32_t)v : 1;
 		}
@@ -82,7 +82,7 @@ void effective_topology(const struct node *spec, uint32_t out[3])
 			out[i] = 1;
 }
 
-const struct node *effective_memory(const struct node *spec)
+const struct node *resolve_effective_memory(const struct node *spec)
 {
 	const struct node *dom = node_get(spec, "domain");
 	const struct node *n;
@@ -101,14 +101,15 @@ const struct node *effective_memory(const struct node *spec)
 /* step 7: a bare disk for every volume without disk or filesystem */
 static void default_disks(struct resolver *r)
 {
-	struct node *spec = vmi_spec(r), *devs, *disks, *fs, *vols = node_get(spec, "volumes");
+	struct node *spec = resolve_vmi_spec(r), *devs, *disks, *fs,
+		    *vols = node_get(spec, "volumes");
 	const char *name;
 	unsigned int i, j;
 	bool found;
 
 	if (!node_is_seq(vols) || !vols->n)
 		return;
-	devs = node_get_map(r->a, vmi_domain(r), "devices");
+	devs = node_get_map(r->a, resolve_vmi_domain(r), "devices");
 	disks = node_get(devs, "disks");
 	fs = node_get(devs, "filesystems");
 	for (i = 0; i < vols->n; i++) {
@@ -117,9 +118,9 @@ static void default_disks(struct resolver *r)
 			continue;
 		found = false;
 		for (j = 0; disks && node_is_seq(disks) && j < disks->n && !found; j++)
-			found = strcmp(str_or_empty(node_get(disks->items[j], "name")), name) == 0;
+			found = strcmp(resolve_str(node_get(disks->items[j], "name")), name) == 0;
 		for (j = 0; fs && node_is_seq(fs) && j < fs->n && !found; j++)
-			found = strcmp(str_or_empty(node_get(fs->items[j], "name")), name) == 0;
+			found = strcmp(resolve_str(node_get(fs->items[j], "name")), name) == 0;
 		if (found)
 			continue;
 		if (!node_is_seq(disks))
@@ -134,7 +135,8 @@ static void default_disks(struct resolver *r)
 /* step 9 and 10: default input device and pod network */
 static void default_devices(struct resolver *r)
 {
-	struct node *spec = vmi_spec(r), *devs = node_get_map(r->a, vmi_domain(r), "devices");
+	struct node *spec = resolve_vmi_spec(r),
+		    *devs = node_get_map(r->a, resolve_vmi_domain(r), "devices");
 	struct node *ifaces = node_get(devs, "interfaces"), *nets = node_get(spec, "networks");
 	struct node *in, *net;
 
@@ -172,12 +174,13 @@ static void build_vmi(struct resolver *r, const struct node *meta, const struct 
 	node_set(r->a, md, "name", node_str(r->a, r->name));
 	node_set(r->a, md, "namespace", node_str(r->a, r->ns));
 	if (node_is_map(node_get(meta, "labels")))
-		node_set(r->a, md, "labels", rcopy(r, node_get(meta, "labels"), r->vm_origin));
+		node_set(r->a, md, "labels",
+			 resolve_copy(r, node_get(meta, "labels"), r->vm_origin));
 	if (node_is_map(node_get(meta, "annotations")))
 		node_set(r->a, md, "annotations",
-			 rcopy(r, node_get(meta, "annotations"), r->vm_origin));
+			 resolve_copy(r, node_get(meta, "annotations"), r->vm_origin));
 	node_set(r->a, r->vmi, "spec",
-		 node_is_map(spec) ? rcopy(r, spec, r->vm_origin) : node_map(r->a));
+		 node_is_map(spec) ? resolve_copy(r, spec, r->vm_origin) : node_map(r->a));
 	node_set_origin(node_get(r->vmi, "apiVersion"), "default");
 	node_set_origin(node_get(r->vmi, "kind"), "default");
 	node_set_origin(md, r->vm_origin);
@@ -200,7 +203,7 @@ static void convert_flavor(struct resolver *r)
 	}
 	kind = node_sval(node_get(fl, "kind"));
 	if (kind) {
-		lk = lower(r->a, kind);
+		lk = resolve_lower(r->a, kind);
 		if (strcmp(lk, "virtualmachineflavor") == 0 ||
 		    strcmp(lk, "virtualmachineflavors") == 0)
 			node_set(r->a, fl, "kind", node_str(r->a, "VirtualMachineInstancetype"));
@@ -220,7 +223,7 @@ static void canon_qty(struct arena *a, struct node *n)
 	struct quantity q;
 	char buf[64];
 
-	if (!n || !qty_of(n, &q))
+	if (!n || !resolve_qty(n, &q))
 		return;
 	qty_format(&q, buf, sizeof(buf));
 	if (n->type == N_STR && strcmp(n->str, buf) == 0)
@@ -267,15 +270,13 @@ static int resolve_vmi_form(struct resolver *r)
 {
 	const struct node *root = r->src->root;
 
-	if (schema_check_vmi(r, root))
-		return -EINVAL;
 	build_vmi(r, node_get(root, "metadata"), node_get(root, "spec"));
 	default_disks(r);
 	default_devices(r);
 	if (validate_result(r) || presets_apply(r))
 		return -EINVAL;
-	canonical_quantities(r, vmi_spec(r));
-	effective_topology(vmi_spec(r), r->topology);
+	canonical_quantities(r, resolve_vmi_spec(r));
+	resolve_effective_topology(resolve_vmi_spec(r), r->topology);
 	return 0;
 }
 
@@ -298,9 +299,7 @@ int resolve_run(struct resolver *r, struct arena *a, struct diag *d, const struc
 		r->vmi_only = true;
 		return resolve_vmi_form(r);
 	}
-	r->vm = rcopy(r, src->root, NULL);
-	if (schema_check_vm(r, r->vm))
-		return -EINVAL;
+	r->vm = resolve_copy(r, src->root, NULL);
 	convert_flavor(r);
 	matcher_init(r, &r->it, "instancetype", "Instancetype");
 	matcher_init(r, &r->pref, "preference", "Preference");
@@ -331,8 +330,8 @@ int resolve_run(struct resolver *r, struct arena *a, struct diag *d, const struc
 		return -EINVAL;
 	if (match_sync_revision(r, &r->it) || match_sync_revision(r, &r->pref))
 		return -EINVAL;
-	canonical_quantities(r, vmi_spec(r));
+	canonical_quantities(r, resolve_vmi_spec(r));
 	canonical_quantities(r, node_path(r->vm, "spec.template.spec"));
-	effective_topology(vmi_spec(r), r->topology);
+	resolve_effective_topology(resolve_vmi_spec(r), r->topology);
 	return 0;
 }

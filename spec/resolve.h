@@ -97,11 +97,19 @@ struct resolver {
 int resolve_run(struct resolver *r, struct arena *a, struct diag *d, const struct cluster *cl,
 		const struct object *src);
 
-/* resolve_schema.c: decoding checks (types, required fields, admission). */
-int schema_check_vm(struct resolver *r, const struct node *vm);
-int schema_check_vmi(struct resolver *r, const struct node *obj);
-int schema_check_instancetype(struct resolver *r, const struct node *obj);
-int schema_check_preference(struct resolver *r, const struct node *obj);
+/* schema_decode.c: strict decoding of obj against the schema type named type
+ * (spec/schema.h): unknown fields, wrong types, bad enum values and missing
+ * required fields (not for legacy, seed-era forms) are errors in d, at
+ * field paths under at (NULL: the object's root), each message prefixed by
+ * what (may be NULL). Unknown keys where KubeVirt's CRD preserves them are
+ * warned about and removed from obj. 0, -EINVAL, or -ENOENT for an unknown
+ * type. */
+int schema_decode(struct diag *d, struct node *obj, const char *type, const char *at,
+		  const char *what, bool legacy);
+
+/* resolve_admit.c: admission rules of the instancetype / preference used. */
+int admit_instancetype(struct resolver *r, const struct node *obj);
+int admit_preference(struct resolver *r, const struct node *obj);
 
 /* resolve_match.c: matchers, lookups, revisions, inferFromVolume. */
 int match_validate(struct resolver *r, struct matcher *mt);
@@ -135,18 +143,18 @@ int validate_result(struct resolver *r);
 int presets_apply(struct resolver *r);
 
 /* helpers shared by the resolve files (resolve.c) */
-struct node *vmi_spec(struct resolver *r);
-struct node *vmi_domain(struct resolver *r);
+struct node *resolve_vmi_spec(struct resolver *r);
+struct node *resolve_vmi_domain(struct resolver *r);
 /* Copy src (may be NULL) stamped with origin. */
-struct node *rcopy(struct resolver *r, const struct node *src, const char *origin);
+struct node *resolve_copy(struct resolver *r, const struct node *src, const char *origin);
 /* "" when n is not a string */
-const char *str_or_empty(const struct node *n);
-bool qty_of(const struct node *n, struct quantity *q);
+const char *resolve_str(const struct node *n);
+bool resolve_qty(const struct node *n, struct quantity *q);
 /* lower-case copy */
-char *lower(struct arena *a, const char *s);
+char *resolve_lower(struct arena *a, const char *s);
 /* effective topology (resolution.md §0.2) and guest memory of a VMI spec */
-void effective_topology(const struct node *spec, uint32_t out[3]);
-const struct node *effective_memory(const struct node *spec);
+void resolve_effective_topology(const struct node *spec, uint32_t out[3]);
+const struct node *resolve_effective_memory(const struct node *spec);
 
 /* session.c: load + resolve + report, shared by the CLI, the library API,
  * the fuzzer and the benchmark. */

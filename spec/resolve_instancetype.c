@@ -74,7 +74,7 @@ static void conflict(struct apply *ap, const struct node *at, const char *suffix
 
 static struct node *put(struct apply *ap, struct node *m, const char *key, const struct node *src)
 {
-	return node_set(ap->r->a, m, key, rcopy(ap->r, src, ap->origin));
+	return node_set(ap->r->a, m, key, resolve_copy(ap->r, src, ap->origin));
 }
 
 static void apply_scheduling(struct apply *ap)
@@ -89,7 +89,7 @@ static void apply_scheduling(struct apply *ap)
 			put(ap, ap->spec, "nodeSelector", ns);
 	}
 	if (sn && *sn) {
-		if (*str_or_empty(node_get(ap->spec, "schedulerName")))
+		if (*resolve_str(node_get(ap->spec, "schedulerName")))
 			conflict(ap, node_get(ap->spec, "schedulerName"), "schedulerName");
 		else
 			put(ap, ap->spec, "schedulerName", node_get(ap->it, "schedulerName"));
@@ -127,7 +127,7 @@ static void apply_cpu(struct apply *ap)
 		if (nonzero(node_get(cpu, topo_keys[i])))
 			conflict(ap, node_get(cpu, topo_keys[i]),
 				 arena_printf(r->a, "domain.cpu.%s", topo_keys[i]));
-	if (*str_or_empty(node_get(cpu, "model")) && !node_is_null(node_get(itc, "model")))
+	if (*resolve_str(node_get(cpu, "model")) && !node_is_null(node_get(itc, "model")))
 		conflict(ap, node_get(cpu, "model"), "domain.cpu.model");
 	if (node_bval(node_get(cpu, "dedicatedCpuPlacement"), false) &&
 	    !node_is_null(node_get(itc, "dedicatedCPUPlacement")))
@@ -179,7 +179,7 @@ static struct node *overcommit(struct apply *ap, const struct node *guest, long 
 	volatile float g, f, prod;
 	char buf[64];
 
-	if (!qty_of(guest, &q))
+	if (!resolve_qty(guest, &q))
 		return NULL;
 	g = (float)qty_value(&q);
 	f = (float)(1.0f - (float)pct / 100.0f);
@@ -291,8 +291,8 @@ int instancetype_apply(struct resolver *r)
 
 	if (!r->it.spec)
 		return 0;
-	ap.spec = vmi_spec(r);
-	ap.dom = vmi_domain(r);
+	ap.spec = resolve_vmi_spec(r);
+	ap.dom = resolve_vmi_domain(r);
 	apply_scheduling(&ap);
 	apply_cpu(&ap);
 	apply_memory(&ap);

@@ -89,11 +89,11 @@ static void from_source(struct infer *in, const struct node *src, const char *wh
 
 	if (pvc) {
 		ns = node_sval(node_get(pvc, "namespace"));
-		from_pvc(in, ns && *ns ? ns : r->ns, str_or_empty(node_get(pvc, "name")));
+		from_pvc(in, ns && *ns ? ns : r->ns, resolve_str(node_get(pvc, "name")));
 	} else if (snap) {
 		in->fatal =
 		    arena_printf(r->a, "volumesnapshots.snapshot.storage.k8s.io \"%s\" not found",
-				 str_or_empty(node_get(snap, "name")));
+				 resolve_str(node_get(snap, "name")));
 	} else {
 		in->fail = arena_printf(r->a, "unable to infer defaults from %s", what);
 	}
@@ -117,7 +117,7 @@ static void from_dv_spec(struct infer *in, const struct node *spec)
 		    "supported";
 		return;
 	}
-	kind = str_or_empty(node_get(ref, "kind"));
+	kind = resolve_str(node_get(ref, "kind"));
 	if (strcmp(kind, "DataSource") != 0) {
 		in->fail = arena_printf(r->a,
 					"unable to infer defaults from DataVolumeSpec as SourceRef "
@@ -126,11 +126,11 @@ static void from_dv_spec(struct infer *in, const struct node *spec)
 		return;
 	}
 	ns = node_sval(node_get(ref, "namespace"));
-	ds = cluster_find(r->cl, OBJ_DS, ns && *ns ? ns : r->ns,
-			  str_or_empty(node_get(ref, "name")));
+	ds =
+	    cluster_find(r->cl, OBJ_DS, ns && *ns ? ns : r->ns, resolve_str(node_get(ref, "name")));
 	if (!ds) {
 		in->fatal = arena_printf(r->a, "datasources.cdi.kubevirt.io \"%s\" not found",
-					 str_or_empty(node_get(ref, "name")));
+					 resolve_str(node_get(ref, "name")));
 		return;
 	}
 	if (has_name_label(in, node_path(ds->root, "metadata.labels")))
@@ -150,7 +150,7 @@ static void from_datavolume(struct infer *in, const char *name)
 	unsigned int i;
 
 	for (i = 0; node_is_seq(tmpls) && i < tmpls->n; i++) {
-		if (strcmp(str_or_empty(node_path(tmpls->items[i], "metadata.name")), name) == 0) {
+		if (strcmp(resolve_str(node_path(tmpls->items[i], "metadata.name")), name) == 0) {
 			from_dv_spec(in, node_get(tmpls->items[i], "spec"));
 			return;
 		}
@@ -171,7 +171,7 @@ static struct node *find_volume(struct resolver *r, const char *name)
 	unsigned int i;
 
 	for (i = 0; node_is_seq(vols) && i < vols->n; i++)
-		if (strcmp(str_or_empty(node_get(vols->items[i], "name")), name) == 0)
+		if (strcmp(resolve_str(node_get(vols->items[i], "name")), name) == 0)
 			return vols->items[i];
 	return NULL;
 }
@@ -180,7 +180,7 @@ int match_infer(struct resolver *r, struct matcher *mt)
 {
 	struct infer in = {.r = r, .mt = mt};
 	const char *ifv = mt->m ? node_sval(node_get(mt->m, "inferFromVolume")) : NULL;
-	bool ignore = mt->m && strcmp(str_or_empty(node_get(mt->m, "inferFromVolumeFailurePolicy")),
+	bool ignore = mt->m && strcmp(resolve_str(node_get(mt->m, "inferFromVolumeFailurePolicy")),
 				      "Ignore") == 0;
 	struct node *vol, *nm, *spec = node_get(r->vm, "spec");
 	const char *name, *kind;
@@ -196,9 +196,9 @@ int match_infer(struct resolver *r, struct matcher *mt)
 		in.fatal = arena_printf(r->a, "unable to find volume %s to infer defaults", ifv);
 	else if (node_get(vol, "persistentVolumeClaim"))
 		from_pvc(&in, r->ns,
-			 str_or_empty(node_path(vol, "persistentVolumeClaim.claimName")));
+			 resolve_str(node_path(vol, "persistentVolumeClaim.claimName")));
 	else if (node_get(vol, "dataVolume"))
-		from_datavolume(&in, str_or_empty(node_path(vol, "dataVolume.name")));
+		from_datavolume(&in, resolve_str(node_path(vol, "dataVolume.name")));
 	else
 		in.fail = arena_printf(
 		    r->a, "unable to infer defaults from volume %s as type is not supported", ifv);
@@ -247,7 +247,7 @@ static bool kind_is(const char *lk, const char *base)
 /* kind -> object kind; false for an unexpected kind */
 static bool resolve_kind(struct resolver *r, const struct matcher *mt, enum obj_kind *k)
 {
-	const char *lk = lower(r->a, mt->kind);
+	const char *lk = resolve_lower(r->a, mt->kind);
 
 	if (is_it(mt)) {
 		if (!*lk || kind_is(lk, "virtualmachineclusterinstancetype"))
@@ -301,7 +301,7 @@ static struct node *revision_object(struct resolver *r, struct matcher *mt, cons
 {
 	struct node *data = node_get(cr->root, "data");
 	const char *api = node_sval(node_get(data, "apiVersion"));
-	const char *kind = str_or_empty(node_get(data, "kind"));
+	const char *kind = resolve_str(node_get(data, "kind"));
 	bool ok;
 
 	if (is_it(mt))
@@ -325,7 +325,7 @@ static struct node *revision_object(struct resolver *r, struct matcher *mt, cons
 /* a kind for comparison: lower case, singular, "" = the cluster kind */
 static const char *norm_kind(struct resolver *r, const struct matcher *mt, const char *kind)
 {
-	char *lk = lower(r->a, kind);
+	char *lk = resolve_lower(r->a, kind);
 	size_t l = strlen(lk);
 
 	if (!l)
@@ -345,7 +345,7 @@ int match_find(struct resolver *r, struct matcher *mt)
 
 	if (!mt->m)
 		return 0;
-	mt->name = str_or_empty(node_get(mt->m, "name"));
+	mt->name = resolve_str(node_get(mt->m, "name"));
 	mt->kind = node_sval(node_get(mt->m, "kind"));
 	if (!resolve_kind(r, mt, &k)) {
 		diag_err(r->d, node_get(mt->m, "kind"), mpath(r, mt, "kind"),
@@ -371,14 +371,14 @@ int match_find(struct resolver *r, struct matcher *mt)
 			return -EINVAL;
 		mt->revision = rev;
 	} else if (sref && *sref &&
-		   strcmp(str_or_empty(node_get(status_ref, "name")), mt->name) == 0 &&
+		   strcmp(resolve_str(node_get(status_ref, "name")), mt->name) == 0 &&
 		   strcmp(norm_kind(r, mt, node_sval(node_get(status_ref, "kind"))),
 			  norm_kind(r, mt, mt->kind)) == 0 &&
 		   (cr = cluster_find(r->cl, OBJ_REVISION, r->ns, sref)) &&
-		   strcmp(str_or_empty(node_path(cr->root, "metadata.labels")
-					   ? node_get(node_path(cr->root, "metadata.labels"),
-						      "instancetype.kubevirt.io/object-name")
-					   : NULL),
+		   strcmp(resolve_str(node_path(cr->root, "metadata.labels")
+					  ? node_get(node_path(cr->root, "metadata.labels"),
+						     "instancetype.kubevirt.io/object-name")
+					  : NULL),
 			  mt->name) == 0) {
 		mt->obj = revision_object(
 		    r, mt, cr, node_path(status_ref, "controllerRevisionRef.name"),
@@ -396,7 +396,7 @@ int match_find(struct resolver *r, struct matcher *mt)
 			return -EINVAL;
 		}
 		mt->obj = o->root;
-		if (strcmp(str_or_empty(node_get(o->root, "kind")), v1beta1_kind(k)) != 0) {
+		if (strcmp(resolve_str(node_get(o->root, "kind")), v1beta1_kind(k)) != 0) {
 			/* a flavor.kubevirt.io object: store it under its v1beta1 kind */
 			mt->obj = node_copy(r->a, o->root, NULL);
 			node_set(r->a, mt->obj, "apiVersion",
@@ -404,7 +404,7 @@ int match_find(struct resolver *r, struct matcher *mt)
 			node_set(r->a, mt->obj, "kind", node_str(r->a, v1beta1_kind(k)));
 		}
 	}
-	if (is_it(mt) ? schema_check_instancetype(r, mt->obj) : schema_check_preference(r, mt->obj))
+	if (is_it(mt) ? admit_instancetype(r, mt->obj) : admit_preference(r, mt->obj))
 		return -EINVAL;
 	mt->spec = node_get(mt->obj, "spec");
 	return 0;
@@ -449,7 +449,7 @@ static struct node *make_revision(struct resolver *r, struct matcher *mt, const 
 	struct node *cr = node_map(a), *md, *labels, *owner, *data, *dmd;
 	const struct node *omd = node_get(mt->obj, "metadata");
 	const char *gen = node_text(node_get(omd, "generation"));
-	const char *kind = str_or_empty(node_get(mt->obj, "kind"));
+	const char *kind = resolve_str(node_get(mt->obj, "kind"));
 
 	node_add(a, cr, "apiVersion", node_str(a, "apps/v1"));
 	node_add(a, cr, "kind", node_str(a, "ControllerRevision"));
@@ -462,13 +462,13 @@ static struct node *make_revision(struct resolver *r, struct matcher *mt, const 
 	node_add(a, labels, "instancetype.kubevirt.io/object-kind", node_str(a, kind));
 	node_add(a, labels, "instancetype.kubevirt.io/object-name", node_str(a, mt->name));
 	node_add(a, labels, "instancetype.kubevirt.io/object-uid",
-		 node_str(a, str_or_empty(node_get(omd, "uid"))));
+		 node_str(a, resolve_str(node_get(omd, "uid"))));
 	node_add(a, labels, "instancetype.kubevirt.io/object-version", node_str(a, "v1beta1"));
 	owner = node_map(a);
 	node_add(a, owner, "apiVersion", node_str(a, "kubevirt.io/v1"));
 	node_add(a, owner, "kind", node_str(a, "VirtualMachine"));
 	node_add(a, owner, "name", node_str(a, r->name));
-	node_add(a, owner, "uid", node_str(a, str_or_empty(node_path(r->vm, "metadata.uid"))));
+	node_add(a, owner, "uid", node_str(a, resolve_str(node_path(r->vm, "metadata.uid"))));
 	node_add(a, owner, "controller", node_bool(a, true));
 	node_add(a, owner, "blockOwnerDeletion", node_bool(a, true));
 	node_push(a, node_add(a, md, "ownerReferences", node_seq(a)), owner);
@@ -505,7 +505,7 @@ int match_sync_revision(struct resolver *r, struct matcher *mt)
 		omd = node_get(mt->obj, "metadata");
 		gen = node_text(node_get(omd, "generation"));
 		mt->revision = arena_printf(r->a, "%s-%s-v1beta1-%s-%s", r->name, mt->name,
-					    str_or_empty(node_get(omd, "uid")), gen ? gen : "0");
+					    resolve_str(node_get(omd, "uid")), gen ? gen : "0");
 		existing = cluster_find(r->cl, OBJ_REVISION, r->ns, mt->revision);
 		if (existing && !node_equal(node_path(existing->root, "data.spec"), mt->spec)) {
 			diag_err(r->d, existing->root, NULL,

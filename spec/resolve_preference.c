@@ -97,22 +97,22 @@ static void fill(struct papply *pa, struct node *dst, const char *key, const str
 {
 	if (node_is_null(src) || !node_is_null(node_get(dst, key)))
 		return;
-	node_set(pa->r->a, dst, key, rcopy(pa->r, src, pa->origin));
+	node_set(pa->r->a, dst, key, resolve_copy(pa->r, src, pa->origin));
 }
 
 /* same, but "" also counts as unset (string fields) */
 static void fill_str(struct papply *pa, struct node *dst, const char *key, const struct node *src)
 {
-	if (!node_sval(src) || !*node_sval(src) || *str_or_empty(node_get(dst, key)))
+	if (!node_sval(src) || !*node_sval(src) || *resolve_str(node_get(dst, key)))
 		return;
-	node_set(pa->r->a, dst, key, rcopy(pa->r, src, pa->origin));
+	node_set(pa->r->a, dst, key, resolve_copy(pa->r, src, pa->origin));
 }
 
 static void overwrite(struct papply *pa, struct node *dst, const char *key, const struct node *src)
 {
 	if (node_is_null(src))
 		return;
-	node_set(pa->r->a, dst, key, rcopy(pa->r, src, pa->origin));
+	node_set(pa->r->a, dst, key, resolve_copy(pa->r, src, pa->origin));
 }
 
 /* a node made for a preference field: carry the field's location */
@@ -169,7 +169,7 @@ void preference_autoattach(struct resolver *r)
 
 	if (!node_is_map(pd))
 		return;
-	devs = node_get_map(r->a, vmi_domain(r), "devices");
+	devs = node_get_map(r->a, resolve_vmi_domain(r), "devices");
 	for (i = 0; i < 5; i++)
 		fill(&pa, devs, autoattach[i][1], node_get(pd, autoattach[i][0]));
 }
@@ -183,17 +183,17 @@ static void apply_cpu_features(struct papply *pa)
 
 	if (!node_is_seq(pf) || !pf->n)
 		return;
-	cpu = node_get_map(pa->r->a, vmi_domain(pa->r), "cpu");
+	cpu = node_get_map(pa->r->a, resolve_vmi_domain(pa->r), "cpu");
 	feats = node_get(cpu, "features");
 	if (!node_is_seq(feats))
 		feats = node_set(pa->r->a, cpu, "features", node_seq(pa->r->a));
 	for (i = 0; i < pf->n; i++) {
-		const char *name = str_or_empty(node_get(pf->items[i], "name"));
+		const char *name = resolve_str(node_get(pf->items[i], "name"));
 
 		for (have = false, j = 0; j < feats->n && !have; j++)
-			have = strcmp(str_or_empty(node_get(feats->items[j], "name")), name) == 0;
+			have = strcmp(resolve_str(node_get(feats->items[j], "name")), name) == 0;
 		if (!have)
-			node_push(pa->r->a, feats, rcopy(pa->r, pf->items[i], pa->origin));
+			node_push(pa->r->a, feats, resolve_copy(pa->r, pf->items[i], pa->origin));
 	}
 }
 
@@ -211,11 +211,11 @@ static bool has_binding(const struct node *iface)
 
 static bool is_pod_network(struct resolver *r, const char *name)
 {
-	const struct node *nets = node_get(vmi_spec(r), "networks");
+	const struct node *nets = node_get(resolve_vmi_spec(r), "networks");
 	unsigned int i;
 
 	for (i = 0; node_is_seq(nets) && i < nets->n; i++)
-		if (strcmp(str_or_empty(node_get(nets->items[i], "name")), name) == 0)
+		if (strcmp(resolve_str(node_get(nets->items[i], "name")), name) == 0)
 			return !node_is_null(node_get(nets->items[i], "pod"));
 	return false;
 }
@@ -238,7 +238,7 @@ static void apply_disks(struct papply *pa, const struct node *pd, struct node *d
 			fill(pa, d, "blockSize", node_get(pd, "preferredDiskBlockSize"));
 			fill_str(pa, d, "cache", node_get(pd, "preferredDiskCache"));
 			fill_str(pa, d, "io", node_get(pd, "preferredDiskIO"));
-			if (strcmp(str_or_empty(node_get(t, "bus")), "virtio") == 0)
+			if (strcmp(resolve_str(node_get(t, "bus")), "virtio") == 0)
 				fill(pa, d, "dedicatedIOThread",
 				     node_get(pd, "preferredDiskDedicatedIoThread"));
 		} else if (node_is_map(t = node_get(d, "cdrom"))) {
@@ -258,23 +258,23 @@ static void apply_devices(struct papply *pa)
 
 	if (!node_is_map(pd))
 		return;
-	devs = node_get_map(r->a, vmi_domain(r), "devices");
+	devs = node_get_map(r->a, resolve_vmi_domain(r), "devices");
 	for (i = 0; i < 5; i++)
 		fill(pa, devs, autoattach[i][1], node_get(pd, autoattach[i][0]));
 	fill(pa, devs, "useVirtioTransitional", node_get(pd, "preferredUseVirtioTransitional"));
 	fill(pa, devs, "blockMultiQueue", node_get(pd, "preferredBlockMultiQueue"));
-	fill(pa, devs, "networkInterfaceMultiQueue",
+	fill(pa, devs, "networkInterfaceMultiqueue",
 	     node_get(pd, "preferredNetworkInterfaceMultiQueue"));
 	overwrite(pa, devs, "disableHotplug", node_get(pd, "preferredDisableHotplug"));
 	if (node_is_map(node_get(devs, "sound")))
 		fill_str(pa, node_get(devs, "sound"), "model", node_get(pd, "preferredSoundModel"));
 	fill(pa, devs, "rng", node_get(pd, "preferredRng"));
 	fill(pa, devs, "tpm", node_get(pd, "preferredTPM"));
-	if (*str_or_empty(node_get(pd, "preferredVideoType")))
+	if (*resolve_str(node_get(pd, "preferredVideoType")))
 		fill_str(pa, node_get_map(r->a, devs, "video"), "type",
 			 node_get(pd, "preferredVideoType"));
 	pm = node_get(pd, "preferredPanicDeviceModel");
-	if (*str_or_empty(pm)) {
+	if (*resolve_str(pm)) {
 		seq = node_get(devs, "panicDevices");
 		if (!node_is_seq(seq) || !seq->n) {
 			seq = node_set(r->a, devs, "panicDevices", node_seq(r->a));
@@ -297,7 +297,7 @@ static void apply_devices(struct papply *pa)
 			continue;
 		fill_str(pa, it, "model", node_get(pd, "preferredInterfaceModel"));
 		if (!node_is_null(node_get(pd, "preferredInterfaceMasquerade")) &&
-		    !has_binding(it) && is_pod_network(r, str_or_empty(node_get(it, "name"))))
+		    !has_binding(it) && is_pod_network(r, resolve_str(node_get(it, "name"))))
 			node_set(
 			    r->a, it, "masquerade",
 			    made(pa, node_map(r->a), node_get(pd, "preferredInterfaceMasquerade")));
@@ -314,7 +314,7 @@ static void apply_features(struct papply *pa)
 
 	if (!node_is_map(pf))
 		return;
-	f = node_get_map(r->a, vmi_domain(r), "features");
+	f = node_get_map(r->a, resolve_vmi_domain(r), "features");
 	overwrite(pa, f, "acpi", node_get(pf, "preferredAcpi"));
 	fill(pa, f, "apic", node_get(pf, "preferredApic"));
 	fill(pa, f, "kvm", node_get(pf, "preferredKvm"));
@@ -336,7 +336,8 @@ static void apply_firmware(struct papply *pa)
 
 	if (!node_is_map(pf))
 		return;
-	bl = node_get_map(r->a, node_get_map(r->a, vmi_domain(r), "firmware"), "bootloader");
+	bl =
+	    node_get_map(r->a, node_get_map(r->a, resolve_vmi_domain(r), "firmware"), "bootloader");
 	if (node_bval(node_get(pf, "preferredUseBios"), false) &&
 	    node_is_null(node_get(bl, "bios")) && node_is_null(node_get(bl, "efi")))
 		node_set(r->a, bl, "bios",
@@ -366,7 +367,7 @@ static void apply_clock(struct papply *pa)
 
 	if (!node_is_map(pc))
 		return;
-	clock = node_get_map(r->a, vmi_domain(r), "clock");
+	clock = node_get_map(r->a, resolve_vmi_domain(r), "clock");
 	off = node_get(pc, "preferredClockOffset");
 	if (node_is_map(off) && node_is_null(node_get(clock, "utc")) &&
 	    node_is_null(node_get(clock, "timezone"))) {
@@ -379,7 +380,7 @@ static void apply_clock(struct papply *pa)
 void preference_apply(struct resolver *r)
 {
 	struct papply pa = {.r = r, .p = r->pref.spec, .origin = r->pref.origin};
-	struct node *spec = vmi_spec(r), *an;
+	struct node *spec = resolve_vmi_spec(r), *an;
 	const struct node *pan;
 	unsigned int i;
 
@@ -389,8 +390,8 @@ void preference_apply(struct resolver *r)
 	apply_devices(&pa);
 	apply_features(&pa);
 	apply_firmware(&pa);
-	if (*str_or_empty(node_path(pa.p, "machine.preferredMachineType")))
-		fill_str(&pa, node_get_map(r->a, vmi_domain(r), "machine"), "type",
+	if (*resolve_str(node_path(pa.p, "machine.preferredMachineType")))
+		fill_str(&pa, node_get_map(r->a, resolve_vmi_domain(r), "machine"), "type",
 			 node_path(pa.p, "machine.preferredMachineType"));
 	apply_clock(&pa);
 	fill_str(&pa, spec, "subdomain", node_get(pa.p, "preferredSubdomain"));
@@ -403,7 +404,8 @@ void preference_apply(struct resolver *r)
 		for (i = 0; i < pan->n; i++)
 			fill(&pa, an, pan->kv[i].key, pan->kv[i].val);
 	}
-	fill(&pa, vmi_domain(r), "launchSecurity", node_get(pa.p, "preferredLaunchSecurity"));
+	fill(&pa, resolve_vmi_domain(r), "launchSecurity",
+	     node_get(pa.p, "preferredLaunchSecurity"));
 }
 
 /* ---- requirements (resolution.md §10) ---------------------------------- */
@@ -417,7 +419,7 @@ static uint32_t raw_u32(const struct node *n)
 
 static int req_cpu_vm(struct resolver *r, uint32_t need)
 {
-	const struct node *cpu = node_get(vmi_domain(r), "cpu");
+	const struct node *cpu = node_get(resolve_vmi_domain(r), "cpu");
 	const char *topo = preference_cpu_topology(r->pref.spec), *as, *paths;
 	const char *ps = "spec.template.spec.domain.cpu.sockets";
 	const char *pc = "spec.template.spec.domain.cpu.cores";
@@ -427,7 +429,7 @@ static int req_cpu_vm(struct resolver *r, uint32_t need)
 	uint64_t have;
 
 	if (!s && !c && !t) {
-		effective_topology(vmi_spec(r), eff);
+		resolve_effective_topology(resolve_vmi_spec(r), eff);
 		s = eff[0], c = eff[1], t = eff[2];
 	}
 	if (strcmp(topo, "cores") == 0) {
@@ -468,16 +470,16 @@ static int req_memory(struct resolver *r, const struct node *need_n)
 	const struct node *h;
 	char a[64], b[64];
 
-	if (!qty_of(need_n, &need))
+	if (!resolve_qty(need_n, &need))
 		return 0;
 	if (r->it.spec) {
-		h = node_path(vmi_domain(r), "memory.guest");
+		h = node_path(resolve_vmi_domain(r), "memory.guest");
 		if (node_is_null(h))
 			h = node_path(r->it.spec, "memory.guest");
 	} else {
-		h = effective_memory(vmi_spec(r));
+		h = resolve_effective_memory(resolve_vmi_spec(r));
 	}
-	if (h && !qty_of(h, &have))
+	if (h && !resolve_qty(h, &have))
 		return 0;
 	if (qty_cmp(&have, &need) >= 0)
 		return 0;
@@ -491,7 +493,8 @@ static int req_memory(struct resolver *r, const struct node *need_n)
 		    a, b);
 	else
 		diag_err(
-		    r->d, node_get(vmi_domain(r), "memory"), "spec.template.spec.domain.memory",
+		    r->d, node_get(resolve_vmi_domain(r), "memory"),
+		    "spec.template.spec.domain.memory",
 		    "failure checking preference requirements: insufficient Memory resources of "
 		    "%s provided by VirtualMachine, preference requires %s",
 		    a, b);
@@ -529,11 +532,11 @@ int preference_requirements(struct resolver *r)
 		return -EINVAL;
 	want = node_sval(node_get(req, "architecture"));
 	if (want && *want) {
-		arch = str_or_empty(node_get(vmi_spec(r), "architecture"));
+		arch = resolve_str(node_get(resolve_vmi_spec(r), "architecture"));
 		if (!*arch)
 			arch = "amd64";
 		if (strcmp(arch, want) != 0) {
-			diag_err(r->d, node_get(vmi_spec(r), "architecture"),
+			diag_err(r->d, node_get(resolve_vmi_spec(r), "architecture"),
 				 "spec.template.spec.architecture",
 				 "failure checking preference requirements: preference requires "
 				 "architecture %s but %s is being requested",

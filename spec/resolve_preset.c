@@ -35,8 +35,8 @@ static int selector_matches(struct resolver *r, const struct object *p, const st
 	}
 	for (i = 0; node_is_seq(me) && i < me->n; i++) {
 		e = me->items[i];
-		key = str_or_empty(node_get(e, "key"));
-		op = str_or_empty(node_get(e, "operator"));
+		key = resolve_str(node_get(e, "key"));
+		op = resolve_str(node_get(e, "operator"));
 		vals = node_get(e, "values");
 		v = node_sval(node_get(labels, key));
 		for (in = false, j = 0; v && node_is_seq(vals) && j < vals->n; j++)
@@ -61,7 +61,7 @@ static int selector_matches(struct resolver *r, const struct object *p, const st
 invalid:
 	diag_err(r->d, e, "spec.selector.matchExpressions",
 		 "invalid selector of preset \"%s\": operator \"%s\"%s", p->name,
-		 str_or_empty(node_get(e, "operator")),
+		 resolve_str(node_get(e, "operator")),
 		 node_is_seq(node_get(e, "values")) ? "" : " needs values");
 	return -EINVAL;
 }
@@ -92,8 +92,8 @@ static int conflicts(struct resolver *r, const struct object *a, const struct ob
 			    r->d, ra->kv[i].val, NULL,
 			    "VirtualMachinePresets cannot be applied due to conflicts: presets "
 			    "'%s' and '%s' conflict: spec.resources.requests[%s]: %s != %s",
-			    a->name, b->name, ra->kv[i].key, node_json(r->a, ra->kv[i].val),
-			    node_json(r->a, y));
+			    a->name, b->name, ra->kv[i].key, emit_json_text(r->a, ra->kv[i].val),
+			    emit_json_text(r->a, y));
 			n++;
 		}
 	}
@@ -105,7 +105,8 @@ static int conflicts(struct resolver *r, const struct object *a, const struct ob
 			    r->d, x, NULL,
 			    "VirtualMachinePresets cannot be applied due to conflicts: presets "
 			    "'%s' and '%s' conflict: spec.%s: %s != %s",
-			    a->name, b->name, sections[i], node_json(r->a, x), node_json(r->a, y));
+			    a->name, b->name, sections[i], emit_json_text(r->a, x),
+			    emit_json_text(r->a, y));
 			n++;
 		}
 	}
@@ -130,14 +131,14 @@ static void merge_section(struct merge *m, struct node *dst, const char *key,
 	if (node_is_null(src))
 		return;
 	if (node_is_null(cur)) {
-		node_set(m->r->a, dst, key, rcopy(m->r, src, m->origin));
+		node_set(m->r->a, dst, key, resolve_copy(m->r, src, m->origin));
 		m->applied = true;
 	} else if (node_equal(cur, src)) {
 		m->applied = true;
 	} else if (m->n_skipped < 8) {
 		m->skipped[m->n_skipped++] =
-		    arena_printf(m->r->a, "spec.%s: %s != %s", what, node_json(m->r->a, cur),
-				 node_json(m->r->a, src));
+		    arena_printf(m->r->a, "spec.%s: %s != %s", what, emit_json_text(m->r->a, cur),
+				 emit_json_text(m->r->a, src));
 	}
 }
 
@@ -159,22 +160,24 @@ static void merge_clock(struct merge *m, struct node *dom, const struct node *pc
 	cur_off.kv = ckv;
 	for (i = 0; i < 2; i++) {
 		if (node_get(pc, keys[i]))
-			okv[off.n++] = (struct node_kv){keys[i], node_get(pc, keys[i])};
+			okv[off.n++] =
+			    (struct node_kv){.key = keys[i], .val = node_get(pc, keys[i])};
 		if (node_get(clock, keys[i]))
-			ckv[cur_off.n++] = (struct node_kv){keys[i], node_get(clock, keys[i])};
+			ckv[cur_off.n++] =
+			    (struct node_kv){.key = keys[i], .val = node_get(clock, keys[i])};
 	}
 	if (off.n) {
 		if (!cur_off.n) {
 			for (i = 0; i < off.n; i++)
 				node_set(m->r->a, clock, okv[i].key,
-					 rcopy(m->r, okv[i].val, m->origin));
+					 resolve_copy(m->r, okv[i].val, m->origin));
 			m->applied = true;
 		} else if (node_equal(&off, &cur_off)) {
 			m->applied = true;
 		} else if (m->n_skipped < 8) {
-			m->skipped[m->n_skipped++] =
-			    arena_printf(m->r->a, "spec.clock.clockOffset: %s != %s",
-					 node_json(m->r->a, &cur_off), node_json(m->r->a, &off));
+			m->skipped[m->n_skipped++] = arena_printf(
+			    m->r->a, "spec.clock.clockOffset: %s != %s",
+			    emit_json_text(m->r->a, &cur_off), emit_json_text(m->r->a, &off));
 		}
 	}
 	merge_section(m, clock, "timer", node_get(pc, "timer"), "clock.timer");
@@ -184,9 +187,9 @@ static void apply_one(struct resolver *r, const struct object *p)
 {
 	struct merge m = {.r = r, .p = p};
 	const struct node *pd = node_path(p->root, "spec.domain");
-	struct node *dom = vmi_domain(r), *an;
+	struct node *dom = resolve_vmi_domain(r), *an;
 	const struct node *req = node_path(pd, "resources.requests");
-	const char *kind = str_or_empty(node_get(p->root, "kind"));
+	const char *kind = resolve_str(node_get(p->root, "kind"));
 	unsigned int i;
 
 	m.origin = arena_printf(r->a, "preset %s", p->name);
@@ -225,7 +228,7 @@ int presets_apply(struct resolver *r)
 	int ret = 0, mt;
 
 	for (i = 0; i < 2; i++)
-		if (strcmp(str_or_empty(node_get(an, exclude_keys[i])), "true") == 0)
+		if (strcmp(resolve_str(node_get(an, exclude_keys[i])), "true") == 0)
 			return 0;
 	for (o = r->cl->objs; o; o = o->next)
 		n += o->kind == OBJ_PRESET;

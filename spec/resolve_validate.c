@@ -56,12 +56,12 @@ static const char *max_guest_problem(struct resolver *r, const struct node *spec
 				     const struct node *dom)
 {
 	struct quantity guest, max, one_g;
-	const struct node *g = effective_memory(spec);
-	const char *arch = str_or_empty(node_get(spec, "architecture"));
+	const struct node *g = resolve_effective_memory(spec);
+	const char *arch = resolve_str(node_get(spec, "architecture"));
 	struct quantity page;
 	int64_t align = 2 << 20;
 
-	if (!qty_of(node_path(dom, "memory.maxGuest"), &max))
+	if (!resolve_qty(node_path(dom, "memory.maxGuest"), &max))
 		return NULL;
 	if (!node_is_null(node_path(dom, "cpu.realtime")))
 		return "Memory hotplug is not compatible with realtime VMs";
@@ -69,11 +69,11 @@ static const char *max_guest_problem(struct resolver *r, const struct node *spec
 		return "Memory hotplug is not compatible with guest mapping passthrough";
 	if (!node_is_null(node_get(dom, "launchSecurity")))
 		return "Memory hotplug is not compatible with encrypted VMs";
-	if (!g || !qty_of(g, &guest))
+	if (!g || !resolve_qty(g, &guest))
 		return "Guest memory must be set when maxGuest is set";
 	if (qty_cmp(&guest, &max) > 0)
 		return "Guest memory is greater than the configured maxGuest memory";
-	if (qty_of(node_path(dom, "memory.hugepages.pageSize"), &page) &&
+	if (resolve_qty(node_path(dom, "memory.hugepages.pageSize"), &page) &&
 	    qty_value(&page) == (1ll << 30))
 		align = 1ll << 30;
 	if (!qty_is_int(&guest) || qty_value(&guest) % align)
@@ -96,7 +96,7 @@ static void check_machine(struct resolver *r, const struct node *spec, const str
 	static const char *const arm64[] = {"virt*", NULL};
 	static const char *const s390x[] = {"s390-ccw-virtio*", NULL};
 	const struct node *mt = node_path(dom, "machine.type");
-	const char *type = str_or_empty(mt), *arch = str_or_empty(node_get(spec, "architecture"));
+	const char *type = resolve_str(mt), *arch = resolve_str(node_get(spec, "architecture"));
 	const char *const *pat = amd64;
 	char allowed[128] = "";
 	unsigned int i;
@@ -160,13 +160,13 @@ static void check_bindings(struct resolver *r, const struct node *dom)
 					 r->vmi_only ? "spec." : "spec.template.spec.", i),
 			    "logical %s interface must have exactly one binding method or binding "
 			    "plugin",
-			    str_or_empty(node_get(ifs->items[i], "name")));
+			    resolve_str(node_get(ifs->items[i], "name")));
 	}
 }
 
 int validate_result(struct resolver *r)
 {
-	const struct node *spec = vmi_spec(r), *dom = vmi_domain(r);
+	const struct node *spec = resolve_vmi_spec(r), *dom = resolve_vmi_domain(r);
 	unsigned int before = r->d->n_err;
 	const char *mg;
 
@@ -182,7 +182,7 @@ int validate_result(struct resolver *r)
 	check_memory_requested(r, dom);
 	check_bindings(r, dom);
 	if (r->vm && !node_is_null(node_path(r->vm, "spec.running")) &&
-	    *str_or_empty(node_path(r->vm, "spec.runStrategy")))
+	    *resolve_str(node_path(r->vm, "spec.runStrategy")))
 		diag_err(r->d, node_path(r->vm, "spec.running"), "spec.running",
 			 "running and runStrategy are mutually exclusive");
 	return r->d->n_err != before ? -EINVAL : 0;

@@ -67,7 +67,8 @@ struct spec_options {
 /*
  * Resolve the manifests into *cfg (vm_config_init() is applied first).
  * Returns 0, or -EINVAL for a resolution/validation error (already
- * printed), -ENOENT/-EIO... when an input cannot be read, -ENOMEM.
+ * printed), -ENOENT/-EIO... when an input cannot be read. Out of memory
+ * ends the process (spec_oom() in spec/node.h).
  * On success *cfg is owned by the caller: free it with vm_config_release().
  */
 int spec_resolve_config(const struct spec_options *o, struct vm_config *cfg);

@@ -19,10 +19,11 @@ struct anchor {
 
 struct frame {
 	struct node *n;
-	const char *key;      /* pending key of a map (NULL: expecting key) */
-	struct node *keynode; /* for duplicate-key messages */
-	bool merge;	      /* pending key is "<<" */
-	bool merged;	      /* a "<<" was seen: later keys may override */
+	const char *key;	  /* pending key of a map (NULL: expecting key) */
+	struct node *keynode;	  /* for duplicate-key messages */
+	unsigned int kline, kcol; /* where the pending key was written */
+	bool merge;		  /* pending key is "<<" */
+	bool merged;		  /* a "<<" was seen: later keys may override */
 };
 
 struct loader {
@@ -36,7 +37,7 @@ struct loader {
 	struct node *root;
 };
 
-void doc_list_init(struct doc_list *l)
+void yaml_doc_list_init(struct doc_list *l)
 {
 	l->head = NULL;
 	l->tail = &l->head;
@@ -204,6 +205,21 @@ static void merge_into(struct loader *L, struct node *m, const struct node *src)
 			node_set(L->a, m, src->kv[i].key, src->kv[i].val);
 }
 
+/* Record where the key just set in f's map was written. */
+static void key_position(struct frame *f)
+{
+	struct node *m = f->n;
+	unsigned int i = m->n - 1;
+
+	if (strcmp(m->kv[i].key, f->key) != 0)
+		for (i = 0; i < m->n && strcmp(m->kv[i].key, f->key) != 0; i++)
+			;
+	if (i < m->n) {
+		m->kv[i].line = f->kline;
+		m->kv[i].col = f->kcol;
+	}
+}
+
 /* Attach a finished value to the container on top of the stack. */
 static int attach(struct loader *L, const yaml_event_t *e, struct node *v)
 {
@@ -222,6 +238,8 @@ static int attach(struct loader *L, const yaml_event_t *e, struct node *v)
 		if (v->type == N_MAP || v->type == N_SEQ)
 			return err(L, e, "a mapping key must be a scalar");
 		f->key = v->str ? v->str : "";
+		f->kline = v->line;
+		f->kcol = v->col;
 		f->merge = v->type == N_STR && strcmp(f->key, "<<") == 0 &&
 			   e->type == YAML_SCALAR_EVENT &&
 			   e->data.scalar.style == YAML_PLAIN_SCALAR_STYLE;
@@ -235,8 +253,10 @@ static int attach(struct loader *L, const yaml_event_t *e, struct node *v)
 	if (f->merge) {
 		merge_into(L, f->n, v);
 		f->merged = true;
-	} else
+	} else {
 		node_set(L->a, f->n, f->key, v);
+		key_position(f);
+	}
 	f->key = NULL;
 	f->merge = false;
 	return 0;
@@ -348,10 +368,8 @@ int yaml_load(struct arena *a, struct diag *d, const char *file, const char *buf
 	int ret = 0;
 	bool done = false;
 
-	if (!yaml_parser_initialize(&p)) {
-		diag_err_loc(d, file, 1, 1, NULL, "cannot initialise the YAML parser");
-		return -ENOMEM;
-	}
+	if (!yaml_parser_initialize(&p))
+		spec_oom(); /* it fails only when it cannot allocate */
 	yaml_parser_set_input_string(&p, (const unsigned char *)buf, len);
 	while (!done && ret == 0) {
 		if (!yaml_parser_parse(&p, &e)) {

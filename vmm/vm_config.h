@@ -43,6 +43,17 @@ enum vm_cache_mode {
 	VM_CACHE_WRITEBACK,
 };
 
+/* KubeVirt's disk errorPolicy (libvirt error_policy) for a host I/O error:
+ * stop pauses the VM with the request pending (resume retries it), report
+ * fails the request to the guest, ignore completes it as if it had
+ * worked, enospace stops on ENOSPC and reports anything else. */
+enum vm_error_policy {
+	VM_ERROR_STOP = 0, /* KubeVirt's default */
+	VM_ERROR_REPORT,
+	VM_ERROR_IGNORE,
+	VM_ERROR_ENOSPACE,
+};
+
 struct vm_disk {
 	char *name; /* disk / volume name */
 	enum vm_disk_device device;
@@ -51,6 +62,8 @@ struct vm_disk {
 	char *path; /* host path of the backing file (NULL for
 		     * emptyDisk / cloud-init: the vmm creates them) */
 	bool read_only;
+	bool shareable; /* several writers may use the image (lock shared) */
+	enum vm_error_policy error_policy;
 	char *serial; /* disk serial (virtio-blk GET_ID), NULL = none */
 	enum vm_cache_mode cache;
 	char *io;		      /* "native" / "threads" / NULL */

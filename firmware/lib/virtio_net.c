@@ -418,16 +418,50 @@ static int net_init(struct net *n, const struct fw_pci_fn *f, uint64_t *next)
 	return 0;
 }
 
+/* The CMOS RTC's seconds (0-59), or -1 if there is no RTC. */
+static int rtc_seconds(void)
+{
+	uint8_t v, b;
+
+	outb(RTC_INDEX, 0x0b);
+	b = inb(RTC_INDEX + 1);
+	outb(RTC_INDEX, 0x00);
+	v = inb(RTC_INDEX + 1);
+	if (!(b & 4)) /* BCD */
+		v = (uint8_t)((v >> 4) * 10 + (v & 15));
+	return v < 60 ? v : -1;
+}
+
+/*
+ * One DHCP exchange: send the message (1 DISCOVER, 3 REQUEST) every
+ * WAIT_TICKS until done(n) or DHCP_SECONDS seconds of the RTC passed. A
+ * server may take seconds to answer: before it offers an address it checks
+ * that no one uses it (busybox udhcpd: an ARP probe, 2 s by default; ISC
+ * dhcpd: an ICMP echo, 1 s). A budget in TSC ticks, whose rate differs per
+ * host, gave up after 1.7 s on a 2.6 GHz host, before udhcpd's offer.
+ * Without an RTC (its seconds never move) DHCP_TRIES_MAX tries bound it.
+ */
+static void dhcp_exchange(struct net *n, int type, bool (*done)(const struct net *))
+{
+	int last = rtc_seconds(), secs = 0;
+
+	for (int i = 0; i < DHCP_TRIES_MAX && secs < DHCP_SECONDS && !done(n); i++) {
+		int now;
+
+		send_dhcp(n, type);
+		wait_for(n, done, WAIT_TICKS);
+		now = rtc_seconds();
+		if (now >= 0 && last >= 0)
+			secs += (now - last + 60) % 60;
+		last = now;
+	}
+}
+
 static void dhcp(struct net *n)
 {
-	for (int i = 0; i < TRIES && !got_offer(n); i++) {
-		send_dhcp(n, 1);
-		wait_for(n, got_offer, WAIT_TICKS);
-	}
-	for (int i = 0; i < TRIES && n->dhcp_state == 2; i++) {
-		send_dhcp(n, 3);
-		wait_for(n, got_ack, WAIT_TICKS);
-	}
+	dhcp_exchange(n, 1, got_offer);
+	if (n->dhcp_state == 2)
+		dhcp_exchange(n, 3, got_ack);
 	if (n->dhcp_state != 5)
 		n->ip = 0;
 }

@@ -5,7 +5,8 @@
  * MTU, gets an IPv4 address by DHCP (RFC 2131: DISCOVER, OFFER, REQUEST,
  * ACK), resolves the router by ARP, pings it, answers ARP and ICMP echo
  * requests for its own address all along, and reports one nic= line
- * (firmware/abi.h).
+ * (firmware/abi.h). DHCP waits are in seconds of the CMOS RTC: at CPL3 the
+ * caller grants ports 0x70-0x71 (fw_cpl3_allow_io).
  */
 #ifndef FW_LIB_VIRTIO_NET_H
 #define FW_LIB_VIRTIO_NET_H

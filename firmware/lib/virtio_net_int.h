@@ -13,15 +13,18 @@
 #define F_MAC	 (1ull << 5)
 #define F_STATUS (1ull << 16)
 
-#define NQ	    FW_VIRTIO_QSIZE
-#define BUFSZ	    2048
-#define HDR	    12 /* virtio_net_hdr with num_buffers (VERSION_1) */
-#define ETH	    14
-#define WAIT_TICKS  (1ull << 30) /* ~0.3-0.5 s: one DHCP/ARP/ping attempt */
-#define ECHO_TICKS  (1ull << 35) /* ~10-17 s: the whole echo window */
-#define TRIES	    4
-#define DHCP_CLIENT 68
-#define DHCP_SERVER 67
+#define NQ	       FW_VIRTIO_QSIZE
+#define BUFSZ	       2048
+#define HDR	       12 /* virtio_net_hdr with num_buffers (VERSION_1) */
+#define ETH	       14
+#define WAIT_TICKS     (1ull << 30) /* ~0.3-0.5 s: one DHCP/ARP/ping attempt */
+#define ECHO_TICKS     (1ull << 35) /* ~10-17 s: the whole echo window */
+#define TRIES	       4
+#define DHCP_SECONDS   8    /* the longest wait for an OFFER or an ACK */
+#define DHCP_TRIES_MAX 64   /* the bound if there is no RTC */
+#define RTC_INDEX      0x70 /* CMOS RTC index port; data at 0x71 */
+#define DHCP_CLIENT    68
+#define DHCP_SERVER    67
 
 struct net {
 	struct fw_virtio v;

@@ -165,6 +165,7 @@ void fw_main(uint32_t start_info)
 	fw_cpl_init(kstack + sizeof(kstack), kcall, fatal);
 	fw_cpl3_allow_io(FW_ABI_DEBUG_PORT, 1);
 	fw_cpl3_allow_io(0xcf8, 8); /* PCI mechanism #1: cross-checked with ECAM */
+	fw_cpl3_allow_io(0x70, 2);  /* CMOS RTC: virtio_net.c's DHCP waits */
 	fw_lapic_detect(&lapic);
 	collect(&probe_cpus[0], &lapic);
 	probe_cpus[0].done = 1;

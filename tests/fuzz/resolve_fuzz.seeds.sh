@@ -3,11 +3,9 @@
 # and each of its files alone, and examples/vm. $1: the seed directory.
 set -u
 dir=$1
-if [[ -d ../shared/spec/cases ]]; then
-	for d in ../shared/spec/cases/*/; do
-		n=$(basename "$d")
-		for f in "$d"*.yaml; do cat "$f"; echo "---"; done >"$dir/$n.yaml"
-		for f in "$d"*.yaml; do cp "$f" "$dir/$n-$(basename "$f")"; done
-	done
-fi
+for d in tests/conformance/cases/*/ tests/conformance/vmlet-cases/*/; do
+	n=$(basename "$d")
+	for f in "$d"*.yaml; do cat "$f"; echo "---"; done >"$dir/$n.yaml"
+	for f in "$d"*.yaml; do cp "$f" "$dir/$n-$(basename "$f")"; done
+done
 for f in examples/vm/*.yaml; do cat "$f"; echo "---"; done >"$dir/examples-vm.yaml"

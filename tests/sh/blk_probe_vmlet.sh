@@ -17,6 +17,9 @@ import sys
 open(sys.argv[1], "wb").write(bytes((i * 13 + i // 4096) & 255 for i in range(5 << 20)))
 PY
 sum_a=$(head -c 1048576 "$TMPD/a.raw" | sha256sum | cut -d' ' -f1)
+# the read-only disk reads a copy: one image cannot be a VM's writable and
+# its read-only disk at once (the image locks refuse that, as QEMU's do)
+cp "$TMPD/a.raw" "$TMPD/a-ro.raw"
 sum_zero=$(head -c 1048576 /dev/zero | sha256sum | cut -d' ' -f1)
 
 manifest() { # $1: bus of the last disk
@@ -41,7 +44,7 @@ spec:
           - {name: cloudinit, disk: {bus: $1}}
       volumes:
       - {name: root, hostDisk: {path: $TMPD/a.raw, type: Disk}}
-      - {name: ro, hostDisk: {path: $TMPD/a.raw, type: Disk}}
+      - {name: ro, hostDisk: {path: $TMPD/a-ro.raw, type: Disk}}
       - {name: scratch, emptyDisk: {capacity: 16Mi}}
       - name: cloudinit
         cloudInitNoCloud:

@@ -66,7 +66,9 @@ option router 192.168.78.1
 option lease 600
 EOF
 	touch "$TMPD/leases"
-	ip netns exec "$NS" busybox udhcpd -f "$TMPD/udhcpd.conf" 2>"$TMPD/udhcpd.log" &
+	# -a 3000: like any udhcpd (default 2 s) the server first ARP-probes the
+	# address for 3 s: the guest must wait for a slow OFFER (issue 11)
+	ip netns exec "$NS" busybox udhcpd -a 3000 -f "$TMPD/udhcpd.conf" 2>"$TMPD/udhcpd.log" &
 	dhcpd=$!
 	# the guest's DHCP tries span seconds: the server listens before it starts
 	for _ in $(seq 200); do

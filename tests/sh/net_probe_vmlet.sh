@@ -104,7 +104,9 @@ option router 192.168.77.1
 option lease 600
 EOF
 touch "$TMPD/leases"
-ip netns exec "$NS-pod" busybox udhcpd -f "$TMPD/udhcpd.conf" 2>"$TMPD/udhcpd.log" &
+# -a 3000: like any udhcpd (default 2 s) the server first ARP-probes the
+# address for 3 s: the guest must wait for a slow OFFER (issue 11)
+ip netns exec "$NS-pod" busybox udhcpd -a 3000 -f "$TMPD/udhcpd.conf" 2>"$TMPD/udhcpd.log" &
 dhcpd=$! # ip netns exec execs: this is udhcpd itself
 # the guest's DHCP tries span seconds: the server listens before it starts
 for _ in $(seq 200); do pod ss -Hlun 'sport = :67' | grep -q . && break; sleep 0.1; done

@@ -58,12 +58,39 @@ spec:
     name: nope
   template:
     spec:
-      domain: {}
+      domain:
+        devices: {}
 EOT
 expect_err "missing instancetype" 'vm.yaml:7:11: spec.instancetype.name: virtualmachineclusterinstancetypes.instancetype.kubevirt.io "nope" not found'
+# strict decoding against KubeVirt's schema (spec/schema/swagger.json)
+vm "        devices: {}
+        cpu:
+          socket: 2"
+expect_err "unknown field" 'vm.yaml:11:11: spec.template.spec.domain.cpu.socket: unknown field "socket"'
+vm "        devices:
+          networkInterfaceMultiQueue: true"
+expect_err "misspelled key" 'vm.yaml:10:11: spec.template.spec.domain.devices.networkInterfaceMultiQueue: unknown field'
+vm "        devices:
+          autoattachSerialConsole: \"no\""
+expect_err "string for a boolean" 'vm.yaml:10:36: spec.template.spec.domain.devices.autoattachSerialConsole: invalid value "no" \(a string\): must be a boolean'
+vm "        devices: {}
+        rebootPolicy: Sometimes"
+expect_err "bad enum" 'vm.yaml:10:23: spec.template.spec.domain.rebootPolicy: unsupported value "Sometimes": must be one of "Reboot", "Terminate"'
+vm "        cpu:
+          cores: 2"
+expect_err "required" 'vm.yaml:9:9: spec.template.spec.domain.devices: Required value'
 printf '\x00\x01\xff\xfe garbage: [' >"$TMPD/vm.yaml"
 expect_err "binary garbage" "vm.yaml"
 printf 'kind: ConfigMap\napiVersion: v1\n' >"$TMPD/vm.yaml"
 expect_err "no VM" "no VirtualMachine"
 EXTRA="-f $TMPD/does-not-exist" expect_err "missing file" "cannot open .*does-not-exist"
+vm "        devices:
+          disks:
+          - {name: d, disk: {bus: virtio}}
+          - {name: e, disk: {bus: virtio}, errorPolicy: pause}
+      volumes:
+      - {name: d, emptyDisk: {capacity: 1Mi}}
+      - {name: e, emptyDisk: {capacity: 1Mi}}"
+EXTRA="-o config" expect_err "unknown errorPolicy" \
+	'vm.yaml:12:57: spec.template.spec.domain.devices.disks\[1\].errorPolicy: errorPolicy "pause" is not supported \(allowed values: stop, report, ignore, enospace\)'
 finish

@@ -43,7 +43,7 @@ static const char *const manifest =
     "kind: VirtualMachineClusterPreference\nmetadata:\n  name: p\n"
     "spec:\n  cpu:\n    preferredCPUTopology: spread\n  devices:\n"
     "    preferredDiskBus: virtio\n    preferredInterfaceModel: virtio\n"
-    "    preferredRng: {}\n";
+    "    preferredRng: {}\n    preferredNetworkInterfaceMultiQueue: true\n";
 
 static char root[64];
 
@@ -80,6 +80,7 @@ static void test_mapping(void)
 	CHECK_STR(c.cmdline, "console=ttyS0");
 	CHECK_STR(c.firmware_serial, "SN1");
 	CHECK(c.rng);
+	CHECK(c.net_multi_queue); /* devices.networkInterfaceMultiqueue, from the preference */
 	CHECK(c.termination_grace_seconds == 30);
 	CHECK_EQ_U64(c.n_disks, 6);
 	d = disk(&c, "root");

@@ -40,7 +40,7 @@ static struct node *load(struct arena *a, const char *text, size_t len)
 	struct doc_list l;
 
 	diag_init(&d, a);
-	doc_list_init(&l);
+	yaml_doc_list_init(&l);
 	if (yaml_load(a, &d, "t", text, len, &l) || !l.head)
 		return NULL;
 	return l.head->root;
@@ -89,7 +89,7 @@ static void test_compact_json(void)
 
 	arena_init(&a);
 	n = load(&a, "a: {}\nb: []\nc: 'x/y'\n", 20);
-	CHECK_STR(node_json(&a, n), "{\"a\":{},\"b\":[],\"c\":\"x/y\"}");
+	CHECK_STR(emit_json_text(&a, n), "{\"a\":{},\"b\":[],\"c\":\"x/y\"}");
 	f = open_memstream(&buf, &len);
 	emit_json(f, n);
 	fclose(f);

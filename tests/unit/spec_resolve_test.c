@@ -68,6 +68,20 @@ static bool said(const char *path, const char *msg)
 	return false;
 }
 
+/* the first error of loading (decoding) or else of resolution */
+static const struct diag_msg *first_error(void)
+{
+	const struct diag_msg *m;
+
+	for (m = S.cl.d.head; m; m = m->next)
+		if (!m->warning)
+			return m;
+	for (m = S.d.head; m; m = m->next)
+		if (!m->warning)
+			return m;
+	return NULL;
+}
+
 static char *fmt(const char *f, ...) __attribute__((format(printf, 1, 2)));
 static char *fmt(const char *f, ...)
 {
@@ -418,7 +432,7 @@ static void test_validation(void)
 		"        memory:\n          guest: 1Gi\n        cpu:\n          sockets: -1\n"));
 	CHECK(resolve(text) != 0);
 	CHECK(said("spec.template.spec.domain.cpu.sockets", "must be an integer between 0"));
-	CHECK(S.d.head && S.d.head->line == 18 && S.d.head->col == 20);
+	CHECK(first_error() && first_error()->line == 18 && first_error()->col == 20);
 }
 
 static void test_seed_era_forms(void)
@@ -436,6 +450,32 @@ static void test_seed_era_forms(void)
 	CHECK(said(NULL, "seed-era"));
 }
 
+/* KubeVirt's key is devices.networkInterfaceMultiqueue (lower-case q): the
+ * preference fills it only when the VM leaves it unset, and no other
+ * spelling appears in the VMI. */
+static void test_network_multiqueue(void)
+{
+	char text[16384];
+	const struct node *devs;
+
+	snprintf(text, sizeof(text), "%s%s",
+		 vm_with("  preference:\n    name: p\n", "        memory:\n          guest: 1Gi\n"),
+		 PREF("p", "  devices:\n    preferredNetworkInterfaceMultiQueue: true\n"));
+	replace(text, "devices: {}", "devices:\n          networkInterfaceMultiqueue: false");
+	CHECK(resolve(text) == 0);
+	devs = vmi("spec.domain.devices");
+	CHECK_STR(node_text(node_get(devs, "networkInterfaceMultiqueue")), "false");
+	CHECK(node_get(devs, "networkInterfaceMultiQueue") == NULL);
+	CHECK_STR(node_get(devs, "networkInterfaceMultiqueue")->origin, "VM vm");
+
+	replace(text, "devices:\n          networkInterfaceMultiqueue: false", "devices: {}");
+	CHECK(resolve(text) == 0);
+	devs = vmi("spec.domain.devices");
+	CHECK_STR(node_text(node_get(devs, "networkInterfaceMultiqueue")), "true");
+	CHECK_STR(node_get(devs, "networkInterfaceMultiqueue")->origin, "preference p");
+	CHECK(node_get(devs, "networkInterfaceMultiQueue") == NULL);
+}
+
 int main(void)
 {
 	session_init(&S);
@@ -450,6 +490,7 @@ int main(void)
 	TEST_RUN(test_presets);
 	TEST_RUN(test_validation);
 	TEST_RUN(test_seed_era_forms);
+	TEST_RUN(test_network_multiqueue);
 	session_free(&S);
 	return test_summary();
 }

@@ -16,7 +16,7 @@ static void parse(struct parsed *p, const char *text)
 {
 	arena_init(&p->a);
 	diag_init(&p->d, &p->a);
-	doc_list_init(&p->l);
+	yaml_doc_list_init(&p->l);
 	p->ret = yaml_load(&p->a, &p->d, "t.yaml", text, strlen(text), &p->l);
 }
 

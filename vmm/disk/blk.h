@@ -50,8 +50,10 @@ struct blk {
 	bool read_only;
 	enum blk_cache cache;
 	int fd;
-	uint32_t dio_align; /* O_DIRECT alignment, 0 when not O_DIRECT */
-	void *priv;	    /* format state */
+	uint32_t dio_align;  /* O_DIRECT alignment, 0 when not O_DIRECT */
+	void *priv;	     /* format state */
+	struct blk *backing; /* the image this one reads through to (qcow2
+			      * backing file; owned by the format), or NULL */
 };
 
 /*
@@ -64,6 +66,32 @@ int blk_open(struct blk **out, const char *path, bool read_only, enum blk_cache 
 int blk_open_format(struct blk **out, const char *path, bool read_only, enum blk_cache cache,
 		    const char *format);
 void blk_close(struct blk *b);
+
+/*
+ * Image locking, compatible with QEMU's (file-posix locking=auto), so that
+ * vmlet, QEMU and qemu-img see each other's use of an image. Open file
+ * description (F_OFD_SETLK) shared locks on single bytes of the image
+ * file: byte 100 + i while holding permission i, byte 200 + i while
+ * refusing others permission i, where i is 0 "consistent read", 1 "write",
+ * 2 "write unchanged", 3 "resize". Taking a permission checks that nobody
+ * locked 200 + i; refusing one checks that nobody locked 100 + i.
+ *
+ * As QEMU does: a writer takes read and write and refuses others write
+ * (with shareable, it refuses nothing: several writers may hold the image
+ * together); a read-only user takes read and refuses write; a written
+ * qcow2 image also takes resize, and qcow2 images and backing files refuse
+ * resize. So a second writer is refused, readers share, and a reader and
+ * a writer exclude each other, as with QEMU (qemu-img info on a qcow2
+ * image a VM writes fails: "Failed to get shared 'write' lock"; qemu-img
+ * -U skips the check).
+ *
+ * The locks live on b's descriptors: they are taken once at open (before
+ * any sandbox), stay with the process and go with its last descriptor,
+ * whatever ends it (SIGKILL included). -EBUSY with an error naming the
+ * image when another process holds a conflicting lock; a filesystem
+ * without OFD locks only gets a warning.
+ */
+int blk_lock(struct blk *b, bool shareable);
 
 static inline int blk_preadv(struct blk *b, const struct iovec *iov, int n, uint64_t off)
 {

@@ -406,6 +406,7 @@ static void qcow2_close(struct blk *b)
 	for (unsigned int i = 0; i < QCOW_L2_CACHE; i++)
 		free(q->l2[i].t);
 	blk_close(q->backing);
+	b->backing = NULL;
 	free(q->l1);
 	free(q->rt);
 	free(q->zero);
@@ -524,6 +525,7 @@ static int qcow2_open_backing(struct blk *b, const char *name, const char *fmt)
 	if (r)
 		return error_errno(r, "blk: '%s': cannot open its backing file '%s'", b->path,
 				   path);
+	b->backing = q->backing;
 	return 0;
 }
 

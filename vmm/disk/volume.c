@@ -112,6 +112,10 @@ static int volume_provision(const struct vm_config *cfg, const struct vm_disk *d
 	if (!path)
 		return error_errno(-EINVAL, "disk '%s': no host path for its volume", d->name);
 	r = blk_open_format(be, path, ro, volume_cache(d), fmt);
+	if (!r && (r = blk_lock(*be, d->shareable))) {
+		blk_close(*be);
+		*be = NULL;
+	}
 	if (r)
 		error_errno(r, "disk '%s': cannot open '%s'", d->name, path);
 	if (gen) {

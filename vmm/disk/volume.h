@@ -13,7 +13,8 @@
  * instead. Only containerDisk images are probed for their format (raw or
  * qcow2); every other volume is raw, so a guest that writes a qcow2
  * header into its disk cannot make vmlet reinterpret the file on the next
- * boot.
+ * boot. Every image is locked as QEMU locks it (blk_lock(): a second
+ * writer is refused unless the disk is shareable).
  */
 #ifndef VMLET_DISK_VOLUME_H
 #define VMLET_DISK_VOLUME_H

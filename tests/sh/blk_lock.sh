@@ -1,0 +1,184 @@
+#!/usr/bin/env bash
+# Image locks as QEMU takes them (vmm/disk/blk.h blk_lock()), checked
+# against Debian's QEMU as the other party: while a vmlet writes an image
+# a second vmlet writer is refused with an error naming the image as in
+# use, QEMU cannot open it for writing, qemu-img info cannot open a qcow2
+# image; vmlet refuses an image QEMU writes; the bytes locked are QEMU's
+# (/proc/locks); shareable: true lets two vmlets write one image; readOnly
+# disks share with readers (QEMU's too) and exclude writers; the locks of a
+# sandboxed vmlet, and of a jailed one (as root), are taken before its
+# confinement and gone once it is killed with SIGKILL.
+source "$(dirname "$0")/../lib/sh.sh"
+have_kvm || skip "no usable /dev/kvm"
+[[ -x $VMLET ]] || skip "no $VMLET"
+command -v qemu-img >/dev/null || skip "no qemu-img (Debian qemu-utils)"
+grep -q OFDLCK /proc/locks 2>/dev/null || [[ -r /proc/locks ]] || skip "no /proc/locks"
+tiny_guests 1
+PIDS=()
+cleanup() {
+	local p
+	for p in "${PIDS[@]}"; do kill -KILL "$p" 2>/dev/null; done
+	wait 2>/dev/null
+	rm -rf "$TMPD"
+}
+trap cleanup EXIT
+
+# manifest NAME DISK=PATH[:ro][:shared]...: a VM with those hostDisks
+manifest() {
+	local name=$1 d p
+	shift
+	printf 'apiVersion: kubevirt.io/v1\nkind: VirtualMachine\n'
+	printf 'metadata: {name: %s, namespace: default}\nspec:\n  template:\n    spec:\n' "$name"
+	printf '      domain:\n        memory: {guest: 64Mi}\n        devices:\n'
+	printf '          autoattachPodInterface: false\n          disks:\n'
+	for d; do
+		p=${d#*=}
+		printf '          - {name: %s, disk: {bus: virtio, readonly: %s}, shareable: %s}\n' \
+			"${d%%=*}" "$([[ $p == *:ro* ]] && echo true || echo false)" \
+			"$([[ $p == *:shared* ]] && echo true || echo false)"
+	done
+	printf '      volumes:\n'
+	for d; do
+		p=${d#*=}
+		printf '      - {name: %s, hostDisk: {path: %s, type: Disk}}\n' "${d%%=*}" "${p%%:*}"
+	done
+}
+# start TAG DISK=PATH...: a vmlet holding those disks (guest idles; $EXTRA
+# options); 1 if it did not come up (its output is in $TMPD/TAG.out)
+EXTRA=()
+start() {
+	local tag=$1
+	shift
+	manifest "$tag" "$@" >"$TMPD/$tag.yaml"
+	"$VMLET" run -f "$TMPD/$tag.yaml" --kernel "$TMPD/mode1.elf" --log-format text "${EXTRA[@]}" \
+		>"$TMPD/$tag.out" 2>&1 &
+	PIDS+=($!)
+	LAST=$!
+	wait_log "$TMPD/$tag.out" "tiny-guest: up|error" 600 && grep -q "tiny-guest: up" "$TMPD/$tag.out"
+}
+# refused TAG DISK=PATH...: a vmlet on those disks must exit 1 naming PATH as in use
+refused() {
+	local tag=$1 path=${2#*=}
+	path=${path%%:*}
+	manifest "$tag" "${@:2}" >"$TMPD/$tag.yaml"
+	timeout 30 "$VMLET" run -f "$TMPD/$tag.yaml" --kernel "$TMPD/mode1.elf" --log-format text \
+		>"$TMPD/$tag.out" 2>&1
+	local rc=$?
+	[[ $rc -eq 1 ]] && grep -q "image '$path' is in use by another process" "$TMPD/$tag.out"
+}
+stop() { kill -KILL "$1" 2>/dev/null; wait "$1" 2>/dev/null; }
+# locked_bytes FILE: "100-101 201-201" (sorted ranges of OFD locks on FILE)
+locked_bytes() {
+	local ino
+	ino=$(stat -c %i "$1")
+	awk -v ino="$ino" '$2 == "OFDLCK" { split($6, a, ":"); if (a[3] == ino) print $7 "-" $8 }' \
+		/proc/locks | sort -n | tr '\n' ' ' | sed 's/ $//'
+}
+
+raw=$TMPD/disk.raw qcow=$TMPD/disk.qcow2
+truncate -s 16M "$raw"
+qemu-img create -q -f qcow2 "$qcow" 16M || { fail "qemu-img create"; finish; }
+
+# 1. a writer: the bytes QEMU's writer locks; nobody else may write (a
+# hostDisk is raw whatever it holds: the qcow2 file is one for qemu-img)
+if start w1 a="$raw" b="$qcow"; then
+	w1=$LAST
+	b=$(locked_bytes "$raw")
+	[[ $b == "100-101 201-201" ]] && ok "raw writer locks QEMU's bytes ($b)" ||
+		fail "raw writer locks '$b', QEMU's writer 100-101 201-201"
+	refused w2 a="$raw" && ok "a second vmlet writer is refused: $(grep -m1 'in use' "$TMPD/w2.out")" ||
+		fail "second writer not refused: $(tail -3 "$TMPD/w2.out")"
+	refused r2 a="$raw:ro" && ok "a vmlet reader is refused while vmlet writes" ||
+		fail "reader not refused: $(tail -3 "$TMPD/r2.out")"
+	out=$(qemu-img info "$qcow" 2>&1)
+	[[ $out == *'Failed to get shared "write" lock'* ]] && ok "qemu-img info sees the lock" ||
+		fail "qemu-img info: $out"
+	qemu-img info -U "$qcow" >/dev/null 2>&1 && ok "qemu-img info -U still reads it" || fail "info -U"
+	if command -v qemu-io >/dev/null; then
+		out=$(qemu-io -f raw -c 'write 0 512' "$raw" 2>&1)
+		[[ $out == *'Failed to get "write" lock'* ]] && ok "qemu-io cannot write the raw image" ||
+			fail "qemu-io: $out"
+	fi
+	# SIGKILL: the locks go with the process
+	stop "$w1"
+	b=$(locked_bytes "$raw")$(locked_bytes "$qcow")
+	[[ -z $b ]] && ok "SIGKILL: no lock left" || fail "locks left after SIGKILL: $b"
+	qemu-img info "$qcow" >/dev/null 2>&1 && ok "qemu-img info opens the image after the kill" ||
+		fail "qemu-img info after the kill"
+else
+	fail "first writer did not start: $(tail -3 "$TMPD/w1.out")"
+fi
+
+# 2. vmlet refuses an image QEMU writes, shares with QEMU's readers
+if command -v qemu-system-x86_64 >/dev/null; then
+	qemu() { # DRIVE-OPTS: a stopped QEMU (-S) holding the drive
+		qemu-system-x86_64 -nodefaults -display none -S -drive "$1" &
+		PIDS+=($!)
+		LAST=$!
+		for _ in $(seq 100); do [[ -n $(locked_bytes "$raw") ]] && return 0; sleep 0.1; done
+		return 1
+	}
+	if qemu "file=$raw,format=raw,if=virtio"; then
+		q=$LAST
+		refused qw a="$raw" && ok "vmlet refuses an image QEMU writes" ||
+			fail "image QEMU writes: $(tail -3 "$TMPD/qw.out")"
+		stop "$q"
+	else
+		fail "QEMU did not lock the image"
+	fi
+	if qemu "file=$raw,format=raw,if=virtio,readonly=on"; then
+		q=$LAST
+		start qr a="$raw:ro" && ok "vmlet reads an image QEMU reads" ||
+			fail "reader with QEMU reader: $(tail -3 "$TMPD/qr.out")"
+		stop "$LAST"
+		refused qrw a="$raw" && ok "vmlet cannot write an image QEMU reads" ||
+			fail "writer with QEMU reader: $(tail -3 "$TMPD/qrw.out")"
+		stop "$q"
+	fi
+fi
+
+# 3. readOnly: readers share; shareable: writers share
+if start r1 a="$raw:ro"; then
+	r1=$LAST
+	b=$(locked_bytes "$raw")
+	[[ $b == "100-100 201-201" ]] && ok "reader locks QEMU's reader bytes ($b)" || fail "reader locks '$b'"
+	start r2b a="$raw:ro" && ok "two readOnly vmlets share the image" ||
+		fail "second reader: $(tail -3 "$TMPD/r2b.out")"
+	stop "$LAST"
+	refused rw a="$raw" && ok "a writer is refused while a reader holds it" ||
+		fail "writer with reader: $(tail -3 "$TMPD/rw.out")"
+	stop "$r1"
+fi
+if start s1 a="$raw:shared"; then
+	s1=$LAST
+	start s2 a="$raw:shared" && ok "shareable: true: two vmlets write one image" ||
+		fail "second shareable writer: $(tail -3 "$TMPD/s2.out")"
+	stop "$LAST"
+	refused s3 a="$raw" && ok "a non-shareable writer is refused by a shareable one" ||
+		fail "exclusive writer next to shareable: $(tail -3 "$TMPD/s3.out")"
+	stop "$s1"
+fi
+
+# 4. in a jail (namespaces, pivot into an empty directory): the locks were
+# taken before, and go when the supervisor is killed (its worker follows)
+if ((EUID == 0)); then
+	mkdir -p "$TMPD/jail"
+	EXTRA=(--jail "$TMPD/jail")
+	if start j1 a="$raw"; then
+		j1=$LAST
+		b=$(locked_bytes "$raw")
+		[[ $b == "100-101 201-201" ]] && ok "jailed writer holds its locks ($b)" ||
+			fail "jailed writer locks '$b'"
+		EXTRA=()
+		refused j2 a="$raw" && ok "a writer is refused while a jailed vmlet writes" ||
+			fail "next to a jailed writer: $(tail -3 "$TMPD/j2.out")"
+		stop "$j1"
+		for _ in $(seq 100); do [[ -z $(locked_bytes "$raw") ]] && break; sleep 0.1; done
+		[[ -z $(locked_bytes "$raw") ]] && ok "SIGKILL of the jailed vmlet: no lock left" ||
+			fail "locks left after killing the jailed vmlet: $(locked_bytes "$raw")"
+	else
+		fail "jailed writer did not start: $(tail -3 "$TMPD/j1.out")"
+	fi
+	EXTRA=()
+fi
+finish

@@ -1,0 +1,106 @@
+// SPDX-License-Identifier: MIT
+/*
+ * blk_lock(): the permission rules between two openers of one image in
+ * one process (OFD locks of two open file descriptions conflict like two
+ * processes'): writers exclude each other and readers, readers share,
+ * shareable writers share, a qcow2 image's backing file is locked for
+ * reading; closing releases. The bytes QEMU sees are checked against
+ * QEMU itself in tests/sh/blk_lock.sh.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "tests/lib/test.h"
+#include "vmm/disk/blk.h"
+
+static char img[64];
+
+/* Open img (read_only) and lock it; the lock's result in *r. */
+static struct blk *opener(bool read_only, bool shareable, int *r)
+{
+	struct blk *b = NULL;
+
+	*r = blk_open_format(&b, img, read_only, BLK_CACHE_WRITEBACK, "raw");
+	if (!*r)
+		*r = blk_lock(b, shareable);
+	return b;
+}
+
+/* Whether a second opener (ro2, sh2) may join a first (ro1, sh1). */
+static int pair(bool ro1, bool sh1, bool ro2, bool sh2)
+{
+	int r1, r2;
+	struct blk *a = opener(ro1, sh1, &r1), *b = opener(ro2, sh2, &r2);
+
+	CHECK(r1 == 0);
+	blk_close(b);
+	blk_close(a);
+	return r2;
+}
+
+static void test_rules(void)
+{
+	CHECK(pair(false, false, false, false) == -EBUSY); /* writer, writer */
+	CHECK(pair(false, false, true, false) == -EBUSY);  /* writer, reader */
+	CHECK(pair(true, false, false, false) == -EBUSY);  /* reader, writer */
+	CHECK(pair(true, false, true, false) == 0);	   /* readers share */
+	CHECK(pair(false, true, false, true) == 0);	   /* shareable writers */
+	CHECK(pair(false, true, false, false) == -EBUSY);  /* then an exclusive one */
+	CHECK(pair(false, false, false, true) == -EBUSY);  /* exclusive, then shareable */
+	CHECK(pair(true, true, false, true) == 0);	   /* shareable reader, writer */
+}
+
+static void test_close_releases(void)
+{
+	int r;
+	struct blk *a = opener(false, false, &r), *b;
+
+	CHECK(r == 0);
+	blk_close(a);
+	b = opener(false, false, &r);
+	CHECK(r == 0);
+	blk_close(b);
+}
+
+static void test_backing_read_locked(void)
+{
+	char top[80], cmd[256];
+	struct blk *q = NULL, *w;
+	int r;
+
+	snprintf(top, sizeof(top), "%s.top", img);
+	snprintf(cmd, sizeof(cmd), "qemu-img create -q -f qcow2 -b %s -F raw %s >/dev/null 2>&1",
+		 img, top);
+	if (system(cmd))
+		SKIP("no qemu-img");
+	CHECK(blk_open(&q, top, false, BLK_CACHE_WRITEBACK) == 0);
+	CHECK(q && q->backing);
+	CHECK(q && blk_lock(q, false) == 0);
+	w = opener(false, false, &r); /* writing the backing file: refused */
+	CHECK(r == -EBUSY);
+	blk_close(w);
+	w = opener(true, false, &r); /* reading it: fine */
+	CHECK(r == 0);
+	blk_close(w);
+	blk_close(q);
+	unlink(top);
+}
+
+int main(void)
+{
+	int fd;
+
+	snprintf(img, sizeof(img), "/tmp/vmlet-lock-XXXXXX");
+	fd = mkstemp(img);
+	if (fd < 0 || ftruncate(fd, 1 << 20))
+		return 1;
+	close(fd);
+	TEST_RUN(test_rules);
+	TEST_RUN(test_close_releases);
+	TEST_RUN(test_backing_read_locked);
+	unlink(img);
+	return test_summary();
+}
