@@ -563,7 +563,7 @@ int config_from_resolution(const struct resolver *r, const struct spec_options *
 	if (node_ival(node_get(spec, "terminationGracePeriodSeconds"), INT64_MIN, INT64_MAX, &g) ==
 	    0)
 		cfg->termination_grace_seconds = g;
-	cfg->start_paused = !strcmp(str_or_empty(node_get(spec, "startStrategy")), "Paused");
+	cfg->start_paused = !strcmp(resolve_str(node_get(spec, "startStrategy")), "Paused");
 	map_clock(r, node_get(dom, "clock"), cfg);
 	return r->d->n_err ? -EINVAL : 0;
 }

@@ -105,13 +105,14 @@ static void apply(struct fwalk *w, const struct field_rule *f, const struct node
 	}
 }
 
-/* Append fmt to both paths; false (nothing appended) when too long. */
-static bool push(struct fwalk *w, const char *key, unsigned int index, bool item)
+/* Append ".key" (key) or "[]" / "[index]" (key NULL) to the paths; false
+ * (nothing appended) when too long. */
+static bool push(struct fwalk *w, const char *key, unsigned int index)
 {
 	size_t sl = strlen(w->schema), ml = strlen(w->msg);
 	int a, b;
 
-	if (item) {
+	if (!key) {
 		a = snprintf(w->schema + sl, sizeof(w->schema) - sl, "[]");
 		b = snprintf(w->msg + ml, sizeof(w->msg) - ml, "[%u]", index);
 	} else {
@@ -139,7 +140,7 @@ static void walk_value(struct fwalk *w, const struct node *v)
 		return;
 	}
 	for (i = 0; node_is_seq(v) && i < v->n; i++) {
-		if (!push(w, NULL, i, true))
+		if (!push(w, NULL, i))
 			return;
 		if (node_is_map(v->items[i]))
 			walk_map(w, v->items[i], NULL);
@@ -157,7 +158,7 @@ static void walk_map(struct fwalk *w, const struct node *m, const char *skip)
 	for (i = 0; node_is_map(m) && i < m->n; i++) {
 		if (skip && !strcmp(m->kv[i].key, skip))
 			continue;
-		if (!push(w, m->kv[i].key, 0, false))
+		if (!push(w, m->kv[i].key, 0))
 			continue;
 		f = fields_find(w->schema);
 		if (f) {

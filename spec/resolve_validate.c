@@ -123,7 +123,7 @@ static bool qty_nonzero(const struct node *n)
 {
 	struct quantity q;
 
-	return qty_of(n, &q) && q.nanos != 0;
+	return resolve_qty(n, &q) && q.nanos != 0;
 }
 
 /* KubeVirt's VMI admission (ValidateVirtualMachineInstanceMandatoryFields,

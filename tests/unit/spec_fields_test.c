@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "spec/fields.h"
+#include "spec/schema.h"
 #include "spec/spec.h"
 #include "tests/lib/test.h"
 
@@ -40,6 +41,8 @@ static int resolve(const char *body, struct vm_config *c)
 }
 
 #define MEM "      domain:\n        memory: {guest: 64Mi}\n"
+/* (DomainSpec.devices is required) */
+#define NODEV "        devices: {}\n"
 
 static bool has(const char *needle)
 {
@@ -61,17 +64,55 @@ static void test_table(void)
 	CHECK(fields_find("spec.template.spec.domain.launchSecurity") != NULL);
 }
 
+struct walk {
+	unsigned int fields, missing;
+};
+
+/* Every field of the schema table under VirtualMachineSpec has a row;
+ * fields of a non-KubeVirt type (Kubernetes, CDI) are covered by their
+ * one row, their own fields are not walked. */
+static int cover(const char *path, const struct schema_field *f, void *arg)
+{
+	const struct schema_val *v = schema_field_val(f);
+	const struct schema_type *t;
+	struct walk *w = arg;
+	char full[512];
+
+	if (v->kind == SK_ARRAY || v->kind == SK_MAP)
+		v = schema_val_item(v);
+	t = v ? schema_val_type(v) : NULL;
+	snprintf(full, sizeof(full), "spec.%s", path);
+	/* a list's elements ("x[]") are the list's row */
+	if (strlen(full) > 2 && !strcmp(full + strlen(full) - 2, "[]"))
+		full[strlen(full) - 2] = 0;
+	w->fields++;
+	if (!fields_find(full)) {
+		test_fail(__FILE__, __LINE__, "%s: a schema field without a row in docs/fields.md",
+			  full);
+		w->missing++;
+	}
+	return t && strncmp(t->name, "v1.", 3) ? 1 : 0;
+}
+
+static void test_schema_covered(void)
+{
+	struct walk w = {0};
+
+	CHECK(schema_walk(SCHEMA_T_VM_SPEC, cover, &w) == 0);
+	CHECK(w.fields > 400 && w.missing == 0);
+}
+
 static void test_refused(void)
 {
 	struct vm_config c;
 
-	CHECK(resolve("      architecture: arm64\n" MEM, &c) == -EINVAL);
+	CHECK(resolve("      architecture: arm64\n" MEM NODEV, &c) == -EINVAL);
 	CHECK(has("E spec.template.spec.architecture: vmlet runs amd64 (x86_64) guests only, "
 		  "not \"arm64\" @7:21"));
-	CHECK(resolve(MEM "        launchSecurity: {sev: {}}\n", &c) == -EINVAL);
+	CHECK(resolve(MEM NODEV "        launchSecurity: {sev: {}}\n", &c) == -EINVAL);
 	CHECK(has("E spec.template.spec.domain.launchSecurity: vmlet cannot run encrypted"));
 	CHECK(!has("launchSecurity.sev")); /* one error for the whole field */
-	CHECK(resolve(MEM "        cpu: {model: Haswell-noTSX}\n", &c) == -EINVAL);
+	CHECK(resolve(MEM NODEV "        cpu: {model: Haswell-noTSX}\n", &c) == -EINVAL);
 	CHECK(has("E spec.template.spec.domain.cpu.model: vmlet presents the host CPU"));
 	CHECK(has("\"Haswell-noTSX\""));
 	CHECK(resolve(MEM
@@ -108,13 +149,15 @@ static void test_implemented(void)
 	CHECK(!c.autoattach_serial_console);
 	CHECK(c.rtc_offset_seconds == -3600 && !c.rtc_timezone);
 	vm_config_release(&c);
-	CHECK(resolve(MEM "        cpu: {model: host-passthrough, isolateEmulatorThread: true}\n"
-			  "        clock: {timezone: Europe/Berlin}\n",
+	CHECK(resolve(MEM NODEV
+		      "        cpu: {model: host-passthrough, isolateEmulatorThread: true}\n"
+		      "        clock: {timezone: Europe/Berlin}\n",
 		      &c) == 0);
 	CHECK(!c.start_paused && !c.dedicated_cpu_placement && !c.isolate_emulator_thread);
 	CHECK_STR(c.rtc_timezone, "Europe/Berlin");
 	vm_config_release(&c);
-	CHECK(resolve(MEM "        clock: {utc: {offsetSeconds: 99999999}}\n", &c) == -EINVAL);
+	CHECK(resolve(MEM NODEV "        clock: {utc: {offsetSeconds: 99999999}}\n", &c) ==
+	      -EINVAL);
 	CHECK(has("E spec.template.spec.domain.clock.utc.offsetSeconds:"));
 }
 
@@ -156,17 +199,19 @@ static void test_memory_required(void)
 {
 	struct vm_config c;
 
-	CHECK(resolve("      domain:\n        cpu: {cores: 1}\n", &c) == -EINVAL);
+	CHECK(resolve("      domain:\n        cpu: {cores: 1}\n" NODEV, &c) == -EINVAL);
 	CHECK(has("E spec.template.spec.domain.memory: no memory requested, at least one of "
 		  "'spec.domain.memory.guest', 'spec.domain.memory.hugepages.size' or "
 		  "'spec.domain.resources.requests.memory' must be set"));
-	CHECK(resolve("      domain:\n        resources: {requests: {memory: 0}}\n", &c) ==
+	CHECK(resolve("      domain:\n        resources: {requests: {memory: 0}}\n" NODEV, &c) ==
 	      -EINVAL);
 	CHECK(has("no memory requested"));
-	CHECK(resolve("      domain:\n        resources: {limits: {memory: 96Mi}}\n", &c) == 0);
+	CHECK(resolve("      domain:\n        resources: {limits: {memory: 96Mi}}\n" NODEV, &c) ==
+	      0);
 	CHECK(c.memory_bytes == 96u << 20);
 	vm_config_release(&c);
-	CHECK(resolve("      domain:\n        resources: {requests: {memory: 80Mi}}\n", &c) == 0);
+	CHECK(resolve("      domain:\n        resources: {requests: {memory: 80Mi}}\n" NODEV, &c) ==
+	      0);
 	CHECK(c.memory_bytes == 80u << 20);
 	vm_config_release(&c);
 }
@@ -174,6 +219,7 @@ static void test_memory_required(void)
 int main(void)
 {
 	TEST_RUN(test_table);
+	TEST_RUN(test_schema_covered);
 	TEST_RUN(test_refused);
 	TEST_RUN(test_implemented);
 	TEST_RUN(test_differently);
