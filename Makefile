@@ -12,11 +12,17 @@
 #   make clean
 #
 # Variables: V=1 verbose; SAN=1 ASan+UBSan build (objects in build/san);
-# BUILD=dir object directory.
+# FUZZ=1 clang build for the libFuzzer targets (objects in build/fuzz; see
+# scripts/fuzz.sh); BUILD=dir object directory.
 
 CC       ?= gcc
 SAN      ?=
-ifeq ($(SAN),1)
+FUZZ     ?=
+ifeq ($(FUZZ),1)
+BUILD    ?= build/fuzz
+CC       := clang
+CFLAGS   ?= -O1 -g
+else ifeq ($(SAN),1)
 BUILD    ?= build/san
 else
 BUILD    ?= build
@@ -34,6 +40,12 @@ LDLIBS   := $(PKG_LIBS) -lpthread
 ifeq ($(SAN),1)
 CFLAGS   += -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 LDFLAGS  += -fsanitize=address,undefined
+endif
+# libFuzzer: the library is instrumented (fuzzer-no-link); each target
+# tests/fuzz/NAME.c links it with libFuzzer's main as build/fuzz/NAME.
+FUZZ_SAN := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
+ifeq ($(FUZZ),1)
+CFLAGS   += -fsanitize=fuzzer-no-link $(FUZZ_SAN) -Wno-gnu-variable-sized-type-not-at-end
 endif
 
 # Freestanding guest code (firmware/): general-purpose registers only, no red
@@ -174,6 +186,17 @@ check:
 	scripts/check-format.sh
 	scripts/check-cppcheck.sh
 
+# ---- fuzz targets (FUZZ=1: make FUZZ=1 fuzz-targets; scripts/fuzz.sh) ----
+FUZZ_TARGETS := $(patsubst tests/fuzz/%.c,%,$(sort $(wildcard tests/fuzz/*_fuzz.c)))
+ifeq ($(FUZZ),1)
+$(BUILD)/%_fuzz: $(BUILD)/tests/fuzz/%_fuzz.o $(BUILD)/libvmlet.a $(BUILD)/fw/blobs.o
+	@$(if $(Q),echo "  FUZZLD  $@")
+	$(Q)$(CC) -fsanitize=fuzzer $(FUZZ_SAN) -o $@ $^ $(LDLIBS)
+endif
+
+fuzz-targets:
+	$(Q)$(MAKE) --no-print-directory FUZZ=1 $(FUZZ_TARGETS:%=build/fuzz/%)
+
 FUZZ_SECONDS ?= 60
 fuzz:
 	$(Q)scripts/fuzz.sh $(FUZZ_SECONDS)
@@ -190,7 +213,7 @@ build/static/vmlet-static vmlet-static: $(BUILD)/vmm/main.o $(BUILD)/libvmlet.a 
 clean:
 	rm -rf build vmlet vmlet-static
 
-.PHONY: all deps test run check fuzz bench static clean unit-tests gen
+.PHONY: all deps test run check fuzz fuzz-targets bench static clean unit-tests gen
 .SECONDARY:
 
 -include $(shell find build -name '*.d' 2>/dev/null)

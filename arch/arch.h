@@ -104,6 +104,11 @@ int arch_ram_regions(uint64_t mem_bytes, struct arch_ram_region out[2], size_t *
  * RAM below the hole, reserved ECAM/IOAPIC/LAPIC, RAM above 4 GiB. Sorted,
  * non-overlapping. */
 int arch_e820_build(uint64_t mem_bytes, struct arch_e820_entry *out, size_t cap, size_t *n);
+/* The map a BIOS firmware starts from (fw_cfg etc/e820): RAM below the
+ * hole and above 4 GiB, and reserved the ECAM window and KVM's private
+ * pages (ARCH_IDENTITY_MAP_GPA, ARCH_TSS_GPA). The firmware reserves its own areas (EBDA,
+ * BIOS, ACPI) in the map it hands to the OS. Same errors. */
+int arch_e820_firmware(uint64_t mem_bytes, struct arch_e820_entry *out, size_t cap, size_t *n);
 
 /* ---- page tables and registers ----------------------------------------- */
 
@@ -128,6 +133,10 @@ int arch_gdt_build(uint8_t *low_mem, uint64_t low_size);
  * interrupt_bitmap) is kept, so start from KVM_GET_SREGS. */
 void arch_regs_linux64(uint64_t entry, struct kvm_regs *regs, struct kvm_sregs *sregs);
 void arch_regs_pvh32(uint32_t entry, struct kvm_regs *regs, struct kvm_sregs *sregs);
+/* The reset state in real mode, executing at F000:FFF0 of the BIOS copy
+ * below 1 MiB (CS base 0xF0000, not the 0xFFFF0000 alias at the top of
+ * 4 GiB: vmlet maps its BIOS image in low RAM only). Same contract. */
+void arch_regs_bios(struct kvm_regs *regs, struct kvm_sregs *sregs);
 
 /* ---- boot payloads ----------------------------------------------------- */
 
@@ -198,13 +207,14 @@ int arch_acpi_build(uint8_t *buf, size_t cap, gpa_t base, const struct arch_acpi
 struct arch_smbios_ids {
 	const char *serial;
 	const char *uuid; /* "01234567-89ab-cdef-0123-456789abcdef" */
+	int no_type0;	  /* leave type 0 to the firmware (SeaBIOS adds its own) */
 };
 #define ARCH_SMBIOS_ENTRY_SIZE 24   /* the SMBIOS 3.0 "_SM3_" entry point */
 #define ARCH_SMBIOS_TABLES_OFF 0x20 /* where arch_smbios_build puts the tables */
 
 /*
  * SMBIOS 3.0 structures for the guest, the same for every VM and boot path:
- * type 0 (vendor "vmlet", version "1.0"), type 1 (manufacturer and family
+ * type 0 (vendor "vmlet", version "1.0"; not with ids->no_type0), type 1 (manufacturer and family
  * "KubeVirt", product "None", serial and UUID from *ids), type 127. *used =
  * bytes written. -ENOSPC when cap is too small, -EINVAL for a malformed
  * uuid. See arch/x86_64/smbios.c.
@@ -217,5 +227,23 @@ void arch_smbios_entry(uint8_t ep[ARCH_SMBIOS_ENTRY_SIZE], gpa_t tables_gpa, uin
  * buf[ARCH_SMBIOS_TABLES_OFF]. *used = bytes written. */
 int arch_smbios_build(uint8_t *buf, size_t cap, gpa_t gpa, const struct arch_smbios_ids *ids,
 		      size_t *used);
+
+/*
+ * The same tables for a BIOS firmware that loads them itself through
+ * fw_cfg (arch/x86_64/acpi_loader.c documents the script format). tables
+ * is what arch_acpi_build() wrote for gpa base (used bytes, RSDP first).
+ * Rewrites the pointers in it into offsets within the tables file and
+ * writes the script (ALLOCATE, ADD_POINTER and ADD_CHECKSUM commands) to
+ * script. The files: ARCH_ACPI_FILE_RSDP = tables[0, ARCH_ACPI_RSDP_SIZE),
+ * ARCH_ACPI_FILE_TABLES = tables[*tables_off, used), ARCH_ACPI_FILE_LOADER
+ * = script[0, *script_len). -EINVAL (not such a blob), -ENOSPC (script).
+ */
+#define ARCH_ACPI_FILE_RSDP   "etc/acpi/rsdp"
+#define ARCH_ACPI_FILE_TABLES "etc/acpi/tables"
+#define ARCH_ACPI_FILE_LOADER "etc/table-loader"
+#define ARCH_ACPI_RSDP_SIZE   36
+#define ARCH_ACPI_LOADER_MAX  (32 * 128)
+int arch_acpi_loader_build(uint8_t *tables, size_t used, gpa_t base, uint8_t *script, size_t cap,
+			   size_t *script_len, size_t *tables_off);
 
 #endif /* VMLET_ARCH_H */

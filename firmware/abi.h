@@ -129,7 +129,7 @@
  *   nic=<bb:dd.f> <mac> <linkUp 0|1> <mtu> <address/prefix|-> <router|->
  *       <arp ok|-> <ping ok|-> <rxOk> <txOk> <echoed>
  *                            one per virtio-net function, driven at CPL3
- *                            (firmware/lib/virtio_net.c): MAC, STATUS link
+ *                            (firmware/probe/virtio_net.c): MAC, STATUS link
  *                            bit and MTU from the device (0 when not
  *                            offered); the IPv4 address and router a DHCP
  *                            exchange (DISCOVER, OFFER, REQUEST, ACK) gave;
@@ -151,7 +151,7 @@
  *                            RAM, huge, device-writable, empty, oversized,
  *                            a loop); ok when each was completed or reported
  *                            with NEEDS_RESET and a good frame went out
- *                            after it (firmware/lib/virtio_net_hostile.c)
+ *                            after it (firmware/probe/virtio_net_hostile.c)
  *   netBench=<bb:dd.f> <mode> <frames> <bytes> <ticks> <missing>
  *                            only with "vmlet.netbench=MODE": timed traffic
  *                            on the first virtio-net (firmware/probe/
@@ -165,7 +165,17 @@
  *                            UEFI revision and configuration tables in
  *                            order (ACPI20, ACPI, SMBIOS3, SMBIOS, else the
  *                            GUID in its text form)
+ *   msixRouted=<functions> <vectors>
+ *                            only with "vmlet.msix": every MSI-X vector of
+ *                            every PCI function was routed and unmasked
+ *                            (to APIC 0), as a Linux guest leaves them,
+ *                            before the probe ends (firmware/probe/end.c)
  *   error=<text>             something the probe could not do (repeatable)
+ *
+ * After the report the probe powers off, or with "vmlet.end=MODE": reboot
+ * (i8042 reset line), crash (triple fault), hold (halts for good), button
+ * (waits for the ACPI power button, then powers off). "vmlet.netquick":
+ * the NICs' own facts only (no DHCP, ARP, ping).
  *
  * Parsers must bound everything: the guest is untrusted.
  */

@@ -421,8 +421,10 @@ static void map_firmware(const struct node *dom, const char *root, struct vm_con
 		cfg->cmdline = dup_str(node_get(kb, "kernelArgs"));
 	} else if (node_is_map(efi)) {
 		cfg->boot = VM_BOOT_EFI;
-	} else if (node_is_map(node_path(fw, "bootloader.bios"))) {
+	} else {
+		/* bootloader.bios, or no bootloader: KubeVirt's default is BIOS */
 		cfg->boot = VM_BOOT_BIOS;
+		cfg->bios_use_serial = node_bval(node_path(fw, "bootloader.bios.useSerial"), false);
 	}
 	if (node_is_map(efi)) {
 		cfg->efi_secure_boot = node_bval(node_get(efi, "secureBoot"), true);
@@ -541,9 +543,11 @@ int config_from_resolution(const struct resolver *r, const struct spec_options *
 		cfg->disks = calloc(seq->n, sizeof(*cfg->disks));
 		if (!cfg->disks)
 			spec_oom();
-		for (i = 0; i < seq->n; i++, cfg->n_disks++)
+		for (i = 0; i < seq->n; i++) {
+			cfg->n_disks++; /* released with cfg even if map_disk fails */
 			if (map_disk(r, o, root, seq->items[i], i, vols, &cfg->disks[i]))
 				return -EINVAL;
+		}
 	}
 	seq = node_get(devs, "interfaces");
 	if (node_is_seq(seq) && seq->n) {

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "arch/arch.h"
+#include "vmm/bios_boot.h"
 #include "vmm/efi_boot.h"
 #include "vmm/log.h"
 #include "vmm/vcpu.h"
@@ -85,18 +86,24 @@ static enum boot_format boot_detect(const struct boot_file *k)
 	return BOOT_FMT_UNKNOWN;
 }
 
-static int boot_acpi(struct vm *vm, gpa_t *rsdp, size_t *used)
+void vm_acpi_config(const struct vm *vm, struct arch_acpi_config *c)
 {
-	struct arch_acpi_config c = {
+	*c = (struct arch_acpi_config){
 	    .topo = vm->topo,
 	    .apic_ids = vm->apic_ids,
 	    .n_vcpus = vm->n_vcpus,
 	    .serial = vm->cfg->autoattach_serial_console, /* COM1: dev/serial8250.c */
 	    .pci = 1, /* MCFG + PCI0: vmm/dev/pci_devices.c always has a host bridge */
 	};
+}
+
+static int boot_acpi(struct vm *vm, gpa_t *rsdp, size_t *used)
+{
+	struct arch_acpi_config c;
 	uint8_t *buf = guest_mem_ptr(&vm->mem, ARCH_ACPI_GPA, ARCH_ACPI_MAX);
 	int ret;
 
+	vm_acpi_config(vm, &c);
 	*rsdp = 0;
 	*used = 0;
 	if (!vm->cfg->acpi)
@@ -112,7 +119,7 @@ static int boot_acpi(struct vm *vm, gpa_t *rsdp, size_t *used)
 
 int boot_place_smbios(const struct vm_config *cfg, struct guest_mem *mem, gpa_t after)
 {
-	const struct arch_smbios_ids ids = {cfg->firmware_serial, cfg->firmware_uuid};
+	const struct arch_smbios_ids ids = {cfg->firmware_serial, cfg->firmware_uuid, 0};
 	gpa_t gpa = (after + 15) & ~15ull;
 	uint8_t *buf;
 	size_t used;
@@ -268,14 +275,12 @@ static int boot_kernel_file(struct vm *vm, struct boot_file *k)
 		*k = (struct boot_file){(uint8_t *)elf, len, false};
 		return 0;
 	}
-	case VM_BOOT_BIOS:
-		error("boot: BIOS boot is not supported: use firmware.kernelBoot or --kernel");
-		return -ENOTSUP;
+	case VM_BOOT_BIOS: /* vm_boot() took it */
 	case VM_BOOT_NONE:
 		break;
 	}
-	error("boot: the VM has nothing to boot: it needs spec.domain.firmware.kernelBoot (or "
-	      "--kernel), or EFI (firmware.bootloader.efi)");
+	error("boot: the VM has nothing to boot: it needs a manifest (-f: BIOS, EFI or "
+	      "spec.domain.firmware.kernelBoot) or --kernel");
 	return -EINVAL;
 }
 
@@ -294,6 +299,10 @@ int vm_boot(struct vm *vm)
 	memset(&regs, 0, sizeof(regs));
 	memset(&sregs, 0, sizeof(sregs));
 	memset(&bi, 0, sizeof(bi));
+	if (vm->cfg->boot == VM_BOOT_BIOS && !vm->opt.payload) {
+		ret = bios_boot_setup(vm, &regs, &sregs);
+		return ret ? ret : boot_set_regs(vm, &regs, &sregs);
+	}
 	bi.mem_bytes = vm->mem.total;
 	bi.cmdline = vm->cfg->cmdline;
 	ret = boot_kernel_file(vm, &kernel);

@@ -20,6 +20,7 @@ static const struct device_type *const device_types[] = {
     &acpi_pm_device,	  /* PM1a event/control, power button, S5 */
     &report_port_device,  /* probe's fast report port (captured console only) */
     &efi_port_device,	  /* EFI firmware's boot order and variable store */
+    &fw_cfg_device,	  /* 0x510-0x51b firmware configuration (BIOS VMs) */
     &pci_devices_device,  /* PCI host + virtio-blk/net/rng functions */
 };
 
@@ -62,6 +63,13 @@ int device_create_all(const struct device_env *env, struct device_instance **out
 out_destroy:
 	device_destroy_all(devs, used);
 	return ret;
+}
+
+void device_quiesce_all(struct device_instance *devs, unsigned int n)
+{
+	for (unsigned int i = 0; i < n; i++)
+		if (devs[i].type->quiesce && devs[i].state)
+			devs[i].type->quiesce(devs[i].state);
 }
 
 void device_destroy_all(struct device_instance *devs, unsigned int n)

@@ -58,7 +58,11 @@ struct device_type {
 	unsigned int (*count)(const struct vm_config *cfg);
 	/* Create instance index; *state = NULL means "not in this VM". */
 	int (*create)(const struct device_env *env, unsigned int index, void **state);
-	void (*reset)(void *state);   /* optional */
+	void (*reset)(void *state); /* optional */
+	/* Optional, at teardown before any device is destroyed (vCPUs
+	 * stopped): stop I/O and make what the guest wrote durable (disks
+	 * flushed), so that nothing a later release does can lose it. */
+	void (*quiesce)(void *state);
 	void (*destroy)(void *state); /* optional; state may be NULL-checked */
 };
 
@@ -94,10 +98,16 @@ int device_console_write(struct vm *vm, const void *buf, size_t len);
 void device_set_pci_slots(struct vm *vm, uint32_t mask);
 uint32_t device_pci_slots(const struct vm *vm);
 
+/* The fw_cfg device (BIOS VMs) hands its interface to the boot code,
+ * which fills it before the guest runs (vmm/bios_boot.c). */
+struct fw_cfg;
+void device_set_fw_cfg(struct vm *vm, struct fw_cfg *fc);
+
 /* What a device counts for the control socket's metrics. */
 struct device_counters {
 	/* block: requests completed, of them failed; data bytes moved */
 	uint64_t requests, errors, read_bytes, write_bytes;
+	uint64_t io_pauses; /* block: VM pauses for a host error (errorPolicy) */
 	/* network: frames and bytes to the guest (rx) and from it (tx) */
 	uint64_t rx_packets, rx_bytes, tx_packets, tx_bytes, rx_dropped, tx_dropped;
 };
@@ -123,6 +133,7 @@ struct device_instance {
 	void *state;
 };
 int device_create_all(const struct device_env *env, struct device_instance **out, unsigned int *n);
+void device_quiesce_all(struct device_instance *devs, unsigned int n);
 void device_destroy_all(struct device_instance *devs, unsigned int n);
 
 #endif /* VMLET_DEVICE_H */

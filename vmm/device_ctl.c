@@ -59,6 +59,12 @@ uint32_t device_pci_slots(const struct vm *vm)
 	return vm ? vm->pci_slots : 0;
 }
 
+void device_set_fw_cfg(struct vm *vm, struct fw_cfg *fc)
+{
+	if (vm)
+		vm->fw_cfg = fc;
+}
+
 int device_add_counters(struct vm *vm, const char *kind, const char *name,
 			void (*read)(void *opaque, struct device_counters *c), void *opaque)
 {

@@ -52,7 +52,10 @@ int error_errno(int err, const char *fmt, ...) __attribute__((format(printf, 2, 
 	} while (0)
 
 /* Write s to f as a JSON string literal (quotes included; ", \\ and
- * control characters escaped). Also a valid YAML double-quoted scalar. */
+ * control characters escaped). Also a valid YAML double-quoted scalar.
+ * vmm/'s one string escaper for the JSON it writes by hand: the log lines
+ * here and the probe report (vmm/probe_report*.c); it allocates nothing, so
+ * any confined thread may log. */
 void log_json_string(FILE *f, const char *s);
 
 #endif /* VMLET_LOG_H */

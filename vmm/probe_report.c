@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "arch/arch.h"
+#include "vmm/log.h"
 #include "vmm/probe_report.h"
 
 /* ---- parsing ------------------------------------------------------------ */
@@ -434,22 +435,6 @@ bool probe_report_compare(const struct probe_report *exp, const struct probe_rep
 
 /* ---- output ------------------------------------------------------------- */
 
-/* Report strings are printable ASCII (the parser replaces the rest), but
- * error text may hold quotes and backslashes. */
-static void json_str(FILE *f, const char *s)
-{
-	fputc('"', f);
-	for (; *s; s++) {
-		if (*s == '"' || *s == '\\')
-			fprintf(f, "\\%c", *s);
-		else if ((unsigned char)*s < 0x20)
-			fprintf(f, "\\u%04x", (unsigned char)*s);
-		else
-			fputc(*s, f);
-	}
-	fputc('"', f);
-}
-
 static void json_u32_list(FILE *f, const uint32_t *v, uint32_t n)
 {
 	fputc('[', f);
@@ -462,7 +447,7 @@ static void json_side(FILE *f, const struct probe_report *r, bool guest,
 		      const struct probe_report *names)
 {
 	fputs("{\"vendor\":", f);
-	json_str(f, r->vendor_id);
+	log_json_string(f, r->vendor_id);
 	fputs(",\"vcpus\":[", f);
 	for (uint32_t i = 0; i < r->n_vcpus; i++) {
 		const struct probe_vcpu *v = &r->vcpus[i];
@@ -480,17 +465,17 @@ static void json_side(FILE *f, const struct probe_report *r, bool guest,
 		r->memory_bytes);
 	for (uint32_t i = 0; i < r->n_tables; i++) {
 		fputs(i ? "," : "", f);
-		json_str(f, r->tables[i]);
+		log_json_string(f, r->tables[i]);
 	}
 	fputs("],\"madtApicIds\":", f);
 	json_u32_list(f, r->madt_apic_ids, r->n_madt);
 	if (guest) {
 		fputs(",\"topoSource\":", f);
-		json_str(f, r->topo_source);
+		log_json_string(f, r->topo_source);
 		fputs(",\"acpiBadChecksum\":[", f);
 		for (uint32_t i = 0; i < r->n_bad_tables; i++) {
 			fputs(i ? "," : "", f);
-			json_str(f, r->bad_tables[i]);
+			log_json_string(f, r->bad_tables[i]);
 		}
 		fprintf(f, "],\"tscAps\":%" PRIu64 ",\"tscProbe\":%" PRIu64, r->tsc_aps,
 			r->tsc_probe);
@@ -499,7 +484,7 @@ static void json_side(FILE *f, const struct probe_report *r, bool guest,
 		fputs(",\"errors\":[", f);
 		for (uint32_t i = 0; i < r->n_errors; i++) {
 			fputs(i ? "," : "", f);
-			json_str(f, r->errors[i]);
+			log_json_string(f, r->errors[i]);
 		}
 		fputc(']', f);
 	}

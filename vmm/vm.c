@@ -506,6 +506,11 @@ void vm_destroy(struct vm *vm)
 	}
 	if (vm->t_end)
 		vm_stamp(vm, "vcpus_closed");
+	/* Disks first: flushed before anything else is released. Then the
+	 * devices; their interrupt routes go with the VM fd (irq_teardown:
+	 * no KVM_SET_GSI_ROUTING from the main thread's filter). */
+	device_quiesce_all(vm->devs, vm->n_devs);
+	irq_teardown(vm);
 	device_destroy_all(vm->devs, vm->n_devs);
 	irq_release(vm);
 	if (vm->vm_fd >= 0)

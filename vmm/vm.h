@@ -100,12 +100,20 @@ struct vm {
 	pthread_cond_t pause_cond;
 	int paused;	     /* atomic */
 	unsigned int parked; /* vCPUs held by the pause, under pause_lock */
-	int console_client;  /* attached console connection + 1, 0 = none; atomic */
+	/* Why the VM is paused (vm_pause_for(); "" = by the user), a pause a
+	 * device thread asked for, and the count of pause ends (resume or the
+	 * VM's end) its threads wait on: all under pause_lock. */
+	char pause_reason[32];
+	char pause_message[256];
+	bool pause_wanted;
+	unsigned int resume_gen;
+	int console_client; /* attached console connection + 1, 0 = none; atomic */
 	void (*console_input)(void *opaque, const void *buf, size_t len);
 	void *console_input_opaque;
 	void (*console_output)(void *opaque, const void *buf, size_t len);
 	void *console_output_opaque;
-	uint32_t pci_slots; /* device_set_pci_slots() */
+	uint32_t pci_slots;    /* device_set_pci_slots() */
+	struct fw_cfg *fw_cfg; /* device_set_fw_cfg(): BIOS VMs only */
 	/* dedicatedCpuPlacement (vmm/vm_pin.c): host CPU of vCPU i, then the
 	 * emulator threads' one; NULL = not pinned */
 	int *pin_cpus;
@@ -115,6 +123,8 @@ struct vm {
 
 int vm_create(struct vm **out, const struct vm_config *cfg, const struct vm_options *opt);
 int vm_boot(struct vm *vm);
+/* The ACPI table configuration of this VM (vmm/boot.c). */
+void vm_acpi_config(const struct vm *vm, struct arch_acpi_config *c);
 /* (part of vm_boot) The SMBIOS tables (arch_smbios_build) for cfg into
  * guest memory at ARCH_SMBIOS_GPA, or just above `after` (the end of the
  * ACPI tables) when that is higher, for every VM: firmware and a directly
@@ -174,6 +184,23 @@ static inline bool vm_is_paused(struct vm *vm)
 void vm_pause_point(struct vcpu *v);
 /* Any thread: release held vCPUs because the VM ends (vm_request_exit()). */
 void vm_pause_wake(struct vm *vm);
+
+/*
+ * Pauses a device asks for (disk errorPolicy stop): from a device thread,
+ * vm_pause_for() records why (reason: KubeVirt's condition reason, e.g.
+ * "PausedIOError"; message: what failed) and wakes the main thread, which
+ * pauses the VM (vm_pause_pending(), from its loop); the thread then
+ * waits in vm_wait_resume() with the generation vm_pause_for() returned:
+ * 0 once the VM was resumed (or the pause could not be made: retry),
+ * -ESRCH when the VM ends, -ETIMEDOUT after timeout_ms (to let the caller
+ * check its own state; wait again with the same generation).
+ */
+unsigned int vm_pause_for(struct vm *vm, const char *reason, const char *message);
+int vm_wait_resume(struct vm *vm, unsigned int gen, unsigned int timeout_ms);
+void vm_pause_pending(struct vm *vm);
+/* Why the VM is paused: reason ("PausedByUser" for a ctl pause) and
+ * message ("" when none), copied; false when it is not paused. */
+bool vm_paused_because(struct vm *vm, char *reason, size_t rlen, char *msg, size_t mlen);
 
 /* Log each device's counters (at the end of a run). */
 void vm_log_counters(struct vm *vm);

@@ -17,10 +17,10 @@
 #include <stdint.h>
 
 enum vm_boot_kind {
-	VM_BOOT_NONE = 0, /* neither kernel nor EFI: vmm refuses to start */
+	VM_BOOT_NONE = 0, /* no manifest and no --kernel: vmm refuses to start */
 	VM_BOOT_KERNEL,	  /* firmware.kernelBoot or --kernel: bzImage or PVH ELF */
 	VM_BOOT_EFI,	  /* bootloader.efi: vmlet's own firmware or --firmware */
-	VM_BOOT_BIOS,	  /* bootloader.bios: not supported by the vmm */
+	VM_BOOT_BIOS,	  /* bootloader.bios or none (KubeVirt's default): SeaBIOS */
 };
 
 enum vm_disk_source {
@@ -139,6 +139,7 @@ struct vm_config {
 	char *cmdline;
 	bool efi_secure_boot; /* effective secure boot (EFI only) */
 	bool efi_persistent;
+	bool bios_use_serial;  /* bootloader.bios.useSerial: BIOS console on COM1 */
 	char *firmware_uuid;   /* firmware.uuid (SMBIOS) */
 	char *firmware_serial; /* firmware.serial (SMBIOS) */
 

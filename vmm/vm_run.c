@@ -166,6 +166,7 @@ int vm_run(struct vm *vm)
 			error_errno(ret, "vm: event loop");
 			vm_request_exit(vm, VM_EXIT_HARD_STOP);
 		}
+		vm_pause_pending(vm); /* a disk's errorPolicy stop */
 	}
 	ret = 0;
 out_join:

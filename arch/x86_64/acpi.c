@@ -297,7 +297,7 @@ static void dsdt_prt(struct aml *a, const struct arch_acpi_config *cfg)
 
 /* PCI Firmware Spec §4.1: a PCIe host bridge (PNP0A08, compatible PNP0A03)
  * decoding config mechanism #1 ports, the bus range of the ECAM, the I/O
- * space around 0xCF8 and the 32-bit MMIO window. */
+ * space around 0xCF8 and the 32-bit MMIO windows (below and above ECAM). */
 static void dsdt_pci(struct aml *a, const struct arch_acpi_config *cfg)
 {
 	struct aml_rt rt = {.len = 0};
@@ -314,6 +314,8 @@ static void dsdt_pci(struct aml *a, const struct arch_acpi_config *cfg)
 	aml_rt_word_io(&rt, 0x0d00, 0xffff);
 	aml_rt_dword_mem(&rt, (uint32_t)ARCH_PCI_MMIO32_START,
 			 (uint32_t)(ARCH_PCI_MMIO32_START + ARCH_PCI_MMIO32_SIZE - 1));
+	aml_rt_dword_mem(&rt, (uint32_t)ARCH_PCI_MMIO32_HI_START,
+			 (uint32_t)(ARCH_PCI_MMIO32_HI_START + ARCH_PCI_MMIO32_HI_SIZE - 1));
 	aml_rt_end(&rt);
 	aml_name_rt(a, "_CRS", &rt);
 	dsdt_prt(a, cfg);

@@ -150,3 +150,46 @@ void arch_regs_pvh32(uint32_t entry, struct kvm_regs *regs, struct kvm_sregs *sr
 	sregs->cr4 = 0;
 	sregs->efer = 0;
 }
+
+/* A real-mode segment as the reset state has it (SDM Vol 3A §9.1.1). */
+static void seg_real(struct kvm_segment *s, uint16_t sel, uint8_t type)
+{
+	memset(s, 0, sizeof(*s));
+	s->selector = sel;
+	s->base = (uint64_t)sel << 4;
+	s->limit = 0xffff;
+	s->type = type;
+	s->present = 1;
+	s->s = 1;
+}
+
+void arch_regs_bios(struct kvm_regs *regs, struct kvm_sregs *sregs)
+{
+	memset(regs, 0, sizeof(*regs));
+	regs->rip = 0xfff0;
+	regs->rflags = 0x2;
+
+	seg_real(&sregs->cs, 0xf000, 0xb);
+	seg_real(&sregs->ds, 0, 0x3);
+	sregs->es = sregs->ds;
+	sregs->fs = sregs->ds;
+	sregs->gs = sregs->ds;
+	sregs->ss = sregs->ds;
+	memset(&sregs->tr, 0, sizeof(sregs->tr));
+	sregs->tr.limit = 0xffff;
+	sregs->tr.type = 0xb;
+	sregs->tr.present = 1;
+	memset(&sregs->ldt, 0, sizeof(sregs->ldt));
+	sregs->ldt.limit = 0xffff;
+	sregs->ldt.type = 0x2;
+	sregs->ldt.present = 1;
+	memset(&sregs->gdt, 0, sizeof(sregs->gdt));
+	sregs->gdt.limit = 0xffff;
+	memset(&sregs->idt, 0, sizeof(sregs->idt));
+	sregs->idt.limit = 0xffff;
+	sregs->cr0 = 0x60000010; /* CD, NW, ET: the reset value */
+	sregs->cr2 = 0;
+	sregs->cr3 = 0;
+	sregs->cr4 = 0;
+	sregs->efer = 0;
+}

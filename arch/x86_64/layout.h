@@ -22,6 +22,8 @@
  *   ... RAM up to min(mem, ARCH_MMIO_HOLE_START)
  *   0xc000_0000  32-bit MMIO hole: PCI BARs (ARCH_PCI_MMIO32_*)
  *   0xe000_0000  PCI ECAM, bus 0..ARCH_PCI_ECAM_BUSES-1
+ *   0xe010_0000  more PCI BAR space up to the IOAPIC (ARCH_PCI_MMIO32_HI_*):
+ *                a BIOS places BARs top-down from 0xfec0_0000
  *   0xfec0_0000  IOAPIC
  *   0xfee0_0000  local APIC
  *   0xfffb_c000  KVM's identity-map page (ARCH_IDENTITY_MAP_GPA) and its
@@ -55,18 +57,20 @@
 #define ARCH_SMBIOS_END	       0x00100000ull
 #define ARCH_HIGH_LOAD_GPA     0x00100000ull
 
-#define ARCH_MMIO_HOLE_START  0xc0000000ull
-#define ARCH_MMIO_HOLE_END    0x100000000ull
-#define ARCH_PCI_MMIO32_START 0xc0000000ull
-#define ARCH_PCI_MMIO32_SIZE  0x20000000ull
-#define ARCH_PCI_ECAM_GPA     0xe0000000ull
-#define ARCH_PCI_ECAM_BUSES   1u
-#define ARCH_PCI_ECAM_SIZE    (ARCH_PCI_ECAM_BUSES * 0x100000ull)
-#define ARCH_IOAPIC_GPA	      0xfec00000ull
-#define ARCH_LAPIC_GPA	      0xfee00000ull
-#define ARCH_IDENTITY_MAP_GPA 0xfffbc000ull
-#define ARCH_TSS_GPA	      0xfffbd000ull /* 3 pages */
-#define ARCH_HIGH_RAM_START   0x100000000ull
+#define ARCH_MMIO_HOLE_START	 0xc0000000ull
+#define ARCH_MMIO_HOLE_END	 0x100000000ull
+#define ARCH_PCI_MMIO32_START	 0xc0000000ull
+#define ARCH_PCI_MMIO32_SIZE	 0x20000000ull
+#define ARCH_PCI_ECAM_GPA	 0xe0000000ull
+#define ARCH_PCI_ECAM_BUSES	 1u
+#define ARCH_PCI_ECAM_SIZE	 (ARCH_PCI_ECAM_BUSES * 0x100000ull)
+#define ARCH_PCI_MMIO32_HI_START (ARCH_PCI_ECAM_GPA + ARCH_PCI_ECAM_SIZE)
+#define ARCH_PCI_MMIO32_HI_SIZE	 (ARCH_IOAPIC_GPA - ARCH_PCI_MMIO32_HI_START)
+#define ARCH_IOAPIC_GPA		 0xfec00000ull
+#define ARCH_LAPIC_GPA		 0xfee00000ull
+#define ARCH_IDENTITY_MAP_GPA	 0xfffbc000ull
+#define ARCH_TSS_GPA		 0xfffbd000ull /* 3 pages */
+#define ARCH_HIGH_RAM_START	 0x100000000ull
 
 #define ARCH_COM1_PORT	   0x3f8
 #define ARCH_COM1_IRQ	   4

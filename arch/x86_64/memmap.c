@@ -90,3 +90,27 @@ int arch_e820_build(uint64_t mem_bytes, struct arch_e820_entry *out, size_t cap,
 	*n = k;
 	return 0;
 }
+
+int arch_e820_firmware(uint64_t mem_bytes, struct arch_e820_entry *out, size_t cap, size_t *n)
+{
+	struct arch_ram_region rr[2] = {{0, 0}, {0, 0}};
+	size_t nr, k = 0;
+	int r;
+
+	r = arch_ram_regions(mem_bytes, rr, &nr);
+	if (r)
+		return r;
+	r = e820_add(out, cap, &k, 0, rr[0].size, ARCH_E820_RAM);
+	if (!r)
+		r = e820_add(out, cap, &k, ARCH_PCI_ECAM_GPA, ARCH_PCI_ECAM_SIZE,
+			     ARCH_E820_RESERVED);
+	if (!r)
+		r = e820_add(out, cap, &k, ARCH_IDENTITY_MAP_GPA,
+			     ARCH_TSS_GPA + 0x3000 - ARCH_IDENTITY_MAP_GPA, ARCH_E820_RESERVED);
+	if (!r && nr == 2)
+		r = e820_add(out, cap, &k, rr[1].gpa, rr[1].size, ARCH_E820_RAM);
+	if (r)
+		return r;
+	*n = k;
+	return 0;
+}

@@ -92,8 +92,10 @@ int arch_smbios_tables(uint8_t *buf, size_t cap, const struct arch_smbios_ids *i
 		return -EINVAL;
 	t1[0x18] = 6;		      /* wake-up: power switch */
 	t1[0x1a] = str_index(sys, 3); /* family */
-	if ((ret = smb_put(&s, t0, sizeof(t0))) || (ret = smb_strings(&s, bios, 3)) ||
-	    (ret = smb_put(&s, t1, sizeof(t1))) || (ret = smb_strings(&s, sys, 4)))
+	if (!ids->no_type0 &&
+	    ((ret = smb_put(&s, t0, sizeof(t0))) || (ret = smb_strings(&s, bios, 3))))
+		return ret;
+	if ((ret = smb_put(&s, t1, sizeof(t1))) || (ret = smb_strings(&s, sys, 4)))
 		return ret;
 	t127[2] = 2, t127[3] = 0;
 	if ((ret = smb_put(&s, t127, sizeof(t127))) || (ret = smb_strings(&s, NULL, 0)))

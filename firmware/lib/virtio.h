@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * virtio.h - a minimal virtio 1.x PCI driver for the guest firmware
- * (modern transport only, one split queue, polled, synchronous), and the
- * probe's PCI / disk / entropy report built on it. Runs at CPL3 (fast on
- * our hosts): it only touches memory, ECAM and BARs.
+ * (modern transport only, split queues, polled, synchronous), shared by
+ * the probe and the EFI firmware, and SHA-256. Runs at CPL3 (fast on our
+ * hosts): it only touches memory, ECAM and BARs.
  */
 #ifndef FW_LIB_VIRTIO_H
 #define FW_LIB_VIRTIO_H
@@ -80,13 +80,6 @@ int fw_virtio_init_queues(struct fw_virtio *v, const struct fw_pci_fn *f, uint64
  * used length, or -1 on timeout. */
 int64_t fw_virtio_submit(struct fw_virtio *v, const struct fw_virtio_buf *b, int n);
 void fw_virtio_reset(struct fw_virtio *v);
-
-/* Append pci=/disk=/rng=/nic= lines (firmware/abi.h) for bus 0 at ecam. With
- * hostile, first attack each virtio-blk with malformed rings (a buffer
- * outside RAM, an absurd length, a descriptor loop, an avail index far
- * ahead) and check it still serves good requests after each: one
- * hostile=<bb:dd.f> ok|<failed step> line per disk. */
-void fw_virtio_report(struct fw_buf *out, uint64_t ecam, bool hostile);
 
 /* SHA-256 (FIPS 180-4), integer-only. */
 struct fw_sha256 {

@@ -123,6 +123,23 @@ static void write_report(const char *text, size_t len)
 	fw_serial_write(&com1, text, len);
 }
 
+/* CPL0 endings other than power-off (probe.h: enum probe_end_mode). */
+static FW_NORETURN void end_now(int mode)
+{
+	static const struct {
+		uint16_t limit;
+		uint64_t base;
+	} __attribute__((packed)) no_idt;
+
+	if (mode == PROBE_END_REBOOT)
+		outb(0x64, 0xfe);    /* i8042: pulse the reset line */
+	if (mode == PROBE_END_CRASH) /* no IDT: #BP, #GP, #DF, triple fault */
+		__asm__ volatile("lidt %0; int3" : : "m"(no_idt));
+	if (mode != PROBE_END_POWEROFF)
+		fw_halt_forever(); /* hold (and a reset that did not happen) */
+	fw_poweroff(&probe_power);
+}
+
 static uint64_t kcall(uint64_t nr, uint64_t a0, uint64_t a1, uint64_t a2)
 {
 	switch (nr) {
@@ -133,6 +150,11 @@ static uint64_t kcall(uint64_t nr, uint64_t a0, uint64_t a1, uint64_t a2)
 		return start_aps((const uint32_t *)(uintptr_t)a0, (uint32_t)a1, a2 != 0);
 	case PROBE_KC_POWEROFF:
 		fw_poweroff(&probe_power);
+	case PROBE_KC_ALLOW_IO:
+		fw_cpl3_allow_io((uint16_t)a0, (uint16_t)a1);
+		return 0;
+	case PROBE_KC_END:
+		end_now((int)a0);
 	}
 	return (uint64_t)-1;
 }

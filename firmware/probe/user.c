@@ -7,7 +7,7 @@
 #include "firmware/lib/io.h"
 #include "firmware/lib/pvh.h"
 #include "firmware/lib/virtio.h"
-#include "firmware/lib/virtio_net.h"
+#include "firmware/probe/virtio_net.h"
 #include "firmware/probe/probe.h"
 
 #define REPORT_MAX FW_ABI_REPORT_MAX
@@ -267,14 +267,14 @@ static uint32_t parse_dec(const char **s)
 }
 
 /* vmlet.netecho=N, vmlet.netping=A.B.C.D: the NIC driver's options
- * (firmware/lib/virtio_net.h). */
+ * (firmware/probe/virtio_net.h). */
 static void net_options(uint32_t si_addr)
 {
 	struct fw_net_opts o = {0};
 	const char *p;
 	char v[20];
 
-	o.quick = cmdline_has(si_addr, "vmlet.netbench=");
+	o.quick = cmdline_has(si_addr, "vmlet.netbench=") || cmdline_has(si_addr, "vmlet.netquick");
 	if (cmdline_value(si_addr, "vmlet.netecho=", v, sizeof(v))) {
 		p = v;
 		o.echo = parse_dec(&p);
@@ -308,7 +308,7 @@ void probe_user_main(void *arg)
 	/* PCI functions, virtio disks and entropy (firmware/lib/virtio.c) */
 	net_options((uint32_t)(uintptr_t)arg);
 	ecam = fw_pci_ecam_from_mcfg(fw_acpi_find(st.tables, st.n_tables, "MCFG"));
-	fw_virtio_report(&st.out, ecam, cmdline_has((uint32_t)(uintptr_t)arg, "vmlet.hostile"));
+	probe_virtio_report(&st.out, ecam, cmdline_has((uint32_t)(uintptr_t)arg, "vmlet.hostile"));
 	if (cmdline_value((uint32_t)(uintptr_t)arg, "vmlet.iotest=", mode, sizeof(mode)))
 		probe_blk_test(&st.out, ecam, mode);
 	if (cmdline_value((uint32_t)(uintptr_t)arg, "vmlet.blkbench=", mode, sizeof(mode)))
@@ -320,10 +320,12 @@ void probe_user_main(void *arg)
 		st.out.overflow = false;
 		fw_buf_printf(&st.out, "\nerror=report too long\n");
 	}
+	if (cmdline_has((uint32_t)(uintptr_t)arg, "vmlet.msix"))
+		probe_msix_route(&st.out, ecam);
 	fw_buf_printf(&st.out, "tscProbe=%llu\n" FW_ABI_PROBE_END "\n",
 		      (unsigned long long)(rdtsc() - probe_tsc0));
 	fw_kcall(PROBE_KC_WRITE, (uintptr_t)report, st.out.len, 0);
-	fw_kcall(PROBE_KC_POWEROFF, 0, 0, 0);
-	for (;;)
-		;
+	if (!cmdline_value((uint32_t)(uintptr_t)arg, "vmlet.end=", mode, sizeof(mode)))
+		mode[0] = 0;
+	probe_end(probe_end_mode(mode));
 }

@@ -3,7 +3,6 @@
  * libFuzzer target: a guest-supplied Ethernet frame through the DHCP parser,
  * the reply builder and the ARP helper; the same bytes as resolv.conf text.
  * Run by scripts/fuzz.sh (make fuzz).
- * FUZZ_SRCS: vmm/net/dhcp.c vmm/net/pkt.c
  */
 #include <stddef.h>
 #include <stdint.h>

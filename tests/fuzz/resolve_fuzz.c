@@ -5,8 +5,6 @@
  * JSON/YAML/explain serializers and the vm_config mapping. Any crash,
  * sanitizer report, leak or hang is a bug. Built and run by scripts/fuzz.sh.
  *
- * FUZZ_SRCS: spec/[a-z]*.c build/gen/schema_table.c build/gen/fields_table.c vmm/vm_config.c
- * FUZZ_PKGS: yaml-0.1 json-c
  */
 #include <stdint.h>
 #include <stdio.h>

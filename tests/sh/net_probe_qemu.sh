@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The probe's virtio-net driver (firmware/lib/virtio_net.c) against QEMU's
+# The probe's virtio-net driver (firmware/probe/virtio_net.c) against QEMU's
 # virtio-net-pci on q35: the same checks as under vmlet, with peers no one
 # here wrote.
 #   user  -netdev user (QEMU's slirp): DHCP gives 10.0.2.15/24, router

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The probe guest's virtio-net driver (CPL3, firmware/lib/virtio_net.c)
+# The probe guest's virtio-net driver (CPL3, firmware/probe/virtio_net.c)
 # against vmlet's virtio-net and each binding, end to end, in network
 # namespaces this test creates and removes (the host's own namespace,
 # interfaces and nftables are never touched):

@@ -192,6 +192,95 @@ static void test_backing_file(void)
 	free(got);
 }
 
+/* A backing chain that loops (found by tests/fuzz/qcow2_fuzz.c: it used to
+ * recurse until the stack overflowed) and one too long are refused. */
+static void test_backing_loop(void)
+{
+	struct blk *b = NULL;
+
+	CHECK(sh("cd %s && qemu-img create -q -f qcow2 self.qcow2 1M && "
+		 "qemu-img rebase -u -b self.qcow2 -F qcow2 self.qcow2",
+		 dir) == 0);
+	CHECK(blk_open(&b, p("self.qcow2"), true, BLK_CACHE_WRITEBACK) == -ELOOP);
+	CHECK(blk_open(&b, p("self.qcow2"), false, BLK_CACHE_WRITEBACK) == -ELOOP);
+	CHECK(sh("cd %s && qemu-img create -q -f qcow2 l1.qcow2 1M && "
+		 "qemu-img create -q -f qcow2 -b l1.qcow2 -F qcow2 l2.qcow2 && "
+		 "qemu-img rebase -u -b l2.qcow2 -F qcow2 l1.qcow2",
+		 dir) == 0);
+	CHECK(blk_open(&b, p("l2.qcow2"), true, BLK_CACHE_WRITEBACK) == -ELOOP);
+	/* 16 backing files under an image are fine, 17 are too many */
+	CHECK(sh("cd %s && qemu-img create -q -f raw c0 1M && for i in $(seq 1 17); do "
+		 "qemu-img create -q -f qcow2 -b c$((i - 1)) -F $([ $i = 1 ] && echo raw || "
+		 "echo qcow2) c$i || exit 1; done",
+		 dir) == 0);
+	CHECK(blk_open(&b, p("c16"), false, BLK_CACHE_WRITEBACK) == 0);
+	blk_close(b);
+	CHECK(blk_open(&b, p("c17"), false, BLK_CACHE_WRITEBACK) == -ELOOP);
+	/* the same file twice in a chain without a loop is fine (read-only) */
+	CHECK(sh("cd %s && qemu-img create -q -f qcow2 -b c0 -F raw d1 && "
+		 "qemu-img create -q -f qcow2 -b d1 -F qcow2 d2",
+		 dir) == 0);
+	CHECK(blk_open(&b, p("d2"), false, BLK_CACHE_WRITEBACK) == 0);
+	blk_close(b);
+}
+
+static uint64_t be64_at(int fd, uint64_t off)
+{
+	uint8_t b[8] = {0};
+	uint64_t v = 0;
+
+	if (pread(fd, b, 8, (off_t)off) != 8)
+		return 0;
+	for (int i = 0; i < 8; i++)
+		v = v << 8 | b[i];
+	return v;
+}
+
+/*
+ * An L2 entry pointing past the end of the file (found by qcow2_fuzz): new
+ * clusters are allocated there, so writing through that entry would let
+ * two guest clusters share one host cluster. It reads as zeroes and
+ * writing it is an I/O error; the other clusters keep their data.
+ */
+static void test_cluster_past_eof(void)
+{
+	uint8_t buf[4096], got[4096];
+	struct blk *b = NULL;
+	uint64_t l2, host, e;
+	int fd;
+
+	CHECK(sh("qemu-img create -q -f qcow2 -o cluster_size=4096 %s 1M && "
+		 "qemu-io -f qcow2 -c 'write -P 0x5a 0 4k' %s >/dev/null",
+		 p("eof.qcow2"), p("eof.qcow2")) == 0);
+	fd = open(p("eof.qcow2"), O_RDWR);
+	CHECK(fd >= 0);
+	l2 = be64_at(fd, be64_at(fd, 40)) & 0x00fffffffffffe00ull; /* L1[0] */
+	host = be64_at(fd, l2) & 0x00fffffffffffe00ull;		   /* guest cluster 0 */
+	CHECK(l2 && host && host + 4096 == (uint64_t)lseek(fd, 0, SEEK_END));
+	/* guest cluster 1 -> two clusters past the end (COPIED) */
+	e = (host + 2 * 4096) | 1ull << 63;
+	for (int i = 0; i < 8; i++)
+		buf[i] = (uint8_t)(e >> (56 - 8 * i));
+	CHECK(pwrite(fd, buf, 8, (off_t)(l2 + 8)) == 8);
+	close(fd);
+	CHECK(blk_open(&b, p("eof.qcow2"), false, BLK_CACHE_WRITEBACK) == 0);
+	memset(buf, 0, sizeof(buf));
+	CHECK(rd(b, got, 4096, 4096) == 0 && !memcmp(got, buf, 4096));
+	memset(buf, 0x11, sizeof(buf));
+	CHECK(wr(b, buf, 4096, 4096) == -EIO);
+	for (int c = 2; c < 5; c++) { /* allocated at the end of the file */
+		memset(buf, c, sizeof(buf));
+		CHECK(wr(b, buf, 4096, 4096ull * c) == 0);
+	}
+	for (int c = 2; c < 5; c++) {
+		memset(buf, c, sizeof(buf));
+		CHECK(rd(b, got, 4096, 4096ull * c) == 0 && !memcmp(got, buf, 4096));
+	}
+	memset(buf, 0x5a, sizeof(buf));
+	CHECK(rd(b, got, 4096, 0) == 0 && !memcmp(got, buf, 4096));
+	blk_close(b);
+}
+
 /*
  * An image whose header says it is encrypted (crypt_method, the 4 bytes at
  * offset 32, big-endian: 1 AES, 2 LUKS). Crafted rather than made with
@@ -261,6 +350,8 @@ int main(void)
 	TEST_RUN(test_write_then_qemu_check);
 	TEST_RUN(test_backing_file);
 	TEST_RUN(test_refused_features);
+	TEST_RUN(test_backing_loop);
+	TEST_RUN(test_cluster_past_eof);
 	sh("rm -rf %s", dir);
 	return test_summary();
 }

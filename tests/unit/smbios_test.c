@@ -14,7 +14,7 @@
 /* SMBIOS: our own parse, then dmidecode's (when installed) as the oracle. */
 static void test_smbios(void)
 {
-	struct arch_smbios_ids ids = {"SER-4242", "12345678-9abc-def0-1122-334455667788"};
+	struct arch_smbios_ids ids = {"SER-4242", "12345678-9abc-def0-1122-334455667788", 0};
 	uint8_t buf[1024];
 	size_t used = 0;
 	int n;
@@ -99,7 +99,7 @@ static void test_smbios_place(void)
  * makes the same bytes as the one-buffer form. */
 static void test_smbios_split(void)
 {
-	const struct arch_smbios_ids ids = {"S-2", NULL};
+	const struct arch_smbios_ids ids = {"S-2", NULL, 0};
 	uint8_t one[512], tables[512], ep[ARCH_SMBIOS_ENTRY_SIZE];
 	size_t n1 = 0, n2 = 0;
 
@@ -112,8 +112,26 @@ static void test_smbios_split(void)
 	CHECK(arch_smbios_tables(tables, n2 - 1, &ids, &n2) == -ENOSPC);
 }
 
+/* no_type0 (BIOS boot: SeaBIOS brings its own type 0): the same
+ * structures from type 1 on. */
+static void test_smbios_no_type0(void)
+{
+	static uint8_t all[1024], rest[1024];
+	struct arch_smbios_ids ids = {"S-3", NULL, 0};
+	size_t n_all = 0, n_rest = 0, t0;
+
+	CHECK(arch_smbios_tables(all, sizeof(all), &ids, &n_all) == 0);
+	ids.no_type0 = 1;
+	CHECK(arch_smbios_tables(rest, sizeof(rest), &ids, &n_rest) == 0);
+	CHECK(all[0] == 0 && rest[0] == 1);
+	t0 = n_all - n_rest;
+	CHECK(t0 > all[1] && !all[t0 - 1] && !all[t0 - 2]);
+	CHECK(!memcmp(all + t0, rest, n_rest));
+}
+
 int main(void)
 {
+	TEST_RUN(test_smbios_no_type0);
 	TEST_RUN(test_smbios_place);
 	TEST_RUN(test_smbios);
 	TEST_RUN(test_smbios_split);

@@ -16,6 +16,7 @@ extern const struct device_type serial8250_device;   /* dev/serial8250.c */
 extern const struct device_type acpi_pm_device;	     /* dev/pm.c */
 extern const struct device_type report_port_device;  /* dev/report_port.c */
 extern const struct device_type efi_port_device;     /* dev/efi_port.c */
+extern const struct device_type fw_cfg_device;	     /* dev/fw_cfg.c */
 
 /* PM1 register bits (ACPI 6.5 §4.8.3.1, §4.8.3.2.1) */
 #define PM1_STS_PWRBTN	   (1u << 8)

@@ -5,6 +5,10 @@
  *   0x80        POST code / I/O delay port: ignored
  *   0xe9        debug console (Bochs / QEMU isa-debugcon): bytes logged at
  *               debug level, one line at a time
+ *   0x402       the same for SeaBIOS's debug output (QEMU's port for it);
+ *               reads 0xe9, which is how SeaBIOS tells the port is there
+ *   0x92        system control port A: A20 always on (reads 0x02, writes to
+ *               bit 1 ignored); bit 0 set is the fast reset: a reboot
  *   0xf4        debug exit (QEMU isa-debug-exit): any write ends the VM as
  *               powered off; the probe uses it when it finds no ACPI
  *
@@ -22,6 +26,8 @@
 
 #define POST_PORT	0x80
 #define DEBUGCON_PORT	0xe9
+#define BIOS_DEBUG_PORT 0x402
+#define PORT_A		0x92
 #define DEBUG_EXIT_PORT 0xf4
 
 struct legacy_ports {
@@ -69,6 +75,15 @@ static void debugcon_write(void *dev, uint64_t off, const void *data, uint32_t l
 
 static const struct io_ops debugcon_ops = {.read = sink_read, .write = debugcon_write};
 
+static void bios_debug_read(void *dev, uint64_t off, void *data, uint32_t len)
+{
+	(void)dev;
+	(void)off;
+	memset(data, 0xe9, len); /* QEMU's isa-debugcon readback value */
+}
+
+static const struct io_ops bios_debug_ops = {.read = bios_debug_read, .write = debugcon_write};
+
 static void debug_exit_write(void *dev, uint64_t off, const void *data, uint32_t len)
 {
 	struct legacy_ports *l = dev;
@@ -80,6 +95,28 @@ static void debug_exit_write(void *dev, uint64_t off, const void *data, uint32_t
 	device_request_exit(l->vm, VM_EXIT_POWEROFF);
 }
 
+static void port_a_read(void *dev, uint64_t off, void *data, uint32_t len)
+{
+	(void)dev;
+	(void)off;
+	memset(data, 0, len);
+	*(uint8_t *)data = 0x02; /* A20 enabled */
+}
+
+static void port_a_write(void *dev, uint64_t off, const void *data, uint32_t len)
+{
+	struct legacy_ports *l = dev;
+
+	(void)off;
+	(void)len;
+	if (*(const uint8_t *)data & 1) {
+		log_info("port 0x92: guest asked for a fast reset: rebooting");
+		device_request_exit(l->vm, VM_EXIT_REBOOT);
+	}
+}
+
+static const struct io_ops port_a_ops = {.read = port_a_read, .write = port_a_write};
+
 static const struct io_ops debug_exit_ops = {.read = sink_read, .write = debug_exit_write};
 
 static void legacy_destroy(void *state)
@@ -88,6 +125,8 @@ static void legacy_destroy(void *state)
 
 	bus_unregister(l->pio, POST_PORT);
 	bus_unregister(l->pio, DEBUGCON_PORT);
+	bus_unregister(l->pio, BIOS_DEBUG_PORT);
+	bus_unregister(l->pio, PORT_A);
 	bus_unregister(l->pio, DEBUG_EXIT_PORT);
 	pthread_mutex_destroy(&l->lock);
 	free(l);
@@ -108,6 +147,10 @@ static int legacy_create(const struct device_env *env, unsigned int index, void 
 	ret = bus_register(env->pio, POST_PORT, 1, &post_ops, l);
 	if (!ret)
 		ret = bus_register(env->pio, DEBUGCON_PORT, 1, &debugcon_ops, l);
+	if (!ret)
+		ret = bus_register(env->pio, BIOS_DEBUG_PORT, 1, &bios_debug_ops, l);
+	if (!ret)
+		ret = bus_register(env->pio, PORT_A, 1, &port_a_ops, l);
 	if (!ret)
 		ret = bus_register(env->pio, DEBUG_EXIT_PORT, 4, &debug_exit_ops, l);
 	if (ret) {

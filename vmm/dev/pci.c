@@ -134,9 +134,12 @@ static void pci_bars_update(struct pci_dev *d)
 	for (int i = 0; i < PCI_NUM_BARS; i++) {
 		struct pci_bar *b = &d->bar[i];
 		uint64_t a = bar_addr(d, i);
-		/* decode only inside the window we claimed on the mmio bus */
-		bool want = mem && b->size && a >= ARCH_PCI_MMIO32_START &&
-			    a + b->size <= ARCH_PCI_MMIO32_START + ARCH_PCI_MMIO32_SIZE;
+		/* decode only inside the windows we claimed on the mmio bus */
+		bool want = mem && b->size &&
+			    ((a >= ARCH_PCI_MMIO32_START &&
+			      a + b->size <= ARCH_PCI_MMIO32_START + ARCH_PCI_MMIO32_SIZE) ||
+			     (a >= ARCH_PCI_MMIO32_HI_START &&
+			      a + b->size <= ARCH_PCI_MMIO32_HI_START + ARCH_PCI_MMIO32_HI_SIZE));
 
 		if (b->mapped && (!want || a != b->addr)) {
 			b->mapped = false;
@@ -503,9 +506,9 @@ static struct pci_bar *pci_bar_find(struct pci_host *h, uint64_t gpa, struct pci
 	return NULL;
 }
 
-static void pci_mmio_access(struct pci_host *h, uint64_t off, void *data, uint32_t len, bool write)
+static void pci_mmio_access(struct pci_host *h, uint64_t gpa, void *data, uint32_t len, bool write)
 {
-	uint64_t gpa = ARCH_PCI_MMIO32_START + off;
+	uint64_t off;
 	struct pci_dev *d;
 	struct pci_bar *b;
 	int i;
@@ -535,17 +538,28 @@ static void pci_mmio_access(struct pci_host *h, uint64_t off, void *data, uint32
 
 static void pci_mmio_read(void *opaque, uint64_t off, void *data, uint32_t len)
 {
-	pci_mmio_access(opaque, off, data, len, false);
+	pci_mmio_access(opaque, ARCH_PCI_MMIO32_START + off, data, len, false);
 }
 
 static void pci_mmio_write(void *opaque, uint64_t off, const void *data, uint32_t len)
 {
-	pci_mmio_access(opaque, off, (void *)(uintptr_t)data, len, true);
+	pci_mmio_access(opaque, ARCH_PCI_MMIO32_START + off, (void *)(uintptr_t)data, len, true);
+}
+
+static void pci_mmio_hi_read(void *opaque, uint64_t off, void *data, uint32_t len)
+{
+	pci_mmio_access(opaque, ARCH_PCI_MMIO32_HI_START + off, data, len, false);
+}
+
+static void pci_mmio_hi_write(void *opaque, uint64_t off, const void *data, uint32_t len)
+{
+	pci_mmio_access(opaque, ARCH_PCI_MMIO32_HI_START + off, (void *)(uintptr_t)data, len, true);
 }
 
 static const struct io_ops pci_ecam_ops = {pci_ecam_read, pci_ecam_write};
 static const struct io_ops pci_pio_ops = {pci_pio_read, pci_pio_write};
 static const struct io_ops pci_mmio_ops = {pci_mmio_read, pci_mmio_write};
+static const struct io_ops pci_mmio_hi_ops = {pci_mmio_hi_read, pci_mmio_hi_write};
 
 int pci_host_init(struct pci_host *h, struct vm *vm, struct bus *pio, struct bus *mmio)
 {
@@ -572,10 +586,16 @@ int pci_host_init(struct pci_host *h, struct vm *vm, struct bus *pio, struct bus
 		return error_errno(r, "pci: cannot claim ports 0xcf8-0xcff");
 	}
 	r = bus_register(mmio, ARCH_PCI_MMIO32_START, ARCH_PCI_MMIO32_SIZE, &pci_mmio_ops, h);
+	if (!r) {
+		r = bus_register(mmio, ARCH_PCI_MMIO32_HI_START, ARCH_PCI_MMIO32_HI_SIZE,
+				 &pci_mmio_hi_ops, h);
+		if (r)
+			bus_unregister(mmio, ARCH_PCI_MMIO32_START);
+	}
 	if (r) {
 		bus_unregister(pio, PCI_CF8_PORT);
 		bus_unregister(mmio, ARCH_PCI_ECAM_GPA);
-		return error_errno(r, "pci: cannot claim the mmio32 window");
+		return error_errno(r, "pci: cannot claim the mmio32 windows");
 	}
 	h->registered = true;
 	return 0;
@@ -584,6 +604,7 @@ int pci_host_init(struct pci_host *h, struct vm *vm, struct bus *pio, struct bus
 void pci_host_release(struct pci_host *h)
 {
 	if (h->registered) {
+		bus_unregister(h->mmio, ARCH_PCI_MMIO32_HI_START);
 		bus_unregister(h->mmio, ARCH_PCI_MMIO32_START);
 		bus_unregister(h->pio, PCI_CF8_PORT);
 		bus_unregister(h->mmio, ARCH_PCI_ECAM_GPA);

@@ -4,10 +4,11 @@
  * devices: configuration space through ECAM (ARCH_PCI_ECAM_GPA, PCIe base
  * spec §7.2.2) and through configuration mechanism #1 (ports 0xcf8/0xcfc),
  * 32-bit memory BARs placed by vmlet in the ARCH_PCI_MMIO32 window (the
- * guest may move them), capability lists and MSI-X (PCI local bus 3.0
+ * guest may move them within it or to ARCH_PCI_MMIO32_HI, where a BIOS
+ * puts them), capability lists and MSI-X (PCI local bus 3.0
  * §6.8.2) with per-vector and function masking and a pending-bit array.
  *
- * BAR decoding: the host claims the whole MMIO32 window on the mmio bus
+ * BAR decoding: the host claims the whole MMIO32 windows on the mmio bus
  * once and decodes BARs itself. Registering BAR windows with bus_register()
  * from inside an ECAM write (a bus callback) would take the bus lock the
  * caller already holds; decoding here keeps every lock order one-way:

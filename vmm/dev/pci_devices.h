@@ -18,5 +18,7 @@ struct virtio_net;
 
 /* The VM's i-th virtio-net (interface order), NULL when it has none. */
 struct virtio_net *pci_devices_nic(struct vm *vm, unsigned int i);
+/* The bus-0 device number of the VM's i-th disk (disk order), -ENOENT. */
+int pci_devices_disk_slot(struct vm *vm, unsigned int i);
 
 #endif /* VMLET_PCI_DEVICES_H */

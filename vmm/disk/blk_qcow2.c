@@ -13,7 +13,12 @@
  * snapshots or refcount widths other than 16 bits (reading works).
  *
  * Every metadata value read from the image is untrusted: offsets are
- * checked for alignment and range before use, tables are bounded.
+ * checked for alignment and range before use, tables are bounded. Tables
+ * (L1, L2, refcount) must lie inside the file and so must a data cluster
+ * to be written: new clusters are allocated at the end of the file, so one
+ * the image already points at there would be handed out twice. (A data
+ * cluster past the end reads as zeroes.) A backing chain that loops or has
+ * more than QCOW_MAX_BACKING files is refused.
  */
 #include <endian.h>
 #include <errno.h>
@@ -41,6 +46,7 @@
 #define QCOW_EXT_BACKING_FORMAT	  0xe2792acau
 #define QCOW_MAX_L1_BYTES	  (32u << 20)
 #define QCOW_L2_CACHE		  16
+#define QCOW_MAX_BACKING	  16 /* backing files under one image */
 
 struct qcow2_header {
 	uint32_t magic, version;
@@ -79,14 +85,23 @@ struct qcow2 {
 	uint8_t *zero; /* one zero cluster */
 };
 
+/* The qcow2 images of the chain this thread is opening whose backing file
+ * is being opened, outermost first: a backing file among them is a loop. */
+static __thread struct {
+	dev_t dev;
+	ino_t ino;
+} qcow2_chain[QCOW_MAX_BACKING];
+static __thread unsigned int qcow2_chain_n;
+
 static int qcow2_refuse(struct blk *b, const char *feature)
 {
 	return error_errno(-ENOTSUP, "blk: '%s': qcow2 %s is not supported", b->path, feature);
 }
 
+/* A cluster-aligned host offset of a cluster inside the file. */
 static bool qcow2_off_ok(const struct qcow2 *q, uint64_t off)
 {
-	return off && !(off & (q->cluster_size - 1)) && off <= QCOW_OFFSET_MASK;
+	return off && !(off & (q->cluster_size - 1)) && off < q->file_end;
 }
 
 /* ---- L2 tables ------------------------------------------------------------ */
@@ -193,6 +208,7 @@ static int qcow2_read_piece(struct blk *b, const struct iovec *iov, int n, uint6
 		return qcow2_backing_read(b, iov, n, off);
 	if (host & (q->cluster_size - 1))
 		return error_errno(-EIO, "blk: '%s': qcow2 l2 entry is corrupt", b->path);
+	/* past the end of the file (a corrupt image): zeroes, as a hole */
 	return blk_fd_preadv(b, b->fd, iov, n, host + (off & (q->cluster_size - 1)));
 }
 
@@ -318,7 +334,7 @@ static int qcow2_write_piece(struct blk *b, const struct iovec *iov, int n, uint
 	host = e & QCOW_OFFSET_MASK;
 	if (host && !(e & QCOW_OFLAG_ZERO)) {
 		if (!(e & QCOW_OFLAG_COPIED) || (e & QCOW_OFLAG_COMPRESSED) ||
-		    (host & (q->cluster_size - 1)))
+		    !qcow2_off_ok(q, host))
 			return error_errno(-EIO, "blk: '%s': qcow2 cluster is shared or corrupt",
 					   b->path);
 		return blk_fd_pwritev(b, b->fd, iov, n, host + in);
@@ -508,6 +524,7 @@ static int qcow2_open_backing(struct blk *b, const char *name, const char *fmt)
 {
 	struct qcow2 *q = b->priv;
 	char path[PATH_MAX], dir[PATH_MAX];
+	struct stat st;
 	int r;
 
 	if (!name[0])
@@ -521,7 +538,15 @@ static int qcow2_open_backing(struct blk *b, const char *name, const char *fmt)
 	if (fmt[0] && strcmp(fmt, "raw") && strcmp(fmt, "qcow2"))
 		return error_errno(-ENOTSUP, "blk: '%s': backing file format '%s' is not supported",
 				   b->path, fmt);
+	if (qcow2_chain_n == QCOW_MAX_BACKING)
+		return error_errno(-ELOOP, "blk: '%s': more than %u backing files in the chain",
+				   b->path, QCOW_MAX_BACKING);
+	if (fstat(b->fd, &st))
+		return -errno;
+	qcow2_chain[qcow2_chain_n].dev = st.st_dev;
+	qcow2_chain[qcow2_chain_n++].ino = st.st_ino;
 	r = blk_open_format(&q->backing, path, true, b->cache, fmt[0] ? fmt : NULL);
+	qcow2_chain_n--;
 	if (r)
 		return error_errno(r, "blk: '%s': cannot open its backing file '%s'", b->path,
 				   path);
@@ -538,8 +563,10 @@ static int qcow2_load_tables(struct blk *b, const struct qcow2_header *h)
 	int r;
 
 	if (h->l1_size < need || (uint64_t)h->l1_size * 8 > QCOW_MAX_L1_BYTES ||
-	    (h->l1_size && !qcow2_off_ok(q, h->l1_table_offset)) || rt_bytes > QCOW_MAX_L1_BYTES ||
-	    !qcow2_off_ok(q, h->refcount_table_offset))
+	    (h->l1_size && (!qcow2_off_ok(q, h->l1_table_offset) ||
+			    8ull * h->l1_size > q->file_end - h->l1_table_offset)) ||
+	    rt_bytes > QCOW_MAX_L1_BYTES || !qcow2_off_ok(q, h->refcount_table_offset) ||
+	    rt_bytes > q->file_end - h->refcount_table_offset)
 		return error_errno(-EINVAL, "blk: '%s': qcow2 tables are corrupt", b->path);
 	q->l1_size = h->l1_size;
 	q->l1_offset = h->l1_table_offset;
@@ -587,6 +614,11 @@ int blk_qcow2_init(struct blk *b)
 	struct stat st;
 	int r;
 
+	if (fstat(b->fd, &st))
+		return -errno;
+	for (unsigned int i = 0; i < qcow2_chain_n; i++)
+		if (qcow2_chain[i].dev == st.st_dev && qcow2_chain[i].ino == st.st_ino)
+			return error_errno(-ELOOP, "blk: '%s': qcow2 backing file loop", b->path);
 	r = blk_fd_pread(b, b->fd, &h, sizeof(h), 0);
 	if (!r)
 		r = qcow2_check_header(b, &h);
@@ -602,6 +634,7 @@ int blk_qcow2_init(struct blk *b)
 	q->cluster_bits = h.cluster_bits;
 	q->cluster_size = 1ull << h.cluster_bits;
 	q->l2_entries = q->cluster_size / 8;
+	q->file_end = ((uint64_t)st.st_size + q->cluster_size - 1) & ~(q->cluster_size - 1);
 	q->zero = calloc(1, q->cluster_size);
 	for (unsigned int i = 0; q->zero && i < QCOW_L2_CACHE; i++)
 		if (posix_memalign((void **)&q->l2[i].t, 4096, q->cluster_size))
@@ -617,13 +650,10 @@ int blk_qcow2_init(struct blk *b)
 		r = qcow2_backing_info(b, &h, name, sizeof(name), fmt, sizeof(fmt));
 	if (!r)
 		r = qcow2_open_backing(b, name, fmt);
-	if (!r && fstat(b->fd, &st))
-		r = -errno;
 	if (r) {
 		qcow2_close(b);
 		return r;
 	}
-	q->file_end = ((uint64_t)st.st_size + q->cluster_size - 1) & ~(q->cluster_size - 1);
 	q->writable_meta = !b->read_only && !h.nb_snapshots && h.refcount_order == 4;
 	if (!b->read_only && !q->writable_meta) {
 		qcow2_close(b);

@@ -8,7 +8,7 @@
  * report NEEDS_RESET, and then carry a good frame again.
  */
 #include "firmware/lib/io.h"
-#include "firmware/lib/virtio_net_int.h"
+#include "firmware/probe/virtio_net_int.h"
 
 #define SPINS (1ull << 31) /* TSC ticks to wait for a completion */
 

@@ -7,8 +7,8 @@
  */
 #include "firmware/lib/io.h"
 #include "firmware/lib/virtio.h"
-#include "firmware/lib/virtio_net.h"
-#include "firmware/lib/virtio_net_int.h"
+#include "firmware/probe/virtio_net.h"
+#include "firmware/probe/virtio_net_int.h"
 
 static struct fw_vq rxq, txq;
 static uint8_t rxbuf[NQ][BUFSZ] FW_ALIGNED(64);

@@ -8,8 +8,8 @@
  * (firmware/abi.h). DHCP waits are in seconds of the CMOS RTC: at CPL3 the
  * caller grants ports 0x70-0x71 (fw_cpl3_allow_io).
  */
-#ifndef FW_LIB_VIRTIO_NET_H
-#define FW_LIB_VIRTIO_NET_H
+#ifndef FW_PROBE_VIRTIO_NET_H
+#define FW_PROBE_VIRTIO_NET_H
 
 #include "firmware/lib/fw.h"
 #include "firmware/lib/pci.h"
@@ -22,7 +22,8 @@ struct fw_net_opts {
 	/* the address to ping through the router instead of the router
 	 * itself (host order, 0: the router); "vmlet.netping=A.B.C.D" */
 	uint32_t ping;
-	/* only the device's own facts: no DHCP, ARP or ping (benchmarks) */
+	/* only the device's own facts: no DHCP, ARP or ping (benchmarks;
+	 * "vmlet.netquick") */
 	bool quick;
 };
 
@@ -41,4 +42,4 @@ void fw_virtio_net_hostile(struct fw_buf *out, const struct fw_pci_fn *f, uint64
  * continuing from sum. */
 uint32_t fw_inet_sum(uint32_t sum, const void *p, size_t n);
 
-#endif /* FW_LIB_VIRTIO_NET_H */
+#endif /* FW_PROBE_VIRTIO_NET_H */

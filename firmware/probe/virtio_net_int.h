@@ -3,11 +3,11 @@
  * virtio_net_int.h - what the probe's virtio-net driver (virtio_net.c)
  * shares with its IPv6 part (virtio_net6.c). Not for other users.
  */
-#ifndef FW_LIB_VIRTIO_NET_INT_H
-#define FW_LIB_VIRTIO_NET_INT_H
+#ifndef FW_PROBE_VIRTIO_NET_INT_H
+#define FW_PROBE_VIRTIO_NET_INT_H
 
 #include "firmware/lib/virtio.h"
-#include "firmware/lib/virtio_net.h"
+#include "firmware/probe/virtio_net.h"
 
 #define F_MTU	 (1ull << 3)
 #define F_MAC	 (1ull << 5)
@@ -80,4 +80,4 @@ void net6_init(struct net *n);
 void net6_input(struct net *n, const uint8_t *f, size_t len);
 void net6_ping(struct net *n);
 
-#endif /* FW_LIB_VIRTIO_NET_INT_H */
+#endif /* FW_PROBE_VIRTIO_NET_INT_H */

@@ -5,7 +5,7 @@
  * neighbor advertisements (RFC 4861) for the link-local address so the
  * answer can come back. Frames from the network are untrusted.
  */
-#include "firmware/lib/virtio_net_int.h"
+#include "firmware/probe/virtio_net_int.h"
 
 #define IP6	 40
 #define ICMP6	 58

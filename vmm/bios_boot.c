@@ -1,0 +1,216 @@
+// SPDX-License-Identifier: MIT
+/*
+ * bios_boot.c - BIOS boot through SeaBIOS (bios_boot.h): the image in low
+ * RAM and the platform description in fw_cfg.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "arch/arch.h"
+#include "vmm/bios_boot.h"
+#include "vmm/dev/fw_cfg.h"
+#include "vmm/dev/pci_devices.h"
+#include "vmm/log.h"
+#include "vmm/vm.h"
+#include "vmm/vm_config.h"
+
+#define BIOS_MIN_SIZE	   (64u << 10)
+#define BIOS_MAX_SIZE	   (256u << 10) /* 0xC0000-0xFFFFF */
+#define BIOS_SMBIOS_MAX	   4096
+#define BIOS_BOOTORDER_MAX 4096
+
+/* Copy the image to the end of the first MiB. */
+static int bios_load_image(struct vm *vm, const char *path)
+{
+	struct stat st;
+	uint8_t *dst;
+	size_t done = 0, len;
+	ssize_t r;
+	int fd, ret = 0;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0 && errno == ENOENT)
+		return error_errno(-ENOENT,
+				   "bios: no SeaBIOS image at %s: a BIOS VM needs Debian's "
+				   "'seabios' package (apt-get install seabios)",
+				   path);
+	if (fd < 0)
+		return error_errno(-errno, "bios: cannot open the BIOS image '%s'", path);
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || st.st_size < BIOS_MIN_SIZE ||
+	    st.st_size > BIOS_MAX_SIZE || (st.st_size & 0xffff)) {
+		ret = error_errno(-EINVAL,
+				  "bios: '%s' is not a BIOS image (64 KiB to 256 KiB, in "
+				  "64 KiB steps)",
+				  path);
+		goto out;
+	}
+	len = (size_t)st.st_size;
+	dst = guest_mem_ptr(&vm->mem, ARCH_HIGH_LOAD_GPA - len, len);
+	if (!dst) {
+		ret = error_errno(-ENOSPC, "bios: no RAM below 1 MiB for the BIOS");
+		goto out;
+	}
+	while (done < len) {
+		r = read(fd, dst + done, len - done);
+		if (r <= 0) {
+			ret = error_errno(r < 0 ? -errno : -EIO, "bios: cannot read '%s'", path);
+			goto out;
+		}
+		done += (size_t)r;
+	}
+	log_debug("bios: %s (%zu KiB) at 0x%llx", path, len >> 10,
+		  (unsigned long long)(ARCH_HIGH_LOAD_GPA - len));
+out:
+	close(fd);
+	return ret;
+}
+
+/* vmlet's ACPI tables, built for address 0 and linked by the firmware. */
+static int bios_fw_acpi(struct vm *vm, struct fw_cfg *fc)
+{
+	struct arch_acpi_config c;
+	uint8_t *tables = malloc(ARCH_ACPI_MAX), *script = malloc(ARCH_ACPI_LOADER_MAX);
+	size_t used = 0, slen = 0, toff = 0;
+	int r = -ENOMEM;
+
+	if (!tables || !script)
+		goto out;
+	vm_acpi_config(vm, &c);
+	r = arch_acpi_build(tables, ARCH_ACPI_MAX, 0, &c, &used);
+	if (!r)
+		r = arch_acpi_loader_build(tables, used, 0, script, ARCH_ACPI_LOADER_MAX, &slen,
+					   &toff);
+	if (!r)
+		r = fw_cfg_add_file(fc, ARCH_ACPI_FILE_RSDP, tables, ARCH_ACPI_RSDP_SIZE);
+	if (!r)
+		r = fw_cfg_add_file(fc, ARCH_ACPI_FILE_TABLES, tables + toff, used - toff);
+	if (!r)
+		r = fw_cfg_add_file(fc, ARCH_ACPI_FILE_LOADER, script, slen);
+out:
+	free(tables);
+	free(script);
+	return r;
+}
+
+/* vmlet's SMBIOS structures but type 0: the BIOS is SeaBIOS, which adds
+ * its own. The anchor is the 3.0 entry point (SeaBIOS sets the address). */
+static int bios_fw_smbios(struct vm *vm, struct fw_cfg *fc)
+{
+	const struct arch_smbios_ids ids = {vm->cfg->firmware_serial, vm->cfg->firmware_uuid, 1};
+	uint8_t ep[ARCH_SMBIOS_ENTRY_SIZE], *buf = malloc(BIOS_SMBIOS_MAX);
+	size_t used = 0;
+	int r = buf ? arch_smbios_tables(buf, BIOS_SMBIOS_MAX, &ids, &used) : -ENOMEM;
+
+	if (r == -EINVAL) {
+		error("smbios: firmware.uuid '%s' is not a UUID", vm->cfg->firmware_uuid);
+		r = -EBADMSG; /* reported */
+	}
+	if (!r) {
+		arch_smbios_entry(ep, 0, (uint32_t)used);
+		r = fw_cfg_add_file(fc, "etc/smbios/smbios-anchor", ep, sizeof(ep));
+	}
+	if (!r)
+		r = fw_cfg_add_file(fc, "etc/smbios/smbios-tables", buf, used);
+	free(buf);
+	return r;
+}
+
+/*
+ * SeaBIOS's boot order: one Open Firmware path per line; a virtio-blk
+ * function is "/pci@i0cf8/<any name>@<slot>". KubeVirt: disks with a
+ * bootOrder, lowest first, and only those (HALT ends the list); without
+ * any, every disk in the VM's order.
+ */
+static int bios_fw_bootorder(struct vm *vm, struct fw_cfg *fc)
+{
+	const struct vm_config *cfg = vm->cfg;
+	char *txt = malloc(BIOS_BOOTORDER_MAX);
+	size_t off = 0;
+	uint32_t last = 0, next;
+	bool any = false;
+	int r, slot;
+
+	if (!txt)
+		return -ENOMEM;
+	for (unsigned int i = 0; i < cfg->n_disks; i++)
+		any |= cfg->disks[i].boot_order != 0;
+	for (;;) {
+		next = UINT32_MAX;
+		for (unsigned int i = 0; any && i < cfg->n_disks; i++)
+			if (cfg->disks[i].boot_order > last && cfg->disks[i].boot_order < next)
+				next = cfg->disks[i].boot_order;
+		for (unsigned int i = 0; i < cfg->n_disks && off + 64 < BIOS_BOOTORDER_MAX; i++) {
+			if (any && cfg->disks[i].boot_order != next)
+				continue;
+			slot = pci_devices_disk_slot(vm, i);
+			if (slot > 0)
+				off += (size_t)snprintf(txt + off, BIOS_BOOTORDER_MAX - off,
+							"/pci@i0cf8/disk@%x\n", slot);
+		}
+		if (!any || next == UINT32_MAX)
+			break;
+		last = next;
+	}
+	if (any)
+		off += (size_t)snprintf(txt + off, BIOS_BOOTORDER_MAX - off, "HALT\n");
+	r = fw_cfg_add_file(fc, "bootorder", txt, off);
+	free(txt);
+	return r;
+}
+
+static int bios_fw_fill(struct vm *vm, struct fw_cfg *fc)
+{
+	struct arch_e820_entry e820[ARCH_E820_MAX];
+	uint16_t ncpu = (uint16_t)vm->n_vcpus, zero = 0, sercon = ARCH_COM1_PORT;
+	uint8_t irq0_override = 1; /* the MADT routes ISA IRQ 0 to pin 2 */
+	size_t n = 0;
+	int r;
+
+	r = arch_e820_firmware(vm->mem.total, e820, ARCH_E820_MAX, &n);
+	if (!r)
+		r = fw_cfg_add_file(fc, "etc/e820", e820, n * sizeof(e820[0]));
+	if (!r)
+		r = fw_cfg_add_item(fc, FW_CFG_NB_CPUS, &ncpu, 2);
+	if (!r)
+		r = fw_cfg_add_item(fc, FW_CFG_MAX_CPUS, &ncpu, 2);
+	if (!r) /* no "Press ESC for boot menu" pause */
+		r = fw_cfg_add_item(fc, FW_CFG_BOOT_MENU, &zero, 2);
+	if (!r)
+		r = fw_cfg_add_item(fc, 0x8002, &irq0_override, 1); /* QEMU's IRQ0_OVERRIDE */
+	if (!r && vm->cfg->bios_use_serial)
+		r = fw_cfg_add_file(fc, "etc/sercon-port", &sercon, 2);
+	if (!r && vm->cfg->acpi)
+		r = bios_fw_acpi(vm, fc);
+	if (!r)
+		r = bios_fw_smbios(vm, fc);
+	if (!r)
+		r = bios_fw_bootorder(vm, fc);
+	return r;
+}
+
+int bios_boot_setup(struct vm *vm, struct kvm_regs *regs, struct kvm_sregs *sregs)
+{
+	const char *path = getenv("VMLET_SEABIOS");
+	int r;
+
+	if (!path || !*path)
+		path = BIOS_IMAGE_DEFAULT;
+	if (!vm->fw_cfg)
+		return error_errno(-ENODEV, "bios: the VM has no fw_cfg device");
+	r = bios_load_image(vm, path);
+	if (!r)
+		r = bios_fw_fill(vm, vm->fw_cfg);
+	if (r && r != -EBADMSG && r != -ENOENT)
+		error_errno(r, "bios: cannot describe the platform through fw_cfg");
+	if (r)
+		return r == -EBADMSG ? -EINVAL : r;
+	arch_regs_bios(regs, sregs);
+	log_info("bios: booting %s%s", path,
+		 vm->cfg->bios_use_serial ? " (serial console on COM1)" : "");
+	return 0;
+}
