@@ -60,12 +60,12 @@ else
 	kill -KILL "$PID" 2>/dev/null
 fi
 timeout 60 "$VMLET" run -f "$TMPD/paused.yaml" --kernel "$TMPD/mode5.elf" --grace-period 1 \
-	--log-format text >"$TMPD/out" 2>"$TMPD/err" &
+	--log-format text >"$TMPD/out2" 2>"$TMPD/err2" &
 PID=$!
-wait_for "$TMPD/err" "started paused" "$PID" && grep -q "without --api-socket: nothing can resume" "$TMPD/err" &&
-	ok "Paused without --api-socket: warned" || fail "no warning: $(cat "$TMPD/err")"
+wait_for "$TMPD/err2" "started paused" "$PID" && grep -q "without --api-socket: nothing can resume" "$TMPD/err2" &&
+	ok "Paused without --api-socket: warned" || fail "no warning: $(cat "$TMPD/err2")"
 stop_vm "$PID"
-[[ ! -s $TMPD/out ]] && ok "...and the guest never ran" || fail "guest ran: $(cat "$TMPD/out")"
+[[ ! -s $TMPD/out2 ]] && ok "...and the guest never ran" || fail "guest ran: $(cat "$TMPD/out2")"
 
 # ---- autoattachSerialConsole
 for a in true false; do
@@ -97,11 +97,14 @@ affinity() { # PID COMM: Cpus_allowed_list of that thread
 pinned() { # YAML [PREFIX...]: start it; PID set once the guest is up
 	local y=$1
 	shift
+	local n=$((++RUNS))
 	"$@" "$VMLET" run -f "$y" --kernel "$TMPD/mode0.elf" --grace-period 1 --log-format text \
-		>"$TMPD/out" 2>"$TMPD/err" &
+		>"$TMPD/out.$n" 2>"$TMPD/err.$n" &
 	PID=$!
-	wait_for "$TMPD/out" "tiny-guest: up" "$PID"
+	ERR=$TMPD/err.$n
+	wait_for "$TMPD/out.$n" "tiny-guest: up" "$PID"
 }
+RUNS=0
 if ((${#CPUS[@]} >= 2)); then
 	vm pin '' '        cpu: {cores: 2, dedicatedCpuPlacement: true}
 ' '' >"$TMPD/pin.yaml"
@@ -113,7 +116,7 @@ if ((${#CPUS[@]} >= 2)); then
 		[[ $am == "$ALLOWED" ]] && ok "main thread keeps CPUs $am without isolateEmulatorThread" ||
 			fail "main thread on '$am', not '$ALLOWED'"
 	else
-		fail "pinned VM did not come up: $(tail -3 "$TMPD/err")"
+		fail "pinned VM did not come up: $(tail -3 "$ERR")"
 	fi
 	stop_vm "$PID"
 	if pinned "$TMPD/iso.yaml"; then
@@ -122,7 +125,7 @@ if ((${#CPUS[@]} >= 2)); then
 			ok "isolateEmulatorThread: vcpu0 on CPU $a0, main and blk threads on CPU $am" ||
 			fail "isolated: vcpu0 '$a0' main '$am' blk '$ab' (allowed ${CPUS[*]})"
 	else
-		fail "isolated VM did not come up: $(tail -3 "$TMPD/err")"
+		fail "isolated VM did not come up: $(tail -3 "$ERR")"
 	fi
 	stop_vm "$PID"
 else
