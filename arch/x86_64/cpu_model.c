@@ -5,9 +5,10 @@
  * vmlet presents the host CPU: the host's KVM-supported CPUID, which
  * arch_cpuid_build() then shapes for the topology and vendor. For KubeVirt
  * that is cpu.model host-passthrough, and close to host-model, its default
- * (libvirt names the host's closest CPU model, so family/model/stepping and
- * the brand string are that model's, and adds the host features it knows;
- * vmlet keeps the host's identification). Both are migratable in libvirt
+ * (libvirt expands it to the host's closest named CPU model plus the host
+ * features it knows, so the feature list can differ from KVM's by what
+ * libvirt does not know; vmlet keeps every feature KVM offers and the
+ * host's family/model/stepping). Both are migratable in libvirt
  * and QEMU by default (host-passthrough,migratable=on; host-model names a
  * migratable model): features QEMU marks unmigratable are left out. Of the
  * bits KVM reports, that is the invariant TSC (CPUID 0x8000_0007 EDX[8],
