@@ -160,7 +160,7 @@ static void vm_cpuid_extras(struct vm *vm)
 	unsigned int r[4];
 
 	vm->tsc_deadline = kvm_check_cap(vm, KVM_CAP_TSC_DEADLINE_TIMER) > 0;
-	if (__get_cpuid_max(0x80000000, NULL) >= 0x80000004)
+	if ((unsigned int)__get_cpuid_max(0x80000000, NULL) >= 0x80000004u) /* int in clang */
 		for (unsigned int i = 0; i < 3; i++) {
 			__cpuid(0x80000002 + i, r[0], r[1], r[2], r[3]);
 			memcpy(brand + 16 * i, r, 16);
