@@ -257,6 +257,7 @@ static int probe_run(struct probe_opts *p, const uint8_t *elf, size_t elf_len)
 
 	if (cmd_vm_config(&p->vm, &cfg))
 		return VMLET_EXIT_ERROR;
+	cfg.start_paused = false; /* the probe reports at once */
 	if (p->io_test && probe_io_test_arg(p->io_test, &cfg)) {
 		vm_config_release(&cfg);
 		return VMLET_EXIT_ERROR;
