@@ -44,7 +44,7 @@ r_common() {
 # the nested setup itself (see tests/nested/README).
 r_dmesg() {
 	dmesg >/tmp/dmesg
-	grep -E 'ACPI Error|ACPI BIOS Error|ACPI Warning|BUG:|WARNING:|Oops|Call Trace|general protection|segfault' /tmp/dmesg |
+	grep -E 'ACPI Error|ACPI BIOS Error|ACPI Warning|BUG:|WARNING:|Oops|Call Trace|general protection|segfault|APIC timer disabled' /tmp/dmesg |
 		sed 's/^/@R dmesg-bad /'
 	grep -E 'XSAVE consistency|TSC.*unstable' /tmp/dmesg | sed 's/^/@R dmesg-note /'
 }
