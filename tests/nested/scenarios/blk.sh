@@ -60,7 +60,12 @@ l2() {
 	echo nested-empty-pattern | dd of="$dev" bs=4096 conv=sync oflag=direct 2>/dev/null
 	echo 3 >/proc/sys/vm/drop_caches
 	rep empty-read "$(dd if="$dev" bs=4096 count=1 iflag=direct 2>/dev/null | head -n 1)"
-	dev=$(findfs LABEL=cidata)
+	# the seed: an ISO 9660 volume labelled cidata (the volume identifier at
+	# byte 40 of the primary volume descriptor, sector 16)
+	dev=
+	for b in /sys/block/vd*; do
+		[ "$(dd if="/dev/${b##*/}" bs=1 skip=32808 count=6 2>/dev/null)" = cidata ] && dev=/dev/${b##*/}
+	done
 	mount -t iso9660 -o ro "$dev" /mnt && rep cidata "$dev $(ls /mnt | tr '\n' ' ')" &&
 		rep user-data "$(grep nested /mnt/user-data)" && umount /mnt
 }
