@@ -71,6 +71,10 @@
  * newer probe may add keys); a changed meaning bumps FW_ABI_VERSION.
  *
  *   vendor=<12 chars>        CPUID leaf 0 vendor string of the BSP
+ *   tscDeadline=0|1          CPUID.1:ECX[24] (TSC-deadline timer) of the BSP
+ *   brand=<text>|-           the BSP's brand string (0x8000_0002..4) without
+ *                            leading/trailing spaces, bytes outside ' '..'~'
+ *                            as '_'; "-" when empty
  *   topoSource=<word>        which leaves the BSP's ids come from, Linux's
  *                            order: intel-1f | intel-80000026 | intel-b |
  *                            intel-legacy | amd-1f | amd-80000026 | amd-b |
@@ -165,7 +169,17 @@
  *                            UEFI revision and configuration tables in
  *                            order (ACPI20, ACPI, SMBIOS3, SMBIOS, else the
  *                            GUID in its text form)
+ *   msixRouted=<functions> <vectors>
+ *                            only with "vmlet.msix": every MSI-X vector of
+ *                            every PCI function was routed and unmasked
+ *                            (to APIC 0), as a Linux guest leaves them,
+ *                            before the probe ends (firmware/probe/end.c)
  *   error=<text>             something the probe could not do (repeatable)
+ *
+ * After the report the probe powers off, or with "vmlet.end=MODE": reboot
+ * (i8042 reset line), crash (triple fault), hold (halts for good), button
+ * (waits for the ACPI power button, then powers off). "vmlet.netquick":
+ * the NICs' own facts only (no DHCP, ARP, ping).
  *
  * Parsers must bound everything: the guest is untrusted.
  */

@@ -7,7 +7,7 @@ libyaml-dev libjson-c-dev libseccomp-dev libcap-ng-dev
 python3 python3-yaml qemu-system-x86 qemu-utils time acpica-tools
 mtools dosfstools gdisk genisoimage xorriso gnu-efi dmidecode
 busybox-static cpio iproute2 passt nftables hyperfine valgrind cppcheck clang-format
-btrfs-progs seabios ovmf"
+btrfs-progs seabios ovmf syslinux syslinux-common"
 
 # Debian's cloud kernel for the Linux boot tests (tests/sh/efi_linux_tcg.sh,
 # linux_smoke.sh): downloaded once into build/, not installed. Without
@@ -32,7 +32,9 @@ echo "deps: installing:$missing" >&2
 SUDO=""
 [ "$(id -u)" -ne 0 ] && SUDO=sudo
 export DEBIAN_FRONTEND=noninteractive
-$SUDO apt-get update -qq >/dev/null
+# Another apt (a second checkout's make, unattended upgrades) may hold dpkg's lock:
+# wait for it rather than fail.
+$SUDO apt-get -o DPkg::Lock::Timeout=600 update -qq >/dev/null
 # shellcheck disable=SC2086
-$SUDO apt-get install -y -qq --no-install-recommends $missing >/dev/null
+$SUDO apt-get -o DPkg::Lock::Timeout=600 install -y -qq --no-install-recommends $missing >/dev/null
 fetch_kernel

@@ -195,7 +195,9 @@ static void object(struct dec *x, struct node *m, const struct schema_type *t, s
 			value(x, m->kv[i].val, schema_field_val(f), l);
 		else if ((seed = seed_field(t, m->kv[i].key)) && node_is_map(m->kv[i].val))
 			object(x, m->kv[i].val, seed, l, false);
-		else if (!node_is_null(m->kv[i].val) && unknown(x, m, i, preserve))
+		else if (seed && !node_is_null(m->kv[i].val))
+			bad(x, m->kv[i].val, "an object");
+		else if (!seed && unknown(x, m, i, preserve))
 			i--;
 		x->path[plen] = 0;
 	}

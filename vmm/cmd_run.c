@@ -9,6 +9,8 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <termios.h>
+#include <unistd.h>
 
 #include "vmm/cmd.h"
 #include "vmm/cmd_vm.h"
@@ -91,6 +93,8 @@ static int run_with_strategy(const struct vm_config *cfg, const struct cmd_vm_op
 	struct jail_cgroup cg = {0};
 	enum lifecycle_end end;
 	struct lifecycle lc;
+	struct termios tty;
+	bool on_tty;
 
 	if (lifecycle_parse(override ? override : cfg->run_strategy, &strategy)) {
 		error(
@@ -105,11 +109,20 @@ static int run_with_strategy(const struct vm_config *cfg, const struct cmd_vm_op
 		lc.always_fork = true;
 		jail_setup_limits(&cg, cfg);
 	}
+	/* The console on a terminal: the guest runs in a worker, and this
+	 * process (never confined) gives the terminal its modes back however
+	 * the worker ended, killed by a signal included. */
+	on_tty = o->console.kind == VM_CONSOLE_STDIO && isatty(STDIN_FILENO) &&
+		 !tcgetattr(STDIN_FILENO, &tty);
+	if (on_tty)
+		lc.always_fork = true;
 	if (lifecycle_may_restart(&lc))
 		log_info("run: runStrategy %s: the guest is restarted in-process after %s",
 			 lifecycle_strategy_name(strategy),
 			 strategy == LC_ALWAYS ? "power-off, reboot or crash" : "reboot or crash");
 	end = cmd_vm_supervise(o, &lc, run_guest, &ctx);
+	if (on_tty)
+		tcsetattr(STDIN_FILENO, TCSANOW, &tty);
 	jail_cgroup_leave(&cg);
 	/* a worker killed by a signal (SIGSYS: a seccomp violation) ends
 	 * vmlet with the status a shell shows for that signal */
@@ -197,6 +210,9 @@ int cmd_run(int argc, char **argv)
 	if (cmd_vm_config(&o, &cfg))
 		return VMLET_EXIT_ERROR;
 	log_setup(o.log_format, o.log_level, "vmlet", cfg.name);
+	if (cfg.start_paused && !o.api_socket)
+		log_warn("vm: startStrategy Paused without --api-socket: nothing can resume the "
+			 "guest (vmlet ctl SOCKET resume)");
 	ret = run_with_strategy(&cfg, &o, strategy);
 	log_setup(o.log_format, o.log_level, "vmlet", NULL);
 	vm_config_release(&cfg);

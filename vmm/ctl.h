@@ -9,7 +9,9 @@
  *   {"verb":"status"}        -> {"ok":true,"state":"Running","name":...,
  *                                "namespace":...,"vcpus":N,"memory":BYTES,
  *                                "uptime_seconds":S,"restarts":N,
- *                                "run_strategy":...}
+ *                                "run_strategy":...; when paused:
+ *                                "reason":"PausedByUser"|"PausedIOError",
+ *                                "message":"disk 'd': write ... failed: ..."}
  *   {"verb":"pause"}         -> {"ok":true}   vCPUs stop, devices idle
  *   {"verb":"resume"}        -> {"ok":true}
  *   {"verb":"power-button"}  -> {"ok":true}   ACPI power button press
@@ -58,6 +60,8 @@ struct ctl_status {
 	uint64_t memory_bytes;
 	double uptime_seconds; /* since the current guest boot */
 	unsigned int restarts; /* in-process guest restarts so far */
+	const char *reason;    /* when paused: KubeVirt's Paused condition reason */
+	const char *message;   /* when paused: what failed (NULL or "" = none) */
 };
 
 /* A growing Prometheus text exposition. */

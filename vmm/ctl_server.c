@@ -155,6 +155,9 @@ static json_object *do_status(struct ctl_server *s)
 	add_str(o, "name", st.name);
 	add_str(o, "namespace", st.namespace);
 	add_str(o, "run_strategy", st.run_strategy);
+	add_str(o, "reason", st.reason);
+	if (st.message && *st.message)
+		add_str(o, "message", st.message);
 	json_object_object_add(o, "vcpus", json_object_new_int64(st.vcpus));
 	json_object_object_add(o, "memory", json_object_new_int64((int64_t)st.memory_bytes));
 	json_object_object_add(o, "uptime_seconds", json_object_new_double(st.uptime_seconds));

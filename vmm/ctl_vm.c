@@ -25,6 +25,7 @@
 struct ctl_vm {
 	struct vm *vm;
 	struct timespec started;
+	char reason[32], message[256]; /* status's, while paused */
 };
 
 static struct ctl_vm the_vm; /* one VM per process */
@@ -53,6 +54,11 @@ static int vm_status(void *p, struct ctl_status *st)
 	st->uptime_seconds = (double)(now.tv_sec - c->started.tv_sec) +
 			     (double)(now.tv_nsec - c->started.tv_nsec) / 1e9;
 	st->restarts = ctl_vm_restarts;
+	if (vm_paused_because(c->vm, c->reason, sizeof(c->reason), c->message,
+			      sizeof(c->message))) {
+		st->reason = c->reason;
+		st->message = c->message;
+	}
 	return 0;
 }
 
@@ -126,6 +132,9 @@ static const struct {
      offsetof(struct device_counters, read_bytes)},
     {"blk", "vmlet_blk_written_bytes_total", "Bytes written by the guest, by disk.",
      offsetof(struct device_counters, write_bytes)},
+    {"blk", "vmlet_blk_io_error_pauses_total",
+     "Pauses of the VM by a host I/O error on the disk (errorPolicy stop/enospace).",
+     offsetof(struct device_counters, io_pauses)},
     {"net", "vmlet_net_rx_packets_total", "Frames delivered to the guest, by interface.",
      offsetof(struct device_counters, rx_packets)},
     {"net", "vmlet_net_rx_bytes_total", "Bytes delivered to the guest, by interface.",
@@ -200,6 +209,11 @@ static int vm_metrics(void *p, struct ctl_metrics *m)
 	vm_device_metrics(c->vm, m);
 	ctl_metrics_add(m, "vmlet_paused", "gauge", "1 while the guest is paused.", NULL,
 			vm_is_paused(c->vm));
+	ctl_metrics_add(m, "vmlet_paused_io_error", "gauge",
+			"1 while the guest is paused by a disk error (errorPolicy stop).", NULL,
+			vm_paused_because(c->vm, c->reason, sizeof(c->reason), c->message,
+					  sizeof(c->message)) &&
+			    !strcmp(c->reason, "PausedIOError"));
 	ctl_metrics_add(m, "vmlet_guest_memory_bytes", "gauge", "Guest memory size.", NULL,
 			(double)c->vm->cfg->memory_bytes);
 	ctl_metrics_add(m, "vmlet_vcpus", "gauge", "Number of vCPUs.", NULL,

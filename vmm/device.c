@@ -65,6 +65,13 @@ out_destroy:
 	return ret;
 }
 
+void device_quiesce_all(struct device_instance *devs, unsigned int n)
+{
+	for (unsigned int i = 0; i < n; i++)
+		if (devs[i].type->quiesce && devs[i].state)
+			devs[i].type->quiesce(devs[i].state);
+}
+
 void device_destroy_all(struct device_instance *devs, unsigned int n)
 {
 	while (n-- > 0)

@@ -58,7 +58,11 @@ struct device_type {
 	unsigned int (*count)(const struct vm_config *cfg);
 	/* Create instance index; *state = NULL means "not in this VM". */
 	int (*create)(const struct device_env *env, unsigned int index, void **state);
-	void (*reset)(void *state);   /* optional */
+	void (*reset)(void *state); /* optional */
+	/* Optional, at teardown before any device is destroyed (vCPUs
+	 * stopped): stop I/O and make what the guest wrote durable (disks
+	 * flushed), so that nothing a later release does can lose it. */
+	void (*quiesce)(void *state);
 	void (*destroy)(void *state); /* optional; state may be NULL-checked */
 };
 
@@ -103,6 +107,7 @@ void device_set_fw_cfg(struct vm *vm, struct fw_cfg *fc);
 struct device_counters {
 	/* block: requests completed, of them failed; data bytes moved */
 	uint64_t requests, errors, read_bytes, write_bytes;
+	uint64_t io_pauses; /* block: VM pauses for a host error (errorPolicy) */
 	/* network: frames and bytes to the guest (rx) and from it (tx) */
 	uint64_t rx_packets, rx_bytes, tx_packets, tx_bytes, rx_dropped, tx_dropped;
 };
@@ -128,6 +133,7 @@ struct device_instance {
 	void *state;
 };
 int device_create_all(const struct device_env *env, struct device_instance **out, unsigned int *n);
+void device_quiesce_all(struct device_instance *devs, unsigned int n);
 void device_destroy_all(struct device_instance *devs, unsigned int n);
 
 #endif /* VMLET_DEVICE_H */

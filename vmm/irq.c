@@ -29,6 +29,7 @@ struct irq_state {
 	struct kvm_irq_routing_entry *e;
 	unsigned int n;
 	uint8_t msi_used[IRQ_MAX_ROUTES]; /* by GSI */
+	bool closing;			  /* irq_teardown(): commit nothing */
 };
 
 static void irq_route_chip(struct irq_state *s, uint32_t gsi, uint32_t chip, uint32_t pin)
@@ -188,8 +189,20 @@ void irq_msi_free(struct vm *vm, uint32_t gsi)
 	if (e) {
 		*e = s->e[--s->n];
 		s->msi_used[gsi] = 0;
-		irq_commit(vm);
+		if (!s->closing)
+			irq_commit(vm);
 	}
+	pthread_mutex_unlock(&s->lock);
+}
+
+void irq_teardown(struct vm *vm)
+{
+	struct irq_state *s = vm->irq;
+
+	if (!s)
+		return;
+	pthread_mutex_lock(&s->lock);
+	s->closing = true;
 	pthread_mutex_unlock(&s->lock);
 }
 

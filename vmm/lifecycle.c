@@ -121,12 +121,17 @@ void lifecycle_request_stop(void)
 	stop_requested = 1;
 }
 
-static void forward_signal(int sig)
+/* A stop signal for the supervisor: passed on to the worker, unless the
+ * kernel sent it (Ctrl-C or Ctrl-\ typed on the terminal): that goes to
+ * the whole foreground process group, the worker got its own, and a copy
+ * from here would be a second SIGINT (stop at once) it never had. */
+static void forward_signal(int sig, siginfo_t *si, void *uctx)
 {
 	pid_t pid = worker_pid;
 
+	(void)uctx;
 	stop_signal = sig;
-	if (pid > 0)
+	if (pid > 0 && !(si && si->si_code == SI_KERNEL))
 		kill(pid, sig);
 }
 
@@ -231,7 +236,8 @@ static bool backoff_sleep(uint64_t ms)
 
 enum lifecycle_end lifecycle_run(struct lifecycle *lc, lifecycle_run_fn run, void *ctx)
 {
-	struct sigaction sa = {.sa_handler = forward_signal}, old_term, old_int;
+	struct sigaction sa = {.sa_sigaction = forward_signal, .sa_flags = SA_SIGINFO}, old_term,
+			 old_int;
 	enum lifecycle_end end;
 	uint64_t t0, delay;
 	bool sigsys;
@@ -253,8 +259,9 @@ enum lifecycle_end lifecycle_run(struct lifecycle *lc, lifecycle_run_fn run, voi
 		end = run_worker(lc, run, ctx, &sigsys, &lc->worker_signal);
 		if (stop_signal) {
 			/* asked to stop: never restart; a guest that powered
-			 * off on the power button still ended cleanly */
-			if (end == LC_END_FAILED)
+			 * off on the power button still ended cleanly; a
+			 * seccomp kill is never taken for a stop */
+			if (end == LC_END_FAILED && !sigsys)
 				end = LC_END_STOPPED;
 			break;
 		}

@@ -243,6 +243,9 @@ static const struct sandbox_rule main_loop[] = {
 	ALLOW_EQ(newfstatat, 3, 0),
 	/* ... and whether the stream is a terminal (isatty) */
 	ALLOW_IOCTL(TCGETS),
+	/* the console on a terminal: its saved modes restored at teardown
+	 * (serial8250.c: tcsetattr TCSANOW) */
+	ALLOW_IOCTL(TCSETS),
 };
 
 const struct sandbox_ruleset sandbox_rules_common = RULESET("common", common);

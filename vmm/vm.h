@@ -48,6 +48,9 @@ struct vm_options {
 	 * handed to the EFI firmware) */
 	const uint8_t *module;
 	size_t module_len;
+	/* A BIOS VM boots the payload (a PVH ELF) through SeaBIOS and QEMU's
+	 * PVH option ROM instead of directly (vmlet probe, bios_boot.h) */
+	bool bios_payload;
 	/* the EFI variable store file when cfg->efi_persistent */
 	const char *efi_vars;
 };
@@ -64,7 +67,9 @@ struct vm {
 
 	struct arch_topology topo;
 	enum arch_cpu_vendor vendor;
-	struct kvm_cpuid2 *host_cpuid; /* KVM_GET_SUPPORTED_CPUID */
+	struct kvm_cpuid2 *host_cpuid; /* KVM_GET_SUPPORTED_CPUID + extras */
+	bool tsc_deadline;	       /* KVM_CAP_TSC_DEADLINE_TIMER: CPUID.1:ECX[24] */
+	char cpu_brand[49];	       /* the guest's 0x8000_0002..4 ("" none) */
 	uint32_t n_vcpus;
 	uint32_t *apic_ids; /* by vCPU index */
 	struct vcpu *vcpus;
@@ -100,13 +105,23 @@ struct vm {
 	pthread_cond_t pause_cond;
 	int paused;	     /* atomic */
 	unsigned int parked; /* vCPUs held by the pause, under pause_lock */
-	int console_client;  /* attached console connection + 1, 0 = none; atomic */
+	/* Why the VM is paused (vm_pause_for(); "" = by the user), a pause a
+	 * device thread asked for, and the count of pause ends (resume or the
+	 * VM's end) its threads wait on: all under pause_lock. */
+	char pause_reason[32];
+	char pause_message[256];
+	bool pause_wanted;
+	unsigned int resume_gen;
+	int console_client; /* attached console connection + 1, 0 = none; atomic */
 	void (*console_input)(void *opaque, const void *buf, size_t len);
 	void *console_input_opaque;
 	void (*console_output)(void *opaque, const void *buf, size_t len);
 	void *console_output_opaque;
 	uint32_t pci_slots;    /* device_set_pci_slots() */
 	struct fw_cfg *fw_cfg; /* device_set_fw_cfg(): BIOS VMs only */
+	/* dedicatedCpuPlacement (vmm/vm_pin.c): host CPU of vCPU i, then the
+	 * emulator threads' one; NULL = not pinned */
+	int *pin_cpus;
 	struct device_counters_src counters[VM_MAX_COUNTERS];
 	unsigned int n_counters;
 };
@@ -153,6 +168,13 @@ void vm_stamp(struct vm *vm, const char *name);
 
 /* Set up the fields above (vm_create()). */
 void vm_ctl_init(struct vm *vm);
+
+/* dedicatedCpuPlacement (vm_pin.c): plan the CPUs and pin the calling
+ * thread for isolateEmulatorThread (before any other thread starts; an
+ * error naming the field when there are too few CPUs), then pin each
+ * started vCPU thread. 0 or -errno; no-ops without the setting. */
+int vm_pin_plan(struct vm *vm);
+int vm_pin_vcpus(struct vm *vm);
 /* Main thread: kick every vCPU out of KVM_RUN and hold it until
  * vm_resume(); returns once all of them are held. -EALREADY when paused,
  * -ETIMEDOUT (and still running) when a vCPU did not stop within 2 s. */
@@ -167,6 +189,23 @@ static inline bool vm_is_paused(struct vm *vm)
 void vm_pause_point(struct vcpu *v);
 /* Any thread: release held vCPUs because the VM ends (vm_request_exit()). */
 void vm_pause_wake(struct vm *vm);
+
+/*
+ * Pauses a device asks for (disk errorPolicy stop): from a device thread,
+ * vm_pause_for() records why (reason: KubeVirt's condition reason, e.g.
+ * "PausedIOError"; message: what failed) and wakes the main thread, which
+ * pauses the VM (vm_pause_pending(), from its loop); the thread then
+ * waits in vm_wait_resume() with the generation vm_pause_for() returned:
+ * 0 once the VM was resumed (or the pause could not be made: retry),
+ * -ESRCH when the VM ends, -ETIMEDOUT after timeout_ms (to let the caller
+ * check its own state; wait again with the same generation).
+ */
+unsigned int vm_pause_for(struct vm *vm, const char *reason, const char *message);
+int vm_wait_resume(struct vm *vm, unsigned int gen, unsigned int timeout_ms);
+void vm_pause_pending(struct vm *vm);
+/* Why the VM is paused: reason ("PausedByUser" for a ctl pause) and
+ * message ("" when none), copied; false when it is not paused. */
+bool vm_paused_because(struct vm *vm, char *reason, size_t rlen, char *msg, size_t mlen);
 
 /* Log each device's counters (at the end of a run). */
 void vm_log_counters(struct vm *vm);

@@ -14,9 +14,16 @@
  * reason and finish. Device threads keep running: requests the guest
  * queued before the pause complete, and received frames still fill the
  * guest's buffers.
+ *
+ * A device thread cannot pause the VM itself (vm_pause() waits for the
+ * vCPUs and belongs to the main thread): vm_pause_for() leaves the request
+ * and its reason under pause_lock and wakes the main loop, which calls
+ * vm_pause_pending(). Every end of a pause (resume, a pause that failed,
+ * the VM's end) bumps resume_gen, which device threads wait on.
  */
 #include <errno.h>
 #include <linux/kvm.h>
+#include <stdio.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
@@ -79,8 +86,74 @@ void vm_pause_wake(struct vm *vm)
 {
 	pthread_mutex_lock(&vm->pause_lock);
 	__atomic_store_n(&vm->paused, 0, __ATOMIC_SEQ_CST);
+	vm->pause_reason[0] = vm->pause_message[0] = 0;
+	vm->resume_gen++;
 	pthread_cond_broadcast(&vm->pause_cond);
 	pthread_mutex_unlock(&vm->pause_lock);
+}
+
+unsigned int vm_pause_for(struct vm *vm, const char *reason, const char *message)
+{
+	unsigned int gen;
+
+	pthread_mutex_lock(&vm->pause_lock);
+	gen = vm->resume_gen;
+	if (!vm->pause_reason[0]) {
+		snprintf(vm->pause_reason, sizeof(vm->pause_reason), "%s", reason);
+		snprintf(vm->pause_message, sizeof(vm->pause_message), "%s", message);
+	}
+	vm->pause_wanted = true;
+	pthread_mutex_unlock(&vm->pause_lock);
+	event_loop_wake(&vm->loop);
+	return gen;
+}
+
+int vm_wait_resume(struct vm *vm, unsigned int gen, unsigned int timeout_ms)
+{
+	struct timespec deadline;
+	int err = 0;
+
+	clock_gettime(CLOCK_MONOTONIC, &deadline);
+	deadline.tv_sec += timeout_ms / 1000;
+	deadline.tv_nsec += (long)(timeout_ms % 1000) * 1000000;
+	if (deadline.tv_nsec >= 1000000000) {
+		deadline.tv_sec++;
+		deadline.tv_nsec -= 1000000000;
+	}
+	pthread_mutex_lock(&vm->pause_lock);
+	while (vm->resume_gen == gen && vm_exit_reason(vm) == VM_EXIT_NONE && !err)
+		err = pthread_cond_timedwait(&vm->pause_cond, &vm->pause_lock, &deadline);
+	pthread_mutex_unlock(&vm->pause_lock);
+	if (vm_exit_reason(vm) != VM_EXIT_NONE)
+		return -ESRCH;
+	return err ? -ETIMEDOUT : 0;
+}
+
+void vm_pause_pending(struct vm *vm)
+{
+	char reason[sizeof(vm->pause_reason)], msg[sizeof(vm->pause_message)];
+	bool want;
+
+	pthread_mutex_lock(&vm->pause_lock);
+	want = vm->pause_wanted;
+	vm->pause_wanted = false;
+	pthread_mutex_unlock(&vm->pause_lock);
+	if (!want || vm_is_paused(vm))
+		return;
+	if (!vm_pause(vm) && vm_paused_because(vm, reason, sizeof(reason), msg, sizeof(msg)))
+		log_warn("vm: paused (%s): %s; `vmlet ctl SOCKET resume` retries", reason, msg);
+}
+
+bool vm_paused_because(struct vm *vm, char *reason, size_t rlen, char *msg, size_t mlen)
+{
+	bool paused;
+
+	pthread_mutex_lock(&vm->pause_lock);
+	paused = vm_is_paused(vm);
+	snprintf(reason, rlen, "%s", vm->pause_reason[0] ? vm->pause_reason : "PausedByUser");
+	snprintf(msg, mlen, "%s", vm->pause_message);
+	pthread_mutex_unlock(&vm->pause_lock);
+	return paused;
 }
 
 int vm_resume(struct vm *vm)

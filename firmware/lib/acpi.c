@@ -258,6 +258,7 @@ void fw_acpi_power_info(const struct acpi_header *fadt, const struct acpi_header
 	if (!fadt)
 		return;
 	if (fadt->length >= 72) {
+		p->pm1a_evt = (uint16_t)rd32(b + 56);
 		p->pm1a_cnt = (uint16_t)rd32(b + 64);
 		p->pm1b_cnt = (uint16_t)rd32(b + 68);
 	}
@@ -276,6 +277,7 @@ void fw_acpi_power_info(const struct acpi_header *fadt, const struct acpi_header
 	if (fadt->length >= FADT_FLAGS_OFF + 4 && (rd32(b + FADT_FLAGS_OFF) & FADT_HW_REDUCED)) {
 		p->pm1a_cnt = 0;
 		p->pm1b_cnt = 0;
+		p->pm1a_evt = 0;
 	}
 }
 

@@ -79,6 +79,7 @@ int fw_madt_apic_ids(const struct acpi_header *madt, uint32_t *ids, int cap, uin
 /* How to power off through ACPI. */
 struct fw_acpi_power {
 	uint16_t pm1a_cnt, pm1b_cnt; /* I/O ports; 0 = none */
+	uint16_t pm1a_evt;	     /* PM1a status/enable I/O port; 0 = none */
 	struct acpi_gas sleep_ctl;   /* HW-reduced ACPI; address 0 = none */
 	int slp_typ;		     /* \_S5 SLP_TYPa, -1 = unknown */
 };

@@ -20,6 +20,7 @@
 struct probe_cpu probe_cpus[PROBE_MAX_CPUS];
 struct fw_acpi_power probe_power = {.slp_typ = -1};
 uint64_t probe_tsc0;
+char probe_brand[49];
 
 static struct fw_serial com1;
 static struct fw_lapic lapic;
@@ -123,6 +124,23 @@ static void write_report(const char *text, size_t len)
 	fw_serial_write(&com1, text, len);
 }
 
+/* CPL0 endings other than power-off (probe.h: enum probe_end_mode). */
+static FW_NORETURN void end_now(int mode)
+{
+	static const struct {
+		uint16_t limit;
+		uint64_t base;
+	} __attribute__((packed)) no_idt;
+
+	if (mode == PROBE_END_REBOOT)
+		outb(0x64, 0xfe);    /* i8042: pulse the reset line */
+	if (mode == PROBE_END_CRASH) /* no IDT: #BP, #GP, #DF, triple fault */
+		__asm__ volatile("lidt %0; int3" : : "m"(no_idt));
+	if (mode != PROBE_END_POWEROFF)
+		fw_halt_forever(); /* hold (and a reset that did not happen) */
+	fw_poweroff(&probe_power);
+}
+
 static uint64_t kcall(uint64_t nr, uint64_t a0, uint64_t a1, uint64_t a2)
 {
 	switch (nr) {
@@ -133,6 +151,11 @@ static uint64_t kcall(uint64_t nr, uint64_t a0, uint64_t a1, uint64_t a2)
 		return start_aps((const uint32_t *)(uintptr_t)a0, (uint32_t)a1, a2 != 0);
 	case PROBE_KC_POWEROFF:
 		fw_poweroff(&probe_power);
+	case PROBE_KC_ALLOW_IO:
+		fw_cpl3_allow_io((uint16_t)a0, (uint16_t)a1);
+		return 0;
+	case PROBE_KC_END:
+		end_now((int)a0);
 	}
 	return (uint64_t)-1;
 }
@@ -168,6 +191,13 @@ void fw_main(uint32_t start_info)
 	fw_cpl3_allow_io(0x70, 2);  /* CMOS RTC: virtio_net.c's DHCP waits */
 	fw_lapic_detect(&lapic);
 	collect(&probe_cpus[0], &lapic);
+	if (probe_cpus[0].id.e0.a >= 0x80000004 && probe_cpus[0].id.e0.a < 0x80010000)
+		for (uint32_t i = 0; i < 3; i++) {
+			struct topo_leaf l;
+
+			cpuid_into(&l, 0x80000002 + i, 0);
+			memcpy(probe_brand + 16 * i, &l, 16);
+		}
 	probe_cpus[0].done = 1;
 	fw_cpl3_enter(probe_user_main, (void *)(uintptr_t)start_info, ustack + sizeof(ustack));
 }

@@ -29,14 +29,37 @@ extern struct probe_cpu probe_cpus[PROBE_MAX_CPUS];
 extern struct fw_acpi_power probe_power;
 /* TSC at fw_main() entry. */
 extern uint64_t probe_tsc0;
+/* The BSP's CPUID 0x8000_0002..4 brand string (zeros when absent). */
+extern char probe_brand[49];
 
 /* kcall numbers */
 enum {
 	PROBE_KC_WRITE = 1, /* (buf, len): serial output */
 	PROBE_KC_START_APS, /* (apic_ids, n, need_x2apic): returns CPUs done */
 	PROBE_KC_POWEROFF,  /* (): does not return */
+	PROBE_KC_ALLOW_IO,  /* (port, n): grant ports to CPL3 */
+	PROBE_KC_END,	    /* (enum probe_end_mode): does not return */
 };
 
+/* How the probe ends (end.c; vmlet.end=<name> on its command line):
+ * poweroff (ACPI S5), reboot (i8042 reset line), crash (triple fault),
+ * hold (cli; hlt forever), button (wait for the ACPI power button's
+ * status bit, then power off). */
+enum probe_end_mode {
+	PROBE_END_POWEROFF,
+	PROBE_END_REBOOT,
+	PROBE_END_CRASH,
+	PROBE_END_HOLD,
+	PROBE_END_BUTTON,
+};
+/* The mode named name (poweroff for an unknown name). */
+int probe_end_mode(const char *name);
+/* CPL3: end as mode says. Does not return. */
+FW_NORETURN void probe_end(int mode);
+/* vmlet.msix: route and unmask every MSI-X vector of every PCI function
+ * (table entries to APIC 0, MSI-X enabled), as a Linux guest leaves them
+ * for the VMM's teardown; appends msixRouted=<functions> <vectors>. */
+void probe_msix_route(struct fw_buf *out, uint64_t ecam);
 /* Append pci=/disk=/rng=/nic= lines (firmware/abi.h) for bus 0 at ecam
  * (virtio_report.c). With hostile, first attack each virtio-blk with
  * malformed rings (a buffer outside RAM, an absurd length, a descriptor

@@ -22,7 +22,8 @@ struct fw_net_opts {
 	/* the address to ping through the router instead of the router
 	 * itself (host order, 0: the router); "vmlet.netping=A.B.C.D" */
 	uint32_t ping;
-	/* only the device's own facts: no DHCP, ARP or ping (benchmarks) */
+	/* only the device's own facts: no DHCP, ARP or ping (benchmarks;
+	 * "vmlet.netquick") */
 	bool quick;
 };
 

@@ -53,7 +53,7 @@ wait_log() {
 }
 # vm_manifest NAME MEMORY [STRATEGY [DISK=PATH...]]: a VirtualMachine manifest
 # on stdout with that guest memory, runStrategy ("" = none), no pod network
-# and one virtio hostDisk per DISK=PATH.
+# and one virtio hostDisk per DISK=PATH (errorPolicy $VM_ERROR_POLICY when set).
 vm_manifest() {
 	local name=$1 mem=$2 strategy=${3:-} d
 	shift $(($# < 3 ? $# : 3))
@@ -64,7 +64,10 @@ vm_manifest() {
 	printf '        devices:\n          autoattachPodInterface: false\n'
 	(($#)) || return 0
 	printf '          disks:\n'
-	for d; do printf '          - {name: %s, disk: {bus: virtio}}\n' "${d%%=*}"; done
+	for d; do
+		printf '          - {name: %s, disk: {bus: virtio}%s}\n' "${d%%=*}" \
+			"${VM_ERROR_POLICY:+, errorPolicy: $VM_ERROR_POLICY}"
+	done
 	printf '      volumes:\n'
 	for d; do printf '      - {name: %s, hostDisk: {path: %s, type: Disk}}\n' "${d%%=*}" "${d#*=}"; done
 }

@@ -55,7 +55,9 @@ attach || { fail "cannot remount"; finish; }
 dd if="$MNT/bad.raw" of=/dev/null bs=4096 skip=64 count=1 status=none 2>/dev/null &&
 	skip "the corrupted block reads without error (no data checksums?)"
 
-vm_manifest eio 128Mi "" bad="$MNT/bad.raw" good="$MNT/good.raw" >"$TMPD/vm.yaml"
+# errorPolicy report: the guest sees the error (under KubeVirt's default,
+# stop, the VM would pause: tests/sh/blk_error_policy.sh)
+VM_ERROR_POLICY=report vm_manifest eio 128Mi "" bad="$MNT/bad.raw" good="$MNT/good.raw" >"$TMPD/vm.yaml"
 for bin in "$VMLET" "$VMLET_SAN"; do
 	[[ -x $bin ]] || continue
 	timeout 120 "$bin" probe -f "$TMPD/vm.yaml" --show-console >"$TMPD/out.txt" 2>&1

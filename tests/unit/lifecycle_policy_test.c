@@ -313,6 +313,39 @@ static void test_loop_forwards_stop(void)
 	close(ready_pipe[1]);
 }
 
+/* the worker is told to stop, then a seccomp violation kills it while it
+ * tears down: that is reported (128+31 from vmlet), never a clean stop */
+static enum lifecycle_end term_then_sigsys(void *ctx, unsigned int restarts)
+{
+	(void)wait_for_term(ctx, restarts);
+	signal(SIGSYS, SIG_DFL);
+	raise(SIGSYS);
+	return LC_END_POWEROFF;
+}
+
+static void test_loop_sigsys_after_stop(void)
+{
+	struct lifecycle lc;
+	pid_t killer;
+	char c;
+
+	CHECK(pipe(ready_pipe) == 0);
+	lifecycle_init(&lc, LC_ALWAYS);
+	fast(&lc);
+	killer = fork();
+	if (killer == 0) {
+		if (read(ready_pipe[0], &c, 1) == 1)
+			kill(getppid(), SIGTERM);
+		_exit(0);
+	}
+	CHECK(lifecycle_run(&lc, term_then_sigsys, NULL) == LC_END_FAILED);
+	CHECK(lc.worker_signal == SIGSYS);
+	CHECK(lc.restarts == 0);
+	waitpid(killer, NULL, 0);
+	close(ready_pipe[0]);
+	close(ready_pipe[1]);
+}
+
 int main(void)
 {
 	log_setup(LOG_FORMAT_TEXT, LOG_ERROR, "lifecycle-test", NULL);
@@ -324,6 +357,7 @@ int main(void)
 	TEST_RUN(test_loop_sigsys_not_restarted);
 	TEST_RUN(test_loop_stop_during_backoff);
 	TEST_RUN(test_loop_forwards_stop);
+	TEST_RUN(test_loop_sigsys_after_stop);
 	TEST_RUN(test_loop_failed_start);
 	TEST_RUN(test_loop_stop_from_inside);
 	return test_summary();

@@ -188,6 +188,13 @@ static void test_decode(void)
 	       "        devices: {}\n");
 	CHECK(x.ret == -EINVAL && said(&x, 2, 12, "spec.flavor.nme", "unknown field"));
 	arena_free(&x.a);
+	decode(&x, SCHEMA_T_VM, false,
+	       "spec:\n  flavor: small\n  template:\n    spec:\n      domain:\n"
+	       "        devices: {}\n        cpu:\n          socket:\n");
+	CHECK(x.ret == -EINVAL && x.d.n_err == 2);
+	CHECK(said(&x, 2, 11, "spec.flavor", "must be an object"));
+	CHECK(said(&x, 8, 11, "spec.template.spec.domain.cpu.socket", "unknown field")); /* null */
+	arena_free(&x.a);
 
 	/* types: quantities, int-or-string, maps of strings, null everywhere */
 	decode(&x, SCHEMA_T_IT, false,

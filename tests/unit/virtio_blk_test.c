@@ -31,11 +31,14 @@ struct env {
 static const char *img_dir = "/tmp";
 static bool img_sparse;
 static enum blk_cache img_cache = BLK_CACHE_WRITEBACK;
+static enum virtio_blk_error_policy img_policy = VIRTIO_BLK_ERROR_REPORT;
 
 static int env_up(struct env *e, bool ro, const char *serial)
 {
-	struct virtio_blk_params p = {
-	    .name = "disk0", .serial = serial, .physical_block_size = 4096};
+	struct virtio_blk_params p = {.name = "disk0",
+				      .serial = serial,
+				      .physical_block_size = 4096,
+				      .error_policy = img_policy};
 	struct blk *be;
 	uint8_t *buf = malloc(IMG_SIZE);
 
@@ -261,20 +264,28 @@ static void test_read_only(void)
 	env_down(&e);
 }
 
-/* A full host filesystem: the write fails with IOERR, vmlet and the
- * next requests are fine. */
+/* A 64 KiB tmpfs at mnt (root only); false (after SKIP's message) if not. */
+static bool small_tmpfs(char *mnt)
+{
+	if (geteuid() != 0 || !mkdtemp(mnt))
+		return false;
+	if (mount("tmpfs", mnt, "tmpfs", 0, "size=64k")) {
+		rmdir(mnt);
+		return false;
+	}
+	return true;
+}
+
+/* A full host filesystem under errorPolicy report: the write fails with
+ * IOERR, vmlet and the next requests are fine. */
 static void test_host_enospc(void)
 {
 	char mnt[] = "/tmp/vmlet-enospc.XXXXXX";
 	static uint8_t big[256 << 10], small[512], back[512];
 	struct env e;
 
-	if (geteuid() != 0 || !mkdtemp(mnt))
+	if (!small_tmpfs(mnt))
 		SKIP("needs root to mount a small tmpfs");
-	if (mount("tmpfs", mnt, "tmpfs", 0, "size=64k")) {
-		rmdir(mnt);
-		SKIP("cannot mount tmpfs");
-	}
 	img_dir = mnt;
 	img_sparse = true;
 	if (env_up(&e, false, NULL)) {
@@ -296,6 +307,85 @@ out:
 	img_sparse = false;
 	umount(mnt);
 	rmdir(mnt);
+}
+
+/* errorPolicy stop (and enospace on ENOSPC): the write that hits a full
+ * filesystem is held, not failed; the VM is asked to pause with a message
+ * naming the disk and the error; once space is freed and the VM resumed,
+ * the same request completes OK and its data is in the image. ignore:
+ * the failed write completes OK (and its data is lost). */
+static void enospc_hold(enum virtio_blk_error_policy policy)
+{
+	char mnt[] = "/tmp/vmlet-enospc.XXXXXX";
+	static uint8_t big[256 << 10], back[512];
+	unsigned int pauses = tvm_pauses;
+	uint32_t id, len;
+	struct tbuf b[3];
+	struct env e;
+
+	if (!small_tmpfs(mnt))
+		SKIP("needs root to mount a small tmpfs");
+	img_dir = mnt;
+	img_sparse = true;
+	img_policy = policy;
+	if (env_up(&e, false, NULL)) {
+		test_fail(__FILE__, __LINE__, "setup on tmpfs");
+		goto out;
+	}
+	CHECK_EQ_U64(tvdev_start(&e.v, &e.d, WANT, NULL), 0x0f);
+	memset(big, 0x6b, sizeof(big));
+	if (policy == VIRTIO_BLK_ERROR_IGNORE) {
+		CHECK_EQ_U64(do_req(&e, 1, 512, big, sizeof(big), NULL, 0, NULL), 0);
+		CHECK_EQ_U64(tvm_pauses, pauses);
+		env_down(&e);
+		goto out;
+	}
+	uint64_t hdr[2] = {1 /* OUT */, 512};
+	gpa_t h = tdrv_alloc(&e.d, 16), o = tdrv_alloc(&e.d, sizeof(big)), s = tdrv_alloc(&e.d, 1);
+
+	memcpy(tdrv_ptr(&e.d, h), hdr, 16);
+	memcpy(tdrv_ptr(&e.d, o), big, sizeof(big));
+	*(uint8_t *)tdrv_ptr(&e.d, s) = 0xee;
+	b[0] = (struct tbuf){h, 16, 0};
+	b[1] = (struct tbuf){o, sizeof(big), 0};
+	b[2] = (struct tbuf){s, 1, 1};
+	uint16_t head = tdrv_post(&e.d, b, 3, 0);
+	tvdev_kick(&e.v, 0);
+	for (int i = 0; i < 5000 && __atomic_load_n(&tvm_pauses, __ATOMIC_SEQ_CST) == pauses; i++)
+		usleep(1000);
+	CHECK_EQ_U64(tvm_pauses, pauses + 1);
+	CHECK(strstr(tvm_pause_msg, "disk 'disk0': write at sector 512 failed: No space left"));
+	CHECK(!tvdev_wait_used(&e.d, &id, &len, 300)); /* held, not failed */
+	CHECK(!mount("tmpfs", mnt, "tmpfs", MS_REMOUNT, "size=4m"));
+	__atomic_add_fetch(&tvm_resumes, 1, __ATOMIC_SEQ_CST);
+	CHECK(tvdev_wait_used(&e.d, &id, &len, 5000) && id == head);
+	CHECK_EQ_U64(*(uint8_t *)tdrv_ptr(&e.d, s), 0);
+	CHECK(pread(e.fd, back, sizeof(back), 512 * 512 + sizeof(big) - sizeof(back)) ==
+	      sizeof(back));
+	CHECK(!memcmp(back, big, sizeof(back)));
+	e.d.data_next = TDRV_DATA;
+	env_down(&e);
+out:
+	img_dir = "/tmp";
+	img_sparse = false;
+	img_policy = VIRTIO_BLK_ERROR_REPORT;
+	umount(mnt);
+	rmdir(mnt);
+}
+
+static void test_enospc_stop(void)
+{
+	enospc_hold(VIRTIO_BLK_ERROR_STOP);
+}
+
+static void test_enospc_enospace(void)
+{
+	enospc_hold(VIRTIO_BLK_ERROR_ENOSPACE);
+}
+
+static void test_enospc_ignore(void)
+{
+	enospc_hold(VIRTIO_BLK_ERROR_IGNORE);
 }
 
 /* cache=none: O_DIRECT where the filesystem has it, with guest buffers
@@ -337,6 +427,9 @@ int main(void)
 	TEST_RUN(test_malformed_and_broken);
 	TEST_RUN(test_read_only);
 	TEST_RUN(test_host_enospc);
+	TEST_RUN(test_enospc_stop);
+	TEST_RUN(test_enospc_enospace);
+	TEST_RUN(test_enospc_ignore);
 	TEST_RUN(test_cache_none_unaligned);
 	return test_summary();
 }

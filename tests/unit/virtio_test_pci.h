@@ -4,7 +4,8 @@
  * bus_register() records windows in a small table the test dispatches to
  * (tbus_read/tbus_write), the irq_*() calls record MSI routes and hand
  * back the irqfd eventfds (so a test sees interrupts by reading them), and
- * thread_start() is a plain pthread_create. Plus a mini virtio-pci driver:
+ * thread_start() is a plain pthread_create (with TEST_PCI_NO_THREADS
+ * defined: a thread that does nothing). Plus a mini virtio-pci driver:
  * find a function, walk its capabilities, negotiate, set up queue 0.
  * Include once per test program (it defines the faked functions).
  */
@@ -13,6 +14,7 @@
 
 #include <errno.h>
 #include <poll.h>
+#include <stdio.h>
 #include <unistd.h>
 
 #include "arch/x86_64/layout.h"
@@ -22,6 +24,7 @@
 #include "vmm/dev/virtio_pci.h"
 #include "vmm/irq.h"
 #include "vmm/thread.h"
+#include "vmm/vm.h"
 
 /* ---- fake bus ---- */
 struct tbus_win {
@@ -190,6 +193,33 @@ static inline uint64_t tirq_wait(uint32_t data, int ms)
 	return 0;
 }
 
+/* The fake VM's pauses for a disk error (virtio-blk errorPolicy stop):
+ * tvm_pauses counts them, tvm_pause_msg holds the last message; a waiter
+ * is let go when the test bumps tvm_resumes. */
+static unsigned int tvm_pauses, tvm_resumes;
+static char tvm_pause_msg[256];
+
+unsigned int vm_pause_for(struct vm *vm, const char *reason, const char *message)
+{
+	(void)vm;
+	(void)reason;
+	snprintf(tvm_pause_msg, sizeof(tvm_pause_msg), "%s", message);
+	__atomic_add_fetch(&tvm_pauses, 1, __ATOMIC_SEQ_CST);
+	return __atomic_load_n(&tvm_resumes, __ATOMIC_SEQ_CST);
+}
+
+int vm_wait_resume(struct vm *vm, unsigned int gen, unsigned int timeout_ms)
+{
+	(void)vm;
+	for (unsigned int i = 0; i < timeout_ms; i++) {
+		if (__atomic_load_n(&tvm_resumes, __ATOMIC_SEQ_CST) != gen)
+			return 0;
+		usleep(1000);
+	}
+	return -ETIMEDOUT;
+}
+
+#ifndef TEST_PCI_NO_THREADS
 int thread_start(pthread_t *t, enum thread_role role, const char *name, void *(*fn)(void *),
 		 void *arg)
 {
@@ -197,6 +227,23 @@ int thread_start(pthread_t *t, enum thread_role role, const char *name, void *(*
 	(void)name;
 	return -pthread_create(t, NULL, fn, arg);
 }
+#else
+/* Single-threaded users (fuzzers) turn the device's loop by hand: the
+ * thread started ends at once, so that joining it works. */
+static void *tthread_none(void *arg)
+{
+	return arg;
+}
+
+int thread_start(pthread_t *t, enum thread_role role, const char *name, void *(*fn)(void *),
+		 void *arg)
+{
+	(void)role;
+	(void)name;
+	(void)fn;
+	return -pthread_create(t, NULL, tthread_none, arg);
+}
+#endif
 
 /* ---- mini driver ---- */
 struct tvdev {
@@ -266,9 +313,9 @@ static inline void tvdev_msix(struct tvdev *v, unsigned int nvec)
 	ecam_wr(v->slot, v->msix_cap + 2, PCI_MSIX_FLAGS_ENABLE, 2);
 }
 
-/* Reset, negotiate (features & offered), queue 0..nq-1 at the tdrv rings
- * (only queue 0 is backed by d), DRIVER_OK. Returns the status read back. */
-static inline uint8_t tvdev_start(struct tvdev *v, struct tdrv *d, uint64_t want, uint64_t *offered)
+/* Reset, ACKNOWLEDGE | DRIVER, accept want & what is offered (*offered:
+ * the offer), FEATURES_OK. */
+static inline void tvdev_negotiate(struct tvdev *v, uint64_t want, uint64_t *offered)
 {
 	uint64_t f;
 
@@ -286,6 +333,13 @@ static inline uint8_t tvdev_start(struct tvdev *v, struct tdrv *d, uint64_t want
 	mmio_wr(v->common + 0x08, 1, 4);
 	mmio_wr(v->common + 0x0c, (uint32_t)(f >> 32), 4);
 	mmio_wr(v->common + 0x14, 0x0b, 1);
+}
+
+/* Reset, negotiate (features & offered), queue 0..nq-1 at the tdrv rings
+ * (only queue 0 is backed by d), DRIVER_OK. Returns the status read back. */
+static inline uint8_t tvdev_start(struct tvdev *v, struct tdrv *d, uint64_t want, uint64_t *offered)
+{
+	tvdev_negotiate(v, want, offered);
 	if (!(mmio_rd(v->common + 0x14, 1) & VIRTIO_CONFIG_S_FEATURES_OK))
 		return (uint8_t)mmio_rd(v->common + 0x14, 1);
 	mmio_wr(v->common + 0x10, 0, 2); /* config vector 0 */

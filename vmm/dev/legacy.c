@@ -2,6 +2,9 @@
 /*
  * legacy.c - ports a PC guest writes to that need no model, only quiet:
  *
+ *   0x00-0x0f   the 8237 DMA controllers, their page registers (0x81-0x8f)
+ *   0xc0-0xdf   and 0xc0-0xdf: no ISA DMA here; ignored, read as ones (a
+ *               BIOS initialises them)
  *   0x80        POST code / I/O delay port: ignored
  *   0xe9        debug console (Bochs / QEMU isa-debugcon): bytes logged at
  *               debug level, one line at a time
@@ -11,6 +14,12 @@
  *               bit 1 ignored); bit 0 set is the fast reset: a reboot
  *   0xf4        debug exit (QEMU isa-debug-exit): any write ends the VM as
  *               powered off; the probe uses it when it finds no ACPI
+ *   0x2f8, 0x3e8, 0x2e8 (8 ports each)
+ *               COM2, COM3, COM4, which a PC guest probes (Linux's 8250
+ *               driver at every boot): absent, as on a machine without
+ *               them, reads all ones and writes are ignored; the first
+ *               access to each is logged at debug level, so that the bus's
+ *               one warning for unclaimed ports stays for real surprises
  *
  * (The 8259 PICs, PIT and port 0x61 are in the kernel.)
  */
@@ -25,10 +34,32 @@
 #include "vmm/log.h"
 
 #define POST_PORT	0x80
+#define DMA1_PORT	0x00 /* 16 ports */
+#define DMA_PAGE_PORT	0x81 /* 15 ports */
+#define DMA2_PORT	0xc0 /* 32 ports */
 #define DEBUGCON_PORT	0xe9
 #define BIOS_DEBUG_PORT 0x402
 #define PORT_A		0x92
 #define DEBUG_EXIT_PORT 0xf4
+
+/* Legacy devices this machine does not have (absent_ops). */
+static const struct {
+	uint16_t port, len;
+	const char *name;
+} absent[] = {
+    {0x2f8, 8, "COM2"},
+    {0x3e8, 8, "COM3"},
+    {0x2e8, 8, "COM4"},
+};
+#define N_ABSENT (sizeof(absent) / sizeof(absent[0]))
+
+struct legacy_ports;
+
+struct absent_dev {
+	struct legacy_ports *l;
+	unsigned int i;
+	int logged;
+};
 
 struct legacy_ports {
 	struct vm *vm;
@@ -36,6 +67,7 @@ struct legacy_ports {
 	pthread_mutex_t lock;
 	char line[128];
 	size_t len;
+	struct absent_dev absent[N_ABSENT];
 };
 
 static void sink_read(void *dev, uint64_t off, void *data, uint32_t len)
@@ -54,6 +86,28 @@ static void sink_write(void *dev, uint64_t off, const void *data, uint32_t len)
 }
 
 static const struct io_ops post_ops = {.read = sink_read, .write = sink_write};
+
+static void absent_note(struct absent_dev *a, uint64_t off, const char *what)
+{
+	if (!__atomic_exchange_n(&a->logged, 1, __ATOMIC_RELAXED))
+		log_debug("pio: guest %s 0x%llx: no %s here (reads as all ones)", what,
+			  (unsigned long long)(absent[a->i].port + off), absent[a->i].name);
+}
+
+static void absent_read(void *dev, uint64_t off, void *data, uint32_t len)
+{
+	absent_note(dev, off, "reads");
+	memset(data, 0xff, len);
+}
+
+static void absent_write(void *dev, uint64_t off, const void *data, uint32_t len)
+{
+	(void)data;
+	(void)len;
+	absent_note(dev, off, "writes");
+}
+
+static const struct io_ops absent_ops = {.read = absent_read, .write = absent_write};
 
 static void debugcon_write(void *dev, uint64_t off, const void *data, uint32_t len)
 {
@@ -124,10 +178,15 @@ static void legacy_destroy(void *state)
 	struct legacy_ports *l = state;
 
 	bus_unregister(l->pio, POST_PORT);
+	bus_unregister(l->pio, DMA1_PORT);
+	bus_unregister(l->pio, DMA_PAGE_PORT);
+	bus_unregister(l->pio, DMA2_PORT);
 	bus_unregister(l->pio, DEBUGCON_PORT);
 	bus_unregister(l->pio, BIOS_DEBUG_PORT);
 	bus_unregister(l->pio, PORT_A);
 	bus_unregister(l->pio, DEBUG_EXIT_PORT);
+	for (size_t i = 0; i < N_ABSENT; i++)
+		bus_unregister(l->pio, absent[i].port);
 	pthread_mutex_destroy(&l->lock);
 	free(l);
 }
@@ -146,6 +205,12 @@ static int legacy_create(const struct device_env *env, unsigned int index, void 
 	pthread_mutex_init(&l->lock, NULL);
 	ret = bus_register(env->pio, POST_PORT, 1, &post_ops, l);
 	if (!ret)
+		ret = bus_register(env->pio, DMA1_PORT, 16, &post_ops, l);
+	if (!ret)
+		ret = bus_register(env->pio, DMA_PAGE_PORT, 15, &post_ops, l);
+	if (!ret)
+		ret = bus_register(env->pio, DMA2_PORT, 32, &post_ops, l);
+	if (!ret)
 		ret = bus_register(env->pio, DEBUGCON_PORT, 1, &debugcon_ops, l);
 	if (!ret)
 		ret = bus_register(env->pio, BIOS_DEBUG_PORT, 1, &bios_debug_ops, l);
@@ -153,6 +218,11 @@ static int legacy_create(const struct device_env *env, unsigned int index, void 
 		ret = bus_register(env->pio, PORT_A, 1, &port_a_ops, l);
 	if (!ret)
 		ret = bus_register(env->pio, DEBUG_EXIT_PORT, 4, &debug_exit_ops, l);
+	for (unsigned int i = 0; !ret && i < N_ABSENT; i++) {
+		l->absent[i] = (struct absent_dev){l, i, 0};
+		ret = bus_register(env->pio, absent[i].port, absent[i].len, &absent_ops,
+				   &l->absent[i]);
+	}
 	if (ret) {
 		legacy_destroy(l); /* unregistering what was not registered is harmless */
 		return ret;

@@ -34,6 +34,20 @@ struct pci_devices {
 	struct virtio_rng *rng;
 };
 
+static enum virtio_blk_error_policy blk_policy(enum vm_error_policy p)
+{
+	switch (p) {
+	case VM_ERROR_REPORT:
+		return VIRTIO_BLK_ERROR_REPORT;
+	case VM_ERROR_IGNORE:
+		return VIRTIO_BLK_ERROR_IGNORE;
+	case VM_ERROR_ENOSPACE:
+		return VIRTIO_BLK_ERROR_ENOSPACE;
+	default:
+		return VIRTIO_BLK_ERROR_STOP;
+	}
+}
+
 static int pci_devices_disks(struct pci_devices *s, const struct device_env *env)
 {
 	const struct vm_config *cfg = env->cfg;
@@ -51,6 +65,7 @@ static int pci_devices_disks(struct pci_devices *s, const struct device_env *env
 		    .logical_block_size = d->logical_block_size,
 		    .physical_block_size = d->physical_block_size,
 		    .num_queues = cfg->block_multi_queue && vcpus ? vcpus : 1,
+		    .error_policy = blk_policy(d->error_policy),
 		};
 		struct blk *be;
 
@@ -109,6 +124,14 @@ int pci_devices_disk_slot(struct vm *vm, unsigned int i)
 	return -ENOENT;
 }
 
+static void pci_devices_quiesce(void *state)
+{
+	struct pci_devices *s = state;
+
+	for (unsigned int i = 0; i < s->n_blk; i++)
+		virtio_blk_quiesce(s->blk[i]);
+}
+
 static void pci_devices_destroy(void *state)
 {
 	struct pci_devices *s = state;
@@ -163,5 +186,6 @@ out:
 const struct device_type pci_devices_device = {
     .name = "pci",
     .create = pci_devices_create,
+    .quiesce = pci_devices_quiesce,
     .destroy = pci_devices_destroy,
 };

@@ -15,6 +15,7 @@
 #include "vmm/dev/virtio_pci.h"
 #include "vmm/dev/virtio_worker.h"
 #include "vmm/log.h"
+#include "vmm/vm.h"
 
 /* feature bits (§5.2.3) */
 #define VIRTIO_BLK_F_SIZE_MAX	  1
@@ -73,14 +74,25 @@ struct virtio_blk_range {
 	uint32_t num_sectors, flags;
 } __attribute__((packed));
 
+/* The host error of the request being served (blk_io_status()). */
+struct blk_fault {
+	int err; /* -errno, 0 = none */
+	const char *what;
+	uint64_t sector;
+};
+
 struct virtio_blk {
 	struct virtio_pci vp;
+	struct vm *vm;
 	struct blk *be;
+	enum virtio_blk_error_policy policy;
+	struct blk_fault fault; /* worker-only */
 	char name[64];
 	char serial[VIRTIO_BLK_ID_BYTES];
 	struct virtio_blk_config cfg;
 	unsigned int nq;
 	struct virtio_worker worker;
+	bool flushed;		   /* virtio_blk_quiesce() ran */
 	struct device_counters st; /* metrics; updated atomically */
 	/* worker-only scratch */
 	struct iovec out[BLK_SEGS], in[BLK_SEGS], data[BLK_SEGS];
@@ -93,12 +105,12 @@ static bool blk_range_ok(struct virtio_blk *b, uint64_t sector, uint64_t bytes)
 	return sector <= cap && bytes / 512 <= cap - sector && !(bytes % 512);
 }
 
+/* A host error is noted for the error policy (blk_complete()). */
 static uint8_t blk_io_status(struct virtio_blk *b, int r, const char *what, uint64_t sector)
 {
 	if (!r)
 		return VIRTIO_BLK_S_OK;
-	log_warn_once("virtio-blk: disk '%s': %s at sector %llu failed: %s", b->name, what,
-		      (unsigned long long)sector, strerror(-r));
+	b->fault = (struct blk_fault){r, what, sector};
 	return VIRTIO_BLK_S_IOERR;
 }
 
@@ -190,13 +202,61 @@ static void blk_read_counters(void *opaque, struct device_counters *c)
 	c->errors = __atomic_load_n(&b->st.errors, __ATOMIC_RELAXED);
 	c->read_bytes = __atomic_load_n(&b->st.read_bytes, __ATOMIC_RELAXED);
 	c->write_bytes = __atomic_load_n(&b->st.write_bytes, __ATOMIC_RELAXED);
+	c->io_pauses = __atomic_load_n(&b->st.io_pauses, __ATOMIC_RELAXED);
 }
 
-/* Complete one popped chain (good or bad). */
+/* errorPolicy stop: pause the VM and wait for its resume. true: try the
+ * request again; false: drop it (the VM ends or the device resets). */
+static bool blk_hold(struct virtio_blk *b)
+{
+	char msg[200];
+	unsigned int gen;
+	int r;
+
+	snprintf(msg, sizeof(msg), "disk '%s': %s at sector %llu failed: %s (errno %d)", b->name,
+		 b->fault.what, (unsigned long long)b->fault.sector, strerror(-b->fault.err),
+		 -b->fault.err);
+	error("virtio-blk: %s: pausing the VM (errorPolicy %s); the request is retried on "
+	      "resume",
+	      msg, b->policy == VIRTIO_BLK_ERROR_STOP ? "stop" : "enospace");
+	BLK_STAT_ADD(b, io_pauses, 1);
+	gen = vm_pause_for(b->vm, "PausedIOError", msg);
+	while ((r = vm_wait_resume(b->vm, gen, 200)) == -ETIMEDOUT)
+		if (virtio_worker_wants_idle(&b->worker))
+			return false;
+	return !r;
+}
+
+/* What the error policy makes of a failed request: true to try it again. */
+static bool blk_fault_retry(struct virtio_blk *b, uint8_t *status, uint64_t *written,
+			    const struct virtq_elem *e)
+{
+	int err = -b->fault.err;
+	bool stop = b->policy == VIRTIO_BLK_ERROR_STOP ||
+		    (b->policy == VIRTIO_BLK_ERROR_ENOSPACE && err == ENOSPC);
+
+	if (b->policy == VIRTIO_BLK_ERROR_IGNORE) {
+		log_warn_once("virtio-blk: disk '%s': %s at sector %llu failed: %s (ignored: "
+			      "errorPolicy ignore)",
+			      b->name, b->fault.what, (unsigned long long)b->fault.sector,
+			      strerror(err));
+		*status = VIRTIO_BLK_S_OK;
+		*written = e->in_bytes - 1; /* a read's buffers count as filled */
+		return false;
+	}
+	if (stop)
+		return true;
+	log_warn_once("virtio-blk: disk '%s': %s at sector %llu failed: %s", b->name, b->fault.what,
+		      (unsigned long long)b->fault.sector, strerror(err));
+	return false;
+}
+
+/* Complete one popped chain (good or bad). A request a stopped VM holds
+ * is not completed at all when the VM ends meanwhile. */
 static void blk_complete(void *opaque, struct virtq *q, struct virtq_elem *e, bool good)
 {
 	struct virtio_blk *b = opaque;
-	uint64_t written = 0;
+	uint64_t written;
 	uint8_t status;
 
 	/* §5.2.6: header readable, status byte writable, data between */
@@ -205,7 +265,15 @@ static void blk_complete(void *opaque, struct virtq *q, struct virtq_elem *e, bo
 		virtq_push(q, e->head, 0);
 		return;
 	}
-	status = blk_request(b, e, &written);
+	for (;;) {
+		written = 0;
+		b->fault.err = 0;
+		status = blk_request(b, e, &written);
+		if (!b->fault.err || !blk_fault_retry(b, &status, &written, e))
+			break;
+		if (!blk_hold(b))
+			return;
+	}
 	blk_count(b, e, status, written);
 	virtq_buf_to_iov(e->in, e->n_in, e->in_bytes - 1, &status, 1);
 	virtq_push(q, e->head, (uint32_t)(written + 1));
@@ -305,6 +373,8 @@ int virtio_blk_create(struct virtio_blk **out, struct pci_host *host, struct vm 
 	if (!b)
 		return -ENOMEM;
 	b->be = be;
+	b->vm = vm;
+	b->policy = p->error_policy;
 	b->nq = p->num_queues ? p->num_queues : 1;
 	if (b->nq > VIRTIO_PCI_MAX_QUEUES - 1)
 		b->nq = VIRTIO_PCI_MAX_QUEUES - 1;
@@ -334,19 +404,32 @@ int virtio_blk_create(struct virtio_blk **out, struct pci_host *host, struct vm 
 	return 0;
 }
 
-void virtio_blk_destroy(struct virtio_blk *b)
+int virtio_blk_quiesce(struct virtio_blk *b)
 {
 	int r;
 
-	if (!b)
-		return;
-	virtio_pci_release(&b->vp); /* resets: the worker goes idle */
+	if (!b || b->flushed)
+		return 0;
+	/* the worker finishes the request it is serving, then quits: no
+	 * write can come after the flush */
 	virtio_worker_stop(&b->worker);
+	b->flushed = true;
 	/* whatever the guest wrote reaches the disk before vmlet exits,
 	 * however the guest ended (power-off, crash, hard stop) */
 	r = b->be && !b->be->read_only ? blk_flush(b->be) : 0;
 	if (r)
 		log_warn("virtio-blk: disk '%s': flush at exit failed: %s", b->name, strerror(-r));
+	else if (b->be && !b->be->read_only)
+		log_debug("virtio-blk: disk '%s': flushed", b->name);
+	return r;
+}
+
+void virtio_blk_destroy(struct virtio_blk *b)
+{
+	if (!b)
+		return;
+	virtio_blk_quiesce(b);
+	virtio_pci_release(&b->vp); /* resets; the worker has quit */
 	blk_close(b->be);
 	free(b);
 }

@@ -103,6 +103,7 @@ struct virtio_net {
 	pthread_cond_t cond;
 	bool want_active, active, quit;
 	uint64_t want_features;
+	bool io_active; /* the I/O thread's copy of active */
 
 	struct virtio_net_stats st; /* updated atomically */
 
@@ -120,6 +121,14 @@ void virtio_net_io_activate(struct virtio_net *n, uint64_t features);
 void virtio_net_io_pause(struct virtio_net *n);
 /* The guest enabled pairs queue pairs (I/O thread). */
 void virtio_net_io_set_pairs(struct virtio_net *n, unsigned int pairs);
+/*
+ * One turn of the I/O thread's loop: wait for a kick, a backend's input or
+ * a control request, at most max_wait ms (-1: as long as the state asks
+ * for), and serve what came. 1 when something was served, 0 when nothing
+ * was, -1 when the thread must end. The thread is a loop over it; a test
+ * whose thread_start() starts nothing can turn it by hand (no thread).
+ */
+int virtio_net_io_turn(struct virtio_net *n, int max_wait);
 
 /* virtio_net.c: serve the control queue (I/O thread). */
 void virtio_net_ctrl(struct virtio_net *n);

@@ -209,6 +209,8 @@ static ssize_t rx_read(struct virtio_net *n, unsigned int pi)
 		n->inject_n--;
 		return (ssize_t)l;
 	}
+	if (p->be_dead)
+		return -EIO; /* not read again: each guest kick would log it */
 	return rx_backend(n, p, cnt);
 }
 
@@ -552,53 +554,60 @@ static void io_kick(struct virtio_net *n, unsigned int q)
 	}
 }
 
+int virtio_net_io_turn(struct virtio_net *n, int max_wait)
+{
+	struct io_fds f;
+	bool activated;
+	unsigned int i;
+	int tmo = io_fds_build(n, n->io_active, &f), r;
+
+	if (max_wait >= 0 && (tmo < 0 || tmo > max_wait))
+		tmo = max_wait;
+	r = poll(f.pfd, f.n, tmo);
+	if (r < 0 && errno != EINTR)
+		return error_errno(-errno, "virtio-net: %s: poll", n->name);
+	if (r < 0)
+		return 0;
+	if (f.pfd[0].revents) {
+		if (!io_update(n, &activated))
+			return -1;
+		n->io_active = n->active;
+		if (activated) {
+			io_set_offloads(n);
+			virtio_net_io_set_pairs(n, 1);
+			io_drain_all(n); /* buffers posted before DRIVER_OK */
+		}
+		return 1; /* the fd set may have changed */
+	}
+	for (i = 1; n->io_active && i < f.n; i++) {
+		if (f.kind[i] == 0 && f.pfd[i].revents) {
+			drain_fd(f.pfd[i].fd);
+			io_kick(n, f.queue[i]);
+		} else if (f.kind[i] == 1 && f.pfd[i].revents) {
+			rx_pump(n, f.queue[i]);
+		} else if (f.kind[i] == 2 && f.pfd[i].revents) {
+			rx_hangup(n, f.queue[i]);
+		}
+	}
+	for (i = 0; n->io_active && i < n->active_pairs; i++) {
+		struct net_pair *p = &n->pair[i];
+
+		if (p->be_dead || p->rx_wait_guest)
+			continue;
+		if (p->rx_more || (r == 0 && p->be->fd < 0)) {
+			rx_pump(n, i); /* more to do, or let the backend reconnect */
+			r += p->rx_more;
+		}
+	}
+	return r > 0;
+}
+
 static void *io_main(void *arg)
 {
 	struct virtio_net *n = arg;
-	struct io_fds f;
-	bool active = false, activated;
-	unsigned int i;
 
-	for (;;) {
-		int tmo = io_fds_build(n, active, &f);
-		int r = poll(f.pfd, f.n, tmo);
-
-		if (r < 0 && errno != EINTR) {
-			error_errno(-errno, "virtio-net: %s: poll", n->name);
-			break;
-		}
-		if (r < 0)
-			continue;
-		if (f.pfd[0].revents) {
-			if (!io_update(n, &activated))
-				break;
-			active = n->active;
-			if (activated) {
-				io_set_offloads(n);
-				virtio_net_io_set_pairs(n, 1);
-				io_drain_all(n); /* buffers posted before DRIVER_OK */
-			}
-			continue; /* the fd set may have changed */
-		}
-		for (i = 1; active && i < f.n; i++) {
-			if (f.kind[i] == 0 && f.pfd[i].revents) {
-				drain_fd(f.pfd[i].fd);
-				io_kick(n, f.queue[i]);
-			} else if (f.kind[i] == 1 && f.pfd[i].revents) {
-				rx_pump(n, f.queue[i]);
-			} else if (f.kind[i] == 2 && f.pfd[i].revents) {
-				rx_hangup(n, f.queue[i]);
-			}
-		}
-		for (i = 0; active && i < n->active_pairs; i++) {
-			struct net_pair *p = &n->pair[i];
-
-			if (p->be_dead || p->rx_wait_guest)
-				continue;
-			if (p->rx_more || (r == 0 && p->be->fd < 0))
-				rx_pump(n, i); /* more to do, or let the backend reconnect */
-		}
-	}
+	while (virtio_net_io_turn(n, -1) >= 0)
+		;
 	return NULL;
 }
 

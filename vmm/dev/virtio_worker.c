@@ -132,6 +132,16 @@ void virtio_worker_pause(struct virtio_worker *w)
 	pthread_mutex_unlock(&w->lock);
 }
 
+bool virtio_worker_wants_idle(struct virtio_worker *w)
+{
+	bool idle;
+
+	pthread_mutex_lock(&w->lock);
+	idle = !w->want_active || w->quit;
+	pthread_mutex_unlock(&w->lock);
+	return idle;
+}
+
 void virtio_worker_stop(struct virtio_worker *w)
 {
 	if (!w->started)

@@ -42,6 +42,9 @@ struct virtio_worker {
 int virtio_worker_start(struct virtio_worker *w, enum thread_role role, const char *name);
 void virtio_worker_activate(struct virtio_worker *w);
 void virtio_worker_pause(struct virtio_worker *w);
+/* From the worker's own thread: true once it was asked to pause or quit
+ * (a handler waiting for something else should give up). */
+bool virtio_worker_wants_idle(struct virtio_worker *w);
 /* Quit and join; safe on a worker that never started. */
 void virtio_worker_stop(struct virtio_worker *w);
 
