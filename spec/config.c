@@ -424,6 +424,7 @@ static void map_firmware(const struct node *dom, const char *root, struct vm_con
 	} else {
 		/* bootloader.bios, or no bootloader: KubeVirt's default is BIOS */
 		cfg->boot = VM_BOOT_BIOS;
+		cfg->bios_default = !node_is_map(node_path(fw, "bootloader.bios"));
 		cfg->bios_use_serial = node_bval(node_path(fw, "bootloader.bios.useSerial"), false);
 	}
 	if (node_is_map(efi)) {

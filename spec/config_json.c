@@ -126,6 +126,7 @@ int config_emit_json(FILE *f, const struct vm_config *c)
 	add_bool(fw, "secureBoot", c->efi_secure_boot);
 	add_bool(fw, "efiPersistent", c->efi_persistent);
 	add_bool(fw, "biosUseSerial", c->bios_use_serial);
+	add_bool(fw, "biosDefault", c->bios_default);
 	add_str(fw, "uuid", c->firmware_uuid);
 	add_str(fw, "serial", c->firmware_serial);
 	json_object_object_add(o, "firmware", fw);

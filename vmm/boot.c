@@ -299,7 +299,7 @@ int vm_boot(struct vm *vm)
 	memset(&regs, 0, sizeof(regs));
 	memset(&sregs, 0, sizeof(sregs));
 	memset(&bi, 0, sizeof(bi));
-	if (vm->cfg->boot == VM_BOOT_BIOS && !vm->opt.payload) {
+	if (vm->cfg->boot == VM_BOOT_BIOS && (!vm->opt.payload || vm->opt.bios_payload)) {
 		ret = bios_boot_setup(vm, &regs, &sregs);
 		return ret ? ret : boot_set_regs(vm, &regs, &sregs);
 	}

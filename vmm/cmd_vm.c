@@ -350,6 +350,7 @@ int cmd_vm_run(const struct vm_config *cfg, const struct cmd_vm_opts *o, const u
 	    .firmware = o->firmware,
 	    .module = o->module,
 	    .module_len = o->module_len,
+	    .bios_payload = o->bios_payload,
 	};
 	struct sandbox_opts sb = o->sandbox;
 	struct ctl_server *ctl = NULL;

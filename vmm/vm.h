@@ -48,6 +48,9 @@ struct vm_options {
 	 * handed to the EFI firmware) */
 	const uint8_t *module;
 	size_t module_len;
+	/* A BIOS VM boots the payload (a PVH ELF) through SeaBIOS and QEMU's
+	 * PVH option ROM instead of directly (vmlet probe, bios_boot.h) */
+	bool bios_payload;
 	/* the EFI variable store file when cfg->efi_persistent */
 	const char *efi_vars;
 };

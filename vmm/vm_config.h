@@ -140,6 +140,7 @@ struct vm_config {
 	bool efi_secure_boot; /* effective secure boot (EFI only) */
 	bool efi_persistent;
 	bool bios_use_serial;  /* bootloader.bios.useSerial: BIOS console on COM1 */
+	bool bios_default;     /* BIOS because the VMI has no bootloader at all */
 	char *firmware_uuid;   /* firmware.uuid (SMBIOS) */
 	char *firmware_serial; /* firmware.serial (SMBIOS) */
 
