@@ -7,6 +7,7 @@
 #                   boot/probe, sanitizer pass)
 #   make check      clang-format, layering and cppcheck
 #   make fuzz       build and run the libFuzzer targets (FUZZ_SECONDS=60)
+#   make fuzz-targets  build them only (clang; build/fuzz/NAME)
 #   make bench      run scripts/bench-*
 #   make static     build ./vmlet-static (fully static, for a pod image)
 #   make clean

@@ -13,6 +13,7 @@
 #ifndef VMLET_ARCH_H
 #define VMLET_ARCH_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <linux/kvm.h>
@@ -65,6 +66,18 @@ static inline uint64_t arch_topo_vcpus(const struct arch_topology *t)
 int arch_cpuid_build(const struct arch_topology *t, enum arch_cpu_vendor vendor, uint32_t apic_id,
 		     const struct kvm_cpuid_entry2 *host, size_t n_host,
 		     struct kvm_cpuid_entry2 *out, size_t cap, size_t *n);
+
+/*
+ * What KVM supports but KVM_GET_SUPPORTED_CPUID does not show, added to
+ * the host's table before arch_cpuid_build() (which keeps both):
+ * tsc_deadline (KVM_CAP_TSC_DEADLINE_TIMER: the in-kernel LAPIC emulates
+ * the TSC-deadline timer mode) sets CPUID.1:ECX[24]; brand (the host's 48
+ * bytes of CPUID 0x8000_0002..4, NUL-padded; NULL or empty: none) fills
+ * those leaves where KVM left them zero, as KubeVirt's default host-model
+ * CPU shows the host's brand string.
+ */
+void arch_cpuid_host_extras(struct kvm_cpuid_entry2 *host, size_t n_host, bool tsc_deadline,
+			    const char *brand);
 
 /* ---- MSRs -------------------------------------------------------------- */
 

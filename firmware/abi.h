@@ -71,6 +71,10 @@
  * newer probe may add keys); a changed meaning bumps FW_ABI_VERSION.
  *
  *   vendor=<12 chars>        CPUID leaf 0 vendor string of the BSP
+ *   tscDeadline=0|1          CPUID.1:ECX[24] (TSC-deadline timer) of the BSP
+ *   brand=<text>|-           the BSP's brand string (0x8000_0002..4) without
+ *                            leading/trailing spaces, bytes outside ' '..'~'
+ *                            as '_'; "-" when empty
  *   topoSource=<word>        which leaves the BSP's ids come from, Linux's
  *                            order: intel-1f | intel-80000026 | intel-b |
  *                            intel-legacy | amd-1f | amd-80000026 | amd-b |

@@ -177,6 +177,7 @@ static int probe_report(const struct probe_opts *p, const struct vm_config *cfg,
 		error("probe: cannot compute the expected report for this configuration");
 		goto out;
 	}
+	probe_report_expect_cpu(exp, vm->tsc_deadline, vm->cpu_brand);
 	probe_nics_attached(vm, exp);
 	ret = probe_report_parse(text, len, got);
 	if (ret)

@@ -153,6 +153,7 @@ static int parse_scalar(struct probe_report *r, const char *k, const char *v, si
 	    {"sockets", offsetof(struct probe_report, sockets)},
 	    {"coresPerSocket", offsetof(struct probe_report, cores_per_socket)},
 	    {"threadsPerCore", offsetof(struct probe_report, threads_per_core)},
+	    {"tscDeadline", offsetof(struct probe_report, tsc_deadline)},
 	};
 
 	for (size_t i = 0; i < sizeof(u32_keys) / sizeof(u32_keys[0]); i++)
@@ -172,6 +173,8 @@ static int parse_scalar(struct probe_report *r, const char *k, const char *v, si
 		r->vendor = err ? -1 : vendor_of(r->vendor_id);
 		return err;
 	}
+	if (!strcmp(k, "brand"))
+		return parse_string(v, n, r->brand, sizeof(r->brand), false);
 	if (!strcmp(k, "topoSource"))
 		return printable(v, n)
 			   ? parse_string(v, n, r->topo_source, sizeof(r->topo_source), false)
@@ -281,6 +284,24 @@ int probe_report_parse(const char *text, size_t len, struct probe_report *r)
 }
 
 /* ---- expected ----------------------------------------------------------- */
+
+void probe_report_expect_cpu(struct probe_report *r, bool tsc_deadline, const char *brand)
+{
+	size_t b = 0, e, k = 0;
+
+	r->tsc_deadline = tsc_deadline;
+	while (b < 48 && brand[b] == ' ')
+		b++;
+	for (e = b; e < 48 && brand[e];)
+		e++;
+	while (e > b && brand[e - 1] == ' ')
+		e--;
+	for (; b < e; b++)
+		r->brand[k++] = brand[b] >= ' ' && brand[b] < 0x7f ? brand[b] : '_';
+	if (!k)
+		r->brand[k++] = '-';
+	r->brand[k] = '\0';
+}
 
 int probe_report_expected(const struct vm_config *cfg, int vendor, uint64_t ram_visible_bytes,
 			  struct probe_report *r)
@@ -409,6 +430,9 @@ bool probe_report_compare(const struct probe_report *exp, const struct probe_rep
 		note(diff, &match, "vendor: expected %s, guest %s", exp->vendor_id,
 		     got->vendor_id[0] ? got->vendor_id : "(none)");
 	compare_vcpus(exp, got, diff, &match);
+	compare_u64(diff, &match, "tscDeadline", exp->tsc_deadline, got->tsc_deadline);
+	if (strcmp(exp->brand, got->brand))
+		note(diff, &match, "brand: expected '%s', guest '%s'", exp->brand, got->brand);
 	compare_u64(diff, &match, "smtShift", exp->smt_shift, got->smt_shift);
 	compare_u64(diff, &match, "pkgShift", exp->pkg_shift, got->pkg_shift);
 	compare_u64(diff, &match, "sockets", exp->sockets, got->sockets);
@@ -448,6 +472,9 @@ static void json_side(FILE *f, const struct probe_report *r, bool guest,
 {
 	fputs("{\"vendor\":", f);
 	log_json_string(f, r->vendor_id);
+	fputs(",\"brand\":", f);
+	log_json_string(f, r->brand);
+	fprintf(f, ",\"tscDeadline\":%s", r->tsc_deadline ? "true" : "false");
 	fputs(",\"vcpus\":[", f);
 	for (uint32_t i = 0; i < r->n_vcpus; i++) {
 		const struct probe_vcpu *v = &r->vcpus[i];
@@ -521,6 +548,8 @@ void probe_report_print_text(FILE *f, const struct probe_report *exp,
 
 	fprintf(f, "  %-16s %-20s %-20s\n", "", "expected", "guest");
 	fprintf(f, "  %-16s %-20s %-20s\n", "vendor", exp->vendor_id, got->vendor_id);
+	fprintf(f, "  %-16s %-20.20s %-20.20s\n", "brand", exp->brand, got->brand);
+	text_row(f, "tscDeadline", exp->tsc_deadline, got->tsc_deadline);
 	text_row(f, "sockets", exp->sockets, got->sockets);
 	text_row(f, "coresPerSocket", exp->cores_per_socket, got->cores_per_socket);
 	text_row(f, "threadsPerCore", exp->threads_per_core, got->threads_per_core);

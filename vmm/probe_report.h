@@ -103,6 +103,8 @@ struct probe_report {
 	char vendor_id[13];
 	char topo_source[24];
 	uint32_t smt_shift, pkg_shift;
+	uint32_t tsc_deadline; /* CPUID.1:ECX[24] of the BSP */
+	char brand[49];	       /* its brand string as the probe prints it */
 
 	uint32_t n_vcpus;
 	struct probe_vcpu vcpus[PROBE_MAX_VCPUS];
@@ -198,6 +200,9 @@ int probe_report_parse(const char *text, size_t len, struct probe_report *r);
  */
 int probe_report_expected(const struct vm_config *cfg, int vendor, uint64_t ram_visible_bytes,
 			  struct probe_report *r);
+/* The CPU facts the VM's CPUID shows (struct vm: tsc_deadline, cpu_brand,
+ * 48 bytes NUL-padded), as the probe reports them (firmware/abi.h). */
+void probe_report_expect_cpu(struct probe_report *r, bool tsc_deadline, const char *brand);
 
 /*
  * true when *got agrees with *exp: same vendor, same set of vCPUs (matched

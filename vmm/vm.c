@@ -2,6 +2,7 @@
 /*
  * vm.c - create, run and tear down one VM on /dev/kvm (see vm.h).
  */
+#include <cpuid.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -145,6 +146,37 @@ static int vm_get_host_cpuid(struct vm *vm)
 	}
 	vm->host_cpuid = c;
 	return 0;
+}
+
+/*
+ * What the CPUID table adds to KVM_GET_SUPPORTED_CPUID (arch_cpuid_host_
+ * extras): the TSC-deadline timer when KVM emulates it (QEMU sets the bit
+ * on the same capability) and the brand string of the CPU vmlet runs on.
+ */
+static void vm_cpuid_extras(struct vm *vm)
+{
+	struct kvm_cpuid2 *c = vm->host_cpuid;
+	char brand[48] = "";
+	unsigned int r[4];
+
+	vm->tsc_deadline = kvm_check_cap(vm, KVM_CAP_TSC_DEADLINE_TIMER) > 0;
+	if (__get_cpuid_max(0x80000000, NULL) >= 0x80000004)
+		for (unsigned int i = 0; i < 3; i++) {
+			__cpuid(0x80000002 + i, r[0], r[1], r[2], r[3]);
+			memcpy(brand + 16 * i, r, 16);
+		}
+	arch_cpuid_host_extras(c->entries, c->nent, vm->tsc_deadline, brand);
+	for (uint32_t i = 0; i < c->nent; i++) {
+		const struct kvm_cpuid_entry2 *e = &c->entries[i];
+		uint32_t fn = e->function - 0x80000002;
+
+		if (fn < 3) {
+			memcpy(vm->cpu_brand + 16 * fn, &e->eax, 4);
+			memcpy(vm->cpu_brand + 16 * fn + 4, &e->ebx, 4);
+			memcpy(vm->cpu_brand + 16 * fn + 8, &e->ecx, 4);
+			memcpy(vm->cpu_brand + 16 * fn + 12, &e->edx, 4);
+		}
+	}
 }
 
 static enum arch_cpu_vendor vm_host_vendor(const struct kvm_cpuid2 *c)
@@ -392,6 +424,7 @@ int vm_create(struct vm **out, const struct vm_config *cfg, const struct vm_opti
 	ret = vm_get_host_cpuid(vm);
 	if (ret)
 		goto out_destroy;
+	vm_cpuid_extras(vm);
 	vm->vendor = opt->vendor_set ? opt->vendor : vm_host_vendor(vm->host_cpuid);
 	vm_tune_halt_poll(vm);
 	ret = vm_set_memory(vm);

@@ -64,7 +64,9 @@ struct vm {
 
 	struct arch_topology topo;
 	enum arch_cpu_vendor vendor;
-	struct kvm_cpuid2 *host_cpuid; /* KVM_GET_SUPPORTED_CPUID */
+	struct kvm_cpuid2 *host_cpuid; /* KVM_GET_SUPPORTED_CPUID + extras */
+	bool tsc_deadline;	       /* KVM_CAP_TSC_DEADLINE_TIMER: CPUID.1:ECX[24] */
+	char cpu_brand[49];	       /* the guest's 0x8000_0002..4 ("" none) */
 	uint32_t n_vcpus;
 	uint32_t *apic_ids; /* by vCPU index */
 	struct vcpu *vcpus;

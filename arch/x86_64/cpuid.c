@@ -31,6 +31,8 @@
  * Feature bits are never added: the output is the host's KVM-supported set
  * with vendor-foreign bits removed (only topology, cache and the hypervisor
  * bit are synthesized). Leaves 0x4000_0000.. (KVM paravirt) pass through.
+ * arch_cpuid_host_extras() adds to the host's set what KVM supports outside
+ * KVM_GET_SUPPORTED_CPUID (the TSC-deadline timer) and the brand string.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -369,6 +371,27 @@ static int dropped(const struct cpuid_ctx *c, uint32_t fn)
 	}
 	return c->vendor == ARCH_VENDOR_INTEL && fn > CPUID_LEAF_SIZES &&
 	       fn <= CPUID_LEAF_EXT_MAX + 0xffff;
+}
+
+void arch_cpuid_host_extras(struct kvm_cpuid_entry2 *host, size_t n_host, bool tsc_deadline,
+			    const char *brand)
+{
+	for (size_t i = 0; i < n_host; i++) {
+		struct kvm_cpuid_entry2 *e = &host[i];
+		uint32_t fn = e->function;
+
+		if (fn == CPUID_LEAF_FEATURES && tsc_deadline)
+			e->ecx |= CPUID_1_ECX_TSC_DEADLINE;
+		if (fn >= CPUID_LEAF_BRAND0 && fn <= CPUID_LEAF_BRAND2 && brand && brand[0] &&
+		    !e->eax && !e->ebx && !e->ecx && !e->edx) {
+			const char *p = brand + 16 * (fn - CPUID_LEAF_BRAND0);
+
+			memcpy(&e->eax, p, 4);
+			memcpy(&e->ebx, p + 4, 4);
+			memcpy(&e->ecx, p + 8, 4);
+			memcpy(&e->edx, p + 12, 4);
+		}
+	}
 }
 
 static int cmp_entry(const void *a, const void *b)

@@ -19,6 +19,8 @@
 #define CPUID_LEAF_KVM_LAST    0x400000ffu
 #define CPUID_LEAF_EXT_MAX     0x80000000u
 #define CPUID_LEAF_EXT_FEAT    0x80000001u
+#define CPUID_LEAF_BRAND0      0x80000002u /* brand string, 16 bytes per leaf */
+#define CPUID_LEAF_BRAND2      0x80000004u
 #define CPUID_LEAF_L1_AMD      0x80000005u
 #define CPUID_LEAF_L2L3	       0x80000006u
 #define CPUID_LEAF_APM	       0x80000007u
@@ -31,6 +33,7 @@
 #define CPUID_1_EBX_CLFLUSH_SHIFT 8  /* [15:8] CLFLUSH line size / 8 */
 #define CPUID_1_EBX_NLP_SHIFT	  16 /* [23:16] logical processor IDs */
 #define CPUID_1_EBX_APIC_SHIFT	  24 /* [31:24] initial APIC ID */
+#define CPUID_1_ECX_TSC_DEADLINE  (1u << 24)
 #define CPUID_1_ECX_HYPERVISOR	  (1u << 31)
 #define CPUID_1_EDX_HTT		  (1u << 28)
 

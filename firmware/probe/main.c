@@ -20,6 +20,7 @@
 struct probe_cpu probe_cpus[PROBE_MAX_CPUS];
 struct fw_acpi_power probe_power = {.slp_typ = -1};
 uint64_t probe_tsc0;
+char probe_brand[49];
 
 static struct fw_serial com1;
 static struct fw_lapic lapic;
@@ -190,6 +191,13 @@ void fw_main(uint32_t start_info)
 	fw_cpl3_allow_io(0x70, 2);  /* CMOS RTC: virtio_net.c's DHCP waits */
 	fw_lapic_detect(&lapic);
 	collect(&probe_cpus[0], &lapic);
+	if (probe_cpus[0].id.e0.a >= 0x80000004 && probe_cpus[0].id.e0.a < 0x80010000)
+		for (uint32_t i = 0; i < 3; i++) {
+			struct topo_leaf l;
+
+			cpuid_into(&l, 0x80000002 + i, 0);
+			memcpy(probe_brand + 16 * i, &l, 16);
+		}
 	probe_cpus[0].done = 1;
 	fw_cpl3_enter(probe_user_main, (void *)(uintptr_t)start_info, ustack + sizeof(ustack));
 }

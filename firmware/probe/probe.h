@@ -29,6 +29,8 @@ extern struct probe_cpu probe_cpus[PROBE_MAX_CPUS];
 extern struct fw_acpi_power probe_power;
 /* TSC at fw_main() entry. */
 extern uint64_t probe_tsc0;
+/* The BSP's CPUID 0x8000_0002..4 brand string (zeros when absent). */
+extern char probe_brand[49];
 
 /* kcall numbers */
 enum {

@@ -192,6 +192,25 @@ static void report_counts(void)
 		      threads);
 }
 
+/* tscDeadline= and brand= (firmware/abi.h) of the BSP. */
+static void report_cpu(void)
+{
+	char brand[49];
+	size_t b = 0, e, k = 0;
+
+	while (b < 48 && probe_brand[b] == ' ')
+		b++;
+	for (e = b; e < 48 && probe_brand[e];)
+		e++;
+	while (e > b && probe_brand[e - 1] == ' ')
+		e--;
+	for (; b < e; b++)
+		brand[k++] = probe_brand[b] >= ' ' && probe_brand[b] < 0x7f ? probe_brand[b] : '_';
+	brand[k] = 0;
+	fw_buf_printf(&st.out, "tscDeadline=%u\nbrand=%s\n", probe_cpus[0].id.l1.c >> 24 & 1,
+		      k ? brand : "-");
+}
+
 static void report_topology(void)
 {
 	char vendor[13];
@@ -305,6 +324,7 @@ void probe_user_main(void *arg)
 	start_aps();
 	order_cpus();
 	report_topology();
+	report_cpu();
 	/* PCI functions, virtio disks and entropy (firmware/lib/virtio.c) */
 	net_options((uint32_t)(uintptr_t)arg);
 	ecam = fw_pci_ecam_from_mcfg(fw_acpi_find(st.tables, st.n_tables, "MCFG"));

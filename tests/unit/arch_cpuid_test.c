@@ -526,6 +526,54 @@ static void test_msrs(void)
 	CHECK_EQ_U64(arch_msrs_initial(0, m, 2), (uint64_t)-ENOSPC);
 }
 
+/* arch_cpuid_host_extras(): KVM's TSC-deadline timer (CPUID.1:ECX[24]) and
+ * the host's brand string reach every vCPU's table, for either vendor;
+ * leaves KVM filled are kept, and without extras nothing changes. */
+static void test_host_extras(void)
+{
+	static struct kvm_cpuid_entry2 out[MAX_ENT];
+	static struct table h;
+	const struct table *hosts[2] = {&host_intel, &host_amd};
+	const char brand[48] = "  Test CPU 9000 @ 2.00GHz";
+	struct arch_topology t = {1, 2, 2};
+	struct kvm_cpuid_entry2 e;
+	size_t n;
+
+	for (int i = 0; i < 2; i++) {
+		h = *hosts[i];
+		for (size_t k = 0; k < h.n; k++) /* some KVMs list it, most do not */
+			if (h.e[k].function == 1)
+				h.e[k].ecx &= ~(1u << 24);
+		build(&h, ARCH_VENDOR_INTEL, &t, 1, out, &n);
+		CHECK(!(q(out, n, 1, 0).ecx & (1u << 24)));
+		arch_cpuid_host_extras(h.e, h.n, false, NULL);
+		build(&h, ARCH_VENDOR_AMD, &t, 1, out, &n);
+		CHECK(!(q(out, n, 1, 0).ecx & (1u << 24)));
+		arch_cpuid_host_extras(h.e, h.n, true, brand);
+		for (int v = 0; v < 2; v++) {
+			build(&h, (enum arch_cpu_vendor)v, &t, 1, out, &n);
+			CHECK(q(out, n, 1, 0).ecx & (1u << 24));
+			if (!lookup(hosts[i]->e, hosts[i]->n, 0x80000002, 0))
+				continue;
+			for (uint32_t l = 0; l < 3; l++) {
+				e = q(out, n, 0x80000002 + l, 0);
+				CHECK(!memcmp(&e.eax, brand + 16 * l, 4));
+				CHECK(!memcmp(&e.ebx, brand + 16 * l + 4, 4));
+				CHECK(!memcmp(&e.ecx, brand + 16 * l + 8, 4));
+				CHECK(!memcmp(&e.edx, brand + 16 * l + 12, 4));
+			}
+		}
+	}
+	/* a brand KVM already shows is kept */
+	h = host_intel;
+	for (size_t i = 0; i < h.n; i++)
+		if (h.e[i].function == 0x80000002)
+			h.e[i].eax = 0x41414141;
+	arch_cpuid_host_extras(h.e, h.n, false, brand);
+	CHECK_EQ_U64(q(h.e, h.n, 0x80000002, 0).eax, 0x41414141);
+	CHECK_EQ_U64(q(h.e, h.n, 0x80000002, 0).ebx, 0);
+}
+
 int main(void)
 {
 	if (load_host("host-kvm-intel.txt", &host_intel) ||
@@ -538,6 +586,7 @@ int main(void)
 	TEST_RUN(test_features_subset);
 	TEST_RUN(test_table_shape);
 	TEST_RUN(test_errors);
+	TEST_RUN(test_host_extras);
 	TEST_RUN(test_msrs);
 	return test_summary();
 }

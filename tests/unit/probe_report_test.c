@@ -214,6 +214,27 @@ static void test_expected_and_compare(void)
 	CHECK(strstr(text, "vcpu apicId 9: in the MADT but did not start"));
 	free(text);
 
+	/* the CPU facts: TSC-deadline bit and brand string (padded as CPUID) */
+	{
+		char brand[48] = "   Intel(R) Xeon(R) CPU @ 2.20GHz";
+
+		CHECK_EQ_U64(parse_str(good_222, got), 0);
+		probe_report_expect_cpu(exp, true, brand);
+		CHECK_EQ_U64(exp->tsc_deadline, 1);
+		CHECK(!strcmp(exp->brand, "Intel(R) Xeon(R) CPU @ 2.20GHz"));
+		CHECK(!probe_report_compare(exp, got, NULL)); /* the guest said nothing */
+		CHECK_EQ_U64(parse_str("VMLET-PROBE-BEGIN v1\ntscDeadline=1\n"
+				       "brand=Intel(R) Xeon(R) CPU @ 2.20GHz\nVMLET-PROBE-END\n",
+				       got),
+			     0);
+		CHECK_EQ_U64(got->tsc_deadline, 1);
+		CHECK(!strcmp(got->brand, exp->brand));
+		memset(brand, 0, sizeof(brand));
+		probe_report_expect_cpu(exp, false, brand);
+		CHECK(!strcmp(exp->brand, "-") && !exp->tsc_deadline);
+		CHECK_EQ_U64(probe_report_expected(&cfg, ARCH_VENDOR_INTEL, 133823488, exp), 0);
+	}
+
 	/* another vendor, another topology */
 	CHECK_EQ_U64(parse_str(good_222, got), 0);
 	CHECK_EQ_U64(probe_report_expected(&cfg, ARCH_VENDOR_AMD, 133823488, exp), 0);

@@ -172,6 +172,18 @@ static void test_rtc_and_legacy(void)
 	CHECK_EQ_U64(in8(&r, 0x71), 0xab);
 	out8(&r, 0x80, 0x12); /* POST code: swallowed */
 	CHECK(vm_exit_reason(&r.vm) == VM_EXIT_NONE);
+	/* COM2-COM4 (Linux probes them at boot): absent, all ones, claimed so
+	 * that the bus's one warning for unclaimed ports is not spent */
+	for (uint16_t p = 0; p < 8; p++) {
+		CHECK_EQ_U64(in8(&r, 0x2f8 + p), 0xff);
+		CHECK_EQ_U64(in8(&r, 0x3e8 + p), 0xff);
+		CHECK_EQ_U64(in8(&r, 0x2e8 + p), 0xff);
+		out8(&r, 0x2f8 + p, 0x55);
+	}
+	CHECK_EQ_U64(in8(&r, 0x2fb), 0xff); /* the write did not stick */
+	CHECK(!r.vm.pio.warned_read && !r.vm.pio.warned_write);
+	CHECK(bus_read(&r.vm.pio, 0x2f0, &sec, 1) == -ENOENT); /* not a wider window */
+	CHECK(r.vm.pio.warned_read);
 	out8(&r, 0xf4, 0x10); /* debug exit */
 	CHECK(vm_exit_reason(&r.vm) == VM_EXIT_POWEROFF);
 	rig_release(&r);

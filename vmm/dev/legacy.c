@@ -11,6 +11,12 @@
  *               bit 1 ignored); bit 0 set is the fast reset: a reboot
  *   0xf4        debug exit (QEMU isa-debug-exit): any write ends the VM as
  *               powered off; the probe uses it when it finds no ACPI
+ *   0x2f8, 0x3e8, 0x2e8 (8 ports each)
+ *               COM2, COM3, COM4, which a PC guest probes (Linux's 8250
+ *               driver at every boot): absent, as on a machine without
+ *               them, reads all ones and writes are ignored; the first
+ *               access to each is logged at debug level, so that the bus's
+ *               one warning for unclaimed ports stays for real surprises
  *
  * (The 8259 PICs, PIT and port 0x61 are in the kernel.)
  */
@@ -30,12 +36,32 @@
 #define PORT_A		0x92
 #define DEBUG_EXIT_PORT 0xf4
 
+/* Legacy devices this machine does not have (absent_ops). */
+static const struct {
+	uint16_t port, len;
+	const char *name;
+} absent[] = {
+    {0x2f8, 8, "COM2"},
+    {0x3e8, 8, "COM3"},
+    {0x2e8, 8, "COM4"},
+};
+#define N_ABSENT (sizeof(absent) / sizeof(absent[0]))
+
+struct legacy_ports;
+
+struct absent_dev {
+	struct legacy_ports *l;
+	unsigned int i;
+	int logged;
+};
+
 struct legacy_ports {
 	struct vm *vm;
 	struct bus *pio;
 	pthread_mutex_t lock;
 	char line[128];
 	size_t len;
+	struct absent_dev absent[N_ABSENT];
 };
 
 static void sink_read(void *dev, uint64_t off, void *data, uint32_t len)
@@ -54,6 +80,28 @@ static void sink_write(void *dev, uint64_t off, const void *data, uint32_t len)
 }
 
 static const struct io_ops post_ops = {.read = sink_read, .write = sink_write};
+
+static void absent_note(struct absent_dev *a, uint64_t off, const char *what)
+{
+	if (!__atomic_exchange_n(&a->logged, 1, __ATOMIC_RELAXED))
+		log_debug("pio: guest %s 0x%llx: no %s here (reads as all ones)", what,
+			  (unsigned long long)(absent[a->i].port + off), absent[a->i].name);
+}
+
+static void absent_read(void *dev, uint64_t off, void *data, uint32_t len)
+{
+	absent_note(dev, off, "reads");
+	memset(data, 0xff, len);
+}
+
+static void absent_write(void *dev, uint64_t off, const void *data, uint32_t len)
+{
+	(void)data;
+	(void)len;
+	absent_note(dev, off, "writes");
+}
+
+static const struct io_ops absent_ops = {.read = absent_read, .write = absent_write};
 
 static void debugcon_write(void *dev, uint64_t off, const void *data, uint32_t len)
 {
@@ -128,6 +176,8 @@ static void legacy_destroy(void *state)
 	bus_unregister(l->pio, BIOS_DEBUG_PORT);
 	bus_unregister(l->pio, PORT_A);
 	bus_unregister(l->pio, DEBUG_EXIT_PORT);
+	for (size_t i = 0; i < N_ABSENT; i++)
+		bus_unregister(l->pio, absent[i].port);
 	pthread_mutex_destroy(&l->lock);
 	free(l);
 }
@@ -153,6 +203,11 @@ static int legacy_create(const struct device_env *env, unsigned int index, void 
 		ret = bus_register(env->pio, PORT_A, 1, &port_a_ops, l);
 	if (!ret)
 		ret = bus_register(env->pio, DEBUG_EXIT_PORT, 4, &debug_exit_ops, l);
+	for (unsigned int i = 0; !ret && i < N_ABSENT; i++) {
+		l->absent[i] = (struct absent_dev){l, i, 0};
+		ret = bus_register(env->pio, absent[i].port, absent[i].len, &absent_ops,
+				   &l->absent[i]);
+	}
 	if (ret) {
 		legacy_destroy(l); /* unregistering what was not registered is harmless */
 		return ret;
