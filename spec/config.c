@@ -216,8 +216,12 @@ static int map_disk(const struct resolver *r, const struct spec_options *o, cons
 	}
 	if ((t = node_get(v, "containerDisk"))) {
 		out->source = VM_DISK_CONTAINERDISK;
-		out->path = ov ? xstrdup(ov) : config_container_disk(r, root, vols, name, t);
-		if (!out->path)
+		out->image = dup_str(node_get(t, "image"));
+		out->image_path = dup_str(node_get(t, "path"));
+		if (ov)
+			out->path = xstrdup(ov);
+		else if (!o->image_store &&
+			 !(out->path = config_container_disk(r, root, vols, name, t)))
 			return -EINVAL;
 	} else if ((t = node_get(v, "hostDisk"))) {
 		out->source = VM_DISK_HOSTDISK;
@@ -407,7 +411,8 @@ static int shared_container_disk(const struct resolver *r, const struct vm_confi
 			const struct vm_disk *a = &cfg->disks[j], *b = &cfg->disks[i];
 
 			if (a->source != VM_DISK_CONTAINERDISK ||
-			    b->source != VM_DISK_CONTAINERDISK || strcmp(a->path, b->path))
+			    b->source != VM_DISK_CONTAINERDISK || !a->path || !b->path ||
+			    strcmp(a->path, b->path))
 				continue;
 			diag_err(r->d, disks->items[i], NULL,
 				 "containerDisk volumes %s and %s both map to %s: give each its "

@@ -57,6 +57,10 @@ struct spec_options {
 	 * path /var/run/kubevirt-private/vmi-disks/NAME/disk.img, hostDisk to
 	 * its own path. --volume overrides all of these. */
 	const char *disk_root;
+	/* --image-store DIR: containerDisk volumes (without --volume) are
+	 * found there by the VMM from their image reference, and get no
+	 * path here (vmm/disk/image_store.h). */
+	const char *image_store;
 };
 
 /*

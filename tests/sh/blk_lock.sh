@@ -50,6 +50,7 @@ start() {
 	local tag=$1
 	shift
 	manifest "$tag" "$@" >"$TMPD/$tag.yaml"
+	: >"$TMPD/$tag.out" # now: the background child truncates it later
 	"$VMLET" run -f "$TMPD/$tag.yaml" --kernel "$TMPD/mode1.elf" --log-format text "${EXTRA[@]}" \
 		>"$TMPD/$tag.out" 2>&1 &
 	PIDS+=($!)
