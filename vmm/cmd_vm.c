@@ -293,6 +293,23 @@ static int cmd_vm_overrides(const struct cmd_vm_opts *o, struct vm_config *cfg)
 	return ret;
 }
 
+/* Resolution errors as resolve prints them; warnings (a field vmlet runs
+ * differently, docs/fields.md) as log lines naming the field and source. */
+static void cmd_vm_report(void *ctx, const struct spec_message *m)
+{
+	char src[512];
+
+	(void)ctx;
+	if (m->file)
+		snprintf(src, sizeof(src), "%s:%u:%u", m->file, m->line, m->col);
+	if (m->warning) {
+		log_field(LOG_WARN, m->file ? src : NULL, m->path, "%s", m->msg);
+		return;
+	}
+	fprintf(stderr, "%s: %s%s%s\n", m->file ? src : "vmlet", m->path ? m->path : "",
+		m->path ? ": " : "", m->msg);
+}
+
 int cmd_vm_config(const struct cmd_vm_opts *o, struct vm_config *cfg)
 {
 	struct spec_options so;
@@ -310,6 +327,7 @@ int cmd_vm_config(const struct cmd_vm_opts *o, struct vm_config *cfg)
 		so.n_volume_overrides = o->n_volumes;
 		so.disk_root = o->disk_root;
 		so.image_store = o->image_store;
+		so.report = cmd_vm_report;
 		ret = spec_resolve_config(&so, cfg);
 		if (!ret && o->image_store && (ret = image_store_resolve(o->image_store, cfg)))
 			vm_config_release(cfg);
@@ -339,6 +357,7 @@ int cmd_vm_run(const struct vm_config *cfg, const struct cmd_vm_opts *o, const u
 	    .firmware = o->firmware,
 	    .module = o->module,
 	    .module_len = o->module_len,
+	    .bios_payload = o->bios_payload,
 	};
 	struct sandbox_opts sb = o->sandbox;
 	struct ctl_server *ctl = NULL;
