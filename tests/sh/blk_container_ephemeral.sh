@@ -140,6 +140,7 @@ spec:
   template:
     spec:
       domain:
+        memory: {guest: 64Mi}
         devices:
           disks:
           - {name: a, disk: {}}
