@@ -67,7 +67,8 @@ SPEC_SRCS := $(sort $(wildcard spec/*.c))
 ARCH_SRCS := $(sort $(wildcard arch/x86_64/*.c))
 VMM_SRCS  := $(filter-out vmm/main.c,$(sort $(wildcard vmm/*.c vmm/*/*.c)))
 LIB_SRCS  := $(SPEC_SRCS) $(ARCH_SRCS) $(VMM_SRCS)
-LIB_OBJS  := $(LIB_SRCS:%.c=$(BUILD)/%.o) $(BUILD)/gen/schema_table.o
+LIB_OBJS  := $(LIB_SRCS:%.c=$(BUILD)/%.o) $(BUILD)/gen/schema_table.o \
+             $(BUILD)/gen/fields_table.o
 
 FW_LIB_SRCS   := $(sort $(wildcard firmware/lib/*.c firmware/lib/*.S))
 FW_PROBE_SRCS := $(sort $(wildcard firmware/probe/*.c firmware/probe/*.S))
@@ -105,7 +106,20 @@ $(BUILD)/gen/schema_table.o: $(SCHEMA_TABLE)
 	@$(if $(Q),echo "  CC      $<")
 	$(Q)$(CC) $(CFLAGS) -c -o $@ $<
 
-gen: $(SCHEMA_TABLE)
+# docs/fields.md (what vmlet does with each KubeVirt field) as a C table
+# (spec/fields.h), checked against the schema on the way
+FIELDS_TABLE := build/gen/fields_table.c
+$(FIELDS_TABLE): docs/fields.md spec/schema/swagger.json scripts/gen-fields
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  GEN     $@")
+	$(Q)scripts/gen-fields -o $@
+
+$(BUILD)/gen/fields_table.o: $(FIELDS_TABLE)
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  CC      $<")
+	$(Q)$(CC) $(CFLAGS) -c -o $@ $<
+
+gen: $(SCHEMA_TABLE) $(FIELDS_TABLE)
 
 $(BUILD)/libvmlet.a: $(LIB_OBJS)
 	@$(if $(Q),echo "  AR      $@")

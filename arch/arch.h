@@ -79,6 +79,15 @@ int arch_cpuid_build(const struct arch_topology *t, enum arch_cpu_vendor vendor,
 void arch_cpuid_host_extras(struct kvm_cpuid_entry2 *host, size_t n_host, bool tsc_deadline,
 			    const char *brand);
 
+/*
+ * cpu.model (NULL = unset, KubeVirt's default host-model): shape the host's
+ * KVM-supported entries before arch_cpuid_build(). host-model and
+ * host-passthrough present the host CPU without the bits libvirt and QEMU
+ * leave out of a migratable CPU (the invariant TSC); any other (named)
+ * model is -EINVAL: vmlet cannot present it. Details: cpu_model.c.
+ */
+int arch_cpu_model_apply(const char *model, struct kvm_cpuid_entry2 *host, size_t n);
+
 /* ---- MSRs -------------------------------------------------------------- */
 
 /* Initial MSR values for a vCPU (PAT, MISC_ENABLE, SYSENTER/STAR zeroed,

@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 
 #include "spec/config.h"
+#include "spec/fields.h"
 
 #define PVC_DIR "/var/run/kubevirt-private/vmi-disks"
 
@@ -274,7 +275,9 @@ static int map_disk(const struct resolver *r, const struct spec_options *o, cons
 		out->device = VM_DEV_DISK;
 		out->read_only = node_bval(node_get(t, "readonly"), false);
 	}
-	out->bus = dup_str(node_get(t, "bus"));
+	/* a CD-ROM or LUN is a virtio-blk disk here, whatever its bus
+	 * (docs/fields.md; KubeVirt allows no virtio CD-ROM) */
+	out->bus = out->device == VM_DEV_DISK ? dup_str(node_get(t, "bus")) : xstrdup("virtio");
 	out->serial = dup_str(node_get(d, "serial"));
 	out->shareable = node_bval(node_get(d, "shareable"), false);
 	if (error_policy_of(r, d, idx, &out->error_policy))
@@ -421,6 +424,7 @@ static void map_firmware(const struct node *dom, const char *root, struct vm_con
 	} else {
 		/* bootloader.bios, or no bootloader: KubeVirt's default is BIOS */
 		cfg->boot = VM_BOOT_BIOS;
+		cfg->bios_default = !node_is_map(node_path(fw, "bootloader.bios"));
 		cfg->bios_use_serial = node_bval(node_path(fw, "bootloader.bios.useSerial"), false);
 	}
 	if (node_is_map(efi)) {
@@ -429,6 +433,26 @@ static void map_firmware(const struct node *dom, const char *root, struct vm_con
 	}
 	cfg->firmware_uuid = dup_str(node_get(fw, "uuid"));
 	cfg->firmware_serial = dup_str(node_get(fw, "serial"));
+}
+
+/* clock.utc.offsetSeconds / clock.timezone (the VMM checks the zone) */
+static void map_clock(const struct resolver *r, const struct node *clock, struct vm_config *cfg)
+{
+	const struct node *off = node_path(clock, "utc.offsetSeconds");
+	long long v;
+
+	cfg->rtc_timezone = dup_str(node_get(clock, "timezone"));
+	if (!off)
+		return;
+	/* a year either way is more than any time zone: the RTC's century
+	 * arithmetic stays sane */
+	if (node_ival(off, -366LL * 86400, 366LL * 86400, &v))
+		diag_err(r->d, off,
+			 arena_printf(r->a, "%sdomain.clock.utc.offsetSeconds",
+				      r->vmi_only ? "spec." : "spec.template.spec."),
+			 "an offset of at most a year either way, in seconds");
+	else
+		cfg->rtc_offset_seconds = v;
 }
 
 static int check_overrides(const struct resolver *r, const struct spec_options *o,
@@ -487,6 +511,8 @@ int config_from_resolution(const struct resolver *r, const struct spec_options *
 	if (!o)
 		o = &none;
 	ret = check_overrides(r, o, vols);
+	if (!ret)
+		ret = fields_check(r);
 	if (ret)
 		return ret;
 	cfg->name = xstrdup(r->name);
@@ -500,6 +526,8 @@ int config_from_resolution(const struct resolver *r, const struct spec_options *
 	cfg->max_sockets = u32(node_get(cpu, "maxSockets"));
 	cfg->cpu_model = dup_str(node_get(cpu, "model"));
 	cfg->dedicated_cpu_placement = node_bval(node_get(cpu, "dedicatedCpuPlacement"), false);
+	cfg->isolate_emulator_thread = cfg->dedicated_cpu_placement &&
+				       node_bval(node_get(cpu, "isolateEmulatorThread"), false);
 	cfg->cpu_limit_millis = millis_of(node_path(dom, "resources.limits.cpu"));
 	if (resolve_effective_memory(spec))
 		cfg->memory_bytes = bytes_of(resolve_effective_memory(spec));
@@ -540,10 +568,27 @@ int config_from_resolution(const struct resolver *r, const struct spec_options *
 	if (node_ival(node_get(spec, "terminationGracePeriodSeconds"), INT64_MIN, INT64_MAX, &g) ==
 	    0)
 		cfg->termination_grace_seconds = g;
+	cfg->start_paused = !strcmp(resolve_str(node_get(spec, "startStrategy")), "Paused");
+	map_clock(r, node_get(dom, "clock"), cfg);
 	return r->d->n_err ? -EINVAL : 0;
 }
 
 /* ---- library entry point -------------------------------------------- */
+
+static void report_each(const struct session *s, const struct spec_options *o)
+{
+	const struct diag *ds[] = {&s->cl.d, &s->d};
+	const struct diag_msg *m;
+	struct spec_message sm;
+	unsigned int i;
+
+	for (i = 0; i < 2; i++)
+		for (m = ds[i]->head; m; m = m->next) {
+			sm = (struct spec_message){m->file, m->line, m->col,
+						   m->path, m->msg,  m->warning};
+			o->report(o->report_ctx, &sm);
+		}
+}
 
 int spec_resolve_config(const struct spec_options *o, struct vm_config *cfg)
 {
@@ -557,7 +602,10 @@ int spec_resolve_config(const struct spec_options *o, struct vm_config *cfg)
 		ret = session_resolve(&s, o->vm_name);
 	if (!ret)
 		ret = config_from_resolution(&s.r, o, cfg);
-	session_report(&s, stderr);
+	if (o->report)
+		report_each(&s, o);
+	else
+		session_report(&s, stderr);
 	session_free(&s);
 	if (ret)
 		vm_config_release(cfg);

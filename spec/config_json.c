@@ -111,6 +111,7 @@ int config_emit_json(FILE *f, const struct vm_config *c)
 	add_u64(cpu, "maxSockets", c->max_sockets);
 	add_str(cpu, "model", c->cpu_model);
 	add_bool(cpu, "dedicatedCpuPlacement", c->dedicated_cpu_placement);
+	add_bool(cpu, "isolateEmulatorThread", c->isolate_emulator_thread);
 	json_object_object_add(o, "cpu", cpu);
 	mem = json_object_new_object();
 	add_u64(mem, "bytes", c->memory_bytes);
@@ -125,6 +126,7 @@ int config_emit_json(FILE *f, const struct vm_config *c)
 	add_bool(fw, "secureBoot", c->efi_secure_boot);
 	add_bool(fw, "efiPersistent", c->efi_persistent);
 	add_bool(fw, "biosUseSerial", c->bios_use_serial);
+	add_bool(fw, "biosDefault", c->bios_default);
 	add_str(fw, "uuid", c->firmware_uuid);
 	add_str(fw, "serial", c->firmware_serial);
 	json_object_object_add(o, "firmware", fw);
@@ -146,6 +148,9 @@ int config_emit_json(FILE *f, const struct vm_config *c)
 	add_bool(o, "netMultiQueue", c->net_multi_queue);
 	json_object_object_add(o, "terminationGracePeriodSeconds",
 			       json_object_new_int64(c->termination_grace_seconds));
+	add_bool(o, "startPaused", c->start_paused);
+	json_object_object_add(o, "rtcOffsetSeconds", json_object_new_int64(c->rtc_offset_seconds));
+	add_str(o, "rtcTimezone", c->rtc_timezone);
 	ret = emit_json_object(f, o);
 	json_object_put(o);
 	return ret;

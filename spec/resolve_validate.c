@@ -118,6 +118,31 @@ static void check_machine(struct resolver *r, const struct node *spec, const str
 		 type, allowed);
 }
 
+/* A non-zero memory quantity (KubeVirt's Memory().Value() != 0). */
+static bool qty_nonzero(const struct node *n)
+{
+	struct quantity q;
+
+	return resolve_qty(n, &q) && q.nanos != 0;
+}
+
+/* KubeVirt's VMI admission (ValidateVirtualMachineInstanceMandatoryFields,
+ * after its defaults copied limits.memory to requests.memory): some memory
+ * must be asked for. */
+static void check_memory_requested(struct resolver *r, const struct node *dom)
+{
+	if (!node_is_null(node_path(dom, "memory.guest")) ||
+	    !node_is_null(node_path(dom, "memory.hugepages")) ||
+	    qty_nonzero(node_path(dom, "resources.requests.memory")) ||
+	    qty_nonzero(node_path(dom, "resources.limits.memory")))
+		return;
+	diag_err(r->d, node_get(dom, "memory") ? node_get(dom, "memory") : dom,
+		 P(r, "domain.memory"),
+		 "no memory requested, at least one of 'spec.domain.memory.guest', "
+		 "'spec.domain.memory.hugepages.size' or 'spec.domain.resources.requests.memory' "
+		 "must be set");
+}
+
 static void check_bindings(struct resolver *r, const struct node *dom)
 {
 	static const char *const b[] = {"bridge",  "masquerade", "sriov",	 "slirp",
@@ -154,6 +179,7 @@ int validate_result(struct resolver *r)
 							: node_path(dom, "memory.maxGuest"),
 			 P(r, "domain.memory.guest"), "%s", mg);
 	check_machine(r, spec, dom);
+	check_memory_requested(r, dom);
 	check_bindings(r, dom);
 	if (r->vm && !node_is_null(node_path(r->vm, "spec.running")) &&
 	    *resolve_str(node_path(r->vm, "spec.runStrategy")))

@@ -25,6 +25,15 @@
 /* Default root under which containerDisk images are looked up. */
 #define SPEC_DEFAULT_DISK_ROOT "/disk"
 
+/* One error or warning of a resolution (spec_options.report). */
+struct spec_message {
+	const char *file; /* NULL: no location */
+	unsigned int line, col;
+	const char *path; /* the field's path, NULL = none */
+	const char *msg;
+	bool warning;
+};
+
 struct spec_options {
 	/* -f arguments: a file, a directory (every *.yaml, *.yml, *.json in
 	 * it, sorted, not recursive) or "-" for stdin. */
@@ -49,6 +58,10 @@ struct spec_options {
 	 * path /var/run/kubevirt-private/vmi-disks/NAME/disk.img, hostDisk to
 	 * its own path. --volume overrides all of these. */
 	const char *disk_root;
+	/* Called for each error and warning, in order, instead of printing
+	 * them on stderr (NULL: print them as described above). */
+	void (*report)(void *ctx, const struct spec_message *m);
+	void *report_ctx;
 };
 
 /*

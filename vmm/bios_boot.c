@@ -126,7 +126,7 @@ static int bios_fw_smbios(struct vm *vm, struct fw_cfg *fc)
  * bootOrder, lowest first, and only those (HALT ends the list); without
  * any, every disk in the VM's order.
  */
-static int bios_fw_bootorder(struct vm *vm, struct fw_cfg *fc)
+static int bios_fw_bootorder(struct vm *vm, struct fw_cfg *fc, const char *first)
 {
 	const struct vm_config *cfg = vm->cfg;
 	char *txt = malloc(BIOS_BOOTORDER_MAX);
@@ -137,6 +137,8 @@ static int bios_fw_bootorder(struct vm *vm, struct fw_cfg *fc)
 
 	if (!txt)
 		return -ENOMEM;
+	if (first)
+		off += (size_t)snprintf(txt, BIOS_BOOTORDER_MAX, "%s\n", first);
 	for (unsigned int i = 0; i < cfg->n_disks; i++)
 		any |= cfg->disks[i].boot_order != 0;
 	for (;;) {
@@ -160,6 +162,59 @@ static int bios_fw_bootorder(struct vm *vm, struct fw_cfg *fc)
 		off += (size_t)snprintf(txt + off, BIOS_BOOTORDER_MAX - off, "HALT\n");
 	r = fw_cfg_add_file(fc, "bootorder", txt, off);
 	free(txt);
+	return r;
+}
+
+/* A host file (less than max bytes) into fw_cfg file name. */
+static int bios_fw_host_file(struct fw_cfg *fc, const char *name, const char *path, size_t max)
+{
+	uint8_t *buf = malloc(max);
+	ssize_t n = 0;
+	int fd = open(path, O_RDONLY | O_CLOEXEC), r;
+
+	if (fd < 0 || !buf)
+		r = fd < 0 ? -errno : -ENOMEM;
+	else if ((n = read(fd, buf, max)) < 0)
+		r = -errno;
+	else
+		r = n == 0 ? -EINVAL : (size_t)n == max ? -EFBIG : 0;
+	if (!r)
+		r = fw_cfg_add_file(fc, name, buf, (size_t)n);
+	if (fd >= 0)
+		close(fd);
+	free(buf);
+	return r;
+}
+
+/*
+ * The payload (a PVH ELF: the probe) through SeaBIOS: its segments in RAM
+ * as for a direct boot, and QEMU's PVH option ROM as the first boot
+ * device. SeaBIOS runs the ROM at boot time; it takes the memory map from
+ * INT 15h E820, finds the RSDP SeaBIOS placed, reads the entry point and
+ * command line from fw_cfg (QEMU's FW_CFG_KERNEL_ENTRY, _CMDLINE_SIZE,
+ * _CMDLINE_DATA) and enters the payload the PVH way.
+ */
+static int bios_fw_payload(struct vm *vm, struct fw_cfg *fc)
+{
+	const char *cmdline = vm->cfg->cmdline ? vm->cfg->cmdline : "";
+	uint32_t entry = 0, clen = (uint32_t)strlen(cmdline) + 1;
+	int r;
+
+	r = arch_pvh_load(vm->mem.r[0].host, vm->mem.r[0].size, vm->opt.payload,
+			  vm->opt.payload_len, &entry);
+	if (r)
+		return error_errno(r, "bios: the payload is not a loadable PVH ELF");
+	r = bios_fw_host_file(fc, BIOS_PVH_ROM_FILE, BIOS_PVH_ROM, 64 << 10);
+	if (r)
+		return error_errno(r,
+				   "bios: cannot read QEMU's PVH option ROM %s (Debian package "
+				   "qemu-system-data)",
+				   BIOS_PVH_ROM);
+	r = fw_cfg_add_item(fc, FW_CFG_KERNEL_ENTRY, &entry, 4);
+	if (!r)
+		r = fw_cfg_add_item(fc, FW_CFG_CMDLINE_SIZE, &clen, 4);
+	if (!r)
+		r = fw_cfg_add_item(fc, FW_CFG_CMDLINE_DATA, cmdline, clen);
 	return r;
 }
 
@@ -188,8 +243,10 @@ static int bios_fw_fill(struct vm *vm, struct fw_cfg *fc)
 		r = bios_fw_acpi(vm, fc);
 	if (!r)
 		r = bios_fw_smbios(vm, fc);
+	if (!r && vm->opt.payload)
+		r = bios_fw_payload(vm, fc);
 	if (!r)
-		r = bios_fw_bootorder(vm, fc);
+		r = bios_fw_bootorder(vm, fc, vm->opt.payload ? "/rom@" BIOS_PVH_ROM_FILE : NULL);
 	return r;
 }
 

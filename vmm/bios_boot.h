@@ -18,6 +18,12 @@
  * (SeaBIOS's serial console on COM1: its messages and the boot loader's
  * INT 10h text appear on vmlet's console; without it a BIOS VM's screen
  * output goes nowhere, vmlet has no display).
+ *
+ * With vm_options.bios_payload the payload (the probe) boots through
+ * SeaBIOS too: its PVH ELF segments are put in RAM as for a direct boot and
+ * QEMU's PVH option ROM (BIOS_PVH_ROM, "genroms/pvh.bin", first in the
+ * boot order) enters it with the memory map SeaBIOS reports and the RSDP
+ * SeaBIOS placed, so the probe checks what SeaBIOS hands over.
  */
 #ifndef VMLET_BIOS_BOOT_H
 #define VMLET_BIOS_BOOT_H
@@ -27,6 +33,10 @@
 struct vm;
 
 #define BIOS_IMAGE_DEFAULT "/usr/share/seabios/bios-microvm.bin"
+/* vm_options.bios_payload (vmlet probe on a BIOS VM): QEMU's option ROM
+ * that boots a PVH ELF from fw_cfg (Debian package qemu-system-data) */
+#define BIOS_PVH_ROM	  "/usr/share/qemu/pvh.bin"
+#define BIOS_PVH_ROM_FILE "genroms/pvh.bin"
 
 /* Load the image, fill the VM's fw_cfg and give the BSP's reset state in
  * *regs / *sregs. A missing image is an error naming the package. */

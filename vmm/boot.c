@@ -92,7 +92,7 @@ void vm_acpi_config(const struct vm *vm, struct arch_acpi_config *c)
 	    .topo = vm->topo,
 	    .apic_ids = vm->apic_ids,
 	    .n_vcpus = vm->n_vcpus,
-	    .serial = 1,
+	    .serial = vm->cfg->autoattach_serial_console, /* COM1: dev/serial8250.c */
 	    .pci = 1, /* MCFG + PCI0: vmm/dev/pci_devices.c always has a host bridge */
 	};
 }
@@ -299,7 +299,7 @@ int vm_boot(struct vm *vm)
 	memset(&regs, 0, sizeof(regs));
 	memset(&sregs, 0, sizeof(sregs));
 	memset(&bi, 0, sizeof(bi));
-	if (vm->cfg->boot == VM_BOOT_BIOS && !vm->opt.payload) {
+	if (vm->cfg->boot == VM_BOOT_BIOS && (!vm->opt.payload || vm->opt.bios_payload)) {
 		ret = bios_boot_setup(vm, &regs, &sregs);
 		return ret ? ret : boot_set_regs(vm, &regs, &sregs);
 	}

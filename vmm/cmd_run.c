@@ -210,6 +210,9 @@ int cmd_run(int argc, char **argv)
 	if (cmd_vm_config(&o, &cfg))
 		return VMLET_EXIT_ERROR;
 	log_setup(o.log_format, o.log_level, "vmlet", cfg.name);
+	if (cfg.start_paused && !o.api_socket)
+		log_warn("vm: startStrategy Paused without --api-socket: nothing can resume the "
+			 "guest (vmlet ctl SOCKET resume)");
 	ret = run_with_strategy(&cfg, &o, strategy);
 	log_setup(o.log_format, o.log_level, "vmlet", NULL);
 	vm_config_release(&cfg);

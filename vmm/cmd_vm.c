@@ -289,6 +289,23 @@ static int cmd_vm_overrides(const struct cmd_vm_opts *o, struct vm_config *cfg)
 	return ret;
 }
 
+/* Resolution errors as resolve prints them; warnings (a field vmlet runs
+ * differently, docs/fields.md) as log lines naming the field and source. */
+static void cmd_vm_report(void *ctx, const struct spec_message *m)
+{
+	char src[512];
+
+	(void)ctx;
+	if (m->file)
+		snprintf(src, sizeof(src), "%s:%u:%u", m->file, m->line, m->col);
+	if (m->warning) {
+		log_field(LOG_WARN, m->file ? src : NULL, m->path, "%s", m->msg);
+		return;
+	}
+	fprintf(stderr, "%s: %s%s%s\n", m->file ? src : "vmlet", m->path ? m->path : "",
+		m->path ? ": " : "", m->msg);
+}
+
 int cmd_vm_config(const struct cmd_vm_opts *o, struct vm_config *cfg)
 {
 	struct spec_options so;
@@ -305,6 +322,7 @@ int cmd_vm_config(const struct cmd_vm_opts *o, struct vm_config *cfg)
 		so.volume_overrides = o->volumes;
 		so.n_volume_overrides = o->n_volumes;
 		so.disk_root = o->disk_root;
+		so.report = cmd_vm_report;
 		ret = spec_resolve_config(&so, cfg);
 		if (ret) {
 			if (ret == -ENOSYS)
@@ -332,6 +350,7 @@ int cmd_vm_run(const struct vm_config *cfg, const struct cmd_vm_opts *o, const u
 	    .firmware = o->firmware,
 	    .module = o->module,
 	    .module_len = o->module_len,
+	    .bios_payload = o->bios_payload,
 	};
 	struct sandbox_opts sb = o->sandbox;
 	struct ctl_server *ctl = NULL;

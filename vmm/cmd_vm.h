@@ -35,6 +35,7 @@ struct cmd_vm_opts {
 	const char *efi_vars;  /* --efi-vars: the store of an efi.persistent VM */
 	const uint8_t *module; /* a built-in PVH module (vm_options.module) */
 	size_t module_len;
+	bool bios_payload;	  /* the payload through SeaBIOS (vm_options.bios_payload) */
 	const char *smp, *memory; /* --smp S,C,T / --memory SIZE */
 	const char *grace;	  /* --grace-period SECONDS */
 	enum arch_cpu_vendor vendor;

@@ -46,14 +46,19 @@ void log_json_string(FILE *f, const char *s)
 	fputc('"', f);
 }
 
-static void log_vemit(enum log_level lvl, const char *fmt, va_list ap, int err)
+/* source / field: extra keys of the JSON line (NULL = none) */
+static void log_vemit_at(enum log_level lvl, const char *source, const char *field, const char *fmt,
+			 va_list ap, int err)
 {
 	char msg[1024];
 	int n;
 
 	if (lvl < log_min)
 		return;
-	n = vsnprintf(msg, sizeof(msg), fmt, ap);
+	n = field ? snprintf(msg, sizeof(msg), "%s: ", field) : 0;
+	if (n < 0 || (size_t)n >= sizeof(msg))
+		n = 0;
+	n += vsnprintf(msg + n, sizeof(msg) - (size_t)n, fmt, ap);
 	if (err && n >= 0 && (size_t)n < sizeof(msg))
 		snprintf(msg + n, sizeof(msg) - n, ": %s", strerror(-err));
 
@@ -74,17 +79,39 @@ static void log_vemit(enum log_level lvl, const char *fmt, va_list ap, int err)
 			fprintf(stderr, ",\"vmi\":");
 			log_json_string(stderr, log_vmi);
 		}
+		if (source) {
+			fprintf(stderr, ",\"source\":");
+			log_json_string(stderr, source);
+		}
+		if (field) {
+			fprintf(stderr, ",\"field\":");
+			log_json_string(stderr, field);
+		}
 		fprintf(stderr, ",\"msg\":");
 		log_json_string(stderr, msg);
 		fputs("}\n", stderr);
 	} else {
-		fprintf(stderr, "vmlet: %s%s\n",
-			lvl == LOG_ERROR  ? "error: "
-			: lvl == LOG_WARN ? "warning: "
-					  : "",
-			msg);
+		fprintf(stderr, "%s%s%s%s\n", source ? source : "vmlet",
+			lvl == LOG_ERROR  ? ": error: "
+			: lvl == LOG_WARN ? ": warning: "
+					  : ": ",
+			"", msg);
 	}
 	pthread_mutex_unlock(&log_lock);
+}
+
+static void log_vemit(enum log_level lvl, const char *fmt, va_list ap, int err)
+{
+	log_vemit_at(lvl, NULL, NULL, fmt, ap, err);
+}
+
+void log_field(enum log_level lvl, const char *source, const char *field, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	log_vemit_at(lvl, source, field, fmt, ap, 0);
+	va_end(ap);
 }
 
 void log_msg(enum log_level lvl, const char *fmt, ...)

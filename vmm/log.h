@@ -24,6 +24,13 @@ void log_setup(enum log_format fmt, enum log_level min, const char *component, c
 
 void log_msg(enum log_level lvl, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
+/* A message about a field of the user's manifest: source is its location
+ * ("FILE:LINE:COL", NULL = none), field its path; both become keys of the
+ * JSON line, and the message reads "FIELD: ..." (text: "SOURCE: warning:
+ * FIELD: ..."). */
+void log_field(enum log_level lvl, const char *source, const char *field, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
 /* Whether messages of this level are written (to skip costly detail). */
 bool log_enabled(enum log_level lvl);
 

@@ -113,6 +113,9 @@ struct probe_report {
 
 	uint32_t sockets, cores_per_socket, threads_per_core;
 	uint64_t memory_bytes;
+	/* expected report only: the guest may see up to this much less RAM
+	 * (0 = exactly memory_bytes; a BIOS keeps some for its tables) */
+	uint64_t memory_slack;
 
 	uint32_t n_tables;
 	char tables[PROBE_MAX_TABLES][5]; /* NUL-terminated signatures */

@@ -160,7 +160,7 @@ static void vm_cpuid_extras(struct vm *vm)
 	unsigned int r[4];
 
 	vm->tsc_deadline = kvm_check_cap(vm, KVM_CAP_TSC_DEADLINE_TIMER) > 0;
-	if (__get_cpuid_max(0x80000000, NULL) >= 0x80000004)
+	if ((unsigned int)__get_cpuid_max(0x80000000, NULL) >= 0x80000004u) /* int in clang */
 		for (unsigned int i = 0; i < 3; i++) {
 			__cpuid(0x80000002 + i, r[0], r[1], r[2], r[3]);
 			memcpy(brand + 16 * i, r, 16);
@@ -413,6 +413,8 @@ int vm_create(struct vm **out, const struct vm_config *cfg, const struct vm_opti
 		ret = vm_open_kvm(vm);
 	if (!ret)
 		ret = vm_topology(vm);
+	if (!ret)
+		ret = vm_pin_plan(vm); /* before any thread starts */
 	if (ret)
 		goto out_destroy;
 	vm->vm_fd = ioctl(vm->kvm_fd, KVM_CREATE_VM, 0);
@@ -422,6 +424,13 @@ int vm_create(struct vm **out, const struct vm_config *cfg, const struct vm_opti
 	}
 	vm_stamp(vm, "kvm");
 	ret = vm_get_host_cpuid(vm);
+	if (!ret &&
+	    arch_cpu_model_apply(cfg->cpu_model, vm->host_cpuid->entries, vm->host_cpuid->nent))
+		ret =
+		    error_errno(-EINVAL,
+				"spec.template.spec.domain.cpu.model: vmlet presents the host CPU "
+				"(host-model, host-passthrough), not \"%s\"",
+				cfg->cpu_model);
 	if (ret)
 		goto out_destroy;
 	vm_cpuid_extras(vm);
@@ -559,6 +568,7 @@ void vm_destroy(struct vm *vm)
 	pthread_mutex_destroy(&vm->capture_lock);
 
 	free(vm->capture);
+	free(vm->pin_cpus);
 	free(vm->host_cpuid);
 	free(vm->apic_ids);
 	free(vm->vcpus);

@@ -48,6 +48,9 @@ struct vm_options {
 	 * handed to the EFI firmware) */
 	const uint8_t *module;
 	size_t module_len;
+	/* A BIOS VM boots the payload (a PVH ELF) through SeaBIOS and QEMU's
+	 * PVH option ROM instead of directly (vmlet probe, bios_boot.h) */
+	bool bios_payload;
 	/* the EFI variable store file when cfg->efi_persistent */
 	const char *efi_vars;
 };
@@ -116,6 +119,9 @@ struct vm {
 	void *console_output_opaque;
 	uint32_t pci_slots;    /* device_set_pci_slots() */
 	struct fw_cfg *fw_cfg; /* device_set_fw_cfg(): BIOS VMs only */
+	/* dedicatedCpuPlacement (vmm/vm_pin.c): host CPU of vCPU i, then the
+	 * emulator threads' one; NULL = not pinned */
+	int *pin_cpus;
 	struct device_counters_src counters[VM_MAX_COUNTERS];
 	unsigned int n_counters;
 };
@@ -162,6 +168,13 @@ void vm_stamp(struct vm *vm, const char *name);
 
 /* Set up the fields above (vm_create()). */
 void vm_ctl_init(struct vm *vm);
+
+/* dedicatedCpuPlacement (vm_pin.c): plan the CPUs and pin the calling
+ * thread for isolateEmulatorThread (before any other thread starts; an
+ * error naming the field when there are too few CPUs), then pin each
+ * started vCPU thread. 0 or -errno; no-ops without the setting. */
+int vm_pin_plan(struct vm *vm);
+int vm_pin_vcpus(struct vm *vm);
 /* Main thread: kick every vCPU out of KVM_RUN and hold it until
  * vm_resume(); returns once all of them are held. -EALREADY when paused,
  * -ETIMEDOUT (and still running) when a vCPU did not stop within 2 s. */

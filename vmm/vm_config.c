@@ -68,6 +68,7 @@ void vm_config_release(struct vm_config *cfg)
 	free(cfg->hostname);
 	free(cfg->run_strategy);
 	free(cfg->cpu_model);
+	free(cfg->rtc_timezone);
 	free(cfg->kernel_path);
 	free(cfg->initrd_path);
 	free(cfg->cmdline);

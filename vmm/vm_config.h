@@ -121,10 +121,11 @@ struct vm_config {
 
 	/* CPU: effective topology, never 0 */
 	uint32_t sockets, cores, threads;
-	uint32_t max_sockets; /* 0 = unset */
-	char *cpu_model;      /* NULL = unset */
-	bool dedicated_cpu_placement;
-	uint64_t cpu_limit_millis; /* domain.resources.limits.cpu, 0 = unset */
+	uint32_t max_sockets;	      /* 0 = unset */
+	char *cpu_model;	      /* NULL = unset */
+	bool dedicated_cpu_placement; /* each vCPU thread on its own host CPU */
+	bool isolate_emulator_thread; /* and the other threads on one more */
+	uint64_t cpu_limit_millis;    /* domain.resources.limits.cpu, 0 = unset */
 
 	/* memory */
 	uint64_t memory_bytes;	  /* effective guest memory */
@@ -139,6 +140,7 @@ struct vm_config {
 	bool efi_secure_boot; /* effective secure boot (EFI only) */
 	bool efi_persistent;
 	bool bios_use_serial;  /* bootloader.bios.useSerial: BIOS console on COM1 */
+	bool bios_default;     /* BIOS because the VMI has no bootloader at all */
 	char *firmware_uuid;   /* firmware.uuid (SMBIOS) */
 	char *firmware_serial; /* firmware.serial (SMBIOS) */
 
@@ -147,6 +149,11 @@ struct vm_config {
 	bool smm;
 	char *machine_type; /* NULL = unset */
 	char *architecture; /* NULL = unset (amd64) */
+
+	/* clock: the RTC shows UTC + rtc_offset_seconds, or the local time of
+	 * rtc_timezone (its UTC offset when the VM starts) when that is set */
+	int64_t rtc_offset_seconds; /* clock.utc.offsetSeconds */
+	char *rtc_timezone;	    /* clock.timezone (IANA name), NULL = UTC */
 
 	/* devices */
 	struct vm_disk *disks;
@@ -160,6 +167,7 @@ struct vm_config {
 
 	/* lifecycle */
 	int64_t termination_grace_seconds; /* KubeVirt default 30 */
+	bool start_paused;		   /* startStrategy: Paused */
 };
 
 /* Free every owned string and array and zero *cfg. Safe on a zeroed cfg. */

@@ -141,6 +141,8 @@ int vm_run(struct vm *vm)
 		}
 	}
 	ret = vcpu_start_all(vm->vcpus, vm->n_vcpus);
+	if (!ret)
+		ret = vm_pin_vcpus(vm);
 	if (ret) {
 		vm_request_exit(vm, VM_EXIT_CRASH);
 		goto out_join;
@@ -154,7 +156,10 @@ int vm_run(struct vm *vm)
 		}
 	}
 	vm_stamp(vm, "sandboxed");
-	vm_pause_wake(vm); /* the first guest instruction */
+	if (vm->cfg->start_paused) /* startStrategy: Paused: ctl resume lets them run */
+		log_info("vm: started paused (startStrategy Paused): the vCPUs wait for a resume");
+	else
+		vm_pause_wake(vm); /* the first guest instruction */
 	while (vm_exit_reason(vm) == VM_EXIT_NONE) {
 		ret = event_loop_run(&vm->loop);
 		if (ret) {

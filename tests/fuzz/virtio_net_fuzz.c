@@ -195,20 +195,9 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 /* Negotiate (offered & want), set up every queue at ring_*(), DRIVER_OK. */
 static void guest_start(struct guest *g, uint64_t want, uint16_t qsize)
 {
-	uint64_t c = g->v.common, f;
+	uint64_t c = g->v.common;
 
-	mmio_wr(c + 0x14, 0, 1);
-	mmio_wr(c + 0x14, 3, 1);
-	mmio_wr(c + 0x00, 0, 4);
-	f = mmio_rd(c + 0x04, 4);
-	mmio_wr(c + 0x00, 1, 4);
-	f |= (uint64_t)mmio_rd(c + 0x04, 4) << 32;
-	f &= want;
-	mmio_wr(c + 0x08, 0, 4);
-	mmio_wr(c + 0x0c, (uint32_t)f, 4);
-	mmio_wr(c + 0x08, 1, 4);
-	mmio_wr(c + 0x0c, (uint32_t)(f >> 32), 4);
-	mmio_wr(c + 0x14, 0x0b, 1);
+	tvdev_negotiate(&g->v, want, NULL);
 	mmio_wr(c + 0x10, 0, 2);
 	for (unsigned int q = 0; q < g->nq; q++) {
 		mmio_wr(c + 0x16, q, 2);

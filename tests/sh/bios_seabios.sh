@@ -8,7 +8,8 @@
 # With useSerial the BIOS and the boot sector print on vmlet's console;
 # without it nothing does (no display), the guest still powers off. QEMU
 # q35 (-cpu qemu64) boots the same disk the same way (the oracle). A
-# missing SeaBIOS image is an error naming the Debian package.
+# missing SeaBIOS image is an error naming the Debian package. `vmlet probe`
+# on the VM boots the probe through SeaBIOS and must match.
 source "$(dirname "$0")/../lib/sh.sh"
 
 have_kvm || skip "no usable /dev/kvm"
@@ -99,6 +100,23 @@ if [[ -x $VMLET_SAN ]]; then
 	((rc == 0)) && grep -aqF "sector 1 read through INT 13h" "$TMPD/sout" &&
 		ok "ASan/UBSan build boots it too" ||
 		{ fail "ASan build: exit $rc"; tail -n 20 "$TMPD/slog" | sed 's/^/    /'; }
+fi
+
+# vmlet probe on this BIOS VM: the probe boots through SeaBIOS (QEMU's PVH
+# option ROM as the boot device): it must see 2 sockets x 2 cores, RAM above
+# 4 GiB and the ACPI tables through what SeaBIOS hands over
+if [[ -f /usr/share/qemu/pvh.bin ]]; then
+	timeout 300 "$VMLET" probe -f "$TMPD/serial.yaml" --smp 2,2,1 --memory 5Gi -o text \
+		--log-level debug --log-format text >"$TMPD/probe" 2>"$TMPD/plog"
+	rc=$?
+	if ((rc == 0)) && grep -q '^match: yes' "$TMPD/probe" &&
+		grep -q 'debugcon: Booting from ROM' "$TMPD/plog"; then
+		ok "vmlet probe through SeaBIOS: match (2x2 vCPUs, 5 GiB, ACPI)"
+	else
+		fail "probe through SeaBIOS: exit $rc"
+		sed 's/^/    /' "$TMPD/probe"
+		grep -v debugcon "$TMPD/plog" | tail -n 10 | sed 's/^/    /'
+	fi
 fi
 
 # a missing image: the error names the Debian package

@@ -176,7 +176,8 @@ grep -q "the VM has no disk 'nosuch'" "$TMPD/out.txt" && ok "--io-test names an 
 manifest sata >"$TMPD/bad.yaml"
 TMPDIR=$TMPD/tmp timeout 60 "$VMLET" probe -f "$TMPD/bad.yaml" >"$TMPD/out.txt" 2>&1 &&
 	fail "a sata disk was accepted"
-grep -q "disk 'cloudinit': bus 'sata' is not supported" "$TMPD/out.txt" && ok "sata bus refused naming the disk" ||
+grep -q 'spec.template.spec.domain.devices.disks\[3\].disk.bus: bus "sata" is not supported' "$TMPD/out.txt" &&
+	ok "sata bus refused naming the disk" ||
 	fail "no clear error for the sata disk: $(tail -3 "$TMPD/out.txt")"
 [[ -z $(ls "$TMPD/tmp") ]] || fail "failed start left files: $(ls "$TMPD/tmp")"
 

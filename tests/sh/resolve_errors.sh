@@ -88,6 +88,7 @@ vm "        devices:
           disks:
           - {name: d, disk: {bus: virtio}}
           - {name: e, disk: {bus: virtio}, errorPolicy: pause}
+        memory: {guest: 64Mi}
       volumes:
       - {name: d, emptyDisk: {capacity: 1Mi}}
       - {name: e, emptyDisk: {capacity: 1Mi}}"

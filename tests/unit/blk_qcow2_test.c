@@ -282,6 +282,40 @@ static void test_cluster_past_eof(void)
 }
 
 /*
+ * An L1 table whose half a million entries all point at one L2 table:
+ * opening scans each L2 table once. It used to scan it once per L1 entry:
+ * 4 G entries here, 10^12 at the format's limits (2 MiB clusters, a
+ * 32 MiB L1 table), hours of a stuck vmlet for a 40 MiB image.
+ */
+static void test_shared_l2_table(void)
+{
+	struct blk *b = NULL;
+	uint8_t buf[4096], got[4096];
+	uint64_t l1, l2, n = 524288;
+	uint8_t *tab = malloc(8 * n);
+	int fd;
+
+	CHECK(sh("qemu-img create -q -f qcow2 %s 256T && "
+		 "qemu-io -f qcow2 -c 'write -P 0x3c 0 4k' %s >/dev/null",
+		 p("wide.qcow2"), p("wide.qcow2")) == 0);
+	fd = open(p("wide.qcow2"), O_RDWR);
+	CHECK(fd >= 0 && tab);
+	l1 = be64_at(fd, 40);
+	l2 = be64_at(fd, l1);
+	CHECK(be64_at(fd, 36) >> 32 == n && l2 >> 63); /* l1_size; COPIED */
+	for (uint64_t i = 0; i < n; i++)
+		for (int k = 0; k < 8; k++)
+			tab[8 * i + k] = (uint8_t)(l2 >> (56 - 8 * k));
+	CHECK(pwrite(fd, tab, 8 * n, (off_t)l1) == (ssize_t)(8 * n));
+	close(fd);
+	CHECK(blk_open(&b, p("wide.qcow2"), true, BLK_CACHE_WRITEBACK) == 0);
+	memset(buf, 0x3c, sizeof(buf));
+	CHECK(rd(b, got, 4096, (n - 1) << 29) == 0 && !memcmp(got, buf, 4096));
+	blk_close(b);
+	free(tab);
+}
+
+/*
  * An image whose header says it is encrypted (crypt_method, the 4 bytes at
  * offset 32, big-endian: 1 AES, 2 LUKS). Crafted rather than made with
  * `qemu-img create -o encrypt.format=luks`: qemu-img times PBKDF2 with the
@@ -352,6 +386,7 @@ int main(void)
 	TEST_RUN(test_refused_features);
 	TEST_RUN(test_backing_loop);
 	TEST_RUN(test_cluster_past_eof);
+	TEST_RUN(test_shared_l2_table);
 	sh("rm -rf %s", dir);
 	return test_summary();
 }

@@ -168,22 +168,9 @@ static uint8_t status(struct env *e)
 /* Negotiate want & offered and set up every queue. Returns the status. */
 static uint8_t start(struct env *e, uint64_t want, uint64_t *offered)
 {
-	uint64_t common = e->v.common, f;
+	uint64_t common = e->v.common;
 
-	mmio_wr(common + 0x14, 0, 1);
-	mmio_wr(common + 0x14, 3, 1);
-	mmio_wr(common + 0x00, 0, 4);
-	f = mmio_rd(common + 0x04, 4);
-	mmio_wr(common + 0x00, 1, 4);
-	f |= (uint64_t)mmio_rd(common + 0x04, 4) << 32;
-	if (offered)
-		*offered = f;
-	f &= want;
-	mmio_wr(common + 0x08, 0, 4);
-	mmio_wr(common + 0x0c, (uint32_t)f, 4);
-	mmio_wr(common + 0x08, 1, 4);
-	mmio_wr(common + 0x0c, (uint32_t)(f >> 32), 4);
-	mmio_wr(common + 0x14, 0x0b, 1);
+	tvdev_negotiate(&e->v, want, offered);
 	mmio_wr(common + 0x10, 0, 2); /* config changes on vector 0 */
 	memset(e->r, 0, sizeof(e->r));
 	for (unsigned int q = 0; q < e->nq; q++) {

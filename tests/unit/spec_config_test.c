@@ -94,7 +94,8 @@ static void test_mapping(void)
 	snprintf(path, sizeof(path), "%s/installer.iso", root);
 	CHECK(d && d->device == VM_DEV_CDROM && d->read_only);
 	CHECK_STR(d ? d->path : NULL, path);
-	CHECK_STR(d ? d->bus : NULL, "sata");
+	/* a SATA CD-ROM is attached as virtio-blk (docs/fields.md) */
+	CHECK_STR(d ? d->bus : NULL, "virtio");
 	d = disk(&c, "data");
 	CHECK(d && d->source == VM_DISK_PVC);
 	CHECK_STR(d ? d->path : NULL, "/var/run/kubevirt-private/vmi-disks/data/disk.img");

@@ -313,9 +313,9 @@ static inline void tvdev_msix(struct tvdev *v, unsigned int nvec)
 	ecam_wr(v->slot, v->msix_cap + 2, PCI_MSIX_FLAGS_ENABLE, 2);
 }
 
-/* Reset, negotiate (features & offered), queue 0..nq-1 at the tdrv rings
- * (only queue 0 is backed by d), DRIVER_OK. Returns the status read back. */
-static inline uint8_t tvdev_start(struct tvdev *v, struct tdrv *d, uint64_t want, uint64_t *offered)
+/* Reset, ACKNOWLEDGE | DRIVER, accept want & what is offered (*offered:
+ * the offer), FEATURES_OK. */
+static inline void tvdev_negotiate(struct tvdev *v, uint64_t want, uint64_t *offered)
 {
 	uint64_t f;
 
@@ -333,6 +333,13 @@ static inline uint8_t tvdev_start(struct tvdev *v, struct tdrv *d, uint64_t want
 	mmio_wr(v->common + 0x08, 1, 4);
 	mmio_wr(v->common + 0x0c, (uint32_t)(f >> 32), 4);
 	mmio_wr(v->common + 0x14, 0x0b, 1);
+}
+
+/* Reset, negotiate (features & offered), queue 0..nq-1 at the tdrv rings
+ * (only queue 0 is backed by d), DRIVER_OK. Returns the status read back. */
+static inline uint8_t tvdev_start(struct tvdev *v, struct tdrv *d, uint64_t want, uint64_t *offered)
+{
+	tvdev_negotiate(v, want, offered);
 	if (!(mmio_rd(v->common + 0x14, 1) & VIRTIO_CONFIG_S_FEATURES_OK))
 		return (uint8_t)mmio_rd(v->common + 0x14, 1);
 	mmio_wr(v->common + 0x10, 0, 2); /* config vector 0 */

@@ -8,6 +8,8 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <sys/mman.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "firmware/abi.h"
 #include "tests/lib/test.h"
@@ -18,6 +20,8 @@
 #include "vmm/vm_config.h"
 
 static enum vm_console_kind rig_console = VM_CONSOLE_CAPTURE;
+/* applied to the rig's config before the devices are created */
+static void (*rig_tweak)(struct vm_config *cfg);
 
 struct rig {
 	struct vm vm;
@@ -31,6 +35,8 @@ static int rig_init_acpi(struct rig *r, bool acpi)
 	memset(r, 0, sizeof(*r));
 	vm_config_init(&r->cfg);
 	r->cfg.acpi = acpi;
+	if (rig_tweak)
+		rig_tweak(&r->cfg);
 	r->vm.cfg = &r->cfg;
 	r->vm.kvm_fd = r->vm.vm_fd = -1;
 	r->vm.opt.console.kind = rig_console;
@@ -189,6 +195,74 @@ static void test_rtc_and_legacy(void)
 	rig_release(&r);
 }
 
+static void rtc_minus_5h(struct vm_config *cfg)
+{
+	cfg->rtc_offset_seconds = -5 * 3600 - 30 * 60;
+	cfg->autoattach_serial_console = false;
+}
+
+static void rtc_zone(struct vm_config *cfg)
+{
+	cfg->rtc_timezone = strdup("Etc/GMT-3"); /* POSIX sign: UTC+3 */
+}
+
+static void rtc_bad_zone(struct vm_config *cfg)
+{
+	cfg->rtc_timezone = strdup("Mars/Olympus_Mons");
+}
+
+static uint8_t bcd(int v)
+{
+	return (uint8_t)(((v / 10) << 4) | (v % 10));
+}
+
+/* The RTC's hour and minute equal UTC + offset (read between two looks at
+ * the clock, so a minute turning over in between still passes). */
+static bool rtc_shows(struct rig *r, long offset)
+{
+	time_t t0 = time(NULL) + offset, t1;
+	uint8_t h, m;
+	struct tm a, b;
+
+	out8(r, 0x70, 0x04);
+	h = in8(r, 0x71);
+	out8(r, 0x70, 0x02);
+	m = in8(r, 0x71);
+	t1 = time(NULL) + offset;
+	gmtime_r(&t0, &a);
+	gmtime_r(&t1, &b);
+	return (h == bcd(a.tm_hour) && m == bcd(a.tm_min)) ||
+	       (h == bcd(b.tm_hour) && m == bcd(b.tm_min));
+}
+
+/* clock.utc.offsetSeconds and clock.timezone move the RTC; no COM1 when
+ * autoattachSerialConsole is false */
+static void test_rtc_clock_and_no_serial(void)
+{
+	struct rig r;
+	uint8_t v;
+
+	CHECK(rig_init(&r) == 0);
+	CHECK(rtc_shows(&r, 0));
+	CHECK(bus_read(&r.vm.pio, 0x3f8 + 5, &v, 1) == 0); /* COM1 LSR */
+	rig_release(&r);
+	rig_tweak = rtc_minus_5h;
+	CHECK(rig_init(&r) == 0);
+	CHECK(rtc_shows(&r, -5 * 3600 - 30 * 60));
+	CHECK(bus_read(&r.vm.pio, 0x3f8 + 5, &v, 1) == -ENOENT);
+	rig_release(&r);
+	rig_tweak = rtc_bad_zone;
+	CHECK(rig_init(&r) == -EINVAL);
+	rig_release(&r);
+	rig_tweak = rtc_zone;
+	if (access("/usr/share/zoneinfo/Etc/GMT-3", R_OK) == 0) {
+		CHECK(rig_init(&r) == 0);
+		CHECK(rtc_shows(&r, 3 * 3600));
+		rig_release(&r);
+	}
+	rig_tweak = NULL;
+}
+
 static void test_report_port(void)
 {
 	static const char text[] = "VMLET-PROBE-BEGIN v1\nvcpus=0\nVMLET-PROBE-END\n";
@@ -256,6 +330,7 @@ int main(void)
 	TEST_RUN(test_serial8250);
 	TEST_RUN(test_pm_and_i8042);
 	TEST_RUN(test_rtc_and_legacy);
+	TEST_RUN(test_rtc_clock_and_no_serial);
 	TEST_RUN(test_report_port);
 	TEST_RUN(test_guest_mem);
 	return test_summary();

@@ -39,15 +39,18 @@ struct guest_mem;
 #define FW_CFG_PORT_DMA	 0x514
 
 /* numbered keys (QEMU include/standard-headers/linux/qemu_fw_cfg.h) */
-#define FW_CFG_SIGNATURE  0x00
-#define FW_CFG_ID	  0x01
-#define FW_CFG_UUID	  0x02
-#define FW_CFG_NOGRAPHIC  0x04
-#define FW_CFG_NB_CPUS	  0x05
-#define FW_CFG_BOOT_MENU  0x0e
-#define FW_CFG_MAX_CPUS	  0x0f
-#define FW_CFG_FILE_DIR	  0x19
-#define FW_CFG_FILE_FIRST 0x20
+#define FW_CFG_SIGNATURE    0x00
+#define FW_CFG_ID	    0x01
+#define FW_CFG_UUID	    0x02
+#define FW_CFG_NOGRAPHIC    0x04
+#define FW_CFG_NB_CPUS	    0x05
+#define FW_CFG_BOOT_MENU    0x0e
+#define FW_CFG_MAX_CPUS	    0x0f
+#define FW_CFG_KERNEL_ENTRY 0x10
+#define FW_CFG_CMDLINE_SIZE 0x14
+#define FW_CFG_CMDLINE_DATA 0x15
+#define FW_CFG_FILE_DIR	    0x19
+#define FW_CFG_FILE_FIRST   0x20
 
 #define FW_CFG_VERSION	   0x01 /* FW_CFG_ID bits */
 #define FW_CFG_VERSION_DMA 0x02

@@ -2,6 +2,9 @@
 /*
  * legacy.c - ports a PC guest writes to that need no model, only quiet:
  *
+ *   0x00-0x0f   the 8237 DMA controllers, their page registers (0x81-0x8f)
+ *   0xc0-0xdf   and 0xc0-0xdf: no ISA DMA here; ignored, read as ones (a
+ *               BIOS initialises them)
  *   0x80        POST code / I/O delay port: ignored
  *   0xe9        debug console (Bochs / QEMU isa-debugcon): bytes logged at
  *               debug level, one line at a time
@@ -31,6 +34,9 @@
 #include "vmm/log.h"
 
 #define POST_PORT	0x80
+#define DMA1_PORT	0x00 /* 16 ports */
+#define DMA_PAGE_PORT	0x81 /* 15 ports */
+#define DMA2_PORT	0xc0 /* 32 ports */
 #define DEBUGCON_PORT	0xe9
 #define BIOS_DEBUG_PORT 0x402
 #define PORT_A		0x92
@@ -172,6 +178,9 @@ static void legacy_destroy(void *state)
 	struct legacy_ports *l = state;
 
 	bus_unregister(l->pio, POST_PORT);
+	bus_unregister(l->pio, DMA1_PORT);
+	bus_unregister(l->pio, DMA_PAGE_PORT);
+	bus_unregister(l->pio, DMA2_PORT);
 	bus_unregister(l->pio, DEBUGCON_PORT);
 	bus_unregister(l->pio, BIOS_DEBUG_PORT);
 	bus_unregister(l->pio, PORT_A);
@@ -195,6 +204,12 @@ static int legacy_create(const struct device_env *env, unsigned int index, void 
 	l->pio = env->pio;
 	pthread_mutex_init(&l->lock, NULL);
 	ret = bus_register(env->pio, POST_PORT, 1, &post_ops, l);
+	if (!ret)
+		ret = bus_register(env->pio, DMA1_PORT, 16, &post_ops, l);
+	if (!ret)
+		ret = bus_register(env->pio, DMA_PAGE_PORT, 15, &post_ops, l);
+	if (!ret)
+		ret = bus_register(env->pio, DMA2_PORT, 32, &post_ops, l);
 	if (!ret)
 		ret = bus_register(env->pio, DEBUGCON_PORT, 1, &debugcon_ops, l);
 	if (!ret)

@@ -2,7 +2,9 @@
 /*
  * rtc.c - a minimal MC146818 CMOS RTC at ports 0x70 (index) / 0x71 (data).
  *
- * Reads of the time registers give the host's UTC time in BCD, 24-hour
+ * Reads of the time registers give the host's UTC time, moved by the VM's
+ * clock (clock.utc.offsetSeconds, or clock.timezone's UTC offset when the
+ * VM starts, as libvirt's timezone clock gives QEMU), in BCD, 24-hour
  * mode; status A shows no update in progress, so a guest reading the clock
  * at boot (Linux does) gets an answer at once instead of polling UIP on an
  * all-ones port. The guest cannot set the clock (writes to the time
@@ -14,10 +16,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "vmm/bus.h"
 #include "vmm/dev/devices.h"
 #include "vmm/device.h"
+#include "vmm/log.h"
+#include "vmm/vm_config.h"
 
 #define RTC_PORT    0x70
 #define RTC_REG_A   0x0a
@@ -28,6 +33,7 @@
 
 struct rtc {
 	struct bus *pio;
+	int64_t offset; /* seconds added to the host's UTC time */
 	pthread_mutex_t lock;
 	uint8_t index;
 	uint8_t cmos[128];
@@ -38,10 +44,10 @@ static uint8_t bcd(int v)
 	return (uint8_t)(((v / 10) << 4) | (v % 10));
 }
 
-static uint8_t rtc_time_reg(uint8_t reg)
+static uint8_t rtc_time_reg(const struct rtc *r, uint8_t reg)
 {
 	struct tm tm;
-	time_t now = time(NULL);
+	time_t now = time(NULL) + (time_t)r->offset;
 
 	gmtime_r(&now, &tm);
 	switch (reg) {
@@ -75,7 +81,7 @@ static uint8_t rtc_get(struct rtc *r, uint8_t reg)
 	case 0x08:
 	case 0x09:
 	case RTC_CENTURY:
-		return rtc_time_reg(reg);
+		return rtc_time_reg(r, reg);
 	case RTC_REG_A:
 		return 0x26; /* 32.768 kHz base, 1024 Hz rate, UIP clear */
 	case RTC_REG_B:
@@ -129,6 +135,36 @@ static void rtc_destroy(void *state)
 	free(r);
 }
 
+/* The UTC offset of an IANA time zone now, e.g. 3600 for Europe/Berlin in
+ * winter. Only the main thread runs while devices are created, so TZ can
+ * be switched and restored. */
+static int rtc_zone_offset(const char *zone, int64_t *out)
+{
+	const char *dir = getenv("TZDIR") ? getenv("TZDIR") : "/usr/share/zoneinfo";
+	char path[512], *saved = getenv("TZ") ? strdup(getenv("TZ")) : NULL;
+	time_t now = time(NULL);
+	struct tm tm;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, zone);
+	if (!*zone || zone[0] == '/' || strstr(zone, "..") || access(path, R_OK)) {
+		free(saved);
+		return error("spec.template.spec.domain.clock.timezone: unknown time zone \"%s\" "
+			     "(no %s)",
+			     zone, path);
+	}
+	setenv("TZ", zone, 1);
+	tzset();
+	localtime_r(&now, &tm);
+	if (saved)
+		setenv("TZ", saved, 1);
+	else
+		unsetenv("TZ");
+	tzset();
+	free(saved);
+	*out = tm.tm_gmtoff;
+	return 0;
+}
+
 static int rtc_create(const struct device_env *env, unsigned int index, void **state)
 {
 	struct rtc *r;
@@ -139,6 +175,11 @@ static int rtc_create(const struct device_env *env, unsigned int index, void **s
 	if (!r)
 		return -ENOMEM;
 	r->pio = env->pio;
+	r->offset = env->cfg->rtc_offset_seconds;
+	if (env->cfg->rtc_timezone && rtc_zone_offset(env->cfg->rtc_timezone, &r->offset)) {
+		free(r);
+		return -EINVAL;
+	}
 	pthread_mutex_init(&r->lock, NULL);
 	ret = bus_register(env->pio, RTC_PORT, 2, &rtc_ops, r);
 	if (ret) {

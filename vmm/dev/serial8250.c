@@ -396,8 +396,15 @@ static int serial_create(const struct device_env *env, unsigned int index, void 
 	return 0;
 }
 
+/* autoattachSerialConsole: false: no COM1 at all (nor its ACPI entry) */
+static unsigned int serial_count(const struct vm_config *cfg)
+{
+	return cfg->autoattach_serial_console ? 1 : 0;
+}
+
 const struct device_type serial8250_device = {
     .name = "serial8250",
+    .count = serial_count,
     .create = serial_create,
     .destroy = serial_destroy,
 };

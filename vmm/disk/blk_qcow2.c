@@ -583,27 +583,50 @@ static int qcow2_load_tables(struct blk *b, const struct qcow2_header *h)
 }
 
 /* Refuse compressed clusters up front rather than failing guest reads. */
+static int qcow2_cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* Each L2 table once, however many L1 entries point at it: the scan is
+ * then bounded by the file's size, not by l1_size * l2_entries. */
 static int qcow2_scan_compressed(struct blk *b)
 {
 	struct qcow2 *q = b->priv;
-	uint64_t *t;
-	int r;
+	uint64_t *off, *t;
+	uint32_t n = 0;
+	int r = 0;
 
+	off = malloc((q->l1_size ? q->l1_size : 1) * sizeof(*off));
+	if (!off)
+		return -ENOMEM;
 	for (uint32_t i = 0; i < q->l1_size; i++) {
 		uint64_t l2off = be64toh(q->l1[i]) & QCOW_OFFSET_MASK;
 
-		if (!l2off)
-			continue;
-		if (!qcow2_off_ok(q, l2off))
-			return error_errno(-EINVAL, "blk: '%s': qcow2 l1 table is corrupt",
-					   b->path);
-		if ((r = qcow2_l2_get(b, l2off, &t)))
-			return r;
-		for (uint64_t j = 0; j < q->l2_entries; j++)
-			if (be64toh(t[j]) & QCOW_OFLAG_COMPRESSED)
-				return qcow2_refuse(b, "compressed cluster");
+		if (l2off && !qcow2_off_ok(q, l2off)) {
+			r = error_errno(-EINVAL, "blk: '%s': qcow2 l1 table is corrupt", b->path);
+			goto out;
+		}
+		if (l2off)
+			off[n++] = l2off;
 	}
-	return 0;
+	qsort(off, n, sizeof(*off), qcow2_cmp_u64);
+	for (uint32_t i = 0; i < n; i++) {
+		if (i && off[i] == off[i - 1])
+			continue;
+		if ((r = qcow2_l2_get(b, off[i], &t)))
+			goto out;
+		for (uint64_t j = 0; j < q->l2_entries; j++)
+			if (be64toh(t[j]) & QCOW_OFLAG_COMPRESSED) {
+				r = qcow2_refuse(b, "compressed cluster");
+				goto out;
+			}
+	}
+out:
+	free(off);
+	return r;
 }
 
 int blk_qcow2_init(struct blk *b)
