@@ -242,4 +242,24 @@ struct fw_abi_efi_desc {
 #define FW_ABI_PM1_SLP_EN	 (1u << 13)
 #define FW_ABI_PM1_SLP_TYP_SHIFT 10
 
+/* The brand= value for the 48 bytes of CPUID 0x8000_0002..4 (NUL-padded):
+ * without leading and trailing spaces, bytes outside ' '..'~' as '_', "-"
+ * when nothing is left. out has room for 49 bytes. */
+static inline void fw_abi_brand(char *out, const char *brand)
+{
+	unsigned int b = 0, e, k = 0;
+
+	while (b < 48 && brand[b] == ' ')
+		b++;
+	for (e = b; e < 48 && brand[e];)
+		e++;
+	while (e > b && brand[e - 1] == ' ')
+		e--;
+	for (; b < e; b++)
+		out[k++] = brand[b] >= ' ' && brand[b] < 0x7f ? brand[b] : '_';
+	if (!k)
+		out[k++] = '-';
+	out[k] = 0;
+}
+
 #endif /* VMLET_FIRMWARE_ABI_H */

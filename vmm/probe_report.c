@@ -287,20 +287,8 @@ int probe_report_parse(const char *text, size_t len, struct probe_report *r)
 
 void probe_report_expect_cpu(struct probe_report *r, bool tsc_deadline, const char *brand)
 {
-	size_t b = 0, e, k = 0;
-
 	r->tsc_deadline = tsc_deadline;
-	while (b < 48 && brand[b] == ' ')
-		b++;
-	for (e = b; e < 48 && brand[e];)
-		e++;
-	while (e > b && brand[e - 1] == ' ')
-		e--;
-	for (; b < e; b++)
-		r->brand[k++] = brand[b] >= ' ' && brand[b] < 0x7f ? brand[b] : '_';
-	if (!k)
-		r->brand[k++] = '-';
-	r->brand[k] = '\0';
+	fw_abi_brand(r->brand, brand);
 }
 
 int probe_report_expected(const struct vm_config *cfg, int vendor, uint64_t ram_visible_bytes,

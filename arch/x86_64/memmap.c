@@ -10,6 +10,7 @@
  * (Linux only trusts an MCFG region that e820 reserves).
  */
 #include <errno.h>
+#include <stdbool.h>
 
 #include "arch/arch.h"
 
@@ -59,7 +60,11 @@ static int e820_add(struct arch_e820_entry *out, size_t cap, size_t *n, uint64_t
 	return 0;
 }
 
-int arch_e820_build(uint64_t mem_bytes, struct arch_e820_entry *out, size_t cap, size_t *n)
+/* vmlet's map (firmware false) or the one a BIOS starts from: they differ
+ * below 1 MiB (the BIOS reserves its own areas there) and in the windows
+ * reserved in the hole. */
+static int e820_map(uint64_t mem_bytes, bool firmware, struct arch_e820_entry *out, size_t cap,
+		    size_t *n)
 {
 	struct arch_ram_region rr[2] = {{0, 0}, {0, 0}};
 	size_t nr, k = 0;
@@ -68,20 +73,27 @@ int arch_e820_build(uint64_t mem_bytes, struct arch_e820_entry *out, size_t cap,
 	r = arch_ram_regions(mem_bytes, rr, &nr);
 	if (r)
 		return r;
-	/* Conventional memory below the EBDA, then EBDA + VGA + BIOS area. */
-	r = e820_add(out, cap, &k, 0, ARCH_EBDA_GPA, ARCH_E820_RAM);
-	if (!r)
-		r = e820_add(out, cap, &k, ARCH_EBDA_GPA, ARCH_HIGH_LOAD_GPA - ARCH_EBDA_GPA,
-			     ARCH_E820_RESERVED);
-	if (!r)
-		r = e820_add(out, cap, &k, ARCH_HIGH_LOAD_GPA, rr[0].size - ARCH_HIGH_LOAD_GPA,
-			     ARCH_E820_RAM);
+	if (firmware) {
+		r = e820_add(out, cap, &k, 0, rr[0].size, ARCH_E820_RAM);
+	} else {
+		/* Conventional memory below the EBDA, then EBDA + VGA + BIOS area. */
+		r = e820_add(out, cap, &k, 0, ARCH_EBDA_GPA, ARCH_E820_RAM);
+		if (!r)
+			r = e820_add(out, cap, &k, ARCH_EBDA_GPA,
+				     ARCH_HIGH_LOAD_GPA - ARCH_EBDA_GPA, ARCH_E820_RESERVED);
+		if (!r)
+			r = e820_add(out, cap, &k, ARCH_HIGH_LOAD_GPA,
+				     rr[0].size - ARCH_HIGH_LOAD_GPA, ARCH_E820_RAM);
+	}
 	if (!r)
 		r = e820_add(out, cap, &k, ARCH_PCI_ECAM_GPA, ARCH_PCI_ECAM_SIZE,
 			     ARCH_E820_RESERVED);
-	if (!r)
+	if (!r && firmware)
+		r = e820_add(out, cap, &k, ARCH_IDENTITY_MAP_GPA,
+			     ARCH_TSS_GPA + 0x3000 - ARCH_IDENTITY_MAP_GPA, ARCH_E820_RESERVED);
+	if (!r && !firmware)
 		r = e820_add(out, cap, &k, ARCH_IOAPIC_GPA, 0x1000, ARCH_E820_RESERVED);
-	if (!r)
+	if (!r && !firmware)
 		r = e820_add(out, cap, &k, ARCH_LAPIC_GPA, 0x1000, ARCH_E820_RESERVED);
 	if (!r && nr == 2)
 		r = e820_add(out, cap, &k, rr[1].gpa, rr[1].size, ARCH_E820_RAM);
@@ -91,26 +103,12 @@ int arch_e820_build(uint64_t mem_bytes, struct arch_e820_entry *out, size_t cap,
 	return 0;
 }
 
+int arch_e820_build(uint64_t mem_bytes, struct arch_e820_entry *out, size_t cap, size_t *n)
+{
+	return e820_map(mem_bytes, false, out, cap, n);
+}
+
 int arch_e820_firmware(uint64_t mem_bytes, struct arch_e820_entry *out, size_t cap, size_t *n)
 {
-	struct arch_ram_region rr[2] = {{0, 0}, {0, 0}};
-	size_t nr, k = 0;
-	int r;
-
-	r = arch_ram_regions(mem_bytes, rr, &nr);
-	if (r)
-		return r;
-	r = e820_add(out, cap, &k, 0, rr[0].size, ARCH_E820_RAM);
-	if (!r)
-		r = e820_add(out, cap, &k, ARCH_PCI_ECAM_GPA, ARCH_PCI_ECAM_SIZE,
-			     ARCH_E820_RESERVED);
-	if (!r)
-		r = e820_add(out, cap, &k, ARCH_IDENTITY_MAP_GPA,
-			     ARCH_TSS_GPA + 0x3000 - ARCH_IDENTITY_MAP_GPA, ARCH_E820_RESERVED);
-	if (!r && nr == 2)
-		r = e820_add(out, cap, &k, rr[1].gpa, rr[1].size, ARCH_E820_RAM);
-	if (r)
-		return r;
-	*n = k;
-	return 0;
+	return e820_map(mem_bytes, true, out, cap, n);
 }

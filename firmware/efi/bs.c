@@ -314,10 +314,37 @@ static efi_status EFIAPI locate_handle_buffer(uint32_t search, const efi_guid *g
 	return EFI_SUCCESS;
 }
 
+/*
+ * A protocol an image asked for and this firmware does not provide (GRUB
+ * looks for graphics, for instance): logged once per GUID, so that what a
+ * boot loader misses shows on the console ("efi: LocateProtocol: no
+ * <GUID>"). Probing a handle (HandleProtocol, OpenProtocol) is not logged:
+ * that is how images tell devices apart.
+ */
+static void log_missing(const char *call, const efi_guid *g)
+{
+	static efi_guid seen[16];
+	static unsigned int n_seen;
+
+	for (unsigned int i = 0; i < n_seen; i++)
+		if (guid_eq(&seen[i], g))
+			return;
+	if (n_seen < sizeof(seen) / sizeof(seen[0]))
+		seen[n_seen++] = *g;
+	efi_log("%s: no %08x-%04x-%04x-%02x%02x-%02x%02x%02x%02x%02x%02x", call, g->d1, g->d2,
+		g->d3, g->d4[0], g->d4[1], g->d4[2], g->d4[3], g->d4[4], g->d4[5], g->d4[6],
+		g->d4[7]);
+}
+
 static efi_status EFIAPI locate_protocol(const efi_guid *g, void *reg, void **iface)
 {
+	efi_status st;
+
 	(void)reg;
-	return proto_locate(g, iface);
+	st = proto_locate(g, iface);
+	if (st == EFI_NOT_FOUND)
+		log_missing("LocateProtocol", g);
+	return st;
 }
 
 /* The next (GUID, interface) pair of a NULL-terminated variadic list. */

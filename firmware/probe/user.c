@@ -196,19 +196,10 @@ static void report_counts(void)
 static void report_cpu(void)
 {
 	char brand[49];
-	size_t b = 0, e, k = 0;
 
-	while (b < 48 && probe_brand[b] == ' ')
-		b++;
-	for (e = b; e < 48 && probe_brand[e];)
-		e++;
-	while (e > b && probe_brand[e - 1] == ' ')
-		e--;
-	for (; b < e; b++)
-		brand[k++] = probe_brand[b] >= ' ' && probe_brand[b] < 0x7f ? probe_brand[b] : '_';
-	brand[k] = 0;
+	fw_abi_brand(brand, probe_brand);
 	fw_buf_printf(&st.out, "tscDeadline=%u\nbrand=%s\n", probe_cpus[0].id.l1.c >> 24 & 1,
-		      k ? brand : "-");
+		      brand);
 }
 
 static void report_topology(void)

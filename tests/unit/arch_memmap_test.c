@@ -108,8 +108,29 @@ static void test_e820_cap(void)
 	CHECK_EQ_U64(n, 99);
 }
 
+/* What a BIOS starts from (fw_cfg etc/e820): all RAM, the ECAM and KVM's
+ * pages reserved; the BIOS reserves its own areas below 1 MiB. */
+static void test_e820_firmware(void)
+{
+	struct arch_e820_entry e[ARCH_E820_MAX];
+	size_t n;
+
+	CHECK_EQ_U64(arch_e820_firmware(6 * GiB, e, ARCH_E820_MAX, &n), 0);
+	CHECK_EQ_U64(n, 4);
+	check_sorted(e, n);
+	CHECK(e[0].addr == 0 && e[0].size == 0xc0000000ull && e[0].type == ARCH_E820_RAM);
+	CHECK(e[1].addr == ARCH_PCI_ECAM_GPA && e[1].type == ARCH_E820_RESERVED);
+	CHECK(e[2].addr == ARCH_IDENTITY_MAP_GPA && e[2].addr + e[2].size == ARCH_TSS_GPA + 0x3000);
+	CHECK(e[3].addr == 0x100000000ull && e[3].size == 3 * GiB);
+	CHECK_EQ_U64(ram_total(e, n), 6 * GiB);
+	CHECK_EQ_U64(arch_e820_firmware(64 * MiB, e, ARCH_E820_MAX, &n), 0);
+	CHECK(n == 3 && e[0].size == 64 * MiB);
+	CHECK_EQ_U64(arch_e820_firmware(64 * MiB, e, 2, &n), (uint64_t)-ENOSPC);
+}
+
 int main(void)
 {
+	TEST_RUN(test_e820_firmware);
 	TEST_RUN(test_regions);
 	TEST_RUN(test_e820_small);
 	TEST_RUN(test_e820_high);

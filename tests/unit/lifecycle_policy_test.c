@@ -290,27 +290,37 @@ static enum lifecycle_end wait_for_term(void *ctx, unsigned int restarts)
 	return LC_END_POWEROFF; /* the guest shut down after the power button */
 }
 
-static void test_loop_forwards_stop(void)
+/* lifecycle_run (Always) with run, the supervisor sent SIGTERM once the
+ * worker said it is ready (ready_pipe) */
+static enum lifecycle_end run_with_stop(struct lifecycle *lc, lifecycle_run_fn run)
 {
-	struct lifecycle lc;
+	enum lifecycle_end end;
 	pid_t killer;
 	char c;
 
 	CHECK(pipe(ready_pipe) == 0);
-	lifecycle_init(&lc, LC_ALWAYS);
-	fast(&lc);
+	lifecycle_init(lc, LC_ALWAYS);
+	fast(lc);
 	killer = fork();
 	if (killer == 0) {
 		if (read(ready_pipe[0], &c, 1) == 1)
 			kill(getppid(), SIGTERM);
 		_exit(0);
 	}
-	/* the guest powered off on the power button: a clean end, no restart */
-	CHECK(lifecycle_run(&lc, wait_for_term, NULL) == LC_END_POWEROFF);
-	CHECK(lc.restarts == 0);
+	end = lifecycle_run(lc, run, NULL);
 	waitpid(killer, NULL, 0);
 	close(ready_pipe[0]);
 	close(ready_pipe[1]);
+	return end;
+}
+
+static void test_loop_forwards_stop(void)
+{
+	struct lifecycle lc;
+
+	/* the guest powered off on the power button: a clean end, no restart */
+	CHECK(run_with_stop(&lc, wait_for_term) == LC_END_POWEROFF);
+	CHECK(lc.restarts == 0);
 }
 
 /* the worker is told to stop, then a seccomp violation kills it while it
@@ -326,24 +336,10 @@ static enum lifecycle_end term_then_sigsys(void *ctx, unsigned int restarts)
 static void test_loop_sigsys_after_stop(void)
 {
 	struct lifecycle lc;
-	pid_t killer;
-	char c;
 
-	CHECK(pipe(ready_pipe) == 0);
-	lifecycle_init(&lc, LC_ALWAYS);
-	fast(&lc);
-	killer = fork();
-	if (killer == 0) {
-		if (read(ready_pipe[0], &c, 1) == 1)
-			kill(getppid(), SIGTERM);
-		_exit(0);
-	}
-	CHECK(lifecycle_run(&lc, term_then_sigsys, NULL) == LC_END_FAILED);
+	CHECK(run_with_stop(&lc, term_then_sigsys) == LC_END_FAILED);
 	CHECK(lc.worker_signal == SIGSYS);
 	CHECK(lc.restarts == 0);
-	waitpid(killer, NULL, 0);
-	close(ready_pipe[0]);
-	close(ready_pipe[1]);
 }
 
 int main(void)

@@ -71,7 +71,9 @@ static int item_set(struct fw_cfg_item *it, uint16_t key, const void *data, size
 	if (len)
 		memcpy(copy, data, len);
 	free(it->data);
-	*it = (struct fw_cfg_item){key, copy, len};
+	it->key = key;
+	it->data = copy; /* (cppcheck took the compound literal for a leak) */
+	it->len = len;
 	return 0;
 }
 
