@@ -13,7 +13,7 @@ l2_cmdline() {
 
 # vmlet_run [ARGS...]: vmlet run with $D/vm.yaml, the L2 kernel and
 # initramfs, the console on stdout, vmlet's log in $D/vmm.log; its exit
-# status. TIMEBOX (default 150 s) bounds it; NETNS=PID runs it in the
+# status. TIMEBOX (default 300 s) bounds it; NETNS=PID runs it in the
 # network namespace of process PID; BOOT=efi boots vm.yaml's ESP through
 # vmlet's firmware (the kernel and initramfs on it, see scenarios/efi.sh).
 vmlet_run() {
@@ -22,7 +22,7 @@ vmlet_run() {
 	else
 		set -- --kernel /l2/vmlinuz --initrd /l2/initrd.img --cmdline "$(l2_cmdline)" "$@"
 	fi
-	timeout -s KILL "${TIMEBOX:-150}" ${NETNS:+nsenter -t "$NETNS" -n} vmlet run -f "$D/vm.yaml" \
+	timeout -s KILL "${TIMEBOX:-300}" ${NETNS:+nsenter -t "$NETNS" -n} vmlet run -f "$D/vm.yaml" \
 		--console stdio --log-format text ${VENDOR:+--cpu-vendor $VENDOR} "$@" 2>"$D/vmm.log"
 }
 
@@ -35,7 +35,7 @@ qemu_run() {
 	microvm) set -- -M microvm,acpi=on,rtc=on,x-option-roms=off "$@" ;;
 	*) set -- -M q35 "$@" ;;
 	esac
-	timeout -s KILL "${TIMEBOX:-150}" /d/sys/qemu -L /d/sys/share -enable-kvm \
+	timeout -s KILL "${TIMEBOX:-300}" /d/sys/qemu -L /d/sys/share -enable-kvm \
 		-cpu "host${VENDOR:+,vendor=$(vendor_id "$VENDOR")}" \
 		-smp "$(cat "$D/qemu.smp")" -m "$(cat "$D/qemu.mem")" \
 		-nodefaults -no-user-config -nographic -display none -no-reboot -serial stdio \

@@ -4,7 +4,7 @@
 # must see EFI (64-bit), its runtime services mapped, and read and write
 # variables through efivarfs; with efi.persistent the variable the guest
 # wrote is in the variable store file vmlet keeps (--efi-vars).
-SHAPE=1,2,1 MEM=256Mi BOOT=efi
+SHAPE=1,5,1 MEM=256Mi BOOT=efi
 host_prep() {
 	ESP_MB=40 ESP_EXTRA="$L2_INITRD:/initrd.img" tests/efi/mkesp.sh "$L2_KERNEL" "$SCN_DIR/esp.img" ||
 		return 1
