@@ -167,7 +167,8 @@ crash_image() {
 	else
 		cp --sparse=always "$img" "$raw"
 	fi
-	e2fsck -fy -E journal_only "$raw" >/dev/null 2>&1
+	# (journal_only without -f: with -f e2fsck would check and repair all)
+	e2fsck -y -E journal_only "$raw" >/dev/null 2>&1
 	if ! out=$(e2fsck -fn "$raw" 2>&1); then
 		echo "crash: $run $s: e2fsck -fn: $(echo "$out" | tail -n 8 | tr '\n' ' ')"
 		rm -f "$raw"
@@ -176,7 +177,7 @@ crash_image() {
 	rm -rf "$t" && mkdir -p "$t" && debugfs -R "rdump / $t" "$raw" >/dev/null 2>&1
 	while read -r f want; do
 		n=$((n + 1))
-		got=$(md5sum <"$t/$f" 2>/dev/null | cut -c1-32)
+		got=$({ md5sum <"$t/$f"; } 2>/dev/null | cut -c1-32)
 		[[ $got == "$want" ]] && continue
 		# a file the guest said it removes may be gone, not different
 		[[ -z $got && -n $(awk -v s="$s" -v f="$f" '$1 == s && $2 == f' "$img.rm") ]] && continue
