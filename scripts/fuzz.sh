@@ -37,7 +37,7 @@ for name in "${targets[@]}"; do
 done
 
 echo "fuzz: building ${targets[*]}"
-make --no-print-directory -j"${FUZZ_JOBS:-2}" FUZZ=1 "${targets[@]/#/$out/}" >"$out/build.log" 2>&1 ||
+make --no-print-directory -j"${FUZZ_JOBS:-2}" FUZZ=1 BUILD="$out" "${targets[@]/#/$out/}" >"$out/build.log" 2>&1 ||
 	{ tail -n 40 "$out/build.log"; echo "fuzz: the fuzz targets do not build"; exit 1; }
 
 for name in "${targets[@]}"; do

@@ -4,11 +4,9 @@
  * the plain guest configuration the VMM runs, with volumes mapped to host
  * paths (spec.h documents the mapping), and its JSON form (-o config).
  */
-#include <dirent.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "spec/config.h"
 #include "spec/fields.h"
@@ -60,81 +58,6 @@ static uint32_t u32(const struct node *n)
 	long long v;
 
 	return node_ival(n, 0, UINT32_MAX, &v) == 0 ? (uint32_t)v : 0;
-}
-
-static bool is_image(const char *n)
-{
-	static const char *const ext[] = {".img", ".qcow2", ".raw", ".iso"};
-	size_t l = strlen(n), e;
-	unsigned int i;
-
-	if (n[0] == '.')
-		return false;
-	for (i = 0; i < 4; i++) {
-		e = strlen(ext[i]);
-		if (l > e && strcmp(n + l - e, ext[i]) == 0)
-			return true;
-	}
-	return false;
-}
-
-/* first image file (sorted) in dir, malloc'ed, or NULL */
-static char *first_image(const char *dir)
-{
-	struct dirent **list = NULL;
-	char *found = NULL, *p;
-	struct stat st;
-	int n, i;
-
-	n = scandir(dir, &list, NULL, alphasort);
-	for (i = 0; i < n; i++) {
-		if (!found && is_image(list[i]->d_name)) {
-			if (asprintf(&p, "%s/%s", dir, list[i]->d_name) < 0)
-				spec_oom();
-			if (stat(p, &st) == 0 && S_ISREG(st.st_mode))
-				found = p;
-			else
-				free(p);
-		}
-		free(list[i]);
-	}
-	free(list);
-	return found;
-}
-
-static char *join(const char *root, const char *path)
-{
-	char *p;
-
-	while (*path == '/')
-		path++;
-	if (asprintf(&p, "%s/%s", root, path) < 0)
-		spec_oom();
-	return p;
-}
-
-static char *container_disk_path(const char *root, const char *name, const struct node *cd)
-{
-	const char *path = node_sval(node_get(cd, "path"));
-	char *dir, *img;
-
-	if (path && *path) {
-		if (strncmp(path, "/disk/", 6) == 0)
-			path += 6;
-		return join(root, path);
-	}
-	dir = join(root, name);
-	img = first_image(dir);
-	free(dir);
-	if (!img)
-		img = first_image(root);
-	if (!img) {
-		dir = join(root, name);
-		if (asprintf(&img, "%s.img", dir) < 0)
-			spec_oom();
-		free(dir);
-	}
-	return img;
 }
 
 static const struct node *find_named(const struct node *seq, const char *name)
@@ -296,7 +219,13 @@ static int map_disk(const struct resolver *r, const struct spec_options *o, cons
 	}
 	if ((t = node_get(v, "containerDisk"))) {
 		out->source = VM_DISK_CONTAINERDISK;
-		out->path = ov ? xstrdup(ov) : container_disk_path(root, name, t);
+		out->image = dup_str(node_get(t, "image"));
+		out->image_path = dup_str(node_get(t, "path"));
+		if (ov)
+			out->path = xstrdup(ov);
+		else if (!o->image_store &&
+			 !(out->path = config_container_disk(r, root, vols, name, t)))
+			return -EINVAL;
 	} else if ((t = node_get(v, "hostDisk"))) {
 		out->source = VM_DISK_HOSTDISK;
 		out->path = xstrdup(ov ? ov : node_sval(node_get(t, "path")));
@@ -416,8 +345,8 @@ static void map_firmware(const struct node *dom, const char *root, struct vm_con
 
 	if (k && *k) {
 		cfg->boot = VM_BOOT_KERNEL;
-		cfg->kernel_path = join(root, k);
-		cfg->initrd_path = i && *i ? join(root, i) : NULL;
+		cfg->kernel_path = config_join(root, k);
+		cfg->initrd_path = i && *i ? config_join(root, i) : NULL;
 		cfg->cmdline = dup_str(node_get(kb, "kernelArgs"));
 	} else if (node_is_map(efi)) {
 		cfg->boot = VM_BOOT_EFI;
@@ -496,6 +425,28 @@ static const char *run_strategy(const struct resolver *r)
 	return NULL;
 }
 
+/* Two containerDisk volumes on one host file would share one image's
+ * writes and locks (KubeVirt gives each its own copy): an error. */
+static int shared_container_disk(const struct resolver *r, const struct vm_config *cfg,
+				 const struct node *disks)
+{
+	for (unsigned int i = 0; i < cfg->n_disks; i++)
+		for (unsigned int j = 0; j < i; j++) {
+			const struct vm_disk *a = &cfg->disks[j], *b = &cfg->disks[i];
+
+			if (a->source != VM_DISK_CONTAINERDISK ||
+			    b->source != VM_DISK_CONTAINERDISK || !a->path || !b->path ||
+			    strcmp(a->path, b->path))
+				continue;
+			diag_err(r->d, disks->items[i], NULL,
+				 "containerDisk volumes %s and %s both map to %s: give each its "
+				 "own image (ROOT/NAME/, containerDisk.path or --volume)",
+				 a->name, b->name, a->path);
+			return -EINVAL;
+		}
+	return 0;
+}
+
 int config_from_resolution(const struct resolver *r, const struct spec_options *o,
 			   struct vm_config *cfg)
 {
@@ -549,6 +500,8 @@ int config_from_resolution(const struct resolver *r, const struct spec_options *
 			if (map_disk(r, o, root, seq->items[i], i, vols, &cfg->disks[i]))
 				return -EINVAL;
 		}
+		if (shared_container_disk(r, cfg, seq))
+			return -EINVAL;
 	}
 	seq = node_get(devs, "interfaces");
 	if (node_is_seq(seq) && seq->n) {

@@ -16,6 +16,14 @@
  * 0 or -EINVAL; cfg may be partially filled on error. */
 int config_from_resolution(const struct resolver *r, const struct spec_options *o,
 			   struct vm_config *cfg);
+/* The host file of containerDisk volume name (cd: its containerDisk node;
+ * vols: the VMI's volumes) under root, malloc'ed; NULL after an error in
+ * r->d (ambiguous or missing images) (config_cdisk.c). */
+char *config_container_disk(const struct resolver *r, const char *root, const struct node *vols,
+			    const char *name, const struct node *cd);
+/* root/path (path's leading slashes dropped), malloc'ed. */
+char *config_join(const char *root, const char *path);
+
 /* The configuration as a pretty JSON document. 0 or -EIO. */
 int config_emit_json(FILE *f, const struct vm_config *cfg);
 

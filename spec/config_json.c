@@ -41,6 +41,10 @@ static struct json_object *disk_json(const struct vm_disk *d)
 	add_str(o, "bus", d->bus);
 	add_str(o, "source", source_names[d->source]);
 	add_str(o, "path", d->path);
+	if (d->source == VM_DISK_CONTAINERDISK) {
+		add_str(o, "image", d->image);
+		add_str(o, "imagePath", d->image_path);
+	}
 	add_bool(o, "readOnly", d->read_only);
 	add_bool(o, "shareable", d->shareable);
 	add_str(o, "errorPolicy", error_policy_names[d->error_policy]);

@@ -49,15 +49,27 @@ struct spec_options {
 	const char *const *volume_overrides;
 	unsigned int n_volume_overrides;
 	/* Root directory of containerDisk images and kernelBoot files;
-	 * NULL = SPEC_DEFAULT_DISK_ROOT. A containerDisk volume NAME maps to
-	 *   ROOT/<containerDisk.path>           when path is set, else
-	 *   the first *.img|*.qcow2|*.raw|*.iso file (sorted) in ROOT/NAME/,
-	 *   else the first such file in ROOT/, else ROOT/NAME.img.
+	 * NULL = SPEC_DEFAULT_DISK_ROOT. A containerDisk volume NAME maps, as
+	 * KubeVirt maps it inside the volume's image, to
+	 *   with containerDisk.path P: ROOT/NAME/P when ROOT/NAME/ exists
+	 *     (ROOT/NAME is the image's filesystem; for P = /disk/F, also
+	 *     ROOT/NAME/F: ROOT/NAME is the image's /disk), else ROOT/P (and
+	 *     ROOT/F for /disk/F);
+	 *   without: the only file in ROOT/NAME/disk/, else the only
+	 *     *.img|*.qcow2|*.raw|*.iso file in ROOT/NAME/, else (no ROOT/NAME/)
+	 *     the only such file in ROOT when the VM has one containerDisk,
+	 *     else ROOT/NAME.img (reported missing when opened).
+	 * More than one candidate, or two volumes on one file, is an error
+	 * naming the volumes.
 	 * kernelBoot.container.{kernelPath,initrdPath} map to ROOT/<path>.
 	 * persistentVolumeClaim / dataVolume volumes map to KubeVirt's pod
 	 * path /var/run/kubevirt-private/vmi-disks/NAME/disk.img, hostDisk to
 	 * its own path. --volume overrides all of these. */
 	const char *disk_root;
+	/* --image-store DIR: containerDisk volumes (without --volume) are
+	 * found there by the VMM from their image reference, and get no
+	 * path here (vmm/disk/image_store.h). */
+	const char *image_store;
 	/* Called for each error and warning, in order, instead of printing
 	 * them on stderr (NULL: print them as described above). */
 	void (*report)(void *ctx, const struct spec_message *m);

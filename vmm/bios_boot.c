@@ -267,7 +267,10 @@ int bios_boot_setup(struct vm *vm, struct kvm_regs *regs, struct kvm_sregs *sreg
 	if (r)
 		return r == -EBADMSG ? -EINVAL : r;
 	arch_regs_bios(regs, sregs);
-	log_info("bios: booting %s%s", path,
-		 vm->cfg->bios_use_serial ? " (serial console on COM1)" : "");
+	log_info("bios: booting %s (%s)", path,
+		 vm->cfg->bios_use_serial
+		     ? "its console on COM1"
+		     : "no BIOS console: SeaBIOS and the boot loader print nowhere without "
+		       "bootloader.bios.useSerial");
 	return 0;
 }

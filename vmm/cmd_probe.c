@@ -47,7 +47,7 @@ static void probe_usage(FILE *f)
 		"                   [--cpu-vendor intel|amd] [--smp S,C,T] [--memory SIZE]\n"
 		"                   [--cmdline C] [--show-console] [--dump-guest FILE]\n"
 		"                   [--volume NAME=PATH ...] [--disk-root DIR] [--io-test DISK]\n"
-		"                   [--tap IFACE=TAP ...]\n"
+		"                   [--image-store DIR] [--tap IFACE=TAP ...]\n"
 		"\n"
 		"Boots the built-in probe guest with the VM's CPU topology, memory and ACPI\n"
 		"tables and compares what it reports with what is expected. Without -f, the\n"

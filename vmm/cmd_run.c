@@ -21,25 +21,26 @@
 
 static void run_usage(FILE *f)
 {
-	fprintf(f, "usage: vmlet run [-f FILE|DIR ...] [--vm NAME] [--kernel K] [--initrd I]\n"
-		   "                 [--cmdline C] [--console stdio|file:PATH|none]\n"
-		   "                 [--cpu-vendor intel|amd] [--smp S,C,T] [--memory SIZE]\n"
-		   "                 [--grace-period SECONDS] [--log-format json|text]\n"
-		   "                 [--log-level debug|info|warning|error]\n"
-		   "                 [--volume NAME=PATH ...] [--disk-root DIR]\n"
-		   "                 [--run-strategy Always|RerunOnFailure|Once|Manual|Halted]\n"
-		   "                 [--jail DIR] [--firmware PVH-ELF] [--efi-vars FILE]\n"
-		   "                 [--tap IFACE=TAP ...]\n"
-		   "\n"
-		   "Runs the VM the manifests describe under its runStrategy: Always restarts\n"
-		   "the guest after power-off, reboot or crash, RerunOnFailure after reboot or\n"
-		   "crash, Once/Manual (and no runStrategy) run it once, Halted does not start\n"
-		   "it (--run-strategy overrides the manifest's). SIGTERM or SIGINT presses the\n"
-		   "ACPI power button; after\n"
-		   "terminationGracePeriodSeconds the VM is stopped (--grace-period overrides\n"
-		   "it). Exit status: 0 powered off (or stopped cleanly, or Halted), 1 failed\n"
-		   "to start, 2 usage, 3 rebooted, 4 crashed, 5 stopped after the grace period.\n"
-		   "\n" SANDBOX_USAGE CTL_USAGE);
+	fprintf(f,
+		"usage: vmlet run [-f FILE|DIR ...] [--vm NAME] [--kernel K] [--initrd I]\n"
+		"                 [--cmdline C] [--console stdio|file:PATH|none]\n"
+		"                 [--cpu-vendor intel|amd] [--smp S,C,T] [--memory SIZE]\n"
+		"                 [--grace-period SECONDS] [--log-format json|text]\n"
+		"                 [--log-level debug|info|warning|error]\n"
+		"                 [--volume NAME=PATH ...] [--disk-root DIR] [--image-store DIR]\n"
+		"                 [--run-strategy Always|RerunOnFailure|Once|Manual|Halted]\n"
+		"                 [--jail DIR] [--firmware PVH-ELF] [--efi-vars FILE]\n"
+		"                 [--tap IFACE=TAP ...]\n"
+		"\n"
+		"Runs the VM the manifests describe under its runStrategy: Always restarts\n"
+		"the guest after power-off, reboot or crash, RerunOnFailure after reboot or\n"
+		"crash, Once/Manual (and no runStrategy) run it once, Halted does not start\n"
+		"it (--run-strategy overrides the manifest's). SIGTERM or SIGINT presses the\n"
+		"ACPI power button; after\n"
+		"terminationGracePeriodSeconds the VM is stopped (--grace-period overrides\n"
+		"it). Exit status: 0 powered off (or stopped cleanly, or Halted), 1 failed\n"
+		"to start, 2 usage, 3 rebooted, 4 crashed, 5 stopped after the grace period.\n"
+		"\n" SANDBOX_USAGE CTL_USAGE);
 }
 
 enum { RUN_OPT_STRATEGY = 0x1a0, RUN_OPT_JAIL };

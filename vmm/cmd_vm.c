@@ -12,6 +12,7 @@
 #include "vmm/cmd.h"
 #include "vmm/cmd_vm.h"
 #include "vmm/ctl.h"
+#include "vmm/disk/image_store.h"
 #include "vmm/efi_vars.h"
 #include "vmm/vm.h"
 #include "vmm/vm_config.h"
@@ -134,6 +135,9 @@ int cmd_vm_option(struct cmd_vm_opts *o, int c, const char *arg)
 		return cmd_add_pair(o->taps, &o->n_taps, "--tap", "IFACE=TAP", arg);
 	case CMD_OPT_DISK_ROOT:
 		o->disk_root = arg;
+		return 0;
+	case CMD_OPT_IMAGE_STORE:
+		o->image_store = arg;
 		return 0;
 	case CMD_OPT_KERNEL:
 		o->kernel = arg;
@@ -322,8 +326,11 @@ int cmd_vm_config(const struct cmd_vm_opts *o, struct vm_config *cfg)
 		so.volume_overrides = o->volumes;
 		so.n_volume_overrides = o->n_volumes;
 		so.disk_root = o->disk_root;
+		so.image_store = o->image_store;
 		so.report = cmd_vm_report;
 		ret = spec_resolve_config(&so, cfg);
+		if (!ret && o->image_store && (ret = image_store_resolve(o->image_store, cfg)))
+			vm_config_release(cfg);
 		if (ret) {
 			if (ret == -ENOSYS)
 				fprintf(stderr,

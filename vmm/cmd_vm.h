@@ -28,6 +28,7 @@ struct cmd_vm_opts {
 	const char *volumes[CMD_MAX_FILES]; /* --volume NAME=PATH */
 	unsigned int n_volumes;
 	const char *disk_root;		 /* --disk-root DIR (containerDisk images) */
+	const char *image_store;	 /* --image-store DIR (vmm/disk/image_store.h) */
 	const char *taps[CMD_MAX_FILES]; /* --tap IFACE=TAP */
 	unsigned int n_taps;
 	const char *kernel, *initrd, *cmdline;
@@ -66,6 +67,7 @@ enum {
 	CMD_OPT_FIRMWARE,
 	CMD_OPT_EFI_VARS,
 	CMD_OPT_TAP,
+	CMD_OPT_IMAGE_STORE,
 };
 
 /* The getopt_long entries of the options both commands take (handled by
@@ -76,6 +78,7 @@ enum {
 	{"vm", required_argument, NULL, CMD_OPT_VM},                            \
 	{"volume", required_argument, NULL, CMD_OPT_VOLUME},                    \
 	{"disk-root", required_argument, NULL, CMD_OPT_DISK_ROOT},              \
+	{"image-store", required_argument, NULL, CMD_OPT_IMAGE_STORE},          \
 	{"tap", required_argument, NULL, CMD_OPT_TAP},                          \
 	{"cmdline", required_argument, NULL, CMD_OPT_CMDLINE},                  \
 	{"cpu-vendor", required_argument, NULL, CMD_OPT_VENDOR},                \

@@ -27,6 +27,8 @@ static void disk_release(struct vm_disk *d)
 	free(d->name);
 	free(d->bus);
 	free(d->path);
+	free(d->image);
+	free(d->image_path);
 	free(d->serial);
 	free(d->io);
 	free(d->user_data);

@@ -59,8 +59,11 @@ struct vm_disk {
 	enum vm_disk_device device;
 	char *bus; /* "virtio", "sata", "scsi", ... NULL = unset */
 	enum vm_disk_source source;
-	char *path; /* host path of the backing file (NULL for
-		     * emptyDisk / cloud-init: the vmm creates them) */
+	char *path;	  /* host path of the backing file (NULL for
+			   * emptyDisk / cloud-init: the vmm creates them; for a
+			   * containerDisk with an image store: found there) */
+	char *image;	  /* containerDisk.image (NULL for other volumes) */
+	char *image_path; /* containerDisk.path, NULL = the one file in /disk */
 	bool read_only;
 	bool shareable; /* several writers may use the image (lock shared) */
 	enum vm_error_policy error_policy;

@@ -5,15 +5,14 @@
  * as a hostile guest and a hostile network drive them.
  *
  * The device is the real one on the real virtio-pci transport, over the
- * fake VM of tests/unit/virtio_test_pci.h (a recording bus, fake irqs) and
- * no thread: the fuzzer turns the I/O thread's loop by hand
- * (virtio_net_io_turn), so a run is deterministic. Guest RAM is one
- * exact-size allocation (ASan sees every byte the device touches outside
- * it) and the backend is a fake tap fed by the input.
+ * fake VM of virtio_fuzz.h with no thread: the fuzzer turns the I/O
+ * thread's loop by hand (virtio_net_io_turn), so a run is deterministic.
+ * Guest RAM is one exact-size allocation (ASan sees every byte the device
+ * touches outside it) and the backend is a fake tap fed by the input.
  *
  * Input: 2 bytes of setup (features, offloads, DHCP, queue pairs, queue
  * size), 2 bytes (little-endian) n, n bytes of guest RAM from gpa 0 (the
- * rings of every queue are at fixed places near the start: see ring_*),
+ * rings of every queue are at fixed places near the start: vfz_*()),
  * then events until the input ends: 'k' q (kick queue q), 'f' p len16
  * bytes (a frame, vnet header first, arrives on pair p's backend), 'e' p
  * code (the backend's next receive fails), 'w' off16 len8 bytes (the
@@ -23,42 +22,23 @@
  *
  * FUZZ_ARGS: -close_fd_mask=2
  */
-#define TEST_PCI_NO_THREADS
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
 
-#include "tests/unit/virtio_test_pci.h"
+#include "tests/fuzz/virtio_fuzz.h"
 #include "vmm/dev/virtio_net.h"
 #include "vmm/dev/virtio_net_int.h"
 #include "vmm/log.h"
 #include "vmm/net/backend.h"
 #include "vmm/net/net.h"
 
-#define RAM_SIZE   0x10000u
-#define QMAX	   64u
-#define NQ_MAX	   5u /* 2 pairs + control */
 #define FRAMES_MAX 8u
 
 int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
-/* Ring addresses of queue q: all avail rings first (the fuzzer finds the
- * indices sooner), then the used rings, then the descriptor tables. */
-static uint64_t ring_avail(unsigned int q)
-{
-	return 0x90ull * q;
-}
-static uint64_t ring_used(unsigned int q)
-{
-	return 0x300 + 0x210ull * q;
-}
-static uint64_t ring_desc(unsigned int q)
-{
-	return 0xd80 + 0x400ull * q;
-}
 
 /* ---- the fake tap ---- */
 struct fbe {
@@ -192,39 +172,13 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 	return 0;
 }
 
-/* Negotiate (offered & want), set up every queue at ring_*(), DRIVER_OK. */
-static void guest_start(struct guest *g, uint64_t want, uint16_t qsize)
-{
-	uint64_t c = g->v.common;
-
-	tvdev_negotiate(&g->v, want, NULL);
-	mmio_wr(c + 0x10, 0, 2);
-	for (unsigned int q = 0; q < g->nq; q++) {
-		mmio_wr(c + 0x16, q, 2);
-		mmio_wr(c + 0x18, qsize, 2);
-		mmio_wr(c + 0x1a, q + 1, 2);
-		mmio_wr(c + 0x20, (uint32_t)ring_desc(q), 4);
-		mmio_wr(c + 0x24, 0, 4);
-		mmio_wr(c + 0x28, (uint32_t)ring_avail(q), 4);
-		mmio_wr(c + 0x2c, 0, 4);
-		mmio_wr(c + 0x30, (uint32_t)ring_used(q), 4);
-		mmio_wr(c + 0x34, 0, 4);
-		mmio_wr(c + 0x1c, 1, 2);
-	}
-	mmio_wr(c + 0x14, 0x0f, 1);
-}
-
-static int guest_up(struct guest *g, uint8_t setup)
+static int guest_up(struct guest *g, uint8_t setup, const uint8_t *ram, size_t n)
 {
 	struct net_attach att;
 
 	memset(g, 0, sizeof(*g));
 	tbus_n = 0;
-	g->ram = calloc(1, RAM_SIZE); /* exact size: ASan catches overruns */
-	if (!g->ram)
-		abort();
-	g->mem = (struct guest_mem){.n = 1, .total = RAM_SIZE, .page_size = 4096};
-	g->mem.r[0] = (struct guest_mem_region){0, RAM_SIZE, g->ram};
+	g->ram = vfz_ram(&g->mem, ram, n);
 	memset(&att, 0, sizeof(att));
 	att.name = "fuzz0";
 	memcpy(att.mac, "\x02\x00\x00\x00\x00\x42", 6);
@@ -313,7 +267,7 @@ static void events(struct guest *g, const uint8_t *d, size_t n)
 			i += 3;
 			if (l > n - i)
 				l = n - i;
-			if (off + l <= RAM_SIZE)
+			if (off + l <= VFZ_RAM)
 				memcpy(g->ram + off, d + i, l);
 			i += l;
 		} else if (op == 't') {
@@ -338,12 +292,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	want |= (data[0] & 1 ? 1ull << 15 : 0) | (data[0] & 2 ? 1ull << 29 : 0) |
 		(data[0] & 4 ? 1ull << 28 : 0) | (data[0] & 8 ? 0x182ull : 0) |
 		(data[1] & 0x80 ? 0x801ull : 0);
-	guest_up(&g, data[0]);
 	n = data[2] | (size_t)data[3] << 8;
+	n = n < size - 4 ? n : size - 4;
+	guest_up(&g, data[0], data + 4, n);
 	data += 4, size -= 4;
-	n = n < size ? n : size;
-	memcpy(g.ram, data, n < RAM_SIZE ? n : RAM_SIZE);
-	guest_start(&g, want, qsize);
+	vfz_start(&g.v, g.nq, want, qsize);
 	turn(&g); /* activation: serves what was posted before DRIVER_OK */
 	events(&g, data + n, size - n);
 	turn(&g);

@@ -264,16 +264,35 @@ static void test_read_only(void)
 	env_down(&e);
 }
 
-/* A 64 KiB tmpfs at mnt (root only); false (after SKIP's message) if not. */
-static bool small_tmpfs(char *mnt)
+static void tmpfs_env_done(const char *mnt)
+{
+	img_dir = "/tmp";
+	img_sparse = false;
+	img_policy = VIRTIO_BLK_ERROR_REPORT;
+	umount(mnt);
+	rmdir(mnt);
+}
+
+/* The device, started, on a sparse image in a fresh 64 KiB tmpfs at mnt
+ * (root only) under policy: 1 ready, 0 no tmpfs here (skip), -1 setup
+ * failed (undone). tmpfs_env_done() after env_down(). */
+static int tmpfs_env_up(struct env *e, char *mnt, enum virtio_blk_error_policy policy)
 {
 	if (geteuid() != 0 || !mkdtemp(mnt))
-		return false;
+		return 0;
 	if (mount("tmpfs", mnt, "tmpfs", 0, "size=64k")) {
 		rmdir(mnt);
-		return false;
+		return 0;
 	}
-	return true;
+	img_dir = mnt;
+	img_sparse = true;
+	img_policy = policy;
+	if (env_up(e, false, NULL)) {
+		tmpfs_env_done(mnt);
+		return -1;
+	}
+	CHECK_EQ_U64(tvdev_start(&e->v, &e->d, WANT, NULL), 0x0f);
+	return 1;
 }
 
 /* A full host filesystem under errorPolicy report: the write fails with
@@ -283,16 +302,14 @@ static void test_host_enospc(void)
 	char mnt[] = "/tmp/vmlet-enospc.XXXXXX";
 	static uint8_t big[256 << 10], small[512], back[512];
 	struct env e;
+	int up = tmpfs_env_up(&e, mnt, VIRTIO_BLK_ERROR_REPORT);
 
-	if (!small_tmpfs(mnt))
+	if (!up)
 		SKIP("needs root to mount a small tmpfs");
-	img_dir = mnt;
-	img_sparse = true;
-	if (env_up(&e, false, NULL)) {
+	if (up < 0) {
 		test_fail(__FILE__, __LINE__, "setup on tmpfs");
-		goto out;
+		return;
 	}
-	CHECK_EQ_U64(tvdev_start(&e.v, &e.d, WANT, NULL), 0x0f);
 	memset(small, 0x3c, sizeof(small));
 	memset(big, 0x5a, sizeof(big));
 	CHECK_EQ_U64(do_req(&e, 1, 0, small, 512, NULL, 0, NULL), 0);
@@ -302,11 +319,27 @@ static void test_host_enospc(void)
 	CHECK(!memcmp(back, small, 512));
 	CHECK(!(mmio_rd(e.v.common + 0x14, 1) & VIRTIO_CONFIG_S_NEEDS_RESET));
 	env_down(&e);
-out:
-	img_dir = "/tmp";
-	img_sparse = false;
-	umount(mnt);
-	rmdir(mnt);
+	tmpfs_env_done(mnt);
+}
+
+/* The write that hits the full filesystem, posted without waiting. */
+static uint16_t post_big_write(struct env *e, const uint8_t *big, size_t len, gpa_t *status)
+{
+	uint64_t hdr[2] = {1 /* OUT */, 512};
+	gpa_t h = tdrv_alloc(&e->d, 16), o = tdrv_alloc(&e->d, len);
+	struct tbuf b[3];
+	uint16_t head;
+
+	*status = tdrv_alloc(&e->d, 1);
+	memcpy(tdrv_ptr(&e->d, h), hdr, 16);
+	memcpy(tdrv_ptr(&e->d, o), big, len);
+	*(uint8_t *)tdrv_ptr(&e->d, *status) = 0xee;
+	b[0] = (struct tbuf){h, 16, 0};
+	b[1] = (struct tbuf){o, len, 0};
+	b[2] = (struct tbuf){*status, 1, 1};
+	head = tdrv_post(&e->d, b, 3, 0);
+	tvdev_kick(&e->v, 0);
+	return head;
 }
 
 /* errorPolicy stop (and enospace on ENOSPC): the write that hits a full
@@ -320,57 +353,41 @@ static void enospc_hold(enum virtio_blk_error_policy policy)
 	static uint8_t big[256 << 10], back[512];
 	unsigned int pauses = tvm_pauses;
 	uint32_t id, len;
-	struct tbuf b[3];
 	struct env e;
+	gpa_t s;
+	int up = tmpfs_env_up(&e, mnt, policy);
 
-	if (!small_tmpfs(mnt))
+	if (!up)
 		SKIP("needs root to mount a small tmpfs");
-	img_dir = mnt;
-	img_sparse = true;
-	img_policy = policy;
-	if (env_up(&e, false, NULL)) {
+	if (up < 0) {
 		test_fail(__FILE__, __LINE__, "setup on tmpfs");
-		goto out;
+		return;
 	}
-	CHECK_EQ_U64(tvdev_start(&e.v, &e.d, WANT, NULL), 0x0f);
 	memset(big, 0x6b, sizeof(big));
 	if (policy == VIRTIO_BLK_ERROR_IGNORE) {
 		CHECK_EQ_U64(do_req(&e, 1, 512, big, sizeof(big), NULL, 0, NULL), 0);
 		CHECK_EQ_U64(tvm_pauses, pauses);
-		env_down(&e);
-		goto out;
-	}
-	uint64_t hdr[2] = {1 /* OUT */, 512};
-	gpa_t h = tdrv_alloc(&e.d, 16), o = tdrv_alloc(&e.d, sizeof(big)), s = tdrv_alloc(&e.d, 1);
+	} else {
+		uint16_t head = post_big_write(&e, big, sizeof(big), &s);
 
-	memcpy(tdrv_ptr(&e.d, h), hdr, 16);
-	memcpy(tdrv_ptr(&e.d, o), big, sizeof(big));
-	*(uint8_t *)tdrv_ptr(&e.d, s) = 0xee;
-	b[0] = (struct tbuf){h, 16, 0};
-	b[1] = (struct tbuf){o, sizeof(big), 0};
-	b[2] = (struct tbuf){s, 1, 1};
-	uint16_t head = tdrv_post(&e.d, b, 3, 0);
-	tvdev_kick(&e.v, 0);
-	for (int i = 0; i < 5000 && __atomic_load_n(&tvm_pauses, __ATOMIC_SEQ_CST) == pauses; i++)
-		usleep(1000);
-	CHECK_EQ_U64(tvm_pauses, pauses + 1);
-	CHECK(strstr(tvm_pause_msg, "disk 'disk0': write at sector 512 failed: No space left"));
-	CHECK(!tvdev_wait_used(&e.d, &id, &len, 300)); /* held, not failed */
-	CHECK(!mount("tmpfs", mnt, "tmpfs", MS_REMOUNT, "size=4m"));
-	__atomic_add_fetch(&tvm_resumes, 1, __ATOMIC_SEQ_CST);
-	CHECK(tvdev_wait_used(&e.d, &id, &len, 5000) && id == head);
-	CHECK_EQ_U64(*(uint8_t *)tdrv_ptr(&e.d, s), 0);
-	CHECK(pread(e.fd, back, sizeof(back), 512 * 512 + sizeof(big) - sizeof(back)) ==
-	      sizeof(back));
-	CHECK(!memcmp(back, big, sizeof(back)));
-	e.d.data_next = TDRV_DATA;
+		for (int i = 0;
+		     i < 5000 && __atomic_load_n(&tvm_pauses, __ATOMIC_SEQ_CST) == pauses; i++)
+			usleep(1000);
+		CHECK_EQ_U64(tvm_pauses, pauses + 1);
+		CHECK(strstr(tvm_pause_msg,
+			     "disk 'disk0': write at sector 512 failed: No space left"));
+		CHECK(!tvdev_wait_used(&e.d, &id, &len, 300)); /* held, not failed */
+		CHECK(!mount("tmpfs", mnt, "tmpfs", MS_REMOUNT, "size=4m"));
+		__atomic_add_fetch(&tvm_resumes, 1, __ATOMIC_SEQ_CST);
+		CHECK(tvdev_wait_used(&e.d, &id, &len, 5000) && id == head);
+		CHECK_EQ_U64(*(uint8_t *)tdrv_ptr(&e.d, s), 0);
+		CHECK(pread(e.fd, back, sizeof(back), 512 * 512 + sizeof(big) - sizeof(back)) ==
+		      sizeof(back));
+		CHECK(!memcmp(back, big, sizeof(back)));
+		e.d.data_next = TDRV_DATA;
+	}
 	env_down(&e);
-out:
-	img_dir = "/tmp";
-	img_sparse = false;
-	img_policy = VIRTIO_BLK_ERROR_REPORT;
-	umount(mnt);
-	rmdir(mnt);
+	tmpfs_env_done(mnt);
 }
 
 static void test_enospc_stop(void)

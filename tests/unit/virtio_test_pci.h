@@ -228,8 +228,11 @@ int thread_start(pthread_t *t, enum thread_role role, const char *name, void *(*
 	return -pthread_create(t, NULL, fn, arg);
 }
 #else
-/* Single-threaded users (fuzzers) turn the device's loop by hand: the
- * thread started ends at once, so that joining it works. */
+/* Single-threaded users (fuzzers) do the thread's work by hand: the thread
+ * started ends at once, so that joining it works; tthread_arg is what the
+ * last one was given (a struct virtio_worker, a struct virtio_net). */
+static void *tthread_arg;
+
 static void *tthread_none(void *arg)
 {
 	return arg;
@@ -241,6 +244,7 @@ int thread_start(pthread_t *t, enum thread_role role, const char *name, void *(*
 	(void)role;
 	(void)name;
 	(void)fn;
+	tthread_arg = arg;
 	return -pthread_create(t, NULL, tthread_none, arg);
 }
 #endif

@@ -68,6 +68,17 @@ int blk_open_format(struct blk **out, const char *path, bool read_only, enum blk
 void blk_close(struct blk *b);
 
 /*
+ * A throw-away copy-on-write overlay over base (read-only, any format):
+ * reads come from base until the guest writes a sector, writes go to a
+ * sparse scratch file in dir that is unlinked at once (blk_overlay.c).
+ * Offsets and lengths must be multiples of 512 (-EINVAL otherwise). On
+ * success *out owns base (blk_close(*out) closes both; *out's backing is
+ * base, its format "overlay", its fd -1); on failure base stays the
+ * caller's.
+ */
+int blk_overlay_open(struct blk **out, struct blk *base, const char *dir);
+
+/*
  * Image locking, compatible with QEMU's (file-posix locking=auto), so that
  * vmlet, QEMU and qemu-img see each other's use of an image. Open file
  * description (F_OFD_SETLK) shared locks on single bytes of the image

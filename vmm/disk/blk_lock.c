@@ -99,7 +99,7 @@ int blk_lock(struct blk *b, bool shareable)
 		perm = PERM_READ | (write ? PERM_WRITE : 0) | (write && qcow2 ? PERM_RESIZE : 0);
 		shared = all & ~(x == b && shareable ? 0 : PERM_WRITE) &
 			 ~(qcow2 || x != b ? PERM_RESIZE : 0);
-		r = blk_lock_one(x, perm, shared);
+		r = x->fd < 0 ? 0 : blk_lock_one(x, perm, shared); /* overlay: no file */
 	}
 	if (r == -EINVAL || r == -ENOLCK || r == -EOPNOTSUPP || r == -ENOSYS) {
 		log_warn("blk: '%s': the filesystem does not support image locking (%s): "

@@ -62,6 +62,38 @@ static enum blk_cache volume_cache(const struct vm_disk *d)
 }
 
 /*
+ * Open path as d's backend and lock it. A containerDisk is ephemeral, as
+ * in KubeVirt: its image is only read, and unless the disk is readonly
+ * the guest's writes go to a throw-away overlay in $TMPDIR (else /tmp).
+ */
+static int volume_attach(const struct vm_disk *d, const char *path, bool ro, const char *fmt,
+			 struct blk **be)
+{
+	bool ephemeral = d->source == VM_DISK_CONTAINERDISK && !ro;
+	struct blk *img, *top;
+	int r = blk_open_format(&img, path, ro || ephemeral, volume_cache(d), fmt);
+
+	if (!r && ephemeral) {
+		r = blk_overlay_open(&top, img, tmp_dir());
+		if (r)
+			blk_close(img);
+		else
+			img = top;
+	}
+	if (!r && (r = blk_lock(img, d->shareable)))
+		blk_close(img);
+	if (r)
+		return error_errno(r, "disk '%s': cannot open '%s'", d->name, path);
+	if (ephemeral)
+		log_info(
+		    "disk '%s': containerDisk '%s' (%s) is read-only; the guest's writes go to "
+		    "an overlay in %s, thrown away at exit",
+		    d->name, path, img->backing->format, tmp_dir());
+	*be = img;
+	return 0;
+}
+
+/*
  * Open the backend of d, creating what vmlet generates first. Only
  * containerDisk images are probed for their format (they may be qcow2);
  * every other volume is raw, so a guest that writes a qcow2 header into
@@ -111,13 +143,7 @@ static int volume_provision(const struct vm_config *cfg, const struct vm_disk *d
 		path = gen;
 	if (!path)
 		return error_errno(-EINVAL, "disk '%s': no host path for its volume", d->name);
-	r = blk_open_format(be, path, ro, volume_cache(d), fmt);
-	if (!r && (r = blk_lock(*be, d->shareable))) {
-		blk_close(*be);
-		*be = NULL;
-	}
-	if (r)
-		error_errno(r, "disk '%s': cannot open '%s'", d->name, path);
+	r = volume_attach(d, path, ro, fmt, be);
 	if (gen) {
 		unlink(gen); /* the open fd keeps it until vmlet exits */
 		free(gen);

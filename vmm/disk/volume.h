@@ -3,9 +3,13 @@
  * volume.h - from a resolved disk (struct vm_disk) to an open block
  * backend (blk.h): the volume provisioning of vmlet.
  *
- * Files the manifest names (containerDisk, hostDisk, PVC, DataVolume) are
- * opened in place; hostDisk DiskOrCreate is created sparse, of its
- * capacity, when missing. emptyDisk gets a sparse temporary file of its
+ * Files the manifest names (hostDisk, PVC, DataVolume) are opened in place;
+ * hostDisk DiskOrCreate is created sparse, of its capacity, when missing.
+ * A containerDisk is ephemeral, as in KubeVirt: its image is opened
+ * read-only (it may live on a read-only filesystem) and the guest's writes
+ * go to a copy-on-write overlay in $TMPDIR (else /tmp; an emptyDir in a
+ * pod) that is unlinked at once, so every start of the VM sees the image
+ * as it is (blk_overlay_open()). emptyDisk gets a sparse temporary file of its
  * capacity (in $TMPDIR, else /tmp) and cloudInitNoCloud /
  * cloudInitConfigDrive a generated seed image (read-only); both are
  * unlinked as soon as they are open, so they vanish when vmlet exits,
