@@ -155,7 +155,7 @@ l2() {
 # reported removing may be gone). Prints one "crash: ..." verdict line;
 # status 0 clean, 1 data lost or the filesystem damaged, 2 qcow2 leaks only.
 crash_image() {
-	local img=$1 run=$2 s=$3 raw=$1.raw t=$1.tree out rc=0 q="" f want got lost=0 n=0
+	local img=$1 run=$2 s=$3 raw=$1.raw t=$1.tree out rc=0 q="" f want got lost=0 n=0 gone=0
 	if [[ $s == qcow2-* ]]; then
 		out=$(qemu-img check "$img" 2>&1)
 		case $? in
@@ -176,17 +176,17 @@ crash_image() {
 	fi
 	rm -rf "$t" && mkdir -p "$t" && debugfs -R "rdump / $t" "$raw" >/dev/null 2>&1
 	while read -r f want; do
-		n=$((n + 1))
 		got=$({ md5sum <"$t/$f"; } 2>/dev/null | cut -c1-32)
-		[[ $got == "$want" ]] && continue
+		[[ $got == "$want" ]] && n=$((n + 1)) && continue
 		# a file the guest said it removes may be gone, not different
-		[[ -z $got && -n $(awk -v s="$s" -v f="$f" '$1 == s && $2 == f' "$img.rm") ]] && continue
+		[[ -z $got && -n $(awk -v s="$s" -v f="$f" '$1 == s && $2 == f' "$img.rm") ]] &&
+			gone=$((gone + 1)) && continue
 		echo "crash: $run $s: $f: ${got:-missing}, the guest synced $want"
 		lost=1
 	done <"$img.sums"
 	rm -rf "$t" "$raw"
 	((lost)) && return 1
-	echo "crash: $run $s: e2fsck -fn clean, $n synced files intact${q:+, $q}"
+	echo "crash: $run $s: e2fsck -fn clean, $n synced files intact, $gone removed${q:+, $q}"
 	return $rc
 }
 
