@@ -1,20 +1,25 @@
 # Crash consistency (issue 16 part 3): vmlet killed with SIGKILL while a
 # stock Linux writes ext4 on virtio-blk; what the guest fsynced must be in
 # the images, which must be clean (e2fsck -fn after the journal replay a
-# mount would do; qemu-img check for qcow2).
+# mount would do).
 #
-# The fsync run (always): six disks, raw (hostDisk) and qcow2 (containerDisk)
-# for each cache mode (none = O_DIRECT, writethrough = O_DSYNC, writeback);
-# on each the guest writes a new file, rewrites part of it in place and
-# writes a small one in a new directory, fsyncs them and the directories,
-# prints their md5 sums, then "@R synced": L1 kills vmlet on that line.
+# The fsync run (always): six disks, one per format and cache mode (none =
+# O_DIRECT, writethrough = O_DSYNC, writeback): raw hostDisks, which keep
+# what the guest writes, and qcow2 containerDisks, which are ephemeral (as
+# in KubeVirt: the writes go to an overlay in $TMPDIR, thrown away). On
+# each the guest writes a new file, rewrites part of it in place and writes
+# a small one in a new directory, fsyncs them and the directories, prints
+# their md5 sums, then "@R synced": L1 kills vmlet on that line. The raw
+# images must hold every synced byte; the qcow2 images must be as they
+# were (qemu-img check clean, not one byte changed), and no overlay may be
+# left in L1's /tmp.
 #
 # Random kills (opt-in: CRASH_RUNS=N tests/nested/run --only crash; seed
 # CRASH_SEED, printed): N more runs, each on fresh images, one raw and one
 # qcow2 disk, the cache mode taking turns; the guest writes files without
 # end (each fsynced, its sum printed; old ones removed; unsynced writes
 # between) and L1 kills vmlet at a random delay (0 to CRASH_MAX_DELAY
-# seconds, default 12) after the workload starts. Figures: "crash:" lines.
+# seconds, default 20) after the workload starts. Figures: "crash:" lines.
 SHAPE=1,2,1 MEM=256Mi TIMEBOX=200
 CRASH_SERIALS="raw-none raw-wt raw-wb qcow2-none qcow2-wt qcow2-wb"
 
@@ -71,6 +76,7 @@ l1() {
 	rc=$?
 	echo "@R vmm-rc fsync $rc"
 	[ $rc = 137 ] || all=1
+	echo "@R tmp-left $(ls /tmp | grep -c '^vmlet-')"
 	while read -r i delay; do
 		echo "@R run $i delay=$delay"
 		(
@@ -163,6 +169,13 @@ crash_image() {
 		3) q="qemu-img check: leaked clusters only ($(echo "$out" | grep -m1 -i leak))" rc=2 ;;
 		*) echo "crash: $run $s: qemu-img check: $(echo "$out" | tr '\n' ' ')"; return 1 ;;
 		esac
+		# an ephemeral containerDisk: the image as host_prep made it
+		if ! cmp -s "$img" "$img.orig"; then
+			echo "crash: $run $s: the containerDisk image was written"
+			return 1
+		fi
+		q+=", the image untouched (ephemeral)"
+		: >"$img.sums"
 		qemu-img convert -q -f qcow2 -O raw "$img" "$raw" || { echo "crash: $run $s: cannot convert"; return 1; }
 	else
 		cp --sparse=always "$img" "$raw"
@@ -202,6 +215,8 @@ host_check() {
 	[[ $(rep killed) == fsync-run ]] && ok "L1 killed vmlet on 'synced'" || fail "no kill after 'synced'"
 	[[ $(rep crash-kernel) == 0 ]] && ok "no I/O or ext4 error in the guest" ||
 		fail "guest kernel: $(rep crash-kernel) I/O or ext4 errors"
+	[[ $(rep tmp-left) == 0 ]] && ok "no containerDisk overlay left in L1's /tmp after the kill" ||
+		fail "$(rep tmp-left) vmlet files left in L1's /tmp after the kill"
 	[[ $(rep vmm-rc | grep -v -c ' 137$') == 0 ]] && ok "vmlet died of SIGKILL in every run" ||
 		fail "vmlet exit statuses: $(rep vmm-rc | tr '\n' ';')"
 	for run in fsync $(sed -n 's/^run \([0-9]*\) .*/\1/p' "$R"); do
@@ -218,13 +233,14 @@ host_check() {
 			touch "$r/$s.sums" "$r/$s.rm"
 			l1_get "$img" "$r/$s.back" || { fail "$run $s: no image back from L1"; continue; }
 			mv "$r/$s.sums" "$r/$s.back.sums" && mv "$r/$s.rm" "$r/$s.back.rm"
+			[[ $s == qcow2-* ]] && cp "$r/cd/$s/disk.qcow2" "$r/$s.back.orig"
 			crash_image "$r/$s.back" "$run" "$s"
 			case $? in 0) clean=$((clean + 1)) ;; 2) leaks=$((leaks + 1)) ;; *) bad=$((bad + 1)) ;; esac
 			runs=$((runs + 1))
-			rm -f "$r/$s.back"
+			rm -f "$r/$s.back" "$r/$s.back.orig"
 		done
 	done
 	echo "crash: figures: $runs disk kills: $clean clean, $leaks qcow2 leaks only, $bad lost data or damaged"
-	((bad == 0)) && ok "every kill: fsynced data intact, e2fsck -fn clean, qcow2 metadata consistent" ||
+	((bad == 0)) && ok "every kill: fsynced data intact, e2fsck -fn clean, qcow2 images untouched and clean" ||
 		fail "$bad of $runs disk kills lost fsynced data or left a damaged image"
 }
