@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * device_ctl.c - the device side of the control socket (device.h): console
+ * device_vm.c - the device side of the control socket (device.h): console
  * output copied to an attached client, console input routing, counters
- * registration. Kept apart from vm_ctl.c so device unit tests link it
+ * registration. Kept apart from vmm/ctl/vm_side.c so device unit tests link it
  * without the vCPU and VM code.
  */
 #include <errno.h>
