@@ -20,7 +20,8 @@ CC       ?= gcc
 SAN      ?=
 FUZZ     ?=
 ifeq ($(FUZZ),1)
-BUILD    ?= build/fuzz
+# its own objects whatever BUILD the environment has (make test exports it)
+override BUILD := build/fuzz
 CC       := clang
 CFLAGS   ?= -O1 -g
 else ifeq ($(SAN),1)

@@ -52,12 +52,32 @@ static int scale(__int128 mant, int frac, int base, int exp, __int128 *out)
 			den *= pow10i(-e);
 		}
 	} else {
-		num *= NANO;
+		/* mant * 10^(9 - frac) * 2^exp: 30 digits times 10^9 would
+		 * overflow, so the powers of ten cancel first and the quotient
+		 * and remainder are doubled apart (binary long division) */
+		if (frac <= 9) {
+			if (num > LIMIT)
+				return -ERANGE;
+			num *= pow10i(9 - frac);
+			den = 1;
+		} else {
+			den = pow10i(frac - 9);
+		}
+		__int128 r = num % den;
+
+		num /= den;
 		for (e = 0; e < exp; e++) {
 			if (num > LIMIT)
 				return -ERANGE;
 			num *= 2;
+			r *= 2;
+			if (r >= den) {
+				num++;
+				r -= den;
+			}
 		}
+		num += r ? 1 : 0;
+		den = 1;
 	}
 	*out = num / den + (num % den ? 1 : 0);
 	if (*out >= LIMIT)

@@ -64,6 +64,23 @@ static void test_invalid(void)
 	CHECK(qty_parse("1e40", &q) == -ERANGE);
 }
 
+/* 30 significant digits before a binary suffix (found by resolve_fuzz: the
+ * mantissa times 10^9 overflowed 128 bits): exact, rounded up in nanos. */
+static void test_long_mantissa(void)
+{
+	struct quantity q;
+
+	CHECK(qty_parse("0.200000000000000000000000000002Mi", &q) == 0);
+	CHECK(q.nanos == (__int128)209715200000000ll + 1); /* 0.2 * 2^20, + the tail */
+	CHECK(qty_parse("0.200000000000000000000000000000Mi", &q) == 0);
+	CHECK(q.nanos == (__int128)209715200000000ll);
+	CHECK(qty_parse("123456789012345678901234567890Ki", &q) == -ERANGE);
+	CHECK(qty_parse("1234567.89012345678901234567890Ki", &q) == 0);
+	CHECK(qty_value(&q) == 1264197520); /* 1234567.89...Ki rounded up */
+	CHECK(qty_parse("0.000000000000000000000000000001Ei", &q) == 0);
+	CHECK(q.nanos == 1); /* 0.0012 nanos, rounded up */
+}
+
 static void test_compare(void)
 {
 	struct quantity a, b;
@@ -83,5 +100,6 @@ int main(void)
 	TEST_RUN(test_parse_and_format);
 	TEST_RUN(test_invalid);
 	TEST_RUN(test_compare);
+	TEST_RUN(test_long_mantissa);
 	return test_summary();
 }

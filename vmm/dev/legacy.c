@@ -173,18 +173,24 @@ static const struct io_ops port_a_ops = {.read = port_a_read, .write = port_a_wr
 
 static const struct io_ops debug_exit_ops = {.read = sink_read, .write = debug_exit_write};
 
+/* The fixed windows (the ones the header lists), all with l as device. */
+static const struct {
+	uint16_t port, len;
+	const struct io_ops *ops;
+} windows[] = {
+    {POST_PORT, 1, &post_ops},	       {DMA1_PORT, 16, &post_ops},
+    {DMA_PAGE_PORT, 15, &post_ops},    {DMA2_PORT, 32, &post_ops},
+    {DEBUGCON_PORT, 1, &debugcon_ops}, {BIOS_DEBUG_PORT, 1, &bios_debug_ops},
+    {PORT_A, 1, &port_a_ops},	       {DEBUG_EXIT_PORT, 4, &debug_exit_ops},
+};
+#define N_WINDOWS (sizeof(windows) / sizeof(windows[0]))
+
 static void legacy_destroy(void *state)
 {
 	struct legacy_ports *l = state;
 
-	bus_unregister(l->pio, POST_PORT);
-	bus_unregister(l->pio, DMA1_PORT);
-	bus_unregister(l->pio, DMA_PAGE_PORT);
-	bus_unregister(l->pio, DMA2_PORT);
-	bus_unregister(l->pio, DEBUGCON_PORT);
-	bus_unregister(l->pio, BIOS_DEBUG_PORT);
-	bus_unregister(l->pio, PORT_A);
-	bus_unregister(l->pio, DEBUG_EXIT_PORT);
+	for (size_t i = 0; i < N_WINDOWS; i++)
+		bus_unregister(l->pio, windows[i].port);
 	for (size_t i = 0; i < N_ABSENT; i++)
 		bus_unregister(l->pio, absent[i].port);
 	pthread_mutex_destroy(&l->lock);
@@ -203,21 +209,9 @@ static int legacy_create(const struct device_env *env, unsigned int index, void 
 	l->vm = env->vm;
 	l->pio = env->pio;
 	pthread_mutex_init(&l->lock, NULL);
-	ret = bus_register(env->pio, POST_PORT, 1, &post_ops, l);
-	if (!ret)
-		ret = bus_register(env->pio, DMA1_PORT, 16, &post_ops, l);
-	if (!ret)
-		ret = bus_register(env->pio, DMA_PAGE_PORT, 15, &post_ops, l);
-	if (!ret)
-		ret = bus_register(env->pio, DMA2_PORT, 32, &post_ops, l);
-	if (!ret)
-		ret = bus_register(env->pio, DEBUGCON_PORT, 1, &debugcon_ops, l);
-	if (!ret)
-		ret = bus_register(env->pio, BIOS_DEBUG_PORT, 1, &bios_debug_ops, l);
-	if (!ret)
-		ret = bus_register(env->pio, PORT_A, 1, &port_a_ops, l);
-	if (!ret)
-		ret = bus_register(env->pio, DEBUG_EXIT_PORT, 4, &debug_exit_ops, l);
+	ret = 0;
+	for (size_t i = 0; !ret && i < N_WINDOWS; i++)
+		ret = bus_register(env->pio, windows[i].port, windows[i].len, windows[i].ops, l);
 	for (unsigned int i = 0; !ret && i < N_ABSENT; i++) {
 		l->absent[i] = (struct absent_dev){l, i, 0};
 		ret = bus_register(env->pio, absent[i].port, absent[i].len, &absent_ops,
