@@ -7,25 +7,39 @@
 up() { cut -d' ' -f1 /proc/uptime; }
 
 # l2_cmdline: the L2 kernel command line for this scenario
+# (no soft-lockup or RCU stall reports: a loaded host that does not run the
+# emulated L1 for a while is no guest problem, QEMU's L2 reports them too)
 l2_cmdline() {
-	echo "console=ttyS0 quiet panic=-1 rdinit=/init nested.scn=$SCN${L2_APPEND:+ $L2_APPEND} $(cat /nested/l2-append)"
+	echo "console=ttyS0 quiet panic=-1 rdinit=/init nosoftlockup rcupdate.rcu_cpu_stall_suppress=1" \
+		"nested.scn=$SCN${L2_APPEND:+ $L2_APPEND} $(cat /nested/l2-append)"
 }
 
 # vmlet_run [ARGS...]: vmlet run with $D/vm.yaml, the L2 kernel and
 # initramfs, the console on stdout, vmlet's log in $D/vmm.log; its exit
-# status. TIMEBOX (default 150 s) bounds it.
+# status. TIMEBOX (default 300 s) bounds it; NETNS=PID runs it in the
+# network namespace of process PID; BOOT=efi boots vm.yaml's ESP through
+# vmlet's firmware (the kernel and initramfs on it, see scenarios/efi.sh).
 vmlet_run() {
-	timeout -s KILL "${TIMEBOX:-150}" vmlet run -f "$D/vm.yaml" --kernel /l2/vmlinuz \
-		--initrd /l2/initrd.img --cmdline "$(l2_cmdline)" --console stdio --log-format text \
-		${VENDOR:+--cpu-vendor $VENDOR} "$@" 2>"$D/vmm.log"
+	if [ "${BOOT:-}" = efi ]; then # the firmware boots the ESP of vm.yaml
+		set -- --cmdline "initrd=\\initrd.img $(l2_cmdline)" "$@"
+	else
+		set -- --kernel /l2/vmlinuz --initrd /l2/initrd.img --cmdline "$(l2_cmdline)" "$@"
+	fi
+	timeout -s KILL "${TIMEBOX:-300}" ${NETNS:+nsenter -t "$NETNS" -n} vmlet run -f "$D/vm.yaml" \
+		--console stdio --log-format text ${VENDOR:+--cpu-vendor $VENDOR} "$@" 2>"$D/vmm.log"
 }
 
-# qemu_run [ARGS...]: QEMU -enable-kvm (q35, SeaBIOS) with the shape and
+# qemu_run [ARGS...]: QEMU -enable-kvm (QEMU_MACHINE: q35 with SeaBIOS, the
+# default, or microvm with qboot) with the shape and
 # memory host_prep wrote to $D/qemu.smp and $D/qemu.mem, the same kernel,
 # initramfs and command line.
 qemu_run() {
-	timeout -s KILL "${TIMEBOX:-150}" /d/sys/qemu -L /d/sys/share -enable-kvm \
-		-cpu "host${VENDOR:+,vendor=$(vendor_id "$VENDOR")}" -M q35 \
+	case ${QEMU_MACHINE:-q35} in
+	microvm) set -- -M microvm,acpi=on,rtc=on,x-option-roms=off "$@" ;;
+	*) set -- -M q35 "$@" ;;
+	esac
+	timeout -s KILL "${TIMEBOX:-300}" /d/sys/qemu -L /d/sys/share -enable-kvm \
+		-cpu "host${VENDOR:+,vendor=$(vendor_id "$VENDOR")}" \
 		-smp "$(cat "$D/qemu.smp")" -m "$(cat "$D/qemu.mem")" \
 		-nodefaults -no-user-config -nographic -display none -no-reboot -serial stdio \
 		-kernel /l2/vmlinuz -initrd /l2/initrd.img -append "$(l2_cmdline)" "$@" 2>"$D/vmm.log"

@@ -59,30 +59,28 @@ mod() {
 	done
 }
 
-# pwrbtn_listen: listen (evdev) to the ACPI power button's input device;
-# reports "@R pwrbtn-listening DEV" once it is open and, on KEY_POWER,
-# "@R power-button" and powers off. The listener runs in the background.
-pwrbtn_listen() {
+# pwrbtn_wait: as L2_END (after the report): wait (evdev) for the ACPI
+# power button's KEY_POWER; reports "@R pwrbtn-listening DEV" once its
+# input device is open, then "@R power-button pressed", and powers off.
+pwrbtn_wait() {
 	mod button evdev
 	dev=
 	for e in /sys/class/input/event*; do
 		[ "$(cat "$e/device/name" 2>/dev/null)" = "Power Button" ] && dev=/dev/input/${e##*/}
 	done
 	[ -n "$dev" ] || { rep pwrbtn-missing "$(cat /sys/class/input/*/name 2>/dev/null | tr '\n' ,)"; return 1; }
-	(
-		exec 3<"$dev"
-		rep pwrbtn-listening "$dev"
-		# struct input_event: 16 bytes of time, type 1 (EV_KEY), code 116
-		# (KEY_POWER), value 1 (pressed)
-		while :; do
-			ev=$(dd bs=24 count=1 <&3 2>/dev/null | od -An -tx1 | tr -d ' \n')
-			case $ev in *0100740001000000)
-				rep power-button pressed
-				poweroff -f
-				;;
-			esac
-		done
-	) &
+	exec 3<"$dev"
+	rep pwrbtn-listening "$dev"
+	# struct input_event: 16 bytes of time, type 1 (EV_KEY), code 116
+	# (KEY_POWER), value 1 (pressed)
+	while :; do
+		ev=$(dd bs=24 count=1 <&3 2>/dev/null | od -An -tx1 | tr -d ' \n')
+		case $ev in *0100740001000000)
+			rep power-button pressed
+			poweroff -f
+			;;
+		esac
+	done
 }
 
 # disk_by_serial SERIAL: /dev/vdX of the virtio-blk disk with that serial

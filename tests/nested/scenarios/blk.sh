@@ -12,9 +12,9 @@ host_prep() {
 	cp "$SCN_DIR/token" "$t/data/hello.txt"
 	echo "read-only-disk" >"$t/ro/ro.txt"
 	echo "qcow2-disk" >"$t/qcow/qcow.txt"
-	mke2fs -q -t ext4 -d "$t/data" -F "$SCN_DIR/data.img" 32M &&
-		mke2fs -q -t ext4 -d "$t/ro" -F "$SCN_DIR/ro.img" 8M &&
-		mke2fs -q -t ext4 -d "$t/qcow" -F "$t/qcow.raw" 16M &&
+	mke2fs -q -t ext4 -d "$t/data" -F "$SCN_DIR/data.img" 32M >/dev/null &&
+		mke2fs -q -t ext4 -d "$t/ro" -F "$SCN_DIR/ro.img" 8M >/dev/null &&
+		mke2fs -q -t ext4 -d "$t/qcow" -F "$t/qcow.raw" 16M >/dev/null &&
 		qemu-img convert -q -f raw -O qcow2 "$t/qcow.raw" "$SCN_DIR/cdroot/cont/disk.qcow2" || return 1
 	rm -rf "$t"
 	local d=/scn/$SCN
@@ -61,10 +61,12 @@ l2() {
 	echo 3 >/proc/sys/vm/drop_caches
 	rep empty-read "$(dd if="$dev" bs=4096 count=1 iflag=direct 2>/dev/null | head -n 1)"
 	# the seed: an ISO 9660 volume labelled cidata (the volume identifier at
-	# byte 40 of the primary volume descriptor, sector 16)
+	# byte 40 of the primary volume descriptor, sector 16: upper case there,
+	# as ISO 9660 wants; cloud-init accepts both)
 	dev=
 	for b in /sys/block/vd*; do
-		[ "$(dd if="/dev/${b##*/}" bs=1 skip=32808 count=6 2>/dev/null)" = cidata ] && dev=/dev/${b##*/}
+		l=$(dd if="/dev/${b##*/}" bs=1 skip=32808 count=6 2>/dev/null | tr A-Z a-z)
+		[ "$l" = cidata ] && dev=/dev/${b##*/}
 	done
 	mount -t iso9660 -o ro "$dev" /mnt && rep cidata "$dev $(ls /mnt | tr '\n' ' ')" &&
 		rep user-data "$(grep nested /mnt/user-data)" && umount /mnt

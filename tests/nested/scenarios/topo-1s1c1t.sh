@@ -1,2 +1,0 @@
-# One vCPU: the smallest shape (no MADT sibling at all).
-SHAPE=1,1,1 MEM=256Mi

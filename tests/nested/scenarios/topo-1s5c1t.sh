@@ -1,2 +1,0 @@
-# Five cores in one socket.
-SHAPE=1,5,1 MEM=256Mi
