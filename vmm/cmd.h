@@ -28,7 +28,7 @@
 
 int cmd_resolve(int argc, char **argv); /* vmm/cmd_resolve.c */
 int cmd_run(int argc, char **argv);	/* vmm/cmd_run.c */
-int cmd_probe(int argc, char **argv);	/* vmm/cmd_probe.c */
-int cmd_ctl(int argc, char **argv);	/* vmm/ctl.c */
+int cmd_probe(int argc, char **argv);	/* vmm/probe/cmd_probe.c */
+int cmd_ctl(int argc, char **argv);	/* vmm/ctl/client.c */
 
 #endif /* VMLET_CMD_H */

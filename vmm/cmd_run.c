@@ -14,7 +14,7 @@
 
 #include "vmm/cmd.h"
 #include "vmm/cmd_vm.h"
-#include "vmm/ctl.h"
+#include "vmm/ctl/ctl.h"
 #include "vmm/jail.h"
 #include "vmm/lifecycle.h"
 #include "vmm/vm_config.h"

@@ -11,7 +11,7 @@
 #include "spec/spec.h"
 #include "vmm/cmd.h"
 #include "vmm/cmd_vm.h"
-#include "vmm/ctl.h"
+#include "vmm/ctl/ctl.h"
 #include "vmm/disk/image_store.h"
 #include "vmm/efi_vars.h"
 #include "vmm/vm.h"

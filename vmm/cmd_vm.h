@@ -45,7 +45,7 @@ struct cmd_vm_opts {
 	enum log_format log_format;
 	enum log_level log_level;
 	struct sandbox_opts sandbox; /* --seccomp, --user (vmm/sandbox.h) */
-	const char *api_socket;	     /* --api-socket (vmm/ctl.h) */
+	const char *api_socket;	     /* --api-socket (vmm/ctl/ctl.h) */
 };
 
 /* Long options both commands accept; option values >= CMD_OPT_BASE. */

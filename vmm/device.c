@@ -2,7 +2,9 @@
 /*
  * device.c - the device table. vm_create() instantiates these in this
  * order and destroys them in reverse; the order is the only place where
- * "which devices does a vmlet VM have" is written down.
+ * "which devices does a vmlet VM have" is written down. Also
+ * device_request_exit(), a device's way to end the VM (device_vm.c has
+ * the rest of device.h's VM-facing functions).
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -11,6 +13,7 @@
 #include "vmm/dev/pci_devices.h"
 #include "vmm/device.h"
 #include "vmm/log.h"
+#include "vmm/vm.h"
 
 static const struct device_type *const device_types[] = {
     &legacy_ports_device, /* port 0x80, 0xe9 debugcon, 0xf4 debug exit */
@@ -78,4 +81,9 @@ void device_destroy_all(struct device_instance *devs, unsigned int n)
 		if (devs[n].type->destroy)
 			devs[n].type->destroy(devs[n].state);
 	free(devs);
+}
+
+void device_request_exit(struct vm *vm, enum vm_exit_reason reason)
+{
+	vm_request_exit(vm, reason);
 }

@@ -239,7 +239,7 @@ static const struct sandbox_rule main_loop[] = {
 	ALLOW_EQ(newfstatat, 3, AT_EMPTY_PATH),
 	ALLOW(lseek),
 	/* vmlet probe: the expected report stats the disk images after the
-	 * run (probe_report_pci.c); metadata only, nothing is opened */
+	 * run (vmm/probe/report_pci.c); metadata only, nothing is opened */
 	ALLOW_EQ(newfstatat, 3, 0),
 	/* ... and whether the stream is a terminal (isatty) */
 	ALLOW_IOCTL(TCGETS),

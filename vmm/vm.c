@@ -22,8 +22,6 @@
 #include "vmm/vm.h"
 #include "vmm/vm_config.h"
 
-#define VM_CAPTURE_MAX (4u << 20)
-
 static const char *const exit_names[] = {
     [VM_EXIT_NONE] = "running",	 [VM_EXIT_POWEROFF] = "powered off", [VM_EXIT_REBOOT] = "rebooted",
     [VM_EXIT_CRASH] = "crashed", [VM_EXIT_HARD_STOP] = "stopped",
@@ -476,47 +474,10 @@ void vm_request_exit(struct vm *vm, enum vm_exit_reason reason)
 	event_loop_wake(&vm->loop);
 }
 
-void device_request_exit(struct vm *vm, enum vm_exit_reason reason)
-{
-	vm_request_exit(vm, reason);
-}
-
-void device_set_power_button(struct vm *vm, void (*fn)(void *opaque), void *opaque)
-{
-	vm->power_button = fn;
-	vm->power_button_opaque = opaque;
-}
-
 void vm_power_button(struct vm *vm)
 {
 	if (vm->power_button)
 		vm->power_button(vm->power_button_opaque);
-}
-
-void device_console_capture(struct vm *vm, const void *buf, size_t len)
-{
-	pthread_mutex_lock(&vm->capture_lock);
-	if (vm->capture_len + len + 1 > vm->capture_cap &&
-	    vm->capture_len + len + 1 <= VM_CAPTURE_MAX) {
-		size_t cap = vm->capture_cap ? vm->capture_cap : 4096;
-		char *p;
-
-		while (cap < vm->capture_len + len + 1)
-			cap *= 2;
-		p = realloc(vm->capture, cap);
-		if (p) {
-			vm->capture = p;
-			vm->capture_cap = cap;
-		}
-	}
-	if (vm->capture_len + len + 1 <= vm->capture_cap) {
-		memcpy(vm->capture + vm->capture_len, buf, len);
-		vm->capture_len += len;
-		vm->capture[vm->capture_len] = 0;
-	} else {
-		log_warn_once("console: capture buffer full, output dropped");
-	}
-	pthread_mutex_unlock(&vm->capture_lock);
 }
 
 const char *vm_console_captured(struct vm *vm, size_t *len)

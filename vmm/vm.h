@@ -100,7 +100,7 @@ struct vm {
 	char *capture;
 	size_t capture_len, capture_cap;
 
-	/* What the control socket drives (vmm/vm_ctl.c). */
+	/* What the control socket drives (vmm/ctl/vm_side.c). */
 	pthread_mutex_t pause_lock;
 	pthread_cond_t pause_cond;
 	int paused;	     /* atomic */
@@ -164,7 +164,7 @@ const char *vm_exit_reason_name(enum vm_exit_reason r);
 uint64_t vm_now_ns(void);
 void vm_stamp(struct vm *vm, const char *name);
 
-/* ---- control socket operations (vmm/vm_ctl.c) ---- */
+/* ---- control socket operations (vmm/ctl/vm_side.c) ---- */
 
 /* Set up the fields above (vm_create()). */
 void vm_ctl_init(struct vm *vm);

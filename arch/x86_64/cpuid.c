@@ -414,6 +414,17 @@ static int topo_valid(const struct arch_topology *t)
 	return 1;
 }
 
+/* The host's vendor, from its leaf 0 ("AuthenticAMD"/"HygonGenuine" or not). */
+static enum arch_cpu_vendor host_vendor(const struct kvm_cpuid_entry2 *host, size_t n_host)
+{
+	for (size_t i = 0; i < n_host; i++)
+		if (host[i].function == CPUID_LEAF_VENDOR)
+			return host[i].ebx == CPUID_AMD_EBX || host[i].ebx == CPUID_HYGON_EBX
+				   ? ARCH_VENDOR_AMD
+				   : ARCH_VENDOR_INTEL;
+	return ARCH_VENDOR_INTEL;
+}
+
 int arch_cpuid_build(const struct arch_topology *t, enum arch_cpu_vendor vendor, uint32_t apic_id,
 		     const struct kvm_cpuid_entry2 *host, size_t n_host,
 		     struct kvm_cpuid_entry2 *out, size_t cap, size_t *n)
@@ -438,6 +449,8 @@ int arch_cpuid_build(const struct arch_topology *t, enum arch_cpu_vendor vendor,
 		if (c.n >= cap)
 			return -ENOSPC;
 		out[c.n++] = host[i];
+		if (host[i].function == CPUID_LEAF_KVM_FEAT && vendor != host_vendor(host, n_host))
+			out[c.n - 1].eax &= ~CPUID_KVM_FEAT_HYPERCALLS;
 	}
 	r = build_basic(&c);
 	if (!r && vendor == ARCH_VENDOR_INTEL)

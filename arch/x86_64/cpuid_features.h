@@ -17,6 +17,7 @@
 #define CPUID_LEAF_EXT_TOPO_V2 0x0000001fu /* V2 extended topology (Intel) */
 #define CPUID_LEAF_KVM_BASE    0x40000000u
 #define CPUID_LEAF_KVM_LAST    0x400000ffu
+#define CPUID_LEAF_KVM_FEAT    0x40000001u /* KVM_CPUID_FEATURES */
 #define CPUID_LEAF_EXT_MAX     0x80000000u
 #define CPUID_LEAF_EXT_FEAT    0x80000001u
 #define CPUID_LEAF_BRAND0      0x80000002u /* brand string, 16 bytes per leaf */
@@ -52,6 +53,11 @@
 #define CPUID_TOPO_TYPE_CORE	2
 
 /* 0x8000_0001 */
+/* KVM_CPUID_FEATURES EAX bits whose guest side is a hypercall (VMCALL on
+ * Intel, VMMCALL on AMD): PV_UNHALT (KVM_HC_KICK_CPU), PV_SEND_IPI,
+ * PV_SCHED_YIELD (Documentation/virt/kvm/x86/cpuid.rst, hypercalls.rst). */
+#define CPUID_KVM_FEAT_HYPERCALLS ((1u << 7) | (1u << 11) | (1u << 13))
+
 #define CPUID_80000001_ECX_CMP_LEGACY (1u << 1)
 #define CPUID_80000001_ECX_TOPOEXT    (1u << 22)
 /* Bits Intel defines in 0x8000_0001 (SDM Vol 2A Table 3-8). */
@@ -68,6 +74,7 @@
 #define CPUID_INTEL_EDX 0x49656e69u /* "ineI" */
 #define CPUID_INTEL_ECX 0x6c65746eu /* "ntel" */
 #define CPUID_AMD_EBX	0x68747541u /* "Auth" */
+#define CPUID_HYGON_EBX 0x6f677948u /* "Hygo" */
 #define CPUID_AMD_EDX	0x69746e65u /* "enti" */
 #define CPUID_AMD_ECX	0x444d4163u /* "cAMD" */
 

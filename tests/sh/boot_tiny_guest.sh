@@ -47,6 +47,13 @@ out=$(printf 'abq' | timeout 30 "$VMLET" run --kernel "$TMPD/mode6.elf" --log-fo
 rc=$?
 [[ $rc == 0 && $out == *"tiny-guest: up"*abq ]] && ok "stdin echoed by the guest: exit 0" ||
 	{ fail "stdin echo: exit $rc, output '$out'"; sed 's/^/    /' "$TMPD/err"; }
+# more than the UART's 16-byte FIFO at once (a piped or pasted line): it
+# must all arrive, fed to the FIFO as the guest empties it (was: overrun)
+long=$(printf '%s' {a..p}{0..9}) # no 'q': it ends the echo
+out=$(printf '%sq' "$long" | timeout 60 "$VMLET" run --kernel "$TMPD/mode6.elf" --log-format text 2>"$TMPD/err")
+rc=$?
+[[ $rc == 0 && $out == *"tiny-guest: up"*"${long}q" ]] && ok "${#long} bytes of stdin at once all reached the guest" ||
+	{ fail "long stdin: exit $rc, output '$out'"; sed 's/^/    /' "$TMPD/err"; }
 
 # topology and memory shapes the VMM must accept (APs stay asleep here)
 expect_status 0 "4 vCPUs, 5Gi (RAM above 4 GiB)" "$VMLET" run --kernel "$TMPD/mode5.elf" --smp 2,2,1 --memory 5Gi

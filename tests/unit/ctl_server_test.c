@@ -17,7 +17,7 @@
 #include <unistd.h>
 
 #include "tests/lib/test.h"
-#include "vmm/ctl.h"
+#include "vmm/ctl/ctl.h"
 #include "vmm/event.h"
 #include "vmm/log.h"
 #include "vmm/sandbox.h"

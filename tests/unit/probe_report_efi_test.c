@@ -1,12 +1,12 @@
 // SPDX-License-Identifier: MIT
-/* probe_report_efi_test - the probe's efi* report lines (vmm/probe_report_efi.c):
+/* probe_report_efi_test - the probe's efi* report lines (vmm/probe/report_efi.c):
  * parsing with bounds, the expectation for EFI and non-EFI VMs, the
  * comparison and the JSON member. */
 #include <errno.h>
 #include <stdlib.h>
 
 #include "tests/lib/test.h"
-#include "vmm/probe_report.h"
+#include "vmm/probe/report.h"
 #include "vmm/vm_config.h"
 
 static struct probe_report r, exp_;

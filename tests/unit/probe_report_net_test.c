@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The probe report's nic= lines (vmm/probe_report_net.c): parsing good and
+ * The probe report's nic= lines (vmm/probe/report_net.c): parsing good and
  * malformed lines, the expected NICs of a configuration (manifest MAC or
  * vmlet's derived one), the attachment overriding them, every comparison
  * rule, the "nics" JSON member on both sides.
@@ -12,7 +12,7 @@
 
 #include "tests/lib/test.h"
 #include "vmm/net/mac.h"
-#include "vmm/probe_report.h"
+#include "vmm/probe/report.h"
 
 #define HEAD "VMLET-PROBE-BEGIN v1\n"
 #define TAIL "VMLET-PROBE-END\n"

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The probe report (vmm/probe_report.c): parsing good, garbage and
+ * The probe report (vmm/probe/report.c): parsing good, garbage and
  * truncated reports, the expected report of a configuration, comparison,
  * JSON. Also the probe guest's own topology derivation
  * (firmware/probe/topo.c, compiled here for the host) fed with the CPUID
@@ -14,7 +14,7 @@
 
 #include "arch/arch.h"
 #include "tests/lib/test.h"
-#include "vmm/probe_report.h"
+#include "vmm/probe/report.h"
 
 #include "firmware/probe/topo.c"
 

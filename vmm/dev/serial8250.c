@@ -4,9 +4,12 @@
  *
  * Transmit is immediate (the transmitter is always empty), so LSR always
  * shows THRE|TEMT and a THRE interrupt is pending after each THR write and
- * when the guest enables it. Receive has a 16-byte FIFO like the chip's;
- * input that does not fit is dropped with the overrun bit set, as the chip
- * does. Loopback (MCR bit 4) routes THR to the receiver and MCR outputs to
+ * when the guest enables it. Receive has a 16-byte FIFO like the chip's,
+ * fed from a 4 KiB buffer of host input as the guest empties it (a line
+ * piped or pasted at once arrives whole, however slowly the guest reads);
+ * while that buffer is full, stdin is not read (polled again every 20 ms);
+ * input from a control-socket client that does not fit is dropped with
+ * the overrun bit set. Loopback (MCR bit 4) routes THR to the receiver and MCR outputs to
  * MSR inputs, which Linux's autoconfig checks. Register map: PC16550D data
  * sheet, "Register descriptions".
  */
@@ -47,6 +50,8 @@
 #define UART_MSR_DSR   0x20
 #define UART_MSR_DCD   0x80
 #define UART_RX_FIFO   16
+#define UART_IN_BUF    4096 /* host input waiting for room in the FIFO */
+#define UART_IN_RETRY  20   /* ms between looks at a full input buffer */
 
 struct serial8250 {
 	struct vm *vm;
@@ -64,6 +69,10 @@ struct serial8250 {
 	uint8_t rx[UART_RX_FIFO];
 	unsigned int rx_head, rx_count;
 	int irq_level;
+
+	uint8_t in_buf[UART_IN_BUF];
+	unsigned int in_head, in_count;
+	struct event_timer *in_timer; /* re-watches stdin after a pause */
 };
 
 static uint8_t serial_iir(const struct serial8250 *s)
@@ -98,6 +107,16 @@ static void serial_rx_push(struct serial8250 *s, uint8_t b)
 	s->rx[(s->rx_head + s->rx_count++) % UART_RX_FIFO] = b;
 }
 
+/* Lock held: waiting host input into the receive FIFO, as room allows. */
+static void serial_rx_fill(struct serial8250 *s)
+{
+	while (s->in_count && s->rx_count < UART_RX_FIFO) {
+		serial_rx_push(s, s->in_buf[s->in_head]);
+		s->in_head = (s->in_head + 1) % UART_IN_BUF;
+		s->in_count--;
+	}
+}
+
 static uint8_t serial_rx_pop(struct serial8250 *s)
 {
 	uint8_t b;
@@ -107,6 +126,7 @@ static uint8_t serial_rx_pop(struct serial8250 *s)
 	b = s->rx[s->rx_head];
 	s->rx_head = (s->rx_head + 1) % UART_RX_FIFO;
 	s->rx_count--;
+	serial_rx_fill(s);
 	return b;
 }
 
@@ -284,20 +304,59 @@ static void serial_push_input(void *opaque, const void *data, size_t n)
 	size_t i;
 
 	pthread_mutex_lock(&s->lock);
-	for (i = 0; i < n; i++)
-		serial_rx_push(s, buf[i]);
+	for (i = 0; i < n; i++) {
+		if (s->in_count == UART_IN_BUF) {
+			s->lsr_err |= UART_LSR_OE;
+			break;
+		}
+		s->in_buf[(s->in_head + s->in_count++) % UART_IN_BUF] = buf[i];
+	}
+	serial_rx_fill(s);
 	serial_update_irq(s);
 	pthread_mutex_unlock(&s->lock);
+}
+
+static unsigned int serial_in_room(struct serial8250 *s)
+{
+	unsigned int room;
+
+	pthread_mutex_lock(&s->lock);
+	room = UART_IN_BUF - s->in_count;
+	pthread_mutex_unlock(&s->lock);
+	return room;
+}
+
+/* Timer: stdin was left unread while the input buffer was full. */
+static void serial_in_resume(void *opaque, uint32_t events)
+{
+	struct serial8250 *s = opaque;
+
+	(void)events;
+	if (!s->in_watched)
+		return;
+	if (serial_in_room(s))
+		event_mod(s->loop, s->in_fd, EPOLLIN);
+	else
+		event_timer_arm(s->in_timer, UART_IN_RETRY);
 }
 
 static void serial_input(void *opaque, uint32_t events)
 {
 	struct serial8250 *s = opaque;
-	uint8_t buf[UART_RX_FIFO];
+	unsigned int room = serial_in_room(s);
+	uint8_t buf[256];
 	ssize_t n;
 
 	(void)events;
-	n = read(s->in_fd, buf, sizeof(buf));
+	if (!room) { /* the guest is behind: leave the rest in the pipe */
+		if (!s->in_timer || event_mod(s->loop, s->in_fd, 0) ||
+		    event_timer_arm(s->in_timer, UART_IN_RETRY))
+			log_warn("serial: cannot pause console input: it may be lost");
+		else
+			return;
+		room = sizeof(buf); /* read anyway: overrun, not a busy loop */
+	}
+	n = read(s->in_fd, buf, room < sizeof(buf) ? room : sizeof(buf));
 	if (n <= 0) {
 		if (n < 0 && (errno == EAGAIN || errno == EINTR))
 			return;
@@ -343,6 +402,8 @@ static int serial_open_console(struct serial8250 *s, const struct vm_console *c)
 		if (!event_add(s->loop, s->in_fd, EPOLLIN, serial_input, s)) {
 			s->in_watched = true;
 			serial_setup_tty(s);
+			if (event_timer_create(s->loop, serial_in_resume, s, &s->in_timer))
+				s->in_timer = NULL; /* then input beyond the buffer is lost */
 		}
 	}
 	return 0;
@@ -358,6 +419,8 @@ static void serial_destroy(void *state)
 	}
 	if (s->in_watched)
 		event_del(s->loop, s->in_fd);
+	if (s->in_timer)
+		event_timer_destroy(s->in_timer);
 	if (s->tty_raw)
 		tcsetattr(s->in_fd, TCSANOW, &s->saved_tty);
 	if (s->close_out)

@@ -67,7 +67,7 @@ void virtio_net_destroy(struct virtio_net *n);
 
 struct virtio_pci *virtio_net_pci(struct virtio_net *n);
 
-/* What the guest should find on this NIC (vmm/probe_report.h). */
+/* What the guest should find on this NIC (vmm/probe/report.h). */
 struct virtio_net_info {
 	uint8_t mac[6];
 	unsigned int mtu;

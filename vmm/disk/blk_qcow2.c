@@ -245,39 +245,51 @@ static int qcow2_preadv(struct blk *b, const struct iovec *iov, int n, uint64_t 
 
 /* ---- allocation -------------------------------------------------------------- */
 
-/* Set the refcount of host cluster at off to 1 (it was 0). */
+/*
+ * Set the refcount of host cluster at off to 1 (it was 0). A missing
+ * refcount block is made at the end of the file, complete (off's count
+ * and its own, when it covers itself) before the refcount table points at
+ * it: vmlet killed between any two writes leaves at worst clusters counted
+ * that nothing points at (leaks), never a pointer to a cluster whose
+ * count is 0 (every allocation below keeps that order).
+ */
 static int qcow2_ref_set(struct blk *b, uint64_t off)
 {
 	struct qcow2 *q = b->priv;
 	uint64_t per_block = q->cluster_size / 2, ci = off >> q->cluster_bits;
-	uint64_t rti = ci / per_block, blk_off;
-	uint16_t one = htobe16(1);
+	uint64_t rti = ci / per_block, blk_off, nb, be;
+	uint16_t one = htobe16(1), *blk;
 	int r;
 
 	if (rti >= q->rt_entries)
 		return error_errno(-ENOSPC, "blk: '%s': qcow2 refcount table is full", b->path);
 	blk_off = be64toh(q->rt[rti]) & QCOW_OFFSET_MASK;
-	if (!blk_off) {
-		/* a new refcount block right here, counting itself too */
-		uint64_t nb = q->file_end, be;
-
-		q->file_end += q->cluster_size;
-		r = blk_fd_pwrite(b, b->fd, q->zero, q->cluster_size, nb);
-		if (r)
-			return r;
-		be = htobe64(nb);
-		r = blk_fd_pwrite(b, b->fd, &be, 8, q->rt_offset + 8 * rti);
-		if (r)
-			return r;
-		q->rt[rti] = be;
-		blk_off = nb;
-		r = qcow2_ref_set(b, nb);
-		if (r)
-			return r;
+	if (blk_off) {
+		if (!qcow2_off_ok(q, blk_off))
+			return error_errno(-EIO, "blk: '%s': qcow2 refcount table is corrupt",
+					   b->path);
+		return blk_fd_pwrite(b, b->fd, &one, 2, blk_off + 2 * (ci % per_block));
 	}
-	if (!qcow2_off_ok(q, blk_off))
-		return error_errno(-EIO, "blk: '%s': qcow2 refcount table is corrupt", b->path);
-	return blk_fd_pwrite(b, b->fd, &one, 2, blk_off + 2 * (ci % per_block));
+	nb = q->file_end;
+	q->file_end += q->cluster_size;
+	if (posix_memalign((void **)&blk, 4096, q->cluster_size))
+		return -ENOMEM;
+	memset(blk, 0, q->cluster_size);
+	blk[ci % per_block] = one;
+	if ((nb >> q->cluster_bits) / per_block == rti)
+		blk[(nb >> q->cluster_bits) % per_block] = one;
+	r = blk_fd_pwrite(b, b->fd, blk, q->cluster_size, nb);
+	free(blk);
+	/* a block outside its own range is counted by the next one */
+	if (!r && (nb >> q->cluster_bits) / per_block != rti)
+		r = qcow2_ref_set(b, nb);
+	if (r)
+		return r;
+	be = htobe64(nb);
+	r = blk_fd_pwrite(b, b->fd, &be, 8, q->rt_offset + 8 * rti);
+	if (!r)
+		q->rt[rti] = be;
+	return r;
 }
 
 /* A new host cluster at the end of the file, refcount 1. */

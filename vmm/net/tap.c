@@ -15,6 +15,7 @@
 
 struct tap_be {
 	struct net_backend be;
+	bool detached; /* a multiqueue tap's queue: TUNSETIFF attaches it */
 };
 
 /* tun_put_user() copies what fits and returns the whole frame's length */
@@ -55,14 +56,19 @@ static int tap_set_offload(struct net_backend *be, unsigned int flags)
 	return 0;
 }
 
+/* The kernel refuses to attach an attached queue (EINVAL): only changes. */
 static int tap_set_enabled(struct net_backend *be, bool enabled)
 {
+	struct tap_be *t = (struct tap_be *)be;
 	struct ifreq ifr;
 
+	if (enabled != t->detached)
+		return 0;
 	memset(&ifr, 0, sizeof(ifr));
 	ifr.ifr_flags = enabled ? IFF_ATTACH_QUEUE : IFF_DETACH_QUEUE;
 	if (ioctl(be->fd, TUNSETQUEUE, &ifr) < 0)
 		return error_errno(-errno, "tap: TUNSETQUEUE %s", enabled ? "attach" : "detach");
+	t->detached = !enabled;
 	return 0;
 }
 

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * probe_report.h - what the probe guest saw (parsed from its serial
+ * report.h - what the probe guest saw (parsed from its serial
  * output) and what it should have seen (computed from the configuration),
  * compared, printed as JSON or text. The report format is documented in
  * firmware/abi.h.
@@ -41,7 +41,7 @@ struct probe_vcpu {
 #define PROBE_MAX_PCI 32
 #define PROBE_MAX_RNG 4
 
-/* pci= / disk= / rng= lines (firmware/abi.h); see vmm/probe_report_pci.c */
+/* pci= / disk= / rng= lines (firmware/abi.h); see vmm/probe/report_pci.c */
 struct probe_pci_fn {
 	char bdf[8]; /* "00:01.0" */
 	uint16_t vendor, device;
@@ -65,7 +65,7 @@ struct probe_rng {
 
 #define PROBE_MAX_NICS 8
 
-/* nic= lines (firmware/abi.h); see vmm/probe_report_net.c */
+/* nic= lines (firmware/abi.h); see vmm/probe/report_net.c */
 struct probe_nic {
 	char bdf[8];
 	char name[64]; /* expected side: the interface's name (config order) */
@@ -143,7 +143,7 @@ struct probe_report {
 	struct probe_efi efi;
 };
 
-/* probe_report_net.c: a nic= or nic6= line (0 when handled or not one, -EBADMSG
+/* report_net.c: a nic= or nic6= line (0 when handled or not one, -EBADMSG
  * when malformed); the expected NICs of cfg (names, MACs from the manifest
  * or derived as vmlet derives them, MTU); the expected side of NIC index
  * i as the VM really attached it (MAC, MTU, binding, the address vmlet's
@@ -159,7 +159,7 @@ bool probe_report_net_compare(const struct probe_report *exp, const struct probe
 void probe_report_net_json(FILE *f, const struct probe_report *r, const struct probe_report *names,
 			   bool guest);
 
-/* probe_report_pci.c: a pci=/disk=/rng= line (0 when handled or not one
+/* report_pci.c: a pci=/disk=/rng= line (0 when handled or not one
  * of them, -EBADMSG when malformed); the expected disks from cfg; the
  * "pci", "disks" and "rng" JSON members (names: the expected report whose
  * disk names label r's disks by position, or NULL). */
@@ -167,7 +167,7 @@ int probe_report_pci_line(struct probe_report *r, const char *key, const char *v
 void probe_report_pci_expected(const struct vm_config *cfg, struct probe_report *r);
 void probe_report_pci_json(FILE *f, const struct probe_report *r, const struct probe_report *names);
 
-/* probe_report_efi.c: an efi* line (1 when not one, 0 handled, -EBADMSG
+/* report_efi.c: an efi* line (1 when not one, 0 handled, -EBADMSG
  * malformed); what an EFI VM's firmware must show (vendor "vmlet", the
  * ACPI 2.0 and SMBIOS 3 tables); the comparison (false and a line on diff
  * per difference); the "efi" JSON member (nothing when absent). */

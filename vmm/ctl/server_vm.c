@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * ctl_vm.c - the control socket's view of a struct vm: the ctl_vm_ops
- * (vmm/ctl.h) implemented with vm.h's public functions only.
+ * server_vm.c - the server's view of a struct vm: the ctl_vm_ops
+ * (vmm/ctl/ctl.h) implemented with vm.h's public functions only.
  *
  * stop raises SIGTERM on the main thread: the VM's signalfd then runs the
  * same power-button-and-grace-period sequence as a SIGTERM from outside,
@@ -16,7 +16,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "vmm/ctl.h"
+#include "vmm/ctl/ctl.h"
 #include "vmm/lifecycle.h"
 #include "vmm/vcpu.h"
 #include "vmm/vm.h"

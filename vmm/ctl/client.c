@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * ctl.c - `vmlet ctl PATH VERB`: the control socket's client, modelled on
+ * client.c - `vmlet ctl PATH VERB`: the control socket's client, modelled on
  * virtctl (pause / unpause / stop / console ...).
  *
  *   status         the VM's state as JSON (one line; -o text: key: value)
@@ -25,7 +25,7 @@
 #include <unistd.h>
 
 #include "vmm/cmd.h"
-#include "vmm/ctl.h"
+#include "vmm/ctl/ctl.h"
 
 #define CONSOLE_ESCAPE 0x1d /* Ctrl-] */
 

@@ -20,11 +20,11 @@
 #include "vmm/cmd_vm.h"
 #include "vmm/bios_boot.h"
 #include "vmm/efi_boot.h"
-#include "vmm/ctl.h"
+#include "vmm/ctl/ctl.h"
 #include "vmm/lifecycle.h"
 #include "vmm/dev/pci_devices.h"
 #include "vmm/dev/virtio_net.h"
-#include "vmm/probe_report.h"
+#include "vmm/probe/report.h"
 #include "vmm/vm.h"
 #include "vmm/vm_config.h"
 

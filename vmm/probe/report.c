@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * probe_report.c - the probe guest's report (format: firmware/abi.h):
+ * report.c - the probe guest's report (format: firmware/abi.h):
  * parsing (untrusted text, every field bounded), the expected report of a
  * configuration, comparison, JSON and text output.
  */
@@ -11,7 +11,7 @@
 
 #include "arch/arch.h"
 #include "vmm/log.h"
-#include "vmm/probe_report.h"
+#include "vmm/probe/report.h"
 
 /* ---- parsing ------------------------------------------------------------ */
 

@@ -1,16 +1,55 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * device_ctl.c - the device side of the control socket (device.h): console
- * output copied to an attached client, console input routing, counters
- * registration. Kept apart from vm_ctl.c so device unit tests link it
- * without the vCPU and VM code.
+ * device_vm.c - the functions of device.h that only set or read fields
+ * of struct vm: the power button hook, the console (capture, copy to an
+ * attached control client, input and output routing), the PCI slots in
+ * use, fw_cfg, counters registration. They call nothing of vm.c, so
+ * device unit tests link them without the VM (device_request_exit(),
+ * which ends the VM, is in device.c).
  */
 #include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "vmm/device.h"
 #include "vmm/log.h"
 #include "vmm/vm.h"
+
+#define VM_CAPTURE_MAX (4u << 20)
+
+void device_set_power_button(struct vm *vm, void (*fn)(void *opaque), void *opaque)
+{
+	vm->power_button = fn;
+	vm->power_button_opaque = opaque;
+}
+
+void device_console_capture(struct vm *vm, const void *buf, size_t len)
+{
+	pthread_mutex_lock(&vm->capture_lock);
+	if (vm->capture_len + len + 1 > vm->capture_cap &&
+	    vm->capture_len + len + 1 <= VM_CAPTURE_MAX) {
+		size_t cap = vm->capture_cap ? vm->capture_cap : 4096;
+		char *p;
+
+		while (cap < vm->capture_len + len + 1)
+			cap *= 2;
+		p = realloc(vm->capture, cap);
+		if (p) {
+			vm->capture = p;
+			vm->capture_cap = cap;
+		}
+	}
+	if (vm->capture_len + len + 1 <= vm->capture_cap) {
+		memcpy(vm->capture + vm->capture_len, buf, len);
+		vm->capture_len += len;
+		vm->capture[vm->capture_len] = 0;
+	} else {
+		log_warn_once("console: capture buffer full, output dropped");
+	}
+	pthread_mutex_unlock(&vm->capture_lock);
+}
 
 void device_console_tee(struct vm *vm, const void *buf, size_t len)
 {

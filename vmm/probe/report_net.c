@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * probe_report_net.c - the probe report's nic= lines (firmware/abi.h):
+ * report_net.c - the probe report's nic= lines (firmware/abi.h):
  * parsing (bounded: the guest is untrusted), the NICs a configuration and
  * its attachments promise, the comparison and the "nics" JSON member.
  */
@@ -12,7 +12,7 @@
 #include <string.h>
 
 #include "vmm/net/mac.h"
-#include "vmm/probe_report.h"
+#include "vmm/probe/report.h"
 
 #define NIC_FIELDS 11
 

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * probe_report_efi.c - the probe's EFI lines (firmware/probe/efi.c): under
+ * report_efi.c - the probe's EFI lines (firmware/probe/efi.c): under
  * an EFI VM the probe is vmlet's UEFI firmware's payload and reports the
  * firmware's vendor, revision, UEFI revision and configuration tables.
  * Untrusted text: every value is bounded and must be printable.
@@ -12,7 +12,7 @@
 #include <string.h>
 
 #include "vmm/log.h"
-#include "vmm/probe_report.h"
+#include "vmm/probe/report.h"
 #include "vmm/vm_config.h"
 
 static bool efi_printable(const char *v, size_t n, size_t cap)

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * vm_ctl.c - what the control socket drives in a running VM: pause and
+ * vm_side.c - what the control socket drives in a running VM: pause and
  * resume, console attach, device counters (see vm.h and device.h).
  *
  * Pause: the main thread sets vm->paused and kicks every vCPU

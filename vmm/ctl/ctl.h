@@ -133,7 +133,7 @@ void ctl_server_close(struct ctl_server *s);
  * made it is gone, from a process that may still unlink). */
 void ctl_remove_socket(const char *path);
 
-/* Serve s for a struct vm (vmm/ctl_vm.c: the ctl_vm_ops of a VM). */
+/* Serve s for a struct vm (vmm/ctl/server_vm.c: the ctl_vm_ops of a VM). */
 struct vm;
 int ctl_vm_serve(struct ctl_server *s, struct vm *vm);
 /* In-process restarts so far, for status (vmm/lifecycle.c's count). */

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * probe_report_pci.c - the probe report's PCI, disk and entropy lines
+ * report_pci.c - the probe report's PCI, disk and entropy lines
  * (firmware/abi.h: pci=, disk=, rng=): parsing (bounded: the guest is
  * untrusted), the disks vmlet expects from the config, JSON output.
  */
@@ -11,7 +11,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "vmm/probe_report.h"
+#include "vmm/probe/report.h"
 
 /* Copy the next space-separated word of [*v, end) into out (cap bytes). */
 static int word(const char **v, const char *end, char *out, size_t cap)

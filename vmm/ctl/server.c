@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * ctl_server.c - the control socket's server on the main event loop (see
+ * server.c - the control socket's server on the main event loop (see
  * ctl.h for the protocol).
  *
  * Everything that needs a path or a new socket happens in
@@ -23,7 +23,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
-#include "vmm/ctl.h"
+#include "vmm/ctl/ctl.h"
 #include "vmm/event.h"
 #include "vmm/log.h"
 #include "vmm/sandbox.h"

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * ctl_proto.c - the control protocol's shared pieces: verb names, the
+ * proto.c - the control protocol's shared pieces: verb names, the
  * Prometheus text builder, vmlet's RSS, and the client request.
  */
 #include <errno.h>
@@ -12,7 +12,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
-#include "vmm/ctl.h"
+#include "vmm/ctl/ctl.h"
 
 static const char *const verb_names[CTL_VERB_COUNT] = {
     [CTL_STATUS] = "status",   [CTL_PAUSE] = "pause",

@@ -1,0 +1,85 @@
+# Sourced by tests/nested/run (bash, on the host): building the L1 and L2
+# initramfs images and the helpers scenarios use in host_prep/host_check.
+
+# mods_pick SRC DST MOD...: copy the kernel modules MOD (names, - or _) and
+# everything they depend on from the module tree SRC (lib/modules/VERSION,
+# with a modules.dep) into DST, with a modules.dep of just those, so that
+# busybox modprobe in the guest finds them. Built-in ones are skipped.
+mods_pick() {
+	local src=$1 dst=$2 m line f
+	shift 2
+	mkdir -p "$dst"
+	: >"$dst/modules.dep.new"
+	for m; do
+		m=${m//-/_}
+		line=$(awk -v m="$m" -F: '{ n = $1; sub(/.*\//, "", n); sub(/\.ko.*$/, "", n); gsub(/-/, "_", n)
+			if (n == m) { print; exit } }' "$src/modules.dep")
+		if [[ -z $line ]]; then # built into the kernel: nothing to load
+			grep -q -E "/${m//_/[-_]}\.ko" "$src/modules.builtin" 2>/dev/null && continue
+			echo "mods_pick: no module $m in $src" >&2
+			return 1
+		fi
+		for f in ${line//:/}; do
+			[[ -f $dst/$f ]] && continue
+			mkdir -p "$dst/$(dirname "$f")"
+			cp "$src/$f" "$dst/$f"
+			grep -m1 "^$f:" "$src/modules.dep" >>"$dst/modules.dep.new"
+		done
+	done
+	sort -u "$dst/modules.dep.new" >"$dst/modules.dep" && rm "$dst/modules.dep.new"
+}
+
+# cpio_img DIR OUT: DIR as a newc cpio (an initramfs), not compressed: the
+# guest kernels would inflate it emulated, at every boot
+cpio_img() {
+	(cd "$1" && find . | LC_ALL=C sort | cpio -o -H newc --quiet) >"$2"
+}
+
+# copy_prog DST PROG: a dynamic program and the libraries it loads, by the
+# same paths, under DST (for L1, whose initramfs has no libc of its own)
+copy_prog() {
+	local dst=$1 p l
+	p=$(command -v "$2") || return 1
+	mkdir -p "$dst/bin"
+	cp -L "$p" "$dst/bin/"
+	for l in $(ldd "$p" | awk '$3 ~ /^\// { print $3 } $1 ~ /^\// { print $1 }'); do
+		[[ -e $dst$l ]] && continue
+		mkdir -p "$dst$(dirname "$l")"
+		cp -L "$l" "$dst$l"
+	done
+}
+
+# vm_yaml NAME SOCKETS,CORES,THREADS MEMORY [DOMAIN-DEVICES-YAML [VOLUMES-YAML]]:
+# a VirtualMachine (runStrategy Once, grace period 30 s, no pod network
+# unless the devices say otherwise) on stdout. DOMAIN-DEVICES-YAML: lines
+# for spec.template.spec.domain.devices, indented 10 spaces; VOLUMES-YAML:
+# lines for spec.template.spec.volumes, indented 6.
+vm_yaml() {
+	local name=$1 s c t
+	IFS=, read -r s c t <<<"$2"
+	cat <<EOF
+apiVersion: kubevirt.io/v1
+kind: VirtualMachine
+metadata: {name: $name, namespace: default}
+spec:
+  runStrategy: Once
+  template:
+    spec:
+      terminationGracePeriodSeconds: 30
+      domain:
+        cpu: {sockets: $s, cores: $c, threads: $t}
+        memory: {guest: $3}
+        devices:
+${4:-          autoattachPodInterface: false}
+EOF
+	[[ -z ${5:-} ]] || printf '      volumes:\n%s\n' "$5"
+}
+
+# bzimage_version FILE: the kernel release of a bzImage (its setup header's
+# kernel_version string, "6.1.0-56-cloud-amd64 (...)"), for /lib/modules
+bzimage_version() {
+	local off
+	off=$(od -An -tu2 -j 526 -N 2 "$1" | tr -d ' ')
+	[[ -n $off && $off != 0 ]] || return 1
+	dd if="$1" bs=1 skip=$((off + 512)) count=64 2>/dev/null | tr '\0' ' ' | cut -d' ' -f1
+}

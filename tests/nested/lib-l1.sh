@@ -1,0 +1,96 @@
+# Sourced by the L1 /init (busybox ash): running scenarios. Each scenario
+# runs in a subshell that sources /nested/scenarios/NAME.sh; its files
+# (what host_prep made) are in $D = /scn/NAME. The default l1 part is
+# vm_run: the L2 kernel and initramfs under vmlet (VMM=vmlet) or QEMU
+# (VMM=qemu), with $D/vm.yaml.
+
+up() { cut -d' ' -f1 /proc/uptime; }
+
+# l2_cmdline: the L2 kernel command line for this scenario
+# (no soft-lockup or RCU stall reports: a loaded host that does not run the
+# emulated L1 for a while is no guest problem, QEMU's L2 reports them too)
+l2_cmdline() {
+	echo "console=ttyS0 quiet panic=-1 rdinit=/init nosoftlockup rcupdate.rcu_cpu_stall_suppress=1" \
+		"nested.scn=$SCN${L2_APPEND:+ $L2_APPEND} $(cat /nested/l2-append)"
+}
+
+# vmlet_run [ARGS...]: vmlet run with $D/vm.yaml, the L2 kernel and
+# initramfs, the console on stdout, vmlet's log in $D/vmm.log; its exit
+# status. TIMEBOX (default 300 s) bounds it; NETNS=PID runs it in the
+# network namespace of process PID; BOOT=efi boots vm.yaml's ESP through
+# vmlet's firmware (the kernel and initramfs on it, see scenarios/efi.sh).
+vmlet_run() {
+	if [ "${BOOT:-}" = efi ]; then # the firmware boots the ESP of vm.yaml
+		set -- --cmdline "initrd=\\initrd.img $(l2_cmdline)" "$@"
+	else
+		set -- --kernel /l2/vmlinuz --initrd /l2/initrd.img --cmdline "$(l2_cmdline)" "$@"
+	fi
+	timeout -s KILL "${TIMEBOX:-300}" ${NETNS:+nsenter -t "$NETNS" -n} vmlet run -f "$D/vm.yaml" \
+		--console stdio --log-format text ${VENDOR:+--cpu-vendor $VENDOR} "$@" 2>"$D/vmm.log"
+}
+
+# qemu_run [ARGS...]: QEMU -enable-kvm (QEMU_MACHINE: q35 with SeaBIOS, the
+# default, or microvm with qboot) with the shape and
+# memory host_prep wrote to $D/qemu.smp and $D/qemu.mem, the same kernel,
+# initramfs and command line.
+qemu_run() {
+	case ${QEMU_MACHINE:-q35} in
+	microvm) set -- -M microvm,acpi=on,rtc=on,x-option-roms=off "$@" ;;
+	*) set -- -M q35 "$@" ;;
+	esac
+	timeout -s KILL "${TIMEBOX:-300}" /d/sys/qemu -L /d/sys/share -enable-kvm \
+		-cpu "host${VENDOR:+,vendor=$(vendor_id "$VENDOR")}" \
+		-smp "$(cat "$D/qemu.smp")" -m "$(cat "$D/qemu.mem")" \
+		-nodefaults -no-user-config -nographic -display none -no-reboot -serial stdio \
+		-kernel /l2/vmlinuz -initrd /l2/initrd.img -append "$(l2_cmdline)" "$@" 2>"$D/vmm.log"
+}
+
+vendor_id() { case $1 in intel) echo GenuineIntel ;; *) echo AuthenticAMD ;; esac; }
+
+vm_run() {
+	case ${VMM:-vmlet} in
+	qemu) qemu_run "$@" ;;
+	*) vmlet_run "$@" ;;
+	esac
+}
+
+# run_scn NAME: one scenario, framed for the host
+run_scn() {
+	(
+		SCN=$1
+		D=/scn/$1
+		. "$D/meta"
+		. "/nested/scenarios/$1.sh"
+		t0=$(up)
+		echo "@@BEGIN $SCN up=$t0"
+		if type l1 >/dev/null 2>&1; then
+			l1 </dev/null
+		else
+			vm_run </dev/null
+		fi
+		rc=$?
+		echo "@@END $SCN rc=$rc up=$(up) t0=$t0"
+		[ -f "$D/vmm.log" ] && sed 's/^/@V /' "$D/vmm.log"
+	)
+}
+
+# vm_run_on PATTERN ACTION [ARGS...]: vm_run with its console copied to
+# stdout and its stdin a pipe that fd 4 writes to; ACTION is eval'd once,
+# when a console line contains PATTERN (e.g. 'kill -TERM $(pidof vmlet)' or
+# 'echo hello >&4'). vm_run's exit status.
+vm_run_on() {
+	_pat=$1 _act=$2 _hit=0
+	shift 2
+	rm -f /tmp/con /tmp/in && mkfifo /tmp/con /tmp/in
+	exec 4<>/tmp/in
+	vm_run "$@" </tmp/in >/tmp/con &
+	_bg=$!
+	while IFS= read -r _line; do
+		echo "$_line"
+		case $_line in
+		*"$_pat"*) [ $_hit = 1 ] || { _hit=1; eval "$_act"; } ;;
+		esac
+	done </tmp/con
+	exec 4>&-
+	wait $_bg
+}

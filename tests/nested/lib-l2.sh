@@ -1,0 +1,92 @@
+# Sourced by the L2 /init (busybox ash): the report every scenario gets,
+# and helpers for the scenarios' l2 parts. Every report line is
+# "@R KEY VALUE..." on the console; few processes, few bytes (each console
+# byte is an exit through two hypervisors, the outer one emulated).
+
+# l2_arg KEY: the value of KEY=VALUE on the kernel command line
+l2_arg() {
+	sed -n "s/.*[ ^]$1=\([^ ]*\).*/\1/p; s/^$1=\([^ ]*\).*/\1/p" /proc/cmdline | head -n 1
+}
+
+# rep KEY VALUE...: one report line
+rep() { echo "@R $*"; }
+
+# r_common: kernel, CPUs (sysfs topology, /proc/cpuinfo), memory
+r_common() {
+	rep kernel "$(uname -r)"
+	rep online "$(cat /sys/devices/system/cpu/online)"
+	# "@R sys cpuN FILE VALUE" for each topology id and cpu list
+	grep -H . /sys/devices/system/cpu/cpu[0-9]*/topology/*_id \
+		/sys/devices/system/cpu/cpu[0-9]*/topology/*_list 2>/dev/null |
+		sed 's|^/sys/devices/system/cpu/\(cpu[0-9]*\)/topology/\([a-z_]*\):|@R sys \1 \2 |'
+	awk -F '\t*: ' '
+		/^processor/ { p = $2 }
+		/^vendor_id/ { v = $2 }
+		/^physical id/ { ph = $2 }
+		/^siblings/ { s = $2 }
+		/^core id/ { ci = $2 }
+		/^cpu cores/ { cc = $2 }
+		/^apicid/ { a = $2 }
+		/^initial apicid/ { ia = $2 }
+		/^$/ { if (p != "") printf "@R cpuinfo %s vendor=%s apicid=%s initial_apicid=%s physical_id=%s siblings=%s core_id=%s cpu_cores=%s\n", p, v, a, ia, ph, s, ci, cc; p = "" }
+	' /proc/cpuinfo
+	rep mem "$(grep -m1 '^MemTotal' /proc/meminfo | tr -s ' ' | cut -d' ' -f2)"
+	rep smp "$(dmesg | grep -m1 -o 'smp: Brought up.*')"
+	# the timers Linux chose: per-CPU clock event devices (lapic, or a
+	# broadcast one when the local APIC timer failed its check) and clocksource
+	rep clockevents "$(cat /sys/devices/system/clockevents/clockevent*/current_device | sort | uniq -c | tr -s ' \n' ' ')"
+	rep clocksource "$(cat /sys/devices/system/clocksource/clocksource0/current_clocksource)"
+	rep timer-notes "$(dmesg | grep -E 'APIC timer disabled|APIC calibration|TSC.*unstable|clocksource.*unstable|Switched to clocksource' | sed 's/^\[[ 0-9.]*\] //' | tr '\n' ';')"
+}
+
+# r_dmesg: the kernel's complaints. "@R dmesg-bad" lines fail the scenario
+# (unless QEMU's L2 shows the same), "@R dmesg-note" are known effects of
+# the nested setup itself (see tests/nested/README).
+r_dmesg() {
+	dmesg >/tmp/dmesg
+	# (the Speculative Return Stack Overflow "WARNING" is the emulated EPYC's
+	# missing microcode, not a kernel warning)
+	grep -E 'ACPI Error|ACPI BIOS Error|ACPI Warning|BUG:|WARNING:|Oops|Call Trace|general protection|segfault|APIC timer disabled' /tmp/dmesg |
+		grep -v 'Speculative Return Stack Overflow: WARNING' | sed 's/^/@R dmesg-bad /'
+	grep -E 'XSAVE consistency|TSC.*unstable|Speculative Return Stack Overflow: WARNING' /tmp/dmesg |
+		sed 's/^/@R dmesg-note /'
+}
+
+# mod NAME...: load modules (and what they need) from the initramfs
+mod() {
+	for m; do
+		modprobe "$m" 2>&1 | sed "s/^/@R modprobe-error $m /"
+	done
+}
+
+# pwrbtn_wait: as L2_END (after the report): wait (evdev) for the ACPI
+# power button's KEY_POWER; reports "@R pwrbtn-listening DEV" once its
+# input device is open, then "@R power-button pressed", and powers off.
+pwrbtn_wait() {
+	mod button evdev
+	dev=
+	for e in /sys/class/input/event*; do
+		[ "$(cat "$e/device/name" 2>/dev/null)" = "Power Button" ] && dev=/dev/input/${e##*/}
+	done
+	[ -n "$dev" ] || { rep pwrbtn-missing "$(cat /sys/class/input/*/name 2>/dev/null | tr '\n' ,)"; return 1; }
+	exec 3<"$dev"
+	rep pwrbtn-listening "$dev"
+	# struct input_event: 16 bytes of time, type 1 (EV_KEY), code 116
+	# (KEY_POWER), value 1 (pressed)
+	while :; do
+		ev=$(dd bs=24 count=1 <&3 2>/dev/null | od -An -tx1 | tr -d ' \n')
+		case $ev in *0100740001000000)
+			rep power-button pressed
+			poweroff -f
+			;;
+		esac
+	done
+}
+
+# disk_by_serial SERIAL: /dev/vdX of the virtio-blk disk with that serial
+disk_by_serial() {
+	for b in /sys/block/vd*; do
+		[ "$(cat "$b/serial" 2>/dev/null)" = "$1" ] && echo "/dev/${b##*/}" && return 0
+	done
+	return 1
+}

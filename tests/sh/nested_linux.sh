@@ -1,0 +1,11 @@
+#!/usr/bin/env bash
+# Real Linux guests on a real KVM: tests/nested/run boots Debian's cloud
+# kernel under vmlet (and under QEMU -enable-kvm, the oracle) inside an L1
+# Linux that QEMU's emulator runs with AMD SVM, so that the stock kvm_amd
+# is the KVM vmlet meets. Every scenario of tests/nested/scenarios in one
+# L1 boot; see tests/nested/README.md. Skips (77, with the reason) where it
+# cannot run: no QEMU or busybox-static, no package download for the
+# kernels, no SVM under TCG.
+source "$(dirname "$0")/../lib/sh.sh"
+[[ -x $VMLET ]] || skip "no $VMLET"
+tests/nested/run ${NESTED_ARGS:-}
