@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "tests/fuzz/fuzz_input.h"
 #include "vmm/dev/fw_cfg.h"
 #include "vmm/guest_mem.h"
 #include "vmm/log.h"
@@ -102,17 +103,7 @@ static void ops(struct fw_cfg *fc, uint8_t *ram, const uint8_t *d, size_t n)
 			i++;
 			break;
 		default:
-			if (i + 3 <= n) {
-				size_t off = d[i] | (size_t)d[i + 1] << 8, l = d[i + 2];
-
-				i += 3;
-				l = l < n - i ? l : n - i;
-				if (off + l <= RAM0)
-					memcpy(ram + off, d + i, l);
-				i += l;
-			} else {
-				i = n;
-			}
+			fuzz_ram_write(ram, RAM0, d, n, &i);
 		}
 	}
 }

@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "tests/fuzz/fuzz_input.h"
 #include "tests/fuzz/virtio_fuzz.h"
 #include "vmm/dev/virtio_blk.h"
 #include "vmm/dev/virtio_worker.h"
@@ -69,14 +70,8 @@ static void events(struct virtio_worker *w, unsigned int nq, uint8_t *ram, const
 
 		if (op == 'k' && i < n) {
 			w->drain(w->opaque, d[i++] % nq);
-		} else if (op == 'w' && i + 3 <= n) {
-			size_t off = d[i] | (size_t)d[i + 1] << 8, l = d[i + 2];
-
-			i += 3;
-			l = l < n - i ? l : n - i;
-			if (off + l <= VFZ_RAM)
-				memcpy(ram + off, d + i, l);
-			i += l;
+		} else if (op == 'w') {
+			fuzz_ram_write(ram, VFZ_RAM, d, n, &i);
 		}
 	}
 }

@@ -28,6 +28,7 @@
 #include <string.h>
 #include <sys/eventfd.h>
 
+#include "tests/fuzz/fuzz_input.h"
 #include "tests/fuzz/virtio_fuzz.h"
 #include "vmm/dev/virtio_net.h"
 #include "vmm/dev/virtio_net_int.h"
@@ -261,15 +262,8 @@ static void events(struct guest *g, const uint8_t *d, size_t n)
 			f->fail = fails[d[i + 1] & 3];
 			fbe_ready(f);
 			i += 2;
-		} else if (op == 'w' && i + 3 <= n) {
-			size_t off = d[i] | (size_t)d[i + 1] << 8, l = d[i + 2];
-
-			i += 3;
-			if (l > n - i)
-				l = n - i;
-			if (off + l <= VFZ_RAM)
-				memcpy(g->ram + off, d + i, l);
-			i += l;
+		} else if (op == 'w') {
+			fuzz_ram_write(g->ram, VFZ_RAM, d, n, &i);
 		} else if (op == 't') {
 			turn(g);
 		}
