@@ -6,6 +6,19 @@
 # L1 boot; see tests/nested/README.md. Skips (77, with the reason) where it
 # cannot run: no QEMU or busybox-static, no package download for the
 # kernels, no SVM under TCG.
+#
+# Up to three L1 boots: the emulated L1 itself is not reliable (seen: an L1
+# kernel panic, "corrupted stack end detected inside scheduler", while QEMU
+# -enable-kvm ran in it; and one L2 triple fault under vmlet at power-off,
+# the open crash of issue 12). Every failed attempt is printed in full and
+# counted on a "nested: attempt N failed" line; only a pass ends early, and
+# three failures fail. Chase any "attempt failed" line seen in CI.
 source "$(dirname "$0")/../lib/sh.sh"
 [[ -x $VMLET ]] || skip "no $VMLET"
-tests/nested/run ${NESTED_ARGS:-}
+for attempt in 1 2 3; do
+	tests/nested/run ${NESTED_ARGS:-}
+	rc=$?
+	((rc == 0 || rc == 77)) && exit $rc
+	echo "nested: attempt $attempt failed (status $rc): its failures are above"
+done
+exit 1
