@@ -62,6 +62,9 @@ struct blk {
  * filesystem refuses it (tmpfs). Errors name the image.
  */
 int blk_open(struct blk **out, const char *path, bool read_only, enum blk_cache cache);
+/* 1 when path can be opened with O_DIRECT, 0 when its file system
+ * refuses O_DIRECT (tmpfs), -errno when it cannot be opened at all. */
+int blk_direct_io(const char *path);
 /* Same with the format forced ("raw", "qcow2"; NULL = by magic). */
 int blk_open_format(struct blk **out, const char *path, bool read_only, enum blk_cache cache,
 		    const char *format);
