@@ -6,7 +6,7 @@
  * what is refused). blk_open() picks the format from the image's magic.
  *
  * Where things are (vmm/disk/): blk.c opens and closes and chooses the
- * format; blk_raw.c and blk_qcow2.c are the formats; blk_io.c holds the
+ * format; blk_raw.c and blk_qcow2*.c (blk_qcow2.h) are the formats; blk_io.c holds the
  * positioned-I/O helpers the formats share (declared in blk_format.h,
  * which only formats include); volume.c turns a resolved disk into an
  * open struct blk (volume.h).
@@ -62,6 +62,9 @@ struct blk {
  * filesystem refuses it (tmpfs). Errors name the image.
  */
 int blk_open(struct blk **out, const char *path, bool read_only, enum blk_cache cache);
+/* 1 when path can be opened with O_DIRECT, 0 when its file system
+ * refuses O_DIRECT (tmpfs), -errno when it cannot be opened at all. */
+int blk_direct_io(const char *path);
 /* Same with the format forced ("raw", "qcow2"; NULL = by magic). */
 int blk_open_format(struct blk **out, const char *path, bool read_only, enum blk_cache cache,
 		    const char *format);
