@@ -75,6 +75,14 @@ EOF
 	[[ -z ${5:-} ]] || printf '      volumes:\n%s\n' "$5"
 }
 
+# vm_yaml_pod NAME S,C,T MEMORY INTERFACE: vm_yaml with one interface on
+# the pod network; INTERFACE is its flow-style entry, e.g. "{name: default,
+# masquerade: {}}" (the network is named default)
+vm_yaml_pod() {
+	vm_yaml "$1" "$2" "$3" "          interfaces:
+          - $4" | sed 's/^      domain:/      networks: [{name: default, pod: {}}]\n      domain:/'
+}
+
 # bzimage_version FILE: the kernel release of a bzImage (its setup header's
 # kernel_version string, "6.1.0-56-cloud-amd64 (...)"), for /lib/modules
 bzimage_version() {

@@ -6,20 +6,15 @@
 # 8080 from the pod's address to the guest, and not 8081.
 SHAPE=1,1,1 MEM=256Mi L1_PROGS=nft
 host_prep() {
-	vm_yaml "$SCN" "$SHAPE" "$MEM" "          interfaces:
-          - {name: default, masquerade: {}, ports: [{name: http, port: 8080}]}" |
-		sed 's/^      domain:/      networks: [{name: default, pod: {}}]\n      domain:/' >"$SCN_DIR/vm.yaml"
+	vm_yaml_pod "$SCN" "$SHAPE" "$MEM" "{name: default, masquerade: {}, ports: [{name: http, port: 8080}]}" \
+		>"$SCN_DIR/vm.yaml"
 }
 l1() {
 	pod_up || return 1
 	for m in nf_tables nft_nat nft_masq nft_chain_nat; do modprobe $m || return 1; done
 	pod_traffic_run
 }
-l2() {
-	mod virtio_pci virtio_net
-	dhcp_up eth0
-	pod_traffic
-}
+l2() { pod_traffic; }
 host_check() {
 	pod_traffic_check "ip=10.0.2.2 mask=24 router=10.0.2.1" 10.0.2.1
 	[[ $(rep node-route-to-guest) == *unreachable* ]] &&

@@ -5,25 +5,21 @@
 # TCP, and passt forwards port 8080 (in `ports`) inward, not 8081.
 SHAPE=1,1,1 MEM=256Mi L1_PROGS=passt
 host_prep() {
-	vm_yaml "$SCN" "$SHAPE" "$MEM" "          interfaces:
-          - {name: default, binding: {name: passt}, ports: [{name: http, port: 8080}]}" |
-		sed 's/^      domain:/      networks: [{name: default, pod: {}}]\n      domain:/' >"$SCN_DIR/vm.yaml"
+	vm_yaml_pod "$SCN" "$SHAPE" "$MEM" "{name: default, binding: {name: passt}, ports: [{name: http, port: 8080}]}" \
+		>"$SCN_DIR/vm.yaml"
 }
 l1() {
 	pod_up || return 1
-	# passt drops root for nobody; its pings use ICMP sockets, which the
-	# pod's ping_group_range must allow (as for passt in a KubeVirt pod)
+	# passt started as root changes to nobody (a pod has /etc/passwd);
+	# it forwards pings through ICMP sockets, which need
+	# net.ipv4.ping_group_range to take in its group
 	mkdir -p /etc
 	grep -q '^nobody:' /etc/passwd 2>/dev/null || echo 'nobody:x:65534:65534:nobody:/nonexistent:/bin/false' >>/etc/passwd
 	grep -q '^nogroup:' /etc/group 2>/dev/null || echo 'nogroup:x:65534:' >>/etc/group
 	pod sysctl -w net.ipv4.ping_group_range="0 2147483647" >/dev/null
 	pod_traffic_run
 }
-l2() {
-	mod virtio_pci virtio_net
-	dhcp_up eth0
-	pod_traffic
-}
+l2() { pod_traffic; }
 host_check() {
 	pod_traffic_check "ip=10.200.0.2 mask=24 router=10.200.0.1" 10.200.0.1
 }
