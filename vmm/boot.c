@@ -16,6 +16,7 @@
 
 #include "arch/arch.h"
 #include "vmm/bios_boot.h"
+#include "vmm/ovmf_boot.h"
 #include "vmm/efi_boot.h"
 #include "vmm/log.h"
 #include "vmm/vcpu.h"
@@ -299,6 +300,10 @@ int vm_boot(struct vm *vm)
 	memset(&regs, 0, sizeof(regs));
 	memset(&sregs, 0, sizeof(sregs));
 	memset(&bi, 0, sizeof(bi));
+	if (vm->opt.flash_code) {
+		ret = ovmf_boot_setup(vm, &regs, &sregs);
+		return ret ? ret : boot_set_regs(vm, &regs, &sregs);
+	}
 	if (vm->cfg->boot == VM_BOOT_BIOS && (!vm->opt.payload || vm->opt.bios_payload)) {
 		ret = bios_boot_setup(vm, &regs, &sregs);
 		return ret ? ret : boot_set_regs(vm, &regs, &sregs);

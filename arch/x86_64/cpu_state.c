@@ -193,3 +193,9 @@ void arch_regs_bios(struct kvm_regs *regs, struct kvm_sregs *sregs)
 	sregs->cr4 = 0;
 	sregs->efer = 0;
 }
+
+void arch_regs_reset(struct kvm_regs *regs, struct kvm_sregs *sregs)
+{
+	arch_regs_bios(regs, sregs);
+	sregs->cs.base = 0xffff0000;
+}
