@@ -84,7 +84,7 @@ endif
 
 UNIT_SRCS := $(sort $(wildcard tests/unit/*_test.c))
 UNIT_BINS := $(UNIT_SRCS:%.c=$(BUILD)/%)
-TEST_LIB  := $(BUILD)/tests/lib/test.o
+TEST_LIB  := $(BUILD)/tests/lib/test.o $(BUILD)/tests/lib/qcow2_check.o
 
 all: vmlet
 

@@ -146,11 +146,18 @@ static efi_status EFIAPI register_protocol_notify(const efi_guid *g, efi_event e
 	return proto_register_notify(g, ev, notify_signal);
 }
 
+static void log_missing(const char *call, const efi_guid *g);
+
 static efi_status EFIAPI locate_handle(uint32_t search, const efi_guid *g, void *key,
 				       uint64_t *size, efi_handle *buf)
 {
+	efi_status st;
+
 	(void)key;
-	return proto_locate_handles(search, g, size, buf);
+	st = proto_locate_handles(search, g, size, buf);
+	if (st == EFI_NOT_FOUND && search == ByProtocol && g)
+		log_missing("LocateHandle", g);
+	return st;
 }
 
 static efi_status EFIAPI locate_device_path(const efi_guid *g, struct efi_device_path **dp,
@@ -296,10 +303,9 @@ static efi_status EFIAPI locate_handle_buffer(uint32_t search, const efi_guid *g
 	uint64_t size = 0;
 	efi_status st;
 
-	(void)key;
 	if (!count || !buf)
 		return EFI_INVALID_PARAMETER;
-	st = proto_locate_handles(search, g, &size, NULL);
+	st = locate_handle(search, g, key, &size, NULL);
 	if (st != EFI_BUFFER_TOO_SMALL)
 		return st;
 	if (mem_pool_alloc(&efi_mem, EfiBootServicesData, size, (void **)buf))
@@ -318,22 +324,25 @@ static efi_status EFIAPI locate_handle_buffer(uint32_t search, const efi_guid *g
  * A protocol an image asked for and this firmware does not provide (GRUB
  * looks for graphics, for instance): logged once per GUID, so that what a
  * boot loader misses shows on the console ("efi: LocateProtocol: no
- * <GUID>"). Probing a handle (HandleProtocol, OpenProtocol) is not logged:
- * that is how images tell devices apart.
+ * <GUID> (<name>)", "efi: LocateHandle: no ..." for a search by protocol
+ * that found no handle; the name when protocols.c knows it). Probing a
+ * handle (HandleProtocol, OpenProtocol) is not logged: that is how images
+ * tell devices apart.
  */
 static void log_missing(const char *call, const efi_guid *g)
 {
-	static efi_guid seen[16];
+	static efi_guid seen[24];
 	static unsigned int n_seen;
+	const char *name = efi_absent_protocol_name(g);
 
 	for (unsigned int i = 0; i < n_seen; i++)
 		if (guid_eq(&seen[i], g))
 			return;
 	if (n_seen < sizeof(seen) / sizeof(seen[0]))
 		seen[n_seen++] = *g;
-	efi_log("%s: no %08x-%04x-%04x-%02x%02x-%02x%02x%02x%02x%02x%02x", call, g->d1, g->d2,
+	efi_log("%s: no %08x-%04x-%04x-%02x%02x-%02x%02x%02x%02x%02x%02x%s%s%s", call, g->d1, g->d2,
 		g->d3, g->d4[0], g->d4[1], g->d4[2], g->d4[3], g->d4[4], g->d4[5], g->d4[6],
-		g->d4[7]);
+		g->d4[7], *name ? " (" : "", name, *name ? ")" : "");
 }
 
 static efi_status EFIAPI locate_protocol(const efi_guid *g, void *reg, void **iface)

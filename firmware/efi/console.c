@@ -2,7 +2,8 @@
 /*
  * console.c - SimpleTextOutput and SimpleTextInput on the serial port:
  * UCS-2 out as UTF-8, ANSI sequences for clearing and cursor moves; keys
- * in from the UART receive register (ESC [ A..D as arrow scan codes).
+ * in from the UART receive register (ESC [ A..D as arrow scan codes); the
+ * legacy console control protocol that says the console is text.
  */
 #include "firmware/abi.h"
 #include "firmware/efi/fw.h"
@@ -229,6 +230,38 @@ static efi_status EFIAPI in_read_key(struct efi_simple_text_input *self, struct 
 	return EFI_SUCCESS;
 }
 
+/* console control (protocols.h): a text console, nothing else */
+static efi_status EFIAPI cc_get_mode(struct efi_console_control *self, uint32_t *mode,
+				     bool *gop_uga_exists, bool *std_in_locked)
+{
+	(void)self;
+	if (!mode)
+		return EFI_INVALID_PARAMETER;
+	*mode = EFI_SCREEN_TEXT;
+	if (gop_uga_exists) /* GRUB passes NULL for both */
+		*gop_uga_exists = false;
+	if (std_in_locked)
+		*std_in_locked = false;
+	return EFI_SUCCESS;
+}
+
+static efi_status EFIAPI cc_set_mode(struct efi_console_control *self, uint32_t mode)
+{
+	(void)self;
+	if (mode >= EFI_SCREEN_MAX)
+		return EFI_INVALID_PARAMETER;
+	return mode == EFI_SCREEN_TEXT ? EFI_SUCCESS : EFI_UNSUPPORTED;
+}
+
+static efi_status EFIAPI cc_lock_std_in(struct efi_console_control *self, const char16 *password)
+{
+	(void)self, (void)password;
+	return EFI_UNSUPPORTED;
+}
+
+static struct efi_console_control con_control = {
+    .get_mode = cc_get_mode, .set_mode = cc_set_mode, .lock_std_in = cc_lock_std_in};
+
 void efi_console_init(uint16_t port)
 {
 	com.port = port;
@@ -248,6 +281,7 @@ void efi_console_init(uint16_t port)
 	efi_event_create_polled(key_ready, &con_in.wait_for_key);
 	proto_install(&con_handle, &efi_simple_text_out_guid, &con_out);
 	proto_install(&con_handle, &efi_simple_text_in_guid, &con_in);
+	proto_install(&con_handle, &efi_console_control_guid, &con_control);
 	efi_st.con_in_handle = efi_st.con_out_handle = efi_st.stderr_handle = con_handle;
 	efi_st.con_in = &con_in;
 	efi_st.con_out = efi_st.std_err = &con_out;

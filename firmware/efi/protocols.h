@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * protocols.h - the protocol interfaces vmlet's firmware provides (UEFI
- * 2.10): console text in/out, LoadedImage, BlockIo, DiskIo,
+ * 2.10): console text in/out (and the legacy console control), LoadedImage, BlockIo, DiskIo,
  * SimpleFileSystem/File, RNG; device path node layouts; their GUIDs
  * (defined in protocols.c).
  */
@@ -14,7 +14,13 @@ extern const efi_guid efi_loaded_image_guid, efi_loaded_image_dp_guid, efi_simpl
     efi_simple_text_in_guid, efi_block_io_guid, efi_disk_io_guid, efi_simple_fs_guid,
     efi_file_info_guid, efi_fs_info_guid, efi_fs_label_guid, efi_rng_guid, efi_rng_raw_guid,
     efi_global_variable_guid, efi_acpi20_guid, efi_acpi10_guid, efi_smbios3_guid, efi_smbios_guid,
-    efi_load_file2_guid, efi_linux_initrd_media_guid, efi_vmlet_vendor_guid;
+    efi_load_file2_guid, efi_linux_initrd_media_guid, efi_vmlet_vendor_guid,
+    efi_console_control_guid;
+
+/* The name of a protocol boot loaders look for and this firmware does not
+ * provide (graphics output, UGA draw, simple network, TCG2...), "" for
+ * any other GUID. */
+const char *efi_absent_protocol_name(const efi_guid *g);
 
 /* ---- console -------------------------------------------------------------- */
 struct efi_input_key {
@@ -47,6 +53,23 @@ struct efi_simple_text_output {
 						uint64_t row);
 	efi_status(EFIAPI *enable_cursor)(struct efi_simple_text_output *self, bool visible);
 	struct efi_simple_text_output_mode *mode;
+};
+
+/*
+ * Console control: the pre-UEFI (EFI 1.10, Intel framework) protocol that
+ * switches a firmware's screen between text and graphics. No UEFI spec
+ * protocol, but shim and GRUB look for it (GRUB asks for text mode before
+ * it prints); vmlet's console is text only: GetMode says text, without
+ * graphics (GOP/UGA) and with input unlocked; SetMode accepts text and
+ * refuses graphics (EFI_UNSUPPORTED); LockStdIn is not supported.
+ */
+enum efi_screen_mode { EFI_SCREEN_TEXT, EFI_SCREEN_GRAPHICS, EFI_SCREEN_MAX };
+
+struct efi_console_control {
+	efi_status(EFIAPI *get_mode)(struct efi_console_control *self, uint32_t *mode,
+				     bool *gop_uga_exists, bool *std_in_locked);
+	efi_status(EFIAPI *set_mode)(struct efi_console_control *self, uint32_t mode);
+	efi_status(EFIAPI *lock_std_in)(struct efi_console_control *self, const char16 *password);
 };
 
 /* ---- loaded image --------------------------------------------------------- */

@@ -16,6 +16,7 @@
 # Needs Debian's syslinux + syslinux-common (or grub-pc-bin + gdisk +
 # e2fsprogs), mtools, dosfstools, python3.
 set -eu
+. "$(cd "$(dirname "$0")" && pwd)/../lib/disk.sh"
 grub=0
 [ "$1" = --grub ] && { grub=1; shift; }
 kernel=$1 initrd=$2 cmdline=$3 out=$4
@@ -37,10 +38,10 @@ if [ $grub = 1 ]; then
 	mkdir -p "$tmp/root/boot"
 	cp "$kernel" "$tmp/root/boot/vmlinuz"
 	cp "$initrd" "$tmp/root/boot/initrd.img"
-	mke2fs -q -t ext4 -L vmletroot -d "$tmp/root" -F "$tmp/root.ext4" "$((mb - 4))M" >/dev/null 2>&1
+	disk_ext4 "$tmp/root.ext4" "$((mb - 4))" vmletroot "$tmp/root"
 	sgdisk -n 1:2048:+1M -t 1:ef02 -n 2:4096:+$((mb - 4))M -t 2:8300 "$out" >/dev/null
-	dd if="$tmp/core.img" of="$out" bs=512 seek=2048 conv=notrunc status=none
-	dd if="$tmp/root.ext4" of="$out" bs=512 seek=4096 conv=notrunc status=none
+	disk_put "$out" "$tmp/core.img" 2048
+	disk_put "$out" "$tmp/root.ext4" 4096
 	# boot.img's code (440 bytes: the protective MBR's table stays) with
 	# the LBA of core.img at 0x5c and "the boot drive" (0xff) at 0x64;
 	# core.img's first sector (diskboot.img) loads the rest from its
@@ -65,8 +66,7 @@ mbr=/usr/lib/syslinux/mbr/mbr.bin
 command -v syslinux >/dev/null || { echo "mkdisk: no syslinux (Debian package syslinux)" >&2; exit 1; }
 export MTOOLS_SKIP_CHECK=1
 part_mb=$((mb - 1))
-truncate -s "${part_mb}M" "$tmp/fat.img"
-mkfs.vfat -n VMLETBIOS "$tmp/fat.img" >/dev/null
+disk_fat "$tmp/fat.img" "$part_mb" VMLETBIOS
 printf 'DEFAULT linux\nPROMPT 0\nTIMEOUT 0\nSAY vmlet-bios: syslinux boots Linux\nLABEL linux\n  KERNEL /vmlinuz\n  INITRD /initrd\n  APPEND %s\n' \
 	"$cmdline" >"$tmp/syslinux.cfg"
 mcopy -i "$tmp/fat.img" "$kernel" ::/vmlinuz
@@ -84,4 +84,4 @@ sector = code.ljust(446, b"\0") + entry + bytes(48) + b"\x55\xaa"
 with open(out, "r+b") as f:
     f.write(sector)
 PY
-dd if="$tmp/fat.img" of="$out" bs=512 seek=2048 conv=notrunc status=none
+disk_put "$out" "$tmp/fat.img" 2048

@@ -184,6 +184,39 @@ static EFI_FILE_HANDLE open_volume(EFI_LOADED_IMAGE *li)
 	return root;
 }
 
+/* the legacy console control protocol (shim and GRUB look for it): a text
+ * console without graphics; text mode accepted, graphics refused */
+struct console_control {
+	EFI_STATUS(EFIAPI *get_mode)
+	(struct console_control *self, UINT32 *mode, BOOLEAN *gop, BOOLEAN *locked);
+	EFI_STATUS(EFIAPI *set_mode)(struct console_control *self, UINT32 mode);
+	EFI_STATUS(EFIAPI *lock_std_in)(struct console_control *self, CHAR16 *password);
+};
+
+static void test_console_control(void)
+{
+	static EFI_GUID guid = {
+	    0xf42f7782, 0x012e, 0x4c12, {0x99, 0x56, 0x49, 0xf9, 0x43, 0x04, 0xf7, 0x21}};
+	struct console_control *cc = NULL;
+	UINT32 mode = 7;
+	BOOLEAN gop = 1, locked = 1;
+
+	if (g_bs->LocateProtocol(&guid, NULL, (void **)&cc) || !cc) {
+		check(L"console-control.present", FALSE, NULL, 0);
+		return;
+	}
+	check(L"console-control.get-mode",
+	      cc->get_mode(cc, &mode, &gop, &locked) == EFI_SUCCESS && mode == 0 && !gop && !locked,
+	      NULL, 0);
+	check(L"console-control.get-mode-null",
+	      cc->get_mode(cc, &mode, NULL, NULL) == EFI_SUCCESS && mode == 0, NULL, 0);
+	check(L"console-control.set-text", cc->set_mode(cc, 0) == EFI_SUCCESS, NULL, 0);
+	check(L"console-control.set-graphics",
+	      cc->set_mode(cc, 1) == EFI_UNSUPPORTED &&
+		  cc->set_mode(cc, 9) == EFI_INVALID_PARAMETER,
+	      NULL, 0);
+}
+
 static void test_protocols(EFI_LOADED_IMAGE *li)
 {
 	EFI_DEVICE_PATH *dp = NULL;
@@ -205,6 +238,15 @@ static void test_protocols(EFI_LOADED_IMAGE *li)
 	      g_bs->LocateProtocol(&TextOutProtocol, NULL, &p) == EFI_SUCCESS && p == g_st->ConOut,
 	      NULL, 0);
 	check(L"proto.file-path", li->FilePath != NULL, NULL, 0);
+	test_console_control();
+	/* no graphics: the firmware logs the search (tests/sh/efi_vmlet.sh) */
+	static EFI_GUID gop = {
+	    0x9042a9de, 0x23dc, 0x4a38, {0x96, 0xfb, 0x7a, 0xde, 0xd0, 0x80, 0x51, 0x6a}};
+
+	n = 0;
+	hs = NULL;
+	check(L"proto.no-gop",
+	      g_bs->LocateHandleBuffer(ByProtocol, &gop, NULL, &n, &hs) == EFI_NOT_FOUND, NULL, 0);
 	check(L"proto.unknown", g_bs->HandleProtocol(self, &BlockIoProtocol, &p) == EFI_UNSUPPORTED,
 	      NULL, 0);
 

@@ -53,7 +53,8 @@ wait_log() {
 }
 # vm_manifest NAME MEMORY [STRATEGY [DISK=PATH...]]: a VirtualMachine manifest
 # on stdout with that guest memory, runStrategy ("" = none), no pod network
-# and one virtio hostDisk per DISK=PATH (errorPolicy $VM_ERROR_POLICY when set).
+# and one virtio disk per DISK=PATH (a hostDisk) or DISK=@IMAGE (a containerDisk)
+# (errorPolicy $VM_ERROR_POLICY when set).
 vm_manifest() {
 	local name=$1 mem=$2 strategy=${3:-} d
 	shift $(($# < 3 ? $# : 3))
@@ -69,5 +70,11 @@ vm_manifest() {
 			"${VM_ERROR_POLICY:+, errorPolicy: $VM_ERROR_POLICY}"
 	done
 	printf '      volumes:\n'
-	for d; do printf '      - {name: %s, hostDisk: {path: %s, type: Disk}}\n' "${d%%=*}" "${d#*=}"; done
+	for d; do
+		if [[ ${d#*=} == @* ]]; then
+			printf '      - {name: %s, containerDisk: {image: %s}}\n' "${d%%=*}" "${d#*=@}"
+		else
+			printf '      - {name: %s, hostDisk: {path: %s, type: Disk}}\n' "${d%%=*}" "${d#*=}"
+		fi
+	done
 }

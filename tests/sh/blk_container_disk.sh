@@ -17,23 +17,7 @@ qemu-img convert -f raw -O qcow2 "$TMPD/a.raw" "$TMPD/a.qcow2" || fail "qemu-img
 mkdir -p "$TMPD/root/rootdisk"
 cp "$TMPD/a.qcow2" "$TMPD/root/rootdisk/disk.qcow2"
 
-cat >"$TMPD/vm.yaml" <<'YAML'
-apiVersion: kubevirt.io/v1
-kind: VirtualMachine
-metadata: {name: cdisk, namespace: default}
-spec:
-  runStrategy: Always
-  template:
-    spec:
-      domain:
-        memory: {guest: 64Mi}
-        devices:
-          autoattachPodInterface: false
-          disks:
-          - {name: rootdisk, disk: {bus: virtio}}
-      volumes:
-      - {name: rootdisk, containerDisk: {image: quay.io/containerdisks/fedora:latest}}
-YAML
+vm_manifest cdisk 64Mi Always rootdisk=@quay.io/containerdisks/fedora:latest >"$TMPD/vm.yaml"
 
 check() { # $1: label, rest: extra vmlet args
 	local label=$1; shift

@@ -46,25 +46,7 @@ else
 	echo "note: not root: the image is on a writable filesystem"
 fi
 "$VMLET" probe --dump-guest "$TMPD/probe.elf" || { fail "cannot dump the probe"; finish; }
-manifest() { # STRATEGY
-	cat <<YAML
-apiVersion: kubevirt.io/v1
-kind: VirtualMachine
-metadata: {name: eph, namespace: default}
-spec:
-  runStrategy: $1
-  template:
-    spec:
-      domain:
-        memory: {guest: 128Mi}
-        devices:
-          autoattachPodInterface: false
-          disks:
-          - {name: rootdisk, disk: {bus: virtio}}
-      volumes:
-      - {name: rootdisk, containerDisk: {image: quay.io/containerdisks/fedora:40}}
-YAML
-}
+manifest() { vm_manifest eph 128Mi "$1" rootdisk=@quay.io/containerdisks/fedora:40; } # STRATEGY
 
 # 1. the write test on the containerDisk: passes, the image is unchanged
 manifest Once >"$TMPD/vm.yaml"

@@ -67,26 +67,7 @@ with tarfile.open(f"{store}/arch.tar", "w") as t:
     add("manifest.json", json.dumps([{"Config": "cfg.json", "RepoTags": ["example.org/vmlet/arch:2"],
         "Layers": ["l1/layer.tar"]}]).encode())
 PY
-manifest() { # IMAGE-A IMAGE-B
-	cat <<YAML
-apiVersion: kubevirt.io/v1
-kind: VirtualMachine
-metadata: {name: store, namespace: default}
-spec:
-  template:
-    spec:
-      domain:
-        memory: {guest: 64Mi}
-        devices:
-          autoattachPodInterface: false
-          disks:
-          - {name: a, disk: {bus: virtio}}
-          - {name: b, disk: {bus: virtio}}
-      volumes:
-      - {name: a, containerDisk: {image: $1}}
-      - {name: b, containerDisk: {image: $2}}
-YAML
-}
+manifest() { vm_manifest store 64Mi "" "a=@$1" "b=@$2"; } # IMAGE-A IMAGE-B
 # guest STORE: the probe's "name capacity sha" of each disk
 guest() {
 	timeout 120 "$VMLET" probe -f "$TMPD/vm.yaml" --image-store "$1" -o json >"$TMPD/out.json" 2>"$TMPD/err" &&

@@ -6,7 +6,7 @@
  * what is refused). blk_open() picks the format from the image's magic.
  *
  * Where things are (vmm/disk/): blk.c opens and closes and chooses the
- * format; blk_raw.c and blk_qcow2.c are the formats; blk_io.c holds the
+ * format; blk_raw.c and blk_qcow2*.c (blk_qcow2.h) are the formats; blk_io.c holds the
  * positioned-I/O helpers the formats share (declared in blk_format.h,
  * which only formats include); volume.c turns a resolved disk into an
  * open struct blk (volume.h).

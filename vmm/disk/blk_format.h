@@ -15,7 +15,7 @@
 
 #include "vmm/disk/blk.h"
 
-/* Format openers (blk_raw.c, blk_qcow2.c). */
+/* Format openers (blk_raw.c, blk_qcow2_open.c). */
 int blk_raw_init(struct blk *b);
 int blk_qcow2_init(struct blk *b);
 
