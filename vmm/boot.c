@@ -259,7 +259,8 @@ static int boot_kernel_file(struct vm *vm, struct boot_file *k)
 			if (!ret && boot_detect(k) != BOOT_FMT_PVH_ELF) {
 				error("efi: --firmware '%s' is not a PVH firmware (vmlet enters "
 				      "firmware through PVH: an ELF with a "
-				      "XEN_ELFNOTE_PHYS32_ENTRY note)",
+				      "XEN_ELFNOTE_PHYS32_ENTRY note) nor a flash image (OVMF: "
+				      "whole 4 KiB pages, at least 64 KiB)",
 				      vm->opt.firmware);
 				boot_file_release(k);
 				ret = -ENOEXEC;

@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "arch/arch.h"
@@ -20,11 +21,14 @@ bool ovmf_is_flash_image(const char *path)
 {
 	unsigned char magic[4] = {0};
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	ssize_t n;
+	struct stat st;
+	ssize_t n = 0;
 
 	if (fd < 0)
 		return false;
-	n = read(fd, magic, sizeof(magic));
+	if (!fstat(fd, &st) && S_ISREG(st.st_mode) && st.st_size >= OVMF_FLASH_MIN &&
+	    !(st.st_size % 4096))
+		n = read(fd, magic, sizeof(magic));
 	close(fd);
 	return n == 4 && memcmp(magic, "\177ELF", 4) != 0;
 }

@@ -19,8 +19,9 @@
  * flash below 4 GiB (vmm/dev/flash.h), and fw_cfg (vmm/dev/fw_cfg.h):
  * etc/e820 (the RAM), the CPU count, vmlet's ACPI tables through the
  * table-loader and its SMBIOS structures. The boot vCPU starts at the
- * reset vector (arch_regs_reset). OVMF's own debug port 0x402 goes to
- * vmlet's log at debug level (Debian's RELEASE build prints nothing there).
+ * reset vector (arch_regs_reset). OVMF's debug port 0x402 goes to vmlet's
+ * log at debug level (vmm/dev/legacy.c; Debian's RELEASE build prints
+ * nothing there).
  */
 #ifndef VMLET_OVMF_BOOT_H
 #define VMLET_OVMF_BOOT_H
@@ -37,7 +38,10 @@ struct vm_config;
 #define OVMF_VARS_PLAIN	  OVMF_DIR "/OVMF_VARS_4M.fd"
 #define OVMF_VARS_SUFFIX  ".ovmf-vars.fd"
 
-/* Whether a --firmware file is a flash image (not an ELF): OVMF-style. */
+#define OVMF_FLASH_MIN (64u << 10)
+
+/* Whether a --firmware file is a flash image, OVMF-style: not an ELF, a
+ * regular file of whole 4 KiB pages, at least OVMF_FLASH_MIN bytes. */
 bool ovmf_is_flash_image(const char *path);
 
 /* Fill the VM's fw_cfg and give the BSP's reset state. */

@@ -20,6 +20,8 @@
  *            elsewhere is logged, not followed.
  *   port ARCH_PM_TMR_PORT (PMBASE+8): the ACPI PM timer, 3.579545 MHz,
  *            24 bits (OVMF's delays and timer calibration run on it).
+ * OVMF's debug console, port 0x402, is vmm/dev/legacy.c's (lines to the
+ * log at debug level; Debian's RELEASE build writes nothing there).
  *
  * Reset: OVMF resets through 0xcf9 and then the keyboard controller; port
  * 0xcf9 lies in the PCI configuration ports, which ignore it, and the
