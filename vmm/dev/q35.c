@@ -54,7 +54,6 @@ static void q35_tmr_write(void *dev, uint64_t off, const void *data, uint32_t le
 
 static const struct io_ops q35_tmr_ops = {q35_tmr_read, q35_tmr_write};
 
-
 /* PMBASE or ACPI_CNTL written (host->lock held): vmlet's PM block does
  * not move. */
 static void q35_lpc_cfg_write(void *opaque, uint32_t off, uint32_t len)
