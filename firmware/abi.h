@@ -169,6 +169,11 @@
  *                            UEFI revision and configuration tables in
  *                            order (ACPI20, ACPI, SMBIOS3, SMBIOS, else the
  *                            GUID in its text form)
+ *   biosVendor=<text>        the BIOS vendor of the SMBIOS type 0 structure
+ *                            (through the "_SM3_" or "_SM_" entry point in
+ *                            0xF0000-0xFFFFF; non-printable as '_', "-" when
+ *                            empty; omitted without SMBIOS): "vmlet" for
+ *                            vmlet's own tables, "SeaBIOS" through SeaBIOS
  *   msixRouted=<functions> <vectors>
  *                            only with "vmlet.msix": every MSI-X vector of
  *                            every PCI function was routed and unmasked

@@ -4,10 +4,12 @@
  * runStrategy (vmm/lifecycle.h) until it ends for good; the exit status
  * says how the last run ended (vmm/cmd.h).
  */
+#include <errno.h>
 #include <getopt.h>
 #include <sched.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <termios.h>
 #include <unistd.h>
@@ -17,6 +19,7 @@
 #include "vmm/ctl/ctl.h"
 #include "vmm/jail.h"
 #include "vmm/lifecycle.h"
+#include "vmm/log.h"
 #include "vmm/vm_config.h"
 
 static void run_usage(FILE *f)
@@ -48,6 +51,7 @@ enum { RUN_OPT_STRATEGY = 0x1a0, RUN_OPT_JAIL };
 struct run_ctx {
 	const struct vm_config *cfg;
 	const struct cmd_vm_opts *o;
+	const struct lifecycle *lc;
 };
 
 /* One guest run (vmm/lifecycle.h): in this process, or in a worker. */
@@ -57,6 +61,11 @@ static enum lifecycle_end run_guest(void *p, unsigned int restarts)
 	int ret;
 
 	ctl_vm_set_restarts(restarts);
+	/* the variables of a VM without efi.persistent live as long as
+	 * KubeVirt's VMI: through the guest's reboots, not a new start */
+	if (r->o->efi_vars_volatile && restarts && r->lc->last_end != LC_END_REBOOT &&
+	    ftruncate(r->o->efi_vars_fd, 0))
+		return LC_END_FAILED;
 	if (restarts)
 		log_info("run: starting the guest again (restart %u)", restarts);
 	ret = cmd_vm_run(r->cfg, r->o, NULL, 0, NULL);
@@ -86,10 +95,26 @@ static int run_exit_status(enum lifecycle_end end)
 	return (unsigned int)end < LC_END_COUNT ? status[end] : VMLET_EXIT_ERROR;
 }
 
-static int run_with_strategy(const struct vm_config *cfg, const struct cmd_vm_opts *o,
+/* An EFI VM without efi.persistent that vmlet may restart keeps its
+ * variables in memory across restarts after a guest reboot (run_guest):
+ * a memfd, as a VMI keeps its NVRAM through the guest's reboots. */
+static int run_volatile_vars(const struct vm_config *cfg, const struct lifecycle *lc,
+			     struct cmd_vm_opts *o)
+{
+	if (cfg->boot != VM_BOOT_EFI || cfg->efi_persistent || !lifecycle_may_restart(lc))
+		return 0;
+	o->efi_vars_fd = memfd_create("vmlet-efivars", MFD_CLOEXEC);
+	if (o->efi_vars_fd < 0)
+		return error_errno(-errno, "run: memfd for the EFI variables");
+	o->efi_vars_volatile = true;
+	return 0;
+}
+
+static int run_with_strategy(const struct vm_config *cfg, const struct cmd_vm_opts *opts,
 			     const char *override)
 {
-	struct run_ctx ctx = {cfg, o};
+	struct cmd_vm_opts vopts = *opts, *o = &vopts;
+	struct run_ctx ctx = {cfg, o, NULL};
 	enum lifecycle_strategy strategy;
 	struct jail_cgroup cg = {0};
 	enum lifecycle_end end;
@@ -104,6 +129,9 @@ static int run_with_strategy(const struct vm_config *cfg, const struct cmd_vm_op
 		return VMLET_EXIT_ERROR;
 	}
 	lifecycle_init(&lc, strategy);
+	ctx.lc = &lc;
+	if (run_volatile_vars(cfg, &lc, o))
+		return VMLET_EXIT_ERROR;
 	if (o->sandbox.jail_dir) {
 		/* each run is PID 1 of its own namespaces (vmm/jail.h) */
 		lc.clone_flags = CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC;
@@ -125,6 +153,8 @@ static int run_with_strategy(const struct vm_config *cfg, const struct cmd_vm_op
 	if (on_tty)
 		tcsetattr(STDIN_FILENO, TCSANOW, &tty);
 	jail_cgroup_leave(&cg);
+	if (o->efi_vars_volatile)
+		close(o->efi_vars_fd);
 	/* a worker killed by a signal (SIGSYS: a seccomp violation) ends
 	 * vmlet with the status a shell shows for that signal */
 	if (end == LC_END_FAILED && lc.worker_signal)

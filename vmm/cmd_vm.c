@@ -413,6 +413,8 @@ int cmd_vm_run(const struct vm_config *cfg, const struct cmd_vm_opts *o, const u
 	    .console = o->console,
 	    .payload = payload,
 	    .payload_len = payload_len,
+	    .efi_vars_volatile = o->efi_vars_volatile,
+	    .efi_vars_fd = o->efi_vars_fd,
 	    .firmware = o->firmware,
 	    .module = o->module,
 	    .module_len = o->module_len,

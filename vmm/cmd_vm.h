@@ -46,6 +46,11 @@ struct cmd_vm_opts {
 	enum log_level log_level;
 	struct sandbox_opts sandbox; /* --seccomp, --user (vmm/sandbox.h) */
 	const char *api_socket;	     /* --api-socket (vmm/ctl/ctl.h) */
+
+	/* a VM without efi.persistent: its variables in the open file
+	 * efi_vars_fd when efi_vars_volatile (vm_options, cmd_run.c) */
+	bool efi_vars_volatile;
+	int efi_vars_fd;
 };
 
 /* Long options both commands accept; option values >= CMD_OPT_BASE. */

@@ -62,34 +62,37 @@ static int ev_last(const uint8_t *buf, size_t n, const uint8_t **blob, size_t *l
 	return recs == 1 && off == n;
 }
 
-static int ev_read_file(const char *path, uint8_t **buf, size_t *n)
+/* The whole of an open file (at most EFI_VARS_FILE_MAX bytes) into *buf. */
+static int ev_read_fd(int fd, uint8_t **buf, size_t *n)
 {
 	struct stat st;
-	int fd = open(path, O_RDONLY | O_CLOEXEC), ret = 0;
 	ssize_t r;
+
+	*buf = NULL;
+	*n = 0;
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || (uint64_t)st.st_size > EFI_VARS_FILE_MAX)
+		return -EINVAL;
+	*buf = malloc((size_t)st.st_size + 1);
+	if (!*buf)
+		return -ENOMEM;
+	while (*n < (size_t)st.st_size) {
+		r = pread(fd, *buf + *n, (size_t)st.st_size - *n, (off_t)*n);
+		if (r <= 0)
+			return r ? -errno : -EIO;
+		*n += (size_t)r;
+	}
+	return 0;
+}
+
+static int ev_read_file(const char *path, uint8_t **buf, size_t *n)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC), ret;
 
 	*buf = NULL;
 	*n = 0;
 	if (fd < 0)
 		return errno == ENOENT ? 0 : -errno;
-	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || (uint64_t)st.st_size > EFI_VARS_FILE_MAX) {
-		ret = -EINVAL;
-		goto out;
-	}
-	*buf = malloc((size_t)st.st_size + 1);
-	if (!*buf) {
-		ret = -ENOMEM;
-		goto out;
-	}
-	while (*n < (size_t)st.st_size) {
-		r = read(fd, *buf + *n, (size_t)st.st_size - *n);
-		if (r <= 0) {
-			ret = r ? -errno : -EIO;
-			goto out;
-		}
-		*n += (size_t)r;
-	}
-out:
+	ret = ev_read_fd(fd, buf, n);
 	close(fd);
 	return ret;
 }
@@ -115,19 +118,24 @@ static int ev_compact(struct efi_vars *v)
 	return ret;
 }
 
+static int ev_alloc(struct efi_vars *v)
+{
+	memset(v, 0, sizeof(*v));
+	v->fd = -1;
+	v->rec = malloc(EV_HDR + FW_ABI_EFI_VARS_MAX);
+	v->blob = malloc(FW_ABI_EFI_VARS_MAX);
+	return v->rec && v->blob ? 0 : -ENOMEM;
+}
+
 int efi_vars_open(struct efi_vars *v, const char *path)
 {
 	const uint8_t *blob;
 	uint8_t *file = NULL;
 	size_t n;
-	int ret;
+	int ret = ev_alloc(v);
 
-	memset(v, 0, sizeof(*v));
-	v->fd = -1;
 	v->path = strdup(path);
-	v->rec = malloc(EV_HDR + FW_ABI_EFI_VARS_MAX);
-	v->blob = malloc(FW_ABI_EFI_VARS_MAX);
-	if (!v->path || !v->rec || !v->blob) {
+	if (ret || !v->path) {
 		ret = -ENOMEM;
 		goto fail;
 	}
@@ -160,6 +168,43 @@ int efi_vars_open(struct efi_vars *v, const char *path)
 	free(file);
 	return 0;
 fail:
+	free(file);
+	efi_vars_close(v);
+	return ret;
+}
+
+int efi_vars_open_fd(struct efi_vars *v, int fd)
+{
+	const uint8_t *blob;
+	uint8_t *file = NULL;
+	size_t n, len;
+	int ret = ev_alloc(v);
+
+	v->path = strdup("(memory)");
+	if (ret || !v->path) {
+		ret = -ENOMEM;
+		goto fail;
+	}
+	ret = ev_read_fd(fd, &file, &n);
+	if (ret)
+		goto fail;
+	ev_last(file, n, &blob, &v->len);
+	if (v->len)
+		memcpy(v->blob, blob, v->len);
+	/* compacted in place: one record (nothing here outlives vmlet) */
+	len = ev_record(v->rec, v->blob, v->len);
+	errno = 0;
+	v->fd = fcntl(fd, F_DUPFD_CLOEXEC, 0);
+	if (v->fd < 0 || fcntl(v->fd, F_SETFL, O_APPEND) || ftruncate(v->fd, 0) ||
+	    write(v->fd, v->rec, len) != (ssize_t)len) {
+		ret = errno ? -errno : -EIO;
+		goto fail;
+	}
+	v->file_size = len;
+	free(file);
+	return 0;
+fail:
+	error_errno(ret, "efi: cannot open the VM's variable store");
 	free(file);
 	efi_vars_close(v);
 	return ret;

@@ -37,6 +37,13 @@ struct efi_vars {
 int efi_vars_open(struct efi_vars *v, const char *path);
 #define EFI_VARS_FILE_MAX (64ull << 20)
 
+/* The same store in an open regular file fd that outlives this VM but
+ * not vmlet (a memfd: the variables of a VM without efi.persistent, kept
+ * across a guest reboot as in KubeVirt's VMI, cmd_run.c). Reads it,
+ * rewrites it as one record and saves to a duplicate of fd (O_APPEND is
+ * set on the shared file description). 0 or -errno, logged. */
+int efi_vars_open_fd(struct efi_vars *v, int fd);
+
 /* Replace the stored blob (len <= FW_ABI_EFI_VARS_MAX). 0 or -errno
  * (-E2BIG, -ENOSPC past EFI_VARS_FILE_MAX, a write error). */
 int efi_vars_save(struct efi_vars *v, const void *blob, size_t len);

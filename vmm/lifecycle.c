@@ -273,6 +273,7 @@ enum lifecycle_end lifecycle_run(struct lifecycle *lc, lifecycle_run_fn run, voi
 		}
 		if (lifecycle_next(lc, end, now_ms() - t0, sigsys, &delay) == LC_EXIT)
 			break;
+		lc->last_end = end;
 		log_warn("lifecycle: guest %s; runStrategy %s: restart %u in %llu ms",
 			 lifecycle_end_name(end), lifecycle_strategy_name(lc->strategy),
 			 lc->restarts, (unsigned long long)delay);

@@ -66,6 +66,9 @@ struct lifecycle {
 				    * then has an unconfined process, e.g. to
 				    * remove the control socket) */
 	uint64_t next_backoff_ms;  /* delay for the next short-run restart */
+
+	/* how the run before a restart ended (when restarts > 0) */
+	enum lifecycle_end last_end;
 };
 
 /* "Always", "RerunOnFailure", "Once", "Manual", "Halted"; NULL = Once.

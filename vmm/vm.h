@@ -53,6 +53,10 @@ struct vm_options {
 	bool bios_payload;
 	/* the EFI variable store file when cfg->efi_persistent */
 	const char *efi_vars;
+	/* otherwise, when efi_vars_volatile: the store in the open file
+	 * efi_vars_fd, which outlives this VM but not vmlet (efi_vars.h) */
+	bool efi_vars_volatile;
+	int efi_vars_fd;
 	/* OVMF (ovmf_boot.h): the firmware's code image, mapped read-only
 	 * below 4 GiB on a q35-like platform (NULL: not an OVMF VM), the
 	 * per-VM variable store file mapped below it, the image it is

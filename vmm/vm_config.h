@@ -37,7 +37,8 @@ enum vm_disk_source {
 enum vm_disk_device { VM_DEV_DISK = 0, VM_DEV_CDROM, VM_DEV_LUN };
 
 enum vm_cache_mode {
-	VM_CACHE_DEFAULT = 0,  /* unset: writeback */
+	VM_CACHE_DEFAULT = 0,  /* unset: none where the image takes O_DIRECT, else
+				* writethrough (KubeVirt; vmm/disk/volume.c) */
 	VM_CACHE_NONE,	       /* O_DIRECT */
 	VM_CACHE_WRITETHROUGH, /* O_DSYNC */
 	VM_CACHE_WRITEBACK,

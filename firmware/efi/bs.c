@@ -155,7 +155,9 @@ static efi_status EFIAPI locate_handle(uint32_t search, const efi_guid *g, void 
 
 	(void)key;
 	st = proto_locate_handles(search, g, size, buf);
-	if (st == EFI_NOT_FOUND && search == ByProtocol && g)
+	/* (a protocol of ours without a handle, e.g. no file system, is no
+	 * missing protocol) */
+	if (st == EFI_NOT_FOUND && search == ByProtocol && g && !efi_protocol_provided(g))
 		log_missing("LocateHandle", g);
 	return st;
 }

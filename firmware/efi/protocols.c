@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 /* protocols.c - the GUIDs of protocols and tables the firmware knows. */
 #include "firmware/efi/protocols.h"
+#include "firmware/efi/proto.h"
 #include "firmware/lib/efi_guid.h"
 
 const efi_guid efi_loaded_image_guid =
@@ -76,6 +77,21 @@ static const struct {
     {EFI_GUID(0xdd9e7534, 0x7762, 0x4698, 0x8c, 0x14, 0xf5, 0x85, 0x17, 0xa6, 0x25, 0xaa),
      "simple text input ex"},
 };
+
+bool efi_protocol_provided(const efi_guid *g)
+{
+	static const efi_guid *const ours[] = {
+	    &efi_loaded_image_guid,    &efi_loaded_image_dp_guid, &efi_device_path_guid,
+	    &efi_simple_text_out_guid, &efi_simple_text_in_guid,  &efi_block_io_guid,
+	    &efi_disk_io_guid,	       &efi_simple_fs_guid,	  &efi_rng_guid,
+	    &efi_load_file2_guid,      &efi_console_control_guid,
+	};
+
+	for (unsigned int i = 0; i < sizeof(ours) / sizeof(ours[0]); i++)
+		if (guid_eq(ours[i], g))
+			return true;
+	return false;
+}
 
 const char *efi_absent_protocol_name(const efi_guid *g)
 {

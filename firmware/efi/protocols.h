@@ -21,6 +21,9 @@ extern const efi_guid efi_loaded_image_guid, efi_loaded_image_dp_guid, efi_simpl
  * provide (graphics output, UGA draw, simple network, TCG2...), "" for
  * any other GUID. */
 const char *efi_absent_protocol_name(const efi_guid *g);
+/* Whether g is one of the protocols this firmware implements (whether or
+ * not a handle has it right now). */
+bool efi_protocol_provided(const efi_guid *g);
 
 /* ---- console -------------------------------------------------------------- */
 struct efi_input_key {

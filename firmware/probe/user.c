@@ -312,6 +312,7 @@ void probe_user_main(void *arg)
 	/* before the APs' trampoline and stacks can touch firmware memory */
 	if (cmdline_value((uint32_t)(uintptr_t)arg, "vmlet.efi=", efi, sizeof(efi)))
 		probe_efi_report(&st.out, efi);
+	probe_smbios_report(&st.out);
 	start_aps();
 	order_cpus();
 	report_topology();

@@ -407,6 +407,10 @@ static void test_time_and_events(BOOLEAN want_rtc)
 	check(L"event.wait", g_bs->WaitForEvent(1, &ev, &index) == 0 && index == 0, NULL, 0);
 	check(L"event.close", g_bs->CloseEvent(ev) == 0, NULL, 0);
 	check(L"stall", g_bs->Stall(100) == 0, NULL, 0);
+	/* not implemented: EFI_UNSUPPORTED, logged by name (efi_vmlet.sh) */
+	st = g_st->RuntimeServices->GetTime(&t, NULL);
+	check(L"time.set-unsupported",
+	      st != 0 || g_st->RuntimeServices->SetTime(&t) == EFI_UNSUPPORTED, NULL, 0);
 }
 
 static BOOLEAN is_rsdp(const char *p)

@@ -7,8 +7,9 @@
  *     vars.count=N          the non-volatile VmletCount variable (0: none)
  * then stores N+1 in VmletCount and, on the first run (N = 0), adds
  * Boot0007 = this disk's partition + \EFI\VMLET\VARS2.EFI with the data
- * "from-boot0007" and BootOrder = {0x0007}, and powers off. Little work:
- * it runs at (emulated) CPL0.
+ * "from-boot0007" and BootOrder = {0x0007}, and powers off; with load
+ * options "reboot" it resets instead ("vars: reboot"). Little work: it runs
+ * at (emulated) CPL0.
  */
 #include <efi.h>
 #include <efilib.h>
@@ -98,6 +99,11 @@ EFI_STATUS efi_main(EFI_HANDLE image, EFI_SYSTEM_TABLE *st)
 		if (rt->SetVariable(L"Boot0007", &gEfiGlobalVariableGuid, nv, n, opt) ||
 		    rt->SetVariable(L"BootOrder", &gEfiGlobalVariableGuid, nv, 2, &order))
 			putsa("vars: FAIL boot option\r\n");
+	}
+	if (li && li->LoadOptionsSize >= sizeof(L"reboot") - 2 &&
+	    !CompareMem(li->LoadOptions, L"reboot", sizeof(L"reboot") - 2)) {
+		putsa("vars: reboot\r\n");
+		rt->ResetSystem(EfiResetCold, EFI_SUCCESS, 0, NULL);
 	}
 	putsa("vars: done\r\n");
 	rt->ResetSystem(EfiResetShutdown, EFI_SUCCESS, 0, NULL);

@@ -75,6 +75,14 @@ EOF
 	[[ -z ${5:-} ]] || printf '      volumes:\n%s\n' "$5"
 }
 
+# vm_yaml_pod NAME S,C,T MEMORY INTERFACE: vm_yaml with one interface on
+# the pod network; INTERFACE is its flow-style entry, e.g. "{name: default,
+# masquerade: {}}" (the network is named default)
+vm_yaml_pod() {
+	vm_yaml "$1" "$2" "$3" "          interfaces:
+          - $4" | sed 's/^      domain:/      networks: [{name: default, pod: {}}]\n      domain:/'
+}
+
 # bzimage_version FILE: the kernel release of a bzImage (its setup header's
 # kernel_version string, "6.1.0-56-cloud-amd64 (...)"), for /lib/modules
 bzimage_version() {
@@ -82,4 +90,23 @@ bzimage_version() {
 	off=$(od -An -tu2 -j 526 -N 2 "$1" | tr -d ' ')
 	[[ -n $off && $off != 0 ]] || return 1
 	dd if="$1" bs=1 skip=$((off + 512)) count=64 2>/dev/null | tr '\0' ' ' | cut -d' ' -f1
+}
+
+# pod_traffic_check DHCP GW: host_check of pod_traffic (lib-l2.sh): the
+# lease the guest got ("ip=... mask=... router=..."), its gateway GW
+# answering pings, the node beyond the pod reached by ping and by 1 MiB of
+# TCP, port 8080 forwarded inward to the guest, 8081 (not in ports) not.
+pod_traffic_check() {
+	[[ $(rep dhcp) == "$1" ]] && ok "DHCP: $1" || fail "DHCP: '$(rep dhcp)', want '$1'"
+	[[ $(rep ping-gw) == "$2 3 packets received" ]] && ok "ping the gateway $2" ||
+		fail "ping the gateway: '$(rep ping-gw)', want '$2 3 packets received'"
+	[[ $(rep ping-out) == "3 packets received" ]] && ok "ping the node beyond the pod (10.201.0.1)" ||
+		fail "ping 10.201.0.1: '$(rep ping-out)'"
+	[[ -n $(rep tcp-sent) && $(rep tcp-sent) == "$(rep node-recv)" ]] &&
+		ok "1 MiB over TCP to the node beyond the pod arrived intact" ||
+		fail "TCP out: sent '$(rep tcp-sent)', the node got '$(rep node-recv)'"
+	[[ $(rep recv-8080) == to-8080 ]] && ok "port 8080 (in ports) forwarded inward to the guest" ||
+		fail "port 8080: the guest got '$(rep recv-8080)', want to-8080"
+	[[ -z $(rep recv-8081) && -n $(rep recv-8080) ]] && ok "port 8081 (not in ports) not forwarded" ||
+		fail "port 8081: the guest got '$(rep recv-8081)', want nothing"
 }

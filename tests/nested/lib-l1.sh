@@ -94,3 +94,48 @@ vm_run_on() {
 	exec 4>&-
 	wait $_bg
 }
+
+# pod_up: L1 plays a pod on a node, as KubeVirt's pod network looks: a
+# network namespace (NETNS, the pid of a process in it; `pod CMD...` runs
+# CMD there) whose eth0 (10.200.0.2/24, default route via the node) is a
+# veth to L1's own namespace, "the node": node0 10.200.0.1/24, and
+# 10.201.0.1 on its lo, an address beyond the pod's subnet. Exports NETNS
+# (vmlet_run runs in it) and VMLET_POD_INTERFACE=eth0. pod_down ends it.
+pod_up() {
+	for m in veth tun bridge; do modprobe $m || return 1; done
+	unshare -n sleep 600 &
+	NETNS=$!
+	while [ "$(readlink /proc/$NETNS/ns/net)" = "$(readlink /proc/1/ns/net)" ]; do sleep 0.1; done
+	ip link add eth0 type veth && ip link set eth0 netns "$NETNS" && ip link set veth0 name node0 || return 1
+	ip addr add 10.200.0.1/24 dev node0 && ip link set node0 up || return 1
+	ip link set lo up && ip addr add 10.201.0.1/32 dev lo || return 1
+	pod ip link set lo up && pod ip addr add 10.200.0.2/24 dev eth0 && pod ip link set eth0 up &&
+		pod ip route add default via 10.200.0.1 || return 1
+	export VMLET_POD_INTERFACE=eth0 NETNS
+}
+pod() { nsenter -t "$NETNS" -n "$@"; }
+pod_down() {
+	kill "$NETNS" 2>/dev/null
+	ip addr del 10.201.0.1/32 dev lo 2>/dev/null
+	ip link del node0 2>/dev/null
+	return 0
+}
+
+# pod_traffic_run [ARGS...]: vm_run in the pod of pod_up with the node's
+# side of pod_traffic (lib-l2.sh): a listener on the node's port 5000
+# ("@R node-recv MD5 BYTES": what arrived) and, once the guest listens,
+# "to-8081" and then "to-8080" sent from the node to the pod's address
+# 10.200.0.2 on those ports. "@R node-route-to-guest": how the node would
+# route to 10.0.2.2, a masquerade guest's own address. pod_down after it.
+pod_traffic_run() {
+	echo "@R node-route-to-guest $(ip route get 10.0.2.2 2>&1 | head -n 1)"
+	sleep 600 | nc -l -p 5000 >/tmp/recv &
+	_ncpid=$!
+	vm_run_on "@R guest-listening" \
+		'(for p in 8081 8080; do echo to-$p | nc -w 5 10.200.0.2 $p; done) >/dev/null 2>&1 &' "$@"
+	_rc=$?
+	echo "@R node-recv $(md5sum </tmp/recv | cut -d' ' -f1) $(wc -c </tmp/recv)"
+	kill "$_ncpid" $(pidof sleep) 2>/dev/null
+	pod_down
+	return $_rc
+}

@@ -90,3 +90,55 @@ disk_by_serial() {
 	done
 	return 1
 }
+
+# dhcp_up IFACE: udhcpc on IFACE (up, with lo); the lease's address and
+# default route are set; reports "@R dhcp ip=... mask=... router=..." (or
+# "@R dhcp failed")
+dhcp_up() {
+	printf '%s\n' '#!/bin/sh' '[ "$1" = bound ] || exit 0' 'ip addr add "$ip/$mask" dev "$interface"' \
+		'[ -z "$router" ] || ip route add default via "${router%% *}"' \
+		'echo "@R dhcp ip=$ip mask=$mask router=$router" >/dev/console' >/tmp/dhcp.sh
+	chmod +x /tmp/dhcp.sh
+	ip link set lo up && ip link set "$1" up
+	udhcpc -i "$1" -n -q -f -t 10 -T 2 -s /tmp/dhcp.sh >/dev/null 2>&1 || rep dhcp failed
+}
+
+# tcp_listen PORT FILE: a listener on PORT (background) that writes what
+# it receives to FILE and then creates FILE.done; tcp_wait FILE [SECONDS]:
+# wait (default 30 s of L2's uptime) for FILE.done. (Not `sleep | nc -l`:
+# busybox nc -l ends only when its stdin does.)
+tcp_listen() {
+	: >"$2"
+	(nc -l -p "$1" -e sh -c "cat >$2"; echo done >"$2.done") &
+}
+tcp_wait() {
+	_end=$(($(cut -d. -f1 /proc/uptime) + ${2:-30}))
+	while [ ! -f "$1.done" ] && [ "$(cut -d. -f1 /proc/uptime)" -lt $_end ]; do sleep 0.2; done
+}
+
+# pod_traffic: the guest's side of pod_traffic_run (lib-l1.sh): virtio-net
+# up with dhcp_up on eth0, then ping its default gateway ("@R ping-gw GW N packets received")
+# and the node beyond the pod (10.201.0.1, "@R ping-out"), 1 MiB over TCP
+# to the node's port 5000 ("@R tcp-sent MD5 BYTES"), then listeners on
+# ports 8080 and 8081 ("@R guest-listening") and what each received from
+# the node ("@R recv-8080 ...", "@R recv-8081 ...").
+pod_traffic() {
+	mod virtio_pci virtio_net
+	dhcp_up eth0
+	gw=$(ip route | sed -n 's/^default via \([^ ]*\).*/\1/p')
+	rep ping-gw "$gw $(ping -c 3 -W 5 "$gw" 2>&1 | grep -o '[0-9]* packets received')"
+	rep ping-out "$(ping -c 3 -W 5 10.201.0.1 2>&1 | grep -o '[0-9]* packets received')"
+	dd if=/dev/urandom of=/tmp/blob bs=65536 count=16 2>/dev/null
+	rep tcp-sent "$(md5sum </tmp/blob | cut -d' ' -f1) $(wc -c </tmp/blob)"
+	nc -w 10 10.201.0.1 5000 </tmp/blob
+	tcp_listen 8080 /tmp/in8080
+	tcp_listen 8081 /tmp/in8081
+	_end=$(($(cut -d. -f1 /proc/uptime) + 30))
+	while [ "$(netstat -ltn 2>/dev/null | grep -c -E ':808[01] ')" != 2 ] &&
+		[ "$(cut -d. -f1 /proc/uptime)" -lt $_end ]; do sleep 0.2; done
+	rep guest-listening
+	tcp_wait /tmp/in8080 60
+	tcp_wait /tmp/in8081 5
+	rep recv-8080 "$(cat /tmp/in8080)"
+	rep recv-8081 "$(cat /tmp/in8081)"
+}

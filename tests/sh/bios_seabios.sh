@@ -110,14 +110,25 @@ if [[ -f /usr/share/qemu/pvh.bin ]]; then
 		--log-level debug --log-format text >"$TMPD/probe" 2>"$TMPD/plog"
 	rc=$?
 	if ((rc == 0)) && grep -q '^match: yes' "$TMPD/probe" &&
-		grep -q 'debugcon: Booting from ROM' "$TMPD/plog"; then
-		ok "vmlet probe through SeaBIOS: match (2x2 vCPUs, 5 GiB, ACPI)"
+		grep -q 'debugcon: Booting from ROM' "$TMPD/plog" &&
+		grep -qE '^  biosVendor +SeaBIOS +SeaBIOS *$' "$TMPD/probe"; then
+		ok "vmlet probe through SeaBIOS: match (2x2 vCPUs, 5 GiB, ACPI, SMBIOS type 0 SeaBIOS's)"
 	else
 		fail "probe through SeaBIOS: exit $rc"
 		sed 's/^/    /' "$TMPD/probe"
 		grep -v debugcon "$TMPD/plog" | tail -n 10 | sed 's/^/    /'
 	fi
 fi
+
+# without any bootloader (BIOS by KubeVirt's default) the probe boots
+# directly, saying so, and finds vmlet's own SMBIOS
+grep -v -e 'firmware:' -e 'bootloader:' -e 'bios: {' "$TMPD/serial.yaml" >"$TMPD/default.yaml"
+timeout 120 "$VMLET" probe -f "$TMPD/default.yaml" -o text >"$TMPD/dprobe" 2>"$TMPD/dlog"
+rc=$?
+((rc == 0)) && grep -q '^match: yes' "$TMPD/dprobe" && grep -qE '^  biosVendor +vmlet +vmlet *$' "$TMPD/dprobe" &&
+	grep -q '^note: .*booted directly, not through SeaBIOS' "$TMPD/dprobe" &&
+	ok "probe of a VM without bootloader: direct, says so: $(grep '^note: ' "$TMPD/dprobe")" ||
+	{ fail "probe without bootloader: exit $rc"; cat "$TMPD/dprobe" "$TMPD/dlog" | sed 's/^/    /'; }
 
 # a missing image: the error names the Debian package
 VMLET_SEABIOS=$TMPD/none.bin timeout 60 "$VMLET" run -f "$TMPD/serial.yaml" >/dev/null \

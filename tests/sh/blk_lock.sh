@@ -5,7 +5,8 @@
 # use, QEMU cannot open it for writing, qemu-img info cannot open a qcow2
 # image; vmlet refuses an image QEMU writes; the bytes locked are QEMU's
 # (/proc/locks); shareable: true lets two vmlets write one image; readOnly
-# disks share with readers (QEMU's too) and exclude writers; the locks of a
+# disks share with readers (QEMU's too) and exclude writers; every kind of
+# user (readOnly, shareable, containerDisk) locks QEMU's bytes; the locks of a
 # sandboxed vmlet, and of a jailed one (as root), are taken before its
 # confinement and gone once it is killed with SIGKILL.
 source "$(dirname "$0")/../lib/sh.sh"
@@ -23,7 +24,8 @@ cleanup() {
 }
 trap cleanup EXIT
 
-# manifest NAME DISK=PATH[:ro][:shared]...: a VM with those hostDisks
+# manifest NAME DISK=PATH[:ro][:shared][:cd]...: a VM with those hostDisks
+# (:cd: containerDisks, whose images start gives with --volume)
 manifest() {
 	local name=$1 d p
 	shift
@@ -40,7 +42,11 @@ manifest() {
 	printf '      volumes:\n'
 	for d; do
 		p=${d#*=}
-		printf '      - {name: %s, hostDisk: {path: %s, type: Disk}}\n' "${d%%=*}" "${p%%:*}"
+		if [[ $p == *:cd* ]]; then # a containerDisk: its image given with --volume
+			printf '      - {name: %s, containerDisk: {image: example/%s}}\n' "${d%%=*}" "${d%%=*}"
+		else
+			printf '      - {name: %s, hostDisk: {path: %s, type: Disk}}\n' "${d%%=*}" "${p%%:*}"
+		fi
 	done
 }
 # start TAG DISK=PATH...: a vmlet holding those disks (guest idles; $EXTRA
@@ -159,6 +165,58 @@ share() {
 }
 share "$raw:ro" "$raw:ro" "$raw" "readOnly"
 share "$raw:shared" "$raw:shared" "$raw" "shareable: true"
+
+# 5. each kind of user locks the bytes QEMU 7.2 locks for the same disk as
+# libvirt starts it (readOnly: readonly=on, shareable: share-rw=on; a
+# containerDisk is the backing file of KubeVirt's overlay), QEMU being the
+# oracle: its bytes are read once its QMP greeting says it is set up
+if command -v qemu-system-x86_64 >/dev/null && command -v python3 >/dev/null; then
+	qemu-img create -q -f qcow2 -b "$qcow" -F qcow2 "$TMPD/overlay.qcow2"
+	# qemu_bytes FILE ARGS...: the bytes a stopped QEMU with ARGS locks on FILE
+	qemu_bytes() {
+		local file=$1 q
+		shift
+		rm -f "$TMPD/qmp"
+		qemu-system-x86_64 -nodefaults -display none -S -qmp "unix:$TMPD/qmp,server=on,wait=off" "$@" &
+		q=$!
+		python3 - "$TMPD/qmp" <<'PY'
+import socket, sys, time
+for _ in range(600):
+    try:
+        s = socket.socket(socket.AF_UNIX); s.connect(sys.argv[1]); s.recv(4096); sys.exit(0)
+    except OSError:
+        time.sleep(0.1)
+sys.exit(1)
+PY
+		locked_bytes "$file"
+		stop "$q"
+	}
+	# same WHAT VMLET-DISK QEMU-DRIVE-OPTS [DEVICE-OPTS]: vmlet's bytes on the image are QEMU's
+	same() {
+		local what=$1 d=$2 file=${2#*=} want got
+		file=${file%%:*}
+		want=$(qemu_bytes "$file" -drive "if=none,id=d0,$3" -device "virtio-blk-pci,drive=d0${4:+,$4}")
+		[[ $d == *:cd* ]] && EXTRA=(--volume "${d%%=*}=$file")
+		if start k "$d"; then
+			got=$(locked_bytes "$file")
+			[[ -n $want && $got == "$want" ]] && ok "$what: QEMU's bytes ($got)" ||
+				fail "$what: vmlet locks '$got', QEMU '$want'"
+		else
+			fail "$what: vmlet did not start: $(tail -3 "$TMPD/k.out")"
+		fi
+		stop "$LAST"
+		EXTRA=()
+	}
+	same "raw writer" a="$raw" "file=$raw,format=raw"
+	same "raw readOnly" a="$raw:ro" "file=$raw,format=raw,readonly=on"
+	same "raw readOnly shareable" a="$raw:ro:shared" "file=$raw,format=raw,readonly=on" share-rw=on
+	same "raw shareable writer" a="$raw:shared" "file=$raw,format=raw" share-rw=on
+	same "qcow2 readOnly containerDisk" a="$qcow:cd:ro" "file=$qcow,format=qcow2,readonly=on"
+	same "qcow2 readOnly shareable containerDisk" a="$qcow:cd:ro:shared" \
+		"file=$qcow,format=qcow2,readonly=on" share-rw=on
+	same "qcow2 containerDisk (the overlay's backing file)" a="$qcow:cd" \
+		"file=$TMPD/overlay.qcow2,format=qcow2"
+fi
 
 # 4. in a jail (namespaces, pivot into an empty directory): the locks were
 # taken before, and go when the supervisor is killed (its worker follows)

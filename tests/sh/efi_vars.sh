@@ -10,7 +10,11 @@
 #      even with a torn record appended to the store (crash in a save);
 #   3. without --efi-vars the store is <name>.efivars next to the manifest;
 #   4. without persistent nothing survives, and without bootOrder disk a
-#      (00:01) boots first.
+#      (00:01) boots first;
+#   5. without persistent the variables live as long as KubeVirt's VMI:
+#      through a guest reboot that vmlet restarts (the second boot follows
+#      the BootOrder the first one set), not into the new start after a
+#      power-off under runStrategy Always.
 source "$(dirname "$0")/../lib/sh.sh"
 source tests/efi/lib.sh
 
@@ -62,4 +66,30 @@ efi_vm_yaml efi-vars mem=64Mi disk=a:$TMPD/a.img disk=b:$TMPD/b.img >"$TMPD/plai
 run "$TMPD/o5" "$TMPD/plain.yaml" && run "$TMPD/o6" "$TMPD/plain.yaml" &&
 	want "$TMPD/o6" "vars.pci=1 vars.options= vars.count=0" \
 		"not persistent: nothing survives; disk order without bootOrder"
+
+# 5. (the app resets instead of powering off when its load options are "reboot")
+o=$TMPD/o7
+timeout 60 "$VMLET" run -f "$TMPD/plain.yaml" --run-strategy RerunOnFailure --cmdline reboot \
+	--console "file:$o" >"$o.log" 2>&1
+rc=$?
+got=$(grep -a -E '^vars\.(options|count)=|^vars: (reboot|done)' "$o" | tr -d '\r' | tr '\n' ' ')
+[[ $rc == 0 && $got == "vars.options=reboot vars.count=0 vars: reboot vars.options=from-boot0007 vars.count=1 vars: done " ]] &&
+	ok "not persistent: the variables and BootOrder survive the guest's reboot" ||
+	fail "not persistent, a reboot under RerunOnFailure: status $rc, the app printed: $got"
+o=$TMPD/o8
+"$VMLET" run -f "$TMPD/plain.yaml" --run-strategy Always --cmdline reboot --console "file:$o" >"$o.log" 2>&1 &
+pid=$!
+for ((i = 0; i < 600; i++)); do # until the start after the power-off has printed its count
+	n=$(grep -a -c '^vars\.count=' "$o" 2>/dev/null)
+	((${n:-0} >= 3)) && break
+	kill -0 $pid 2>/dev/null || break
+	sleep 0.1
+done
+kill -TERM $pid 2>/dev/null
+wait $pid
+rc=$?
+got=$(grep -a '^vars\.count=' "$o" | tr -d '\r' | head -n 3 | tr '\n' ' ')
+[[ $rc == 0 && $got == "vars.count=0 vars.count=1 vars.count=0 " ]] &&
+	ok "not persistent: a new start after the power-off (Always) has none of them" ||
+	fail "not persistent, Always: status $rc, counts: $got"
 finish

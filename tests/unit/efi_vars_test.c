@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -123,6 +124,38 @@ static void test_default_path(void)
 	free(p);
 }
 
+/* The in-memory store (efi_vars_open_fd): what one VM saved, the next
+ * one on the same memfd finds; compacted to one record at each open; an
+ * emptied file (the supervisor's truncate) is an empty store. */
+static void test_memfd(void)
+{
+	int fd = memfd_create("efi_vars_test", MFD_CLOEXEC);
+	struct efi_vars v;
+	struct stat st;
+
+	CHECK(fd >= 0);
+	CHECK(efi_vars_open_fd(&v, fd) == 0);
+	CHECK(v.len == 0);
+	CHECK(efi_vars_save(&v, "first", 5) == 0);
+	CHECK(efi_vars_save(&v, "second!", 7) == 0);
+	efi_vars_close(&v);
+	CHECK(fstat(fd, &st) == 0 && st.st_size == 24 + 29 + 31);
+	CHECK(efi_vars_open_fd(&v, fd) == 0);
+	CHECK(v.len == 7 && !memcmp(v.blob, "second!", 7));
+	CHECK(fstat(fd, &st) == 0 && st.st_size == 24 + 7); /* one record */
+	CHECK(efi_vars_save(&v, "third", 5) == 0);
+	efi_vars_close(&v);
+	CHECK(efi_vars_open_fd(&v, fd) == 0);
+	CHECK(v.len == 5 && !memcmp(v.blob, "third", 5));
+	efi_vars_close(&v);
+	CHECK(ftruncate(fd, 0) == 0);
+	CHECK(efi_vars_open_fd(&v, fd) == 0);
+	CHECK(v.len == 0);
+	efi_vars_close(&v);
+	CHECK(fcntl(fd, F_GETFD) >= 0); /* the caller's fd stays open */
+	close(fd);
+}
+
 int main(void)
 {
 	if (!mkdtemp(dir))
@@ -132,6 +165,7 @@ int main(void)
 	TEST_RUN(test_torn);
 	TEST_RUN(test_bounded);
 	TEST_RUN(test_default_path);
+	TEST_RUN(test_memfd);
 	unlink(path);
 	rmdir(dir);
 	return test_summary();

@@ -71,9 +71,41 @@ static void test_expected_and_compare(void)
 		       "\"tables\":[\"ACPI20\"]}");
 }
 
+/* biosVendor= (firmware/probe/smbios.c): whose SMBIOS the guest found */
+static void test_bios_vendor(void)
+{
+	struct vm_config cfg;
+	char out[512] = "";
+	FILE *f;
+
+	CHECK(parse("biosVendor=SeaBIOS\n") == 0);
+	CHECK_STR(r.bios_vendor, "SeaBIOS");
+	CHECK(parse("biosVendor=\x01\n") == -EBADMSG);
+	CHECK(parse("biosVendor=0123456789012345678901234567890123456789012345678\n") == -EBADMSG);
+	vm_config_init(&cfg);
+	CHECK(probe_report_expected(&cfg, 0, 1 << 20, &exp_) == 0);
+	CHECK(parse("biosVendor=vmlet\n") == 0);
+	CHECK(probe_report_efi_compare(&exp_, &r, NULL)); /* nothing expected: not compared */
+	strcpy(exp_.bios_vendor, "SeaBIOS");
+	CHECK(!probe_report_efi_compare(&exp_, &r, NULL));
+	CHECK(parse("vendor=GenuineIntel\n") == 0); /* no line: no SMBIOS seen */
+	f = fmemopen(out, sizeof(out), "w");
+	CHECK(!probe_report_efi_compare(&exp_, &r, f));
+	fclose(f);
+	CHECK(strstr(out, "biosVendor: expected SeaBIOS, guest none"));
+	CHECK(parse("biosVendor=SeaBIOS\n") == 0);
+	CHECK(probe_report_efi_compare(&exp_, &r, NULL));
+	memset(out, 0, sizeof(out));
+	f = fmemopen(out, sizeof(out), "w");
+	probe_report_efi_json(f, &r);
+	fclose(f);
+	CHECK_STR(out, ",\"biosVendor\":\"SeaBIOS\"");
+}
+
 int main(void)
 {
 	TEST_RUN(test_parse);
 	TEST_RUN(test_expected_and_compare);
+	TEST_RUN(test_bios_vendor);
 	return test_summary();
 }

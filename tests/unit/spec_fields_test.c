@@ -184,7 +184,7 @@ static void test_differently(void)
 		  "a SATA disk"));
 	CHECK(has("W spec.template.spec.domain.devices.disks[2].cdrom: a read-only virtio-blk"));
 	CHECK(!has("disks[0].disk.bus") && !has("disks[2].disk.bus"));
-	CHECK(c.n_disks == 3 && c.disks[0].cache == VM_CACHE_DEFAULT);
+	CHECK(c.n_disks == 3 && c.disks[0].cache == VM_CACHE_WRITEBACK);
 	CHECK_STR(c.n_disks == 3 ? c.disks[2].bus : NULL, "virtio");
 	vm_config_release(&c);
 	/* an explicit SATA disk stays refused */

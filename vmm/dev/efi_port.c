@@ -3,10 +3,10 @@
  * efi_port.c - the EFI platform port for vmlet's UEFI firmware
  * (firmware/abi.h, "EFI platform port"): console output in one piece
  * (to the serial console, as if through COM1), the PCI slots in use, the
- * disks' boot order and, when
- * the VM persists its variables (efi.persistent), the variable store
- * (vmm/efi_vars.h). Present in every VM (vmlet's firmware also runs as a
- * plain PVH kernel, --kernel build/fw/efi.elf); the store only in EFI VMs.
+ * disks' boot order and the variable store (vmm/efi_vars.h): a file when
+ * the VM persists its variables (efi.persistent), else, when vmlet may
+ * restart the guest, one in memory that outlives a guest's reboot. Present in every VM (vmlet's
+ * firmware also runs as a plain PVH kernel, --kernel build/fw/efi.elf); the store only in EFI VMs.
  *
  * Requests run on the vCPU thread that wrote the port, under the port's
  * lock. The descriptor and buffers are guest memory: each is bounds-checked
@@ -37,7 +37,7 @@ struct efi_port {
 	pthread_mutex_t lock;
 	uint16_t *order; /* disk indexes in boot order */
 	unsigned int n_order;
-	bool persistent;
+	bool persistent; /* a store (file or memory) is open */
 	struct efi_vars vars;
 };
 
@@ -204,6 +204,10 @@ static int efi_port_create(const struct device_env *env, unsigned int index, voi
 		p->persistent = !ret;
 		if (!ret)
 			log_info("efi: variables persist in '%s'", path);
+	} else if (!ret && env->cfg->boot == VM_BOOT_EFI && env->vm->opt.efi_vars_volatile) {
+		/* not persistent, but kept across the guest's reboots */
+		ret = efi_vars_open_fd(&p->vars, env->vm->opt.efi_vars_fd);
+		p->persistent = !ret;
 	}
 	if (!ret)
 		ret = bus_register(env->pio, FW_ABI_EFI_PORT, 4, &efi_port_ops, p);

@@ -6,12 +6,36 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/fs.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "vmm/disk/blk_format.h"
 #include "vmm/log.h"
+
+/* The O_DIRECT alignment of fd (offsets, lengths and buffers): what the
+ * kernel reports (statx, Linux 6.1), a block device's logical sector
+ * size, else 4096 (a multiple of any sector size in use). */
+static uint32_t blk_dio_align(int fd)
+{
+	struct statx sx;
+	uint32_t a;
+	int ssz;
+
+	if (!statx(fd, "", AT_EMPTY_PATH, STATX_DIOALIGN, &sx) && (sx.stx_mask & STATX_DIOALIGN) &&
+	    sx.stx_dio_offset_align) {
+		a = sx.stx_dio_offset_align > sx.stx_dio_mem_align ? sx.stx_dio_offset_align
+								   : sx.stx_dio_mem_align;
+		if (a >= 512 && !(a & (a - 1)))
+			return a;
+	}
+	if (!ioctl(fd, BLKSSZGET, &ssz) && ssz >= 512 && !(ssz & (ssz - 1)))
+		return (uint32_t)ssz;
+	return 4096;
+}
 
 static int blk_open_fd(struct blk *b, const char *path, bool ro, enum blk_cache cache)
 {
@@ -22,7 +46,7 @@ static int blk_open_fd(struct blk *b, const char *path, bool ro, enum blk_cache 
 	if (cache == BLK_CACHE_NONE) {
 		b->fd = open(path, flags | O_DIRECT);
 		if (b->fd >= 0) {
-			b->dio_align = 512;
+			b->dio_align = blk_dio_align(b->fd);
 			return 0;
 		}
 		if (errno != EINVAL)
@@ -33,6 +57,24 @@ static int blk_open_fd(struct blk *b, const char *path, bool ro, enum blk_cache 
 	}
 	b->fd = open(path, flags);
 	return b->fd < 0 ? -errno : 0;
+}
+
+int blk_direct_io(const char *path)
+{
+	int fd = open(path, O_RDONLY | O_DIRECT | O_CLOEXEC);
+
+	if (fd >= 0) {
+		close(fd);
+		return 1;
+	}
+	if (errno != EINVAL)
+		return -errno;
+	/* EINVAL: O_DIRECT refused, unless the file cannot be opened at all */
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	close(fd);
+	return 0;
 }
 
 int blk_open(struct blk **out, const char *path, bool read_only, enum blk_cache cache)

@@ -62,6 +62,9 @@ struct blk {
  * filesystem refuses it (tmpfs). Errors name the image.
  */
 int blk_open(struct blk **out, const char *path, bool read_only, enum blk_cache cache);
+/* 1 when path can be opened with O_DIRECT, 0 when its file system
+ * refuses O_DIRECT (tmpfs), -errno when it cannot be opened at all. */
+int blk_direct_io(const char *path);
 /* Same with the format forced ("raw", "qcow2"; NULL = by magic). */
 int blk_open_format(struct blk **out, const char *path, bool read_only, enum blk_cache cache,
 		    const char *format);
@@ -87,14 +90,18 @@ int blk_overlay_open(struct blk **out, struct blk *base, const char *dir);
  * 2 "write unchanged", 3 "resize". Taking a permission checks that nobody
  * locked 200 + i; refusing one checks that nobody locked 100 + i.
  *
- * As QEMU does: a writer takes read and write and refuses others write
- * (with shareable, it refuses nothing: several writers may hold the image
- * together); a read-only user takes read and refuses write; a written
- * qcow2 image also takes resize, and qcow2 images and backing files refuse
- * resize. So a second writer is refused, readers share, and a reader and
- * a writer exclude each other, as with QEMU (qemu-img info on a qcow2
- * image a VM writes fails: "Failed to get shared 'write' lock"; qemu-img
- * -U skips the check).
+ * As QEMU 7.2 does for a virtio-blk drive as libvirt sets it up
+ * (readOnly: readonly=on; shareable: share-rw=on): a writer takes read and
+ * write and refuses others write; a read-only user takes read and refuses
+ * write, so it is refused next to a writer and a writer is refused next to
+ * it; shareable refuses nothing (several writers, or readers and writers,
+ * hold a raw image together); a written qcow2 image also takes resize, a
+ * qcow2 image refuses write and resize whatever the disk says (shareable
+ * included), backing files refuse write and resize. So a second writer
+ * is refused, readers share, and a reader and a writer exclude each other
+ * unless the disks are shareable (qemu-img info on a qcow2 image a VM
+ * writes fails: "Failed to get shared 'write' lock"; qemu-img -U skips
+ * the check). tests/sh/blk_lock.sh compares the bytes with QEMU's.
  *
  * The locks live on b's descriptors: they are taken once at open (before
  * any sandbox), stay with the process and go with its last descriptor,

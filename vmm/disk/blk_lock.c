@@ -82,10 +82,15 @@ static int blk_lock_one(const struct blk *b, unsigned int perm, unsigned int sha
 }
 
 /*
- * What QEMU 7.2 takes, as seen in /proc/locks: a raw writer holds read and
- * write and refuses write; a qcow2 image also holds resize when written
- * (it grows) and refuses resize in any mode (its metadata describes the
- * file's length); readers and backing files hold read and refuse write.
+ * What QEMU 7.2 takes, as seen in /proc/locks (virtio-blk, as libvirt
+ * starts it: readOnly is readonly=on, shareable is share-rw=on): a raw
+ * writer holds read and write and refuses write; a read-only user holds
+ * read and refuses write too, so it keeps writers out and they keep it
+ * out; shareable refuses nothing (raw). A qcow2 image also holds resize
+ * when written (it grows) and refuses write and resize in any mode, shared
+ * or not (its metadata describes the file: QEMU's qcow2 driver never lets
+ * another process write it). Backing files hold read and refuse write
+ * and resize.
  */
 int blk_lock(struct blk *b, bool shareable)
 {
@@ -97,7 +102,7 @@ int blk_lock(struct blk *b, bool shareable)
 		bool write = x == b && !x->read_only;
 
 		perm = PERM_READ | (write ? PERM_WRITE : 0) | (write && qcow2 ? PERM_RESIZE : 0);
-		shared = all & ~(x == b && shareable ? 0 : PERM_WRITE) &
+		shared = all & ~(x == b && shareable && !qcow2 ? 0 : PERM_WRITE) &
 			 ~(qcow2 || x != b ? PERM_RESIZE : 0);
 		r = x->fd < 0 ? 0 : blk_lock_one(x, perm, shared); /* overlay: no file */
 	}

@@ -49,16 +49,35 @@ static int sparse_file(const struct vm_disk *d, const char *path, char **made)
 	return 0;
 }
 
-static enum blk_cache volume_cache(const struct vm_disk *d)
+/*
+ * The cache mode of d's image at path, as KubeVirt's virt-launcher sets
+ * it (SetDriverCacheMode): unset is none where the file can be opened
+ * with O_DIRECT, else writethrough; none where it cannot is refused;
+ * unsafe (a warning at resolve) is writeback.
+ */
+static int volume_cache(const struct vm_disk *d, const char *path, enum blk_cache *out)
 {
-	switch (d->cache) {
-	case VM_CACHE_NONE:
-		return BLK_CACHE_NONE;
-	case VM_CACHE_WRITETHROUGH:
-		return BLK_CACHE_WRITETHROUGH;
-	default:
-		return BLK_CACHE_WRITEBACK;
+	int dio;
+
+	if (d->cache == VM_CACHE_WRITETHROUGH || d->cache == VM_CACHE_WRITEBACK) {
+		*out =
+		    d->cache == VM_CACHE_WRITEBACK ? BLK_CACHE_WRITEBACK : BLK_CACHE_WRITETHROUGH;
+		return 0;
 	}
+	dio = blk_direct_io(path);
+	if (dio < 0)
+		return error_errno(dio, "disk '%s': cannot open '%s'", d->name, path);
+	if (d->cache == VM_CACHE_NONE && !dio)
+		return error_errno(-EINVAL,
+				   "disk '%s': cache mode 'none' needs direct I/O, which the file "
+				   "system of '%s' does not support (KubeVirt refuses it too)",
+				   d->name, path);
+	*out = dio ? BLK_CACHE_NONE : BLK_CACHE_WRITETHROUGH;
+	if (d->cache == VM_CACHE_DEFAULT)
+		log_info("disk '%s': cache mode %s (unset: none where '%s' takes direct I/O, "
+			 "else writethrough, as in KubeVirt)",
+			 d->name, dio ? "none" : "writethrough", path);
+	return 0;
 }
 
 /*
@@ -71,7 +90,12 @@ static int volume_attach(const struct vm_disk *d, const char *path, bool ro, con
 {
 	bool ephemeral = d->source == VM_DISK_CONTAINERDISK && !ro;
 	struct blk *img, *top;
-	int r = blk_open_format(&img, path, ro || ephemeral, volume_cache(d), fmt);
+	enum blk_cache cache = BLK_CACHE_WRITEBACK;
+	int r = volume_cache(d, path, &cache);
+
+	if (r)
+		return r;
+	r = blk_open_format(&img, path, ro || ephemeral, cache, fmt);
 
 	if (!r && ephemeral) {
 		r = blk_overlay_open(&top, img, tmp_dir());

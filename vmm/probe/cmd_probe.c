@@ -184,6 +184,16 @@ static int probe_report(const struct probe_opts *p, const struct vm_config *cfg,
 	 * the tables it placed (16 KiB with SeaBIOS 1.16) */
 	if (p->vm.bios_payload)
 		exp->memory_slack = PROBE_BIOS_RAM_SLACK;
+	/* whose SMBIOS the guest found: SeaBIOS puts its own type 0 in front
+	 * of vmlet's tables; vmlet's own (direct boot, its UEFI firmware) says
+	 * "vmlet" */
+	snprintf(exp->bios_vendor, sizeof(exp->bios_vendor), "%s",
+		 p->vm.bios_payload ? "SeaBIOS" : "vmlet");
+	if (cfg->boot == VM_BOOT_BIOS && cfg->bios_default)
+		snprintf(exp->note, sizeof(exp->note),
+			 "no bootloader in the manifest (BIOS, KubeVirt's default): the probe "
+			 "booted directly, not through SeaBIOS; firmware.bootloader.bios: {} "
+			 "probes the SeaBIOS path");
 	probe_report_expect_cpu(exp, vm->tsc_deadline, vm->cpu_brand);
 	probe_nics_attached(vm, exp);
 	ret = probe_report_parse(text, len, got);

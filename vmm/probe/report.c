@@ -546,6 +546,10 @@ void probe_report_print_text(FILE *f, const struct probe_report *exp,
 	fprintf(f, "  %-16s %-20s %-20s\n", "", "expected", "guest");
 	fprintf(f, "  %-16s %-20s %-20s\n", "vendor", exp->vendor_id, got->vendor_id);
 	fprintf(f, "  %-16s %-20.20s %-20.20s\n", "brand", exp->brand, got->brand);
+	if (exp->bios_vendor[0])
+		fprintf(f, "  %-16s %-20.20s %-20.20s%s\n", "biosVendor", exp->bios_vendor,
+			got->bios_vendor[0] ? got->bios_vendor : "-",
+			strcmp(exp->bios_vendor, got->bios_vendor) ? "  <--" : "");
 	text_row(f, "tscDeadline", exp->tsc_deadline, got->tsc_deadline);
 	text_row(f, "sockets", exp->sockets, got->sockets);
 	text_row(f, "coresPerSocket", exp->cores_per_socket, got->cores_per_socket);
@@ -570,5 +574,8 @@ void probe_report_print_text(FILE *f, const struct probe_report *exp,
 	fprintf(f, "  acpiTables      ");
 	for (uint32_t i = 0; i < got->n_tables; i++)
 		fprintf(f, " %s", got->tables[i]);
-	fprintf(f, "\nmatch: %s\n", match ? "yes" : "no");
+	fputc('\n', f);
+	if (exp->note[0])
+		fprintf(f, "note: %s\n", exp->note);
+	fprintf(f, "match: %s\n", match ? "yes" : "no");
 }

@@ -141,6 +141,12 @@ struct probe_report {
 	struct probe_nic nics[PROBE_MAX_NICS];
 
 	struct probe_efi efi;
+	/* biosVendor=: SMBIOS type 0's vendor ("" not reported; expected:
+	 * "SeaBIOS" through SeaBIOS, else "vmlet") */
+	char bios_vendor[49];
+	/* expected report only: how the probe booted when that differs from
+	 * what a real guest of the VM would go through ("" none) */
+	char note[192];
 };
 
 /* report_net.c: a nic= or nic6= line (0 when handled or not one, -EBADMSG
@@ -167,7 +173,7 @@ int probe_report_pci_line(struct probe_report *r, const char *key, const char *v
 void probe_report_pci_expected(const struct vm_config *cfg, struct probe_report *r);
 void probe_report_pci_json(FILE *f, const struct probe_report *r, const struct probe_report *names);
 
-/* report_efi.c: an efi* line (1 when not one, 0 handled, -EBADMSG
+/* report_efi.c: an efi* or biosVendor line (1 when not one, 0 handled, -EBADMSG
  * malformed); what an EFI VM's firmware must show (vendor "vmlet", the
  * ACPI 2.0 and SMBIOS 3 tables); the comparison (false and a line on diff
  * per difference); the "efi" JSON member (nothing when absent). */

@@ -30,6 +30,13 @@ int probe_report_efi_line(struct probe_report *r, const char *key, const char *v
 	struct probe_efi *e = &r->efi;
 	char num[16], *end;
 
+	if (!strcmp(key, "biosVendor")) {
+		if (!efi_printable(v, n, sizeof(r->bios_vendor)))
+			return -EBADMSG;
+		memcpy(r->bios_vendor, v, n);
+		r->bios_vendor[n] = 0;
+		return 0;
+	}
 	if (strncmp(key, "efi", 3))
 		return 1;
 	if (!strcmp(key, "efiVendor") && efi_printable(v, n, sizeof(e->vendor))) {
@@ -97,6 +104,12 @@ bool probe_report_efi_compare(const struct probe_report *exp, const struct probe
 	const struct probe_efi *e = &exp->efi, *g = &got->efi;
 	bool match = true;
 
+	if (exp->bios_vendor[0] && strcmp(exp->bios_vendor, got->bios_vendor)) {
+		if (diff)
+			fprintf(diff, "biosVendor: expected %s, guest %s (SMBIOS type 0)\n",
+				exp->bios_vendor, got->bios_vendor[0] ? got->bios_vendor : "none");
+		match = false;
+	}
 	if (e->present != g->present) {
 		if (diff)
 			fprintf(diff, "efi: expected %s, the guest saw %s\n",
@@ -122,6 +135,14 @@ void probe_report_efi_json(FILE *f, const struct probe_report *r)
 {
 	const struct probe_efi *e = &r->efi;
 
+	if (r->bios_vendor[0]) {
+		fputs(",\"biosVendor\":", f);
+		log_json_string(f, r->bios_vendor);
+	}
+	if (r->note[0]) {
+		fputs(",\"note\":", f);
+		log_json_string(f, r->note);
+	}
 	if (!e->present)
 		return;
 	fputs(",\"efi\":{\"vendor\":", f);

@@ -28,24 +28,16 @@ spec:
 EOY
 }
 l1() {
-	for m in veth tun bridge; do modprobe $m || return 1; done
-	unshare -n sleep 600 &
-	NETNS=$!
-	while [ "$(readlink /proc/$NETNS/ns/net)" = "$(readlink /proc/1/ns/net)" ]; do sleep 0.1; done
-	pod() { nsenter -t "$NETNS" -n "$@"; }
-	ip link add eth0 type veth && ip link set eth0 netns "$NETNS" && ip link set veth0 name node0 || return 1
-	ip addr add 10.200.0.1/24 dev node0 && ip link set node0 up
-	pod ip link set lo up && pod ip addr add 10.200.0.2/24 dev eth0 && pod ip link set eth0 up &&
-		pod ip route add default via 10.200.0.1 || return 1
+	pod_up || return 1
 	echo "@R l1-pod-mac $(pod ip link show eth0 | sed -n 's|.*link/ether \([^ ]*\).*|\1|p')"
 	# (nc's stdin stays open: busybox nc stops at the end of its input)
 	sleep 600 | nc -l -p 5000 >/tmp/recv &
 	ncpid=$!
-	export VMLET_POD_INTERFACE=eth0 NETNS
 	vm_run_on "@R console-ready" 'echo typed-into-vmlet >&4'
 	rc=$?
 	echo "@R l1-recv $(md5sum </tmp/recv | cut -d' ' -f1) $(wc -c </tmp/recv)"
-	kill "$ncpid" "$NETNS" $(pidof sleep) 2>/dev/null
+	kill "$ncpid" $(pidof sleep) 2>/dev/null
+	pod_down
 	return $rc
 }
 l2() {
@@ -53,12 +45,7 @@ l2() {
 	rep rng "$(cat /sys/class/misc/hw_random/rng_current) $(dd if=/dev/hwrng bs=32 count=1 2>/dev/null | wc -c)"
 	rep mac "$(cat /sys/class/net/eth0/address)"
 	rep queues "$(ls -d /sys/class/net/eth0/queues/rx-* | wc -l) $(ls -d /sys/class/net/eth0/queues/tx-* | wc -l)"
-	printf '%s\n' '#!/bin/sh' '[ "$1" = bound ] || exit 0' 'ip addr add "$ip/$mask" dev "$interface"' \
-		'[ -z "$router" ] || ip route add default via "${router%% *}"' \
-		'echo "@R dhcp ip=$ip mask=$mask router=$router" >/dev/console' >/tmp/dhcp.sh
-	chmod +x /tmp/dhcp.sh
-	ip link set lo up && ip link set eth0 up
-	udhcpc -i eth0 -n -q -f -t 10 -T 2 -s /tmp/dhcp.sh >/dev/null 2>&1 || rep dhcp failed
+	dhcp_up eth0
 	rep ping "$(ping -c 3 -W 5 10.200.0.1 | grep -o '[0-9]* packets received')"
 	dd if=/dev/urandom of=/tmp/blob bs=65536 count=16 2>/dev/null
 	rep tcp-sent "$(md5sum </tmp/blob | cut -d' ' -f1) $(wc -c </tmp/blob)"
