@@ -165,6 +165,11 @@ void arch_regs_bios(struct kvm_regs *regs, struct kvm_sregs *sregs);
  * CS selector 0xf000 with base 0xffff0000, IP 0xfff0, so the first fetch
  * is at 0xfffffff0, the top of a flash image below 4 GiB. */
 void arch_regs_reset(struct kvm_regs *regs, struct kvm_sregs *sregs);
+/* True when the registers are the reset state (F000:FFF0 in real mode,
+ * rsp, CR3 and EFER zero): what KVM on AMD shows after a triple fault,
+ * since it reinitialises the vCPU at the SVM shutdown intercept; the
+ * state the guest faulted in is then lost. */
+bool arch_regs_is_reset(const struct kvm_regs *regs, const struct kvm_sregs *sregs);
 
 /* ---- boot payloads ----------------------------------------------------- */
 
