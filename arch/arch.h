@@ -150,6 +150,11 @@ void arch_regs_pvh32(uint32_t entry, struct kvm_regs *regs, struct kvm_sregs *sr
  * below 1 MiB (CS base 0xF0000, not the 0xFFFF0000 alias at the top of
  * 4 GiB: vmlet maps its BIOS image in low RAM only). Same contract. */
 void arch_regs_bios(struct kvm_regs *regs, struct kvm_sregs *sregs);
+/* True when the registers are the reset state (F000:FFF0 in real mode,
+ * rsp, CR3 and EFER zero): what KVM on AMD shows after a triple fault,
+ * since it reinitialises the vCPU at the SVM shutdown intercept; the
+ * state the guest faulted in is then lost. */
+bool arch_regs_is_reset(const struct kvm_regs *regs, const struct kvm_sregs *sregs);
 
 /* ---- boot payloads ----------------------------------------------------- */
 

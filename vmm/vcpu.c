@@ -190,6 +190,13 @@ void vcpu_log_regs(struct vcpu *v)
 
 	if (ioctl(v->fd, KVM_GET_REGS, &regs) < 0 || ioctl(v->fd, KVM_GET_SREGS, &sregs) < 0)
 		return;
+	if (v->run->exit_reason == KVM_EXIT_SHUTDOWN && arch_regs_is_reset(&regs, &sregs)) {
+		log_warn(
+		    "vcpu%u: no registers: KVM reset the vCPU at the triple fault (as on "
+		    "AMD), the state it faulted in is lost; see the guest's last console lines",
+		    v->index);
+		return;
+	}
 	log_warn("vcpu%u: rip=0x%llx rsp=0x%llx rflags=0x%llx cs=0x%x cr0=0x%llx cr3=0x%llx "
 		 "cr4=0x%llx efer=0x%llx",
 		 v->index, (unsigned long long)regs.rip, (unsigned long long)regs.rsp,

@@ -47,7 +47,9 @@ void vcpu_kick(struct vcpu *v);
 void vcpu_destroy(struct vcpu *v);
 
 /* Log the vCPU's rip, rsp, mode registers (a warning: for post-mortems;
- * call only while its thread is not in KVM_RUN). */
+ * call only while its thread is not in KVM_RUN). After a triple fault
+ * that left the reset state (KVM on AMD reinitialises the vCPU) it says
+ * the registers are lost instead of dumping F000:FFF0. */
 void vcpu_log_regs(struct vcpu *v);
 
 /* Install the kick signal's handler (once per process, before vcpu_start_all). */

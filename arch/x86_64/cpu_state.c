@@ -193,3 +193,9 @@ void arch_regs_bios(struct kvm_regs *regs, struct kvm_sregs *sregs)
 	sregs->cr4 = 0;
 	sregs->efer = 0;
 }
+
+bool arch_regs_is_reset(const struct kvm_regs *regs, const struct kvm_sregs *sregs)
+{
+	return regs->rip == 0xfff0 && regs->rsp == 0 && sregs->cs.selector == 0xf000 &&
+	       !(sregs->cr0 & 1) && !sregs->cr3 && !sregs->efer;
+}

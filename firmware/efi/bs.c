@@ -128,9 +128,23 @@ static efi_status EFIAPI uninstall_protocol_interface(efi_handle h, const efi_gu
 	return proto_uninstall(h, g, iface);
 }
 
+static void log_missing(const char *call, const efi_guid *g);
+
+/* A handle probed for a protocol: a miss is only logged for a protocol
+ * this firmware never provides (GRUB asks the console for simple text
+ * input ex, its boot device for PXE) */
+static efi_status probe_handle(const char *call, efi_handle h, const efi_guid *g, void **iface)
+{
+	efi_status st = proto_get(h, g, iface);
+
+	if (st == EFI_UNSUPPORTED && g && !efi_protocol_provided(g))
+		log_missing(call, g);
+	return st;
+}
+
 static efi_status EFIAPI handle_protocol(efi_handle h, const efi_guid *g, void **iface)
 {
-	return proto_get(h, g, iface);
+	return probe_handle("HandleProtocol", h, g, iface);
 }
 
 static void notify_signal(efi_event ev)
@@ -155,7 +169,9 @@ static efi_status EFIAPI locate_handle(uint32_t search, const efi_guid *g, void 
 
 	(void)key;
 	st = proto_locate_handles(search, g, size, buf);
-	if (st == EFI_NOT_FOUND && search == ByProtocol && g)
+	/* (a protocol of ours without a handle, e.g. no file system, is no
+	 * missing protocol) */
+	if (st == EFI_NOT_FOUND && search == ByProtocol && g && !efi_protocol_provided(g))
 		log_missing("LocateHandle", g);
 	return st;
 }
@@ -255,7 +271,7 @@ static efi_status EFIAPI open_protocol(efi_handle h, const efi_guid *g, void **i
 		return proto_get(h, g, &dummy);
 	if (!iface || !attr || attr > 0x3f)
 		return EFI_INVALID_PARAMETER;
-	return proto_get(h, g, iface);
+	return probe_handle("OpenProtocol", h, g, iface);
 }
 
 static efi_status EFIAPI close_protocol(efi_handle h, const efi_guid *g, efi_handle agent,
@@ -325,9 +341,10 @@ static efi_status EFIAPI locate_handle_buffer(uint32_t search, const efi_guid *g
  * looks for graphics, for instance): logged once per GUID, so that what a
  * boot loader misses shows on the console ("efi: LocateProtocol: no
  * <GUID> (<name>)", "efi: LocateHandle: no ..." for a search by protocol
- * that found no handle; the name when protocols.c knows it). Probing a
- * handle (HandleProtocol, OpenProtocol) is not logged: that is how images
- * tell devices apart.
+ * that found no handle, HandleProtocol/OpenProtocol for a handle probed;
+ * the name when protocols.c knows it). A protocol the firmware provides
+ * is never logged: probing handles for it is how images tell devices
+ * apart.
  */
 static void log_missing(const char *call, const efi_guid *g)
 {

@@ -2,7 +2,8 @@
 /*
  * console.c - SimpleTextOutput and SimpleTextInput on the serial port:
  * UCS-2 out as UTF-8, ANSI sequences for clearing and cursor moves; keys
- * in from the UART receive register (ESC [ A..D as arrow scan codes); the
+ * in from the UART receive register (ESC [ A..D as arrow scan codes), also
+ * through simple text input ex (no modifier keys on a serial line); the
  * legacy console control protocol that says the console is text.
  */
 #include "firmware/abi.h"
@@ -230,6 +231,51 @@ static efi_status EFIAPI in_read_key(struct efi_simple_text_input *self, struct 
 	return EFI_SUCCESS;
 }
 
+/* simple text input ex (protocols.h): the same keys, no modifiers */
+static efi_status EFIAPI inx_reset(struct efi_simple_text_input_ex *self, bool ext)
+{
+	(void)self;
+	return in_reset(&con_in, ext);
+}
+
+static efi_status EFIAPI inx_read_key(struct efi_simple_text_input_ex *self,
+				      struct efi_key_data *key)
+{
+	(void)self;
+	if (!key)
+		return EFI_INVALID_PARAMETER;
+	*key = (struct efi_key_data){.shift_state = EFI_SHIFT_STATE_VALID,
+				     .toggle_state = EFI_TOGGLE_STATE_VALID};
+	return in_read_key(&con_in, &key->key);
+}
+
+static efi_status EFIAPI inx_set_state(struct efi_simple_text_input_ex *self, uint8_t *toggle)
+{
+	(void)self;
+	return toggle ? EFI_UNSUPPORTED : EFI_INVALID_PARAMETER;
+}
+
+static efi_status EFIAPI inx_register(struct efi_simple_text_input_ex *self,
+				      struct efi_key_data *key, void *fn, void **handle)
+{
+	(void)self;
+	return key && fn && handle ? EFI_UNSUPPORTED : EFI_INVALID_PARAMETER;
+}
+
+static efi_status EFIAPI inx_unregister(struct efi_simple_text_input_ex *self, void *handle)
+{
+	(void)self, (void)handle;
+	return EFI_INVALID_PARAMETER; /* none was registered */
+}
+
+static struct efi_simple_text_input_ex con_in_ex = {
+    .reset = inx_reset,
+    .read_key_stroke_ex = inx_read_key,
+    .set_state = inx_set_state,
+    .register_key_notify = inx_register,
+    .unregister_key_notify = inx_unregister,
+};
+
 /* console control (protocols.h): a text console, nothing else */
 static efi_status EFIAPI cc_get_mode(struct efi_console_control *self, uint32_t *mode,
 				     bool *gop_uga_exists, bool *std_in_locked)
@@ -279,8 +325,10 @@ void efi_console_init(uint16_t port)
 	};
 	con_in = (struct efi_simple_text_input){.reset = in_reset, .read_key_stroke = in_read_key};
 	efi_event_create_polled(key_ready, &con_in.wait_for_key);
+	efi_event_create_polled(key_ready, &con_in_ex.wait_for_key_ex);
 	proto_install(&con_handle, &efi_simple_text_out_guid, &con_out);
 	proto_install(&con_handle, &efi_simple_text_in_guid, &con_in);
+	proto_install(&con_handle, &efi_simple_text_in_ex_guid, &con_in_ex);
 	proto_install(&con_handle, &efi_console_control_guid, &con_control);
 	efi_st.con_in_handle = efi_st.con_out_handle = efi_st.stderr_handle = con_handle;
 	efi_st.con_in = &con_in;

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 /* protocols.c - the GUIDs of protocols and tables the firmware knows. */
 #include "firmware/efi/protocols.h"
+#include "firmware/efi/proto.h"
 #include "firmware/lib/efi_guid.h"
 
 const efi_guid efi_loaded_image_guid =
@@ -37,6 +38,8 @@ const efi_guid efi_load_file2_guid =
     EFI_GUID(0x4006c0c1, 0xfcb3, 0x403e, 0x99, 0x6d, 0x4a, 0x6c, 0x87, 0x24, 0xe0, 0x6d);
 const efi_guid efi_linux_initrd_media_guid =
     EFI_GUID(0x5568e427, 0x68fc, 0x4f3d, 0xac, 0x74, 0xca, 0x55, 0x52, 0x31, 0xcc, 0x68);
+const efi_guid efi_simple_text_in_ex_guid =
+    EFI_GUID(0xdd9e7534, 0x7762, 0x4698, 0x8c, 0x14, 0xf5, 0x85, 0x17, 0xa6, 0x25, 0xaa);
 const efi_guid efi_console_control_guid =
     EFI_GUID(0xf42f7782, 0x012e, 0x4c12, 0x99, 0x56, 0x49, 0xf9, 0x43, 0x04, 0xf7, 0x21);
 /* vmlet's own vendor GUID (device paths of its RAM disk, its variables) */
@@ -73,9 +76,24 @@ static const struct {
      "unicode collation"},
     {EFI_GUID(0x605dab50, 0xe046, 0x4300, 0xab, 0xb6, 0x3d, 0xd8, 0x10, 0xdd, 0x8b, 0x23),
      "shim lock (shim's own)"},
-    {EFI_GUID(0xdd9e7534, 0x7762, 0x4698, 0x8c, 0x14, 0xf5, 0x85, 0x17, 0xa6, 0x25, 0xaa),
-     "simple text input ex"},
+    {EFI_GUID(0x03c4e603, 0xac28, 0x11d3, 0x9a, 0x2d, 0x00, 0x90, 0x27, 0x3f, 0xc1, 0x4d),
+     "PXE base code"},
 };
+
+bool efi_protocol_provided(const efi_guid *g)
+{
+	static const efi_guid *const ours[] = {
+	    &efi_loaded_image_guid,    &efi_loaded_image_dp_guid, &efi_device_path_guid,
+	    &efi_simple_text_out_guid, &efi_simple_text_in_guid,  &efi_block_io_guid,
+	    &efi_disk_io_guid,	       &efi_simple_fs_guid,	  &efi_rng_guid,
+	    &efi_load_file2_guid,      &efi_console_control_guid, &efi_simple_text_in_ex_guid,
+	};
+
+	for (unsigned int i = 0; i < sizeof(ours) / sizeof(ours[0]); i++)
+		if (guid_eq(ours[i], g))
+			return true;
+	return false;
+}
 
 const char *efi_absent_protocol_name(const efi_guid *g)
 {

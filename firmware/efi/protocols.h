@@ -15,12 +15,15 @@ extern const efi_guid efi_loaded_image_guid, efi_loaded_image_dp_guid, efi_simpl
     efi_file_info_guid, efi_fs_info_guid, efi_fs_label_guid, efi_rng_guid, efi_rng_raw_guid,
     efi_global_variable_guid, efi_acpi20_guid, efi_acpi10_guid, efi_smbios3_guid, efi_smbios_guid,
     efi_load_file2_guid, efi_linux_initrd_media_guid, efi_vmlet_vendor_guid,
-    efi_console_control_guid;
+    efi_console_control_guid, efi_simple_text_in_ex_guid;
 
 /* The name of a protocol boot loaders look for and this firmware does not
  * provide (graphics output, UGA draw, simple network, TCG2...), "" for
  * any other GUID. */
 const char *efi_absent_protocol_name(const efi_guid *g);
+/* Whether g is one of the protocols this firmware implements (whether or
+ * not a handle has it right now). */
+bool efi_protocol_provided(const efi_guid *g);
 
 /* ---- console -------------------------------------------------------------- */
 struct efi_input_key {
@@ -53,6 +56,33 @@ struct efi_simple_text_output {
 						uint64_t row);
 	efi_status(EFIAPI *enable_cursor)(struct efi_simple_text_output *self, bool visible);
 	struct efi_simple_text_output_mode *mode;
+};
+
+/* Simple text input ex (UEFI 2.10 12.2): keys with their shift and toggle
+ * state. On a serial line there are no modifier keys: every key has
+ * EFI_SHIFT_STATE_VALID and no shift bit (a control character comes as
+ * itself, e.g. 0x18 for Ctrl-X, which GRUB maps as it does without Ex). No
+ * key notifications (RegisterKeyNotify: EFI_UNSUPPORTED), no toggle state
+ * to set (SetState: EFI_UNSUPPORTED). */
+#define EFI_SHIFT_STATE_VALID  0x80000000u
+#define EFI_TOGGLE_STATE_VALID 0x80u
+
+struct efi_key_data {
+	struct efi_input_key key;
+	uint32_t shift_state;
+	uint8_t toggle_state;
+};
+
+struct efi_simple_text_input_ex {
+	efi_status(EFIAPI *reset)(struct efi_simple_text_input_ex *self, bool extended);
+	efi_status(EFIAPI *read_key_stroke_ex)(struct efi_simple_text_input_ex *self,
+					       struct efi_key_data *key);
+	efi_event wait_for_key_ex;
+	efi_status(EFIAPI *set_state)(struct efi_simple_text_input_ex *self, uint8_t *toggle);
+	efi_status(EFIAPI *register_key_notify)(struct efi_simple_text_input_ex *self,
+						struct efi_key_data *key, void *fn, void **handle);
+	efi_status(EFIAPI *unregister_key_notify)(struct efi_simple_text_input_ex *self,
+						  void *handle);
 };
 
 /*

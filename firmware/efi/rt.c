@@ -345,22 +345,38 @@ static efi_status EFIAPI get_time(struct efi_time *t, struct efi_time_caps *caps
 	return EFI_SUCCESS;
 }
 
+/*
+ * A runtime service this firmware does not implement: EFI_UNSUPPORTED, as
+ * UEFI allows, logged once per service while boot services last (after
+ * ExitBootServices the OS owns the console and the firmware stays quiet).
+ */
+static efi_status unsupported(unsigned int bit, const char *name)
+{
+	static unsigned int logged;
+
+	if (!efi_exited_boot_services && !(logged & 1u << bit)) {
+		logged |= 1u << bit;
+		efi_log("%s: not supported", name);
+	}
+	return EFI_UNSUPPORTED;
+}
+
 static efi_status EFIAPI set_time(const struct efi_time *t)
 {
 	(void)t;
-	return EFI_UNSUPPORTED;
+	return unsupported(0, "SetTime");
 }
 
 static efi_status EFIAPI get_wakeup_time(bool *en, bool *pending, struct efi_time *t)
 {
 	(void)en, (void)pending, (void)t;
-	return EFI_UNSUPPORTED;
+	return unsupported(1, "GetWakeupTime");
 }
 
 static efi_status EFIAPI set_wakeup_time(bool en, const struct efi_time *t)
 {
 	(void)en, (void)t;
-	return EFI_UNSUPPORTED;
+	return unsupported(2, "SetWakeupTime");
 }
 
 /* ---- the rest ------------------------------------------------------------- */
@@ -402,14 +418,14 @@ static void EFIAPI reset_system(uint32_t type, efi_status st, uint64_t size, con
 static efi_status EFIAPI update_capsule(void **caps, uint64_t count, uint64_t sg)
 {
 	(void)caps, (void)count, (void)sg;
-	return EFI_UNSUPPORTED;
+	return unsupported(3, "UpdateCapsule");
 }
 
 static efi_status EFIAPI query_capsule_capabilities(void **caps, uint64_t count, uint64_t *max,
 						    uint32_t *reset)
 {
 	(void)caps, (void)count, (void)max, (void)reset;
-	return EFI_UNSUPPORTED;
+	return unsupported(4, "QueryCapsuleCapabilities");
 }
 
 void efi_rt_init(void)

@@ -217,6 +217,50 @@ static void test_console_control(void)
 	      NULL, 0);
 }
 
+/* simple text input ex on the console (GRUB opens it on ConIn): the same
+ * keys with a valid, empty shift state; no key waiting here; no toggle
+ * state to set, no key notifications */
+struct key_data {
+	EFI_INPUT_KEY key;
+	UINT32 shift;
+	UINT8 toggle;
+};
+
+struct text_in_ex {
+	EFI_STATUS(EFIAPI *reset)(struct text_in_ex *self, BOOLEAN ext);
+	EFI_STATUS(EFIAPI *read_key)(struct text_in_ex *self, struct key_data *key);
+	EFI_EVENT wait_for_key;
+	EFI_STATUS(EFIAPI *set_state)(struct text_in_ex *self, UINT8 *toggle);
+	EFI_STATUS(EFIAPI *register_notify)
+	(struct text_in_ex *self, struct key_data *key, void *fn, void **handle);
+	EFI_STATUS(EFIAPI *unregister_notify)(struct text_in_ex *self, void *handle);
+};
+
+static void test_text_in_ex(void)
+{
+	static EFI_GUID guid = {
+	    0xdd9e7534, 0x7762, 0x4698, {0x8c, 0x14, 0xf5, 0x85, 0x17, 0xa6, 0x25, 0xaa}};
+	struct text_in_ex *x = NULL;
+	struct key_data k = {{1, 1}, 1, 1};
+	UINT8 toggle = 0;
+
+	if (g_bs->OpenProtocol(g_st->ConsoleInHandle, &guid, (void **)&x, self, NULL,
+			       EFI_OPEN_PROTOCOL_GET_PROTOCOL) ||
+	    !x) {
+		check(L"text-in-ex.present", FALSE, NULL, 0);
+		return;
+	}
+	check(L"text-in-ex.reset", x->reset(x, FALSE) == EFI_SUCCESS, NULL, 0);
+	check(L"text-in-ex.no-key",
+	      x->read_key(x, &k) == EFI_NOT_READY && k.shift == 0x80000000u && k.toggle == 0x80,
+	      NULL, 0);
+	check(L"text-in-ex.wait-event", g_bs->CheckEvent(x->wait_for_key) == EFI_NOT_READY, NULL,
+	      0);
+	check(L"text-in-ex.set-state", x->set_state(x, &toggle) == EFI_UNSUPPORTED, NULL, 0);
+	check(L"text-in-ex.notify",
+	      x->register_notify(x, NULL, NULL, NULL) == EFI_INVALID_PARAMETER, NULL, 0);
+}
+
 static void test_protocols(EFI_LOADED_IMAGE *li)
 {
 	EFI_DEVICE_PATH *dp = NULL;
@@ -239,6 +283,7 @@ static void test_protocols(EFI_LOADED_IMAGE *li)
 	      NULL, 0);
 	check(L"proto.file-path", li->FilePath != NULL, NULL, 0);
 	test_console_control();
+	test_text_in_ex();
 	/* no graphics: the firmware logs the search (tests/sh/efi_vmlet.sh) */
 	static EFI_GUID gop = {
 	    0x9042a9de, 0x23dc, 0x4a38, {0x96, 0xfb, 0x7a, 0xde, 0xd0, 0x80, 0x51, 0x6a}};
@@ -407,6 +452,10 @@ static void test_time_and_events(BOOLEAN want_rtc)
 	check(L"event.wait", g_bs->WaitForEvent(1, &ev, &index) == 0 && index == 0, NULL, 0);
 	check(L"event.close", g_bs->CloseEvent(ev) == 0, NULL, 0);
 	check(L"stall", g_bs->Stall(100) == 0, NULL, 0);
+	/* not implemented: EFI_UNSUPPORTED, logged by name (efi_vmlet.sh) */
+	st = g_st->RuntimeServices->GetTime(&t, NULL);
+	check(L"time.set-unsupported",
+	      st != 0 || g_st->RuntimeServices->SetTime(&t) == EFI_UNSUPPORTED, NULL, 0);
 }
 
 static BOOLEAN is_rsdp(const char *p)

@@ -106,3 +106,13 @@ out:
 		close(fd);
 	return r;
 }
+
+int qcow2_test_dir(char *dir, size_t cap, const char *name)
+{
+	if (system("qemu-img --version >/dev/null 2>&1")) {
+		printf("skip: qemu-img not installed\n");
+		return 77;
+	}
+	snprintf(dir, cap, "/tmp/vmlet-%s.XXXXXX", name);
+	return mkdtemp(dir) ? 0 : 1;
+}

@@ -8,6 +8,8 @@
 #ifndef VMLET_TEST_QCOW2_CHECK_H
 #define VMLET_TEST_QCOW2_CHECK_H
 
+#include <stddef.h>
+
 /*
  * The image file at path as it is now: 0 consistent, 1 leaks only (a
  * counted cluster nothing points at: qemu-img check exit 3), 2 corrupt:
@@ -17,5 +19,12 @@
  * cluster used twice); each such finding is printed. Reads with pread().
  */
 int qcow2_check_file(const char *path);
+
+/*
+ * For the tests that make their images with qemu-img: 77 (after printing
+ * why) when qemu-img is not installed, 1 on error, else 0 with a fresh
+ * directory /tmp/vmlet-NAME.XXXXXX in dir (cap bytes).
+ */
+int qcow2_test_dir(char *dir, size_t cap, const char *name);
 
 #endif /* VMLET_TEST_QCOW2_CHECK_H */

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 #include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "tests/lib/test.h"
@@ -72,4 +73,15 @@ char *test_read_file(const char *path, size_t *len)
 out:
 	fclose(f);
 	return buf;
+}
+
+int test_sh(const char *fmt, ...)
+{
+	char cmd[1024];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(cmd, sizeof(cmd), fmt, ap);
+	va_end(ap);
+	return system(cmd);
 }

@@ -22,6 +22,8 @@ void test_run(const char *name, void (*fn)(void));
 int test_summary(void);
 /* Read a whole file into a malloc'd NUL-terminated buffer (NULL on error). */
 char *test_read_file(const char *path, size_t *len);
+/* system() of a printf-formatted command line (at most 1023 bytes). */
+int test_sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 #define CHECK(expr)                                                                                \
 	do {                                                                                       \

@@ -49,7 +49,8 @@ def cpulist(s):
 def split_console(path, names):
     """{name: {"report": [...], "console": [...], "vmm": [...], "rc": int|None,
     "secs": float|None}} and L1's own marker lines"""
-    scn = {n: {"report": [], "console": [], "vmm": [], "rc": None, "secs": None} for n in names}
+    scn = {n: {"report": [], "console": [], "vmm": [], "rc": None, "secs": None, "begun": False}
+           for n in names}
     l1 = []
     cur = last = None
     t_begin = 0.0
@@ -63,6 +64,7 @@ def split_console(path, names):
             e = re.search(r"@@END (\S+) rc=(\d+)", text)
             if b and b.group(1) in scn:
                 cur, t_begin = b.group(1), t
+                scn[cur]["begun"] = True
                 continue
             if e and e.group(1) in scn:
                 s = scn[e.group(1)]
@@ -210,6 +212,70 @@ def compare(name, rep, other, oname):
                                     (m1, oname, m2, d))
 
 
+def l1_panic(path):
+    """the L1 kernel's own panic line (its kernel is Debian's generic one, L2's
+    the cloud kernel: the "CPU: ... Comm:" line after "Kernel panic" tells
+    them apart), or None"""
+    lines = open(path, errors="replace").read().splitlines()
+    for i, line in enumerate(lines):
+        if "Kernel panic" not in line:
+            continue
+        for nxt in lines[i + 1:i + 4]:
+            m = re.search(r"CPU: \d+ PID: .* (\d+\.\d+\.\S+)", nxt)
+            if m and "cloud" not in m.group(1):
+                return re.sub(r"^\s*\d+\.\d+ ", "", line) + " | " + re.sub(r"^.*?(CPU:)", r"\1", nxt)
+    return None
+
+
+def outcome(s, rep, meta):
+    """what became of one guest run: ok, triple fault, reset (QEMU: the guest
+    reset before its report's end; no L2 panic: a triple fault), hang (the
+    scenario's TIMEBOX killed the VMM), L2 panic, L1 died (during this run:
+    L1 panicked or hung), not run (L1 had died or the time box ran out),
+    failed (anything else: a check decides)"""
+    if s["rc"] is None:
+        return "L1 died" if s["begun"] else "not run"
+    if any("Kernel panic" in x for x in s["console"]):
+        return "L2 panic"
+    if any("triple fault" in x for x in s["vmm"]):
+        return "triple fault"
+    if s["rc"] == 137:
+        return "hang"
+    end = key1(rep, "end") or key1(rep, "killed")
+    if s["rc"] == int(meta.get("EXPECT_EXIT") or 0) and end:
+        return "ok"
+    if meta.get("VMM") == "qemu" and s["rc"] == 0 and not end:
+        return "reset"
+    return "failed"
+
+
+def tally(out, names, scn, reports, metas, skipped):
+    """one line per VMM: runs and outcomes; scn/NAME outcomes in OUT/outcomes"""
+    per = {}
+    with open(os.path.join(out, "outcomes"), "w") as fh:
+        for n in names:
+            if n in skipped:
+                continue
+            vmm = metas[n].get("VMM") or "vmlet"
+            o = outcome(scn[n], reports[n], metas[n])
+            fh.write("%s %s %s\n" % (n, vmm, o))
+            per.setdefault(vmm, {}).setdefault(o, []).append(n)
+    for vmm in sorted(per):
+        runs = sum(len(v) for o, v in per[vmm].items() if o != "not run")
+        bad = ", ".join("%d %s (%s)" % (len(v), o, " ".join(v) if o != "not run" else "...")
+                        for o, v in sorted(per[vmm].items()) if o != "ok")
+        print("tally: %s: %d runs, %d ok%s" % (vmm, runs, len(per[vmm].get("ok", [])),
+                                              ", " + bad if bad else ""))
+    p = l1_panic(os.path.join(out, "console.log"))
+    if p:
+        print("tally: L1 panicked: " + p)
+    elif not any("@@L1 done" in x for x in open(os.path.join(out, "console.log"), errors="replace")):
+        p = "hang"
+        print("tally: L1 did not finish (hung, or the time box)")
+    with open(os.path.join(out, "outcomes"), "a") as fh:
+        fh.write("L1 - %s\n" % ("panic" if p and p != "hang" else p or "ok"))
+
+
 def strip_ts(line):
     return re.sub(r"^\[\s*\d+\.\d+\]\s*", "", line)
 
@@ -300,6 +366,7 @@ def main():
                 fail(n, "L2 kernel (QEMU's L2 does not show it): " + line)
         for line in rep["keys"].get("dmesg-note", []):
             print("note: %s: L2 kernel (nested setup): %s" % (n, line))
+    tally(out, names, scn, reports, metas, skipped_names)
     return 1 if failures else 0
 
 

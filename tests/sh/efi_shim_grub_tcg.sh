@@ -76,7 +76,8 @@ boot() { # NAME WANT QEMU-ARGS...
 	# decided it does without (firmware/efi/protocols.c: graphics, network,
 	# serial I/O, TPM measurements, memory attributes, unicode collation);
 	# the console control protocol both look for is there
-	tr -d '\r' <"$out" | grep -ao 'efi: Locate[A-Za-z]*: no .*' | sed 's/^/    missing: /'
+	tr -d '\r' <"$out" | grep -ao 'efi: Locate[A-Za-z]*: no .*\|efi: [A-Za-z]*: not supported' |
+		sed 's/^/    missing: /'
 	while read -r l; do
 		fail "$name: a protocol the firmware does not know: $l"
 	done < <(tr -d '\r' <"$out" | grep -ao 'efi: Locate[A-Za-z]*: no [-0-9a-f]*$')

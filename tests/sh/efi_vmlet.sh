@@ -27,9 +27,10 @@ else
 	fail "test application did not pass under vmlet"
 fi
 # what it looked for and the firmware does not provide, logged once by
-# GUID (and name where the firmware knows it)
+# GUID (and name where the firmware knows it), and a service it does not
+# implement, by name
 for l in 'LocateHandle: no 9042a9de-23dc-4a38-96fb-7aded080516a (graphics output)' \
-	'LocateProtocol: no 6d6c6576-0001-0002-0304-050607080901'; do
+	'LocateProtocol: no 6d6c6576-0001-0002-0304-050607080901' 'SetTime: not supported'; do
 	[[ $(grep -c "^efi: $l\$" "$TMPD/out") == 1 ]] && ok "logged once: $l" ||
 		fail "not logged once: efi: $l"
 done

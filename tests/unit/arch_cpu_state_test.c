@@ -94,10 +94,37 @@ static void test_regs(void)
 	CHECK_EQ_U64(s.tr.selector, ARCH_GDT_SEL_TSS);
 }
 
+/* The reset state (what KVM on AMD leaves after a triple fault) is told
+ * from a guest's own state, real mode included. */
+static void test_regs_is_reset(void)
+{
+	struct kvm_regs r;
+	struct kvm_sregs s;
+
+	memset(&s, 0, sizeof(s));
+	arch_regs_bios(&r, &s);
+	CHECK(arch_regs_is_reset(&r, &s));
+	s.cr0 = 0x10; /* as KVM_GET_SREGS showed it after an L2 triple fault */
+	CHECK(arch_regs_is_reset(&r, &s));
+	r.rip = 0xfff1; /* SeaBIOS one instruction on */
+	CHECK(!arch_regs_is_reset(&r, &s));
+	arch_regs_bios(&r, &s);
+	r.rsp = 0x7000;
+	CHECK(!arch_regs_is_reset(&r, &s));
+	arch_regs_bios(&r, &s);
+	s.cs.selector = 0;
+	CHECK(!arch_regs_is_reset(&r, &s));
+	arch_regs_linux64(0xfff0, &r, &s); /* long mode at the same offset */
+	CHECK(!arch_regs_is_reset(&r, &s));
+	arch_regs_pvh32(0xfff0, &r, &s);
+	CHECK(!arch_regs_is_reset(&r, &s));
+}
+
 int main(void)
 {
 	TEST_RUN(test_pgtable);
 	TEST_RUN(test_gdt);
 	TEST_RUN(test_regs);
+	TEST_RUN(test_regs_is_reset);
 	return test_summary();
 }

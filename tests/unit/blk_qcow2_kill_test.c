@@ -15,7 +15,6 @@
 #include <endian.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,18 +30,6 @@ static char dir[64], img[96];
 static ino_t img_ino;
 static bool watching;
 static unsigned int points, leaky, bad, qemu_checked;
-
-static int sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static int sh(const char *fmt, ...)
-{
-	char cmd[512];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(cmd, sizeof(cmd), fmt, ap);
-	va_end(ap);
-	return system(cmd);
-}
 
 /* Before each write to the image: the state a kill now would leave. */
 static void kill_point(int fd)
@@ -62,7 +49,8 @@ static void kill_point(int fd)
 		printf("  killed before write %u: the image is corrupt\n", points);
 	}
 	if (points % 97 == 0 || (s == 2 && bad == 1)) {
-		int q = sh("cp %s %s.k && qemu-img check -q %s.k >/dev/null 2>&1", img, img, img);
+		int q =
+		    test_sh("cp %s %s.k && qemu-img check -q %s.k >/dev/null 2>&1", img, img, img);
 
 		q = WIFEXITED(q) ? WEXITSTATUS(q) : 255;
 		qemu_checked++;
@@ -95,7 +83,7 @@ static void test_kill_everywhere(void)
 	uint64_t seed = 12345;
 
 	snprintf(img, sizeof(img), "%s/k.qcow2", dir);
-	CHECK(sh("qemu-img create -q -f qcow2 -o cluster_size=512 %s 1M", img) == 0);
+	CHECK(test_sh("qemu-img create -q -f qcow2 -o cluster_size=512 %s 1M", img) == 0);
 	CHECK(stat(img, &st) == 0);
 	img_ino = st.st_ino;
 	CHECK(blk_open(&b, img, false, BLK_CACHE_WRITEBACK) == 0);
@@ -123,19 +111,16 @@ static void test_kill_everywhere(void)
 	CHECK(st.st_size > 256 * 512);
 	CHECK(bad == 0);
 	CHECK(qcow2_check_file(img) == 0);
-	CHECK(sh("qemu-img check -q %s", img) == 0);
+	CHECK(test_sh("qemu-img check -q %s", img) == 0);
 }
 
 int main(void)
 {
-	if (system("qemu-img --version >/dev/null 2>&1")) {
-		printf("skip: qemu-img not installed\n");
-		return 77;
-	}
-	snprintf(dir, sizeof(dir), "/tmp/vmlet-qkill.XXXXXX");
-	if (!mkdtemp(dir))
-		return 1;
+	int r = qcow2_test_dir(dir, sizeof(dir), "qkill");
+
+	if (r)
+		return r;
 	TEST_RUN(test_kill_everywhere);
-	sh("rm -rf %s", dir);
+	test_sh("rm -rf %s", dir);
 	return test_summary();
 }

@@ -26,7 +26,6 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -391,18 +390,6 @@ int fsync(int fd)
 
 /* ---- the workload ---------------------------------------------------------------- */
 
-static int sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static int sh(const char *fmt, ...)
-{
-	char cmd[512];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(cmd, sizeof(cmd), fmt, ap);
-	va_end(ap);
-	return system(cmd);
-}
-
 /* One guest write (or write-zeroes) of n sectors at sec, tag next. */
 static int guest_write(struct blk *b, uint32_t sec, uint32_t n, uint32_t tag, bool zero)
 {
@@ -429,8 +416,8 @@ static void run_mode(enum blk_cache cache, unsigned int ops)
 	memset(flushed, 0, sizeof(flushed));
 	nsince = npend = 0;
 	dur.size = 0;
-	CHECK(sh("rm -f %s && qemu-img create -q -f qcow2 -o cluster_size=512 %s %u", img, img,
-		 VSIZE) == 0);
+	CHECK(test_sh("rm -f %s && qemu-img create -q -f qcow2 -o cluster_size=512 %s %u", img, img,
+		      VSIZE) == 0);
 	CHECK(stat(img, &st) == 0);
 	img_ino = st.st_ino;
 	uint8_t *init = (uint8_t *)test_read_file(img, NULL);
@@ -460,7 +447,7 @@ static void run_mode(enum blk_cache cache, unsigned int ops)
 	watching = false;
 	synced();
 	CHECK(qcow2_check_file(img) == 0);
-	CHECK(sh("qemu-img check -q %s", img) == 0);
+	CHECK(test_sh("qemu-img check -q %s", img) == 0);
 	printf("  %s: %u power-cut points, %u images checked, %u bad\n",
 	       cache == BLK_CACHE_WRITEBACK ? "writeback"
 	       : cache == BLK_CACHE_NONE    ? "none"
@@ -484,14 +471,11 @@ static void test_power_cut_everywhere(void)
 
 int main(void)
 {
-	if (system("qemu-img --version >/dev/null 2>&1")) {
-		printf("skip: qemu-img not installed\n");
-		return 77;
-	}
-	snprintf(dir, sizeof(dir), "/tmp/vmlet-qcut.XXXXXX");
-	if (!mkdtemp(dir))
-		return 1;
+	int r = qcow2_test_dir(dir, sizeof(dir), "qcut");
+
+	if (r)
+		return r;
 	TEST_RUN(test_power_cut_everywhere);
-	sh("rm -rf %s", dir);
+	test_sh("rm -rf %s", dir);
 	return test_summary();
 }

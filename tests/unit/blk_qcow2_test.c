@@ -7,7 +7,6 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/stat.h>
@@ -17,18 +16,6 @@
 #include "vmm/disk/blk.h"
 
 static char dir[64];
-
-static int sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static int sh(const char *fmt, ...)
-{
-	char cmd[1024];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(cmd, sizeof(cmd), fmt, ap);
-	va_end(ap);
-	return system(cmd);
-}
 
 static char *p(const char *name)
 {
@@ -81,9 +68,9 @@ static void test_read_qemu_written(void)
 
 	CHECK(want && got);
 	for (int v3 = 0; v3 < 2; v3++) {
-		CHECK(sh("qemu-img convert -f raw -O qcow2 -o compat=%s,cluster_size=%s %s %s",
-			 v3 ? "1.1" : "0.10", v3 ? "65536" : "4096", p("a.raw"),
-			 p("a.qcow2")) == 0);
+		CHECK(test_sh("qemu-img convert -f raw -O qcow2 -o compat=%s,cluster_size=%s %s %s",
+			      v3 ? "1.1" : "0.10", v3 ? "65536" : "4096", p("a.raw"),
+			      p("a.qcow2")) == 0);
 		if (blk_open(&b, p("a.qcow2"), true, BLK_CACHE_WRITEBACK)) {
 			test_fail(__FILE__, __LINE__, "open v%d", v3 ? 3 : 2);
 			continue;
@@ -110,8 +97,8 @@ static void test_write_then_qemu_check(void)
 
 	/* 4 KiB clusters: each refcount block covers 8 MiB, so writes all
 	 * over 24 MiB need new refcount blocks */
-	CHECK(sh("qemu-img create -q -f qcow2 -o cluster_size=4096 %s %zu", p("w.qcow2"), size) ==
-	      0);
+	CHECK(test_sh("qemu-img create -q -f qcow2 -o cluster_size=4096 %s %zu", p("w.qcow2"),
+		      size) == 0);
 	CHECK(blk_open(&b, p("w.qcow2"), false, BLK_CACHE_WRITEBACK) == 0);
 	for (int i = 0; i < 200; i++) {
 		uint64_t off = ((uint64_t)i * 123457 * 512) % (size - sizeof(buf));
@@ -145,8 +132,8 @@ static void test_write_then_qemu_check(void)
 	FILE *f = fopen(p("w.want"), "wb");
 	CHECK(f && fwrite(want, 1, size, f) == size);
 	fclose(f);
-	CHECK(sh("qemu-img check -q %s", p("w.qcow2")) == 0);
-	CHECK(sh("qemu-img compare -q -f qcow2 -F raw %s %s", p("w.qcow2"), p("w.want")) == 0);
+	CHECK(test_sh("qemu-img check -q %s", p("w.qcow2")) == 0);
+	CHECK(test_sh("qemu-img compare -q -f qcow2 -F raw %s %s", p("w.qcow2"), p("w.want")) == 0);
 	free(want);
 	free(got);
 }
@@ -157,10 +144,11 @@ static void test_backing_file(void)
 	uint8_t *base = make_raw(p("base.raw"), size), *got = malloc(size), buf[6000];
 	struct blk *b;
 
-	CHECK(sh("qemu-img convert -f raw -O qcow2 %s %s", p("base.raw"), p("base.qcow2")) == 0);
-	/* overlay bigger than its base: the tail reads as zeroes */
-	CHECK(sh("cd %s && qemu-img create -q -f qcow2 -b base.qcow2 -F qcow2 ov.qcow2 3M", dir) ==
+	CHECK(test_sh("qemu-img convert -f raw -O qcow2 %s %s", p("base.raw"), p("base.qcow2")) ==
 	      0);
+	/* overlay bigger than its base: the tail reads as zeroes */
+	CHECK(test_sh("cd %s && qemu-img create -q -f qcow2 -b base.qcow2 -F qcow2 ov.qcow2 3M",
+		      dir) == 0);
 	CHECK(blk_open(&b, p("ov.qcow2"), false, BLK_CACHE_WRITEBACK) == 0);
 	CHECK_EQ_U64(b->size, 3 << 20);
 	CHECK(rd(b, got, size, 0) == 0);
@@ -175,16 +163,17 @@ static void test_backing_file(void)
 	CHECK(rd(b, got, size, 0) == 0);
 	CHECK(!memcmp(got, base, size));
 	blk_close(b);
-	CHECK(sh("qemu-img check -q %s", p("ov.qcow2")) == 0);
+	CHECK(test_sh("qemu-img check -q %s", p("ov.qcow2")) == 0);
 	/* the base is untouched, the overlay shows the write */
-	CHECK(sh("qemu-img compare -q %s %s", p("base.qcow2"), p("base.raw")) == 0);
-	CHECK(sh("qemu-img convert -O raw %s %s", p("ov.qcow2"), p("ov.raw")) == 0);
+	CHECK(test_sh("qemu-img compare -q %s %s", p("base.qcow2"), p("base.raw")) == 0);
+	CHECK(test_sh("qemu-img convert -O raw %s %s", p("ov.qcow2"), p("ov.raw")) == 0);
 	FILE *f = fopen(p("ov.raw"), "rb");
 	CHECK(f && fread(got, 1, size, f) == size);
 	fclose(f);
 	CHECK(!memcmp(got, base, size));
 	/* a raw backing file declared as raw */
-	CHECK(sh("cd %s && qemu-img create -q -f qcow2 -b base.raw -F raw ov2.qcow2", dir) == 0);
+	CHECK(test_sh("cd %s && qemu-img create -q -f qcow2 -b base.raw -F raw ov2.qcow2", dir) ==
+	      0);
 	CHECK(blk_open(&b, p("ov2.qcow2"), true, BLK_CACHE_WRITEBACK) == 0);
 	CHECK(rd(b, got, 65536, 65536 * 2) == 0);
 	blk_close(b);
@@ -198,28 +187,28 @@ static void test_backing_loop(void)
 {
 	struct blk *b = NULL;
 
-	CHECK(sh("cd %s && qemu-img create -q -f qcow2 self.qcow2 1M && "
-		 "qemu-img rebase -u -b self.qcow2 -F qcow2 self.qcow2",
-		 dir) == 0);
+	CHECK(test_sh("cd %s && qemu-img create -q -f qcow2 self.qcow2 1M && "
+		      "qemu-img rebase -u -b self.qcow2 -F qcow2 self.qcow2",
+		      dir) == 0);
 	CHECK(blk_open(&b, p("self.qcow2"), true, BLK_CACHE_WRITEBACK) == -ELOOP);
 	CHECK(blk_open(&b, p("self.qcow2"), false, BLK_CACHE_WRITEBACK) == -ELOOP);
-	CHECK(sh("cd %s && qemu-img create -q -f qcow2 l1.qcow2 1M && "
-		 "qemu-img create -q -f qcow2 -b l1.qcow2 -F qcow2 l2.qcow2 && "
-		 "qemu-img rebase -u -b l2.qcow2 -F qcow2 l1.qcow2",
-		 dir) == 0);
+	CHECK(test_sh("cd %s && qemu-img create -q -f qcow2 l1.qcow2 1M && "
+		      "qemu-img create -q -f qcow2 -b l1.qcow2 -F qcow2 l2.qcow2 && "
+		      "qemu-img rebase -u -b l2.qcow2 -F qcow2 l1.qcow2",
+		      dir) == 0);
 	CHECK(blk_open(&b, p("l2.qcow2"), true, BLK_CACHE_WRITEBACK) == -ELOOP);
 	/* 16 backing files under an image are fine, 17 are too many */
-	CHECK(sh("cd %s && qemu-img create -q -f raw c0 1M && for i in $(seq 1 17); do "
-		 "qemu-img create -q -f qcow2 -b c$((i - 1)) -F $([ $i = 1 ] && echo raw || "
-		 "echo qcow2) c$i || exit 1; done",
-		 dir) == 0);
+	CHECK(test_sh("cd %s && qemu-img create -q -f raw c0 1M && for i in $(seq 1 17); do "
+		      "qemu-img create -q -f qcow2 -b c$((i - 1)) -F $([ $i = 1 ] && echo raw || "
+		      "echo qcow2) c$i || exit 1; done",
+		      dir) == 0);
 	CHECK(blk_open(&b, p("c16"), false, BLK_CACHE_WRITEBACK) == 0);
 	blk_close(b);
 	CHECK(blk_open(&b, p("c17"), false, BLK_CACHE_WRITEBACK) == -ELOOP);
 	/* the same file twice in a chain without a loop is fine (read-only) */
-	CHECK(sh("cd %s && qemu-img create -q -f qcow2 -b c0 -F raw d1 && "
-		 "qemu-img create -q -f qcow2 -b d1 -F qcow2 d2",
-		 dir) == 0);
+	CHECK(test_sh("cd %s && qemu-img create -q -f qcow2 -b c0 -F raw d1 && "
+		      "qemu-img create -q -f qcow2 -b d1 -F qcow2 d2",
+		      dir) == 0);
 	CHECK(blk_open(&b, p("d2"), false, BLK_CACHE_WRITEBACK) == 0);
 	blk_close(b);
 }
@@ -249,9 +238,9 @@ static void test_cluster_past_eof(void)
 	uint64_t l2, host, e;
 	int fd;
 
-	CHECK(sh("qemu-img create -q -f qcow2 -o cluster_size=4096 %s 1M && "
-		 "qemu-io -f qcow2 -c 'write -P 0x5a 0 4k' %s >/dev/null",
-		 p("eof.qcow2"), p("eof.qcow2")) == 0);
+	CHECK(test_sh("qemu-img create -q -f qcow2 -o cluster_size=4096 %s 1M && "
+		      "qemu-io -f qcow2 -c 'write -P 0x5a 0 4k' %s >/dev/null",
+		      p("eof.qcow2"), p("eof.qcow2")) == 0);
 	fd = open(p("eof.qcow2"), O_RDWR);
 	CHECK(fd >= 0);
 	l2 = be64_at(fd, be64_at(fd, 40)) & 0x00fffffffffffe00ull; /* L1[0] */
@@ -295,9 +284,9 @@ static void test_shared_l2_table(void)
 	uint8_t *tab = malloc(8 * n);
 	int fd;
 
-	CHECK(sh("qemu-img create -q -f qcow2 %s 256T && "
-		 "qemu-io -f qcow2 -c 'write -P 0x3c 0 4k' %s >/dev/null",
-		 p("wide.qcow2"), p("wide.qcow2")) == 0);
+	CHECK(test_sh("qemu-img create -q -f qcow2 %s 256T && "
+		      "qemu-io -f qcow2 -c 'write -P 0x3c 0 4k' %s >/dev/null",
+		      p("wide.qcow2"), p("wide.qcow2")) == 0);
 	fd = open(p("wide.qcow2"), O_RDWR);
 	CHECK(fd >= 0 && tab);
 	l1 = be64_at(fd, 40);
@@ -327,7 +316,7 @@ static int make_encrypted(const char *path, uint32_t method)
 	uint8_t be[4] = {0, 0, 0, (uint8_t)method};
 	int fd, rc;
 
-	if (sh("qemu-img create -q -f qcow2 %s 1M", path))
+	if (test_sh("qemu-img create -q -f qcow2 %s 1M", path))
 		return -EIO;
 	fd = open(path, O_WRONLY);
 	if (fd < 0)
@@ -345,20 +334,20 @@ static void test_refused_features(void)
 
 	CHECK(raw);
 	free(raw);
-	CHECK(sh("qemu-img convert -c -f raw -O qcow2 %s %s", p("r.raw"), p("c.qcow2")) == 0);
+	CHECK(test_sh("qemu-img convert -c -f raw -O qcow2 %s %s", p("r.raw"), p("c.qcow2")) == 0);
 	CHECK(blk_open(&b, p("c.qcow2"), true, BLK_CACHE_WRITEBACK) == -ENOTSUP);
 	/* encryption: AES (1) and LUKS (2) in the header's crypt_method */
 	CHECK(make_encrypted(p("e1.qcow2"), 1) == 0);
-	CHECK(sh("qemu-img info %s | grep -q '^encrypted: yes'", p("e1.qcow2")) == 0);
+	CHECK(test_sh("qemu-img info %s | grep -q '^encrypted: yes'", p("e1.qcow2")) == 0);
 	CHECK(blk_open(&b, p("e1.qcow2"), true, BLK_CACHE_WRITEBACK) == -ENOTSUP);
 	CHECK(make_encrypted(p("e2.qcow2"), 2) == 0);
 	CHECK(blk_open(&b, p("e2.qcow2"), true, BLK_CACHE_WRITEBACK) == -ENOTSUP);
-	CHECK(sh("qemu-img create -q -f qcow2 -o data_file=%s %s 1M", p("d.data"), p("d.qcow2")) ==
-	      0);
+	CHECK(test_sh("qemu-img create -q -f qcow2 -o data_file=%s %s 1M", p("d.data"),
+		      p("d.qcow2")) == 0);
 	CHECK(blk_open(&b, p("d.qcow2"), true, BLK_CACHE_WRITEBACK) == -ENOTSUP);
 	/* internal snapshots: readable, not writable */
-	CHECK(sh("qemu-img convert -f raw -O qcow2 %s %s && qemu-img snapshot -c s1 %s", p("r.raw"),
-		 p("s.qcow2"), p("s.qcow2")) == 0);
+	CHECK(test_sh("qemu-img convert -f raw -O qcow2 %s %s && qemu-img snapshot -c s1 %s",
+		      p("r.raw"), p("s.qcow2"), p("s.qcow2")) == 0);
 	CHECK(blk_open(&b, p("s.qcow2"), false, BLK_CACHE_WRITEBACK) == -ENOTSUP);
 	CHECK(blk_open(&b, p("s.qcow2"), true, BLK_CACHE_WRITEBACK) == 0);
 	blk_close(b);
@@ -387,6 +376,6 @@ int main(void)
 	TEST_RUN(test_backing_loop);
 	TEST_RUN(test_cluster_past_eof);
 	TEST_RUN(test_shared_l2_table);
-	sh("rm -rf %s", dir);
+	test_sh("rm -rf %s", dir);
 	return test_summary();
 }
