@@ -367,7 +367,8 @@ static char *cmd_vm_ovmf_template(const char *code, bool secure)
  * An OVMF VM (ovmf_boot.h): --firmware with a flash image, or an EFI VM
  * that wants secure boot (not the probe: OVMF cannot run it). Its
  * variables: --efi-vars, else NAME.ovmf-vars.fd next to the manifest,
- * created afresh at each start unless efi.persistent or --efi-vars.
+ * created afresh at each start (not after the guest's reboot) unless
+ * efi.persistent or --efi-vars.
  */
 static int cmd_vm_ovmf(const struct vm_config *cfg, const struct cmd_vm_opts *o, bool payload,
 		       struct vm_options *vo, char **vars, char **tmpl)
@@ -400,7 +401,9 @@ static int cmd_vm_ovmf(const struct vm_config *cfg, const struct cmd_vm_opts *o,
 	vo->flash_code = code;
 	vo->flash_vars = *vars;
 	vo->flash_vars_template = *tmpl;
-	vo->flash_vars_fresh = !o->efi_vars && !cfg->efi_persistent;
+	/* without efi.persistent the variables last as long as KubeVirt's
+	 * VMI: through the guest's reboots, not a new start */
+	vo->flash_vars_fresh = !o->efi_vars && !cfg->efi_persistent && !o->after_reboot;
 	return 0;
 }
 
