@@ -112,6 +112,17 @@ struct arch_ram_region {
 	uint64_t size;
 };
 int arch_ram_regions(uint64_t mem_bytes, struct arch_ram_region out[2], size_t *n);
+/* The same with low RAM ending at low_max (<= ARCH_MMIO_HOLE_START, 4 KiB
+ * aligned) instead of the hole: the q35 layout OVMF expects. */
+int arch_ram_regions_below(uint64_t mem_bytes, uint64_t low_max, struct arch_ram_region out[2],
+			   size_t *n);
+/* low_max for a q35-like (OVMF) VM of mem_bytes: below ARCH_Q35_ECAM_GPA. */
+uint64_t arch_q35_low_max(uint64_t mem_bytes);
+/* The CMOS bytes a PC BIOS leaves for the memory size (0x15-0x18 base and
+ * extended KiB, 0x30-0x31, 0x34-0x35 64 KiB blocks above 16 MiB, 0x5b-0x5d
+ * 64 KiB blocks above 4 GiB), as QEMU's pc/q35 set them; OVMF sizes low RAM
+ * with them. Saturates where the fields do. */
+void arch_cmos_memory(uint64_t low_bytes, uint64_t high_bytes, uint8_t cmos[128]);
 
 /* e820 map for mem_bytes of RAM: low RAM, EBDA/BIOS reserved, ACPI area,
  * RAM below the hole, reserved ECAM/IOAPIC/LAPIC, RAM above 4 GiB. Sorted,
@@ -150,6 +161,10 @@ void arch_regs_pvh32(uint32_t entry, struct kvm_regs *regs, struct kvm_sregs *sr
  * below 1 MiB (CS base 0xF0000, not the 0xFFFF0000 alias at the top of
  * 4 GiB: vmlet maps its BIOS image in low RAM only). Same contract. */
 void arch_regs_bios(struct kvm_regs *regs, struct kvm_sregs *sregs);
+/* The architectural reset state (Intel SDM Vol. 3A §9.1.4): real mode,
+ * CS selector 0xf000 with base 0xffff0000, IP 0xfff0, so the first fetch
+ * is at 0xfffffff0, the top of a flash image below 4 GiB. */
+void arch_regs_reset(struct kvm_regs *regs, struct kvm_sregs *sregs);
 /* True when the registers are the reset state (F000:FFF0 in real mode,
  * rsp, CR3 and EFER zero): what KVM on AMD shows after a triple fault,
  * since it reinitialises the vCPU at the SVM shutdown intercept; the

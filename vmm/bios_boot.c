@@ -71,7 +71,7 @@ out:
 }
 
 /* vmlet's ACPI tables, built for address 0 and linked by the firmware. */
-static int bios_fw_acpi(struct vm *vm, struct fw_cfg *fc)
+int bios_fw_acpi(struct vm *vm, struct fw_cfg *fc)
 {
 	struct arch_acpi_config c;
 	uint8_t *tables = malloc(ARCH_ACPI_MAX), *script = malloc(ARCH_ACPI_LOADER_MAX);
@@ -99,7 +99,7 @@ out:
 
 /* vmlet's SMBIOS structures but type 0: the BIOS is SeaBIOS, which adds
  * its own. The anchor is the 3.0 entry point (SeaBIOS sets the address). */
-static int bios_fw_smbios(struct vm *vm, struct fw_cfg *fc)
+int bios_fw_smbios(struct vm *vm, struct fw_cfg *fc)
 {
 	const struct arch_smbios_ids ids = {vm->cfg->firmware_serial, vm->cfg->firmware_uuid, 1};
 	uint8_t ep[ARCH_SMBIOS_ENTRY_SIZE], *buf = malloc(BIOS_SMBIOS_MAX);

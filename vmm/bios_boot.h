@@ -42,4 +42,12 @@ struct vm;
  * *regs / *sregs. A missing image is an error naming the package. */
 int bios_boot_setup(struct vm *vm, struct kvm_regs *regs, struct kvm_sregs *sregs);
 
+/* Shared with vmm/ovmf_boot.c: vmlet's ACPI tables with QEMU's
+ * etc/table-loader script, and its SMBIOS structures but type 0 (the
+ * firmware adds its own), as fw_cfg files. 0 or -errno; a bad
+ * firmware.uuid is reported and gives -EBADMSG. */
+struct fw_cfg;
+int bios_fw_acpi(struct vm *vm, struct fw_cfg *fc);
+int bios_fw_smbios(struct vm *vm, struct fw_cfg *fc);
+
 #endif /* VMLET_BIOS_BOOT_H */

@@ -16,6 +16,7 @@
 
 #include "arch/arch.h"
 #include "vmm/bios_boot.h"
+#include "vmm/ovmf_boot.h"
 #include "vmm/efi_boot.h"
 #include "vmm/log.h"
 #include "vmm/vcpu.h"
@@ -258,7 +259,8 @@ static int boot_kernel_file(struct vm *vm, struct boot_file *k)
 			if (!ret && boot_detect(k) != BOOT_FMT_PVH_ELF) {
 				error("efi: --firmware '%s' is not a PVH firmware (vmlet enters "
 				      "firmware through PVH: an ELF with a "
-				      "XEN_ELFNOTE_PHYS32_ENTRY note)",
+				      "XEN_ELFNOTE_PHYS32_ENTRY note) nor a flash image (OVMF: "
+				      "whole 4 KiB pages, at least 64 KiB)",
 				      vm->opt.firmware);
 				boot_file_release(k);
 				ret = -ENOEXEC;
@@ -299,6 +301,10 @@ int vm_boot(struct vm *vm)
 	memset(&regs, 0, sizeof(regs));
 	memset(&sregs, 0, sizeof(sregs));
 	memset(&bi, 0, sizeof(bi));
+	if (vm->opt.flash_code) {
+		ret = ovmf_boot_setup(vm, &regs, &sregs);
+		return ret ? ret : boot_set_regs(vm, &regs, &sregs);
+	}
 	if (vm->cfg->boot == VM_BOOT_BIOS && (!vm->opt.payload || vm->opt.bios_payload)) {
 		ret = bios_boot_setup(vm, &regs, &sregs);
 		return ret ? ret : boot_set_regs(vm, &regs, &sregs);

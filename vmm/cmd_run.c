@@ -58,9 +58,11 @@ struct run_ctx {
 static enum lifecycle_end run_guest(void *p, unsigned int restarts)
 {
 	const struct run_ctx *r = p;
+	struct cmd_vm_opts o = *r->o;
 	int ret;
 
 	ctl_vm_set_restarts(restarts);
+	o.after_reboot = restarts && r->lc->last_end == LC_END_REBOOT;
 	/* the variables of a VM without efi.persistent live as long as
 	 * KubeVirt's VMI: through the guest's reboots, not a new start */
 	if (r->o->efi_vars_volatile && restarts && r->lc->last_end != LC_END_REBOOT &&
@@ -68,7 +70,7 @@ static enum lifecycle_end run_guest(void *p, unsigned int restarts)
 		return LC_END_FAILED;
 	if (restarts)
 		log_info("run: starting the guest again (restart %u)", restarts);
-	ret = cmd_vm_run(r->cfg, r->o, NULL, 0, NULL);
+	ret = cmd_vm_run(r->cfg, &o, NULL, 0, NULL);
 	switch (ret) {
 	case VM_EXIT_POWEROFF:
 		return LC_END_POWEROFF;

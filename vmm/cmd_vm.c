@@ -14,6 +14,7 @@
 #include "vmm/ctl/ctl.h"
 #include "vmm/disk/image_store.h"
 #include "vmm/efi_vars.h"
+#include "vmm/ovmf_boot.h"
 #include "vmm/vm.h"
 #include "vmm/vm_config.h"
 
@@ -345,6 +346,67 @@ int cmd_vm_config(const struct cmd_vm_opts *o, struct vm_config *cfg)
 	return ret;
 }
 
+/* The vars template for an OVMF code image: $VMLET_OVMF_VARS, else the
+ * matching Debian name in the image's directory (OVMF_VARS_4M* next to a
+ * 4M build), with Microsoft's and Debian's keys when secure boot is on. */
+static char *cmd_vm_ovmf_template(const char *code, bool secure)
+{
+	const char *env = getenv("VMLET_OVMF_VARS"), *slash = strrchr(code, '/');
+	const char *base = strstr(slash ? slash + 1 : code, "_4M") ? "OVMF_VARS_4M" : "OVMF_VARS";
+	char *out = NULL;
+
+	if (env && *env)
+		return strdup(env);
+	if (asprintf(&out, "%.*s%s%s", slash ? (int)(slash - code + 1) : 0, code, base,
+		     secure ? ".ms.fd" : ".fd") < 0)
+		return NULL;
+	return out;
+}
+
+/*
+ * An OVMF VM (ovmf_boot.h): --firmware with a flash image, or an EFI VM
+ * that wants secure boot (not the probe: OVMF cannot run it). Its
+ * variables: --efi-vars, else NAME.ovmf-vars.fd next to the manifest,
+ * created afresh at each start (not after the guest's reboot) unless
+ * efi.persistent or --efi-vars.
+ */
+static int cmd_vm_ovmf(const struct vm_config *cfg, const struct cmd_vm_opts *o, bool payload,
+		       struct vm_options *vo, char **vars, char **tmpl)
+{
+	const char *code = getenv("VMLET_OVMF_CODE");
+	char *dflt;
+	size_t n;
+
+	if (cfg->boot != VM_BOOT_EFI || payload)
+		return 0;
+	if (o->firmware && ovmf_is_flash_image(o->firmware))
+		code = o->firmware;
+	else if (o->firmware || !cfg->efi_secure_boot)
+		return 0; /* a PVH firmware or vmlet's own */
+	else if (!code || !*code)
+		code = OVMF_CODE_DEFAULT;
+	*tmpl = cmd_vm_ovmf_template(code, cfg->efi_secure_boot);
+	if (o->efi_vars) {
+		*vars = strdup(o->efi_vars);
+	} else if ((dflt = efi_vars_default_path(o->n_files ? o->files[0] : NULL, cfg->name))) {
+		n = strlen(dflt);
+		if (n > 8 && !strcmp(dflt + n - 8, ".efivars"))
+			dflt[n - 8] = 0;
+		if (asprintf(vars, "%s%s", dflt, OVMF_VARS_SUFFIX) < 0)
+			*vars = NULL;
+		free(dflt);
+	}
+	if (!*vars || !*tmpl)
+		return -ENOMEM;
+	vo->flash_code = code;
+	vo->flash_vars = *vars;
+	vo->flash_vars_template = *tmpl;
+	/* without efi.persistent the variables last as long as KubeVirt's
+	 * VMI: through the guest's reboots, not a new start */
+	vo->flash_vars_fresh = !o->efi_vars && !cfg->efi_persistent && !o->after_reboot;
+	return 0;
+}
+
 int cmd_vm_run(const struct vm_config *cfg, const struct cmd_vm_opts *o, const uint8_t *payload,
 	       size_t payload_len, struct vm **keep)
 {
@@ -364,17 +426,22 @@ int cmd_vm_run(const struct vm_config *cfg, const struct cmd_vm_opts *o, const u
 	struct sandbox_opts sb = o->sandbox;
 	struct ctl_server *ctl = NULL;
 	struct vm *vm = NULL;
-	char *efi_vars = NULL;
+	char *efi_vars = NULL, *ovmf_vars = NULL, *ovmf_tmpl = NULL;
 	sigset_t stop;
 	int ret;
 
+	ret = cmd_vm_ovmf(cfg, o, payload != NULL, &vo, &ovmf_vars, &ovmf_tmpl);
+	if (ret)
+		goto out_free;
 	/* efi.persistent: --efi-vars, else <name>.efivars next to the manifest */
-	if (cfg->boot == VM_BOOT_EFI && cfg->efi_persistent) {
+	if (cfg->boot == VM_BOOT_EFI && cfg->efi_persistent && !vo.flash_code) {
 		efi_vars = o->efi_vars
 			       ? strdup(o->efi_vars)
 			       : efi_vars_default_path(o->n_files ? o->files[0] : NULL, cfg->name);
-		if (!efi_vars)
-			return -ENOMEM;
+		if (!efi_vars) {
+			ret = -ENOMEM;
+			goto out_free;
+		}
 		vo.efi_vars = efi_vars;
 	}
 
@@ -388,7 +455,7 @@ int cmd_vm_run(const struct vm_config *cfg, const struct cmd_vm_opts *o, const u
 	 * filter admits no thread start and no vCPU ioctl */
 	ret = sandbox_prepare(&sb);
 	if (ret)
-		return ret;
+		goto out_free;
 	if (o->api_socket) {
 		ret = ctl_server_open(&ctl, o->api_socket);
 		if (ret)
@@ -412,7 +479,10 @@ int cmd_vm_run(const struct vm_config *cfg, const struct cmd_vm_opts *o, const u
 out:
 	ctl_server_close(ctl);
 	sandbox_release();
+out_free:
 	free(efi_vars);
+	free(ovmf_vars);
+	free(ovmf_tmpl);
 	return ret;
 }
 

@@ -51,6 +51,9 @@ struct cmd_vm_opts {
 	 * efi_vars_fd when efi_vars_volatile (vm_options, cmd_run.c) */
 	bool efi_vars_volatile;
 	int efi_vars_fd;
+	/* this run follows the guest's reboot (cmd_run.c): an OVMF VM without
+	 * efi.persistent keeps its variable file, as a VMI its NVRAM */
+	bool after_reboot;
 };
 
 /* Long options both commands accept; option values >= CMD_OPT_BASE. */

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 
 #include "vmm/dev/devices.h"
+#include "vmm/dev/flash.h"
 #include "vmm/dev/pci_devices.h"
 #include "vmm/device.h"
 #include "vmm/log.h"
@@ -23,7 +24,8 @@ static const struct device_type *const device_types[] = {
     &acpi_pm_device,	  /* PM1a event/control, power button, S5 */
     &report_port_device,  /* probe's fast report port (captured console only) */
     &efi_port_device,	  /* EFI firmware's boot order and variable store */
-    &fw_cfg_device,	  /* 0x510-0x51b firmware configuration (BIOS VMs) */
+    &fw_cfg_device,	  /* 0x510-0x51b firmware configuration (BIOS, OVMF VMs) */
+    &flash_device,	  /* OVMF VMs: code and variable flash below 4 GiB */
     &pci_devices_device,  /* PCI host + virtio-blk/net/rng functions */
 };
 

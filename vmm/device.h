@@ -103,6 +103,14 @@ uint32_t device_pci_slots(const struct vm *vm);
 struct fw_cfg;
 void device_set_fw_cfg(struct vm *vm, struct fw_cfg *fc);
 
+/* Map size bytes at host (page aligned, live until the VM is destroyed)
+ * read-only at gpa, outside guest RAM: KVM memory slot
+ * GUEST_MEM_MAX_REGIONS + slot (slot < 4). The guest's writes there exit
+ * as MMIO writes (the device claims the window to drop them); a host
+ * without KVM_CAP_READONLY_MEM gets a writable slot (host must then be a
+ * private copy). Setup only (main thread). 0 or -errno (logged). */
+int device_map_rom(struct vm *vm, unsigned int slot, uint64_t gpa, uint64_t size, void *host);
+
 /* What a device counts for the control socket's metrics. */
 struct device_counters {
 	/* block: requests completed, of them failed; data bytes moved */

@@ -3,15 +3,18 @@
  * device_vm.c - the functions of device.h that only set or read fields
  * of struct vm: the power button hook, the console (capture, copy to an
  * attached control client, input and output routing), the PCI slots in
- * use, fw_cfg, counters registration. They call nothing of vm.c, so
- * device unit tests link them without the VM (device_request_exit(),
- * which ends the VM, is in device.c).
+ * use, fw_cfg, counters registration, and device_map_rom()'s memory
+ * slot. They call nothing of vm.c, so device unit tests link them without
+ * the VM (device_request_exit(), which ends the VM, is in device.c).
  */
 #include <errno.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <unistd.h>
+
+#include <linux/kvm.h>
 
 #include "vmm/device.h"
 #include "vmm/log.h"
@@ -112,5 +115,25 @@ int device_add_counters(struct vm *vm, const char *kind, const char *name,
 	if (vm->n_counters == VM_MAX_COUNTERS)
 		return -ENOSPC;
 	vm->counters[vm->n_counters++] = (struct device_counters_src){kind, name, read, opaque};
+	return 0;
+}
+
+int device_map_rom(struct vm *vm, unsigned int slot, uint64_t gpa, uint64_t size, void *host)
+{
+	struct kvm_userspace_memory_region r = {
+	    .slot = GUEST_MEM_MAX_REGIONS + slot,
+	    .flags = KVM_MEM_READONLY,
+	    .guest_phys_addr = gpa,
+	    .memory_size = size,
+	    .userspace_addr = (uintptr_t)host,
+	};
+
+	if (!vm || vm->vm_fd < 0)
+		return -ENODEV;
+	if (ioctl(vm->kvm_fd, KVM_CHECK_EXTENSION, KVM_CAP_READONLY_MEM) <= 0)
+		r.flags = 0; /* a private copy then: the guest's writes stay in it */
+	if (ioctl(vm->vm_fd, KVM_SET_USER_MEMORY_REGION, &r) < 0)
+		return error_errno(-errno, "kvm: KVM_SET_USER_MEMORY_REGION (ROM at 0x%llx)",
+				   (unsigned long long)gpa);
 	return 0;
 }

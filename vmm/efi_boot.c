@@ -29,9 +29,10 @@ int efi_boot_check(const struct vm_config *cfg, bool external_firmware)
 		return 0;
 	if (cfg->efi_secure_boot) {
 		error("efi: secure boot is requested (firmware.bootloader.efi.secureBoot, "
-		      "or a preference) but vmlet cannot verify signed boot images yet; "
-		      "refusing to boot unverified code while claiming secure boot "
-		      "(set secureBoot: false to boot without it)");
+		      "or a preference: KubeVirt's default) but this boot cannot verify "
+		      "signed images: `vmlet run` boots such a VM through Debian's OVMF, "
+		      "not the probe guest (`vmlet probe`) nor a PVH --firmware; set "
+		      "secureBoot: false to boot without it");
 		return -ENOTSUP;
 	}
 	if (!external_firmware && efi_boot_embedded(&elf, &len)) {

@@ -13,6 +13,7 @@
 #include <string.h>
 #include <sys/mman.h>
 
+#include "arch/x86_64/layout.h"
 #include "vmm/guest_mem.h"
 #include "vmm/log.h"
 
@@ -103,6 +104,12 @@ static int map_region(struct guest_mem_region *r, uint64_t hugepage_size)
 
 int guest_mem_init(struct guest_mem *m, uint64_t mem_bytes, uint64_t hugepage_size)
 {
+	return guest_mem_init_below(m, mem_bytes, hugepage_size, ARCH_MMIO_HOLE_START);
+}
+
+int guest_mem_init_below(struct guest_mem *m, uint64_t mem_bytes, uint64_t hugepage_size,
+			 uint64_t low_max)
+{
 	struct arch_ram_region regs[2];
 	size_t n = 0, i;
 	int ret;
@@ -115,7 +122,7 @@ int guest_mem_init(struct guest_mem *m, uint64_t mem_bytes, uint64_t hugepage_si
 		if (ret)
 			return ret;
 	}
-	ret = arch_ram_regions(mem_bytes, regs, &n);
+	ret = arch_ram_regions_below(mem_bytes, low_max, regs, &n);
 	if (ret)
 		return error_errno(ret, "memory: cannot lay out %llu bytes of guest RAM",
 				   (unsigned long long)mem_bytes);

@@ -40,6 +40,10 @@ void *guest_mem_ptr(const struct guest_mem *m, gpa_t gpa, uint64_t len);
  * KVM slots: see vm.c.
  */
 int guest_mem_init(struct guest_mem *m, uint64_t mem_bytes, uint64_t hugepage_size);
+/* The same with RAM below 4 GiB ending at low_max (arch_ram_regions_below:
+ * the q35 layout of OVMF VMs). */
+int guest_mem_init_below(struct guest_mem *m, uint64_t mem_bytes, uint64_t hugepage_size,
+			 uint64_t low_max);
 void guest_mem_release(struct guest_mem *m);
 
 #endif /* VMLET_GUEST_MEM_H */

@@ -263,6 +263,10 @@ enum lifecycle_end lifecycle_run(struct lifecycle *lc, lifecycle_run_fn run, voi
 			 * seccomp kill is never taken for a stop */
 			if (end == LC_END_FAILED && !sigsys)
 				end = LC_END_STOPPED;
+			/* the guest rebooted as the stop came, and would
+			 * have been restarted: stopped before the restart */
+			if (end == LC_END_REBOOT && wants_restart(lc->strategy, end))
+				end = LC_END_POWEROFF;
 			break;
 		}
 		if (end == LC_END_FAILED && !lc->restarts) {

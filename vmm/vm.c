@@ -268,7 +268,10 @@ static int vm_set_memory(struct vm *vm)
 	unsigned int i;
 	int ret;
 
-	ret = guest_mem_init(&vm->mem, vm->cfg->memory_bytes, hp);
+	/* OVMF's q35 layout keeps low RAM below its ECAM window */
+	ret = guest_mem_init_below(&vm->mem, vm->cfg->memory_bytes, hp,
+				   vm->opt.flash_code ? arch_q35_low_max(vm->cfg->memory_bytes)
+						      : ARCH_MMIO_HOLE_START);
 	if (ret)
 		return ret;
 	for (i = 0; i < vm->mem.n; i++) {
@@ -339,11 +342,13 @@ static int vm_pit_watch(struct vm *vm)
 static int vm_create_chips(struct vm *vm)
 {
 	struct kvm_pit_config pit = {.flags = KVM_PIT_SPEAKER_DUMMY};
-	uint64_t idmap = ARCH_IDENTITY_MAP_GPA;
+	/* an OVMF VM has its flash where the pages usually are: QEMU's place */
+	uint64_t idmap = vm->opt.flash_code ? ARCH_Q35_IDENTITY_MAP_GPA : ARCH_IDENTITY_MAP_GPA;
+	unsigned long tss = vm->opt.flash_code ? ARCH_Q35_TSS_GPA : ARCH_TSS_GPA;
 
 	if (ioctl(vm->vm_fd, KVM_SET_IDENTITY_MAP_ADDR, &idmap) < 0)
 		return error_errno(-errno, "kvm: KVM_SET_IDENTITY_MAP_ADDR");
-	if (ioctl(vm->vm_fd, KVM_SET_TSS_ADDR, (unsigned long)ARCH_TSS_GPA) < 0)
+	if (ioctl(vm->vm_fd, KVM_SET_TSS_ADDR, tss) < 0)
 		return error_errno(-errno, "kvm: KVM_SET_TSS_ADDR");
 	if (ioctl(vm->vm_fd, KVM_CREATE_IRQCHIP, 0) < 0)
 		return error_errno(-errno, "kvm: KVM_CREATE_IRQCHIP");

@@ -57,6 +57,14 @@ struct vm_options {
 	 * efi_vars_fd, which outlives this VM but not vmlet (efi_vars.h) */
 	bool efi_vars_volatile;
 	int efi_vars_fd;
+	/* OVMF (ovmf_boot.h): the firmware's code image, mapped read-only
+	 * below 4 GiB on a q35-like platform (NULL: not an OVMF VM), the
+	 * per-VM variable store file mapped below it, the image it is
+	 * created from, and whether it is created afresh at each start */
+	const char *flash_code;
+	const char *flash_vars;
+	const char *flash_vars_template;
+	bool flash_vars_fresh;
 };
 
 struct vm {

@@ -194,6 +194,12 @@ void arch_regs_bios(struct kvm_regs *regs, struct kvm_sregs *sregs)
 	sregs->efer = 0;
 }
 
+void arch_regs_reset(struct kvm_regs *regs, struct kvm_sregs *sregs)
+{
+	arch_regs_bios(regs, sregs);
+	sregs->cs.base = 0xffff0000;
+}
+
 bool arch_regs_is_reset(const struct kvm_regs *regs, const struct kvm_sregs *sregs)
 {
 	return regs->rip == 0xfff0 && regs->rsp == 0 && sregs->cs.selector == 0xf000 &&

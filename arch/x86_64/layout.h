@@ -72,11 +72,26 @@
 #define ARCH_TSS_GPA		 0xfffbd000ull /* 3 pages */
 #define ARCH_HIGH_RAM_START	 0x100000000ull
 
+/* The q35-like layout of OVMF VMs (vmm/ovmf_boot.c): OVMF programs the
+ * MCH's PCIEXBAR to its build-time ECAM base 0xb0000000 (256 MiB) and puts
+ * the 32-bit PCI window above it, so low RAM ends at or below it (QEMU:
+ * 2 GiB low when the RAM does not fit); flash is mapped just below 4 GiB
+ * and KVM's private pages move to where QEMU puts them. */
+#define ARCH_Q35_ECAM_GPA	  0xb0000000ull
+#define ARCH_Q35_ECAM_SIZE	  0x10000000ull
+#define ARCH_Q35_LOW_SPLIT	  0x80000000ull
+#define ARCH_Q35_IDENTITY_MAP_GPA 0xfeffc000ull
+#define ARCH_Q35_TSS_GPA	  0xfeffd000ull /* 3 pages */
+#define ARCH_FLASH_END		  0x100000000ull
+#define ARCH_FLASH_MAX		  0x01000000ull /* 16 MiB below 4 GiB */
+
 #define ARCH_COM1_PORT	   0x3f8
 #define ARCH_COM1_IRQ	   4
 #define ARCH_SCI_IRQ	   9
 #define ARCH_PM1A_EVT_PORT 0x600 /* 4 bytes: PM1_STS, PM1_EN */
 #define ARCH_PM1A_CNT_PORT 0x604 /* 2 bytes: PM1_CNT */
 #define ARCH_PM_S5_SLP_TYP 5	 /* value the DSDT _S5 package carries */
+#define ARCH_PM_TMR_PORT   0x608 /* ICH9 PMBASE+8: the ACPI PM timer (q35 VMs) */
+#define ARCH_RST_CNT_PORT  0xcf9 /* ICH9 reset control (q35 VMs) */
 
 #endif /* VMLET_ARCH_LAYOUT_H */

@@ -30,13 +30,21 @@ static int usable_mem(uint64_t mem_bytes, uint64_t *mem)
 
 int arch_ram_regions(uint64_t mem_bytes, struct arch_ram_region out[2], size_t *n)
 {
+	return arch_ram_regions_below(mem_bytes, ARCH_MMIO_HOLE_START, out, n);
+}
+
+int arch_ram_regions_below(uint64_t mem_bytes, uint64_t low_max, struct arch_ram_region out[2],
+			   size_t *n)
+{
 	uint64_t mem, low;
 	int r;
 
 	r = usable_mem(mem_bytes, &mem);
 	if (r)
 		return r;
-	low = mem < ARCH_MMIO_HOLE_START ? mem : ARCH_MMIO_HOLE_START;
+	if (low_max > ARCH_MMIO_HOLE_START || low_max < MIN_MEM || (low_max & PAGE_MASK_4K))
+		return -EINVAL;
+	low = mem < low_max ? mem : low_max;
 	out[0].gpa = 0;
 	out[0].size = low;
 	*n = 1;
@@ -111,4 +119,36 @@ int arch_e820_build(uint64_t mem_bytes, struct arch_e820_entry *out, size_t cap,
 int arch_e820_firmware(uint64_t mem_bytes, struct arch_e820_entry *out, size_t cap, size_t *n)
 {
 	return e820_map(mem_bytes, true, out, cap, n);
+}
+
+uint64_t arch_q35_low_max(uint64_t mem_bytes)
+{
+	/* QEMU's q35 rule: all RAM below the ECAM window when it fits, else
+	 * 2 GiB below 4 GiB and the rest above */
+	return mem_bytes <= ARCH_Q35_ECAM_GPA ? ARCH_Q35_ECAM_GPA : ARCH_Q35_LOW_SPLIT;
+}
+
+static void cmos_put16(uint8_t *cmos, unsigned int reg, uint64_t v)
+{
+	if (v > 0xffff)
+		v = 0xffff;
+	cmos[reg] = (uint8_t)v;
+	cmos[reg + 1] = (uint8_t)(v >> 8);
+}
+
+void arch_cmos_memory(uint64_t low_bytes, uint64_t high_bytes, uint8_t cmos[128])
+{
+	uint64_t above1m = low_bytes > (1ull << 20) ? (low_bytes - (1ull << 20)) >> 10 : 0;
+	uint64_t above16m = low_bytes > (16ull << 20) ? (low_bytes - (16ull << 20)) >> 16 : 0;
+	uint64_t above4g = high_bytes >> 16;
+
+	cmos_put16(cmos, 0x15, 640);	  /* base memory, KiB */
+	cmos_put16(cmos, 0x17, above1m);  /* extended memory, KiB (max 0xffff) */
+	cmos_put16(cmos, 0x30, above1m);  /* the same, as POST counted it */
+	cmos_put16(cmos, 0x34, above16m); /* 64 KiB blocks above 16 MiB */
+	if (above4g > 0xffffff)
+		above4g = 0xffffff;
+	cmos[0x5b] = (uint8_t)above4g; /* 64 KiB blocks above 4 GiB, 24 bit */
+	cmos[0x5c] = (uint8_t)(above4g >> 8);
+	cmos[0x5d] = (uint8_t)(above4g >> 16);
 }

@@ -128,8 +128,46 @@ static void test_e820_firmware(void)
 	CHECK_EQ_U64(arch_e820_firmware(64 * MiB, e, 2, &n), (uint64_t)-ENOSPC);
 }
 
+/* The q35 (OVMF) layout: low RAM below the ECAM window OVMF programs. */
+static void test_q35_regions(void)
+{
+	struct arch_ram_region r[2];
+	size_t n;
+
+	CHECK_EQ_U64(arch_q35_low_max(1 * GiB), 0xb0000000ull);
+	CHECK_EQ_U64(arch_ram_regions_below(1 * GiB, arch_q35_low_max(1 * GiB), r, &n), 0);
+	CHECK(n == 1 && r[0].size == 1 * GiB);
+	CHECK_EQ_U64(arch_ram_regions_below(0xb0000000ull, arch_q35_low_max(0xb0000000ull), r, &n),
+		     0);
+	CHECK(n == 1 && r[0].size == 0xb0000000ull);
+	/* 3 GiB does not fit below 0xb0000000: 2 GiB low, 1 GiB high (QEMU's split) */
+	CHECK_EQ_U64(arch_ram_regions_below(3 * GiB, arch_q35_low_max(3 * GiB), r, &n), 0);
+	CHECK(n == 2 && r[0].size == 2 * GiB && r[1].gpa == 4 * GiB && r[1].size == 1 * GiB);
+	CHECK_EQ_U64(arch_ram_regions_below(3 * GiB, 0xd0000000ull, r, &n), (uint64_t)-EINVAL);
+	CHECK_EQ_U64(arch_ram_regions_below(3 * GiB, 0x80000001ull, r, &n), (uint64_t)-EINVAL);
+}
+
+static void test_cmos_memory(void)
+{
+	uint8_t c[128] = {0};
+
+	arch_cmos_memory(1 * GiB, 0, c);
+	CHECK_EQ_U64(c[0x15] | c[0x16] << 8, 640);
+	CHECK_EQ_U64(c[0x17] | c[0x18] << 8, 0xffff); /* saturated */
+	CHECK_EQ_U64(c[0x34] | c[0x35] << 8, (1 * GiB - 16 * MiB) >> 16);
+	CHECK_EQ_U64(c[0x5b] | c[0x5c] << 8 | c[0x5d] << 16, 0);
+	arch_cmos_memory(2 * GiB, 3 * GiB, c);
+	CHECK_EQ_U64(c[0x34] | c[0x35] << 8, (2 * GiB - 16 * MiB) >> 16);
+	CHECK_EQ_U64(c[0x5b] | c[0x5c] << 8 | c[0x5d] << 16, (3 * GiB) >> 16);
+	arch_cmos_memory(8 * MiB, 0, c);
+	CHECK_EQ_U64(c[0x30] | c[0x31] << 8, 7 * 1024);
+	CHECK_EQ_U64(c[0x34] | c[0x35] << 8, 0);
+}
+
 int main(void)
 {
+	TEST_RUN(test_q35_regions);
+	TEST_RUN(test_cmos_memory);
 	TEST_RUN(test_e820_firmware);
 	TEST_RUN(test_regions);
 	TEST_RUN(test_e820_small);

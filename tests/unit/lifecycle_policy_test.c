@@ -323,6 +323,22 @@ static void test_loop_forwards_stop(void)
 	CHECK(lc.restarts == 0);
 }
 
+/* the guest reboots just as the stop comes: the restart it would get is
+ * not done, and that is a clean stop (exit 0), not "rebooted" (exit 3) */
+static enum lifecycle_end term_then_reboot(void *ctx, unsigned int restarts)
+{
+	(void)wait_for_term(ctx, restarts);
+	return LC_END_REBOOT;
+}
+
+static void test_loop_stop_as_guest_reboots(void)
+{
+	struct lifecycle lc;
+
+	CHECK(run_with_stop(&lc, term_then_reboot) == LC_END_POWEROFF);
+	CHECK(lc.restarts == 0);
+}
+
 /* the worker is told to stop, then a seccomp violation kills it while it
  * tears down: that is reported (128+31 from vmlet), never a clean stop */
 static enum lifecycle_end term_then_sigsys(void *ctx, unsigned int restarts)
@@ -353,6 +369,7 @@ int main(void)
 	TEST_RUN(test_loop_sigsys_not_restarted);
 	TEST_RUN(test_loop_stop_during_backoff);
 	TEST_RUN(test_loop_forwards_stop);
+	TEST_RUN(test_loop_stop_as_guest_reboots);
 	TEST_RUN(test_loop_sigsys_after_stop);
 	TEST_RUN(test_loop_failed_start);
 	TEST_RUN(test_loop_stop_from_inside);

@@ -111,7 +111,8 @@ struct env {
 	unsigned int nq;
 };
 
-static inline uint16_t ring_post(struct env *e, unsigned int q, const struct tbuf *b, unsigned int n)
+static inline uint16_t ring_post(struct env *e, unsigned int q, const struct tbuf *b,
+				 unsigned int n)
 {
 	struct ring *r = &e->r[q];
 	uint8_t *ram = e->d.ram;
@@ -196,7 +197,7 @@ static inline uint8_t start(struct env *e, uint64_t want, uint64_t *offered)
 }
 
 static inline int env_up_any(struct env *e, bool vnet, unsigned int pairs, bool dhcp,
-		      struct net_backend *tap)
+			     struct net_backend *tap)
 {
 	struct net_attach att;
 

@@ -2,7 +2,8 @@
 /*
  * fw_cfg.c - the firmware configuration interface (fw_cfg.h) and its entry
  * in the device table: present in VMs that boot through a BIOS firmware
- * (VM_BOOT_BIOS); vmm/bios_boot.c fills it before the guest runs.
+ * (VM_BOOT_BIOS) or OVMF; vmm/bios_boot.c or vmm/ovmf_boot.c fills it
+ * before the guest runs.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -16,6 +17,7 @@
 #include "vmm/device.h"
 #include "vmm/guest_mem.h"
 #include "vmm/log.h"
+#include "vmm/vm.h"
 #include "vmm/vm_config.h"
 
 #define FW_CFG_DMA_SIGNATURE 0x51454d5520434647ull /* "QEMU CFG" */
@@ -333,8 +335,8 @@ static int fw_cfg_dev_create(const struct device_env *env, unsigned int index, v
 	int r;
 
 	(void)index;
-	if (env->cfg->boot != VM_BOOT_BIOS)
-		return 0;
+	if (env->cfg->boot != VM_BOOT_BIOS && !(env->vm && env->vm->opt.flash_code))
+		return 0; /* BIOS and OVMF VMs only */
 	r = fw_cfg_create(&fc, env->mem);
 	if (!r)
 		r = fw_cfg_register(fc, env->pio);

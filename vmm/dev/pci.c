@@ -157,11 +157,16 @@ static void pci_bars_update(struct pci_dev *d)
 
 int pci_dev_add(struct pci_host *h, struct pci_dev *d)
 {
+	return pci_dev_add_at(h, d, -1);
+}
+
+int pci_dev_add_at(struct pci_host *h, struct pci_dev *d, int want)
+{
 	int slot = -1;
 
 	pthread_rwlock_wrlock(&h->lock);
 	for (int s = 0; s < PCI_SLOTS; s++) {
-		if (!h->dev[s]) {
+		if (!h->dev[s] && (want < 0 || s == want)) {
 			slot = s;
 			break;
 		}
@@ -601,8 +606,27 @@ int pci_host_init(struct pci_host *h, struct vm *vm, struct bus *pio, struct bus
 	return 0;
 }
 
+int pci_host_add_ecam(struct pci_host *h, uint64_t gpa, uint64_t size)
+{
+	int r;
+
+	if (h->ecam2_size)
+		return -EBUSY;
+	r = bus_register(h->mmio, gpa, size, &pci_ecam_ops, h);
+	if (r)
+		return error_errno(r, "pci: cannot claim the ecam window at 0x%llx",
+				   (unsigned long long)gpa);
+	h->ecam2_gpa = gpa;
+	h->ecam2_size = size;
+	return 0;
+}
+
 void pci_host_release(struct pci_host *h)
 {
+	if (h->ecam2_size) {
+		bus_unregister(h->mmio, h->ecam2_gpa);
+		h->ecam2_size = 0;
+	}
 	if (h->registered) {
 		bus_unregister(h->mmio, ARCH_PCI_MMIO32_HI_START);
 		bus_unregister(h->mmio, ARCH_PCI_MMIO32_START);

@@ -122,6 +122,7 @@ struct pci_host {
 	uint64_t mmio_next;    /* allocation cursor in MMIO32 */
 	pthread_rwlock_t lock; /* config writes: write; decoding: read */
 	bool registered;
+	uint64_t ecam2_gpa, ecam2_size; /* pci_host_add_ecam() */
 };
 
 /*
@@ -151,6 +152,11 @@ int pci_cap_add(struct pci_dev *d, const void *body, uint8_t len, bool writable)
 int pci_msix_init(struct pci_dev *d, uint16_t n, int bar, uint32_t table_off, uint32_t pba_off);
 /* Put d in the first free slot and allocate its BARs. 0, -ENOSPC. */
 int pci_dev_add(struct pci_host *h, struct pci_dev *d);
+/* The same in slot want (-1: the first free one); -ENOSPC when taken. */
+int pci_dev_add_at(struct pci_host *h, struct pci_dev *d, int want);
+/* A second ECAM window decoding the same bus 0 (other buses read as
+ * absent), e.g. where a q35 firmware programs its PCIEXBAR. Once. */
+int pci_host_add_ecam(struct pci_host *h, uint64_t gpa, uint64_t size);
 void pci_dev_remove(struct pci_host *h, struct pci_dev *d);
 
 /* MSI-X state as the guest programmed it. */

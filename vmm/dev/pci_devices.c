@@ -3,7 +3,9 @@
  * pci_devices.c - the "pci" entry of the device table: the host bridge
  * and every PCI function of the VM, in a fixed order so slots are stable:
  * 00:00.0 host bridge, then one virtio-blk per disk in the order of the
- * resolved VMI's disks, one virtio-net per interface, then virtio-rng.
+ * resolved VMI's disks, one virtio-net per interface, then virtio-rng;
+ * VMs that boot OVMF also get the Q35 chipset registers (q35.h: the
+ * bridge as the MCH, the LPC bridge at 00:1f.0).
  *
  * Each disk's backend comes from vmm/disk/volume.h.
  */
@@ -15,6 +17,7 @@
 #include "vmm/disk/volume.h"
 #include "vmm/dev/pci_devices.h"
 #include "vmm/dev/pci.h"
+#include "vmm/dev/q35.h"
 #include "vmm/dev/virtio_blk.h"
 #include "vmm/dev/virtio_net.h"
 #include "vmm/dev/virtio_pci.h"
@@ -32,6 +35,7 @@ struct pci_devices {
 	struct virtio_net **net;
 	unsigned int n_net;
 	struct virtio_rng *rng;
+	struct q35 *q35; /* OVMF VMs: the MCH and LPC registers */
 };
 
 static enum virtio_blk_error_policy blk_policy(enum vm_error_policy p)
@@ -139,6 +143,7 @@ static void pci_devices_destroy(void *state)
 	if (!s)
 		return;
 	virtio_rng_destroy(s->rng);
+	q35_destroy(s->q35);
 	while (s->n_net)
 		virtio_net_destroy(s->net[--s->n_net]);
 	while (s->n_blk)
@@ -163,6 +168,11 @@ static int pci_devices_create(const struct device_env *env, unsigned int index, 
 	if (r)
 		goto out;
 	s->host_up = true;
+	if (env->vm->opt.flash_code) {
+		r = q35_create(&s->q35, &s->host, env->pio);
+		if (r)
+			goto out;
+	}
 	r = pci_devices_disks(s, env);
 	if (!r)
 		r = pci_devices_nics(s, env);

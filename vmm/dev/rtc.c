@@ -18,9 +18,11 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "arch/arch.h"
 #include "vmm/bus.h"
 #include "vmm/dev/devices.h"
 #include "vmm/device.h"
+#include "vmm/guest_mem.h"
 #include "vmm/log.h"
 #include "vmm/vm_config.h"
 
@@ -180,6 +182,9 @@ static int rtc_create(const struct device_env *env, unsigned int index, void **s
 		free(r);
 		return -EINVAL;
 	}
+	if (env->mem && env->mem->n) /* the memory size, as a PC BIOS leaves it */
+		arch_cmos_memory(env->mem->r[0].size, env->mem->total - env->mem->r[0].size,
+				 r->cmos);
 	pthread_mutex_init(&r->lock, NULL);
 	ret = bus_register(env->pio, RTC_PORT, 2, &rtc_ops, r);
 	if (ret) {

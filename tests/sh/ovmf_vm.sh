@@ -1,0 +1,80 @@
+#!/usr/bin/env bash
+# OVMF VMs (vmm/ovmf_boot.h) as far as this machine can run them: a
+# secure-boot EFI VM picks Debian's OVMF_CODE_4M.fd and gets its variable
+# store NAME.ovmf-vars.fd next to the manifest, made from
+# OVMF_VARS_4M.ms.fd (afresh each start without efi.persistent, kept with
+# it or with --efi-vars); the flash is mapped and the firmware starts at
+# the reset vector (it leaves the reset vector: the boot vCPU is seen in
+# the flash, in 32-bit protected mode, or OVMF gets further where the KVM
+# runs its SSE code, which kvm-pvm cannot). --firmware takes a flash image
+# too (bring your own firmware: OVMF_CODE_4M.fd, secure boot off, template
+# OVMF_VARS_4M.fd). Refused with clear messages: no OVMF installed (names
+# the Debian package), a vars file of the wrong size, the probe of a
+# secure-boot VM. The real boots (shim -> GRUB -> Linux, a refused
+# unsigned loader, variables across a restart) are nested scenarios:
+# tests/nested/scenarios/ovmf-*.sh.
+source "$(dirname "$0")/../lib/sh.sh"
+source tests/efi/lib.sh
+
+have_kvm || skip "no usable /dev/kvm"
+[[ -f /usr/share/OVMF/OVMF_CODE_4M.fd && -f /usr/share/OVMF/OVMF_VARS_4M.ms.fd ]] ||
+	skip "Debian's ovmf package is not installed"
+
+truncate -s 1M "$TMPD/d.img"
+mkdir -p "$TMPD/m"
+efi_vm_yaml sbvm sb=true disk=d:$TMPD/d.img >"$TMPD/m/vm.yaml"
+
+efi_refused "a secure-boot VM without OVMF" 1 "Debian package 'ovmf'" \
+	env VMLET_OVMF_CODE=$TMPD/none.fd "$VMLET" run -f "$TMPD/m/vm.yaml" --console none
+
+# starts OVMF: the store made from the template, the flash at the reset vector
+started() { # LOG: OVMF ran from the flash (crashed in it on kvm-pvm, or ran on)
+	grep -q "ovmf: booting $1" "$2" &&
+		{ grep -q 'rip=0xff[c-f][0-9a-f]\{5\} .*cs=0x10' "$2" || [[ $3 == 124 ]]; }
+}
+timeout 15 "$VMLET" run -f "$TMPD/m/vm.yaml" --console "file:$TMPD/con" --log-format text \
+	>"$TMPD/log" 2>&1
+rc=$?
+v=$TMPD/m/sbvm.ovmf-vars.fd
+if started /usr/share/OVMF/OVMF_CODE_4M.fd "$TMPD/log" $rc && [[ -f $v ]] &&
+	(($(stat -c %s "$v") == $(stat -c %s /usr/share/OVMF/OVMF_VARS_4M.ms.fd))) &&
+	grep -q "variable store $v created from /usr/share/OVMF/OVMF_VARS_4M.ms.fd" "$TMPD/log"; then
+	ok "secure boot: OVMF_CODE_4M.fd ran from the flash (status $rc), $v from OVMF_VARS_4M.ms.fd"
+else
+	fail "secure-boot VM (status $rc)"
+	cat "$TMPD/log"
+fi
+grep -q 'features.smm: vmlet has no SMM' "$TMPD/log" && ok "features.smm: the warning says there is no SMM" ||
+	fail "no warning for features.smm"
+# not persistent: made afresh at the next start
+printf 'garbage' | dd of="$v" conv=notrunc status=none
+timeout 15 "$VMLET" run -f "$TMPD/m/vm.yaml" --console none >"$TMPD/log2" 2>&1
+grep -q "variable store $v created" "$TMPD/log2" && ! grep -q garbage "$v" &&
+	ok "without efi.persistent the store is made afresh at each start" ||
+	fail "the store was not renewed"
+
+# --efi-vars: kept; a store of the wrong size is refused
+cp /usr/share/OVMF/OVMF_VARS_4M.ms.fd "$TMPD/mine.fd"
+printf 'KEEP-ME' | dd of="$TMPD/mine.fd" bs=1 seek=300000 conv=notrunc status=none
+timeout 15 "$VMLET" run -f "$TMPD/m/vm.yaml" --efi-vars "$TMPD/mine.fd" --console none \
+	>"$TMPD/log3" 2>&1
+! grep -q "created" "$TMPD/log3" && grep -q "variables in $TMPD/mine.fd" "$TMPD/log3" &&
+	grep -aq KEEP-ME "$TMPD/mine.fd" && ok "--efi-vars: the given store is used and kept" ||
+	{ fail "--efi-vars"; cat "$TMPD/log3"; }
+truncate -s 4096 "$TMPD/small.fd"
+efi_refused "a store of the wrong size" 1 "has 4096 bytes" \
+	"$VMLET" run -f "$TMPD/m/vm.yaml" --efi-vars "$TMPD/small.fd" --console none
+
+# bring your own firmware: a flash image as --firmware, secure boot off
+efi_vm_yaml byo disk=d:$TMPD/d.img >"$TMPD/m/byo.yaml"
+timeout 15 "$VMLET" run -f "$TMPD/m/byo.yaml" --firmware /usr/share/OVMF/OVMF_CODE_4M.fd \
+	--console none --log-format text >"$TMPD/log4" 2>&1
+rc=$?
+started /usr/share/OVMF/OVMF_CODE_4M.fd "$TMPD/log4" $rc &&
+	grep -q "created from /usr/share/OVMF/OVMF_VARS_4M.fd" "$TMPD/log4" &&
+	ok "--firmware OVMF_CODE_4M.fd: flash boot, store from OVMF_VARS_4M.fd (status $rc)" ||
+	{ fail "--firmware OVMF_CODE_4M.fd (status $rc)"; cat "$TMPD/log4"; }
+
+efi_refused "probe of a secure-boot VM" 1 "secure boot is requested" \
+	"$VMLET" probe -f "$TMPD/m/vm.yaml"
+finish

@@ -1,0 +1,151 @@
+// SPDX-License-Identifier: MIT
+/*
+ * q35.c - the MCH and ICH9 LPC registers OVMF expects (q35.h).
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "arch/x86_64/layout.h"
+#include "vmm/dev/q35.h"
+#include "vmm/log.h"
+
+struct q35 {
+	struct pci_host *host;
+	struct bus *pio;
+	struct pci_dev lpc;
+	uint64_t t0_ns;
+	bool lpc_added, tmr_registered;
+};
+
+static uint64_t q35_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+uint32_t q35_pm_timer(uint64_t t0_ns, uint64_t now_ns)
+{
+	uint64_t ns = now_ns - t0_ns;
+	/* ticks = ns * f / 1e9 without overflow for centuries of uptime */
+	uint64_t ticks = (ns / 1000000000ull) * Q35_PM_TMR_HZ +
+			 (ns % 1000000000ull) * Q35_PM_TMR_HZ / 1000000000ull;
+
+	return (uint32_t)(ticks & 0xffffff);
+}
+
+static void q35_tmr_read(void *dev, uint64_t off, void *data, uint32_t len)
+{
+	struct q35 *q = dev;
+	uint32_t v = q35_pm_timer(q->t0_ns, q35_now_ns());
+	uint8_t b[8] = {0};
+
+	memcpy(b, &v, 4);
+	memcpy(data, b + off, len); /* the bus keeps off + len within 4 */
+}
+
+static void q35_tmr_write(void *dev, uint64_t off, const void *data, uint32_t len)
+{
+	(void)dev, (void)off, (void)data, (void)len; /* read-only */
+}
+
+static const struct io_ops q35_tmr_ops = {q35_tmr_read, q35_tmr_write};
+
+/* PMBASE or ACPI_CNTL written (host->lock held): vmlet's PM block does
+ * not move. */
+static void q35_lpc_cfg_write(void *opaque, uint32_t off, uint32_t len)
+{
+	struct q35 *q = opaque;
+	uint32_t base;
+
+	if (off >= Q35_ACPI_CNTL + 1 || off + len <= Q35_PMBASE)
+		return;
+	memcpy(&base, q->lpc.cfg + Q35_PMBASE, 4);
+	base &= 0xff80;
+	if ((q->lpc.cfg[Q35_ACPI_CNTL] & 0x80) && base != ARCH_PM1A_EVT_PORT)
+		log_warn_once("q35: the guest moved PMBASE to 0x%x: vmlet's ACPI PM "
+			      "registers stay at 0x%x",
+			      base, ARCH_PM1A_EVT_PORT);
+}
+
+static const struct pci_dev_cb q35_lpc_cb = {.cfg_write = q35_lpc_cfg_write};
+
+static void q35_mch(struct pci_dev *b)
+{
+	const uint16_t vendor = 0x8086, device = Q35_MCH_DEVICE_ID;
+
+	memcpy(b->cfg + PCI_VENDOR_ID, &vendor, 2);
+	memcpy(b->cfg + PCI_DEVICE_ID, &device, 2);
+	memset(b->wmask + Q35_PCIEXBAR, 0xff, 8);
+	memset(b->wmask + 0x90, 0xff, 7); /* PAM0..6 */
+	b->wmask[0x9d] = 0xff;		  /* SMRAM */
+	b->wmask[0x9e] = 0xff;		  /* ESMRAMC */
+}
+
+static void q35_lpc(struct q35 *q)
+{
+	struct pci_dev *d = &q->lpc;
+
+	pci_dev_init(d, 0x8086, Q35_LPC_DEVICE_ID, 0x060100, 2, 0x1af4, 0x1100, &q35_lpc_cb, q);
+	d->cfg[PCI_INTERRUPT_PIN] = 0;
+	d->cfg[Q35_PMBASE] = 1; /* I/O space indicator */
+	d->wmask[Q35_PMBASE] = 0x80;
+	d->wmask[Q35_PMBASE + 1] = 0xff;
+	d->wmask[Q35_ACPI_CNTL] = 0x87; /* ACPI_EN, SCI IRQ select */
+	memset(d->cfg + 0x60, 0x80, 4); /* PIRQA-D routing: disabled */
+	memset(d->cfg + 0x68, 0x80, 4); /* PIRQE-H */
+	memset(d->wmask + 0x60, 0x8f, 4);
+	memset(d->wmask + 0x68, 0x8f, 4);
+	memset(d->wmask + Q35_RCBA, 0xff, 4);
+	d->wmask[Q35_RCBA] = 0x01; /* bits 13:1 reserved, 31:14 the base */
+	d->wmask[Q35_RCBA + 1] = 0xc0;
+}
+
+int q35_create(struct q35 **out, struct pci_host *h, struct bus *pio)
+{
+	struct q35 *q = calloc(1, sizeof(*q));
+	int r;
+
+	if (!q)
+		return -ENOMEM;
+	q->host = h;
+	q->pio = pio;
+	q->t0_ns = q35_now_ns();
+	q35_mch(&h->bridge);
+	q35_lpc(q);
+	r = pci_dev_add_at(h, &q->lpc, Q35_LPC_SLOT);
+	if (r) {
+		pthread_mutex_destroy(&q->lpc.msix_lock);
+		free(q);
+		return error_errno(r, "q35: slot 00:1f.0 for the LPC bridge is taken");
+	}
+	q->lpc_added = true;
+	r = pci_host_add_ecam(h, ARCH_Q35_ECAM_GPA, ARCH_Q35_ECAM_SIZE);
+	if (!r) {
+		r = bus_register(pio, ARCH_PM_TMR_PORT, 4, &q35_tmr_ops, q);
+		if (r)
+			error_errno(r, "q35: cannot claim the PM timer port 0x%x",
+				    ARCH_PM_TMR_PORT);
+		q->tmr_registered = !r;
+	}
+	if (r) {
+		q35_destroy(q);
+		return r;
+	}
+	*out = q;
+	return 0;
+}
+
+void q35_destroy(struct q35 *q)
+{
+	if (!q)
+		return;
+	if (q->tmr_registered)
+		bus_unregister(q->pio, ARCH_PM_TMR_PORT);
+	if (q->lpc_added)
+		pci_dev_remove(q->host, &q->lpc); /* destroys its msix_lock */
+	free(q);
+}

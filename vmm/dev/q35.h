@@ -1,0 +1,57 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * q35.h - the parts of Intel's Q35 chipset (MCH 82Q35 + ICH9) that OVMF's
+ * platform code looks for, on top of vmlet's PCI host (pci.h). Only VMs
+ * that boot OVMF have them (vmm/ovmf_boot.h); every other VM keeps the
+ * plain host bridge.
+ *
+ *   00:00.0  the host bridge answers as the MCH, 8086:29c0. PCIEXBAR
+ *            (0x60, 64 bit), PAM0-6 (0x90-0x96), SMRAM (0x9d) and ESMRAMC
+ *            (0x9e) read back what was written. The ECAM window OVMF
+ *            programs through PCIEXBAR (ARCH_Q35_ECAM_GPA, its build-time
+ *            base) decodes from the start, next to vmlet's own at
+ *            ARCH_PCI_ECAM_GPA that the MCFG table describes; PAM has no
+ *            effect (the low megabyte is RAM); there is no SMRAM (no SMM).
+ *   00:1f.0  the LPC bridge, 8086:2918, class ISA bridge (OVMF hangs its
+ *            serial console and ISA devices on it). PMBASE (0x40), ACPI_CNTL
+ *            (0x44), PIRQ routing (0x60-0x63, 0x68-0x6b) and RCBA (0xf0)
+ *            read back what was written. The PM registers stay at 0x600
+ *            (ARCH_PM1A_EVT_PORT: the PMBASE OVMF programs): a PMBASE moved
+ *            elsewhere is logged, not followed.
+ *   port ARCH_PM_TMR_PORT (PMBASE+8): the ACPI PM timer, 3.579545 MHz,
+ *            24 bits (OVMF's delays and timer calibration run on it).
+ * OVMF's debug console, port 0x402, is vmm/dev/legacy.c's (lines to the
+ * log at debug level; Debian's RELEASE build writes nothing there).
+ *
+ * Reset: OVMF resets through 0xcf9 and then the keyboard controller; port
+ * 0xcf9 lies in the PCI configuration ports, which ignore it, and the
+ * i8042 (vmm/dev/i8042.c) performs the reset.
+ */
+#ifndef VMLET_DEV_Q35_H
+#define VMLET_DEV_Q35_H
+
+#include <stdint.h>
+
+#include "vmm/dev/pci.h"
+
+#define Q35_MCH_DEVICE_ID 0x29c0
+#define Q35_LPC_DEVICE_ID 0x2918
+#define Q35_LPC_SLOT	  31
+#define Q35_PMBASE	  0x40
+#define Q35_ACPI_CNTL	  0x44
+#define Q35_PCIEXBAR	  0x60
+#define Q35_RCBA	  0xf0
+#define Q35_PM_TMR_HZ	  3579545ull
+
+struct q35;
+
+/* Turn h's host bridge into the MCH, add the LPC bridge and the ECAM
+ * window at ARCH_Q35_ECAM_GPA, claim the PM timer port on pio. */
+int q35_create(struct q35 **out, struct pci_host *h, struct bus *pio);
+void q35_destroy(struct q35 *q);
+
+/* The PM timer's 24-bit count at CLOCK_MONOTONIC time now_ns for a timer
+ * started at t0_ns (pure; the port's read uses it). */
+uint32_t q35_pm_timer(uint64_t t0_ns, uint64_t now_ns);
+
+#endif /* VMLET_DEV_Q35_H */
