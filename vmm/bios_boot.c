@@ -149,7 +149,8 @@ size_t bios_bootorder_text(char *buf, size_t cap, const struct bios_boot_disk *d
 
 			if ((any && d[i].boot_order != next) || d[i].slot <= 0)
 				continue;
-			len = (size_t)snprintf(one, sizeof(one), line[style], (unsigned int)d[i].slot);
+			len = (size_t)snprintf(one, sizeof(one), line[style],
+					       (unsigned int)d[i].slot);
 			if (off + len >= cap)
 				break;
 			memcpy(buf + off, one, len + 1);
@@ -176,8 +177,8 @@ int bios_fw_bootorder(struct vm *vm, struct fw_cfg *fc, const char *first,
 	if (!d || !txt)
 		goto out;
 	for (unsigned int i = 0; i < cfg->n_disks; i++)
-		d[i] = (struct bios_boot_disk){cfg->disks[i].boot_order,
-					       pci_devices_disk_slot(vm, i)};
+		d[i] =
+		    (struct bios_boot_disk){cfg->disks[i].boot_order, pci_devices_disk_slot(vm, i)};
 	len = bios_bootorder_text(txt, BIOS_BOOTORDER_MAX, d, cfg->n_disks, first, style);
 	r = fw_cfg_add_file(fc, "bootorder", txt, len);
 out:

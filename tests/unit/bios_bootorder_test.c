@@ -58,7 +58,8 @@ static void test_edges(void)
 	/* too many for the buffer: whole lines only, NUL-terminated, in bounds */
 	for (unsigned int i = 0; i < 64; i++)
 		many[i] = (struct bios_boot_disk){0, (int)i + 1};
-	CHECK(bios_bootorder_text(buf, sizeof(buf), many, 64, NULL, BIOS_BOOTORDER_OVMF) < sizeof(buf));
+	CHECK(bios_bootorder_text(buf, sizeof(buf), many, 64, NULL, BIOS_BOOTORDER_OVMF) <
+	      sizeof(buf));
 	CHECK(strlen(buf) > 0 && buf[strlen(buf) - 1] == '\n');
 	CHECK_EQ_U64(bios_bootorder_text(buf, 0, many, 64, NULL, BIOS_BOOTORDER_OVMF), 0);
 }
