@@ -120,47 +120,69 @@ int bios_fw_smbios(struct vm *vm, struct fw_cfg *fc)
 	return r;
 }
 
-/*
- * SeaBIOS's boot order: one Open Firmware path per line; a virtio-blk
- * function is "/pci@i0cf8/<any name>@<slot>". KubeVirt: disks with a
- * bootOrder, lowest first, and only those (HALT ends the list); without
- * any, every disk in the VM's order.
- */
-static int bios_fw_bootorder(struct vm *vm, struct fw_cfg *fc, const char *first)
+size_t bios_bootorder_text(char *buf, size_t cap, const struct bios_boot_disk *d, unsigned int n,
+			   const char *first, enum bios_bootorder_style style)
 {
-	const struct vm_config *cfg = vm->cfg;
-	char *txt = malloc(BIOS_BOOTORDER_MAX);
-	size_t off = 0;
+	static const char *const line[] = {
+	    [BIOS_BOOTORDER_SEABIOS] = "/pci@i0cf8/disk@%x\n",
+	    [BIOS_BOOTORDER_OVMF] = "/pci@i0cf8/scsi@%x/disk@0,0\n",
+	};
 	uint32_t last = 0, next;
+	size_t off = 0;
 	bool any = false;
-	int r, slot;
 
-	if (!txt)
-		return -ENOMEM;
-	if (first)
-		off += (size_t)snprintf(txt, BIOS_BOOTORDER_MAX, "%s\n", first);
-	for (unsigned int i = 0; i < cfg->n_disks; i++)
-		any |= cfg->disks[i].boot_order != 0;
+	if (!cap)
+		return 0;
+	buf[0] = 0;
+	if (first && strlen(first) + 1 < cap)
+		off += (size_t)snprintf(buf, cap, "%s\n", first);
+	for (unsigned int i = 0; i < n; i++)
+		any |= d[i].boot_order != 0;
 	for (;;) {
 		next = UINT32_MAX;
-		for (unsigned int i = 0; any && i < cfg->n_disks; i++)
-			if (cfg->disks[i].boot_order > last && cfg->disks[i].boot_order < next)
-				next = cfg->disks[i].boot_order;
-		for (unsigned int i = 0; i < cfg->n_disks && off + 64 < BIOS_BOOTORDER_MAX; i++) {
-			if (any && cfg->disks[i].boot_order != next)
+		for (unsigned int i = 0; any && i < n; i++)
+			if (d[i].boot_order > last && d[i].boot_order < next)
+				next = d[i].boot_order;
+		for (unsigned int i = 0; i < n; i++) {
+			char one[48];
+			size_t len;
+
+			if ((any && d[i].boot_order != next) || d[i].slot <= 0)
 				continue;
-			slot = pci_devices_disk_slot(vm, i);
-			if (slot > 0)
-				off += (size_t)snprintf(txt + off, BIOS_BOOTORDER_MAX - off,
-							"/pci@i0cf8/disk@%x\n", slot);
+			len = (size_t)snprintf(one, sizeof(one), line[style],
+					       (unsigned int)d[i].slot);
+			if (off + len >= cap)
+				break;
+			memcpy(buf + off, one, len + 1);
+			off += len;
 		}
 		if (!any || next == UINT32_MAX)
 			break;
 		last = next;
 	}
-	if (any)
-		off += (size_t)snprintf(txt + off, BIOS_BOOTORDER_MAX - off, "HALT\n");
-	r = fw_cfg_add_file(fc, "bootorder", txt, off);
+	if (any && style == BIOS_BOOTORDER_SEABIOS && off + 5 < cap)
+		off += (size_t)snprintf(buf + off, cap - off, "HALT\n");
+	return off;
+}
+
+int bios_fw_bootorder(struct vm *vm, struct fw_cfg *fc, const char *first,
+		      enum bios_bootorder_style style)
+{
+	const struct vm_config *cfg = vm->cfg;
+	struct bios_boot_disk *d = calloc(cfg->n_disks + 1, sizeof(*d));
+	char *txt = malloc(BIOS_BOOTORDER_MAX);
+	size_t len;
+	int r = -ENOMEM;
+
+	if (!d || !txt)
+		goto out;
+	for (unsigned int i = 0; i < cfg->n_disks; i++)
+		d[i] =
+		    (struct bios_boot_disk){cfg->disks[i].boot_order, pci_devices_disk_slot(vm, i)};
+	len = bios_bootorder_text(txt, BIOS_BOOTORDER_MAX, d, cfg->n_disks, first, style);
+	r = fw_cfg_add_file(fc, "bootorder", txt, len);
+out:
+	free(d);
 	free(txt);
 	return r;
 }
@@ -246,7 +268,8 @@ static int bios_fw_fill(struct vm *vm, struct fw_cfg *fc)
 	if (!r && vm->opt.payload)
 		r = bios_fw_payload(vm, fc);
 	if (!r)
-		r = bios_fw_bootorder(vm, fc, vm->opt.payload ? "/rom@" BIOS_PVH_ROM_FILE : NULL);
+		r = bios_fw_bootorder(vm, fc, vm->opt.payload ? "/rom@" BIOS_PVH_ROM_FILE : NULL,
+				      BIOS_BOOTORDER_SEABIOS);
 	return r;
 }
 

@@ -29,6 +29,8 @@
 #define VMLET_BIOS_BOOT_H
 
 #include <linux/kvm.h>
+#include <stddef.h>
+#include <stdint.h>
 
 struct vm;
 
@@ -49,5 +51,28 @@ int bios_boot_setup(struct vm *vm, struct kvm_regs *regs, struct kvm_sregs *sreg
 struct fw_cfg;
 int bios_fw_acpi(struct vm *vm, struct fw_cfg *fc);
 int bios_fw_smbios(struct vm *vm, struct fw_cfg *fc);
+
+/*
+ * The "bootorder" fw_cfg file, as QEMU writes it for its firmware: one
+ * Open Firmware path per line, a virtio-blk function at PCI slot N being
+ * "/pci@i0cf8/disk@N" for SeaBIOS (it matches any name at the slot) and
+ * "/pci@i0cf8/scsi@N/disk@0,0" for OVMF (its QemuBootOrderLib wants
+ * QEMU's virtio-blk path). KubeVirt's order: the disks with a bootOrder,
+ * lowest first, and only those (SeaBIOS: "HALT" ends the list, as QEMU's
+ * -boot strict=on which libvirt sets); without any, every disk in the VM's
+ * order. first: a line before the disks, or NULL. Disks with slot <= 0
+ * are left out. Writes at most cap bytes (NUL-terminated, lines that do
+ * not fit are dropped) and returns the text's length.
+ */
+enum bios_bootorder_style { BIOS_BOOTORDER_SEABIOS, BIOS_BOOTORDER_OVMF };
+struct bios_boot_disk {
+	uint32_t boot_order; /* 0: none */
+	int slot;	     /* PCI slot of its virtio-blk function */
+};
+size_t bios_bootorder_text(char *buf, size_t cap, const struct bios_boot_disk *d, unsigned int n,
+			   const char *first, enum bios_bootorder_style style);
+/* The VM's disks' bootorder as fw_cfg file "bootorder". 0 or -errno. */
+int bios_fw_bootorder(struct vm *vm, struct fw_cfg *fc, const char *first,
+		      enum bios_bootorder_style style);
 
 #endif /* VMLET_BIOS_BOOT_H */

@@ -65,6 +65,8 @@ static int ovmf_fw_fill(struct vm *vm, struct fw_cfg *fc)
 		r = bios_fw_acpi(vm, fc);
 	if (!r)
 		r = bios_fw_smbios(vm, fc);
+	if (!r)
+		r = bios_fw_bootorder(vm, fc, NULL, BIOS_BOOTORDER_OVMF);
 	return r;
 }
 
@@ -80,12 +82,6 @@ int ovmf_boot_setup(struct vm *vm, struct kvm_regs *regs, struct kvm_sregs *sreg
 		error_errno(r, "ovmf: cannot describe the platform through fw_cfg");
 	if (r)
 		return r == -EBADMSG ? -EINVAL : r;
-	for (unsigned int i = 0; i < cfg->n_disks; i++)
-		if (cfg->disks[i].boot_order) {
-			log_warn("ovmf: disks' bootOrder is not passed to OVMF: it tries "
-				 "the disks in PCI order (the manifest's order)");
-			break;
-		}
 	arch_regs_reset(regs, sregs);
 	log_info("ovmf: booting %s, variables in %s (secure boot %s)", vm->opt.flash_code,
 		 vm->opt.flash_vars,

@@ -1,0 +1,73 @@
+// SPDX-License-Identifier: MIT
+/* The "bootorder" fw_cfg file for SeaBIOS and OVMF (bios_bootorder_text):
+ * KubeVirt's bootOrder rules in QEMU's Open Firmware paths. */
+#include <string.h>
+
+#include "tests/lib/test.h"
+#include "vmm/bios_boot.h"
+
+/* Disks as the manifest lists them: boot orders and their PCI slots. */
+static const struct bios_boot_disk three[] = {{0, 2}, {5, 3}, {1, 4}};
+static const struct bios_boot_disk none[] = {{0, 2}, {0, 3}};
+
+static void test_seabios(void)
+{
+	char buf[512];
+
+	/* only the disks with a bootOrder, lowest first; HALT ends the list */
+	CHECK_EQ_U64(bios_bootorder_text(buf, sizeof(buf), three, 3, NULL, BIOS_BOOTORDER_SEABIOS),
+		     strlen(buf));
+	CHECK_STR(buf, "/pci@i0cf8/disk@4\n/pci@i0cf8/disk@3\nHALT\n");
+	/* none has one: every disk in the VM's order, no HALT */
+	bios_bootorder_text(buf, sizeof(buf), none, 2, NULL, BIOS_BOOTORDER_SEABIOS);
+	CHECK_STR(buf, "/pci@i0cf8/disk@2\n/pci@i0cf8/disk@3\n");
+	/* a first line (vmlet probe's option ROM) */
+	bios_bootorder_text(buf, sizeof(buf), none, 1, "/rom@genroms/pvh.bin",
+			    BIOS_BOOTORDER_SEABIOS);
+	CHECK_STR(buf, "/rom@genroms/pvh.bin\n/pci@i0cf8/disk@2\n");
+}
+
+static void test_ovmf(void)
+{
+	char buf[512];
+	const struct bios_boot_disk hex[] = {{2, 0x1a}, {1, 0x11}, {0, 5}};
+
+	/* QEMU's virtio-blk path; no HALT (OVMF's parser knows no such line) */
+	bios_bootorder_text(buf, sizeof(buf), three, 3, NULL, BIOS_BOOTORDER_OVMF);
+	CHECK_STR(buf, "/pci@i0cf8/scsi@4/disk@0,0\n/pci@i0cf8/scsi@3/disk@0,0\n");
+	bios_bootorder_text(buf, sizeof(buf), none, 2, NULL, BIOS_BOOTORDER_OVMF);
+	CHECK_STR(buf, "/pci@i0cf8/scsi@2/disk@0,0\n/pci@i0cf8/scsi@3/disk@0,0\n");
+	/* slots in hex, as Open Firmware unit addresses are */
+	bios_bootorder_text(buf, sizeof(buf), hex, 3, NULL, BIOS_BOOTORDER_OVMF);
+	CHECK_STR(buf, "/pci@i0cf8/scsi@11/disk@0,0\n/pci@i0cf8/scsi@1a/disk@0,0\n");
+}
+
+static void test_edges(void)
+{
+	char buf[80];
+	const struct bios_boot_disk noslot[] = {{1, 0}, {2, 6}, {3, -19}};
+	struct bios_boot_disk many[64];
+
+	/* a disk without a PCI function is left out */
+	bios_bootorder_text(buf, sizeof(buf), noslot, 3, NULL, BIOS_BOOTORDER_SEABIOS);
+	CHECK_STR(buf, "/pci@i0cf8/disk@6\nHALT\n");
+	/* equal orders keep the manifest's order */
+	bios_bootorder_text(buf, sizeof(buf), (struct bios_boot_disk[]){{7, 9}, {7, 8}}, 2, NULL,
+			    BIOS_BOOTORDER_SEABIOS);
+	CHECK_STR(buf, "/pci@i0cf8/disk@9\n/pci@i0cf8/disk@8\nHALT\n");
+	/* too many for the buffer: whole lines only, NUL-terminated, in bounds */
+	for (unsigned int i = 0; i < 64; i++)
+		many[i] = (struct bios_boot_disk){0, (int)i + 1};
+	CHECK(bios_bootorder_text(buf, sizeof(buf), many, 64, NULL, BIOS_BOOTORDER_OVMF) <
+	      sizeof(buf));
+	CHECK(strlen(buf) > 0 && buf[strlen(buf) - 1] == '\n');
+	CHECK_EQ_U64(bios_bootorder_text(buf, 0, many, 64, NULL, BIOS_BOOTORDER_OVMF), 0);
+}
+
+int main(void)
+{
+	TEST_RUN(test_seabios);
+	TEST_RUN(test_ovmf);
+	TEST_RUN(test_edges);
+	return test_summary();
+}
