@@ -9,6 +9,7 @@
 #include <netinet/in.h>
 #include <signal.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 
 #include "tests/lib/test.h"
 #include "tests/unit/net_testns.h"
@@ -213,8 +214,48 @@ static void test_passt_ports_and_missing(void)
 	CHECK(passt_create(&cfg, &be) == -ENOENT && !be);
 }
 
+/* A passt that cannot start: what it said reaches vmlet's log. */
+static void test_passt_last_words(void)
+{
+	char dir[] = "/tmp/vmlet-passt-XXXXXX", path[64];
+	struct passt_config cfg = {.binary = path};
+	struct net_backend *be = NULL;
+	uint8_t buf[NET_FRAME_MAX];
+	long end;
+	FILE *f;
+
+	CHECK(mkdtemp(dir) != NULL);
+	snprintf(path, sizeof(path), "%s/passt", dir);
+	f = fopen(path, "w");
+	CHECK(f != NULL);
+	if (!f)
+		return;
+	/* many lines (more than a pipe holds), a tab, a last line without
+	 * its newline */
+	fputs("#!/bin/sh\ni=0; while [ $i -lt 3000 ]; do echo \"chatter line $i of passt's "
+	      "start-up, long enough to fill the pipe\" >&2; i=$((i+1)); done\n"
+	      "printf 'Failed to sandbox\\tprocess, exiting' >&2\nexit 1\n",
+	      f);
+	fclose(f);
+	chmod(path, 0755);
+	CHECK(passt_create(&cfg, &be) == 0 && be);
+	if (!be)
+		goto out;
+	CHECK_STR(passt_last_words(be), ""); /* the first start */
+	end = testns_now_ms() + 30000;
+	while (passt_starts(be) < 2 && testns_now_ms() < end)
+		testns_recv(be, buf, sizeof(buf), 50);
+	CHECK(passt_starts(be) >= 2);
+	CHECK_STR(passt_last_words(be), "Failed to sandbox?process, exiting");
+	net_backend_destroy(be);
+out:
+	unlink(path);
+	rmdir(dir);
+}
+
 int main(void)
 {
+	TEST_RUN(test_passt_last_words); /* before the netns: /tmp as it is */
 	in_ns = testns_enter() == 0;
 	TEST_RUN(test_passt_dhcp_restart);
 	TEST_RUN(test_passt_ports_and_missing);

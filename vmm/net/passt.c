@@ -30,6 +30,7 @@ struct passt_hello {
 	int32_t pid;	     /* the new passt */
 	int32_t last_status; /* wait status of the previous one; -1 at first */
 	uint32_t starts;
+	char why[PASST_WHY_MAX]; /* the previous one's last stderr line; "" none */
 };
 
 struct passt_be {
@@ -38,6 +39,7 @@ struct passt_be {
 	int data; /* stream to passt; -1 between two passts */
 	pid_t pid;
 	unsigned int starts;
+	char why[PASST_WHY_MAX]; /* the last stderr line of the passt before */
 	char *binary;
 	char mtu[16], tcp[256], udp[256];
 	uint8_t *rx; /* stream bytes not yet handed out */
@@ -85,7 +87,7 @@ int passt_port_specs(const struct vm_port *ports, unsigned int n, bool all_when_
 }
 
 /* Child side of fork(): never returns. Async-signal-safe calls only. */
-static void passt_exec(struct passt_be *p, int fd)
+static void passt_exec(struct passt_be *p, int fd, int errfd)
 {
 	char fdstr[16];
 	char *argv[16];
@@ -110,7 +112,9 @@ static void passt_exec(struct passt_be *p, int fd)
 	if (null >= 0) {
 		dup2(null, 0);
 		dup2(null, 1);
-		dup2(null, 2); /* passt's own chatter would break JSON logs */
+		/* passt's words go to the supervisor, which keeps its last line
+		 * for vmlet's log (raw, they would break JSON logs) */
+		dup2(errfd >= 0 ? errfd : null, 2);
 	}
 	snprintf(fdstr, sizeof(fdstr), "%d", PASST_CHILD_FD);
 	argv[i++] = "passt";
@@ -154,18 +158,56 @@ static int send_fd(int ctl, int fd, const struct passt_hello *h)
 	return sendmsg(ctl, &m, MSG_NOSIGNAL) < 0 ? -errno : 0;
 }
 
-/* Wait up to ms (-1: forever) for passt's exit; false when ctl closed. */
-static bool supervise_wait(int ctl, int pidfd, int ms)
+/*
+ * passt's stderr, drained as it comes (a full pipe would stall passt):
+ * keeps the last complete line in line (printable characters only; cur
+ * and *len hold the line being read). 1: read some, -1: nothing now,
+ * 0: end of file (a last line without its newline is kept too).
+ */
+static int supervise_err(int fd, char *line, char *cur, size_t *len)
 {
-	struct pollfd p[2] = {{.fd = ctl, .events = POLLIN}, {.fd = pidfd, .events = POLLIN}};
+	char buf[256];
+	ssize_t n = read(fd, buf, sizeof(buf));
+
+	if (n < 0 && (errno == EINTR || errno == EAGAIN))
+		return -1;
+	for (ssize_t i = 0; i <= n; i++) {
+		bool end = i == n ? n <= 0 : buf[i] == '\n';
+
+		if (end && *len) {
+			memcpy(line, cur, *len);
+			line[*len] = 0;
+			*len = 0;
+		} else if (i < n && !end && *len < PASST_WHY_MAX - 1) {
+			cur[(*len)++] = buf[i] >= 0x20 && buf[i] < 0x7f ? buf[i] : '?';
+		}
+	}
+	return n > 0;
+}
+
+/* Wait up to ms (-1: forever) for passt's exit (pidfd), keeping the last
+ * line of its stderr (errfd, or -1) in why; false when ctl closed. */
+static bool supervise_wait(int ctl, int pidfd, int errfd, char *why, int ms)
+{
+	struct pollfd p[3] = {{.fd = ctl, .events = POLLIN},
+			      {.fd = pidfd, .events = POLLIN},
+			      {.fd = errfd, .events = POLLIN}};
+	char cur[PASST_WHY_MAX];
+	size_t len = 0;
 
 	for (;;) {
-		int n = poll(p, pidfd >= 0 ? 2 : 1, ms);
+		int n = poll(p, 3, ms);
 
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0 || (p[0].revents & (POLLIN | POLLHUP | POLLERR)))
 			return false;
+		if (p[2].fd >= 0 && p[2].revents && !supervise_err(errfd, why, cur, &len))
+			p[2].fd = -1; /* closed: wait for the exit alone */
+		if (n && !(p[1].revents & POLLIN))
+			continue;
+		while (p[2].fd >= 0 && supervise_err(errfd, why, cur, &len) > 0)
+			;    /* what it wrote last */
 		return true; /* passt exited, or the backoff is over */
 	}
 }
@@ -177,18 +219,22 @@ static void __attribute__((noreturn)) passt_supervise(struct passt_be *p, int ct
 	unsigned int backoff = PASST_BACKOFF_MIN_MS;
 
 	for (;;) {
-		int sv[2], pidfd, st = 0;
+		int sv[2], errp[2] = {-1, -1}, pidfd, st = 0;
 		pid_t pid;
 		long t0 = now_ms();
 
 		if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0)
 			_exit(1);
+		if (pipe2(errp, O_CLOEXEC | O_NONBLOCK) < 0)
+			errp[0] = errp[1] = -1;
 		pid = fork();
 		if (pid == 0) {
 			close(ctl);
-			passt_exec(p, sv[1]);
+			passt_exec(p, sv[1], errp[1]);
 		}
 		close(sv[1]);
+		if (errp[1] >= 0)
+			close(errp[1]);
 		if (pid < 0)
 			_exit(1);
 		/* vmlet's sends block at most this long before the stream counts
@@ -203,7 +249,8 @@ static void __attribute__((noreturn)) passt_supervise(struct passt_be *p, int ct
 			_exit(0);
 		}
 		close(sv[0]);
-		if (!supervise_wait(ctl, pidfd, -1)) {
+		h.why[0] = 0;
+		if (!supervise_wait(ctl, pidfd, errp[0], h.why, -1)) {
 			kill(pid, SIGTERM);
 			waitpid(pid, NULL, 0);
 			_exit(0);
@@ -211,10 +258,12 @@ static void __attribute__((noreturn)) passt_supervise(struct passt_be *p, int ct
 		waitpid(pid, &st, 0);
 		if (pidfd >= 0)
 			close(pidfd);
+		if (errp[0] >= 0)
+			close(errp[0]);
 		h.last_status = st;
 		if (now_ms() - t0 >= PASST_BACKOFF_RESET_MS)
 			backoff = PASST_BACKOFF_MIN_MS;
-		if (!supervise_wait(ctl, -1, (int)backoff))
+		if (!supervise_wait(ctl, -1, -1, NULL, (int)backoff))
 			_exit(0);
 		backoff = backoff * 2 > PASST_BACKOFF_MAX_MS ? PASST_BACKOFF_MAX_MS : backoff * 2;
 	}
@@ -287,11 +336,14 @@ static int passt_accept(struct passt_be *p, bool wait)
 		return -EPROTO;
 	}
 	memcpy(&fd, CMSG_DATA(c), sizeof(int));
+	h.why[sizeof(h.why) - 1] = 0;
 	if (h.last_status != -1)
-		log_warn("passt: restarted (start %u) after it %s %d", h.starts,
+		log_warn("passt: restarted (start %u) after it %s %d%s%s", h.starts,
 			 WIFSIGNALED(h.last_status) ? "died of signal" : "exited with",
 			 WIFSIGNALED(h.last_status) ? WTERMSIG(h.last_status)
-						    : WEXITSTATUS(h.last_status));
+						    : WEXITSTATUS(h.last_status),
+			 h.why[0] ? ": " : "", h.why);
+	memcpy(p->why, h.why, sizeof(p->why));
 	p->data = p->be.fd = fd;
 	p->pid = h.pid;
 	p->starts = h.starts;
@@ -531,4 +583,9 @@ pid_t passt_pid(const struct net_backend *be)
 unsigned int passt_starts(const struct net_backend *be)
 {
 	return ((const struct passt_be *)be)->starts;
+}
+
+const char *passt_last_words(const struct net_backend *be)
+{
+	return ((const struct passt_be *)be)->why;
 }

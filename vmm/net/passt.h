@@ -40,6 +40,9 @@ struct vm_port;
 #define PASST_BACKOFF_MIN_MS   100
 #define PASST_BACKOFF_MAX_MS   5000
 #define PASST_BACKOFF_RESET_MS 10000
+/* passt's stderr goes to its supervisor, which keeps the last line (at
+ * most PASST_WHY_MAX - 1 bytes) for the restart warning in vmlet's log */
+#define PASST_WHY_MAX 160
 
 struct passt_config {
 	const char *binary;	     /* NULL: "passt" from PATH */
@@ -58,6 +61,10 @@ int passt_create(const struct passt_config *cfg, struct net_backend **out);
 pid_t passt_pid(const struct net_backend *be);
 /* How many times passt was (re)started. */
 unsigned int passt_starts(const struct net_backend *be);
+
+/* The last line the passt before the current one wrote to stderr before
+ * it exited ("" none or at the first start); also in the restart warning. */
+const char *passt_last_words(const struct net_backend *be);
 
 /*
  * Build the "-t"/"-u" port lists ("80,443", "none", or "all" for both
