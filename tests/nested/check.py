@@ -230,7 +230,8 @@ def l1_panic(path):
 def outcome(s, rep, meta):
     """what became of one guest run: ok, triple fault, reset (QEMU: the guest
     reset before its report's end; no L2 panic: a triple fault), hang (the
-    scenario's TIMEBOX killed the VMM), L2 panic, L1 died (during this run:
+    scenario's TIMEBOX ended the VMM: SIGKILL, or vmlet's exit 5 after
+    SIGTERM and the grace period), L2 panic, L1 died (during this run:
     L1 panicked or hung), not run (L1 had died or the time box ran out),
     failed (anything else: a check decides)"""
     if s["rc"] is None:
@@ -239,11 +240,12 @@ def outcome(s, rep, meta):
         return "L2 panic"
     if any("triple fault" in x for x in s["vmm"]):
         return "triple fault"
-    if s["rc"] == 137:
-        return "hang"
     end = key1(rep, "end") or key1(rep, "killed")
     if s["rc"] == int(meta.get("EXPECT_EXIT") or 0) and end:
         return "ok"
+    # killed at TIMEBOX (QEMU), or vmlet stopped it after SIGTERM's grace period
+    if s["rc"] == 137 or (s["rc"] == 5 and not end):
+        return "hang"
     if meta.get("VMM") == "qemu" and s["rc"] == 0 and not end:
         return "reset"
     return "failed"

@@ -25,7 +25,10 @@ vmlet_run() {
 	else
 		set -- --kernel /l2/vmlinuz --initrd /l2/initrd.img --cmdline "$(l2_cmdline)" "$@"
 	fi
-	timeout -s KILL "${TIMEBOX:-300}" ${NETNS:+nsenter -t "$NETNS" -n} vmlet run -f "$D/vm.yaml" \
+	# (at TIMEBOX SIGTERM, not SIGKILL: vmlet presses the power button, and
+	# after the grace period stops a hung guest itself, exit 5, logging where
+	# vCPU 0 was stuck; SIGKILL 60 s later if even that does not end it)
+	timeout -s TERM -k 60 "${TIMEBOX:-300}" ${NETNS:+nsenter -t "$NETNS" -n} vmlet run -f "$D/vm.yaml" \
 		--console stdio --log-format text ${VENDOR:+--cpu-vendor $VENDOR} "$@" 2>"$D/vmm.log"
 }
 
