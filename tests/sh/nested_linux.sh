@@ -11,7 +11,51 @@
 # triple faults and hangs and L1's own panics came from the emulated SVM
 # with two L1 CPUs (QEMU's L2 failed there as well as vmlet's) and were
 # not seen in many boots with one (the figures: tests/nested/README.md).
-# So there is no retry: any failure here is to be chased.
+#
+# One rerun, for one kind of failure only: when every failed scenario
+# hung (its time box ran out) or was cut short by L1 dying, those
+# scenarios run once more in a fresh L1, and the first attempt stays
+# printed above with a "nested: RERUN" line naming them. The residual
+# one-CPU hang (1 in ~95 vmlet guest runs, not attributed: README "Real
+# Linux guests") must not decide a CI run by chance, but it must stay
+# visible. A wrong result, a triple fault, an L2 panic or a second hang
+# fails at once.
 source "$(dirname "$0")/../lib/sh.sh"
 [[ -x $VMLET ]] || skip "no $VMLET"
-tests/nested/run ${NESTED_ARGS:-}
+log=$(mktemp)
+trap 'rm -f "$log"' EXIT
+tests/nested/run ${NESTED_ARGS:-} | tee "$log"
+rc=${PIPESTATUS[0]}
+((rc == 1)) || exit "$rc"
+
+# the first attempt's outcomes (check.py: "NAME VMM OUTCOME", "L1 - STATE")
+out=$(sed -n 's/^nested: L1 exit .*; console log \(.*\)\/console.log$/\1/p' "$log" | tail -1)
+[[ -n $out && -r $out/outcomes ]] || exit 1
+outcome() { awk -v n="$1" '$1 == n {$1 = $2 = ""; sub(/^ +/, ""); print}' "$out/outcomes"; }
+failed=$(sed -n 's/^FAIL: \([^:]*\):.*/\1/p' "$log" | sort -u)
+rerun=()
+for n in $failed; do
+	case $n/$(outcome "$n") in
+	L1/panic | L1/hang) ;;
+	*/hang | */"L1 died" | */"not run") rerun+=("$n") ;;
+	*) exit 1 ;; # a failure of another kind: no rerun
+	esac
+done
+for n in $(awk '$1 != "L1" && ($3 == "hang" || $3 " " $4 == "L1 died" || $3 " " $4 == "not run") {print $1}' "$out/outcomes"); do
+	rerun+=("$n")
+done
+((${#rerun[@]})) || exit 1
+# with the QEMU oracles (the dmesg comparison needs a QEMU L2 in the same L1)
+# and their twins, so every check runs as in the first attempt
+sdir=tests/nested/scenarios
+for f in "$sdir"/*.sh; do
+	grep -q 'VMM=qemu' "$f" || continue
+	rerun+=("$(basename "$f" .sh)")
+	rerun+=($(sed -n 's/.*COMPARE=\([^ ]*\).*/\1/p' "$f"))
+done
+for n in "${rerun[@]}"; do # and the QEMU twin of a vmlet scenario
+	rerun+=($(grep -l "COMPARE=$n\b" "$sdir"/*.sh 2>/dev/null | xargs -r -n1 basename | sed 's/\.sh$//'))
+done
+list=$(printf '%s\n' "${rerun[@]}" | sort -u | paste -sd,)
+echo "nested: RERUN once in a fresh L1 (first attempt above: $out): $list"
+tests/nested/run ${NESTED_ARGS:-} --only "$list"
