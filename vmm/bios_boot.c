@@ -71,7 +71,7 @@ out:
 }
 
 /* vmlet's ACPI tables, built for address 0 and linked by the firmware. */
-int bios_fw_acpi(struct vm *vm, struct fw_cfg *fc)
+static int bios_fw_acpi(struct vm *vm, struct fw_cfg *fc)
 {
 	struct arch_acpi_config c;
 	uint8_t *tables = malloc(ARCH_ACPI_MAX), *script = malloc(ARCH_ACPI_LOADER_MAX);
@@ -99,7 +99,7 @@ out:
 
 /* vmlet's SMBIOS structures but type 0: the BIOS is SeaBIOS, which adds
  * its own. The anchor is the 3.0 entry point (SeaBIOS sets the address). */
-int bios_fw_smbios(struct vm *vm, struct fw_cfg *fc)
+static int bios_fw_smbios(struct vm *vm, struct fw_cfg *fc)
 {
 	const struct arch_smbios_ids ids = {vm->cfg->firmware_serial, vm->cfg->firmware_uuid, 1};
 	uint8_t ep[ARCH_SMBIOS_ENTRY_SIZE], *buf = malloc(BIOS_SMBIOS_MAX);
@@ -240,31 +240,40 @@ static int bios_fw_payload(struct vm *vm, struct fw_cfg *fc)
 	return r;
 }
 
-static int bios_fw_fill(struct vm *vm, struct fw_cfg *fc)
+int bios_fw_platform(struct vm *vm, struct fw_cfg *fc)
 {
-	struct arch_e820_entry e820[ARCH_E820_MAX];
-	uint16_t ncpu = (uint16_t)vm->n_vcpus, zero = 0, sercon = ARCH_COM1_PORT;
+	uint16_t ncpu = (uint16_t)vm->n_vcpus, zero = 0;
 	uint8_t irq0_override = 1; /* the MADT routes ISA IRQ 0 to pin 2 */
-	size_t n = 0;
 	int r;
 
-	r = arch_e820_firmware(vm->mem.total, e820, ARCH_E820_MAX, &n);
-	if (!r)
-		r = fw_cfg_add_file(fc, "etc/e820", e820, n * sizeof(e820[0]));
-	if (!r)
-		r = fw_cfg_add_item(fc, FW_CFG_NB_CPUS, &ncpu, 2);
+	r = fw_cfg_add_item(fc, FW_CFG_NB_CPUS, &ncpu, 2);
 	if (!r)
 		r = fw_cfg_add_item(fc, FW_CFG_MAX_CPUS, &ncpu, 2);
 	if (!r) /* no "Press ESC for boot menu" pause */
 		r = fw_cfg_add_item(fc, FW_CFG_BOOT_MENU, &zero, 2);
 	if (!r)
 		r = fw_cfg_add_item(fc, 0x8002, &irq0_override, 1); /* QEMU's IRQ0_OVERRIDE */
-	if (!r && vm->cfg->bios_use_serial)
-		r = fw_cfg_add_file(fc, "etc/sercon-port", &sercon, 2);
 	if (!r && vm->cfg->acpi)
 		r = bios_fw_acpi(vm, fc);
 	if (!r)
 		r = bios_fw_smbios(vm, fc);
+	return r;
+}
+
+static int bios_fw_fill(struct vm *vm, struct fw_cfg *fc)
+{
+	struct arch_e820_entry e820[ARCH_E820_MAX];
+	uint16_t sercon = ARCH_COM1_PORT;
+	size_t n = 0;
+	int r;
+
+	r = arch_e820_firmware(vm->mem.total, e820, ARCH_E820_MAX, &n);
+	if (!r)
+		r = fw_cfg_add_file(fc, "etc/e820", e820, n * sizeof(e820[0]));
+	if (!r && vm->cfg->bios_use_serial)
+		r = fw_cfg_add_file(fc, "etc/sercon-port", &sercon, 2);
+	if (!r)
+		r = bios_fw_platform(vm, fc);
 	if (!r && vm->opt.payload)
 		r = bios_fw_payload(vm, fc);
 	if (!r)

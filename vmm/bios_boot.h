@@ -44,13 +44,14 @@ struct vm;
  * *regs / *sregs. A missing image is an error naming the package. */
 int bios_boot_setup(struct vm *vm, struct kvm_regs *regs, struct kvm_sregs *sregs);
 
-/* Shared with vmm/ovmf_boot.c: vmlet's ACPI tables with QEMU's
- * etc/table-loader script, and its SMBIOS structures but type 0 (the
- * firmware adds its own), as fw_cfg files. 0 or -errno; a bad
- * firmware.uuid is reported and gives -EBADMSG. */
+/* Shared with vmm/ovmf_boot.c: what both firmwares read from fw_cfg
+ * about the platform: the CPU count, no boot menu pause, QEMU's IRQ0
+ * override flag, vmlet's ACPI tables with QEMU's etc/table-loader script
+ * (when the VM has ACPI) and its SMBIOS structures but type 0 (the
+ * firmware adds its own). 0 or -errno; a bad firmware.uuid is reported
+ * and gives -EBADMSG. */
 struct fw_cfg;
-int bios_fw_acpi(struct vm *vm, struct fw_cfg *fc);
-int bios_fw_smbios(struct vm *vm, struct fw_cfg *fc);
+int bios_fw_platform(struct vm *vm, struct fw_cfg *fc);
 
 /*
  * The "bootorder" fw_cfg file, as QEMU writes it for its firmware: one

@@ -48,23 +48,10 @@ static int ovmf_fw_e820(struct vm *vm, struct fw_cfg *fc)
 
 static int ovmf_fw_fill(struct vm *vm, struct fw_cfg *fc)
 {
-	uint16_t ncpu = (uint16_t)vm->n_vcpus, zero = 0;
-	uint8_t irq0_override = 1; /* the MADT routes ISA IRQ 0 to pin 2 */
-	int r;
+	int r = ovmf_fw_e820(vm, fc);
 
-	r = ovmf_fw_e820(vm, fc);
 	if (!r)
-		r = fw_cfg_add_item(fc, FW_CFG_NB_CPUS, &ncpu, 2);
-	if (!r)
-		r = fw_cfg_add_item(fc, FW_CFG_MAX_CPUS, &ncpu, 2);
-	if (!r) /* no boot menu pause */
-		r = fw_cfg_add_item(fc, FW_CFG_BOOT_MENU, &zero, 2);
-	if (!r)
-		r = fw_cfg_add_item(fc, 0x8002, &irq0_override, 1); /* QEMU's IRQ0_OVERRIDE */
-	if (!r && vm->cfg->acpi)
-		r = bios_fw_acpi(vm, fc);
-	if (!r)
-		r = bios_fw_smbios(vm, fc);
+		r = bios_fw_platform(vm, fc);
 	if (!r)
 		r = bios_fw_bootorder(vm, fc, NULL, BIOS_BOOTORDER_OVMF);
 	return r;
