@@ -37,7 +37,7 @@ rerun=()
 for n in $failed; do
 	case $n/$(outcome "$n") in
 	L1/panic | L1/hang) ;;
-	*/hang | */"L1 died" | */"not run") rerun+=("$n") ;;
+	*/hang | */"L1 died" | */"not run") ;; # rerun below, from the outcomes
 	*) exit 1 ;; # a failure of another kind: no rerun
 	esac
 done
