@@ -3,6 +3,16 @@
 # each (argument 1, else $FUZZ_SECONDS, else 60); further arguments name the
 # targets to run (default: all).
 #
+#   scripts/fuzz.sh [--cpu] SECONDS [TARGET...]
+#
+# SECONDS is wall-clock time, libFuzzer's -max_total_time. With --cpu it is
+# the fuzzer's own CPU time (user + system): the run goes on until the
+# process has used that much, however busy the machine is, and then gets
+# SIGUSR1, libFuzzer's graceful stop (final stats, exit 0). That is the mode
+# for a long run reported in CPU-minutes. Either way each target's line
+# "fuzz: NAME: cpu S s, wall W s" gives both figures, measured by the shell
+# (the fuzzer's rusage), not estimated.
+#
 # The targets are built by `make fuzz-targets`: clang, the whole library
 # instrumented (-fsanitize=fuzzer-no-link,address,undefined) as
 # build/fuzz/libvmlet.a, each target linked with libFuzzer as
@@ -19,6 +29,11 @@
 # 1 otherwise (a target does not build, or a fuzzer found a problem).
 set -u
 cd "$(dirname "$0")/.."
+cpu_mode=0
+if [[ ${1:-} == --cpu ]]; then
+	cpu_mode=1
+	shift
+fi
 secs=${1:-${FUZZ_SECONDS:-60}}
 shift $(($# > 0 ? 1 : 0))
 out=build/fuzz
@@ -27,6 +42,33 @@ echo 'int LLVMFuzzerTestOneInput(const char *d, long n) { return d && n < 0; }' 
 	clang -x c -fsanitize=fuzzer -o /dev/null - 2>/dev/null ||
 	{ echo "fuzz: skip: clang has no libFuzzer (libclang-rt-dev)"; exit 77; }
 mkdir -p "$out"
+trap 'rm -f "$out/.times.$$"' EXIT
+
+# fuzz_child_cpu: set cpu_now to the user + system seconds of this shell's
+# waited-for children. `times` must run in this shell (a subshell's children
+# are its own), so it goes through a file; its second line is
+# "XmY.YYYs XmY.YYYs".
+fuzz_child_cpu() {
+	times >"$out/.times.$$"
+	cpu_now=$(awk 'NR == 2 {
+		n = split($0, f, /[ms ]+/); s = 0
+		for (i = 1; i + 1 <= n; i += 2) s += f[i] * 60 + f[i + 1]
+		printf "%d\n", s }' "$out/.times.$$")
+}
+
+# fuzz_stop_at_cpu PID SECONDS: poll PID's CPU time (/proc/PID/stat fields
+# 14 and 15, in clock ticks) and send SIGUSR1 once it reaches SECONDS.
+fuzz_stop_at_cpu() {
+	local pid=$1 budget=$(($2 * $(getconf CLK_TCK))) used
+	while kill -0 "$pid" 2>/dev/null; do
+		used=$(awk '{ sub(/^.*\) /, ""); print $12 + $13 }' "/proc/$pid/stat" 2>/dev/null) || break
+		if ((used >= budget)); then
+			kill -USR1 "$pid" 2>/dev/null
+			break
+		fi
+		sleep 5
+	done
+}
 
 targets=("$@")
 if ((${#targets[@]} == 0)); then
@@ -52,11 +94,26 @@ for name in "${targets[@]}"; do
 	[[ -f tests/fuzz/$name.dict ]] && args+=(-dict="tests/fuzz/$name.dict")
 	# shellcheck disable=SC2207
 	args+=($(sed -n 's/^.*FUZZ_ARGS:[[:space:]]*//p' "tests/fuzz/$name.c" | head -n 1))
-	echo "fuzz: running $name for ${secs}s"
+	wall=$secs
+	((cpu_mode)) && wall=$((secs * 20))
+	echo "fuzz: running $name for ${secs}s$( ((cpu_mode)) && echo ' of CPU time')"
+	fuzz_child_cpu
+	before=$cpu_now start=$SECONDS
+	# In the background so the budget can be watched; a background job of
+	# a script ignores SIGINT, so an interrupt or a TERM is passed on.
 	ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1} \
-		"$bin" -max_total_time="$secs" -timeout=10 -rss_limit_mb=2048 -max_len=16384 \
+		"$bin" -max_total_time="$wall" -timeout=10 -rss_limit_mb=2048 -max_len=16384 \
 		"${args[@]}" -artifact_prefix="$out/$name-" -print_final_stats=1 \
-		"${dirs[@]}" >"$out/$name.log" 2>&1 ||
+		"${dirs[@]}" >"$out/$name.log" 2>&1 &
+	pid=$!
+	trap 'kill "$pid" 2>/dev/null; exit 130' INT TERM
+	((cpu_mode)) && fuzz_stop_at_cpu "$pid" "$secs"
+	wait "$pid"
+	rc=$?
+	trap - INT TERM
+	fuzz_child_cpu
+	echo "fuzz: $name: cpu $((cpu_now - before)) s, wall $((SECONDS - start)) s"
+	((rc == 0)) ||
 		{ tail -n 40 "$out/$name.log"; echo "fuzz: $name FAILED (reproducer in $out/)"; exit 1; }
 	grep -E '^stat::(number_of_executed_units|new_units_added)' "$out/$name.log" || true
 done
