@@ -94,22 +94,27 @@ run_scn() {
 }
 
 # vm_run_on PATTERN ACTION [ARGS...]: vm_run with its console copied to
-# stdout and its stdin a pipe that fd 4 writes to; ACTION is eval'd once,
-# when a console line contains PATTERN (e.g. 'kill -TERM $(pidof vmlet)' or
-# 'echo hello >&4'). vm_run's exit status.
+# stdout and its stdin a pipe that fd 4 writes to; ACTION is run by sh -c
+# once, when a console line contains PATTERN (e.g. 'kill -TERM $(pidof
+# vmlet)' or 'echo hello >&4'; it sees fd 4 and exported variables, not
+# the caller's other ones). vm_run's exit status.
+# awk reads the lines, not ash's `read`: when a signal interrupts busybox
+# ash's `read` (SIGCHLD: a background child of the shell exits), it starts
+# the line again and drops what it had read of it. That is how net-bridge
+# once lost a character: the node's nc exited as the guest printed
+# "@R console-ready", and the shell read "R console-ready"
+# (tests/sh/nested_console_reader.sh).
 vm_run_on() {
-	_pat=$1 _act=$2 _hit=0
-	shift 2
 	rm -f /tmp/con /tmp/in && mkfifo /tmp/con /tmp/in
 	exec 4<>/tmp/in
+	_pat=$1 _act=$2
+	shift 2
 	vm_run "$@" </tmp/in >/tmp/con &
 	_bg=$!
-	while IFS= read -r _line; do
-		echo "$_line"
-		case $_line in
-		*"$_pat"*) [ $_hit = 1 ] || { _hit=1; eval "$_act"; } ;;
-		esac
-	done </tmp/con
+	VM_RUN_PAT=$_pat VM_RUN_ACT=$_act awk '
+		{ print; fflush() }
+		!hit && index($0, ENVIRON["VM_RUN_PAT"]) { hit = 1; system(ENVIRON["VM_RUN_ACT"]) }
+	' </tmp/con
 	exec 4>&-
 	wait $_bg
 }

@@ -33,11 +33,7 @@ l1() {
 	# (nc's stdin stays open: busybox nc stops at the end of its input)
 	sleep 600 | nc -l -p 5000 >/tmp/recv &
 	ncpid=$!
-	# the trigger without its "@R": once (final CI, 19:29) the line came
-	# through as "R console-ready", its first character lost somewhere
-	# between L2's tty and L1's console reader (vmlet logged no failed
-	# write), and nothing was typed; that loss is to be chased on its own
-	vm_run_on "console-ready" 'echo typed-into-vmlet >&4'
+	vm_run_on "@R console-ready" 'echo typed-into-vmlet >&4'
 	rc=$?
 	echo "@R l1-recv $(md5sum </tmp/recv | cut -d' ' -f1) $(wc -c </tmp/recv)"
 	kill "$ncpid" $(pidof sleep) 2>/dev/null
