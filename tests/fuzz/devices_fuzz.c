@@ -1,0 +1,486 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * devices_fuzz.c - libFuzzer target for the guest-facing registers of the
+ * devices outside virtio queues and fw_cfg, as a hostile guest reaches
+ * them: port and MMIO accesses dispatched by address through the real
+ * buses (vmm/bus.h), exactly as a vCPU exit does, to the devices of
+ * vmm/device.c's table created by their device_type, plus guest RAM for
+ * the ports that read descriptors from it:
+ *
+ *   legacy ports (POST, DMA, debugcon, port A, debug exit, COM2-4), the
+ *   CMOS RTC, the i8042, the 16550 UART on COM1 (with console input from
+ *   the host), the ACPI PM1 block (and the power button), the report port,
+ *   the EFI port (boot order, variable store in a memfd kept through
+ *   reboots, PCI slots, console), the PCI host (0xcf8/0xcfc, ECAM, BAR
+ *   decoding in both MMIO32 windows, MSI-X table and PBA), the q35 MCH,
+ *   LPC bridge, second ECAM and PM timer, the virtio-rng function's
+ *   virtio-pci transport (common config, ISR, notify, device config, the
+ *   PCI_CFG capability window) and OVMF's CFI variable flash (pflash.h)
+ *   at the place vmm/dev/flash.c maps it.
+ *
+ * Left out: fw_cfg (fw_cfg_fuzz), flash.c's code ROM (it needs a KVM
+ * memory slot; its bus window only drops writes), virtio-blk and
+ * virtio-net functions (their own targets; they need a disk or a network
+ * backend). The VM is struct vm without KVM: the interrupt calls of irq.h
+ * are a fake here that keeps MSI routes in a table and aborts when a
+ * device frees, updates or wires a route it does not own, drives a GSI
+ * that does not exist, or leaves a route behind at teardown; the device
+ * threads (virtio-rng's worker) are threads that return at once, so kicks
+ * only land in the eventfd and a run is deterministic; vm_request_exit()
+ * records the first reason (the fuzzer goes on after it, as other vCPUs
+ * may for a moment).
+ *
+ * Guest RAM is two regions in exact-size allocations, [0, 0x2000) and
+ * [0x2000, 0x3000), so ASan sees a transfer that runs off a region or
+ * straddles them; OVMF's variable flash is an exact-size array too.
+ *
+ * Input: 1 byte of setup (bit 0: an OVMF VM, q35 chipset and the variable
+ * flash; 1: ACPI; 2: virtio-rng; 3: an EFI VM with a variable store; 4:
+ * the console is not captured: no report port; 5: no COM1), 2 bytes
+ * (little-endian) n, n bytes of RAM from gpa 0, then operations until the
+ * input ends. Each starts with a byte op: width 1 << (op >> 3 & 3), count
+ * (op >> 5) + 1, and op & 7:
+ *   0 port read, 1 port write: window byte w, offset byte o (the port is
+ *     fz_pio[w] + (int8_t)o for w inside that table, else (w - its size)
+ *     << 8 | o), then for a write the value (width bytes), `count` times;
+ *   2 MMIO read, 3 MMIO write: window byte w, 3-byte offset (the address
+ *     is fz_mmio[w] + offset inside that table, where FZ_BAR1 means where
+ *     the function in slot 1 has its BAR 0 now, read through ECAM as a
+ *     guest would; else (w - its size) << 24 | offset), value for writes;
+ *   4 the guest writes RAM (fuzz_input.h: off16, len8, bytes);
+ *   5 the host types on the console: len8, bytes;
+ *   6 op >> 3 odd: the VM reboots (devices destroyed and created again,
+ *     RAM and the variable store kept), else the power button;
+ *   7 a descriptor address (le16) written to the EFI port, or to the
+ *     report port when op >> 3 is odd.
+ */
+#include <errno.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "arch/x86_64/layout.h"
+#include "firmware/abi.h"
+#include "tests/fuzz/fuzz_input.h"
+#include "vmm/bus.h"
+#include "vmm/dev/devices.h"
+#include "vmm/dev/pci_devices.h"
+#include "vmm/dev/pflash.h"
+#include "vmm/device.h"
+#include "vmm/irq.h"
+#include "vmm/log.h"
+#include "vmm/thread.h"
+#include "vmm/vm.h"
+#include "vmm/vm_config.h"
+
+#define RAM0	  0x2000u
+#define RAM1	  0x1000u
+#define FZ_VARS	  (64u << 10) /* the variable flash: 16 blocks */
+#define FZ_CODE	  (1u << 20)  /* the code image below 4 GiB (not mapped here) */
+#define FZ_VARS_G (ARCH_FLASH_END - FZ_CODE - FZ_VARS)
+#define FZ_BAR1	  1ull /* in fz_mmio: slot 1's BAR 0 */
+
+int LLVMFuzzerInitialize(int *argc, char ***argv);
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+/* ---- the fake interrupt controller (irq.h) ------------------------------ */
+
+#define FZ_ROUTES 64
+static struct {
+	bool used;
+	int fd; /* irqfd, -1 none */
+} fz_route[FZ_ROUTES];
+
+static unsigned int fz_route_index(uint32_t gsi)
+{
+	if (gsi < 24 || gsi >= 24 + FZ_ROUTES || !fz_route[gsi - 24].used)
+		abort(); /* a route the device does not own */
+	return gsi - 24;
+}
+
+int irq_line(struct vm *vm, uint32_t gsi, int level)
+{
+	(void)vm;
+	if (gsi >= 24 || (level != 0 && level != 1))
+		abort();
+	return 0;
+}
+
+int irq_msi_alloc(struct vm *vm, uint64_t addr, uint32_t data, uint32_t *gsi)
+{
+	(void)vm, (void)addr, (void)data;
+	for (unsigned int i = 0; i < FZ_ROUTES; i++)
+		if (!fz_route[i].used) {
+			fz_route[i].used = true;
+			fz_route[i].fd = -1;
+			*gsi = 24 + i;
+			return 0;
+		}
+	return -ENOSPC;
+}
+
+int irq_msi_update(struct vm *vm, uint32_t gsi, uint64_t addr, uint32_t data)
+{
+	(void)vm, (void)addr, (void)data;
+	fz_route_index(gsi);
+	return 0;
+}
+
+void irq_msi_free(struct vm *vm, uint32_t gsi)
+{
+	unsigned int i = fz_route_index(gsi);
+
+	(void)vm;
+	if (fz_route[i].fd >= 0)
+		abort(); /* its irqfd would fire a GSI the next alloc hands out */
+	fz_route[i].used = false;
+}
+
+int irq_msi_signal(struct vm *vm, uint64_t addr, uint32_t data)
+{
+	(void)vm, (void)addr, (void)data;
+	return 0;
+}
+
+int irq_irqfd_assign(struct vm *vm, int fd, uint32_t gsi)
+{
+	unsigned int i = fz_route_index(gsi);
+
+	(void)vm;
+	if (fd < 0 || fz_route[i].fd >= 0)
+		abort();
+	fz_route[i].fd = fd;
+	return 0;
+}
+
+int irq_irqfd_deassign(struct vm *vm, int fd, uint32_t gsi)
+{
+	unsigned int i = fz_route_index(gsi);
+
+	(void)vm;
+	if (fz_route[i].fd != fd)
+		abort();
+	fz_route[i].fd = -1;
+	return 0;
+}
+
+int irq_ioeventfd_assign(struct vm *vm, int fd, uint64_t addr, uint32_t len, bool pio,
+			 int64_t datamatch)
+{
+	(void)vm, (void)fd, (void)addr, (void)len, (void)pio, (void)datamatch;
+	return -ENOSYS; /* no KVM: doorbells come through the MMIO path */
+}
+
+int irq_ioeventfd_deassign(struct vm *vm, int fd, uint64_t addr, uint32_t len, bool pio,
+			   int64_t datamatch)
+{
+	(void)vm, (void)fd, (void)addr, (void)len, (void)pio, (void)datamatch;
+	abort(); /* never assigned */
+}
+
+/* ---- the rest of the VM ------------------------------------------------ */
+
+void vm_request_exit(struct vm *vm, enum vm_exit_reason reason)
+{
+	int none = VM_EXIT_NONE;
+
+	__atomic_compare_exchange_n(&vm->exit_reason, &none, (int)reason, false, __ATOMIC_ACQ_REL,
+				    __ATOMIC_ACQUIRE);
+}
+
+/* Only a virtio-blk error policy pauses the VM, and there is no disk. */
+unsigned int vm_pause_for(struct vm *vm, const char *reason, const char *message)
+{
+	(void)vm, (void)reason, (void)message;
+	abort();
+}
+
+int vm_wait_resume(struct vm *vm, unsigned int gen, unsigned int timeout_ms)
+{
+	(void)vm, (void)gen, (void)timeout_ms;
+	abort();
+}
+
+static void *fz_thread_idle(void *arg)
+{
+	(void)arg;
+	return NULL;
+}
+
+/* A device thread that never gets to run: started and joined for real. */
+int thread_start(pthread_t *t, enum thread_role role, const char *name, void *(*fn)(void *),
+		 void *arg)
+{
+	(void)role, (void)name, (void)fn;
+	return -pthread_create(t, NULL, fz_thread_idle, arg);
+}
+
+/* The device table of vmm/device.c without fw_cfg and flash (above). */
+static const struct device_type *const fz_types[] = {
+    &legacy_ports_device, &rtc_device,	       &i8042_device,	 &serial8250_device,
+    &acpi_pm_device,	  &report_port_device, &efi_port_device, &pci_devices_device,
+};
+#define FZ_TYPES (sizeof(fz_types) / sizeof(fz_types[0]))
+
+struct fz_vm {
+	struct vm vm;
+	struct vm_config cfg;
+	void *state[FZ_TYPES];
+	struct pflash pf;
+	uint8_t *vars;
+	bool flash;
+};
+
+static struct vm_config fz_cfg;
+static int fz_memfd = -1;
+
+int LLVMFuzzerInitialize(int *argc, char ***argv)
+{
+	(void)argc;
+	(void)argv;
+	log_setup(LOG_FORMAT_TEXT, LOG_ERROR, "devices-fuzz", NULL);
+	vm_config_init(&fz_cfg);
+	fz_memfd = memfd_create("devices-fuzz-efivars", MFD_CLOEXEC);
+	if (fz_memfd < 0)
+		abort();
+	return 0;
+}
+
+static void fz_devices_down(struct fz_vm *f)
+{
+	for (unsigned int i = FZ_TYPES; i-- > 0;)
+		if (f->state[i] && fz_types[i]->quiesce)
+			fz_types[i]->quiesce(f->state[i]);
+	for (unsigned int i = FZ_TYPES; i-- > 0;) {
+		if (f->state[i] && fz_types[i]->destroy)
+			fz_types[i]->destroy(f->state[i]);
+		f->state[i] = NULL;
+	}
+	if (f->flash) {
+		if (bus_unregister(&f->vm.mmio, FZ_VARS_G))
+			abort();
+		pflash_release(&f->pf);
+		f->flash = false;
+	}
+	for (unsigned int i = 0; i < FZ_ROUTES; i++)
+		if (fz_route[i].used)
+			abort(); /* a route outlived its device */
+}
+
+/* Create the devices in table order as vm_create() does. */
+static void fz_devices_up(struct fz_vm *f)
+{
+	struct device_env env = {&f->vm,     &f->cfg,	  &f->vm.pio,	     &f->vm.mmio,
+				 &f->vm.mem, &f->vm.loop, &f->vm.opt.console};
+
+	for (unsigned int i = 0; i < FZ_TYPES; i++)
+		if (fz_types[i]->create(&env, 0, &f->state[i]))
+			abort();
+	if (f->vm.opt.flash_code) {
+		if (pflash_init(&f->pf, f->vars, FZ_VARS, 4096) ||
+		    bus_register(&f->vm.mmio, FZ_VARS_G, FZ_VARS, &pflash_ops, &f->pf))
+			abort();
+		f->flash = true;
+	}
+}
+
+static void fz_setup(struct fz_vm *f, uint8_t setup, uint8_t *ram0, uint8_t *ram1)
+{
+	memset(f, 0, sizeof(*f));
+	f->cfg = fz_cfg;
+	f->cfg.acpi = setup >> 1 & 1;
+	f->cfg.rng = setup >> 2 & 1;
+	f->cfg.boot = setup >> 3 & 1 ? VM_BOOT_EFI : fz_cfg.boot;
+	f->cfg.efi_persistent = false;
+	f->cfg.autoattach_serial_console = !(setup >> 5 & 1);
+	f->vm.cfg = &f->cfg;
+	f->vm.kvm_fd = f->vm.vm_fd = -1;
+	f->vm.opt.console.kind = setup >> 4 & 1 ? VM_CONSOLE_NONE : VM_CONSOLE_CAPTURE;
+	f->vm.opt.efi_vars_volatile = true;
+	f->vm.opt.efi_vars_fd = fz_memfd;
+	if (setup & 1) {
+		f->vm.opt.flash_code = "OVMF_CODE.fd"; /* q35 and the flash; never opened */
+		f->vars = malloc(FZ_VARS);
+		if (!f->vars)
+			abort();
+		memset(f->vars, 0xff, FZ_VARS);
+	}
+	pthread_mutex_init(&f->vm.capture_lock, NULL);
+	f->vm.mem = (struct guest_mem){.n = 2, .total = RAM0 + RAM1, .page_size = 4096};
+	f->vm.mem.r[0] = (struct guest_mem_region){0, RAM0, ram0};
+	f->vm.mem.r[1] = (struct guest_mem_region){RAM0, RAM1, ram1};
+	if (bus_init(&f->vm.pio, "pio") || bus_init(&f->vm.mmio, "mmio") ||
+	    event_loop_init(&f->vm.loop) || ftruncate(fz_memfd, 0))
+		abort();
+	fz_devices_up(f);
+}
+
+static void fz_release(struct fz_vm *f)
+{
+	fz_devices_down(f);
+	event_loop_release(&f->vm.loop);
+	bus_release(&f->vm.pio);
+	bus_release(&f->vm.mmio);
+	pthread_mutex_destroy(&f->vm.capture_lock);
+	free(f->vm.capture);
+	free(f->vars);
+}
+
+/* ---- the operations ------------------------------------------------------ */
+
+static const uint16_t fz_pio[] = {
+    0x00,		/* DMA controller 1 (legacy.c) */
+    0x60,		/* i8042 data */
+    0x64,		/* i8042 command/status */
+    0x70,		/* RTC index (0x71 data) */
+    0x80,		/* POST code */
+    0x92,		/* port A */
+    0xc0,		/* DMA controller 2 */
+    0xe9,		/* debugcon */
+    0xf4,		/* debug exit */
+    0x2f8,		/* COM2 (absent) */
+    0x3e8,		/* COM3 (absent) */
+    0x3f8,		/* COM1 */
+    0x402,		/* SeaBIOS/OVMF debug port */
+    0x600,		/* PM1 status/enable */
+    0x604,		/* PM1 control */
+    0x608,		/* q35 PM timer */
+    0xcf8,		/* PCI address */
+    0xcf9,		/* q35 reset control (PCI ports) */
+    0xcfc,		/* PCI data */
+    0x510,		/* fw_cfg (absent here) */
+    FW_ABI_REPORT_PORT, /* report port */
+    FW_ABI_EFI_PORT,	/* EFI port */
+};
+#define FZ_NPIO (sizeof(fz_pio) / sizeof(fz_pio[0]))
+
+static const uint64_t fz_mmio[] = {
+    ARCH_PCI_ECAM_GPA,	      /* ECAM */
+    ARCH_Q35_ECAM_GPA,	      /* q35's second ECAM */
+    FZ_BAR1,		      /* where slot 1's BAR 0 is now */
+    ARCH_PCI_MMIO32_START,    /* MMIO32 window */
+    ARCH_PCI_MMIO32_HI_START, /* MMIO32 window above ECAM */
+    FZ_VARS_G,		      /* OVMF's variable flash */
+    ARCH_FLASH_END - FZ_CODE, /* its code (unclaimed here) */
+};
+#define FZ_NMMIO (sizeof(fz_mmio) / sizeof(fz_mmio[0]))
+
+static uint64_t fz_bar1(struct fz_vm *f)
+{
+	uint32_t bar = 0;
+
+	bus_read(&f->vm.mmio, ARCH_PCI_ECAM_GPA + (1u << 15) + 0x10, &bar, 4);
+	return bar & ~0xfu;
+}
+
+/* One PIO (pio) or MMIO access op at d[*i]; *i moves past it. */
+static void fz_access(struct fz_vm *f, uint8_t op, bool pio, const uint8_t *d, size_t n, size_t *i)
+{
+	unsigned int w = 1u << (op >> 3 & 3), count = (op >> 5) + 1u;
+	bool write = op & 1;
+	size_t need = (pio ? 2 : 4) + (write ? w : 0);
+	uint8_t v[8] = {0};
+	uint64_t a;
+
+	if (*i + need > n) {
+		*i = n;
+		return;
+	}
+	if (pio) {
+		a = d[*i] < FZ_NPIO ? (uint16_t)(fz_pio[d[*i]] + (int8_t)d[*i + 1])
+				    : (uint64_t)(d[*i] - FZ_NPIO) << 8 | d[*i + 1];
+	} else {
+		uint64_t off = d[*i + 1] | (uint64_t)d[*i + 2] << 8 | (uint64_t)d[*i + 3] << 16;
+
+		if (d[*i] >= FZ_NMMIO)
+			a = (uint64_t)(d[*i] - FZ_NMMIO) << 24 | off;
+		else
+			a = (fz_mmio[d[*i]] == FZ_BAR1 ? fz_bar1(f) : fz_mmio[d[*i]]) + off;
+	}
+	if (write)
+		memcpy(v, d + *i + need - w, w);
+	*i += need;
+	for (unsigned int k = 0; k < count; k++) {
+		struct bus *b = pio ? &f->vm.pio : &f->vm.mmio;
+
+		if (write)
+			bus_write(b, a, v, w);
+		else
+			bus_read(b, a, v, w);
+	}
+}
+
+static void fz_ops(struct fz_vm *f, uint8_t *ram, const uint8_t *d, size_t n)
+{
+	size_t i = 0, l;
+
+	while (i < n) {
+		uint8_t op = d[i++];
+		uint32_t gpa;
+
+		switch (op & 7) {
+		case 0:
+		case 1:
+			fz_access(f, op, true, d, n, &i);
+			break;
+		case 2:
+		case 3:
+			fz_access(f, op, false, d, n, &i);
+			break;
+		case 4:
+			fuzz_ram_write(ram, RAM0, d, n, &i);
+			break;
+		case 5:
+			l = i < n ? d[i++] : 0;
+			l = l < n - i ? l : n - i;
+			if (f->vm.console_input)
+				f->vm.console_input(f->vm.console_input_opaque, d + i, l);
+			i += l;
+			break;
+		case 6:
+			if (op >> 3 & 1) {
+				fz_devices_down(f);
+				fz_devices_up(f);
+			} else if (f->vm.power_button) { /* what vm_power_button() does */
+				f->vm.power_button(f->vm.power_button_opaque);
+			}
+			break;
+		default:
+			if (i + 2 > n) {
+				i = n;
+				break;
+			}
+			gpa = d[i] | (uint32_t)d[i + 1] << 8;
+			i += 2;
+			bus_write(&f->vm.pio, op >> 3 & 1 ? FW_ABI_REPORT_PORT : FW_ABI_EFI_PORT,
+				  &gpa, 4);
+		}
+	}
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	uint8_t *ram0, *ram1;
+	struct fz_vm *f;
+	size_t n;
+
+	if (size < 3)
+		return 0;
+	ram0 = calloc(1, RAM0);
+	ram1 = calloc(1, RAM1);
+	f = malloc(sizeof(*f));
+	if (!ram0 || !ram1 || !f)
+		abort();
+	n = data[1] | (size_t)data[2] << 8;
+	n = n < size - 3 ? n : size - 3;
+	memcpy(ram0, data + 3, n < RAM0 ? n : RAM0);
+	fz_setup(f, data[0], ram0, ram1);
+	fz_ops(f, ram0, data + 3 + n, size - 3 - n);
+	fz_release(f);
+	free(f);
+	free(ram0);
+	free(ram1);
+	return 0;
+}

@@ -1,0 +1,145 @@
+#!/usr/bin/env bash
+# Seeds for devices_fuzz (input format in devices_fuzz.c): Linux's 16550
+# set-up, loopback test and console input; a PCI walk through 0xcf8 and
+# ECAM, BAR sizing and a virtio-pci driver's start on virtio-rng (features,
+# queue registers with queue_select in and out of range, MSI-X enable and
+# table, notify, ISR, the PCI_CFG window); the EFI port's requests (boot
+# order, variables saved, loaded again after a reboot, PCI slots, console)
+# and bad ones (past RAM, straddling RAM, bad magic, misaligned); an OVMF
+# VM's q35 registers, PM timer and CFI flash (query, program, erase,
+# status); PM1, the power button and S5, RTC/CMOS, i8042, the legacy ports
+# and the report port. $1: the seed directory.
+set -eu
+exec python3 - "$1" <<'PY'
+import os, struct, sys
+
+OUT = sys.argv[1]
+Q35, ACPI, RNG, EFI, NOCAP, NOCOM1 = 1, 2, 4, 8, 16, 32
+PIO = [0x00, 0x60, 0x64, 0x70, 0x80, 0x92, 0xc0, 0xe9, 0xf4, 0x2f8, 0x3e8, 0x3f8,
+       0x402, 0x600, 0x604, 0x608, 0xcf8, 0xcf9, 0xcfc, 0x510, 0xf10, 0xf18]
+ECAM, Q35ECAM, BAR1, MMIO32, MMIO32HI, VARS, CODE = range(7)
+WC = {1: 0, 2: 1, 4: 2, 8: 3}
+
+def pio_addr(port):
+    best = max((i for i, b in enumerate(PIO) if 0 <= port - b <= 127), key=lambda i: PIO[i],
+               default=None)
+    if best is None:
+        return bytes([len(PIO) + (port >> 8), port & 0xff])
+    return bytes([best, port - PIO[best]])
+
+def op(kind, width=1, count=1):
+    return bytes([kind | WC[width] << 3 | (count - 1) << 5])
+
+def outp(port, val, width=1, count=1):
+    return op(1, width, count) + pio_addr(port) + val.to_bytes(width, "little")
+
+def inp(port, width=1, count=1):
+    return op(0, width, count) + pio_addr(port)
+
+def wr(win, off, val, width=4, count=1):
+    return op(3, width, count) + bytes([win]) + off.to_bytes(3, "little") + \
+        val.to_bytes(width, "little")
+
+def rd(win, off, width=4, count=1):
+    return op(2, width, count) + bytes([win]) + off.to_bytes(3, "little")
+
+def ram(off, data):
+    return op(4) + struct.pack("<HB", off, len(data)) + data
+
+def typed(text):
+    return op(5) + bytes([len(text)]) + text
+
+POWER, REBOOT = op(6), bytes([6 | 8])
+efi = lambda gpa: bytes([7]) + struct.pack("<H", gpa)
+report = lambda gpa: bytes([7 | 8]) + struct.pack("<H", gpa)
+cfg = lambda slot, reg: (slot << 15) | reg
+
+def seed(name, setup, ops, mem=b""):
+    with open(os.path.join(OUT, name), "wb") as f:
+        f.write(bytes([setup]) + struct.pack("<H", len(mem)) + mem + ops)
+
+# 16550: what Linux's 8250 driver does at boot, output, loopback, input
+com = 0x3f8
+s = outp(com + 3, 0x80) + outp(com, 0x01) + outp(com + 1, 0) + outp(com + 3, 0x03)
+s += outp(com + 2, 0xc7) + outp(com + 4, 0x0b) + outp(com + 1, 0x05) + inp(com + 2)
+s += b"".join(outp(com, c) for c in b"login: ") + inp(com + 5) + inp(com + 2)
+s += outp(com + 4, 0x1a) + inp(com + 6) + outp(com, 0x55) + inp(com + 5) + inp(com)
+s += outp(com + 4, 0x0b) + typed(b"root\n" * 4) + inp(com + 5) + inp(com, 1, 8)
+s += outp(com + 2, 0x03) + inp(com + 5) + inp(com, 1, 8) + outp(com + 7, 0x5a) + inp(com + 7)
+seed("uart", ACPI, s)
+seed("uart-no-capture", ACPI | NOCAP, s)
+
+# PCI: mechanism #1 walk, ECAM header reads, BAR 0 sizing of slot 1
+s = b"".join(outp(0xcf8, 0x80000000 | d << 11, 4) + inp(0xcfc, 4) for d in range(0, 32, 3))
+s += outp(0xcf8, 0x80000800 | 0x0c, 4) + inp(0xcfe, 2) + inp(0xcff, 1)
+s += rd(ECAM, cfg(0, 0)) + rd(ECAM, cfg(1, 0), 8) + rd(ECAM, cfg(1, 0x34), 1)
+s += wr(ECAM, cfg(1, 0x10), 0xffffffff) + rd(ECAM, cfg(1, 0x10))
+s += wr(ECAM, cfg(1, 0x10), 0xc0000000) + wr(ECAM, cfg(1, 4), 0x0006, 2)
+# virtio: reset, ACK|DRIVER, features, FEATURES_OK, queues, DRIVER_OK
+v = wr(BAR1, 0x14, 0, 1) + wr(BAR1, 0x14, 3, 1)
+v += wr(BAR1, 0x00, 0) + rd(BAR1, 0x04) + wr(BAR1, 0x00, 1) + rd(BAR1, 0x04)
+v += wr(BAR1, 0x08, 1) + wr(BAR1, 0x0c, 1) + wr(BAR1, 0x08, 0) + wr(BAR1, 0x0c, 0x30000000)
+v += wr(BAR1, 0x14, 0x0b, 1) + rd(BAR1, 0x14, 1)
+v += wr(BAR1, 0x16, 0, 2) + rd(BAR1, 0x18, 2) + wr(BAR1, 0x18, 16, 2) + wr(BAR1, 0x1a, 1, 2)
+v += wr(BAR1, 0x20, 0x1000, 8) + wr(BAR1, 0x28, 0x1100) + wr(BAR1, 0x30, 0x1200)
+v += wr(BAR1, 0x1c, 1, 2) + wr(BAR1, 0x10, 0, 2)
+v += wr(BAR1, 0x16, 7, 2) + wr(BAR1, 0x18, 64, 2) + rd(BAR1, 0x1e, 2) + wr(BAR1, 0x1c, 1, 2)
+v += wr(BAR1, 0x16, 0xffff, 2) + rd(BAR1, 0x20, 8) + wr(BAR1, 0x1a, 0, 2)
+# MSI-X: enable through the capability (0x74), entries 0 and 1, unmask
+v += wr(ECAM, cfg(1, 0x76), 0xc000, 2) + wr(BAR1, 0x4000, 0xfee00000) + wr(BAR1, 0x4008, 0x41)
+v += wr(BAR1, 0x4010, 0xfee00000, 8) + wr(BAR1, 0x4018, 0x42) + wr(BAR1, 0x401c, 0)
+v += wr(BAR1, 0x400c, 0) + wr(ECAM, cfg(1, 0x76), 0x8000, 2) + rd(BAR1, 0x5000, 8)
+v += wr(BAR1, 0x14, 0x0f, 1) + wr(BAR1, 0x3000, 0, 2) + wr(BAR1, 0x3004, 0, 2) + rd(BAR1, 0x1000, 1)
+# the PCI_CFG capability (0x80): read status through config space
+v += wr(ECAM, cfg(1, 0x84), 0, 1) + wr(ECAM, cfg(1, 0x88), 0x14) + wr(ECAM, cfg(1, 0x8c), 1)
+v += rd(ECAM, cfg(1, 0x90)) + wr(ECAM, cfg(1, 0x90), 0)
+v += wr(ECAM, cfg(1, 0x76), 0x0000, 2) + wr(BAR1, 0x14, 0, 1) + rd(BAR1, 0x1000, 1)
+seed("pci-virtio", ACPI | RNG, s + v)
+seed("pci-virtio-q35", Q35 | ACPI | RNG, s + v + rd(Q35ECAM, cfg(1, 0x10)))
+
+# EFI port: descriptors at 0x100.., buffers at 0x800..
+MAGIC = 0x56454C56
+d = lambda o, length, cap, addr, magic=MAGIC: struct.pack("<IIIIIIQ", magic, o, 0, length, cap, 0, addr)
+mem = bytearray(0x900)
+descs = [d(1, 0, 64, 0x800), d(3, 200, 0, 0x800), d(2, 0, 0x400, 0x400), d(5, 0, 4, 0x7f0),
+         d(4, 17, 0, 0x880), d(3, 0x100, 0, 0x1f80), d(2, 0, 0x1000, 0x2f00), d(4, 0x40, 0, 0x2ff0),
+         d(9, 0, 0, 0), d(4, 4, 0, 0x880, 0x1234)]
+for i, x in enumerate(descs):
+    mem[0x100 + 32 * i:0x120 + 32 * i] = x
+mem[0x800:0x8c8] = bytes(range(200))
+mem[0x880:0x891] = b"BdsDxe: loading\r\n"
+ops = inp(0xf18, 4) + b"".join(efi(0x100 + 32 * i) for i in range(len(descs))) + efi(0x104) + efi(0x2fe0)
+ops += REBOOT + efi(0x140) + inp(0xf18, 4)
+seed("efi", ACPI | RNG | EFI, ops, bytes(mem))
+seed("efi-no-store", ACPI | NOCOM1, ops, bytes(mem))
+
+# OVMF VM: q35, PM timer, CFI flash
+s = rd(ECAM, cfg(0, 0)) + wr(ECAM, cfg(0, 0x60), 0xb0000001, 8) + wr(ECAM, cfg(0, 0x90), 0x33, 1)
+s += wr(ECAM, cfg(31, 0x40), 0x601, 4) + wr(ECAM, cfg(31, 0x44), 0x80, 1) + wr(ECAM, cfg(31, 0x40), 0xb001)
+s += rd(Q35ECAM, cfg(31, 0)) + rd(Q35ECAM, (1 << 20) | 0) + inp(0x608, 4, 3) + inp(0x60a, 2)
+s += outp(0xcf9, 0x06) + wr(VARS, 0, 0x50, 1) + wr(VARS, 0, 0x70, 1) + rd(VARS, 0, 1)
+s += wr(VARS, 0x55, 0x98, 1) + rd(VARS, 0x10, 4) + rd(VARS, 0x27, 1) + rd(VARS, 0x2c, 8)
+s += wr(VARS, 0, 0xff, 1) + wr(VARS, 0x1000, 0x40, 1) + wr(VARS, 0x1000, 0x5a, 1) + rd(VARS, 0x1000, 1)
+s += wr(VARS, 0, 0xff, 1) + rd(VARS, 0x1000, 4) + wr(VARS, 0x1000, 0x10, 1) + wr(VARS, 0x1004, 0x12345678)
+s += wr(VARS, 0x2000, 0x20, 1) + wr(VARS, 0x2fff, 0xd0, 1) + rd(VARS, 0x2000, 1)
+s += wr(VARS, 0x3000, 0x20, 1) + wr(VARS, 0x3000, 0x00, 1) + rd(VARS, 0, 1) + wr(VARS, 0, 0x90, 1)
+s += rd(VARS, 0, 2) + wr(VARS, 0xfffe, 0x40, 1) + wr(VARS, 0xfffe, 0xbeef, 4) + wr(CODE, 0, 1, 1)
+seed("q35-flash", Q35 | ACPI | RNG | EFI, s)
+
+# PM1, power button, S5; RTC/CMOS; i8042; legacy ports; report port
+s = inp(0x604, 2) + outp(0x602, 0x100, 2) + POWER + inp(0x600, 2) + outp(0x600, 0x100, 2)
+s += outp(0x604, (1 << 10) | (1 << 13), 2) + outp(0x600, 0x01000100, 4)
+s += b"".join(outp(0x70, r) + inp(0x71) for r in (0, 2, 4, 6, 7, 8, 9, 0x0a, 0x0b, 0x0d, 0x32, 0x8f))
+s += outp(0x70, 0x40) + outp(0x71, 0xab) + inp(0x71) + outp(0x70, 0x7f) + outp(0x71, 1)
+s += outp(0x64, 0xaa) + inp(0x64) + inp(0x60) + outp(0x64, 0x60) + outp(0x60, 0x47)
+s += outp(0x64, 0x20) + inp(0x60) + outp(0x64, 0xd1) + outp(0x60, 0x03)
+s += b"".join(outp(0xe9, c) for c in b"debug line\n") + b"".join(outp(0x402, c) for c in b"x" * 130)
+s += inp(0x402) + inp(0x92) + outp(0x92, 0x02) + outp(0x80, 0x12) + inp(0x2f8 + 5) + outp(0x3e8, 1)
+s += outp(0x00, 0, 1, 8) + inp(0xc0, 2)
+mem = bytearray(0x200)
+mem[0x100:0x110] = struct.pack("<IIQ", 0x544C4D56, 32, 0x180)
+mem[0x180:0x1a0] = b"VMLET-PROBE-BEGIN v1\nvcpus=1\n\n\n\n"
+s += inp(0xf10, 4) + report(0x100) + report(0x104) + outp(0x604, (5 << 10) | (1 << 13), 2)
+s += outp(0xf4, 0x10, 4) + outp(0x64, 0xfe) + outp(0x92, 0x01) + inp(0x3f8 + 5)
+seed("platform", ACPI, s, bytes(mem))
+PY
