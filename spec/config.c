@@ -447,6 +447,29 @@ static int shared_container_disk(const struct resolver *r, const struct vm_confi
 	return 0;
 }
 
+/*
+ * The memory balloon as virt-launcher gives it (pkg/virt-launcher/virtwrap:
+ * manager.go isFreePageReportingEnabled, converter/compute/balloon.go):
+ * attached unless autoattachMemBalloon is false; free page reporting
+ * unless the VMI is "high performance" (IsHighPerformanceVMI: dedicated
+ * CPUs, realtime, hugepages) or carries the opt-out annotation. (The
+ * cluster-wide virtualMachineOptions.disableFreePageReporting is not in a
+ * VM's manifests.)
+ */
+static void map_balloon(const struct resolver *r, const struct node *dom, const struct node *devs,
+			struct vm_config *cfg)
+{
+	const struct node *an = node_path(r->vmi, "metadata.annotations");
+	const struct node *cpu = node_get(dom, "cpu");
+
+	cfg->mem_balloon = node_bval(node_get(devs, "autoattachMemBalloon"), true);
+	cfg->free_page_reporting =
+	    cfg->mem_balloon && !node_bval(node_get(cpu, "dedicatedCpuPlacement"), false) &&
+	    node_is_null(node_get(cpu, "realtime")) &&
+	    node_is_null(node_path(dom, "memory.hugepages")) &&
+	    strcmp(resolve_str(node_get(an, "kubevirt.io/free-page-reporting-disabled")), "true");
+}
+
 int config_from_resolution(const struct resolver *r, const struct spec_options *o,
 			   struct vm_config *cfg)
 {
@@ -515,6 +538,7 @@ int config_from_resolution(const struct resolver *r, const struct spec_options *
 		}
 	}
 	cfg->rng = !node_is_null(node_get(devs, "rng"));
+	map_balloon(r, dom, devs, cfg);
 	cfg->autoattach_serial_console = node_bval(node_get(devs, "autoattachSerialConsole"), true);
 	cfg->block_multi_queue = node_bval(node_get(devs, "blockMultiQueue"), false);
 	cfg->net_multi_queue = node_bval(node_get(devs, "networkInterfaceMultiqueue"), false);

@@ -147,6 +147,8 @@ int config_emit_json(FILE *f, const struct vm_config *c)
 		json_object_array_add(arr, nic_json(&c->nics[i]));
 	json_object_object_add(o, "interfaces", arr);
 	add_bool(o, "rng", c->rng);
+	add_bool(o, "memBalloon", c->mem_balloon);
+	add_bool(o, "freePageReporting", c->free_page_reporting);
 	add_bool(o, "serialConsole", c->autoattach_serial_console);
 	add_bool(o, "blockMultiQueue", c->block_multi_queue);
 	add_bool(o, "netMultiQueue", c->net_multi_queue);

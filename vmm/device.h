@@ -118,10 +118,15 @@ struct device_counters {
 	uint64_t io_pauses; /* block: VM pauses for a host error (errorPolicy) */
 	/* network: frames and bytes to the guest (rx) and from it (tx) */
 	uint64_t rx_packets, rx_bytes, tx_packets, tx_bytes, rx_dropped, tx_dropped;
+	/* balloon: page reports in requests, bytes released in write_bytes;
+	 * the guest's statistics (virtio_balloon.h tags; bit t of valid: tag
+	 * t was sent) and how many times it sent them */
+	uint64_t balloon_stats_updates, balloon_stats_valid;
+	uint64_t balloon_stat[16];
 };
 
 struct device_counters_src {
-	const char *kind; /* "blk" or "net" */
+	const char *kind; /* "blk", "net" or "balloon" */
 	const char *name; /* disk or interface name, owned by the device */
 	void (*read)(void *opaque, struct device_counters *c);
 	void *opaque;

@@ -53,8 +53,9 @@ static const struct sandbox_rule common[] = {
 	ALLOW_MASKED(mprotect, 2, PROT_EXEC, 0),
 	/* free() of large blocks and arena shrinking */
 	ALLOW(munmap),
-	/* free() trimming arenas and glibc releasing an exiting thread's
-	 * stack: MADV_DONTNEED only */
+	/* free() trimming arenas, glibc releasing an exiting thread's stack,
+	 * and the virtio-balloon worker releasing guest pages the guest
+	 * reported free (private anonymous RAM): MADV_DONTNEED only */
 	ALLOW_EQ(madvise, 2, MADV_DONTNEED),
 	/* malloc in the main arena */
 	ALLOW(brk),

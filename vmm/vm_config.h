@@ -165,6 +165,13 @@ struct vm_config {
 	struct vm_nic *nics;
 	unsigned int n_nics;
 	bool rng;
+	/* autoattachMemBalloon (KubeVirt's default true): a virtio-balloon
+	 * with a statistics queue (vmm/dev/virtio_balloon.h) */
+	bool mem_balloon;
+	/* ... that also offers free page reporting: KubeVirt turns it off for
+	 * dedicatedCpuPlacement, cpu.realtime, memory.hugepages and the
+	 * annotation kubevirt.io/free-page-reporting-disabled: "true" */
+	bool free_page_reporting;
 	bool autoattach_serial_console; /* default true */
 	bool block_multi_queue;
 	bool net_multi_queue;

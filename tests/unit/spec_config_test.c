@@ -2,7 +2,10 @@
 /* spec/config.c: the resolved VMI as struct vm_config (the VMM's input),
  * volume -> host path mapping, cloud-init payloads, NICs, the library API. */
 #include <errno.h>
+#include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -80,6 +83,9 @@ static void test_mapping(void)
 	CHECK_STR(c.cmdline, "console=ttyS0");
 	CHECK_STR(c.firmware_serial, "SN1");
 	CHECK(c.rng);
+	/* the balloon by default, without free page reporting: hugepages
+	 * (from the instancetype) make the VM high-performance */
+	CHECK(c.mem_balloon && !c.free_page_reporting);
 	CHECK(c.net_multi_queue); /* devices.networkInterfaceMultiqueue, from the preference */
 	CHECK(c.termination_grace_seconds == 30);
 	CHECK_EQ_U64(c.n_disks, 6);
@@ -152,6 +158,77 @@ static void test_env_manifest(void)
 	unsetenv("VMLET_MANIFEST");
 }
 
+/* A small VM with the template spec's lines body (6 spaces in) and more
+ * documents after it. */
+static int balloon_of(const char *body, const char *more, bool *reporting)
+{
+	char m[2048];
+	struct spec_options o = {.manifest = m};
+	struct vm_config c;
+	int ret;
+
+	snprintf(m, sizeof(m),
+		 "apiVersion: kubevirt.io/v1\nkind: VirtualMachine\nmetadata: {name: b}\n"
+		 "spec:\n  runStrategy: Always\n%s  template:\n%s%s",
+		 strstr(more, "Preference") ? "  preference: {name: p}\n" : "", body, more);
+	if (spec_resolve_config(&o, &c))
+		return -1;
+	ret = c.mem_balloon;
+	*reporting = c.free_page_reporting;
+	CHECK(!c.free_page_reporting || c.mem_balloon);
+	vm_config_release(&c);
+	return ret;
+}
+
+/* autoattachMemBalloon and free page reporting as virt-launcher decides
+ * them (manager.go isFreePageReportingEnabled, IsHighPerformanceVMI). */
+static void test_balloon(void)
+{
+	const char *mem = "        memory: {guest: 128Mi}\n", *devs = "        devices: {}\n";
+	char b[512];
+	bool rep = false;
+
+	snprintf(b, sizeof(b), "    spec:\n      domain:\n%s%s", mem, devs);
+	CHECK(balloon_of(b, "", &rep) == 1 && rep); /* the default */
+	snprintf(b, sizeof(b),
+		 "    spec:\n      domain:\n%s        devices: {autoattachMemBalloon: false}\n",
+		 mem);
+	CHECK(balloon_of(b, "", &rep) == 0 && !rep);
+	snprintf(b, sizeof(b),
+		 "    spec:\n      domain:\n%s        devices: {autoattachMemBalloon: true}\n",
+		 mem);
+	CHECK(balloon_of(b, "", &rep) == 1 && rep);
+	snprintf(b, sizeof(b),
+		 "    spec:\n      domain:\n%s%s        cpu: {dedicatedCpuPlacement: true}\n", mem,
+		 devs);
+	CHECK(balloon_of(b, "", &rep) == 1 && !rep);
+	snprintf(b, sizeof(b),
+		 "    spec:\n      domain:\n        memory: {guest: 128Mi, hugepages: {pageSize: "
+		 "2Mi}}\n%s",
+		 devs);
+	CHECK(balloon_of(b, "", &rep) == 1 && !rep);
+	snprintf(b, sizeof(b),
+		 "    metadata:\n      annotations: {kubevirt.io/free-page-reporting-disabled: "
+		 "\"true\"}\n"
+		 "    spec:\n      domain:\n%s%s",
+		 mem, devs);
+	CHECK(balloon_of(b, "", &rep) == 1 && !rep);
+	snprintf(b, sizeof(b),
+		 "    metadata:\n      annotations: {kubevirt.io/free-page-reporting-disabled: "
+		 "\"false\"}\n"
+		 "    spec:\n      domain:\n%s%s",
+		 mem, devs);
+	CHECK(balloon_of(b, "", &rep) == 1 && rep);
+	/* a preference's preferredAutoattachMemBalloon */
+	snprintf(b, sizeof(b), "    spec:\n      domain:\n%s%s", mem, devs);
+	CHECK(balloon_of(b,
+			 "---\napiVersion: instancetype.kubevirt.io/v1beta1\n"
+			 "kind: VirtualMachineClusterPreference\nmetadata: {name: p}\n"
+			 "spec:\n  devices: {preferredAutoattachMemBalloon: false}\n",
+			 &rep) == 0 &&
+	      !rep);
+}
+
 int main(void)
 {
 	char p[128];
@@ -168,6 +245,7 @@ int main(void)
 	TEST_RUN(test_mapping);
 	TEST_RUN(test_errors);
 	TEST_RUN(test_env_manifest);
+	TEST_RUN(test_balloon);
 	unlink(p);
 	snprintf(p, sizeof(p), "%s/root", root);
 	rmdir(p);

@@ -167,7 +167,7 @@ static void test_differently(void)
 
 	CHECK(
 	    resolve("      nodeSelector: {disk: ssd}\n" MEM
-		    "        devices:\n          autoattachMemBalloon: true\n"
+		    "        devices:\n          autoattachVSOCK: true\n"
 		    "          tpm: {}\n"
 		    "          disks:\n          - {name: a, cache: unsafe, disk: {bus: virtio}}\n"
 		    "          - {name: b}\n          - {name: c, cdrom: {bus: sata}}\n"
@@ -177,7 +177,8 @@ static void test_differently(void)
 		    &c) == 0);
 	CHECK(has("W spec.template.spec.nodeSelector: scheduling: vmlet runs the VM on this host "
 		  "@7:21"));
-	CHECK(has("W spec.template.spec.domain.devices.autoattachMemBalloon: vmlet has no memory"));
+	CHECK(
+	    has("W spec.template.spec.domain.devices.autoattachVSOCK: vmlet has no virtio-vsock"));
 	CHECK(has("W spec.template.spec.domain.devices.tpm: vmlet has no TPM"));
 	CHECK(has("W spec.template.spec.domain.devices.disks[0].cache: writeback"));
 	CHECK(has("W spec.template.spec.domain.devices.disks[1].disk.bus: unset: KubeVirt attaches "

@@ -175,6 +175,50 @@ static void vm_device_metrics(struct vm *vm, struct ctl_metrics *m)
 		}
 }
 
+/* The guest's memory statistics from the balloon (virtio 1.2 §5.5.6.3
+ * tags), as KubeVirt's kubevirt_vmi_memory_* metrics take them. */
+static const struct {
+	unsigned int tag;
+	const char *name, *type, *help;
+} balloon_stats[] = {
+    {0, "vmlet_guest_swap_in_bytes_total", "counter", "Bytes the guest swapped in."},
+    {1, "vmlet_guest_swap_out_bytes_total", "counter", "Bytes the guest swapped out."},
+    {2, "vmlet_guest_major_page_faults_total", "counter", "The guest's major page faults."},
+    {3, "vmlet_guest_minor_page_faults_total", "counter", "The guest's minor page faults."},
+    {4, "vmlet_guest_memory_free_bytes", "gauge", "Memory the guest leaves unused."},
+    {5, "vmlet_guest_memory_total_bytes", "gauge", "Memory the guest's kernel manages."},
+    {6, "vmlet_guest_memory_available_bytes", "gauge",
+     "Memory the guest could use without swapping (its MemAvailable)."},
+    {7, "vmlet_guest_memory_cached_bytes", "gauge", "The guest's file cache."},
+};
+
+static void vm_balloon_metrics(struct vm *vm, struct ctl_metrics *m)
+{
+	struct device_counters c;
+	size_t k;
+
+	for (unsigned int i = 0; i < vm->n_counters; i++) {
+		if (strcmp(vm->counters[i].kind, "balloon"))
+			continue;
+		memset(&c, 0, sizeof(c));
+		vm->counters[i].read(vm->counters[i].opaque, &c);
+		ctl_metrics_add(m, "vmlet_balloon_free_page_reports_total", "counter",
+				"Free page reports from the guest (virtio-balloon).", NULL,
+				(double)c.requests);
+		ctl_metrics_add(m, "vmlet_balloon_released_bytes_total", "counter",
+				"Guest memory released to the host by free page reporting.", NULL,
+				(double)c.write_bytes);
+		ctl_metrics_add(m, "vmlet_balloon_stats_updates_total", "counter",
+				"Memory statistics the guest sent through the balloon.", NULL,
+				(double)c.balloon_stats_updates);
+		for (k = 0; k < sizeof(balloon_stats) / sizeof(balloon_stats[0]); k++)
+			if (c.balloon_stats_valid & 1ull << balloon_stats[k].tag)
+				ctl_metrics_add(m, balloon_stats[k].name, balloon_stats[k].type,
+						balloon_stats[k].help, NULL,
+						(double)c.balloon_stat[balloon_stats[k].tag]);
+	}
+}
+
 static int vm_metrics(void *p, struct ctl_metrics *m)
 {
 	struct ctl_vm *c = p;
@@ -207,6 +251,7 @@ static int vm_metrics(void *p, struct ctl_metrics *m)
 				"KVM exits of a vCPU by exit reason.", labels, (double)other);
 	}
 	vm_device_metrics(c->vm, m);
+	vm_balloon_metrics(c->vm, m);
 	ctl_metrics_add(m, "vmlet_paused", "gauge", "1 while the guest is paused.", NULL,
 			vm_is_paused(c->vm));
 	ctl_metrics_add(m, "vmlet_paused_io_error", "gauge",

@@ -230,6 +230,11 @@ void vm_log_counters(struct vm *vm)
 				 vm->counters[i].name, (unsigned long long)c.requests,
 				 (unsigned long long)c.errors, (unsigned long long)c.read_bytes,
 				 (unsigned long long)c.write_bytes);
+		else if (!strcmp(vm->counters[i].kind, "balloon"))
+			log_info("balloon: %llu free page reports, %llu bytes released; guest "
+				 "statistics received %llu times",
+				 (unsigned long long)c.requests, (unsigned long long)c.write_bytes,
+				 (unsigned long long)c.balloon_stats_updates);
 		else
 			log_info("interface '%s': %llu frames (%llu bytes) received, %llu (%llu "
 				 "bytes) sent, %llu + %llu dropped",

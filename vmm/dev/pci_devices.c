@@ -3,7 +3,8 @@
  * pci_devices.c - the "pci" entry of the device table: the host bridge
  * and every PCI function of the VM, in a fixed order so slots are stable:
  * 00:00.0 host bridge, then one virtio-blk per disk in the order of the
- * resolved VMI's disks, one virtio-net per interface, then virtio-rng;
+ * resolved VMI's disks, one virtio-net per interface, then virtio-rng,
+ * then the memory balloon (autoattachMemBalloon);
  * VMs that boot OVMF also get the Q35 chipset registers (q35.h: the
  * bridge as the MCH, the LPC bridge at 00:1f.0).
  *
@@ -18,6 +19,7 @@
 #include "vmm/dev/pci_devices.h"
 #include "vmm/dev/pci.h"
 #include "vmm/dev/q35.h"
+#include "vmm/dev/virtio_balloon.h"
 #include "vmm/dev/virtio_blk.h"
 #include "vmm/dev/virtio_net.h"
 #include "vmm/dev/virtio_pci.h"
@@ -35,6 +37,7 @@ struct pci_devices {
 	struct virtio_net **net;
 	unsigned int n_net;
 	struct virtio_rng *rng;
+	struct virtio_balloon *balloon;
 	struct q35 *q35; /* OVMF VMs: the MCH and LPC registers */
 };
 
@@ -142,6 +145,7 @@ static void pci_devices_destroy(void *state)
 
 	if (!s)
 		return;
+	virtio_balloon_destroy(s->balloon);
 	virtio_rng_destroy(s->rng);
 	q35_destroy(s->q35);
 	while (s->n_net)
@@ -178,6 +182,11 @@ static int pci_devices_create(const struct device_env *env, unsigned int index, 
 		r = pci_devices_nics(s, env);
 	if (!r && env->cfg->rng)
 		r = virtio_rng_create(&s->rng, &s->host, env->vm, env->mem, 0, 0);
+	if (!r && env->cfg->mem_balloon) {
+		struct virtio_balloon_params bp = {.reporting = env->cfg->free_page_reporting};
+
+		r = virtio_balloon_create(&s->balloon, &s->host, env->vm, env->mem, &bp);
+	}
 	if (!r) {
 		uint32_t mask = 0;
 

@@ -92,7 +92,8 @@ static bool elem_add(struct virtq *q, struct virtq_elem *e, const struct virtq_d
 	if (!d->len)
 		return true;
 	*bytes += d->len;
-	if (e->in_bytes + e->out_bytes > VIRTQ_MAX_BYTES || *n >= cap)
+	if (e->in_bytes + e->out_bytes > (e->max_bytes ? e->max_bytes : VIRTQ_MAX_BYTES) ||
+	    *n >= cap)
 		return false;
 	p = guest_mem_ptr(q->mem, d->addr, d->len);
 	if (!p)

@@ -10,7 +10,7 @@
  *
  * Two kinds of guest mistakes are told apart:
  *  - a bad *request* (a buffer outside RAM, a total length above
- *    VIRTQ_MAX_BYTES, more segments than the caller's iovec array): the
+ *    VIRTQ_MAX_BYTES or the element's max_bytes, more segments than the caller's iovec array): the
  *    chain's head is known, virtq_pop() returns VIRTQ_POP_BAD and the
  *    device completes that head with virtq_push(q, head, 0);
  *  - a broken *ring* (avail index more than size ahead, a head or next
@@ -84,6 +84,10 @@ struct virtq_elem {
 	unsigned int n_out, n_in;
 	unsigned int cap_out, cap_in;
 	uint64_t out_bytes, in_bytes;
+	/* cap on the chain's total length, 0 = VIRTQ_MAX_BYTES (a queue whose
+	 * buffers are never copied, e.g. virtio-balloon's page reports,
+	 * may allow more) */
+	uint64_t max_bytes;
 };
 
 enum virtq_pop_result {
