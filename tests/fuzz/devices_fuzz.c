@@ -13,22 +13,26 @@
  *   the EFI port (boot order, variable store in a memfd kept through
  *   reboots, PCI slots, console), the PCI host (0xcf8/0xcfc, ECAM, BAR
  *   decoding in both MMIO32 windows, MSI-X table and PBA), the q35 MCH,
- *   LPC bridge, second ECAM and PM timer, the virtio-rng function's
- *   virtio-pci transport (common config, ISR, notify, device config, the
- *   PCI_CFG capability window) and OVMF's CFI variable flash (pflash.h)
- *   at the place vmm/dev/flash.c maps it.
+ *   LPC bridge, second ECAM and PM timer, the virtio-pci transport of the
+ *   virtio-rng and virtio-blk functions (common config, ISR, notify,
+ *   device config, MSI-X, the PCI_CFG capability window) and OVMF's CFI
+ *   variable flash (pflash.h) at the place vmm/dev/flash.c maps it.
  *
  * Left out: fw_cfg (fw_cfg_fuzz), flash.c's code ROM (it needs a KVM
- * memory slot; its bus window only drops writes), virtio-blk and
- * virtio-net functions (their own targets; they need a disk or a network
- * backend). The VM is struct vm without KVM: the interrupt calls of irq.h
- * are a fake here that keeps MSI routes in a table and aborts when a
- * device frees, updates or wires a route it does not own, drives a GSI
- * that does not exist, or leaves a route behind at teardown; the device
- * threads (virtio-rng's worker) are threads that return at once, so kicks
- * only land in the eventfd and a run is deterministic; vm_request_exit()
- * records the first reason (the fuzzer goes on after it, as other vCPUs
- * may for a moment).
+ * memory slot; its bus window only drops writes), the virtio queues'
+ * contents (virtqueue_fuzz, virtio_blk_fuzz, virtio_net_fuzz) and
+ * virtio-net functions (they need a network backend). The disks are two
+ * read-only raw hostDisks on one 64 KiB file in /dev/shm (the second with
+ * a bootOrder, for the EFI port's boot order).
+ *
+ * The VM is struct vm without KVM. The interrupt calls of irq.h are a
+ * fake that keeps MSI routes in a table and aborts when a device frees,
+ * updates or wires a route it does not own, drives a GSI that does not
+ * exist, or leaves a route behind at teardown. The virtio devices' I/O
+ * threads are threads that return at once, so kicks only land in their
+ * eventfds and a run is deterministic. vm_request_exit() records the
+ * first reason; the fuzzer goes on after it, as other vCPUs may for a
+ * moment.
  *
  * Guest RAM is two regions in exact-size allocations, [0, 0x2000) and
  * [0x2000, 0x3000), so ASan sees a transfer that runs off a region or
@@ -36,7 +40,8 @@
  *
  * Input: 1 byte of setup (bit 0: an OVMF VM, q35 chipset and the variable
  * flash; 1: ACPI; 2: virtio-rng; 3: an EFI VM with a variable store; 4:
- * the console is not captured: no report port; 5: no COM1), 2 bytes
+ * the console is not captured: no report port; 5: no COM1; 6: two
+ * virtio-blk disks; 7: four vCPUs and a queue per vCPU), 2 bytes
  * (little-endian) n, n bytes of RAM from gpa 0, then operations until the
  * input ends. Each starts with a byte op: width 1 << (op >> 3 & 3), count
  * (op >> 5) + 1, and op & 7:
@@ -44,9 +49,10 @@
  *     fz_pio[w] + (int8_t)o for w inside that table, else (w - its size)
  *     << 8 | o), then for a write the value (width bytes), `count` times;
  *   2 MMIO read, 3 MMIO write: window byte w, 3-byte offset (the address
- *     is fz_mmio[w] + offset inside that table, where FZ_BAR1 means where
- *     the function in slot 1 has its BAR 0 now, read through ECAM as a
- *     guest would; else (w - its size) << 24 | offset), value for writes;
+ *     is fz_mmio[w] + offset inside that table, where FZ_BAR(s) means
+ *     where the function in slot s has its BAR 0 now, read through ECAM
+ *     as a guest would; else (w - its size) << 24 | offset), value for
+ *     writes;
  *   4 the guest writes RAM (fuzz_input.h: off16, len8, bytes);
  *   5 the host types on the console: len8, bytes;
  *   6 op >> 3 odd: the VM reboots (devices destroyed and created again,
@@ -56,6 +62,7 @@
  */
 #include <errno.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -80,7 +87,8 @@
 #define FZ_VARS	  (64u << 10) /* the variable flash: 16 blocks */
 #define FZ_CODE	  (1u << 20)  /* the code image below 4 GiB (not mapped here) */
 #define FZ_VARS_G (ARCH_FLASH_END - FZ_CODE - FZ_VARS)
-#define FZ_BAR1	  1ull /* in fz_mmio: slot 1's BAR 0 */
+#define FZ_BAR(s) ((uint64_t)(s)) /* in fz_mmio: slot s's BAR 0 (s < 4) */
+#define FZ_DISK	  (64u << 10)
 
 int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -190,7 +198,8 @@ void vm_request_exit(struct vm *vm, enum vm_exit_reason reason)
 				    __ATOMIC_ACQUIRE);
 }
 
-/* Only a virtio-blk error policy pauses the VM, and there is no disk. */
+/* Only a virtio-blk error policy pauses the VM, from the disk's I/O
+ * thread, which never runs here. */
 unsigned int vm_pause_for(struct vm *vm, const char *reason, const char *message)
 {
 	(void)vm, (void)reason, (void)message;
@@ -235,16 +244,43 @@ struct fz_vm {
 
 static struct vm_config fz_cfg;
 static int fz_memfd = -1;
+static char fz_disk_path[64];
+/* two read-only hostDisks on one raw file, the second with bootOrder 1 */
+static struct vm_disk fz_disks[2] = {
+    {.name = "root", .source = VM_DISK_HOSTDISK, .path = fz_disk_path, .read_only = true},
+    {.name = "data",
+     .source = VM_DISK_HOSTDISK,
+     .path = fz_disk_path,
+     .read_only = true,
+     .serial = "fuzz",
+     .boot_order = 1,
+     .logical_block_size = 4096},
+};
+
+static void fz_cleanup(void)
+{
+	unlink(fz_disk_path);
+}
 
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
+	int fd;
+
 	(void)argc;
 	(void)argv;
 	log_setup(LOG_FORMAT_TEXT, LOG_ERROR, "devices-fuzz", NULL);
 	vm_config_init(&fz_cfg);
 	fz_memfd = memfd_create("devices-fuzz-efivars", MFD_CLOEXEC);
-	if (fz_memfd < 0)
+	snprintf(fz_disk_path, sizeof(fz_disk_path), "/dev/shm/vmlet-devices-fuzz.XXXXXX");
+	fd = mkstemp(fz_disk_path);
+	if (fd < 0) {
+		snprintf(fz_disk_path, sizeof(fz_disk_path), "/tmp/vmlet-devices-fuzz.XXXXXX");
+		fd = mkstemp(fz_disk_path);
+	}
+	if (fz_memfd < 0 || fd < 0 || ftruncate(fd, FZ_DISK))
 		abort();
+	close(fd);
+	atexit(fz_cleanup);
 	return 0;
 }
 
@@ -295,6 +331,10 @@ static void fz_setup(struct fz_vm *f, uint8_t setup, uint8_t *ram0, uint8_t *ram
 	f->cfg.boot = setup >> 3 & 1 ? VM_BOOT_EFI : fz_cfg.boot;
 	f->cfg.efi_persistent = false;
 	f->cfg.autoattach_serial_console = !(setup >> 5 & 1);
+	f->cfg.disks = fz_disks;
+	f->cfg.n_disks = setup >> 6 & 1 ? 2 : 0;
+	f->cfg.block_multi_queue = setup >> 7 & 1;
+	f->cfg.cores = setup >> 7 & 1 ? 4 : 1;
 	f->vm.cfg = &f->cfg;
 	f->vm.kvm_fd = f->vm.vm_fd = -1;
 	f->vm.opt.console.kind = setup >> 4 & 1 ? VM_CONSOLE_NONE : VM_CONSOLE_CAPTURE;
@@ -359,7 +399,9 @@ static const uint16_t fz_pio[] = {
 static const uint64_t fz_mmio[] = {
     ARCH_PCI_ECAM_GPA,	      /* ECAM */
     ARCH_Q35_ECAM_GPA,	      /* q35's second ECAM */
-    FZ_BAR1,		      /* where slot 1's BAR 0 is now */
+    FZ_BAR(1),		      /* where slot 1's BAR 0 is now */
+    FZ_BAR(2),		      /* slot 2's */
+    FZ_BAR(3),		      /* slot 3's */
     ARCH_PCI_MMIO32_START,    /* MMIO32 window */
     ARCH_PCI_MMIO32_HI_START, /* MMIO32 window above ECAM */
     FZ_VARS_G,		      /* OVMF's variable flash */
@@ -367,11 +409,12 @@ static const uint64_t fz_mmio[] = {
 };
 #define FZ_NMMIO (sizeof(fz_mmio) / sizeof(fz_mmio[0]))
 
-static uint64_t fz_bar1(struct fz_vm *f)
+/* Where the function in slot s has its BAR 0, read as a guest would. */
+static uint64_t fz_bar(struct fz_vm *f, uint64_t s)
 {
 	uint32_t bar = 0;
 
-	bus_read(&f->vm.mmio, ARCH_PCI_ECAM_GPA + (1u << 15) + 0x10, &bar, 4);
+	bus_read(&f->vm.mmio, ARCH_PCI_ECAM_GPA + (s << 15) + 0x10, &bar, 4);
 	return bar & ~0xfu;
 }
 
@@ -397,7 +440,7 @@ static void fz_access(struct fz_vm *f, uint8_t op, bool pio, const uint8_t *d, s
 		if (d[*i] >= FZ_NMMIO)
 			a = (uint64_t)(d[*i] - FZ_NMMIO) << 24 | off;
 		else
-			a = (fz_mmio[d[*i]] == FZ_BAR1 ? fz_bar1(f) : fz_mmio[d[*i]]) + off;
+			a = (fz_mmio[d[*i]] < 4 ? fz_bar(f, fz_mmio[d[*i]]) : fz_mmio[d[*i]]) + off;
 	}
 	if (write)
 		memcpy(v, d + *i + need - w, w);

@@ -3,21 +3,22 @@
 # set-up, loopback test and console input; a PCI walk through 0xcf8 and
 # ECAM, BAR sizing and a virtio-pci driver's start on virtio-rng (features,
 # queue registers with queue_select in and out of range, MSI-X enable and
-# table, notify, ISR, the PCI_CFG window); the EFI port's requests (boot
-# order, variables saved, loaded again after a reboot, PCI slots, console)
-# and bad ones (past RAM, straddling RAM, bad magic, misaligned); an OVMF
-# VM's q35 registers, PM timer and CFI flash (query, program, erase,
-# status); PM1, the power button and S5, RTC/CMOS, i8042, the legacy ports
-# and the report port. $1: the seed directory.
+# table, notify, ISR, the PCI_CFG window) and on a four-queue virtio-blk
+# (device config); the EFI port's requests (boot order, variables saved,
+# loaded again after a reboot, PCI slots, console) and bad ones (past RAM,
+# straddling RAM, bad magic, misaligned); an OVMF VM's q35 registers, PM
+# timer and CFI flash (query, program, erase, status); PM1, the power
+# button and S5, RTC/CMOS, i8042, the legacy ports and the report port.
+# $1: the seed directory.
 set -eu
 exec python3 - "$1" <<'PY'
 import os, struct, sys
 
 OUT = sys.argv[1]
-Q35, ACPI, RNG, EFI, NOCAP, NOCOM1 = 1, 2, 4, 8, 16, 32
+Q35, ACPI, RNG, EFI, NOCAP, NOCOM1, DISKS, MQ = 1, 2, 4, 8, 16, 32, 64, 128
 PIO = [0x00, 0x60, 0x64, 0x70, 0x80, 0x92, 0xc0, 0xe9, 0xf4, 0x2f8, 0x3e8, 0x3f8,
        0x402, 0x600, 0x604, 0x608, 0xcf8, 0xcf9, 0xcfc, 0x510, 0xf10, 0xf18]
-ECAM, Q35ECAM, BAR1, MMIO32, MMIO32HI, VARS, CODE = range(7)
+ECAM, Q35ECAM, BAR1, BAR2, BAR3, MMIO32, MMIO32HI, VARS, CODE = range(9)
 WC = {1: 0, 2: 1, 4: 2, 8: 3}
 
 def pio_addr(port):
@@ -75,7 +76,7 @@ s += outp(0xcf8, 0x80000800 | 0x0c, 4) + inp(0xcfe, 2) + inp(0xcff, 1)
 s += rd(ECAM, cfg(0, 0)) + rd(ECAM, cfg(1, 0), 8) + rd(ECAM, cfg(1, 0x34), 1)
 s += wr(ECAM, cfg(1, 0x10), 0xffffffff) + rd(ECAM, cfg(1, 0x10))
 s += wr(ECAM, cfg(1, 0x10), 0xc0000000) + wr(ECAM, cfg(1, 4), 0x0006, 2)
-# virtio: reset, ACK|DRIVER, features, FEATURES_OK, queues, DRIVER_OK
+# virtio (slot 1 with rng alone): reset, ACK|DRIVER, features, FEATURES_OK, queues, DRIVER_OK
 v = wr(BAR1, 0x14, 0, 1) + wr(BAR1, 0x14, 3, 1)
 v += wr(BAR1, 0x00, 0) + rd(BAR1, 0x04) + wr(BAR1, 0x00, 1) + rd(BAR1, 0x04)
 v += wr(BAR1, 0x08, 1) + wr(BAR1, 0x0c, 1) + wr(BAR1, 0x08, 0) + wr(BAR1, 0x0c, 0x30000000)
@@ -96,6 +97,14 @@ v += rd(ECAM, cfg(1, 0x90)) + wr(ECAM, cfg(1, 0x90), 0)
 v += wr(ECAM, cfg(1, 0x76), 0x0000, 2) + wr(BAR1, 0x14, 0, 1) + rd(BAR1, 0x1000, 1)
 seed("pci-virtio", ACPI | RNG, s + v)
 seed("pci-virtio-q35", Q35 | ACPI | RNG, s + v + rd(Q35ECAM, cfg(1, 0x10)))
+# virtio-blk in slot 1 (four queues), rng in slot 3: device config, MSI-X
+b = s + wr(ECAM, cfg(3, 4), 0x0006, 2) + b"".join(rd(BAR1, 0x2000 + o, 4) for o in range(0, 0x40, 4))
+b += rd(BAR1, 0x2000, 8) + rd(BAR1, 0x203c, 8) + rd(BAR1, 0x2fff, 1) + wr(BAR1, 0x2014, 1)
+b += rd(BAR1, 0x12, 2) + wr(BAR1, 0x16, 3, 2) + rd(BAR1, 0x18, 2) + wr(BAR1, 0x16, 4, 2) + rd(BAR1, 0x18, 2)
+b += wr(BAR1, 0x3000 + 4 * 3, 0, 2) + wr(BAR1, 0x3000 + 4 * 4, 0, 2) + rd(BAR3, 0x14, 1)
+b += rd(ECAM, cfg(1, 0x80), 4) + rd(ECAM, cfg(3, 0x80), 4) + wr(ECAM, cfg(3, 0x76), 0x8000, 2)
+b += wr(BAR3, 0x4000, 0xfee00000) + wr(BAR3, 0x400c, 0) + rd(BAR3, 0x5000)
+seed("pci-virtio-blk", ACPI | RNG | DISKS | MQ, b + v)
 
 # EFI port: descriptors at 0x100.., buffers at 0x800..
 MAGIC = 0x56454C56
@@ -112,6 +121,7 @@ ops = inp(0xf18, 4) + b"".join(efi(0x100 + 32 * i) for i in range(len(descs))) +
 ops += REBOOT + efi(0x140) + inp(0xf18, 4)
 seed("efi", ACPI | RNG | EFI, ops, bytes(mem))
 seed("efi-no-store", ACPI | NOCOM1, ops, bytes(mem))
+seed("efi-disks", ACPI | RNG | EFI | DISKS, ops, bytes(mem))
 
 # OVMF VM: q35, PM timer, CFI flash
 s = rd(ECAM, cfg(0, 0)) + wr(ECAM, cfg(0, 0x60), 0xb0000001, 8) + wr(ECAM, cfg(0, 0x90), 0x33, 1)
