@@ -2,7 +2,8 @@
 # Per-device counters (vmm/device.h device_counters): the probe guest reads
 # the first MiB of its disk and sends frames on its NIC, and vmlet's
 # end-of-run summary counts those requests, frames and bytes; a running VM's `vmlet ctl metrics` exports the same
-# counters per disk and interface as Prometheus counter families.
+# counters per disk and interface as Prometheus counter families, and the
+# memory balloon's.
 source "$(dirname "$0")/../lib/sh.sh"
 have_kvm || skip "no /dev/kvm"
 "$VMLET" run --help 2>&1 | grep -q -- '--api-socket' || skip "vmlet run has no --api-socket yet"
@@ -35,6 +36,9 @@ elif [[ $line =~ \(([0-9]+)\ bytes\)\ received,\ ([0-9]+)\ \(([0-9]+)\ bytes\)\ 
 else
 	fail "probe interface counters: '$line'"
 fi
+# and the balloon's totals (the probe has no balloon driver)
+grep -q "balloon: 0 free page reports, 0 bytes released; guest statistics received 0 times" "$TMPD/err" &&
+	ok "probe: the balloon's totals are logged" || fail "probe: no balloon line: $(grep balloon "$TMPD/err")"
 
 # a running VM: the counter families, one sample per disk
 vm_manifest counters 128Mi "" "root=$TMPD/root.raw" >"$TMPD/run.yaml"
@@ -57,6 +61,16 @@ for fam in requests errors read_bytes written_bytes; do
 done
 grep -q '^vmlet_blk_requests_total{disk="root"}' "$TMPD/metrics" && ok "metrics: block counters per disk" ||
 	head -30 "$TMPD/metrics"
+# the memory balloon every VM gets: its counters, zero (the tiny guest
+# has no balloon driver, so no guest statistics either)
+for fam in free_page_reports released_bytes stats_updates; do
+	grep -q "^# TYPE vmlet_balloon_${fam}_total counter$" "$TMPD/metrics" &&
+		grep -qx "vmlet_balloon_${fam}_total 0" "$TMPD/metrics" ||
+		fail "metrics: no vmlet_balloon_${fam}_total 0"
+done
+stats='^vmlet_guest_(swap_|major_|minor_|memory_(free|total|available|cached)_)'
+! grep -qE "$stats" "$TMPD/metrics" && ok "metrics: the balloon's counters, no guest statistics unsent" ||
+	fail "metrics: guest statistics without a driver: $(grep -E "$stats" "$TMPD/metrics")"
 "$VMLET" ctl "$SOCK" power-button >/dev/null
 timeout 60 tail --pid="$PID" -f /dev/null
 kill -KILL "$PID" 2>/dev/null
