@@ -1,11 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * devices_fuzz.c - libFuzzer target for the guest-facing registers of the
- * devices outside virtio queues and fw_cfg, as a hostile guest reaches
- * them: port and MMIO accesses dispatched by address through the real
- * buses (vmm/bus.h), exactly as a vCPU exit does, to the devices of
- * vmm/device.c's table created by their device_type, plus guest RAM for
- * the ports that read descriptors from it:
+ * devices_fuzz.c - libFuzzer target for the guest-facing registers of
+ * every device but fw_cfg (and the queues of the virtio devices no other
+ * target drives), as a hostile guest reaches them: port and MMIO accesses
+ * dispatched by address through the real buses (vmm/bus.h), exactly as a
+ * vCPU exit does, to the devices of vmm/device.c's table created by their
+ * device_type, plus guest RAM for the ports that read descriptors from
+ * it:
  *
  *   legacy ports (POST, DMA, debugcon, port A, debug exit, COM2-4), the
  *   CMOS RTC, the i8042, the 16550 UART on COM1 (with console input from
@@ -14,34 +15,41 @@
  *   reboots, PCI slots, console), the PCI host (0xcf8/0xcfc, ECAM, BAR
  *   decoding in both MMIO32 windows, MSI-X table and PBA), the q35 MCH,
  *   LPC bridge, second ECAM and PM timer, the virtio-pci transport of the
- *   virtio-rng and virtio-blk functions (common config, ISR, notify,
- *   device config, MSI-X, the PCI_CFG capability window) and OVMF's CFI
- *   variable flash (pflash.h) at the place vmm/dev/flash.c maps it.
+ *   virtio-rng, virtio-blk and virtio-balloon functions (common config,
+ *   ISR, notify, device config, MSI-X, the PCI_CFG capability window),
+ *   the queues of virtio-balloon (inflate, deflate, statistics, free page
+ *   reports released with madvise), virtio-rng and the read-only
+ *   virtio-blk disks when the input lets their I/O thread run, and OVMF's
+ *   CFI variable flash (pflash.h) at the place vmm/dev/flash.c maps it.
  *
  * Left out: fw_cfg (fw_cfg_fuzz), flash.c's code ROM (it needs a KVM
- * memory slot; its bus window only drops writes), the virtio queues'
- * contents (virtqueue_fuzz, virtio_blk_fuzz, virtio_net_fuzz) and
- * virtio-net functions (they need a network backend). The disks are two
- * read-only raw hostDisks on one 64 KiB file in /dev/shm (the second with
- * a bootOrder, for the EFI port's boot order).
+ * memory slot; its bus window only drops writes) and virtio-net functions
+ * (they need a network backend; virtio_net_fuzz drives them). The disks
+ * are two read-only raw hostDisks on one 64 KiB file in /dev/shm (the
+ * second with a bootOrder, for the EFI port's boot order);
+ * virtio_blk_fuzz drives writable ones.
  *
  * The VM is struct vm without KVM. The interrupt calls of irq.h are a
  * fake that keeps MSI routes in a table and aborts when a device frees,
  * updates or wires a route it does not own, drives a GSI that does not
  * exist, or leaves a route behind at teardown. The virtio devices' I/O
  * threads are threads that return at once, so kicks only land in their
- * eventfds and a run is deterministic. vm_request_exit() records the
- * first reason; the fuzzer goes on after it, as other vCPUs may for a
- * moment.
+ * eventfds; the input makes the fuzzer do a thread's work (drain a queue,
+ * its timer) while the device is activated, so a run is deterministic.
+ * vm_request_exit() records the first reason; the fuzzer goes on after
+ * it, as other vCPUs may for a moment. A disk's pause for a host error
+ * (none is expected) ends as if the VM had stopped.
  *
- * Guest RAM is two regions in exact-size allocations, [0, 0x2000) and
- * [0x2000, 0x3000), so ASan sees a transfer that runs off a region or
- * straddles them; OVMF's variable flash is an exact-size array too.
+ * Guest RAM is two regions in exact-size page-aligned allocations,
+ * [0, 0x2000) and [0x2000, 0x3000), so ASan sees a transfer that runs off
+ * a region or straddles them; OVMF's variable flash is an exact-size
+ * array too.
  *
- * Input: 1 byte of setup (bit 0: an OVMF VM, q35 chipset and the variable
- * flash; 1: ACPI; 2: virtio-rng; 3: an EFI VM with a variable store; 4:
- * the console is not captured: no report port; 5: no COM1; 6: two
- * virtio-blk disks; 7: four vCPUs and a queue per vCPU), 2 bytes
+ * Input: 2 bytes of setup, little-endian (bit 0: an OVMF VM, q35 chipset
+ * and the variable flash; 1: ACPI; 2: virtio-rng; 3: an EFI VM with a
+ * variable store; 4: the console is not captured: no report port; 5: no
+ * COM1; 6: two virtio-blk disks; 7: four vCPUs and a queue per vCPU; 8:
+ * virtio-balloon; 9: with free page reporting), 2 bytes
  * (little-endian) n, n bytes of RAM from gpa 0, then operations until the
  * input ends. Each starts with a byte op: width 1 << (op >> 3 & 3), count
  * (op >> 5) + 1, and op & 7:
@@ -55,8 +63,11 @@
  *     writes;
  *   4 the guest writes RAM (fuzz_input.h: off16, len8, bytes);
  *   5 the host types on the console: len8, bytes;
- *   6 op >> 3 odd: the VM reboots (devices destroyed and created again,
- *     RAM and the variable store kept), else the power button;
+ *   6 op >> 3 & 3: 0 the power button, 1 the VM reboots (devices
+ *     destroyed and created again, RAM and the variable store kept), 2 an
+ *     I/O thread serves a queue, 3 an I/O thread's timer fires: a byte b
+ *     follows, the thread is the (b % threads)-th started, the queue
+ *     (b >> 4) % its queues;
  *   7 a descriptor address (le16) written to the EFI port, or to the
  *     report port when op >> 3 is odd.
  */
@@ -75,6 +86,7 @@
 #include "vmm/dev/devices.h"
 #include "vmm/dev/pci_devices.h"
 #include "vmm/dev/pflash.h"
+#include "vmm/dev/virtio_worker.h"
 #include "vmm/device.h"
 #include "vmm/irq.h"
 #include "vmm/log.h"
@@ -198,19 +210,26 @@ void vm_request_exit(struct vm *vm, enum vm_exit_reason reason)
 				    __ATOMIC_ACQUIRE);
 }
 
-/* Only a virtio-blk error policy pauses the VM, from the disk's I/O
- * thread, which never runs here. */
+/* A virtio-blk error policy's pause (a host I/O error): the VM ends. */
 unsigned int vm_pause_for(struct vm *vm, const char *reason, const char *message)
 {
 	(void)vm, (void)reason, (void)message;
-	abort();
+	return 1;
 }
 
 int vm_wait_resume(struct vm *vm, unsigned int gen, unsigned int timeout_ms)
 {
 	(void)vm, (void)gen, (void)timeout_ms;
-	abort();
+	return -ESRCH;
 }
+
+/* The virtio devices' I/O threads (virtio_worker.h: its struct is what
+ * every device thread is started with): threads that return at once,
+ * recorded so that the fuzzer can do their work (drain a queue, the
+ * timer) itself, as they would once activated. */
+#define FZ_WORKERS 8
+static struct virtio_worker *fz_worker[FZ_WORKERS];
+static unsigned int fz_n_workers;
 
 static void *fz_thread_idle(void *arg)
 {
@@ -218,12 +237,33 @@ static void *fz_thread_idle(void *arg)
 	return NULL;
 }
 
-/* A device thread that never gets to run: started and joined for real. */
 int thread_start(pthread_t *t, enum thread_role role, const char *name, void *(*fn)(void *),
 		 void *arg)
 {
 	(void)role, (void)name, (void)fn;
+	if (fz_n_workers == FZ_WORKERS)
+		abort();
+	fz_worker[fz_n_workers++] = arg;
 	return -pthread_create(t, NULL, fz_thread_idle, arg);
+}
+
+/* Worker b % n serves queue b >> 4 (drain) or, tick, its timer runs; only
+ * while activated (virtio_worker_activate() and no pause since). */
+static void fz_worker_run(uint8_t b, bool tick)
+{
+	struct virtio_worker *w;
+	bool active;
+
+	if (!fz_n_workers)
+		return;
+	w = fz_worker[b % fz_n_workers];
+	pthread_mutex_lock(&w->lock);
+	active = w->want_active && !w->quit;
+	pthread_mutex_unlock(&w->lock);
+	if (active && !tick)
+		w->drain(w->opaque, (b >> 4) % w->nq);
+	else if (active && w->tick)
+		w->tick(w->opaque);
 }
 
 /* The device table of vmm/device.c without fw_cfg and flash (above). */
@@ -303,6 +343,8 @@ static void fz_devices_down(struct fz_vm *f)
 	for (unsigned int i = 0; i < FZ_ROUTES; i++)
 		if (fz_route[i].used)
 			abort(); /* a route outlived its device */
+	fz_n_workers = 0;	 /* all joined */
+	f->vm.n_counters = 0;	 /* a new VM after a reboot has its own */
 }
 
 /* Create the devices in table order as vm_create() does. */
@@ -322,7 +364,7 @@ static void fz_devices_up(struct fz_vm *f)
 	}
 }
 
-static void fz_setup(struct fz_vm *f, uint8_t setup, uint8_t *ram0, uint8_t *ram1)
+static void fz_setup(struct fz_vm *f, unsigned int setup, uint8_t *ram0, uint8_t *ram1)
 {
 	memset(f, 0, sizeof(*f));
 	f->cfg = fz_cfg;
@@ -335,6 +377,8 @@ static void fz_setup(struct fz_vm *f, uint8_t setup, uint8_t *ram0, uint8_t *ram
 	f->cfg.n_disks = setup >> 6 & 1 ? 2 : 0;
 	f->cfg.block_multi_queue = setup >> 7 & 1;
 	f->cfg.cores = setup >> 7 & 1 ? 4 : 1;
+	f->cfg.mem_balloon = setup >> 8 & 1;
+	f->cfg.free_page_reporting = setup >> 9 & 1;
 	f->vm.cfg = &f->cfg;
 	f->vm.kvm_fd = f->vm.vm_fd = -1;
 	f->vm.opt.console.kind = setup >> 4 & 1 ? VM_CONSOLE_NONE : VM_CONSOLE_CAPTURE;
@@ -483,7 +527,10 @@ static void fz_ops(struct fz_vm *f, uint8_t *ram, const uint8_t *d, size_t n)
 			i += l;
 			break;
 		case 6:
-			if (op >> 3 & 1) {
+			if ((op >> 3 & 3) >= 2) {
+				fz_worker_run(i < n ? d[i] : 0, op >> 3 & 1);
+				i++;
+			} else if (op >> 3 & 1) {
 				fz_devices_down(f);
 				fz_devices_up(f);
 			} else if (f->vm.power_button) { /* what vm_power_button() does */
@@ -509,18 +556,21 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct fz_vm *f;
 	size_t n;
 
-	if (size < 3)
+	if (size < 4)
 		return 0;
-	ram0 = calloc(1, RAM0);
-	ram1 = calloc(1, RAM1);
+	/* page-aligned as guest RAM is (the balloon releases whole pages) */
+	ram0 = aligned_alloc(4096, RAM0);
+	ram1 = aligned_alloc(4096, RAM1);
 	f = malloc(sizeof(*f));
 	if (!ram0 || !ram1 || !f)
 		abort();
-	n = data[1] | (size_t)data[2] << 8;
-	n = n < size - 3 ? n : size - 3;
-	memcpy(ram0, data + 3, n < RAM0 ? n : RAM0);
-	fz_setup(f, data[0], ram0, ram1);
-	fz_ops(f, ram0, data + 3 + n, size - 3 - n);
+	memset(ram0, 0, RAM0);
+	memset(ram1, 0, RAM1);
+	n = data[2] | (size_t)data[3] << 8;
+	n = n < size - 4 ? n : size - 4;
+	memcpy(ram0, data + 4, n < RAM0 ? n : RAM0);
+	fz_setup(f, data[0] | (unsigned int)data[1] << 8, ram0, ram1);
+	fz_ops(f, ram0, data + 4 + n, size - 4 - n);
 	fz_release(f);
 	free(f);
 	free(ram0);

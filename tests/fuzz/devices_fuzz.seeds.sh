@@ -15,7 +15,7 @@ exec python3 - "$1" <<'PY'
 import os, struct, sys
 
 OUT = sys.argv[1]
-Q35, ACPI, RNG, EFI, NOCAP, NOCOM1, DISKS, MQ = 1, 2, 4, 8, 16, 32, 64, 128
+Q35, ACPI, RNG, EFI, NOCAP, NOCOM1, DISKS, MQ, BALLOON, REPORTING = (1 << i for i in range(10))
 PIO = [0x00, 0x60, 0x64, 0x70, 0x80, 0x92, 0xc0, 0xe9, 0xf4, 0x2f8, 0x3e8, 0x3f8,
        0x402, 0x600, 0x604, 0x608, 0xcf8, 0xcf9, 0xcfc, 0x510, 0xf10, 0xf18]
 ECAM, Q35ECAM, BAR1, BAR2, BAR3, MMIO32, MMIO32HI, VARS, CODE = range(9)
@@ -51,13 +51,15 @@ def typed(text):
     return op(5) + bytes([len(text)]) + text
 
 POWER, REBOOT = op(6), bytes([6 | 8])
+serve = lambda worker, q: bytes([6 | 2 << 3, worker | q << 4])  # an I/O thread drains q
+tick = lambda worker: bytes([6 | 3 << 3, worker])
 efi = lambda gpa: bytes([7]) + struct.pack("<H", gpa)
 report = lambda gpa: bytes([7 | 8]) + struct.pack("<H", gpa)
 cfg = lambda slot, reg: (slot << 15) | reg
 
 def seed(name, setup, ops, mem=b""):
     with open(os.path.join(OUT, name), "wb") as f:
-        f.write(bytes([setup]) + struct.pack("<H", len(mem)) + mem + ops)
+        f.write(struct.pack("<HH", setup, len(mem)) + mem + ops)
 
 # 16550: what Linux's 8250 driver does at boot, output, loopback, input
 com = 0x3f8
@@ -152,4 +154,36 @@ mem[0x180:0x1a0] = b"VMLET-PROBE-BEGIN v1\nvcpus=1\n\n\n\n"
 s += inp(0xf10, 4) + report(0x100) + report(0x104) + outp(0x604, (5 << 10) | (1 << 13), 2)
 s += outp(0xf4, 0x10, 4) + outp(0x64, 0xfe) + outp(0x92, 0x01) + inp(0x3f8 + 5)
 seed("platform", ACPI, s, bytes(mem))
+
+# virtio-balloon in slot 2 (after rng): features, five queues of 4
+# entries in RAM, PFNs to inflate and deflate, statistics, a free page
+# report of one whole page (0x2000) and one that is not; the I/O thread
+# (the second one started, after rng's) serves them
+mem = bytearray(0x2000)
+ring = lambda q: (0x1000 + 0x100 * q, 0x1040 + 0x100 * q, 0x1080 + 0x100 * q)
+def chain(q, segs):  # one chain of (gpa, len, flags) at the head of queue q
+    desc, avail, _ = ring(q)
+    for k, (gpa, length, flags) in enumerate(segs):
+        nxt = 1 if k + 1 < len(segs) else 0
+        mem[desc + 16 * k:desc + 16 * k + 16] = struct.pack("<QIHH", gpa, length, flags | nxt, k + 1 if nxt else 0)
+    mem[avail:avail + 6] = struct.pack("<HHH", 0, 1, 0)
+mem[0x1800:0x1810] = struct.pack("<IIII", 0, 1, 2, 0x100000)
+mem[0x1900:0x1914] = struct.pack("<HQHQ", 4, 1 << 30, 99, 7)
+chain(0, [(0x1800, 16, 0)])
+chain(1, [(0x1804, 8, 0)])
+chain(2, [(0x1900, 20, 0)])
+chain(3, [(0x2000, 0x1000, 2)])
+chain(4, [(0x1a00, 0x80, 2)])
+b = wr(ECAM, cfg(2, 4), 0x0006, 2) + wr(BAR2, 0x14, 0, 1) + wr(BAR2, 0x14, 3, 1)
+b += rd(BAR2, 0x2000, 4, 4) + wr(BAR2, 0x2004, 5) + wr(BAR2, 0x200c, 0xaa, 1) + rd(BAR2, 0x2000, 8)
+b += wr(BAR2, 0x08, 0) + wr(BAR2, 0x0c, 1 << 1 | 1 << 4 | 1 << 5) + wr(BAR2, 0x08, 1) + wr(BAR2, 0x0c, 1)
+b += wr(BAR2, 0x14, 0x0b, 1)
+for q in range(5):
+    desc, avail, used = ring(q)
+    b += wr(BAR2, 0x16, q, 2) + wr(BAR2, 0x18, 4, 2) + wr(BAR2, 0x20, desc, 8)
+    b += wr(BAR2, 0x28, avail, 8) + wr(BAR2, 0x30, used, 8) + wr(BAR2, 0x1c, 1, 2)
+b += wr(BAR2, 0x14, 0x0f, 1) + b"".join(serve(1, q) for q in range(5)) + tick(1) + rd(BAR2, 0x14, 1)
+b += wr(BAR2, 0x3008, 0, 2) + wr(BAR2, 0x14, 0, 1) + serve(1, 3)
+seed("balloon", ACPI | RNG | BALLOON | REPORTING, b, bytes(mem))
+seed("balloon-no-reporting", ACPI | RNG | BALLOON, b, bytes(mem))
 PY
