@@ -6,7 +6,9 @@
  * would; guest_mem_init's layout and its hugepage error.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/mman.h>
 #include <time.h>
 #include <unistd.h>
@@ -325,6 +327,41 @@ static void test_guest_mem(void)
 	CHECK(guest_mem_init(&m, 1ull << 40, 1ull << 30) == -ENOMEM);
 }
 
+static unsigned int rig_disks;
+
+static void tweak_balloon(struct vm_config *cfg)
+{
+	char name[16];
+
+	cfg->rng = cfg->mem_balloon = cfg->free_page_reporting = true;
+	cfg->disks = calloc(rig_disks + 1, sizeof(*cfg->disks));
+	for (unsigned int i = 0; cfg->disks && i < rig_disks; i++) {
+		snprintf(name, sizeof(name), "d%u", i);
+		cfg->disks[i].name = strdup(name);
+		cfg->disks[i].source = VM_DISK_EMPTYDISK;
+		cfg->disks[i].capacity = 1 << 20;
+		cfg->n_disks++;
+	}
+}
+
+/* The memory balloon takes the slot after virtio-rng; when the disks
+ * have filled the bus the VM is still made, without it. */
+static void test_balloon_slot(void)
+{
+	struct rig r;
+
+	rig_tweak = tweak_balloon;
+	rig_disks = 0;
+	CHECK(rig_init(&r) == 0);
+	CHECK_EQ_U64(device_pci_slots(&r.vm), 0x7); /* bridge, rng, balloon */
+	rig_release(&r);
+	rig_disks = 30; /* slots 1-30, rng at 31 */
+	CHECK(rig_init(&r) == 0);
+	CHECK_EQ_U64(device_pci_slots(&r.vm), 0xffffffffu);
+	rig_release(&r);
+	rig_tweak = NULL;
+}
+
 int main(void)
 {
 	TEST_RUN(test_serial8250);
@@ -333,5 +370,6 @@ int main(void)
 	TEST_RUN(test_rtc_clock_and_no_serial);
 	TEST_RUN(test_report_port);
 	TEST_RUN(test_guest_mem);
+	TEST_RUN(test_balloon_slot);
 	return test_summary();
 }

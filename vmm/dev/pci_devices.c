@@ -131,6 +131,22 @@ int pci_devices_disk_slot(struct vm *vm, unsigned int i)
 	return -ENOENT;
 }
 
+/* The balloon takes the last slot; a bus the disks and NICs filled runs
+ * without it (a VM whose disks fit must not fail for the balloon). */
+static int pci_devices_balloon(struct pci_devices *s, const struct device_env *env)
+{
+	struct virtio_balloon_params bp = {.reporting = env->cfg->free_page_reporting};
+	int slot;
+
+	for (slot = 0; slot < PCI_SLOTS && s->host.dev[slot]; slot++)
+		;
+	if (slot == PCI_SLOTS) {
+		log_warn("no PCI slot left for the memory balloon: the VM runs without it");
+		return 0;
+	}
+	return virtio_balloon_create(&s->balloon, &s->host, env->vm, env->mem, &bp);
+}
+
 static void pci_devices_quiesce(void *state)
 {
 	struct pci_devices *s = state;
@@ -182,11 +198,8 @@ static int pci_devices_create(const struct device_env *env, unsigned int index, 
 		r = pci_devices_nics(s, env);
 	if (!r && env->cfg->rng)
 		r = virtio_rng_create(&s->rng, &s->host, env->vm, env->mem, 0, 0);
-	if (!r && env->cfg->mem_balloon) {
-		struct virtio_balloon_params bp = {.reporting = env->cfg->free_page_reporting};
-
-		r = virtio_balloon_create(&s->balloon, &s->host, env->vm, env->mem, &bp);
-	}
+	if (!r && env->cfg->mem_balloon)
+		r = pci_devices_balloon(s, env);
 	if (!r) {
 		uint32_t mask = 0;
 
