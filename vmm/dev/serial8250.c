@@ -245,8 +245,12 @@ static void serial_write_reg(struct serial8250 *s, unsigned int reg, uint8_t v)
 		break;
 	case 2:
 		s->fcr = v & 0xc9;
-		if (v & UART_FCR_CLRRX)
+		if (v & UART_FCR_CLRRX) {
+			/* host input still waiting is not on the chip yet: it
+			 * arrives after the clear, or it waits for a next push */
 			s->rx_count = 0;
+			serial_rx_fill(s);
+		}
 		break;
 	case 3:
 		/* leaving the divisor latch: the guest finished configuring */
