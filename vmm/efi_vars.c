@@ -28,13 +28,16 @@ static uint64_t fnv1a(const uint8_t *p, size_t n)
 static size_t ev_record(uint8_t *rec, const void *blob, size_t len)
 {
 	uint32_t l = (uint32_t)len, z = 0;
-	uint64_t h = fnv1a(blob, len);
+	uint64_t h;
 
+	/* copy first, hash the copy: blob may be guest memory that another
+	 * vCPU changes meanwhile, and the record must match its hash */
+	memcpy(rec + EV_HDR, blob, len);
+	h = fnv1a(rec + EV_HDR, len);
 	memcpy(rec, EV_MAGIC, 8);
 	memcpy(rec + 8, &l, 4);
 	memcpy(rec + 12, &z, 4);
 	memcpy(rec + 16, &h, 8);
-	memcpy(rec + EV_HDR, blob, len);
 	return EV_HDR + len;
 }
 
@@ -223,7 +226,7 @@ int efi_vars_save(struct efi_vars *v, const void *blob, size_t len)
 	if (write(v->fd, v->rec, n) != (ssize_t)n)
 		return errno ? -errno : -EIO;
 	v->file_size += n;
-	memcpy(v->blob, blob, len);
+	memcpy(v->blob, v->rec + EV_HDR, len); /* what the file has, not a new read */
 	v->len = len;
 	return 0;
 }

@@ -44,8 +44,10 @@ int efi_vars_open(struct efi_vars *v, const char *path);
  * set on the shared file description). 0 or -errno, logged. */
 int efi_vars_open_fd(struct efi_vars *v, int fd);
 
-/* Replace the stored blob (len <= FW_ABI_EFI_VARS_MAX). 0 or -errno
- * (-E2BIG, -ENOSPC past EFI_VARS_FILE_MAX, a write error). */
+/* Replace the stored blob (len <= FW_ABI_EFI_VARS_MAX). blob may be
+ * guest memory that changes during the call: blob is read once, and the
+ * record and the store hold that one snapshot. 0 or -errno (-E2BIG,
+ * -ENOSPC past EFI_VARS_FILE_MAX, a write error). */
 int efi_vars_save(struct efi_vars *v, const void *blob, size_t len);
 void efi_vars_close(struct efi_vars *v);
 
