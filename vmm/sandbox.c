@@ -261,33 +261,13 @@ static void parse_test_hook(void)
 }
 
 /*
- * glibc reads /proc/sys/vm/overcommit_memory the first time a thread's
- * malloc arena gives memory back to the kernel (free() of large blocks at
- * the top of a non-main heap): the block thread's O_DIRECT bounce buffers
- * did that under its filter (SIGSYS at a guest's power-off, cache none on
- * ext4). A short-lived thread does it first: two 100 KiB blocks (below
- * the mmap threshold) freed leave more than the trim threshold on top.
- */
-static void *volatile warm_blocks[2];
-
-static void *warm_up_arena(void *arg)
-{
-	warm_blocks[0] = malloc(100 << 10);
-	warm_blocks[1] = malloc(100 << 10);
-	free(warm_blocks[1]);
-	free(warm_blocks[0]);
-	return arg;
-}
-
-/*
  * libc state that is set up lazily from files: do it now, while files may
  * still be opened. (gmtime_r(), used by the JSON log, loads the time zone
- * on first use; a thread arena's first trim, above.)
+ * on first use. A thread arena's first trim, which reads
+ * /proc/sys/vm/overcommit_memory, cannot happen: main() keeps one arena.)
  */
 static void warm_up_libc(void)
 {
-	pthread_t t;
-
 	time_t now = time(NULL);
 	struct tm tm;
 	char buf[64];
@@ -300,8 +280,6 @@ static void warm_up_libc(void)
 	/* json-c seeds its string hash on first use (getrandom or
 	 * /dev/urandom): the probe's -o json and the control socket */
 	json_object_put(json_tokener_parse("{\"verb\":\"status\"}"));
-	if (!pthread_create(&t, NULL, warm_up_arena, NULL))
-		pthread_join(t, NULL);
 }
 
 int sandbox_prepare(const struct sandbox_opts *opts)
