@@ -2,11 +2,11 @@
 /*
  * main.c - vmlet's entry point: pick the subcommand and return its status.
  */
-#include <malloc.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "vmm/cmd.h"
+#include "vmm/sandbox.h"
 
 static const struct {
 	const char *name;
@@ -33,17 +33,7 @@ int main(int argc, char **argv)
 {
 	size_t i;
 
-	/*
-	 * One malloc arena for every thread. A thread arena's first trim makes
-	 * glibc open /proc/sys/vm/overcommit_memory, which a confined thread
-	 * may not do (SIGSYS). A warm-up thread that trimmed first did not
-	 * hold: past glibc's arena limit (8 per CPU) it shares an old arena
-	 * and never trims, and a vCPU thread did the first trim instead (the
-	 * nested crash scenario: 2 vCPUs, 6 disks, rng and the balloon on a
-	 * one-CPU host). With one arena there is no thread heap to trim. No
-	 * hot path allocates (virtqueue and disk I/O use preallocated buffers).
-	 */
-	mallopt(M_ARENA_MAX, 1);
+	sandbox_malloc_setup(); /* before any thread starts */
 	if (argc < 2) {
 		usage(stderr);
 		return VMLET_EXIT_USAGE;

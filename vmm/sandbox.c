@@ -10,6 +10,7 @@
 #include <cap-ng.h>
 #include <dirent.h>
 #include <errno.h>
+#include <malloc.h>
 #include <fcntl.h>
 #include <json-c/json.h>
 #include <limits.h>
@@ -280,6 +281,11 @@ static void warm_up_libc(void)
 	/* json-c seeds its string hash on first use (getrandom or
 	 * /dev/urandom): the probe's -o json and the control socket */
 	json_object_put(json_tokener_parse("{\"verb\":\"status\"}"));
+}
+
+void sandbox_malloc_setup(void)
+{
+	mallopt(M_ARENA_MAX, 1);
 }
 
 int sandbox_prepare(const struct sandbox_opts *opts)

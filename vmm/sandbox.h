@@ -117,6 +117,18 @@ int sandbox_parse_seccomp(const char *arg, enum sandbox_seccomp *out);
 int sandbox_parse_user(const char *arg, struct sandbox_opts *opts);
 
 /*
+ * One malloc arena for every thread: call first thing in main(), before
+ * any thread starts. A thread arena's first trim makes glibc open
+ * /proc/sys/vm/overcommit_memory, which a confined thread may not do
+ * (SIGSYS). Warming that up in a throw-away thread did not hold: past
+ * glibc's arena limit (8 per CPU) that thread shares an old arena and
+ * never trims, and a vCPU thread trimmed first (nested crash scenario: 2
+ * vCPUs, 6 disks, rng and the balloon on a one-CPU host). With one arena
+ * there is no thread heap to trim. No hot path allocates.
+ */
+void sandbox_malloc_setup(void);
+
+/*
  * Phase 1. Sets no_new_privs for the calling thread (so for every thread
  * started after it) and compiles the filters. 0 or -errno.
  */

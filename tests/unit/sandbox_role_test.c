@@ -295,8 +295,8 @@ static void test_log_and_off_let_it_through(void)
  * aligned blocks freed at the top of the thread's fresh malloc arena make
  * glibc trim it, which the first time reads /proc/sys/vm/overcommit_memory
  * (an open() the block filter kills: vmlet died with SIGSYS at a guest's
- * power-off). sandbox_prepare() warms that up; nothing else may have
- * raised malloc's trim threshold first (a large mmap'd block freed does).
+ * power-off). sandbox_malloc_setup(), main()'s first call, leaves one
+ * arena, so there is no thread arena to trim.
  */
 static void *bounce_thread(void *arg)
 {
@@ -320,6 +320,7 @@ static int child_bounce(void *p)
 
 	(void)p;
 	unsetenv("VMLET_TEST_FORBIDDEN");
+	sandbox_malloc_setup();
 	if (sandbox_prepare(&o))
 		return 2;
 	if (thread_start(&t, THREAD_BLK_IO, "test", bounce_thread, NULL))
