@@ -48,6 +48,11 @@ static int scale(__int128 mant, int frac, int base, int exp, __int128 *out)
 					return -ERANGE;
 				num *= 10;
 			}
+		} else if (frac - e > 38) {
+			/* 10^(frac-e) would not fit 128 bits; mant has at most
+			 * 30 digits, so the quotient is below one nano */
+			*out = mant ? 1 : 0;
+			return 0;
 		} else {
 			den *= pow10i(-e);
 		}

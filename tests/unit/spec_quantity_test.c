@@ -81,6 +81,62 @@ static void test_long_mantissa(void)
 	CHECK(q.nanos == 1); /* 0.0012 nanos, rounded up */
 }
 
+/* The parser's extremes, run under UBSan in the sanitizer build: every
+ * exponent the parser takes with the shortest and the longest mantissas
+ * and fractions. "1.00000000e-40" once divided by 10^8 * 10^31, past
+ * 128 bits (undefined behaviour, 1 byte in the normal build by chance). */
+static void test_extremes(void)
+{
+	static const char *const mants[] = {"1",
+					    "1.00000000",
+					    "999999999999999999999999999999",
+					    "0.000000000000000000000000000001",
+					    "99999999999999.9999999999999999",
+					    "0.999999999999999999999999999999",
+					    "0",
+					    "-1"};
+	static const char *const sfx[] = {"", "n", "m", "k", "E", "Ki", "Ei"};
+	struct quantity q;
+	char in[96];
+	int ret;
+
+	CHECK(qty_parse("1.00000000e-40", &q) == 0);
+	CHECK(q.nanos == 1); /* 10^-31 nanos, rounded up */
+	CHECK(qty_value(&q) == 1);
+	CHECK(qty_parse("0.000000000000000000000000000001e-40", &q) == 0);
+	CHECK(q.nanos == 1);
+	CHECK(qty_parse("0e-40", &q) == 0 && q.nanos == 0);
+	CHECK(qty_parse("-1e-40", &q) == 0 && q.nanos == -1);
+	for (int e = -40; e <= 40; e++) {
+		/* 1eN: 10^(N+9) nanos, at least 1, below 2^63 units */
+		snprintf(in, sizeof(in), "1e%d", e);
+		ret = qty_parse(in, &q);
+		if (e >= 19) {
+			CHECK(ret == -ERANGE);
+			continue;
+		}
+		CHECK(ret == 0);
+		__int128 want = 1;
+		for (int i = 0; i < e + 9; i++)
+			want *= 10;
+		CHECK(q.nanos == want);
+	}
+	for (size_t m = 0; m < sizeof(mants) / sizeof(mants[0]); m++) {
+		for (int e = -41; e <= 41; e++) {
+			snprintf(in, sizeof(in), "%se%d", mants[m], e);
+			ret = qty_parse(in, &q);
+			CHECK(ret == 0 || ret == -ERANGE);
+			if (ret == 0 && strcmp(mants[m], "0") && mants[m][0] != '-')
+				CHECK(q.nanos > 0);
+		}
+		for (size_t i = 0; i < sizeof(sfx) / sizeof(sfx[0]); i++) {
+			snprintf(in, sizeof(in), "%s%s", mants[m], sfx[i]);
+			ret = qty_parse(in, &q);
+			CHECK(ret == 0 || ret == -ERANGE);
+		}
+	}
+}
+
 static void test_compare(void)
 {
 	struct quantity a, b;
@@ -101,5 +157,6 @@ int main(void)
 	TEST_RUN(test_invalid);
 	TEST_RUN(test_compare);
 	TEST_RUN(test_long_mantissa);
+	TEST_RUN(test_extremes);
 	return test_summary();
 }
