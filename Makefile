@@ -183,8 +183,9 @@ run: deps
 	./vmlet resolve --explain -f examples/vm
 	./vmlet probe -f examples/vm
 
-check:
+check: vmlet
 	scripts/check-layering.sh
+	scripts/check-links.sh $(BUILD)
 	scripts/check-format.sh
 	scripts/check-cppcheck.sh
 

@@ -8,7 +8,7 @@ out=$(scripts/check-layering.sh 2>&1) && ok "the tree passes" || fail "layering 
 tree=$TMPD/tree
 mkdir -p "$tree/scripts"
 cp -r spec vmm arch firmware "$tree/"
-cp scripts/check-layering.sh "$tree/scripts/"
+cp scripts/check-layering.sh scripts/check-links.sh "$tree/scripts/"
 
 # plant pass|fail FILE LINE WHAT: append LINE to FILE in the copy, run the
 # check there, put FILE back.
@@ -60,6 +60,81 @@ plant fail firmware/lib/string.c '#include <stdio.h>' "firmware/ includes libc"
 plant fail firmware/probe/topo.c '#include "vmm/vm.h"' "firmware/ includes vmm/"
 plant fail firmware/efi/main.c '#include "../../arch/arch.h"' "firmware/ includes ../../arch/"
 
+# angle brackets name a file of the tree too (-I. makes them compile)
+plant fail arch/x86_64/acpi.c '#include <vmm/vm.h>' "arch/ includes <vmm/vm.h>"
+plant fail spec/node.c '#include <vmm/vm.h>' "spec/ includes <vmm/vm.h>"
+plant fail vmm/vm.c '#include <spec/node.h>' "vmm/ includes <spec/node.h>"
+plant fail firmware/lib/string.c '#include <arch/arch.h>' "firmware/ includes <arch/arch.h>"
+
+# every file of the roots counts, not only *.c, *.h and *.S
+newfile() { # newfile pass|fail FILE CONTENT WHAT: a new file in the copy
+	local want=$1 f=$2 rc
+	printf '%s\n' "$3" >"$tree/$f"
+	out=$("$tree/scripts/check-layering.sh" 2>&1)
+	rc=$?
+	rm -f "$tree/$f"
+	if [[ $want == fail ]] && ((rc == 1)) && grep -q "^$f:[0-9]*: " <<<"$out"; then
+		ok "fails: $4 ($(grep -m1 "^$f:" <<<"$out"))"
+	elif [[ $want == pass ]] && ((rc == 0)); then
+		ok "passes: $4"
+	else
+		fail "$4: want $want, the check said (status $rc): $out"
+	fi
+}
+newfile fail arch/x86_64/tables.inc '#include "vmm/vm.h"' "an .inc file in arch/ includes vmm/"
+newfile fail spec/rules.def "static int f_(int fd) { return ioctl(fd, 0); }" "an ioctl() in a .def file of spec/"
+ln -s ../vmm/vm.h "$tree/spec/vm_link.h"
+out=$("$tree/scripts/check-layering.sh" 2>&1) && rc=0 || rc=$?
+rm -f "$tree/spec/vm_link.h"
+if ((rc == 1)) && grep -q '^spec/vm_link.h:0: a symbolic link' <<<"$out"; then
+	ok "fails: a symbolic link in spec/"
+else
+	fail "a symbolic link in spec/ passed (status $rc): $out"
+fi
+
+# The link-level check (scripts/check-links.sh): what the objects of arch/
+# and spec/ call, however the source hid it. The copy gets the build's
+# objects; a planted source is compiled into it.
+B=${BUILD:-build}
+out=$(scripts/check-links.sh "$B" 2>&1) && ok "the objects pass: $out" || fail "link rules broken: $out"
+mkdir -p "$tree/build/vmm"
+cp -r "$B/arch" "$B/spec" "$B/gen" "$tree/build/"
+cp "$B/vmm/vm_config.o" "$tree/build/vmm/"
+# plant_obj pass|fail FILE SOURCE WHAT: FILE (a new .c) compiled into the copy
+plant_obj() {
+	local want=$1 f=$2 rc
+	printf '%s\n' "$3" >"$tree/$f"
+	if ! gcc -std=gnu11 -O2 -I"$tree" -c -o "$tree/build/${f%.c}.o" "$tree/$f" 2>"$TMPD/cc"; then
+		fail "$4: the planted source does not compile: $(cat "$TMPD/cc")"
+		rm -f "$tree/$f"
+		return
+	fi
+	out=$("$tree/scripts/check-links.sh" build 2>&1)
+	rc=$?
+	rm -f "$tree/$f" "$tree/build/${f%.c}.o"
+	if [[ $want == fail ]] && ((rc == 1)) && grep -q "^build/${f%.c}.o: " <<<"$out"; then
+		ok "fails: $4 ($(grep -m1 "^build/" <<<"$out"))"
+	elif [[ $want == pass ]] && ((rc == 0)); then
+		ok "passes: $4"
+	else
+		fail "$4: want $want, the link check said (status $rc): $out"
+	fi
+}
+plant_obj fail arch/x86_64/planted.c 'int vm_create(void *vm); int f_(void *v) { return vm_create(v); }' \
+	"arch/ calls the VMM through a bare prototype"
+plant_obj fail arch/x86_64/planted.c '#define IOC io##ctl
+#define CALL(a, b) IOC(a, b)
+extern int CALL(int, unsigned long);
+int g_(int fd) { return CALL(fd, 0UL); }' "arch/ calls ioctl through a macro"
+plant_obj fail spec/planted.c 'long syscall(long n, ...); long h_(void) { return syscall(16, 0, 0); }' \
+	"spec/ calls syscall()"
+plant_obj fail spec/planted.c 'int seccomp_load(void *ctx); int k_(void *c) { return seccomp_load(c); }' \
+	"spec/ calls libseccomp"
+plant_obj pass spec/planted.c 'struct json_object *json_object_new_int(int); void *m_(void) { return json_object_new_int(1); }' \
+	"spec/ calls json-c"
+plant_obj pass arch/x86_64/planted.c '#include <string.h>
+void n_(char *d, const char *s, unsigned long n) { memcpy(d, s, n); }' "arch/ calls libc memcpy"
+
 # what the rules allow passes (the check is not failing on any edit)
 plant pass spec/node.c '#include "vmm/vm_config.h"' "spec/ includes the contract vmm/vm_config.h"
 plant pass vmm/cmd_run.c '#include "spec/spec.h"' "a cmd_*.c includes spec/spec.h"
@@ -68,4 +143,5 @@ plant pass arch/x86_64/memmap.c '/* no ioctl(fd, ...) here */' "ioctl( in an arc
 plant pass arch/x86_64/memmap.c 'static const char s_[] = "ioctl(";' "ioctl( in an arch/ string"
 plant pass arch/x86_64/memmap.c '#include "arch/x86_64/util.h"' "arch/ includes arch/"
 plant pass firmware/lib/string.c '#include <stdint.h>' "firmware/ includes <stdint.h>"
+plant pass spec/node.c '#include <spec/diag.h>' "spec/ includes <spec/diag.h>"
 finish
