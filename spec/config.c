@@ -198,8 +198,8 @@ static int map_disk(const struct resolver *r, const struct spec_options *o, cons
 		out->device = VM_DEV_DISK;
 		out->read_only = node_bval(node_get(t, "readonly"), false);
 	}
-	/* a CD-ROM or LUN is a virtio-blk disk here, whatever its bus
-	 * (docs/fields.md; KubeVirt allows no virtio CD-ROM) */
+	/* a CD-ROM or LUN is refused by the field table (docs/fields.md)
+	 * before this runs; the VMM refuses them too */
 	out->bus = out->device == VM_DEV_DISK ? dup_str(node_get(t, "bus")) : xstrdup("virtio");
 	out->serial = dup_str(node_get(d, "serial"));
 	out->shareable = node_bval(node_get(d, "shareable"), false);
@@ -230,8 +230,14 @@ static int map_disk(const struct resolver *r, const struct spec_options *o, cons
 		out->source = VM_DISK_HOSTDISK;
 		out->path = xstrdup(ov ? ov : node_sval(node_get(t, "path")));
 		out->capacity = bytes_of(node_get(t, "capacity"));
+		if (config_host_disk(r, vols, v, out))
+			return -EINVAL;
 	} else if (node_get(v, "persistentVolumeClaim") || node_get(v, "dataVolume")) {
 		out->source = node_get(v, "dataVolume") ? VM_DISK_DATAVOLUME : VM_DISK_PVC;
+		/* KubeVirt mounts a readOnly claim read-only in the pod: the
+		 * guest cannot write it whatever the disk says */
+		if (node_bval(node_path(v, "persistentVolumeClaim.readOnly"), false))
+			out->read_only = true;
 		if (ov)
 			out->path = xstrdup(ov);
 		else if (asprintf(&out->path, PVC_DIR "/%s/disk.img", name) < 0)
@@ -370,7 +376,10 @@ static void map_clock(const struct resolver *r, const struct node *clock, struct
 	const struct node *off = node_path(clock, "utc.offsetSeconds");
 	long long v;
 
-	cfg->rtc_timezone = dup_str(node_get(clock, "timezone"));
+	/* KubeVirt's converter (converter/compute/clock.go) takes utc when
+	 * it is there, even as {}, and the timezone only without it */
+	if (node_is_null(node_get(clock, "utc")))
+		cfg->rtc_timezone = dup_str(node_get(clock, "timezone"));
 	if (!off)
 		return;
 	/* a year either way is more than any time zone: the RTC's century

@@ -21,6 +21,14 @@ int config_from_resolution(const struct resolver *r, const struct spec_options *
  * r->d (ambiguous or missing images) (config_cdisk.c). */
 char *config_container_disk(const struct resolver *r, const char *root, const struct node *vols,
 			    const char *name, const struct node *cd);
+/* hostDisk volume v (one of vols) of disk out, as KubeVirt takes it:
+ * type Disk (never created: out->create_missing false) or DiskOrCreate
+ * (created at its capacity when missing); any other type, and a capacity
+ * with Disk, are errors in r->d with KubeVirt's messages (the
+ * vmi-create-admitter's hostDisk rules). 0 or -EINVAL
+ * (config_volume.c). */
+int config_host_disk(const struct resolver *r, const struct node *vols, const struct node *v,
+		     struct vm_disk *out);
 /* root/path (path's leading slashes dropped), malloc'ed. */
 char *config_join(const char *root, const char *path);
 

@@ -45,6 +45,8 @@ static struct json_object *disk_json(const struct vm_disk *d)
 		add_str(o, "image", d->image);
 		add_str(o, "imagePath", d->image_path);
 	}
+	if (d->source == VM_DISK_HOSTDISK)
+		add_str(o, "hostDiskType", d->create_missing ? "DiskOrCreate" : "Disk");
 	add_bool(o, "readOnly", d->read_only);
 	add_bool(o, "shareable", d->shareable);
 	add_str(o, "errorPolicy", error_policy_names[d->error_policy]);

@@ -72,7 +72,10 @@ struct vm_disk {
 	enum vm_cache_mode cache;
 	char *io;		      /* "native" / "threads" / NULL */
 	uint32_t boot_order;	      /* 0 = none */
-	uint64_t capacity;	      /* emptyDisk capacity in bytes */
+	uint64_t capacity;	      /* emptyDisk / DiskOrCreate capacity in bytes */
+	bool create_missing;	      /* hostDisk DiskOrCreate: made sparse, of
+				       * capacity, when path does not exist;
+				       * false (Disk): never created */
 	uint32_t logical_block_size;  /* 0 = 512 */
 	uint32_t physical_block_size; /* 0 = logical */
 	bool dedicated_io_thread;
@@ -155,7 +158,9 @@ struct vm_config {
 	char *architecture; /* NULL = unset (amd64) */
 
 	/* clock: the RTC shows UTC + rtc_offset_seconds, or the local time of
-	 * rtc_timezone (its UTC offset when the VM starts) when that is set */
+	 * rtc_timezone (its UTC offset when the VM starts) when that is set;
+	 * spec/ leaves rtc_timezone NULL when clock.utc is set (KubeVirt's
+	 * converter lets utc win) */
 	int64_t rtc_offset_seconds; /* clock.utc.offsetSeconds */
 	char *rtc_timezone;	    /* clock.timezone (IANA name), NULL = UTC */
 

@@ -10,6 +10,8 @@
  *   4 write the debug-exit port 0xf4
  *   5 enter S5 at once
  *   6 read COM1 (polling LSR.DR) and echo each byte until 'q', then S5
+ *   7 print the CMOS RTC's hours and minutes ("rtc=HHMM", the BCD digits
+ *     as they are), then S5
  * Ports: arch/x86_64/layout.h (PM1a at 0x600/0x604, S5 SLP_TYP 5).
  */
 	.section .note.pvh, "a"
@@ -48,7 +50,34 @@ _start:
 	cmp $'q', %al
 	jne 5b
 .endif
-.if MODE == 0 || MODE == 5 || MODE == 6
+.if MODE == 7
+	.macro putc c
+	mov \c, %al
+	out %al, %dx
+	.endm
+	.macro putbcd reg	/* CMOS register reg as two BCD digits */
+	mov \reg, %al
+	out %al, $0x70
+	in $0x71, %al
+	mov %al, %bl
+	shr $4, %al
+	add $'0', %al
+	out %al, %dx
+	mov %bl, %al
+	and $0xf, %al
+	add $'0', %al
+	out %al, %dx
+	.endm
+	mov $0x3f8, %dx
+	putc $'r'
+	putc $'t'
+	putc $'c'
+	putc $'='
+	putbcd $0x04
+	putbcd $0x02
+	putc $'\n'
+.endif
+.if MODE == 0 || MODE == 5 || MODE == 6 || MODE == 7
 	mov $0x604, %dx
 	mov $((5 << 10) | (1 << 13)), %ax
 	out %ax, %dx

@@ -23,7 +23,7 @@ static const char *const manifest =
     "              initrdPath: /boot/initrd\n"
     "        devices:\n          disks:\n          - name: root\n            bootOrder: 1\n"
     "            serial: abc\n            cache: none\n"
-    "          - name: iso\n            cdrom: {bus: sata}\n"
+    "          - name: iso\n            disk: {bus: virtio, readonly: true}\n"
     "          interfaces:\n          - name: default\n            masquerade: {}\n"
     "            macAddress: 02:00:00:aa:bb:cc\n            ports:\n            - port: 80\n"
     "          - name: blue\n            bridge: {}\n"
@@ -33,6 +33,7 @@ static const char *const manifest =
     "      - name: iso\n        containerDisk:\n          image: y\n"
     "          path: /disk/installer.iso\n"
     "      - name: data\n        persistentVolumeClaim:\n          claimName: c\n"
+    "          readOnly: true\n"
     "      - name: host\n        hostDisk:\n          path: /srv/host.img\n"
     "          type: Disk\n"
     "      - name: scratch\n        emptyDisk:\n          capacity: 1Gi\n"
@@ -98,12 +99,10 @@ static void test_mapping(void)
 	CHECK_STR(d ? d->serial : NULL, "abc");
 	d = disk(&c, "iso");
 	snprintf(path, sizeof(path), "%s/installer.iso", root);
-	CHECK(d && d->device == VM_DEV_CDROM && d->read_only);
+	CHECK(d && d->device == VM_DEV_DISK && d->read_only);
 	CHECK_STR(d ? d->path : NULL, path);
-	/* a SATA CD-ROM is attached as virtio-blk (docs/fields.md) */
-	CHECK_STR(d ? d->bus : NULL, "virtio");
 	d = disk(&c, "data");
-	CHECK(d && d->source == VM_DISK_PVC);
+	CHECK(d && d->source == VM_DISK_PVC && d->read_only); /* the claim is readOnly */
 	CHECK_STR(d ? d->path : NULL, "/var/run/kubevirt-private/vmi-disks/data/disk.img");
 	d = disk(&c, "host");
 	CHECK_STR(d ? d->path : NULL, "/dev/vdb");

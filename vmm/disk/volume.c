@@ -138,8 +138,8 @@ static int volume_provision(const struct vm_config *cfg, const struct vm_disk *d
 		if (!path || access(path, F_OK))
 			r = sparse_file(d, path, &gen);
 		break;
-	case VM_DISK_HOSTDISK: /* DiskOrCreate: a capacity and no file yet */
-		if (path && d->capacity && access(path, F_OK))
+	case VM_DISK_HOSTDISK: /* only DiskOrCreate makes a missing file; Disk never */
+		if (path && d->create_missing && access(path, F_OK))
 			r = sparse_file(d, path, &gen);
 		break;
 	case VM_DISK_CLOUDINIT_NOCLOUD:
