@@ -205,8 +205,11 @@ static const struct sandbox_rule main_loop[] = {
 	/* control replies, console output relay, eventfd kicks */
 	ALLOW(write),
 	ALLOW(writev),
-	/* new control-socket connections (the socket was bound in setup) */
+	/* new control-socket connections (the socket was bound in setup),
+	 * each peer's uid checked against vmlet's own (ctl/server.c) */
 	ALLOW(accept4),
+	ALLOW_EQ(getsockopt, 2, SO_PEERCRED),
+	ALLOW(geteuid),
 	/* ending control connections; closing fds at teardown */
 	ALLOW(close),
 	ALLOW(shutdown),

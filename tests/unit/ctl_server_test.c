@@ -7,9 +7,14 @@
  * vmlet's RSS, and all of it also works with the main thread sandboxed.
  */
 #include <errno.h>
+#include <grp.h>
+#include <poll.h>
+#include <fcntl.h>
 #include <pthread.h>
+#include <seccomp.h>
 #include <signal.h>
 #include <stdlib.h>
+#include <sys/epoll.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -245,12 +250,70 @@ static void *client(void *arg)
 	CHECK(reply && strstr(reply, "\"ok\":false"));
 	free(reply);
 
-	/* the loop saw everything; console input made it to the VM */
-	usleep(20000);
-	__atomic_store_n(&client_done, 1, __ATOMIC_RELEASE);
-	event_loop_wake(&loop);
 	(void)vm;
 	return NULL;
+}
+
+/*
+ * The client, fn(arg), in a forked process (a process, not a thread: the
+ * server's thread may be confined, and no role may open sockets), started
+ * before the sandbox goes on. It reports its result as one byte on a pipe
+ * (a confined server may not wait for it); client_wait() serves until that
+ * byte came, or the pipe closed without it, and returns 0 (no failed
+ * check), 1 (some) or -1 (died).
+ */
+static pid_t client_pid;
+static int client_pipe = -1, client_result;
+
+static void client_gone(void *opaque, uint32_t events)
+{
+	char r;
+
+	(void)opaque;
+	(void)events;
+	client_result = read(client_pipe, &r, 1) == 1 ? r : -1;
+	event_del(&loop, client_pipe);
+	__atomic_store_n(&client_done, 1, __ATOMIC_RELEASE);
+	event_loop_stop(&loop);
+}
+
+static int client_start(void *(*fn)(void *), void *arg)
+{
+	int p[2];
+
+	if (pipe2(p, O_CLOEXEC))
+		return -1;
+	client_done = 0;
+	fflush(NULL);
+	client_pid = fork();
+	if (client_pid == 0) {
+		char r;
+
+		close(p[0]);
+		test_failed_checks = 0;
+		fn(arg);
+		fflush(NULL);
+		r = test_failed_checks ? 1 : 0;
+		_exit(write(p[1], &r, 1) == 1 ? 0 : 1);
+	}
+	close(p[1]);
+	client_pipe = p[0];
+	return client_pid < 0 ? -1 : 0;
+}
+
+static int client_wait(void)
+{
+	int err;
+
+	client_result = -1;
+	err = event_add(&loop, client_pipe, EPOLLIN, client_gone, NULL);
+	while (!err && !__atomic_load_n(&client_done, __ATOMIC_ACQUIRE))
+		err = event_loop_run(&loop);
+	close(client_pipe);
+	client_pipe = -1;
+	if (!sandbox_applied())
+		waitpid(client_pid, NULL, 0);
+	return err ? -1 : client_result;
 }
 
 /* Run the server and the client; sandboxed: main's filter is applied. */
@@ -258,10 +321,8 @@ static int serve(bool sandboxed)
 {
 	struct fake_vm vm = {.console_fd = -1};
 	struct ctl_server *srv = NULL;
-	pthread_t t;
-	int err;
+	int st;
 
-	client_done = 0;
 	if (sandboxed) {
 		struct sandbox_opts o = {.seccomp = SANDBOX_SECCOMP_KILL};
 
@@ -272,23 +333,15 @@ static int serve(bool sandboxed)
 		return 3;
 	if (ctl_server_start(srv, &loop, &fake_ops, &vm))
 		return 4;
-	/* the client thread is a plain test thread, started before apply; it
-	 * has no filter of its own, so apply must not see it: start it
-	 * through thread_start as a net-io thread (unix sockets allowed) */
-	if (sandboxed) {
-		if (thread_start(&t, THREAD_NET_IO, "client", client, &vm))
-			return 5;
-	} else if (pthread_create(&t, NULL, client, &vm)) {
+	if (client_start(client, &vm))
 		return 5;
-	}
 	if (sandboxed && sandbox_apply())
 		return 6;
-	while (!__atomic_load_n(&client_done, __ATOMIC_ACQUIRE)) {
-		err = event_loop_run(&loop);
-		if (err)
-			return 7;
+	st = client_wait();
+	if (st != 0) {
+		fprintf(stderr, "client result %d\n", st);
+		return 7;
 	}
-	pthread_join(t, NULL);
 	ctl_server_close(srv);
 	event_loop_release(&loop);
 	if (vm.paused != 1 || vm.resumed != 1 || vm.buttons != 1 || vm.stops != 1)
@@ -338,6 +391,173 @@ static void test_refuses_non_socket_path(void)
 	unlink(path);
 }
 
+/* ---- who may connect, and for how long --------------------------------- */
+
+/* A server on sock_path for one client process; the fake VM's counters. */
+static int serve_one(void *(*fn)(void *), unsigned int idle_ms, struct fake_vm *vm,
+		     void (*after_open)(void))
+{
+	struct ctl_server *srv = NULL;
+	int st;
+
+	if (event_loop_init(&loop) || ctl_server_open(&srv, sock_path))
+		return -1;
+	if (ctl_server_start(srv, &loop, &fake_ops, vm))
+		return -1;
+	ctl_server_set_idle_timeout(srv, idle_ms);
+	if (after_open)
+		after_open();
+	st = client_start(fn, NULL) ? -1 : client_wait();
+	ctl_server_close(srv);
+	event_loop_release(&loop);
+	return st;
+}
+
+/* The file is 0600 from bind() on: with chmod made a no-op (as if a
+ * client connected between bind and chmod), it is still 0600. */
+static int child_open_without_chmod(void)
+{
+	scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_ALLOW);
+	struct ctl_server *srv = NULL;
+	struct stat st;
+
+	if (!ctx || seccomp_rule_add(ctx, SCMP_ACT_ERRNO(0), SCMP_SYS(chmod), 0) ||
+	    seccomp_rule_add(ctx, SCMP_ACT_ERRNO(0), SCMP_SYS(fchmodat), 0) || seccomp_load(ctx))
+		return 2;
+	umask(022);
+	if (ctl_server_open(&srv, sock_path))
+		return 3;
+	if (lstat(sock_path, &st) || !S_ISSOCK(st.st_mode))
+		return 4;
+	if ((st.st_mode & 07777) != 0600) {
+		fprintf(stderr, "socket mode %o right after ctl_server_open\n",
+			(unsigned int)(st.st_mode & 07777));
+		return 5;
+	}
+	/* the caller's umask is back */
+	if (umask(0) != 022)
+		return 6;
+	ctl_server_close(srv);
+	return 0;
+}
+
+static void test_socket_born_private(void)
+{
+	int st = -1;
+	pid_t pid;
+
+	fflush(NULL);
+	pid = fork();
+	if (pid == 0)
+		_exit(child_open_without_chmod());
+	waitpid(pid, &st, 0);
+	if (!WIFEXITED(st) || WEXITSTATUS(st))
+		test_fail(__FILE__, __LINE__, "socket not born 0600: status 0x%x", st);
+	unlink(sock_path);
+}
+
+/* A peer of another uid (nobody) asks for stop on a socket someone made
+ * world-writable. */
+static void *other_uid_client(void *arg)
+{
+	char *reply = NULL;
+	int fd;
+
+	(void)arg;
+	if (setgroups(0, NULL) || setresgid(65534, 65534, 65534) || setresuid(65534, 65534, 65534))
+		_exit(3);
+	/* refused: the error line, or a reset when the server's close beat
+	 * it (the request was still unread) */
+	fd = ctl_client_request(sock_path, CTL_STOP, &reply);
+	CHECK(fd < 0 || (reply && strstr(reply, "permission denied")));
+	if (fd >= 0)
+		close(fd);
+	free(reply);
+	return NULL;
+}
+
+static void expose_socket(void)
+{
+	CHECK(chmod(sock_path, 0666) == 0);
+}
+
+static void test_peer_of_other_uid_refused(void)
+{
+	struct fake_vm vm = {.console_fd = -1};
+	int st;
+
+	if (geteuid() != 0)
+		SKIP("needs root to run a client as another uid");
+	st = serve_one(other_uid_client, 0, &vm, expose_socket);
+	if (st != 0)
+		test_fail(__FILE__, __LINE__, "other-uid client: status 0x%x", st);
+	CHECK(vm.stops == 0);
+}
+
+/* CTL_MAX_CLIENTS clients connect and say nothing; stop still works. */
+static void *silent_then_stop(void *arg)
+{
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+	int fds[CTL_MAX_CLIENTS], i;
+	char *reply = NULL;
+	int fd;
+
+	(void)arg;
+	strcpy(sa.sun_path, sock_path);
+	for (i = 0; i < CTL_MAX_CLIENTS; i++) {
+		fds[i] = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+		CHECK(fds[i] >= 0 && !connect(fds[i], (struct sockaddr *)&sa, sizeof(sa)));
+	}
+	fd = ctl_client_request(sock_path, CTL_STOP, &reply);
+	CHECK(fd >= 0 && reply && !strcmp(reply, "{\"ok\":true}"));
+	if (fd >= 0)
+		close(fd);
+	free(reply);
+	for (i = 0; i < CTL_MAX_CLIENTS; i++)
+		close(fds[i]);
+	return NULL;
+}
+
+static void test_silent_clients_do_not_lock_out_stop(void)
+{
+	struct fake_vm vm = {.console_fd = -1};
+	int st;
+
+	/* a long timeout: the slots are made by eviction, not by expiry */
+	st = serve_one(silent_then_stop, 600000, &vm, NULL);
+	if (st != 0)
+		test_fail(__FILE__, __LINE__, "silent clients: status 0x%x", st);
+	CHECK(vm.stops == 1);
+}
+
+/* A client that never sends its request is hung up on. */
+static void *silent_client(void *arg)
+{
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+	struct pollfd pf;
+	char c;
+	int fd;
+
+	(void)arg;
+	strcpy(sa.sun_path, sock_path);
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	CHECK(fd >= 0 && !connect(fd, (struct sockaddr *)&sa, sizeof(sa)));
+	pf = (struct pollfd){.fd = fd, .events = POLLIN};
+	/* the server's idle timeout is 100 ms: 20 s means never */
+	CHECK(poll(&pf, 1, 20000) == 1 && read(fd, &c, 1) == 0);
+	close(fd);
+	return NULL;
+}
+
+static void test_idle_client_dropped(void)
+{
+	struct fake_vm vm = {.console_fd = -1};
+	int st = serve_one(silent_client, 100, &vm, NULL);
+
+	if (st != 0)
+		test_fail(__FILE__, __LINE__, "idle client: status 0x%x", st);
+}
+
 static void test_metrics_builder(void)
 {
 	struct ctl_metrics m = {0};
@@ -370,6 +590,10 @@ int main(void)
 	/* sandboxed first: nothing json-c or libc set up lazily is inherited */
 	TEST_RUN(test_protocol_sandboxed);
 	TEST_RUN(test_protocol);
+	TEST_RUN(test_socket_born_private);
+	TEST_RUN(test_peer_of_other_uid_refused);
+	TEST_RUN(test_silent_clients_do_not_lock_out_stop);
+	TEST_RUN(test_idle_client_dropped);
 	unlink(sock_path);
 	return test_summary();
 }

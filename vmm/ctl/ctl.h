@@ -25,6 +25,14 @@
  * Errors: {"ok":false,"error":"message"}. One request per connection (the
  * server closes it after the answer, except for console). Requests longer
  * than CTL_MAX_REQUEST bytes are refused.
+ *
+ * Access: the socket file is created mode 0600; a peer whose SO_PEERCRED
+ * uid is neither vmlet's effective uid nor 0 gets
+ * {"ok":false,"error":"permission denied"} and is closed. At most
+ * CTL_MAX_CLIENTS connections: one that has not sent its request line
+ * within CTL_IDLE_TIMEOUT_MS is closed, and a new connection arriving when
+ * all are taken closes the oldest of those still waiting for a request
+ * (an attached console keeps its slot), so `stop` always gets through.
  */
 #ifndef VMLET_CTL_H
 #define VMLET_CTL_H
@@ -33,8 +41,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define CTL_MAX_REQUEST 1024
-#define CTL_MAX_CLIENTS 16
+#define CTL_MAX_REQUEST	    1024
+#define CTL_MAX_CLIENTS	    16
+#define CTL_IDLE_TIMEOUT_MS 5000 /* to send the request line */
 
 enum ctl_verb {
 	CTL_STATUS = 0,
@@ -119,9 +128,13 @@ struct ctl_server;
  * open what metrics need later (/proc/self/statm). 0 or -errno.
  */
 int ctl_server_open(struct ctl_server **out, const char *path);
-/* Serve requests on loop for vm through ops. 0 or -errno. */
+/* Serve requests on loop for vm through ops (creates the idle timer: setup
+ * phase too). 0 or -errno. */
 int ctl_server_start(struct ctl_server *s, struct event_loop *loop, const struct ctl_vm_ops *ops,
 		     void *vm);
+/* Clients must send their request within ms (0: CTL_IDLE_TIMEOUT_MS);
+ * for tests. */
+void ctl_server_set_idle_timeout(struct ctl_server *s, unsigned int ms);
 /* Stop serving, close every connection and the socket. Removes the socket
  * file when the sandbox allows it (before sandbox_apply(), or with
  * --seccomp=off); a confined `vmlet run` worker leaves that to its

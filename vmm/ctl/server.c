@@ -9,6 +9,15 @@
  * allowlist permits. Connections are non-blocking; a client that sends
  * garbage, too much, or does not read its answer is dropped, never waited
  * for.
+ *
+ * Who may talk to it: the socket file is born 0600 (bound under umask
+ * 0177: no window in which another user could connect), and every peer's
+ * SO_PEERCRED uid must be vmlet's effective uid or root, so a socket made
+ * reachable by mistake (a chmod, a shared directory) still serves no one
+ * else. A client that has not sent its request line within the idle
+ * timeout is dropped, and when every slot is taken the oldest client still
+ * waiting for its request makes room: silent clients cannot lock out
+ * `stop`.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -21,6 +30,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "vmm/ctl/ctl.h"
@@ -32,6 +42,7 @@ struct ctl_conn {
 	struct ctl_server *srv;
 	int fd;
 	bool console;
+	uint64_t deadline_ms; /* dropped then unless it sent its request */
 	size_t len;
 	char buf[CTL_MAX_REQUEST];
 };
@@ -43,14 +54,25 @@ struct ctl_server {
 	struct event_loop *loop;
 	const struct ctl_vm_ops *ops;
 	void *vm;
+	struct event_timer *idle; /* fires at the earliest deadline */
+	unsigned int idle_ms;
 	struct ctl_conn *conns[CTL_MAX_CLIENTS];
 };
+
+static uint64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
 
 int ctl_server_open(struct ctl_server **out, const char *path)
 {
 	struct sockaddr_un sa = {.sun_family = AF_UNIX};
 	struct ctl_server *s;
 	struct stat st;
+	mode_t old_mask;
 	int err;
 
 	if (strlen(path) >= sizeof(sa.sun_path))
@@ -67,18 +89,25 @@ int ctl_server_open(struct ctl_server **out, const char *path)
 	if (!s)
 		return -ENOMEM;
 	s->statm_fd = -1;
+	s->idle_ms = CTL_IDLE_TIMEOUT_MS;
 	s->path = strdup(path);
 	s->listen_fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	if (!s->path || s->listen_fd < 0) {
 		err = s->path ? error_errno(-errno, "ctl: socket") : -ENOMEM;
 		goto fail;
 	}
-	if (bind(s->listen_fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
-		err = error_errno(-errno, "ctl: bind %s", path);
+	/* Only the user vmlet runs as (and root) may talk to it: the file is
+	 * created 0600 (no chmod after bind, which would leave a window and
+	 * follow whatever a path swap put there). Setup is single-threaded
+	 * here, so the process-wide umask touches nothing else. */
+	old_mask = umask(0177);
+	err = bind(s->listen_fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 ? -errno : 0;
+	umask(old_mask);
+	if (err) {
+		err = error_errno(err, "ctl: bind %s", path);
 		goto fail;
 	}
-	/* Only the user vmlet runs as (and root) may talk to it. */
-	if (chmod(path, 0600) < 0 || listen(s->listen_fd, CTL_MAX_CLIENTS) < 0) {
+	if (listen(s->listen_fd, CTL_MAX_CLIENTS) < 0) {
 		err = error_errno(-errno, "ctl: listen %s", path);
 		unlink(path);
 		goto fail;
@@ -312,6 +341,86 @@ static void conn_event(void *opaque, uint32_t events)
 		conn_close(c);
 }
 
+/* Arm the idle timer for the earliest deadline of a client still sending
+ * its request (console clients have none); disarm when there is none. */
+static void idle_rearm(struct ctl_server *s)
+{
+	uint64_t now = now_ms(), first = UINT64_MAX;
+	int i;
+
+	if (!s->idle)
+		return;
+	for (i = 0; i < CTL_MAX_CLIENTS; i++)
+		if (s->conns[i] && !s->conns[i]->console && s->conns[i]->deadline_ms < first)
+			first = s->conns[i]->deadline_ms;
+	if (first == UINT64_MAX)
+		event_timer_arm(s->idle, 0);
+	else
+		event_timer_arm(s->idle, first > now ? first - now : 1);
+}
+
+static void idle_event(void *opaque, uint32_t events)
+{
+	struct ctl_server *s = opaque;
+	uint64_t now = now_ms();
+	int i, dropped = 0;
+
+	(void)events;
+	for (i = 0; i < CTL_MAX_CLIENTS; i++) {
+		struct ctl_conn *c = s->conns[i];
+
+		if (c && !c->console && c->deadline_ms <= now) {
+			conn_close(c);
+			dropped++;
+		}
+	}
+	if (dropped)
+		log_warn("ctl: dropped %d client(s) that sent no request within %u ms", dropped,
+			 s->idle_ms);
+	idle_rearm(s);
+}
+
+/* A free slot, making one when all are taken: the client waiting longest
+ * for its request line goes (a console client keeps its slot). -1: none. */
+static int free_slot(struct ctl_server *s)
+{
+	int i, oldest = -1;
+
+	for (i = 0; i < CTL_MAX_CLIENTS; i++) {
+		if (!s->conns[i])
+			return i;
+		if (!s->conns[i]->console &&
+		    (oldest < 0 || s->conns[i]->deadline_ms < s->conns[oldest]->deadline_ms))
+			oldest = i;
+	}
+	if (oldest < 0)
+		return -1;
+	log_warn_once("ctl: all %d control connections taken, dropping the oldest silent one",
+		      CTL_MAX_CLIENTS);
+	conn_close(s->conns[oldest]);
+	return oldest;
+}
+
+/* SO_PEERCRED: only vmlet's own (effective) uid and root may use the
+ * socket. A refused peer gets one error line (or a reset, when its request
+ * is still unread at the close). */
+static bool peer_allowed(int fd)
+{
+	static const char refused[] = "{\"ok\":false,\"error\":\"permission denied\"}\n";
+	struct ucred cred;
+	socklen_t len = sizeof(cred);
+	uid_t self = geteuid();
+
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) == 0 && len == sizeof(cred) &&
+	    (cred.uid == self || cred.uid == 0))
+		return true;
+	log_warn("ctl: refused a client of uid %d (vmlet runs as uid %u)",
+		 len == sizeof(cred) ? (int)cred.uid : -1, (unsigned int)self);
+	if (write(fd, refused, sizeof(refused) - 1) < 0)
+		log_debug("ctl: refused client did not take its answer");
+	return false;
+}
+
 static void listen_event(void *opaque, uint32_t events)
 {
 	struct ctl_server *s = opaque;
@@ -321,9 +430,12 @@ static void listen_event(void *opaque, uint32_t events)
 	while ((fd = accept4(s->listen_fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC)) >= 0) {
 		struct ctl_conn *c = NULL;
 
-		for (i = 0; i < CTL_MAX_CLIENTS && s->conns[i]; i++)
-			;
-		if (i < CTL_MAX_CLIENTS)
+		if (!peer_allowed(fd)) {
+			close(fd);
+			continue;
+		}
+		i = free_slot(s);
+		if (i >= 0)
 			c = calloc(1, sizeof(*c));
 		if (!c) {
 			log_warn_once("ctl: too many control connections, refusing");
@@ -332,6 +444,7 @@ static void listen_event(void *opaque, uint32_t events)
 		}
 		c->srv = s;
 		c->fd = fd;
+		c->deadline_ms = now_ms() + s->idle_ms;
 		if (event_add(s->loop, fd, EPOLLIN, conn_event, c)) {
 			close(fd);
 			free(c);
@@ -339,6 +452,12 @@ static void listen_event(void *opaque, uint32_t events)
 		}
 		s->conns[i] = c;
 	}
+	idle_rearm(s);
+}
+
+void ctl_server_set_idle_timeout(struct ctl_server *s, unsigned int ms)
+{
+	s->idle_ms = ms ? ms : CTL_IDLE_TIMEOUT_MS;
 }
 
 int ctl_server_start(struct ctl_server *s, struct event_loop *loop, const struct ctl_vm_ops *ops,
@@ -349,6 +468,10 @@ int ctl_server_start(struct ctl_server *s, struct event_loop *loop, const struct
 	s->loop = loop;
 	s->ops = ops;
 	s->vm = vm;
+	/* created now, in setup: the sandbox allows arming, not creating */
+	err = event_timer_create(loop, idle_event, s, &s->idle);
+	if (err)
+		return error_errno(err, "ctl: idle timer");
 	err = event_add(loop, s->listen_fd, EPOLLIN, listen_event, s);
 	if (err)
 		return error_errno(err, "ctl: watching %s", s->path);
@@ -373,6 +496,8 @@ void ctl_server_close(struct ctl_server *s)
 	for (i = 0; i < CTL_MAX_CLIENTS; i++)
 		if (s->conns[i])
 			conn_close(s->conns[i]);
+	if (s->idle)
+		event_timer_destroy(s->idle);
 	if (s->loop)
 		event_del(s->loop, s->listen_fd);
 	close(s->listen_fd);
