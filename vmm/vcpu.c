@@ -241,6 +241,12 @@ static void vcpu_internal_error(struct vcpu *v)
 		     ? " (instruction emulation failed)"
 		     : "",
 		 buf);
+	if (v->vm->kvm_pvm)
+		log_warn("vcpu%u: this host's KVM is kvm-pvm: it emulates guest kernel code and "
+			 "cannot run all of a stock kernel or firmware (SSE, x87 and more at CPL0; "
+			 "docs/hosts.md): use a host with hardware KVM, or tests/nested's "
+			 "emulated host",
+			 v->index);
 	vcpu_log_regs(v);
 }
 

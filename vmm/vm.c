@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "vmm/irq_internal.h"
+#include "vmm/kvm_diag.h"
 #include "vmm/log.h"
 #include "vmm/vcpu.h"
 #include "vmm/vm.h"
@@ -92,6 +93,27 @@ static int kvm_check_cap(struct vm *vm, long cap)
 	return r < 0 ? 0 : r;
 }
 
+/* The KVM device: /dev/kvm, or VMLET_KVM_DEVICE (tests: a path that does
+ * not exist makes vmlet take the no-KVM path on a host that has one). */
+static const char *vm_kvm_device(void)
+{
+	const char *dev = getenv("VMLET_KVM_DEVICE");
+
+	return dev && dev[0] == '/' ? dev : "/dev/kvm";
+}
+
+/* open() of DEV failed with ERR: name the cause and what to do (kvm_diag.h);
+ * the first line starts "kvm: no usable KVM" (scripts/run-example reads it) */
+static int vm_kvm_unusable(const char *dev, int err)
+{
+	struct kvm_diag d;
+
+	kvm_diag_explain("/", dev, err, &d);
+	error("kvm: no usable KVM: cannot open %s (%s): %s", dev, strerror(err), d.what);
+	error("kvm: what to do: %s", d.todo);
+	return -err;
+}
+
 static int vm_open_kvm(struct vm *vm)
 {
 	static const struct {
@@ -106,12 +128,13 @@ static int vm_open_kvm(struct vm *vm)
 	    {KVM_CAP_EXT_CPUID, "KVM_CAP_EXT_CPUID"},
 	    {KVM_CAP_SET_TSS_ADDR, "KVM_CAP_SET_TSS_ADDR"},
 	};
+	const char *dev = vm_kvm_device();
 	size_t i;
 	int v;
 
-	vm->kvm_fd = open("/dev/kvm", O_RDWR | O_CLOEXEC);
+	vm->kvm_fd = open(dev, O_RDWR | O_CLOEXEC);
 	if (vm->kvm_fd < 0)
-		return error_errno(-errno, "kvm: cannot open /dev/kvm");
+		return vm_kvm_unusable(dev, errno);
 	v = ioctl(vm->kvm_fd, KVM_GET_API_VERSION, 0);
 	if (v != KVM_API_VERSION)
 		return error_errno(-ENOTSUP, "kvm: API version %d, need %d", v, KVM_API_VERSION);
@@ -122,6 +145,9 @@ static int vm_open_kvm(struct vm *vm)
 	if (v <= 0)
 		return error_errno(v < 0 ? -errno : -EINVAL, "kvm: KVM_GET_VCPU_MMAP_SIZE");
 	vm->run_size = (size_t)v;
+	vm->kvm_pvm = kvm_diag_host_pvm("/");
+	if (vm->kvm_pvm)
+		log_debug("kvm: %s is kvm-pvm (docs/hosts.md)", dev);
 	return 0;
 }
 

@@ -72,6 +72,7 @@ struct vm {
 	struct vm_options opt;
 	int kvm_fd, vm_fd;
 	size_t run_size; /* KVM_GET_VCPU_MMAP_SIZE */
+	bool kvm_pvm;	 /* the host's KVM is kvm-pvm (kvm_diag_host_pvm()) */
 	struct guest_mem mem;
 	struct bus pio, mmio;
 	struct event_loop loop;
