@@ -2,7 +2,9 @@
 #
 #   make            build ./vmlet
 #   make run        install deps, build, resolve the example VM and boot it
-#                   with the probe guest (vmlet probe -f examples/vm)
+#                   with the probe guest (vmlet probe -f examples/vm); without
+#                   a usable /dev/kvm, or KVM=nested, inside tests/nested's
+#                   emulated host with a real KVM
 #   make test       install deps, build, run every test (unit, conformance,
 #                   boot/probe, sanitizer pass)
 #   make check      clang-format, layering and cppcheck
@@ -178,10 +180,11 @@ test: deps
 	$(Q)$(MAKE) --no-print-directory SAN=1 unit-tests build/san/vmlet
 	$(Q)VMLET=./vmlet VMLET_SAN=build/san/vmlet BUILD=$(BUILD) tests/run.sh
 
+# without a usable /dev/kvm (or with KVM=nested) the probe runs inside
+# tests/nested's emulated host, on its real KVM (scripts/run-example)
 run: deps
 	$(Q)$(MAKE) --no-print-directory vmlet
-	./vmlet resolve --explain -f examples/vm
-	./vmlet probe -f examples/vm
+	$(Q)$(if $(KVM),KVM=$(KVM) )scripts/run-example
 
 check: vmlet
 	scripts/check-layering.sh
