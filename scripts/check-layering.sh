@@ -19,7 +19,7 @@
 #     builders.
 #  4. vmm/ (every file, main.c and the cmd_*.c too) includes of spec/ only
 #     spec/spec.h, of firmware/ only the guest ABI firmware/abi.h.
-#  5. vmm/dev/ (the devices) does not include json-c.
+#  5. vmm/dev/ and vmm/virtio/ (the devices) do not include json-c.
 #  6. firmware/ includes only firmware/ headers and the compiler's
 #     freestanding headers (stdarg.h, stdbool.h, stddef.h, stdint.h, ...).
 #  7. an include is "FILE" or <FILE>: no computed (macro) includes, no
@@ -135,8 +135,8 @@ FNR == 1 {
 	top = FILENAME
 	sub(/\/.*/, "", top)
 	room = top
-	if (FILENAME ~ /^vmm\/dev\//)
-		room = "vmm/dev"
+	if (FILENAME ~ /^vmm\/(dev|virtio)\//)
+		room = FILENAME ~ /^vmm\/dev\// ? "vmm/dev" : "vmm/virtio"
 }
 top != "vmm" {
 	code = code_of($0)
@@ -174,8 +174,8 @@ top != "vmm" {
 		if (top == "spec" && (inc == "sys/ioctl.h" || inc ~ /^linux\/kvm/ || \
 		    inc == "seccomp.h" || inc == "cap-ng.h"))
 			bad("spec/ includes <" inc "> (no KVM, no sandbox)")
-		if (room == "vmm/dev" && json)
-			bad("vmm/dev/ includes <" inc "> (devices do not speak JSON)")
+		if ((room == "vmm/dev" || room == "vmm/virtio") && json)
+			bad(room "/ includes <" inc "> (devices do not speak JSON)")
 		if (top == "firmware" && inc !~ /^(float|iso646|limits|stdalign|stdarg|stdbool|stddef|stdint|stdnoreturn)\.h$/)
 			bad("firmware/ includes <" inc "> (freestanding: only the compiler headers)")
 	} else {

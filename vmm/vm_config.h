@@ -171,7 +171,7 @@ struct vm_config {
 	unsigned int n_nics;
 	bool rng;
 	/* autoattachMemBalloon (KubeVirt's default true): a virtio-balloon
-	 * with a statistics queue (vmm/dev/virtio_balloon.h) */
+	 * with a statistics queue (vmm/virtio/virtio_balloon.h) */
 	bool mem_balloon;
 	/* ... that also offers free page reporting: KubeVirt turns it off for
 	 * dedicatedCpuPlacement, cpu.realtime, memory.hugepages and the

@@ -86,7 +86,7 @@
 #include "vmm/dev/devices.h"
 #include "vmm/dev/pci_devices.h"
 #include "vmm/dev/pflash.h"
-#include "vmm/dev/virtio_worker.h"
+#include "vmm/virtio/virtio_worker.h"
 #include "vmm/device.h"
 #include "vmm/irq.h"
 #include "vmm/log.h"

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * virtio_blk_fuzz.c - libFuzzer target for virtio-blk's request path
- * (vmm/dev/virtio_blk.c): request headers, sector ranges, data segments,
+ * (vmm/virtio/virtio_blk.c): request headers, sector ranges, data segments,
  * discard/write-zeroes ranges and GET_ID as a hostile guest writes them.
  *
  * The device is the real one on the real virtio-pci transport, over the
@@ -23,8 +23,8 @@
 
 #include "tests/fuzz/fuzz_input.h"
 #include "tests/fuzz/virtio_fuzz.h"
-#include "vmm/dev/virtio_blk.h"
-#include "vmm/dev/virtio_worker.h"
+#include "vmm/virtio/virtio_blk.h"
+#include "vmm/virtio/virtio_worker.h"
 #include "vmm/disk/blk.h"
 #include "vmm/log.h"
 

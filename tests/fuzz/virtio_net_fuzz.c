@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * virtio_net_fuzz.c - libFuzzer target for virtio-net's RX and TX paths
- * (vmm/dev/virtio_net*.c), the control queue and the DHCP/ARP intercept,
+ * (vmm/virtio/virtio_net*.c), the control queue and the DHCP/ARP intercept,
  * as a hostile guest and a hostile network drive them.
  *
  * The device is the real one on the real virtio-pci transport, over the
@@ -30,8 +30,8 @@
 
 #include "tests/fuzz/fuzz_input.h"
 #include "tests/fuzz/virtio_fuzz.h"
-#include "vmm/dev/virtio_net.h"
-#include "vmm/dev/virtio_net_int.h"
+#include "vmm/virtio/virtio_net.h"
+#include "vmm/virtio/virtio_net_int.h"
 #include "vmm/log.h"
 #include "vmm/net/backend.h"
 #include "vmm/net/net.h"

@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "vmm/dev/virtqueue.h"
+#include "vmm/virtio/virtqueue.h"
 
 #define RAM0_SIZE 0x3000u
 #define RAM1_SIZE 0x1000u

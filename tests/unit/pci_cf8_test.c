@@ -5,7 +5,7 @@
  * disabled or out-of-range address reads (all ones, writes dropped). */
 #include "tests/lib/test.h"
 #include "tests/unit/virtio_test_pci.h"
-#include "vmm/dev/virtio_rng.h"
+#include "vmm/virtio/virtio_rng.h"
 
 #define CF8 0xcf8
 

@@ -8,7 +8,7 @@
 
 #include "tests/lib/test.h"
 #include "tests/unit/virtio_test_pci.h"
-#include "vmm/dev/virtio_balloon.h"
+#include "vmm/virtio/virtio_balloon.h"
 
 #define RAM   (4ull << 20)
 #define QS    16

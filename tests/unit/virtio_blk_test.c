@@ -13,7 +13,7 @@
 #include "tests/lib/test.h"
 #include "tests/unit/virtio_test_pci.h"
 #include "vmm/disk/blk.h"
-#include "vmm/dev/virtio_blk.h"
+#include "vmm/virtio/virtio_blk.h"
 
 #define F(b)	 (1ull << (b))
 #define WANT	 (F(32) | F(29) | F(28) | F(1) | F(2) | F(5) | F(6) | F(9) | F(10) | F(13) | F(14))

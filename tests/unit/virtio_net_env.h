@@ -16,7 +16,7 @@
 
 #include "tests/lib/test.h"
 #include "tests/unit/virtio_test_pci.h"
-#include "vmm/dev/virtio_net.h"
+#include "vmm/virtio/virtio_net.h"
 #include "vmm/net/backend.h"
 #include "vmm/net/dhcp.h"
 #include "vmm/net/net.h"

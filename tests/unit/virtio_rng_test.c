@@ -5,7 +5,7 @@
 
 #include "tests/lib/test.h"
 #include "tests/unit/virtio_test_pci.h"
-#include "vmm/dev/virtio_rng.h"
+#include "vmm/virtio/virtio_rng.h"
 
 static double now_s(void)
 {

@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "vmm/dev/virtqueue.h"
+#include "vmm/virtio/virtqueue.h"
 #include "vmm/guest_mem.h"
 
 #define TDRV_DESC     0x1000ull

@@ -21,7 +21,7 @@
 #include "tests/unit/virtio_test_driver.h"
 #include "vmm/bus.h"
 #include "vmm/dev/pci.h"
-#include "vmm/dev/virtio_pci.h"
+#include "vmm/virtio/virtio_pci.h"
 #include "vmm/irq.h"
 #include "vmm/thread.h"
 #include "vmm/vm.h"

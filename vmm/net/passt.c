@@ -15,7 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "vmm/dev/virtqueue.h"
+#include "vmm/virtio/virtqueue.h"
 #include "vmm/log.h"
 #include "vmm/net/backend.h"
 #include "vmm/net/passt.h"

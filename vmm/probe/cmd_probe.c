@@ -23,7 +23,7 @@
 #include "vmm/ctl/ctl.h"
 #include "vmm/lifecycle.h"
 #include "vmm/dev/pci_devices.h"
-#include "vmm/dev/virtio_net.h"
+#include "vmm/virtio/virtio_net.h"
 #include "vmm/probe/report.h"
 #include "vmm/vm.h"
 #include "vmm/vm_config.h"

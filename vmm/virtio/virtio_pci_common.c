@@ -8,7 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "vmm/dev/virtio_pci_int.h"
+#include "vmm/virtio/virtio_pci_int.h"
 #include "vmm/log.h"
 
 /* common configuration structure offsets (§4.1.4.3) */

@@ -11,9 +11,9 @@
 
 #include "vmm/disk/blk.h"
 #include "vmm/device.h"
-#include "vmm/dev/virtio_blk.h"
-#include "vmm/dev/virtio_pci.h"
-#include "vmm/dev/virtio_worker.h"
+#include "vmm/virtio/virtio_blk.h"
+#include "vmm/virtio/virtio_pci.h"
+#include "vmm/virtio/virtio_worker.h"
 #include "vmm/log.h"
 #include "vmm/vm.h"
 

@@ -8,8 +8,8 @@
 #include <sys/eventfd.h>
 #include <unistd.h>
 
-#include "vmm/dev/virtio_pci.h"
-#include "vmm/dev/virtio_worker.h"
+#include "vmm/virtio/virtio_pci.h"
+#include "vmm/virtio/virtio_worker.h"
 #include "vmm/log.h"
 
 static void worker_ctl(struct virtio_worker *w)

@@ -9,7 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "vmm/dev/virtio_pci_int.h"
+#include "vmm/virtio/virtio_pci_int.h"
 #include "vmm/irq.h"
 #include "vmm/log.h"
 

@@ -9,9 +9,9 @@
 #include <sys/mman.h>
 #include <time.h>
 
-#include "vmm/dev/virtio_balloon.h"
-#include "vmm/dev/virtio_pci.h"
-#include "vmm/dev/virtio_worker.h"
+#include "vmm/virtio/virtio_balloon.h"
+#include "vmm/virtio/virtio_pci.h"
+#include "vmm/virtio/virtio_worker.h"
 #include "vmm/device.h"
 #include "vmm/log.h"
 

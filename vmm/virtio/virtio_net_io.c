@@ -10,7 +10,7 @@
 #include <sys/eventfd.h>
 #include <unistd.h>
 
-#include "vmm/dev/virtio_net_int.h"
+#include "vmm/virtio/virtio_net_int.h"
 #include "vmm/log.h"
 #include "vmm/net/pkt.h"
 #include "vmm/thread.h"

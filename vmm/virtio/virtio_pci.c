@@ -11,7 +11,7 @@
 #include <sys/eventfd.h>
 #include <unistd.h>
 
-#include "vmm/dev/virtio_pci_int.h"
+#include "vmm/virtio/virtio_pci_int.h"
 #include "vmm/irq.h"
 #include "vmm/log.h"
 

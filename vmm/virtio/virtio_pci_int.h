@@ -13,7 +13,7 @@
 #ifndef VMLET_VIRTIO_PCI_INT_H
 #define VMLET_VIRTIO_PCI_INT_H
 
-#include "vmm/dev/virtio_pci.h"
+#include "vmm/virtio/virtio_pci.h"
 
 static inline uint8_t virtio_pci_status(struct virtio_pci *vp)
 {

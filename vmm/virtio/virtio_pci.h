@@ -32,7 +32,7 @@
 #include <stdint.h>
 
 #include "vmm/dev/pci.h"
-#include "vmm/dev/virtqueue.h"
+#include "vmm/virtio/virtqueue.h"
 
 struct vm;
 struct guest_mem;

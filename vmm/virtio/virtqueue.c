@@ -10,7 +10,7 @@
 #include <errno.h>
 #include <string.h>
 
-#include "vmm/dev/virtqueue.h"
+#include "vmm/virtio/virtqueue.h"
 #include "vmm/log.h"
 
 #define AVAIL_FLAGS 0

@@ -8,9 +8,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "vmm/dev/virtio_pci.h"
-#include "vmm/dev/virtio_rng.h"
-#include "vmm/dev/virtio_worker.h"
+#include "vmm/virtio/virtio_pci.h"
+#include "vmm/virtio/virtio_rng.h"
+#include "vmm/virtio/virtio_worker.h"
 #include "vmm/log.h"
 
 #define RNG_QUEUE_SIZE 64

@@ -11,8 +11,8 @@
 #include <stdint.h>
 #include <sys/uio.h>
 
-#include "vmm/dev/virtio_net.h"
-#include "vmm/dev/virtio_pci.h"
+#include "vmm/virtio/virtio_net.h"
+#include "vmm/virtio/virtio_pci.h"
 #include "vmm/net/backend.h"
 #include "vmm/net/net.h"
 

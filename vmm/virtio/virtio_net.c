@@ -10,7 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "vmm/dev/virtio_net_int.h"
+#include "vmm/virtio/virtio_net_int.h"
 #include "vmm/device.h"
 #include "vmm/log.h"
 #include "vmm/net/mac.h"
