@@ -14,7 +14,9 @@
 #include <fcntl.h>
 #include <json-c/json.h>
 #include <limits.h>
+#include <stddef.h>
 #include <linux/filter.h>
+#include <linux/fs.h>
 #include <linux/kvm.h>
 #include <pthread.h>
 #include <linux/seccomp.h>
@@ -24,8 +26,10 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
 #if defined(__SANITIZE_ADDRESS__)
@@ -394,6 +398,23 @@ static void *test_thread_fn(void *arg)
 	return arg;
 }
 
+/* socket(AF_UNIX) and connect() to the abstract name "vmlet-test-hook":
+ * the way out to a host daemon's socket. ECONNREFUSED if both are allowed. */
+static long test_unix_connect(void)
+{
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+	long fd = syscall(SYS_socket, AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	long ret;
+
+	if (fd < 0)
+		return fd;
+	memcpy(sa.sun_path + 1, "vmlet-test-hook", 15);
+	ret = syscall(SYS_connect, (int)fd, &sa,
+		      (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 16));
+	close((int)fd);
+	return ret;
+}
+
 /* The test hook: attempt something the role may not do. */
 static void test_forbidden(enum thread_role role)
 {
@@ -420,6 +441,15 @@ static void test_forbidden(enum thread_role role)
 		ret = syscall(SYS_socket, 2 /* AF_INET */, 1 /* SOCK_STREAM */, 0);
 		if (ret >= 0)
 			close((int)ret);
+	} else if (!strcmp(w, "unix-connect")) {
+		ret = test_unix_connect();
+	} else if (!strcmp(w, "fallocate")) {
+		/* mode 0 (allocate, may grow the file) on no fd: EBADF if allowed */
+		ret = syscall(SYS_fallocate, -1, 0, 0L, 4096L);
+	} else if (!strcmp(w, "blkdiscard")) {
+		uint64_t range[2] = {0, 4096};
+
+		ret = syscall(SYS_ioctl, -1, BLKDISCARD, range);
 	} else if (!strcmp(w, "exec")) {
 		/* execve of nothing: EFAULT/ENOENT if allowed */
 		ret = syscall(SYS_execve, "", NULL, NULL);

@@ -63,9 +63,11 @@
  * Test hook (inert unless set): VMLET_TEST_FORBIDDEN=ROLE[:WHAT] makes the
  * thread of that role (main, vcpu, blk-io, net-io, helper) attempt a
  * forbidden operation right after its filter is installed; WHAT is open
- * (default), exec-mmap, ioctl (KVM_CREATE_VM), socket, exec, kvm-run
- * (KVM_RUN) or thread (pthread_create). In kill mode the process dies with
- * SIGSYS. Every WHAT is harmless if it is allowed.
+ * (default), exec-mmap, ioctl (KVM_CREATE_VM), socket (AF_INET),
+ * unix-connect (socket(AF_UNIX) + connect to an abstract name), exec,
+ * kvm-run (KVM_RUN), thread (pthread_create), fallocate (mode 0) or
+ * blkdiscard (BLKDISCARD). In kill mode the process dies with SIGSYS.
+ * Every WHAT is harmless if it is allowed.
  */
 #ifndef VMLET_SANDBOX_H
 #define VMLET_SANDBOX_H

@@ -12,7 +12,9 @@
  *   ioctl   request numbers per role (a vCPU thread cannot create VMs,
  *           map memory or touch a disk's ioctls);
  *   mmap/mprotect   never PROT_EXEC: no new executable memory after setup;
- *   socket  AF_UNIX only (net I/O reconnecting to passt);
+ *   socket/connect  no role (every socket is made or handed in during
+ *           setup: passt's streams come from its supervisor);
+ *   fallocate  punch hole or zero range, keeping the size (block I/O);
  *   write   stderr only for threads that have no other reason to write;
  *   tgkill  own thread group only;
  *   clone   CLONE_THREAD only: threads, never processes.
@@ -143,11 +145,11 @@ static const struct sandbox_rule blk_io[] = {
 	/* VIRTIO_BLK_T_FLUSH */
 	ALLOW(fdatasync),
 	ALLOW(fsync),
-	/* DISCARD / WRITE_ZEROES on image files (punch hole, zero range) */
-	ALLOW(fallocate),
-	/* DISCARD / WRITE_ZEROES on host block devices */
-	ALLOW_IOCTL(BLKDISCARD),
-	ALLOW_IOCTL(BLKZEROOUT),
+	/* DISCARD / WRITE_ZEROES (blk_raw.c), on image files and host block
+	 * devices alike: punch hole or zero range, never changing the size
+	 * (mode 0 would grow the file, COLLAPSE/INSERT_RANGE move data) */
+	ALLOW_EQ(fallocate, 1, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE),
+	ALLOW_EQ(fallocate, 1, FALLOC_FL_ZERO_RANGE | FALLOC_FL_KEEP_SIZE),
 };
 
 static const struct sandbox_rule net_io[] = {
@@ -155,15 +157,14 @@ static const struct sandbox_rule net_io[] = {
 	/* frames to and from the tap device */
 	ALLOW(readv),
 	ALLOW(writev),
-	/* frames over passt's / a stream socket backend */
+	/* frames over passt's stream; a restarted passt's new stream arrives
+	 * from its supervisor (vmm/net/passt.c) as SCM_RIGHTS on the socket
+	 * pair made in setup: no socket() or connect() here */
 	ALLOW(recvmsg),
 	ALLOW(sendmsg),
 	ALLOW(recvfrom),
 	ALLOW(sendto),
-	/* reconnecting to passt's unix socket when passt restarts: unix
-	 * sockets only, never AF_INET/AF_NETLINK/AF_PACKET */
-	ALLOW_EQ(socket, 0, AF_UNIX),
-	ALLOW(connect),
+	/* dropping a broken passt stream */
 	ALLOW(close),
 	/* virtio-net: the receive offloads the guest negotiated, set on the
 	 * tap at each DRIVER_OK (virtio_net_io.c) */

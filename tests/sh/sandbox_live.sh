@@ -81,8 +81,8 @@ fi
 # ---- every role's filter is live ----------------------------------------
 # main's effective allowlist is its own: no vCPU ioctl, no new thread (the
 # vCPU threads start before main is confined and do not widen its filter)
-for hook in main main:exec-mmap main:socket main:exec main:kvm-run main:thread \
-	vcpu vcpu:ioctl vcpu:exec-mmap vcpu:socket vcpu:thread; do
+for hook in main main:exec-mmap main:socket main:unix-connect main:exec main:kvm-run main:thread \
+	vcpu vcpu:ioctl vcpu:exec-mmap vcpu:socket vcpu:unix-connect vcpu:thread; do
 	timeout 20 env VMLET_TEST_FORBIDDEN=$hook "$VMLET" run --kernel "$HOLD" --grace-period 0 \
 		--log-format text >"$TMPD/out" 2>"$TMPD/err"
 	rc=$?
@@ -91,7 +91,7 @@ for hook in main main:exec-mmap main:socket main:exec main:kvm-run main:thread \
 done
 
 # the block I/O role, live: its thread starts before main drops privileges
-for hook in blk-io blk-io:socket blk-io:ioctl; do
+for hook in blk-io blk-io:socket blk-io:ioctl blk-io:fallocate blk-io:blkdiscard; do
 	timeout 20 env VMLET_TEST_FORBIDDEN=$hook "$VMLET" run -f "$TMPD/vm.yaml" --kernel "$HOLD" \
 		--grace-period 0 --log-format text >"$TMPD/out" 2>"$TMPD/err"
 	rc=$?

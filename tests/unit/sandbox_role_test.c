@@ -34,6 +34,7 @@ static const enum thread_role all_roles[] = {
 /* opened before confinement, as vmlet's setup does */
 static int scratch_fd = -1; /* a file for block I/O */
 static int pipe_fds[2] = {-1, -1};
+static int net_pair[2] = {-1, -1}; /* a passt stream */
 
 /* Run fn in a forked child; return its wait status. */
 static int in_child(int (*fn)(void *), void *arg)
@@ -110,6 +111,9 @@ static int blk_work(void)
 	if (fallocate(scratch_fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, 4096, 512) &&
 	    errno != EOPNOTSUPP)
 		return 33;
+	if (fallocate(scratch_fd, FALLOC_FL_ZERO_RANGE | FALLOC_FL_KEEP_SIZE, 4096, 512) &&
+	    errno != EOPNOTSUPP)
+		return 34;
 	return 0;
 }
 
@@ -119,10 +123,11 @@ static int net_work(void)
 	struct iovec out = {&c, 1}, in = {&d, 1};
 	int s;
 
-	/* reconnecting to passt: a unix socket */
-	s = socket(AF_UNIX, SOCK_STREAM, 0);
-	if (s < 0)
+	/* passt's stream, made in setup: frames both ways, then closed */
+	if (send(net_pair[0], &c, 1, 0) != 1 || recv(net_pair[1], &d, 1, 0) != 1 || d != c)
 		return 40;
+	s = net_pair[0];
+	net_pair[0] = -1;
 	close(s);
 	if (writev(STDERR_FILENO, &out, 0) != 0)
 		return 41;
@@ -257,8 +262,15 @@ static void test_roles_forbidden_kill(void)
 	    {THREAD_BLK_IO, "blk-io:open"},
 	    {THREAD_BLK_IO, "blk-io:ioctl"},
 	    {THREAD_BLK_IO, "blk-io:socket"},
+	    /* issue 28: a mode that grows the file, the unused discard ioctl */
+	    {THREAD_BLK_IO, "blk-io:fallocate"},
+	    {THREAD_BLK_IO, "blk-io:blkdiscard"},
 	    {THREAD_NET_IO, "net-io:open"},
 	    {THREAD_NET_IO, "net-io:socket"},
+	    /* issue 28: no way out to a host daemon's unix socket */
+	    {THREAD_NET_IO, "net-io:unix-connect"},
+	    {THREAD_VCPU, "vcpu:unix-connect"},
+	    {THREAD_MAIN, "main:unix-connect"},
 	    {THREAD_NET_IO, "net-io:exec-mmap"},
 	    {THREAD_HELPER, "helper:open"},
 	    {THREAD_HELPER, "helper:exec"},
@@ -583,7 +595,7 @@ int main(void)
 	if (scratch_fd < 0 || ftruncate(scratch_fd, 1 << 20))
 		return 1;
 	unlink(path);
-	if (pipe(pipe_fds))
+	if (pipe(pipe_fds) || socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, net_pair))
 		return 1;
 	TEST_RUN(test_parse);
 	TEST_RUN(test_blk_bounce_buffers); /* first: before any large block is freed */
