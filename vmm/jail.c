@@ -4,6 +4,7 @@
  * jail directory (see jail.h).
  */
 #include <errno.h>
+#include <sched.h>
 #include <fcntl.h>
 #include <linux/magic.h>
 #include <stdio.h>
@@ -241,6 +242,14 @@ int jail_enter(const char *dir)
 	err = jail_rlimits();
 	if (err)
 		return err;
+	/* A network namespace of its own, empty (not even lo up): abstract
+	 * unix sockets (systemd's, container runtimes') are per network
+	 * namespace, so none of the host's is reachable. Only now, not at
+	 * clone: taps are created in the namespace that opens /dev/net/tun,
+	 * and passt's supervisor was forked in setup; the sockets and fds
+	 * opened so far keep the host's namespace. */
+	if (unshare(CLONE_NEWNET) < 0)
+		return error_errno(-errno, "jail: new network namespace");
 	/* nothing we mount from here on reaches the host's namespace */
 	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
 		return error_errno(-errno, "jail: making mounts private");
@@ -257,6 +266,6 @@ int jail_enter(const char *dir)
 		return error_errno(-errno, "jail: pivot_root into %s", dir);
 	if (umount2(".", MNT_DETACH) < 0 || chdir("/") < 0)
 		return error_errno(-errno, "jail: detaching the host's tree");
-	log_info("jail: confined to %s (new mount, PID and IPC namespaces)", dir);
+	log_info("jail: confined to %s (new mount, PID, IPC and network namespaces)", dir);
 	return 0;
 }

@@ -4,8 +4,10 @@
  * lifecycle worker) is born in new mount, PID and IPC namespaces, opens
  * everything the VM needs (/dev/kvm, disks, taps, sockets, the console)
  * from the host's tree, and then, right before its seccomp filter goes on,
- * pivots into DIR: afterwards its whole filesystem is DIR, read-only,
- * nosuid, nodev, noexec. DIR needs nothing in it (an empty directory is
+ * moves into a new, empty network namespace (no host abstract unix socket
+ * is reachable; taps and sockets opened before keep the host's) and pivots
+ * into DIR: afterwards its whole filesystem is DIR, read-only, nosuid,
+ * nodev, noexec. DIR needs nothing in it (an empty directory is
  * the best jail: every file descriptor is already open); it must not be
  * "/". The worker is PID 1 of its namespace, so anything it started (passt)
  * dies with it.
@@ -76,7 +78,8 @@ int jail_cgroup_find(char *dir, size_t len, char *why, size_t why_len);
  * reason they are skipped). */
 void jail_setup_limits(struct jail_cgroup *cg, const struct vm_config *cfg);
 
-/* Worker, everything open: rlimits, then pivot into dir. Refuses (-EPERM)
+/* Worker, everything open: rlimits, a new network namespace, then pivot
+ * into dir. Refuses (-EPERM)
  * unless this process is PID 1 of its namespace, i.e. the lifecycle
  * cloned it into new mount, PID and IPC namespaces. 0 or -errno. */
 int jail_enter(const char *dir);

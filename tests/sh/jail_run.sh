@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # vmlet run --jail DIR (vmm/jail.h): the guest's worker is PID 1 of new
-# PID, mount and IPC namespaces; its filesystem is DIR only, read-only; no
+# PID, mount and IPC namespaces and has a network namespace of its own (a
+# host abstract unix socket is out of reach); its filesystem is DIR only, read-only; no
 # core dumps and a bounded number of open files; still confined by seccomp
 # with no capabilities; the guest runs, is reachable over the control
 # socket, powers off on SIGTERM (a signal into the namespace's init); each
@@ -34,7 +35,7 @@ if [[ -z $W ]]; then
 fi
 [[ $(field /proc/$W/status NSpid) =~ ^$W[[:space:]]+1$ ]] && ok "worker is PID 1 of its namespace" ||
 	fail "NSpid: $(field /proc/$W/status NSpid)"
-for ns in mnt pid ipc; do
+for ns in mnt pid ipc net; do
 	[[ $(readlink /proc/$W/ns/$ns) != "$(readlink /proc/$PID/ns/$ns)" ]] && ok "own $ns namespace" ||
 		fail "$ns namespace shared with the supervisor"
 done
@@ -65,6 +66,41 @@ wait $PID
 rc=$?
 [[ $rc == 0 ]] && ok "SIGTERM: power button reached the jailed guest, exit 0" || fail "exit $rc"
 [[ ! -e $SOCK ]] && ok "socket removed" || fail "socket left behind"
+
+# a host daemon's abstract unix socket is out of the jail's reach: the main
+# thread's test hook connects to @vmlet-test-hook (seccomp=log lets the
+# calls through, so only the network namespace stands in the way); the
+# listener counts the connections it got
+python3 - "$TMPD/accepted" <<'PY' &
+import socket, sys
+s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+s.bind("\0vmlet-test-hook")
+s.listen(4)
+s.settimeout(60)
+n = 0
+open(sys.argv[1], "w").write("ready\n")
+try:
+    while True:
+        c, _ = s.accept()
+        n += 1
+        open(sys.argv[1], "w").write("%d\n" % n)
+        c.close()
+except socket.timeout:
+    pass
+PY
+LPID=$!
+for _ in $(seq 200); do [[ -s $TMPD/accepted ]] && break; sleep 0.05; done
+VMLET_TEST_FORBIDDEN=main:unix-connect "$VMLET" run --kernel "$TMPD/mode0.elf" --jail "$JAIL" \
+	--seccomp=log --grace-period 0 --log-format text >"$TMPD/out2" 2>"$TMPD/err2" &
+PID2=$!
+wait_log "$TMPD/err2" "survived 'unix-connect'" 300 || fail "no hook line: $(tail -2 "$TMPD/err2")"
+kill -TERM $PID2
+wait $PID2
+kill $LPID 2>/dev/null
+wait $LPID 2>/dev/null
+grep -q "survived 'unix-connect' (-1)" "$TMPD/err2" && [[ $(cat "$TMPD/accepted") == ready ]] &&
+	ok "host abstract socket unreachable from the jail" ||
+	fail "jail reached @vmlet-test-hook: $(grep -o "survived.*" "$TMPD/err2"), listener: $(cat "$TMPD/accepted")"
 
 # each restart is a new jail
 # (stopped during the second restart's 2 s backoff; a SIGTERM that came

@@ -31,10 +31,11 @@ ip link add eth0 type veth peer name node0
 ip addr add 10.200.0.2/24 dev eth0
 ip link set eth0 up; ip link set node0 up
 ip route add default via 10.200.0.1
+JAILARGS=()
 run() { # LOG ARGS... : start vmlet with the tiny guest in the background
 	local log=$1; shift
 	env "$@" "$VMLET" run -f "$YAML" --kernel "$GUEST" --console none --log-format text \
-		--grace-period 2 2>"$log" &
+		--grace-period 2 "${JAILARGS[@]}" 2>"$log" &
 	PID=$!
 }
 wait_log() { # LOG PATTERN (generous: a loaded host)
@@ -79,13 +80,24 @@ if wait_log "$TMPD/masq.err" "masquerade binding"; then
 	ip -4 addr show dev vt-default | grep -q "10.0.2.1/24" && echo "tap gateway"
 fi
 stop; echo "masq-vm rc=$?"
+
+# --jail: the worker moves into a network namespace of its own after setup;
+# the tap, created in setup, stays in this one
+mkdir -p "$TMPD/jail"
+JAILARGS=(--jail "$TMPD/jail")
+run "$TMPD/jmasq.err" VMLET_POD_INTERFACE=eth0
+if wait_log "$TMPD/jmasq.err" "jail: confined to"; then
+	ip -4 addr show dev vt-default | grep -q "10.0.2.1/24" && echo "jail tap gateway"
+fi
+stop; echo "jail masq-vm rc=$?"
 EOS
 
 out=$(VMLET=$VMLET TMPD=$TMPD GUEST=$TMPD/g.elf timeout 180 unshare -n bash "$TMPD/inner.sh" 2>&1)
 echo "$out"
 if ! grep -q "rc=" <<<"$out"; then fail "inner script did not run"; finish; fi
 for want in "e1000 rc=1" "e1000 named" "passt fallback" "passt running" "passt-vm rc=0" \
-	"passt gone" "nft table" "tap gateway" "masq-vm rc=0"; do
+	"passt gone" "nft table" "tap gateway" "masq-vm rc=0" "jail tap gateway" \
+	"jail masq-vm rc=0"; do
 	if grep -qx "$want" <<<"$out"; then ok "$want"; else fail "$want"; fi
 done
 finish
