@@ -84,16 +84,20 @@ got=$(guest "$S")
 	fail "store cache: $(ls -la "$S/.vmlet-disks" 2>&1)"
 # the next run takes the unpacked disk from the store, not the image:
 # zeroes written into the unpacked copy show through
-cached=$(ls "$S"/.vmlet-disks/*/disk/disk.raw)
+cached=$(find "$S/.vmlet-disks" -type f -size 2097152c)
+[[ -f $cached && $(dirname "$cached") == "$S/.vmlet-disks" ]] || fail "no cached disk for b: '$cached'"
+[[ $(stat -c %a "$S/.vmlet-disks") == 700 && $(stat -c %a "$cached") == 400 ]] &&
+	ok "the store's disks are private (directory 0700, files 0400)" ||
+	fail "modes: $(stat -c '%a %n' "$S/.vmlet-disks" "$cached")"
 dd if=/dev/zero of="$cached" bs=1M count=1 conv=notrunc status=none
 zero=$(head -c 1048576 /dev/zero | sha256sum | cut -d' ' -f1)
 got=$(guest "$S")
 [[ $got == "a 3145728 $sum_a b 2097152 $zero " ]] && ok "the next run reuses the unpacked disks" ||
 	fail "second run: '$got'"
-rm -rf "$(dirname "$(dirname "$cached")")"
+rm -f "$cached"
 
 # nowhere, and no skopeo on PATH: an error naming volume, image and store
-mkdir -p "$TMPD/bin" && ln -s "$(command -v tar)" "$TMPD/bin/tar" && ln -s "$(command -v rm)" "$TMPD/bin/rm"
+mkdir -p "$TMPD/bin"
 manifest example.org/vmlet/nowhere:9 example.org/vmlet/arch:2 >"$TMPD/vm.yaml"
 timeout 60 env PATH="$TMPD/bin" "$VMLET" probe -f "$TMPD/vm.yaml" --image-store "$S" >/dev/null 2>"$TMPD/err" &&
 	fail "a missing image was accepted"

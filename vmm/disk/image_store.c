@@ -6,8 +6,6 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <json-c/json.h>
-#include <limits.h>
 #include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,174 +14,271 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "vmm/disk/image_layer.h"
+#include "vmm/disk/image_manifest.h"
 #include "vmm/disk/image_store.h"
+#include "vmm/disk/sha256.h"
+#include "vmm/disk/tar.h"
 #include "vmm/log.h"
 #include "vmm/vm_config.h"
 
-#define CACHE_DIR  ".vmlet-disks"
-#define MAX_LAYERS 128
+#define CACHE_DIR     ".vmlet-disks"
+#define ARCHIVE_MAX   100000u /* members of a docker archive */
+#define ARCHIVE_LINKS 8	      /* links followed from a layer's name */
 
 extern char **environ;
 
-/* The layers of an image, in order: files (OCI blobs) or members of a
- * docker archive. */
+/* The layers of an image, base first: OCI blobs, or members of a docker
+ * archive (all in archive_fd). */
 struct image {
-	char key[80];  /* cache directory name */
-	char *archive; /* docker archive, NULL for an OCI layout */
-	char *layer[MAX_LAYERS];
+	char key[160]; /* what the image is, for the cache */
+	int archive_fd;
+	struct image_layer layer[IMAGE_MAX_LAYERS];
 	unsigned int n;
 };
 
 static void image_release(struct image *im)
 {
-	free(im->archive);
 	for (unsigned int i = 0; i < im->n; i++)
-		free(im->layer[i]);
+		if (im->layer[i].fd >= 0 && im->layer[i].fd != im->archive_fd)
+			close(im->layer[i].fd);
+	if (im->archive_fd >= 0)
+		close(im->archive_fd);
 	memset(im, 0, sizeof(*im));
+	im->archive_fd = -1;
 }
 
-/* Run argv with stdout to out_fd (-1: /dev/null): 0 when it exited 0,
- * -ENOENT when it is not installed, -EIO otherwise. */
-static int store_exec(char *const argv[], int out_fd)
+/* A whole file of at most IMAGE_MANIFEST_MAX bytes, NUL-terminated. */
+static int read_small(int dirfd, const char *path, char **out, size_t *len)
 {
-	posix_spawn_file_actions_t fa;
-	pid_t pid;
-	int st, r;
+	int fd = openat(dirfd, path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	struct stat st;
+	ssize_t got = -1;
+	char *p = NULL;
 
-	posix_spawn_file_actions_init(&fa);
-	if (out_fd >= 0)
-		posix_spawn_file_actions_adddup2(&fa, out_fd, 1);
-	else
-		posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
-	r = posix_spawnp(&pid, argv[0], &fa, NULL, argv, environ);
-	posix_spawn_file_actions_destroy(&fa);
-	if (r)
-		return -r;
-	while (waitpid(pid, &st, 0) < 0)
-		if (errno != EINTR)
-			return -errno;
-	if (WIFEXITED(st) && WEXITSTATUS(st) == 127)
-		return -ENOENT;
-	return WIFEXITED(st) && !WEXITSTATUS(st) ? 0 : -EIO;
+	if (fd < 0)
+		return -errno;
+	if (!fstat(fd, &st) && S_ISREG(st.st_mode) && st.st_size <= IMAGE_MANIFEST_MAX &&
+	    (p = malloc((size_t)st.st_size + 1)))
+		got = pread(fd, p, (size_t)st.st_size, 0);
+	close(fd);
+	if (got != st.st_size) {
+		free(p);
+		return -EINVAL;
+	}
+	p[got] = 0;
+	*out = p;
+	*len = (size_t)got;
+	return 0;
 }
 
-/* argv's standard output, parsed as JSON (NULL when it failed). */
-static json_object *store_exec_json(char *const argv[])
+/* An OCI blob "sha256:<hex>" of the layout at store, opened. */
+static int blob_open(const char *store, const char *digest, struct image_layer *l)
 {
-	FILE *f = tmpfile();
-	json_object *j = NULL;
-
-	if (f && !store_exec(argv, fileno(f)) && !fseek(f, 0, SEEK_SET))
-		j = json_object_from_fd(fileno(f));
-	if (f)
-		fclose(f);
-	return j;
-}
-
-/* "sha256:<hex>" -> DIR/blobs/sha256/<hex>, NULL when malformed. */
-static char *blob_path(const char *store, const char *digest)
-{
-	const char *hex = strchr(digest ? digest : "", ':');
 	char *p;
+	struct stat st;
+	int fd;
 
-	if (!hex || strncmp(digest, "sha256:", 7) || strlen(hex + 1) != 64 ||
-	    strspn(hex + 1, "0123456789abcdef") != 64)
-		return NULL;
-	return asprintf(&p, "%s/blobs/sha256/%s", store, hex + 1) < 0 ? NULL : p;
+	if (!image_digest_valid(digest) ||
+	    asprintf(&p, "%s/blobs/sha256/%s", store, digest + 7) < 0)
+		return -EINVAL;
+	fd = open(p, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	free(p);
+	if (fd < 0 || fstat(fd, &st) || !S_ISREG(st.st_mode)) {
+		if (fd >= 0)
+			close(fd);
+		return -EINVAL;
+	}
+	*l = (struct image_layer){.fd = fd, .off = 0, .len = (uint64_t)st.st_size};
+	return 0;
 }
 
-static const char *jstr(json_object *o, const char *key)
-{
-	json_object *v;
-
-	return json_object_object_get_ex(o, key, &v) ? json_object_get_string(v) : NULL;
-}
-
-/* The image ref names in DIR's OCI layout: its manifest's layers. */
+/* The image ref names in store's OCI layout: its manifest's layers. */
 static int oci_find(const char *store, const char *ref, struct image *im)
 {
-	char *idx = NULL, *mpath = NULL;
-	json_object *index, *man = NULL, *list, *layers;
-	const char *digest = NULL;
+	char *idx = NULL, *man = NULL, *mpath = NULL, digest[72];
+	struct image_names layers = {0};
+	size_t len;
 	int r = -ENOENT;
 
-	if (asprintf(&idx, "%s/index.json", store) < 0 || access(idx, R_OK) ||
-	    !(index = json_object_from_file(idx))) {
-		free(idx);
-		return -ENOENT;
-	}
-	if (json_object_object_get_ex(index, "manifests", &list))
-		for (size_t i = 0; i < json_object_array_length(list) && !digest; i++) {
-			json_object *m = json_object_array_get_idx(list, i), *ann;
-			const char *name = json_object_object_get_ex(m, "annotations", &ann)
-					       ? jstr(ann, "org.opencontainers.image.ref.name")
-					       : NULL;
-
-			if (name && !strcmp(name, ref))
-				digest = jstr(m, "digest");
-		}
-	if (digest && (mpath = blob_path(store, digest)) && (man = json_object_from_file(mpath)) &&
-	    json_object_object_get_ex(man, "layers", &layers)) {
-		snprintf(im->key, sizeof(im->key), "%s", strchr(digest, ':') + 1);
-		r = 0;
-		for (size_t i = 0; !r && i < json_object_array_length(layers); i++)
-			if (im->n == MAX_LAYERS ||
-			    !(im->layer[im->n++] = blob_path(
-				  store, jstr(json_object_array_get_idx(layers, i), "digest"))))
-				r = -EINVAL;
-	} else if (digest) {
+	if (asprintf(&idx, "%s/index.json", store) < 0 || access(idx, F_OK) ||
+	    read_small(AT_FDCWD, idx, &man, &len))
+		goto out;
+	r = image_oci_index(man, len, ref, digest);
+	free(man);
+	man = NULL;
+	if (!r && (asprintf(&mpath, "%s/blobs/sha256/%s", store, digest + 7) < 0 ||
+		   read_small(AT_FDCWD, mpath, &man, &len) || image_oci_layers(man, len, &layers)))
 		r = -EINVAL;
+	if (!r) {
+		snprintf(im->key, sizeof(im->key), "oci %s", digest);
+		for (unsigned int i = 0; !r && i < layers.n; i++)
+			if (!(r = blob_open(store, layers.name[i], &im->layer[im->n])))
+				im->n++;
 	}
 	if (r == -EINVAL)
 		error("image store: '%s': the manifest of '%s' is unreadable or malformed", store,
 		      ref);
-	json_object_put(man);
-	json_object_put(index);
+out:
+	image_names_release(&layers);
 	free(mpath);
+	free(man);
 	free(idx);
 	return r;
 }
 
-/* A layer member name of a docker archive: relative, no "..". */
-static bool member_ok(const char *m)
+/* The members of a docker archive, in order (a later one of a name wins,
+ * as in tar). */
+struct member {
+	char *name, *link;
+	enum tar_type type;
+	uint64_t off, size;
+};
+
+struct archive {
+	struct member *m;
+	size_t n;
+};
+
+static void archive_release(struct archive *a)
 {
-	return m && *m && *m != '/' && !strstr(m, "..");
+	for (size_t i = 0; i < a->n; i++) {
+		free(a->m[i].name);
+		free(a->m[i].link);
+	}
+	free(a->m);
+	memset(a, 0, sizeof(*a));
 }
 
-/* The entry of a docker save archive at path whose RepoTags hold ref. */
+static int archive_index(int fd, uint64_t len, struct archive *a, const char *path)
+{
+	struct tar_fd_src ctx;
+	struct tar_src src;
+	struct tar t;
+	int r;
+
+	tar_src_fd(&src, &ctx, fd, 0, len);
+	tar_init(&t, &src);
+	while ((r = tar_next(&t)) == 1) {
+		struct member *m;
+
+		if (a->n % 256 == 0) {
+			if (a->n == ARCHIVE_MAX) {
+				r = -E2BIG;
+				snprintf(t.msg, sizeof(t.msg), "more than %u members", ARCHIVE_MAX);
+				break;
+			}
+			if (!(m = realloc(a->m, (a->n + 256) * sizeof(*m)))) {
+				r = -ENOMEM;
+				break;
+			}
+			a->m = m;
+		}
+		m = &a->m[a->n++];
+		*m = (struct member){.name = t.e.name,
+				     .link = t.e.link,
+				     .type = t.e.type,
+				     .off = t.e.offset,
+				     .size = t.e.size};
+		t.e.name = t.e.link = NULL;
+	}
+	if (r)
+		error_errno(r, "image store: '%s': %s", path, t.msg[0] ? t.msg : "unreadable");
+	tar_release(&t);
+	return r;
+}
+
+/* The regular member at name, links inside the archive followed. */
+static const struct member *archive_member(const struct archive *a, const char *name)
+{
+	char *cur = strdup(name), *next = NULL;
+	const struct member *m = NULL;
+
+	for (unsigned int hop = 0; cur && hop <= ARCHIVE_LINKS; hop++) {
+		m = NULL;
+		for (size_t i = a->n; i-- > 0 && !m;)
+			if (!strcmp(a->m[i].name, cur))
+				m = &a->m[i];
+		if (!m || m->type == TAR_REG || (m->type != TAR_SYMLINK && m->type != TAR_HARDLINK))
+			break;
+		/* a symbolic link is relative to its directory; neither may
+		 * leave the archive (tar_name_norm refuses "..", so "../"
+		 * targets are folded here first) */
+		const char *slash = strrchr(cur, '/');
+		int dl = m->type == TAR_SYMLINK && slash ? (int)(slash - cur) : 0;
+		const char *t = m->link;
+
+		while (m->type == TAR_SYMLINK && !strncmp(t, "../", 3) && dl > 0) {
+			const char *up = memrchr(cur, '/', (size_t)dl);
+
+			dl = up ? (int)(up - cur) : 0;
+			t += 3;
+		}
+		m = NULL;
+		if (asprintf(&next, "%.*s%s%s", dl, cur, dl ? "/" : "", t) < 0 ||
+		    tar_name_norm(next)) {
+			free(next);
+			next = NULL;
+		}
+		free(cur);
+		cur = next;
+	}
+	free(cur);
+	return m && m->type == TAR_REG ? m : NULL;
+}
+
+/* The entry of the docker save archive at path whose RepoTags hold ref. */
 static int archive_entry(const char *path, const char *ref, struct image *im)
 {
-	char *argv[] = {"tar", "-xOf", (char *)path, "manifest.json", NULL};
-	json_object *man = store_exec_json(argv), *tags, *layers;
+	struct image_names layers = {0};
+	const struct member *man;
+	struct archive a = {0};
+	char *json = NULL;
 	struct stat st;
-	int r = -ENOENT;
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW), r;
 
-	for (size_t i = 0; man && r == -ENOENT && i < json_object_array_length(man); i++) {
-		json_object *e = json_object_array_get_idx(man, i);
-		bool hit = false;
-
-		if (json_object_object_get_ex(e, "RepoTags", &tags))
-			for (size_t t = 0; t < json_object_array_length(tags); t++)
-				hit |= !strcmp(
-				    json_object_get_string(json_object_array_get_idx(tags, t)),
-				    ref);
-		if (!hit || !json_object_object_get_ex(e, "Layers", &layers))
-			continue;
-		r = stat(path, &st) ? -errno : 0;
-		snprintf(im->key, sizeof(im->key), "archive-%llx-%llx",
-			 (unsigned long long)st.st_ino, (unsigned long long)st.st_mtime);
-		for (size_t l = 0; !r && l < json_object_array_length(layers); l++) {
-			const char *m =
-			    json_object_get_string(json_object_array_get_idx(layers, l));
-
-			if (im->n == MAX_LAYERS || !member_ok(m) ||
-			    !(im->layer[im->n++] = strdup(m)))
-				r = -EINVAL;
-		}
-		if (!r && !(im->archive = strdup(path)))
-			r = -ENOMEM;
+	if (fd < 0 || fstat(fd, &st) || !S_ISREG(st.st_mode)) {
+		r = -ENOENT;
+		goto out;
 	}
-	json_object_put(man);
+	if ((r = archive_index(fd, (uint64_t)st.st_size, &a, path)))
+		goto out;
+	r = -ENOENT;
+	man = archive_member(&a, "manifest.json");
+	if (!man || man->size > IMAGE_MANIFEST_MAX || !(json = malloc(man->size + 1)) ||
+	    pread(fd, json, man->size, (off_t)man->off) != (ssize_t)man->size)
+		goto out;
+	r = image_docker_layers(json, man->size, ref, &layers);
+	for (unsigned int i = 0; !r && i < layers.n; i++) {
+		const struct member *m = archive_member(&a, layers.name[i]);
+
+		if (!m) {
+			error("image store: '%s': layer '%s' of '%s' is not a file of the archive",
+			      path, layers.name[i], ref);
+			r = -EINVAL;
+		} else {
+			im->layer[im->n++] =
+			    (struct image_layer){.fd = fd, .off = m->off, .len = m->size};
+		}
+	}
+	if (r == -EINVAL && !layers.n)
+		error("image store: '%s': manifest.json is malformed", path);
+	if (!r) {
+		snprintf(im->key, sizeof(im->key), "archive %llx %llx %llx %lld.%09ld",
+			 (unsigned long long)st.st_dev, (unsigned long long)st.st_ino,
+			 (unsigned long long)st.st_size, (long long)st.st_mtim.tv_sec,
+			 st.st_mtim.tv_nsec);
+		im->archive_fd = fd;
+		fd = -1;
+	}
+out:
+	if (r)
+		im->n = 0;
+	if (fd >= 0)
+		close(fd);
+	free(json);
+	image_names_release(&layers);
+	archive_release(&a);
 	return r;
 }
 
@@ -200,8 +295,6 @@ static int archive_find(const char *store, const char *ref, struct image *im)
 		    asprintf(&p, "%s/%s", store, list[i]->d_name) >= 0) {
 			r = archive_entry(p, ref, im);
 			free(p);
-			if (r == -ENOENT)
-				image_release(im);
 		}
 		free(list[i]);
 	}
@@ -209,170 +302,48 @@ static int archive_find(const char *store, const char *ref, struct image *im)
 	return r;
 }
 
-/* How layer file f names member m ("m" or "./m"), malloc'ed; NULL when
- * f does not hold it. */
-static char *layer_member(const char *f, const char *m)
+/* skopeo copy -- docker://REF oci:STORE:REF; 0, -ENOENT when skopeo is
+ * not installed, -EIO when it failed. */
+static int skopeo_pull(const char *store, const char *ref)
 {
-	char *argv[] = {"tar", "-tf", (char *)f, NULL}, line[PATH_MAX], *found = NULL;
-	FILE *out = tmpfile();
-	size_t l = strlen(m);
+	char *src = NULL, *dst = NULL;
+	pid_t pid;
+	int st, r = -ENOMEM;
 
-	if (!out)
-		return NULL;
-	if (!store_exec(argv, fileno(out)) && !fseek(out, 0, SEEK_SET))
-		while (!found && fgets(line, sizeof(line), out)) {
-			bool dot = !strncmp(line, "./", 2);
-			const char *s = line + (dot ? 2 : 0);
+	if (asprintf(&src, "docker://%s", ref) >= 0 &&
+	    asprintf(&dst, "oci:%s:%s", store, ref) >= 0) {
+		char *argv[] = {"skopeo", "copy", "--", src, dst, NULL};
+		posix_spawn_file_actions_t fa;
 
-			if (!strncmp(s, m, l) && (s[l] == '/' || s[l] == '\n' || !s[l]) &&
-			    asprintf(&found, "%s%s", dot ? "./" : "", m) < 0)
-				found = NULL;
-		}
-	fclose(out);
-	return found;
-}
-
-/* Unpack member of every layer of the image, in order, into dir. */
-static int image_unpack_into(const struct image *im, const char *member, const char *dir)
-{
-	char *lay = NULL, *file = NULL, *name;
-	int r = asprintf(&lay, "%s/.layer", dir) < 0 ? -ENOMEM : 0;
-
-	for (unsigned int i = 0; !r && i < im->n; i++) {
-		char *xa[] = {"tar", "-xf", im->archive, "-C", lay, im->layer[i], NULL};
-		char *rm[] = {"rm", "-rf", lay, NULL};
-
-		free(file);
-		file = NULL;
-		if (im->archive && (mkdir(lay, 0700) || (r = store_exec(xa, -1)) ||
-				    asprintf(&file, "%s/%s", lay, im->layer[i]) < 0))
-			r = r ? r : -EIO;
-		if (!r && (name = layer_member(im->archive ? file : im->layer[i], member))) {
-			char *x[] = {"tar",
-				     "-xf",
-				     im->archive ? file : im->layer[i],
-				     "-C",
-				     (char *)dir,
-				     "--no-same-owner",
-				     "--no-same-permissions",
-				     name,
-				     NULL};
-
-			r = store_exec(x, -1);
-			free(name);
-		}
-		if (im->archive)
-			store_exec(rm, -1);
+		posix_spawn_file_actions_init(&fa);
+		posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
+		r = -posix_spawnp(&pid, argv[0], &fa, NULL, argv, environ);
+		posix_spawn_file_actions_destroy(&fa);
+		while (!r && waitpid(pid, &st, 0) < 0)
+			if (errno != EINTR)
+				r = -errno;
+		if (!r && WIFEXITED(st) && WEXITSTATUS(st) == 127)
+			r = -ENOENT;
+		else if (!r && !(WIFEXITED(st) && !WEXITSTATUS(st)))
+			r = -EIO;
 	}
-	free(file);
-	free(lay);
-	return r;
-}
-
-/* DIR/.vmlet-disks/<key>: unpacked once, atomically (rename). */
-static int image_unpack(const char *store, const struct image *im, const char *member, char **dest)
-{
-	char *cache = NULL, *tmp = NULL, *d = NULL;
-	struct stat st;
-	int r = -ENOMEM;
-
-	if (asprintf(&cache, "%s/" CACHE_DIR, store) < 0 ||
-	    asprintf(&d, "%s/%s", cache, im->key) < 0 ||
-	    asprintf(&tmp, "%s.tmp-%d", d, (int)getpid()) < 0)
-		goto out;
-	r = 0;
-	if (!stat(d, &st) && S_ISDIR(st.st_mode))
-		goto out;
-	if ((mkdir(cache, 0755) && errno != EEXIST) || mkdir(tmp, 0755)) {
-		r = error_errno(-errno, "image store: cannot unpack into '%s'", cache);
-		goto out;
-	}
-	r = image_unpack_into(im, member, tmp);
-	if (!r && rename(tmp, d) && errno != ENOTEMPTY && errno != EEXIST)
-		r = -errno;
-	if (r || !access(tmp, F_OK)) {
-		char *rm[] = {"rm", "-rf", tmp, NULL};
-
-		store_exec(rm, -1);
-	}
-	if (r)
-		error_errno(r, "image store: cannot unpack '%s' of image %s", member, im->key);
-out:
-	free(cache);
-	free(tmp);
-	if (!r)
-		*dest = d;
-	else
-		free(d);
-	return r;
-}
-
-/* The disk in the unpacked image at dest: containerDisk.path, else the
- * only file under /disk (KubeVirt's rule); a regular file inside dest. */
-static int image_disk(const struct vm_disk *d, const char *dest, char **out)
-{
-	char *p = NULL, *dir = NULL, real[PATH_MAX], root[PATH_MAX];
-	struct dirent **list = NULL;
-	struct stat st;
-	int n = 0, found = 0, r = -ENOENT;
-
-	if (d->image_path) {
-		if (asprintf(&p, "%s/%s", dest, d->image_path + strspn(d->image_path, "/")) < 0)
-			return -ENOMEM;
-	} else if (asprintf(&dir, "%s/disk", dest) >= 0) {
-		n = scandir(dir, &list, NULL, alphasort);
-		for (int i = 0; i < n; i++) {
-			if (list[i]->d_name[0] != '.' && !found++ &&
-			    asprintf(&p, "%s/%s", dir, list[i]->d_name) < 0)
-				p = NULL;
-			free(list[i]);
-		}
-		free(list);
-		if (found != 1) {
-			free(p);
-			p = NULL;
-		}
-	}
-	if (p && realpath(p, real) && realpath(dest, root) && !strncmp(real, root, strlen(root)) &&
-	    real[strlen(root)] == '/' && !lstat(p, &st) && S_ISREG(st.st_mode)) {
-		*out = p;
-		r = 0;
-	} else {
-		free(p);
-		r = error_errno(-ENOENT,
-				"containerDisk volume '%s': image '%s' has %s (KubeVirt takes "
-				"containerDisk.path, else the only file in /disk)",
-				d->name, d->image,
-				d->image_path ? "no regular file at containerDisk.path"
-				: found > 1   ? "more than one file in /disk"
-					      : "no disk file in /disk");
-	}
-	free(dir);
+	free(src);
+	free(dst);
 	return r;
 }
 
 static int image_find(const char *store, const struct vm_disk *d, struct image *im)
 {
-	char *src = NULL, *dst = NULL;
 	int r = oci_find(store, d->image, im);
 
 	if (r == -ENOENT)
 		r = archive_find(store, d->image, im);
 	if (r != -ENOENT)
 		return r;
-	if (asprintf(&src, "docker://%s", d->image) < 0 ||
-	    asprintf(&dst, "oci:%s:%s", store, d->image) < 0) {
-		r = -ENOMEM;
-	} else {
-		char *argv[] = {"skopeo", "copy", src, dst, NULL};
-
-		log_info("image store: pulling '%s' into '%s' (skopeo)", d->image, store);
-		r = store_exec(argv, -1);
-		if (!r && (r = oci_find(store, d->image, im)) == -ENOENT)
-			r = -EIO; /* pulled, but not under that name */
-	}
-	free(src);
-	free(dst);
+	log_info("image store: pulling '%s' into '%s' (skopeo)", d->image, store);
+	r = skopeo_pull(store, d->image);
+	if (!r && (r = oci_find(store, d->image, im)) == -ENOENT)
+		r = -EIO; /* pulled, but not under that name */
 	if (r)
 		error("containerDisk volume '%s': image '%s' is not in the image store '%s' (an "
 		      "OCI layout naming it, or a docker save archive tagged with it)%s",
@@ -382,32 +353,137 @@ static int image_find(const char *store, const struct vm_disk *d, struct image *
 	return r ? -ENOENT : 0;
 }
 
+/* STORE/.vmlet-disks, ours and 0700, opened. */
+static int cache_open(const char *store, int *dfd)
+{
+	char *p;
+	struct stat st;
+	int fd, r = 0;
+
+	if (asprintf(&p, "%s/" CACHE_DIR, store) < 0)
+		return -ENOMEM;
+	if (mkdir(p, 0700) && errno != EEXIST)
+		r = -errno;
+	fd = r ? -1 : open(p, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (!r && (fd < 0 || fstat(fd, &st)))
+		r = -errno;
+	else if (!r && st.st_uid != geteuid())
+		r = -EPERM;
+	else if (!r && (st.st_mode & 077) && fchmod(fd, 0700))
+		r = -errno;
+	if (r) {
+		error_errno(r, "image store: '%s' must be a directory of this user, mode 0700", p);
+		if (fd >= 0)
+			close(fd);
+	} else {
+		*dfd = fd;
+	}
+	free(p);
+	return r;
+}
+
+/* The disk (member, NULL: the only file in /disk) of im as the file
+ * STORE/.vmlet-disks/<sha256 of image and member>: extracted once into a
+ * fresh file (O_EXCL, 0600, then 0400) and renamed into place. */
+static int image_unpack(const char *store, const struct image *im, const char *member,
+			const char *what, char **dest)
+{
+	char key[65], tmp[96];
+	struct sha256 h;
+	struct stat st;
+	int dfd, fd = -1, r = cache_open(store, &dfd);
+
+	if (r)
+		return r;
+	sha256_init(&h);
+	sha256_update(&h, im->key, strlen(im->key) + 1);
+	sha256_update(&h, member ? member : "", member ? strlen(member) + 1 : 1);
+	sha256_hex(&h, key);
+	if (!fstatat(dfd, key, &st, AT_SYMLINK_NOFOLLOW)) {
+		if (!S_ISREG(st.st_mode) || st.st_uid != geteuid())
+			r = error_errno(-EEXIST,
+					"image store: '%s/" CACHE_DIR "/%s' is not a file "
+					"vmlet made: remove it",
+					store, key);
+		goto out;
+	}
+	snprintf(tmp, sizeof(tmp), ".tmp-%.16s-%d", key, (int)getpid());
+	unlinkat(dfd, tmp, 0); /* a leftover of this pid */
+	fd = openat(dfd, tmp, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd < 0) {
+		r = error_errno(-errno, "image store: cannot create '%s/" CACHE_DIR "/%s'", store,
+				tmp);
+		goto out;
+	}
+	r = image_layer_extract(im->layer, im->n, member, fd, what);
+	if (!r && (fchmod(fd, 0400) || fdatasync(fd) || renameat(dfd, tmp, dfd, key)))
+		r = error_errno(-errno, "image store: cannot store the disk of %s", what);
+	if (r)
+		unlinkat(dfd, tmp, 0);
+out:
+	if (fd >= 0)
+		close(fd);
+	close(dfd);
+	if (!r && asprintf(dest, "%s/" CACHE_DIR "/%s", store, key) < 0)
+		r = -ENOMEM;
+	return r;
+}
+
+/* containerDisk.path as a member name: relative, normalised, no "..". */
+static int disk_member(const struct vm_disk *d, char **out)
+{
+	char *m;
+
+	*out = NULL;
+	if (!d->image_path)
+		return 0;
+	if (!(m = strdup(d->image_path + strspn(d->image_path, "/"))))
+		return -ENOMEM;
+	if (tar_name_norm(m) || !*m) {
+		free(m);
+		return error_errno(
+		    -EINVAL,
+		    "containerDisk volume '%s': path '%s' must be an absolute path to "
+		    "a file without relative components",
+		    d->name, d->image_path);
+	}
+	*out = m;
+	return 0;
+}
+
 int image_store_resolve(const char *store, struct vm_config *cfg)
 {
 	int r = 0;
 
 	for (unsigned int i = 0; !r && i < cfg->n_disks; i++) {
 		struct vm_disk *d = &cfg->disks[i];
-		struct image im = {0};
-		char *dest = NULL;
+		struct image im = {.archive_fd = -1};
+		char *member = NULL, *what = NULL;
 
 		if (d->source != VM_DISK_CONTAINERDISK || d->path)
 			continue;
 		if (!d->image || !*d->image)
 			return error_errno(-EINVAL, "containerDisk volume '%s' names no image",
 					   d->name);
-		r = image_find(store, d, &im);
+		if (!image_ref_valid(d->image))
+			return error_errno(
+			    -EINVAL,
+			    "containerDisk volume '%s': '%s' is not an image reference "
+			    "([registry/]name[:tag][@digest], lowercase name)",
+			    d->name, d->image);
+		r = disk_member(d, &member);
+		if (!r &&
+		    asprintf(&what, "containerDisk volume '%s': image '%s'", d->name, d->image) < 0)
+			r = -ENOMEM;
 		if (!r)
-			r = image_unpack(store, &im,
-					 d->image_path ? d->image_path + strspn(d->image_path, "/")
-						       : "disk",
-					 &dest);
+			r = image_find(store, d, &im);
 		if (!r)
-			r = image_disk(d, dest, &d->path);
+			r = image_unpack(store, &im, member, what, &d->path);
 		if (!r)
 			log_info("containerDisk volume '%s': image '%s' -> %s", d->name, d->image,
 				 d->path);
-		free(dest);
+		free(member);
+		free(what);
 		image_release(&im);
 	}
 	return r;
