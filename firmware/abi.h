@@ -174,6 +174,10 @@
  *                            0xF0000-0xFFFFF; non-printable as '_', "-" when
  *                            empty; omitted without SMBIOS): "vmlet" for
  *                            vmlet's own tables, "SeaBIOS" through SeaBIOS
+ *   systemUuid=<uuid>        the UUID of the first SMBIOS type 1 structure
+ *                            (same entry point), lower-case text, the first
+ *                            three fields read little-endian (SMBIOS 2.6+,
+ *                            as dmidecode shows it); omitted without one
  *   msixRouted=<functions> <vectors>
  *                            only with "vmlet.msix": every MSI-X vector of
  *                            every PCI function was routed and unmasked

@@ -257,11 +257,7 @@ static int map_disk(const struct resolver *r, const struct spec_options *o, cons
 			diag_warn(r->d, ci, NULL,
 				  "volume %s: cloud-init secret references cannot be read by vmlet",
 				  name);
-		if (asprintf(&out->meta_instance_id, "%s.%s", r->name, r->ns) < 0)
-			spec_oom();
-		out->meta_hostname = dup_str(node_get(node_get(r->vmi, "spec"), "hostname"));
-		if (!out->meta_hostname)
-			out->meta_hostname = xstrdup(r->name);
+		/* meta-data: config_cloud_init_meta(), once the firmware UUID is known */
 	} else {
 		out->source = VM_DISK_OTHER;
 		out->path = ov ? xstrdup(ov) : NULL;
@@ -517,6 +513,8 @@ int config_from_resolution(const struct resolver *r, const struct spec_options *
 	cfg->hugepage_size = bytes_of(node_path(dom, "memory.hugepages.pageSize"));
 	cfg->max_guest_bytes = bytes_of(node_path(dom, "memory.maxGuest"));
 	map_firmware(dom, root, cfg);
+	if (!cfg->firmware_uuid && config_firmware_uuid(cfg))
+		return -EIO;
 	cfg->acpi = node_bval(node_path(dom, "features.acpi.enabled"), true);
 	cfg->smm = node_is_map(node_path(dom, "features.smm")) &&
 		   node_bval(node_path(dom, "features.smm.enabled"), true);
@@ -534,6 +532,7 @@ int config_from_resolution(const struct resolver *r, const struct spec_options *
 		}
 		if (shared_container_disk(r, cfg, seq))
 			return -EINVAL;
+		config_cloud_init_meta(r, cfg);
 	}
 	seq = node_get(devs, "interfaces");
 	if (node_is_seq(seq) && seq->n) {

@@ -29,6 +29,19 @@ char *config_container_disk(const struct resolver *r, const char *root, const st
  * (config_volume.c). */
 int config_host_disk(const struct resolver *r, const struct node *vols, const struct node *v,
 		     struct vm_disk *out);
+/* A VMI without firmware.uuid (a VM has one from resolution: KubeVirt's
+ * VM controller sets it): a random one, as libvirt draws for the domain
+ * KubeVirt defines without one; it is the guest's SMBIOS system UUID.
+ * 0 or -EIO (no randomness) (config_volume.c). */
+int config_firmware_uuid(struct vm_config *cfg);
+/* The meta-data of cfg's cloud-init disks as KubeVirt's virt-launcher
+ * writes it (pkg/cloud-init ReadCloudInitVolumeDataSource): NoCloud
+ * instance-id the firmware UUID; ConfigDrive instance_id NAME.NAMESPACE
+ * and uuid the firmware UUID; hostname spec.hostname, else the VMI's name
+ * up to its first dot (at most 63 characters; dns.SanitizeHostname); the
+ * instance type the cluster instancetype's name, else the instancetype's
+ * (annotations). After cfg->firmware_uuid is set (config_volume.c). */
+void config_cloud_init_meta(const struct resolver *r, struct vm_config *cfg);
 /* root/path (path's leading slashes dropped), malloc'ed. */
 char *config_join(const char *root, const char *path);
 

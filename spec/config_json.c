@@ -62,7 +62,10 @@ static struct json_object *disk_json(const struct vm_disk *d)
 		add_str(o, "userData", d->user_data);
 		add_str(o, "networkData", d->network_data);
 		add_str(o, "instanceId", d->meta_instance_id);
+		if (d->source == VM_DISK_CLOUDINIT_CONFIGDRIVE)
+			add_str(o, "uuid", d->meta_uuid);
 		add_str(o, "hostname", d->meta_hostname);
+		add_str(o, "instanceType", d->meta_instance_type);
 	}
 	return o;
 }

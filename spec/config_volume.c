@@ -1,12 +1,16 @@
 // SPDX-License-Identifier: MIT
 /*
- * config_volume.c - volume kinds whose KubeVirt semantics need more than
- * a field copy (config.h): hostDisk's type.
+ * config_volume.c - what KubeVirt's virt-launcher decides beyond a field
+ * copy (config.h): hostDisk's type, the firmware UUID of a VMI without
+ * one, and the cloud-init meta-data.
  */
 #include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "spec/config.h"
+#include "spec/uuid.h"
 
 /* "spec.template.spec.volumes[i].hostDisk" (or "spec.volumes[i]..." for a
  * VirtualMachineInstance), as KubeVirt's admitter names it */
@@ -45,4 +49,54 @@ int config_host_disk(const struct resolver *r, const struct node *vols, const st
 		return -EINVAL;
 	}
 	return 0;
+}
+
+int config_firmware_uuid(struct vm_config *cfg)
+{
+	char u[UUID_STR_LEN];
+
+	if (uuid_v4(u))
+		return -EIO;
+	cfg->firmware_uuid = strdup(u);
+	if (!cfg->firmware_uuid)
+		spec_oom();
+	return 0;
+}
+
+static char *meta_dup(const char *s)
+{
+	char *d = s && *s ? strdup(s) : NULL;
+
+	if (s && *s && !d)
+		spec_oom();
+	return d;
+}
+
+void config_cloud_init_meta(const struct resolver *r, struct vm_config *cfg)
+{
+	const struct node *an = node_path(r->vmi, "metadata.annotations");
+	const char *host = resolve_str(node_path(r->vmi, "spec.hostname"));
+	const char *type = resolve_str(node_get(an, "kubevirt.io/cluster-instancetype-name"));
+	char name[64];
+	unsigned int i;
+
+	if (!*type)
+		type = resolve_str(node_get(an, "kubevirt.io/instancetype-name"));
+	snprintf(name, sizeof(name), "%.*s", (int)strcspn(r->name, "."), r->name);
+	for (i = 0; i < cfg->n_disks; i++) {
+		struct vm_disk *d = &cfg->disks[i];
+
+		if (d->source != VM_DISK_CLOUDINIT_NOCLOUD &&
+		    d->source != VM_DISK_CLOUDINIT_CONFIGDRIVE)
+			continue;
+		d->meta_hostname = meta_dup(*host ? host : name);
+		d->meta_instance_type = meta_dup(type);
+		if (d->source == VM_DISK_CLOUDINIT_NOCLOUD) {
+			d->meta_instance_id = meta_dup(cfg->firmware_uuid);
+			continue;
+		}
+		if (asprintf(&d->meta_instance_id, "%s.%s", r->name, r->ns) < 0)
+			spec_oom();
+		d->meta_uuid = meta_dup(cfg->firmware_uuid);
+	}
 }

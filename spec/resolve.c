@@ -313,6 +313,7 @@ int resolve_run(struct resolver *r, struct arena *a, struct diag *d, const struc
 	if (instancetype_check_spread(r))
 		return -EINVAL;
 	tmpl = node_path(r->vm, "spec.template");
+	firmware_uuid_default(r, tmpl);
 	build_vmi(r, node_get(tmpl, "metadata"), node_get(tmpl, "spec"));
 	default_disks(r);
 	if (r->pref.spec)

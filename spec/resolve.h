@@ -142,6 +142,11 @@ int validate_result(struct resolver *r);
 /* resolve_preset.c */
 int presets_apply(struct resolver *r);
 
+/* resolve_firmware.c: spec.domain.firmware.uuid of the VM's template
+ * tmpl, when unset, as KubeVirt's VM controller sets it (the version 5
+ * UUID of the VM's name); origin "default". */
+void firmware_uuid_default(struct resolver *r, struct node *tmpl);
+
 /* helpers shared by the resolve files (resolve.c) */
 struct node *resolve_vmi_spec(struct resolver *r);
 struct node *resolve_vmi_domain(struct resolver *r);

@@ -21,28 +21,47 @@ static void yaml_str(FILE *f, const char *s)
 	log_json_string(f, s); /* JSON strings are valid YAML double-quoted scalars */
 }
 
-static char *cloudinit_meta(bool nocloud, const char *id, const char *host, size_t *len)
+/* KubeVirt's NoCloudMetadata / ConfigDriveMetadata (pkg/cloud-init), in
+ * its field order; empty optional fields left out as its omitempty does */
+static char *cloudinit_meta(bool nocloud, const struct vm_disk *d, size_t *len)
 {
+	const char *id = d->meta_instance_id ? d->meta_instance_id : "";
+	const char *host = d->meta_hostname, *type = d->meta_instance_type;
 	char *buf = NULL;
 	FILE *f = open_memstream(&buf, len);
 
 	if (!f)
 		return NULL;
 	if (nocloud) {
+		if (type && *type) {
+			fputs("instance-type: ", f);
+			yaml_str(f, type);
+			fputc('\n', f);
+		}
 		fputs("instance-id: ", f);
 		yaml_str(f, id);
-		fputs("\nlocal-hostname: ", f);
-		yaml_str(f, host);
+		if (host && *host) {
+			fputs("\nlocal-hostname: ", f);
+			yaml_str(f, host);
+		}
 		fputc('\n', f);
 	} else {
-		fputs("{\"instance_id\":", f);
+		fputc('{', f);
+		if (type && *type) {
+			fputs("\"instance_type\":", f);
+			log_json_string(f, type);
+			fputc(',', f);
+		}
+		fputs("\"instance_id\":", f);
 		log_json_string(f, id);
-		fputs(",\"uuid\":", f);
-		log_json_string(f, id);
-		fputs(",\"hostname\":", f);
-		log_json_string(f, host);
-		fputs(",\"local-hostname\":", f);
-		log_json_string(f, host);
+		if (host && *host) {
+			fputs(",\"hostname\":", f);
+			log_json_string(f, host);
+		}
+		if (d->meta_uuid && *d->meta_uuid) {
+			fputs(",\"uuid\":", f);
+			log_json_string(f, d->meta_uuid);
+		}
 		fputs("}\n", f);
 	}
 	if (fclose(f)) {
@@ -52,12 +71,9 @@ static char *cloudinit_meta(bool nocloud, const char *id, const char *host, size
 	return buf;
 }
 
-int cloudinit_build(const struct vm_disk *d, const char *default_instance_id,
-		    const char *default_hostname, uint8_t **out, size_t *out_len)
+int cloudinit_build(const struct vm_disk *d, uint8_t **out, size_t *out_len)
 {
 	bool nocloud = d->source == VM_DISK_CLOUDINIT_NOCLOUD;
-	const char *id = d->meta_instance_id ? d->meta_instance_id : default_instance_id;
-	const char *host = d->meta_hostname ? d->meta_hostname : default_hostname;
 	const char *ud = d->user_data ? d->user_data : "";
 	struct iso9660_file files[3];
 	unsigned int n = 0;
@@ -67,7 +83,7 @@ int cloudinit_build(const struct vm_disk *d, const char *default_instance_id,
 
 	if (!nocloud && d->source != VM_DISK_CLOUDINIT_CONFIGDRIVE)
 		return -EINVAL;
-	meta = cloudinit_meta(nocloud, id ? id : "", host ? host : "", &mlen);
+	meta = cloudinit_meta(nocloud, d, &mlen);
 	if (!meta)
 		return -ENOMEM;
 	files[n++] = (struct iso9660_file){
@@ -83,8 +99,7 @@ int cloudinit_build(const struct vm_disk *d, const char *default_instance_id,
 	return r;
 }
 
-int cloudinit_write_file(const struct vm_disk *d, const char *default_instance_id,
-			 const char *default_hostname, const char *dir, char **path)
+int cloudinit_write_file(const struct vm_disk *d, const char *dir, char **path)
 {
 	const char *tmp = dir ? dir : getenv("TMPDIR");
 	uint8_t *img = NULL;
@@ -92,7 +107,7 @@ int cloudinit_write_file(const struct vm_disk *d, const char *default_instance_i
 	char *p = NULL;
 	int fd, r;
 
-	r = cloudinit_build(d, default_instance_id, default_hostname, &img, &len);
+	r = cloudinit_build(d, &img, &len);
 	if (r)
 		return error_errno(r, "cloud-init: cannot build the seed image for disk '%s'",
 				   d->name ? d->name : "?");

@@ -32,19 +32,18 @@ int iso9660_build(const char *label, const struct iso9660_file *files, unsigned 
 		  uint8_t **out, size_t *out_len);
 
 /*
- * The seed image for a VM_DISK_CLOUDINIT_NOCLOUD / _CONFIGDRIVE disk.
- * instance_id and hostname default to the values derived by the caller
- * when the disk carries none (meta_instance_id / meta_hostname NULL).
+ * The seed image for a VM_DISK_CLOUDINIT_NOCLOUD / _CONFIGDRIVE disk, its
+ * meta-data from d's meta_* fields as spec/ decided them (nothing is
+ * defaulted here: an unset instance-id is written empty, an unset
+ * hostname or instance type left out).
  */
-int cloudinit_build(const struct vm_disk *d, const char *default_instance_id,
-		    const char *default_hostname, uint8_t **out, size_t *out_len);
+int cloudinit_build(const struct vm_disk *d, uint8_t **out, size_t *out_len);
 
 /*
  * Write the seed image to a new unlinked-on-exit temporary file under dir
  * (NULL: $TMPDIR or /tmp); *path receives a malloc'd path the caller must
  * unlink (the vmm removes it when the VM ends). Returns 0 or -errno.
  */
-int cloudinit_write_file(const struct vm_disk *d, const char *default_instance_id,
-			 const char *default_hostname, const char *dir, char **path);
+int cloudinit_write_file(const struct vm_disk *d, const char *dir, char **path);
 
 #endif /* VMLET_CLOUDINIT_H */

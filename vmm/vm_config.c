@@ -34,7 +34,9 @@ static void disk_release(struct vm_disk *d)
 	free(d->user_data);
 	free(d->network_data);
 	free(d->meta_instance_id);
+	free(d->meta_uuid);
 	free(d->meta_hostname);
+	free(d->meta_instance_type);
 }
 
 static void nic_release(struct vm_nic *n)

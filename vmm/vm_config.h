@@ -82,8 +82,14 @@ struct vm_disk {
 	/* cloud-init payloads (NoCloud / ConfigDrive); decoded, not base64 */
 	char *user_data;
 	char *network_data;
+	/* their meta-data, decided by spec/ as KubeVirt's virt-launcher does
+	 * (pkg/cloud-init): NoCloud instance-id the firmware UUID,
+	 * ConfigDrive instance_id NAME.NAMESPACE and uuid the firmware UUID;
+	 * the hostname; the instancetype's name, NULL = none */
 	char *meta_instance_id;
+	char *meta_uuid; /* ConfigDrive only */
 	char *meta_hostname;
+	char *meta_instance_type;
 };
 
 enum vm_binding {

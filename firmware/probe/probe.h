@@ -98,8 +98,9 @@ void probe_net_bench(struct fw_buf *out, uint64_t ecam, const char *mode);
  * at addr_text ("0x..." from vmlet.efi=) (efi.c). */
 void probe_efi_report(struct fw_buf *out, const char *addr_text);
 
-/* biosVendor=<SMBIOS type 0 vendor> ("-" when empty) through the SMBIOS
- * entry point in the BIOS area, no line without one (smbios.c). */
+/* systemUuid=<SMBIOS type 1 UUID> and biosVendor=<SMBIOS type 0 vendor>
+ * ("-" when empty) through the SMBIOS entry point in the BIOS area, no
+ * line without one (smbios.c). */
 void probe_smbios_report(struct fw_buf *out);
 
 /* CPL3 part; arg = start_info physical address. Does not return. */

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
  * smbios.c - who made the firmware tables the probe booted with: the BIOS
- * vendor string of the SMBIOS type 0 structure, found through the entry
+ * vendor string of the SMBIOS type 0 structure, and the system UUID of the
+ * type 1 structure (firmware.uuid), found through the entry
  * point in the BIOS area (0xF0000-0xFFFFF, 16-byte aligned: "_SM3_" first,
  * else "_SM_"). vmlet builds its own SMBIOS (type 0 vendor "vmlet") for a
  * direct boot and for its UEFI firmware; SeaBIOS puts its own type 0
@@ -55,11 +56,40 @@ static bool find_table(uint64_t *addr, uint32_t *len)
 	return false;
 }
 
+/* The string number idx (1-based) of the structure whose strings start at
+ * s, into out (non-printable as '_'); "" when there is none. */
+static void smb_string(const uint8_t *t, uint32_t len, uint32_t s, uint8_t idx,
+		       char out[VENDOR_MAX + 1])
+{
+	uint32_t n = 0;
+
+	for (uint8_t i = 1; i < idx && s < len; i++) {
+		while (s < len && t[s])
+			s++;
+		s++;
+	}
+	for (; idx && n < VENDOR_MAX && s + n < len && t[s + n]; n++)
+		out[n] = t[s + n] > ' ' && t[s + n] <= '~' ? (char)t[s + n] : '_';
+	out[n] = 0;
+}
+
+/* type 1's UUID (offset 8): SMBIOS 2.6+ stores the first three fields
+ * little-endian, as QEMU and dmidecode read them */
+static void smb_uuid(struct fw_buf *out, const uint8_t *u)
+{
+	fw_buf_printf(out,
+		      "systemUuid=%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-"
+		      "%02x%02x%02x%02x%02x%02x\n",
+		      u[3], u[2], u[1], u[0], u[5], u[4], u[7], u[6], u[8], u[9], u[10], u[11],
+		      u[12], u[13], u[14], u[15]);
+}
+
 void probe_smbios_report(struct fw_buf *out)
 {
 	uint64_t addr;
 	uint32_t len, off = 0;
-	char vendor[VENDOR_MAX + 1];
+	char vendor[VENDOR_MAX + 1] = "";
+	bool uuid_done = false;
 
 	if (!find_table(&addr, &len))
 		return; /* no SMBIOS (QEMU's qboot, for one): no line */
@@ -74,26 +104,15 @@ void probe_smbios_report(struct fw_buf *out)
 
 	while (off + 4 <= len) {
 		uint8_t type = t[off], hlen = t[off + 1];
-		uint32_t s = off + hlen, idx = 1;
+		uint32_t s = off + hlen;
 
 		if (hlen < 4 || s > len)
 			break;
-		if (type == 0 && hlen >= 5 && t[off + 4]) {
-			/* the vendor: string number t[off + 4] after the formatted area */
-			while (idx < t[off + 4] && s < len) {
-				while (s < len && t[s])
-					s++;
-				s++;
-				idx++;
-			}
-			uint32_t n = 0;
-
-			for (; n < VENDOR_MAX && s + n < len && t[s + n]; n++)
-				vendor[n] =
-				    t[s + n] > ' ' && t[s + n] <= '~' ? (char)t[s + n] : '_';
-			vendor[n] = 0;
-			fw_buf_printf(out, "biosVendor=%s\n", n ? vendor : "-");
-			return;
+		if (type == 0 && hlen >= 5 && !vendor[0])
+			smb_string(t, len, s, t[off + 4], vendor);
+		if (type == 1 && hlen >= 0x19 && !uuid_done) {
+			smb_uuid(out, t + off + 8);
+			uuid_done = true;
 		}
 		if (type == 127)
 			break;
@@ -102,5 +121,5 @@ void probe_smbios_report(struct fw_buf *out)
 			s++;
 		off = s + 2;
 	}
-	fw_buf_printf(out, "biosVendor=-\n");
+	fw_buf_printf(out, "biosVendor=%s\n", vendor[0] ? vendor : "-");
 }

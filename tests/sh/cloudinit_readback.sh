@@ -18,11 +18,14 @@ cat >"$TMPD/w.c" <<'C'
 int main(int argc, char **argv)
 {
 	struct vm_disk d = { .name = "ci", .user_data = "#cloud-config\nhostname: x\n",
-			     .network_data = "version: 2\n" };
+			     .network_data = "version: 2\n", .meta_hostname = "vm1" };
 	char *path;
 
 	d.source = argv[1][0] == 'n' ? VM_DISK_CLOUDINIT_NOCLOUD : VM_DISK_CLOUDINIT_CONFIGDRIVE;
-	if (cloudinit_write_file(&d, "vm1.ns", "vm1", argv[2], &path))
+	/* as spec/ decides them (KubeVirt's pkg/cloud-init) */
+	d.meta_instance_id = argv[1][0] == 'n' ? "5a9fc181-957e-5c32-9e5a-2de5e9673531" : "vm1.ns";
+	d.meta_uuid = argv[1][0] == 'n' ? NULL : "5a9fc181-957e-5c32-9e5a-2de5e9673531";
+	if (cloudinit_write_file(&d, argv[2], &path))
 		return 1;
 	puts(path);
 	return 0;
@@ -48,12 +51,13 @@ for kind in nocloud configdrive; do
 	if [[ $kind == nocloud ]]; then
 		[[ $files == "./meta-data ./network-config ./user-data " && $label == cidata ]] &&
 			ok "nocloud: $label: $files" || fail "nocloud: label '$label' files '$files'"
-		grep -q '^instance-id: "vm1.ns"$' "$TMPD/m/meta-data" && ok "nocloud meta-data" ||
+		grep -q '^instance-id: "5a9fc181-957e-5c32-9e5a-2de5e9673531"$' "$TMPD/m/meta-data" &&
+			grep -q '^local-hostname: "vm1"$' "$TMPD/m/meta-data" && ok "nocloud meta-data" ||
 			fail "nocloud meta-data: $(cat "$TMPD/m/meta-data")"
 	else
 		[[ $files == "./openstack/latest/meta_data.json ./openstack/latest/network_data.json ./openstack/latest/user_data " && $label == config-2 ]] &&
 			ok "configdrive: $label: $files" || fail "configdrive: label '$label' files '$files'"
-		python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["uuid"]=="vm1.ns" and d["hostname"]=="vm1"' \
+		python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["uuid"]=="5a9fc181-957e-5c32-9e5a-2de5e9673531" and d["instance_id"]=="vm1.ns" and d["hostname"]=="vm1"' \
 			"$TMPD/m/openstack/latest/meta_data.json" && ok "configdrive meta_data.json" ||
 			fail "configdrive meta_data.json"
 	fi

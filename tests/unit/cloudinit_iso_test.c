@@ -55,7 +55,9 @@ static void test_nocloud(void)
 
 	d.user_data = "#cloud-config\npassword: fedora\nchpasswd: { expire: False }\n";
 	d.network_data = "version: 2\nethernets:\n  eth0:\n    dhcp4: true\n";
-	CHECK(cloudinit_write_file(&d, "testvm.default", "testvm", dir, &path) == 0);
+	d.meta_instance_id = "5a9fc181-957e-5c32-9e5a-2de5e9673531";
+	d.meta_hostname = "testvm";
+	CHECK(cloudinit_write_file(&d, dir, &path) == 0);
 	if (!path)
 		return;
 	out = run("isoinfo -d -i %s", path);
@@ -71,7 +73,8 @@ static void test_nocloud(void)
 	check_extract(path, "/user-data", d.user_data);
 	check_extract(path, "/network-config", d.network_data);
 	check_extract(path, "/meta-data",
-		      "instance-id: \"testvm.default\"\nlocal-hostname: \"testvm\"\n");
+		      "instance-id: \"5a9fc181-957e-5c32-9e5a-2de5e9673531\"\n"
+		      "local-hostname: \"testvm\"\n");
 	/* the plain ISO 9660 tree is there too */
 	out = run("isoinfo -f -i %s | sort", path);
 	CHECK_STR(out, "/META_DATA.;1\n/NETWORK_CONFIG.;1\n/USER_DATA.;1\n");
@@ -90,8 +93,10 @@ static void test_config_drive(void)
 	big[sizeof(big) - 1] = 0;
 	d.user_data = big;
 	d.meta_instance_id = "id-\"1\"";
+	d.meta_uuid = "5a9fc181-957e-5c32-9e5a-2de5e9673531";
 	d.meta_hostname = "my-host";
-	CHECK(cloudinit_write_file(&d, "unused", "unused", dir, &path) == 0);
+	d.meta_instance_type = "u1.small";
+	CHECK(cloudinit_write_file(&d, dir, &path) == 0);
 	if (!path)
 		return;
 	out = run("blkid -p -o value -s LABEL %s", path);
@@ -103,10 +108,11 @@ static void test_config_drive(void)
 	free(out);
 	check_extract(path, "/openstack/latest/user_data", big);
 	check_extract(path, "/openstack/latest/meta_data.json",
-		      "{\"instance_id\":\"id-\\\"1\\\"\",\"uuid\":\"id-\\\"1\\\"\","
-		      "\"hostname\":\"my-host\",\"local-hostname\":\"my-host\"}\n");
+		      "{\"instance_type\":\"u1.small\",\"instance_id\":\"id-\\\"1\\\"\","
+		      "\"hostname\":\"my-host\","
+		      "\"uuid\":\"5a9fc181-957e-5c32-9e5a-2de5e9673531\"}\n");
 	out = run("isoinfo -J -i %s -x /openstack/latest/meta_data.json | "
-		  "python3 -c 'import json,sys; print(json.load(sys.stdin)[\"uuid\"])'",
+		  "python3 -c 'import json,sys; print(json.load(sys.stdin)[\"instance_id\"])'",
 		  path);
 	CHECK(out && strstr(out, "id-\"1\"\n"));
 	free(out);
@@ -121,8 +127,8 @@ static void test_reproducible_and_bad_input(void)
 	uint8_t *a = NULL, *b = NULL;
 	size_t la = 0, lb = 0;
 
-	CHECK(cloudinit_build(&d, "i", "h", &a, &la) == 0);
-	CHECK(cloudinit_build(&d, "i", "h", &b, &lb) == 0);
+	CHECK(cloudinit_build(&d, &a, &la) == 0);
+	CHECK(cloudinit_build(&d, &b, &lb) == 0);
 	CHECK(la == lb && la % 2048 == 0 && a && b && !memcmp(a, b, la));
 	/* the root record in the primary descriptor: no stray bytes in its
 	 * extended-attribute, file-unit-size and gap fields */
@@ -132,7 +138,7 @@ static void test_reproducible_and_bad_input(void)
 	free(b);
 	CHECK(iso9660_build("x", clash, 2, &a, &la) < 0);
 	d.source = VM_DISK_HOSTDISK;
-	CHECK(cloudinit_build(&d, "i", "h", &a, &la) < 0);
+	CHECK(cloudinit_build(&d, &a, &la) < 0);
 }
 
 int main(void)

@@ -71,6 +71,35 @@ static void test_expected_and_compare(void)
 		       "\"tables\":[\"ACPI20\"]}");
 }
 
+/* systemUuid= (firmware/probe/smbios.c): SMBIOS type 1's UUID, compared
+ * with firmware.uuid (lower case) */
+static void test_system_uuid(void)
+{
+	struct vm_config cfg;
+	char out[512] = "";
+	FILE *f;
+
+	CHECK(parse("systemUuid=5a9fc181-957e-5c32-9e5a-2de5e9673531\n") == 0);
+	CHECK_STR(r.system_uuid, "5a9fc181-957e-5c32-9e5a-2de5e9673531");
+	CHECK(parse("systemUuid=5a9fc181-957e-5c32-9e5a-2de5e967353\n") == -EBADMSG);
+	CHECK(parse("systemUuid=5A9FC181-957E-5C32-9E5A-2DE5E9673531\n") == -EBADMSG);
+	CHECK(parse("systemUuid=5a9fc181x957e-5c32-9e5a-2de5e9673531\n") == -EBADMSG);
+	vm_config_init(&cfg);
+	char upper[] = "5A9FC181-957E-5C32-9E5A-2DE5E9673531";
+
+	cfg.firmware_uuid = upper;
+	CHECK(probe_report_expected(&cfg, 0, 1 << 20, &exp_) == 0);
+	CHECK_STR(exp_.system_uuid, "5a9fc181-957e-5c32-9e5a-2de5e9673531");
+	CHECK(parse("systemUuid=5a9fc181-957e-5c32-9e5a-2de5e9673531\n") == 0);
+	CHECK(probe_report_efi_compare(&exp_, &r, NULL));
+	CHECK(parse("systemUuid=00000000-0000-0000-0000-000000000000\n") == 0);
+	f = fmemopen(out, sizeof(out), "w");
+	CHECK(!probe_report_efi_compare(&exp_, &r, f));
+	fclose(f);
+	CHECK(strstr(out, "systemUuid: expected 5a9fc181-957e-5c32-9e5a-2de5e9673531, guest "
+			  "00000000-0000-0000-0000-000000000000 (SMBIOS type 1)"));
+}
+
 /* biosVendor= (firmware/probe/smbios.c): whose SMBIOS the guest found */
 static void test_bios_vendor(void)
 {
@@ -107,5 +136,6 @@ int main(void)
 	TEST_RUN(test_parse);
 	TEST_RUN(test_expected_and_compare);
 	TEST_RUN(test_bios_vendor);
+	TEST_RUN(test_system_uuid);
 	return test_summary();
 }

@@ -83,6 +83,8 @@ static void test_mapping(void)
 	CHECK_STR(c.kernel_path, path);
 	CHECK_STR(c.cmdline, "console=ttyS0");
 	CHECK_STR(c.firmware_serial, "SN1");
+	/* KubeVirt's VM controller: CalculateLegacyUUID("web") */
+	CHECK_STR(c.firmware_uuid, "d32ff544-f682-571b-8677-3762f07ab8a4");
 	CHECK(c.rng);
 	/* the balloon by default, without free page reporting: hugepages
 	 * (from the instancetype) make the VM high-performance */
@@ -111,7 +113,10 @@ static void test_mapping(void)
 	d = disk(&c, "ci");
 	CHECK(d && d->source == VM_DISK_CLOUDINIT_NOCLOUD);
 	CHECK_STR(d ? d->user_data : NULL, "#cloud-config\nhostname: x\n");
-	CHECK_STR(d ? d->meta_instance_id : NULL, "web.prod");
+	/* NoCloud: the firmware UUID is the instance-id (pkg/cloud-init) */
+	CHECK_STR(d ? d->meta_instance_id : NULL, "d32ff544-f682-571b-8677-3762f07ab8a4");
+	CHECK_STR(d ? d->meta_hostname : NULL, "h1");
+	CHECK_STR(d ? d->meta_instance_type : NULL, "it");
 	CHECK_EQ_U64(c.n_nics, 2);
 	if (c.n_nics == 2) {
 		CHECK(c.nics[0].binding == VM_BIND_MASQUERADE && c.nics[0].mac_set);

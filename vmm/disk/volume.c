@@ -123,9 +123,9 @@ static int volume_attach(const struct vm_disk *d, const char *path, bool ro, con
  * every other volume is raw, so a guest that writes a qcow2 header into
  * its disk cannot make vmlet reinterpret the file on the next boot.
  */
-static int volume_provision(const struct vm_config *cfg, const struct vm_disk *d, struct blk **be)
+static int volume_provision(const struct vm_disk *d, struct blk **be)
 {
-	char *gen = NULL, *id = NULL;
+	char *gen = NULL;
 	const char *path = d->path, *fmt = "raw";
 	bool ro = d->read_only;
 	int r = 0;
@@ -147,13 +147,8 @@ static int volume_provision(const struct vm_config *cfg, const struct vm_disk *d
 		ro = true;
 		if (path) /* a seed image given on the command line */
 			break;
-		/* KubeVirt's defaults: instance-id <name>.<namespace> */
-		if (asprintf(&id, "%s.%s", cfg->name ? cfg->name : "vmi",
-			     cfg->namespace ? cfg->namespace : "default") < 0)
-			return -ENOMEM;
-		r = cloudinit_write_file(d, id, cfg->hostname ? cfg->hostname : cfg->name,
-					 tmp_dir(), &gen);
-		free(id);
+		/* the meta-data as spec/ decided it (KubeVirt's defaults) */
+		r = cloudinit_write_file(d, tmp_dir(), &gen);
 		break;
 	case VM_DISK_OTHER:
 		return error_errno(-ENOTSUP, "disk '%s': its volume kind is not supported by vmlet",
@@ -190,5 +185,6 @@ int volume_open(const struct vm_config *cfg, const struct vm_disk *d, struct blk
 {
 	int r = volume_check(d);
 
-	return r ? r : volume_provision(cfg, d, be);
+	(void)cfg; /* everything the volume needs is in d (spec/ decided it) */
+	return r ? r : volume_provision(d, be);
 }

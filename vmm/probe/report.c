@@ -546,6 +546,10 @@ void probe_report_print_text(FILE *f, const struct probe_report *exp,
 	fprintf(f, "  %-16s %-20s %-20s\n", "", "expected", "guest");
 	fprintf(f, "  %-16s %-20s %-20s\n", "vendor", exp->vendor_id, got->vendor_id);
 	fprintf(f, "  %-16s %-20.20s %-20.20s\n", "brand", exp->brand, got->brand);
+	if (exp->system_uuid[0])
+		fprintf(f, "  %-16s %-36s\n  %-16s %-36s%s\n", "systemUuid", exp->system_uuid, "",
+			got->system_uuid[0] ? got->system_uuid : "-",
+			strcmp(exp->system_uuid, got->system_uuid) ? "  <--" : "");
 	if (exp->bios_vendor[0])
 		fprintf(f, "  %-16s %-20.20s %-20.20s%s\n", "biosVendor", exp->bios_vendor,
 			got->bios_vendor[0] ? got->bios_vendor : "-",

@@ -144,6 +144,9 @@ struct probe_report {
 	/* biosVendor=: SMBIOS type 0's vendor ("" not reported; expected:
 	 * "SeaBIOS" through SeaBIOS, else "vmlet") */
 	char bios_vendor[49];
+	/* systemUuid=: SMBIOS type 1's UUID, lower case ("" not reported;
+	 * expected: firmware.uuid, "" (not compared) when the VM has none) */
+	char system_uuid[37];
 	/* expected report only: how the probe booted when that differs from
 	 * what a real guest of the VM would go through ("" none) */
 	char note[192];

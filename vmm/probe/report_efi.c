@@ -30,6 +30,17 @@ int probe_report_efi_line(struct probe_report *r, const char *key, const char *v
 	struct probe_efi *e = &r->efi;
 	char num[16], *end;
 
+	if (!strcmp(key, "systemUuid")) {
+		if (n != 36)
+			return -EBADMSG;
+		for (size_t i = 0; i < n; i++)
+			if (!((v[i] >= '0' && v[i] <= '9') || (v[i] >= 'a' && v[i] <= 'f') ||
+			      (v[i] == '-' && (i == 8 || i == 13 || i == 18 || i == 23))))
+				return -EBADMSG;
+		memcpy(r->system_uuid, v, n);
+		r->system_uuid[n] = 0;
+		return 0;
+	}
 	if (!strcmp(key, "biosVendor")) {
 		if (!efi_printable(v, n, sizeof(r->bios_vendor)))
 			return -EBADMSG;
@@ -80,7 +91,12 @@ int probe_report_efi_line(struct probe_report *r, const char *key, const char *v
 void probe_report_efi_expected(const struct vm_config *cfg, struct probe_report *r)
 {
 	struct probe_efi *e = &r->efi;
+	const char *u = cfg->firmware_uuid;
 
+	/* the SMBIOS type 1 UUID the guest must read: firmware.uuid (every
+	 * VM from a manifest has one: spec/ sets KubeVirt's default) */
+	for (size_t i = 0; u && i < sizeof(r->system_uuid) - 1 && u[i]; i++)
+		r->system_uuid[i] = (char)(u[i] >= 'A' && u[i] <= 'F' ? u[i] - 'A' + 'a' : u[i]);
 	if (cfg->boot != VM_BOOT_EFI)
 		return;
 	e->present = true;
@@ -108,6 +124,12 @@ bool probe_report_efi_compare(const struct probe_report *exp, const struct probe
 		if (diff)
 			fprintf(diff, "biosVendor: expected %s, guest %s (SMBIOS type 0)\n",
 				exp->bios_vendor, got->bios_vendor[0] ? got->bios_vendor : "none");
+		match = false;
+	}
+	if (exp->system_uuid[0] && strcmp(exp->system_uuid, got->system_uuid)) {
+		if (diff)
+			fprintf(diff, "systemUuid: expected %s, guest %s (SMBIOS type 1)\n",
+				exp->system_uuid, got->system_uuid[0] ? got->system_uuid : "none");
 		match = false;
 	}
 	if (e->present != g->present) {
@@ -138,6 +160,10 @@ void probe_report_efi_json(FILE *f, const struct probe_report *r)
 	if (r->bios_vendor[0]) {
 		fputs(",\"biosVendor\":", f);
 		log_json_string(f, r->bios_vendor);
+	}
+	if (r->system_uuid[0]) {
+		fputs(",\"systemUuid\":", f);
+		log_json_string(f, r->system_uuid);
 	}
 	if (r->note[0]) {
 		fputs(",\"note\":", f);
