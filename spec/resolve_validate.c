@@ -3,12 +3,14 @@
  * resolve_validate.c - the VM/VMI validation KubeVirt runs on the applied
  * result (docs/resolution.md §2 step 14, §8.6, §13): secure boot needs SMM,
  * maxSockets, the maxGuest rules, the machine type of the architecture and
- * one binding per interface. All causes are reported together.
+ * one binding per interface; then KubeVirt's admission webhooks
+ * (spec/admit.h). All causes are reported together.
  */
 #include <errno.h>
 #include <fnmatch.h>
 #include <string.h>
 
+#include "spec/admit.h"
 #include "spec/resolve.h"
 
 static const char *P(struct resolver *r, const char *suffix)
@@ -184,6 +186,8 @@ int validate_result(struct resolver *r)
 	if (r->vm && !node_is_null(node_path(r->vm, "spec.running")) &&
 	    *resolve_str(node_path(r->vm, "spec.runStrategy")))
 		diag_err(r->d, node_path(r->vm, "spec.running"), "spec.running",
-			 "running and runStrategy are mutually exclusive");
+			 "Running and RunStrategy are mutually exclusive. Note that Running is "
+			 "deprecated, please use RunStrategy instead");
+	admit_run(r); /* KubeVirt's VM/VMI admission webhooks (spec/admit.h) */
 	return r->d->n_err != before ? -EINVAL : 0;
 }

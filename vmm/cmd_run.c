@@ -37,7 +37,7 @@ static void run_usage(FILE *f)
 		"\n"
 		"Runs the VM the manifests describe under its runStrategy: Always restarts\n"
 		"the guest after power-off, reboot or crash, RerunOnFailure after reboot or\n"
-		"crash, Once/Manual (and no runStrategy) run it once, Halted does not start\n"
+		"crash, Once/Manual (and a seed-era VMI) run it once, Halted does not start\n"
 		"it (--run-strategy overrides the manifest's). SIGTERM or SIGINT presses the\n"
 		"ACPI power button; after\n"
 		"terminationGracePeriodSeconds the VM is stopped (--grace-period overrides\n"

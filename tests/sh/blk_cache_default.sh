@@ -37,7 +37,7 @@ tiny_guests 1
 manifest() {
 	local d c
 	printf 'apiVersion: kubevirt.io/v1\nkind: VirtualMachine\n'
-	printf 'metadata: {name: c, namespace: default}\nspec:\n  template:\n    spec:\n'
+	printf 'metadata: {name: c, namespace: default}\nspec:\n  runStrategy: Once\n  template:\n    spec:\n'
 	printf '      domain:\n        memory: {guest: 64Mi}\n        devices:\n'
 	printf '          autoattachPodInterface: false\n          disks:\n'
 	for d; do

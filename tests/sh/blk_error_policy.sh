@@ -34,7 +34,7 @@ fill() {
 	rm -f "$MNT"/*
 	truncate -s 8M "$MNT/data.raw"
 	dd if=/dev/zero of="$MNT/filler" bs=64k status=none 2>/dev/null
-	VM_ERROR_POLICY=$1 vm_manifest ep 128Mi "" data="$MNT/data.raw" >"$TMPD/vm.yaml"
+	VM_ERROR_POLICY=$1 vm_manifest ep 128Mi Once data="$MNT/data.raw" >"$TMPD/vm.yaml"
 }
 # run BIN: the probe on the manifest, testing disk 0, in the background
 run() {

@@ -57,7 +57,7 @@ dd if="$MNT/bad.raw" of=/dev/null bs=4096 skip=64 count=1 status=none 2>/dev/nul
 
 # errorPolicy report: the guest sees the error (under KubeVirt's default,
 # stop, the VM would pause: tests/sh/blk_error_policy.sh)
-VM_ERROR_POLICY=report vm_manifest eio 128Mi "" bad="$MNT/bad.raw" good="$MNT/good.raw" >"$TMPD/vm.yaml"
+VM_ERROR_POLICY=report vm_manifest eio 128Mi Once bad="$MNT/bad.raw" good="$MNT/good.raw" >"$TMPD/vm.yaml"
 for bin in "$VMLET" "$VMLET_SAN"; do
 	[[ -x $bin ]] || continue
 	timeout 120 "$bin" probe -f "$TMPD/vm.yaml" --show-console >"$TMPD/out.txt" 2>&1

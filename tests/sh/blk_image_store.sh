@@ -67,7 +67,7 @@ with tarfile.open(f"{store}/arch.tar", "w") as t:
     add("manifest.json", json.dumps([{"Config": "cfg.json", "RepoTags": ["example.org/vmlet/arch:2"],
         "Layers": ["l1/layer.tar"]}]).encode())
 PY
-manifest() { vm_manifest store 64Mi "" "a=@$1" "b=@$2"; } # IMAGE-A IMAGE-B
+manifest() { vm_manifest store 64Mi Once "a=@$1" "b=@$2"; } # IMAGE-A IMAGE-B
 # guest STORE: the probe's "name capacity sha" of each disk
 guest() {
 	timeout 120 "$VMLET" probe -f "$TMPD/vm.yaml" --image-store "$1" -o json >"$TMPD/out.json" 2>"$TMPD/err" &&

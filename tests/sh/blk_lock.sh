@@ -30,7 +30,7 @@ manifest() {
 	local name=$1 d p
 	shift
 	printf 'apiVersion: kubevirt.io/v1\nkind: VirtualMachine\n'
-	printf 'metadata: {name: %s, namespace: default}\nspec:\n  template:\n    spec:\n' "$name"
+	printf 'metadata: {name: %s, namespace: default}\nspec:\n  runStrategy: Once\n  template:\n    spec:\n' "$name"
 	printf '      domain:\n        memory: {guest: 64Mi}\n        devices:\n'
 	printf '          autoattachPodInterface: false\n          disks:\n'
 	for d; do

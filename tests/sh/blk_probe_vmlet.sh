@@ -130,6 +130,7 @@ apiVersion: kubevirt.io/v1
 kind: VirtualMachine
 metadata: {name: io, namespace: default}
 spec:
+  runStrategy: Once
   template:
     spec:
       domain:

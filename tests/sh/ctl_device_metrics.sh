@@ -13,9 +13,9 @@ truncate -s 4M "$TMPD/root.raw"
 # the probe reads 1 MiB of the disk: counted at the end of the run
 # (with the default pod interface: its counters are logged too)
 if command -v passt >/dev/null; then
-	vm_manifest counters 128Mi "" "root=$TMPD/root.raw" | sed '/autoattachPodInterface/d'
+	vm_manifest counters 128Mi Once "root=$TMPD/root.raw" | sed '/autoattachPodInterface/d'
 else
-	vm_manifest counters 128Mi "" "root=$TMPD/root.raw"
+	vm_manifest counters 128Mi Once "root=$TMPD/root.raw"
 fi >"$TMPD/probe.yaml"
 timeout 60 "$VMLET" probe -f "$TMPD/probe.yaml" --log-format text --log-level info \
 	>/dev/null 2>"$TMPD/err"
@@ -41,7 +41,7 @@ grep -q "balloon: 0 free page reports, 0 bytes released; guest statistics receiv
 	ok "probe: the balloon's totals are logged" || fail "probe: no balloon line: $(grep balloon "$TMPD/err")"
 
 # a running VM: the counter families, one sample per disk
-vm_manifest counters 128Mi "" "root=$TMPD/root.raw" >"$TMPD/run.yaml"
+vm_manifest counters 128Mi Once "root=$TMPD/root.raw" >"$TMPD/run.yaml"
 SOCK=$TMPD/api.sock
 "$VMLET" run -f "$TMPD/run.yaml" --kernel "$TMPD/mode0.elf" --api-socket "$SOCK" \
 	--log-format text >"$TMPD/out" 2>"$TMPD/err" &

@@ -85,7 +85,10 @@ done
 
 # ---- cdrom and lun: refused, as run refuses them
 for k in cdrom lun; do
-	one_disk "$k" "$k: {bus: sata}" 'emptyDisk: {capacity: 1Mi}' >"$TMPD/$k.yaml"
+	# (a lun on a claim: KubeVirt's admission maps a lun to nothing else)
+	src='emptyDisk: {capacity: 1Mi}'
+	[[ $k == lun ]] && src='persistentVolumeClaim: {claimName: c}'
+	one_disk "$k" "$k: {bus: sata}" "$src" >"$TMPD/$k.yaml"
 	"$VMLET" resolve -f "$TMPD/$k.yaml" -o config >/dev/null 2>"$TMPD/err"
 	rc=$?
 	timeout 60 "$VMLET" run -f "$TMPD/$k.yaml" --kernel "$TMPD/mode5.elf" >"$TMPD/out" 2>"$TMPD/err2"

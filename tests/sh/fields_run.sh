@@ -14,7 +14,7 @@ SOCK=$TMPD/api.sock
 
 vm() { # NAME TEMPLATE-SPEC-LINES DEVICES-LINES
 	printf 'apiVersion: kubevirt.io/v1\nkind: VirtualMachine\nmetadata: {name: %s, namespace: default}\n' "$1"
-	printf 'spec:\n  template:\n    spec:\n%s      domain:\n        memory: {guest: 64Mi}\n' "$2"
+	printf 'spec:\n  runStrategy: Once\n  template:\n    spec:\n%s      domain:\n        memory: {guest: 64Mi}\n' "$2"
 	printf '%s        devices:\n          autoattachPodInterface: false\n%s' "$3" "$4"
 	printf '          disks: [{name: s, disk: {bus: virtio}}]\n'
 	printf '      volumes: [{name: s, emptyDisk: {capacity: 1Mi}}]\n'
@@ -85,7 +85,7 @@ grep -q "tiny-guest: up" "$TMPD/out.true" && grep -q "serial true: exit 0" "$TMP
 
 # ---- dedicatedCpuPlacement / isolateEmulatorThread
 ALLOWED=$(sed -n 's/^Cpus_allowed_list:\t//p' /proc/$$/status)
-vm iso '' '        cpu: {dedicatedCpuPlacement: true, isolateEmulatorThread: true}
+vm iso '' '        cpu: {cores: 1, dedicatedCpuPlacement: true, isolateEmulatorThread: true}
 ' '' >"$TMPD/iso.yaml"
 mapfile -t CPUS < <(python3 -c 'import os; print("\n".join(map(str, sorted(os.sched_getaffinity(0)))))')
 affinity() { # PID COMM: Cpus_allowed_list of that thread
@@ -132,7 +132,7 @@ else
 	echo "only one CPU allowed: the two-CPU placements are not checked"
 fi
 # one allowed CPU: one vCPU fits, one vCPU plus the emulator thread does not
-vm one '' '        cpu: {dedicatedCpuPlacement: true}
+vm one '' '        cpu: {cores: 1, dedicatedCpuPlacement: true}
 ' '' >"$TMPD/one.yaml"
 taskset -c "${CPUS[0]}" true 2>/dev/null || skip "no taskset"
 if pinned "$TMPD/one.yaml" taskset -c "${CPUS[0]}"; then

@@ -24,7 +24,7 @@ scripts/gen-fields --table "$TMPD/bad.md" >/dev/null 2>&1 && fail "an unknown tr
 
 vm() { # BODY (the template spec's lines, 6 spaces in)
 	printf 'apiVersion: kubevirt.io/v1\nkind: VirtualMachine\nmetadata: {name: f, namespace: default}\n'
-	printf 'spec:\n  template:\n    spec:\n%s\n' "$1"
+	printf 'spec:\n  template:\n    spec:\n%s\n  runStrategy: Once\n' "$1"
 }
 vm '      domain:
         memory: {guest: 64Mi}

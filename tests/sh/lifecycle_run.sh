@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # runStrategy in `vmlet run` (vmm/lifecycle.h) with the tiny guest, end to
-# end: Halted never starts the guest; Once (and no runStrategy) and Manual
+# end: Halted never starts the guest; no runStrategy is refused before
+# anything starts (KubeVirt's "RunStrategy must be specified"); Once and Manual
 # run it once and report how it ended; RerunOnFailure restarts after a
 # reboot or a crash but not after a power-off; Always also restarts after a
 # power-off; a SIGTERM or `vmlet ctl stop` ends the loop (exit 0 when the
@@ -64,7 +65,15 @@ rc=$?
 [[ $rc == 0 && $(ups) == 0 ]] && grep -q "runStrategy is Halted: the guest is not started" "$TMPD/err" &&
 	ok "Halted: not started, exit 0, says why" || { fail "Halted: exit $rc, $(ups) runs"; cat "$TMPD/err"; }
 
-once "" 2 3
+# neither running nor runStrategy: KubeVirt's VM admission refuses it, so
+# does vmlet, before any guest starts
+manifest "" >"$TMPD/vm.yaml"
+timeout 10 "$VMLET" run -f "$TMPD/vm.yaml" --kernel "$TMPD/mode5.elf" --log-format text \
+	>"$TMPD/out" 2>"$TMPD/err"
+rc=$?
+[[ $rc == 1 && $(ups) == 0 ]] && grep -q "vm.yaml:5:3: spec.running: RunStrategy must be specified" "$TMPD/err" &&
+	ok "no runStrategy: refused, exit 1, not started" || { fail "no runStrategy: exit $rc, $(ups) runs"; cat "$TMPD/err"; }
+once Once 2 3
 once Once 3 4
 once Manual 2 3
 once Manual 5 0
@@ -117,7 +126,7 @@ if command -v strace >/dev/null; then
 	truncate -s 1M "$TMPD/disk.raw"
 	for c in "5 0" "3 4" "1 5"; do
 		set -- $c
-		manifest "" "$TMPD/disk.raw" >"$TMPD/vmd.yaml"
+		manifest Once "$TMPD/disk.raw" >"$TMPD/vmd.yaml"
 		strace -f -qq -o "$TMPD/trace" -e trace=fdatasync,exit_group \
 			"$VMLET" run -f "$TMPD/vmd.yaml" --kernel "$TMPD/mode$1.elf" --grace-period 0 \
 			--log-format text >"$TMPD/out" 2>"$TMPD/err" &

@@ -18,6 +18,7 @@ spec:
     spec:
       domain:
 $1
+  runStrategy: Always
 EOT
 }
 
@@ -93,5 +94,5 @@ vm "        devices:
       - {name: d, emptyDisk: {capacity: 1Mi}}
       - {name: e, emptyDisk: {capacity: 1Mi}}"
 EXTRA="-o config" expect_err "unknown errorPolicy" \
-	'vm.yaml:12:57: spec.template.spec.domain.devices.disks\[1\].errorPolicy: errorPolicy "pause" is not supported \(allowed values: stop, report, ignore, enospace\)'
+	'vm.yaml:12:57: spec.template.spec.domain.devices.disks\[1\].errorPolicy: spec.template.spec.domain.devices.disks\[1\].errorPolicy has invalid value "pause"'
 finish

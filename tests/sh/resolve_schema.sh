@@ -27,6 +27,7 @@ spec:
       volumes:
       - name: rootdisk
         containerDisk: {image: quay.io/containerdisks/fedora:latest}
+  runStrategy: Always
 EOT
 }
 names() { sed -n 's/^  name: //p' "$data/$1.yaml"; }

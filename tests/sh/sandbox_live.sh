@@ -46,7 +46,7 @@ field() { awk -v k="$2:" '$1 == k { $1 = ""; sub(/^ /, ""); print }' "$1"; }
 # still holds its capabilities (and drops its own), the vCPU threads after
 # main dropped them (and inherit that); all must end up the same.
 truncate -s 1M "$TMPD/disk.raw"
-vm_manifest sb 64Mi "" d="$TMPD/disk.raw" >"$TMPD/vm.yaml"
+vm_manifest sb 64Mi Once d="$TMPD/disk.raw" >"$TMPD/vm.yaml"
 # confined TASKDIR: empty when the task is fully confined, else what is not
 confined() {
 	local st=$1/status k want=(Seccomp=2 NoNewPrivs=1 CapEff=0000000000000000

@@ -26,6 +26,7 @@ static void test_limits_from_manifest(void)
 					"kind: VirtualMachine\n"
 					"metadata: {name: j}\n"
 					"spec:\n"
+					"  runStrategy: Always\n"
 					"  template:\n"
 					"    spec:\n"
 					"      domain:\n"

@@ -202,9 +202,10 @@ static void test_balloon(void)
 		 "    spec:\n      domain:\n%s        devices: {autoattachMemBalloon: true}\n",
 		 mem);
 	CHECK(balloon_of(b, "", &rep) == 1 && rep);
-	snprintf(b, sizeof(b),
-		 "    spec:\n      domain:\n%s%s        cpu: {dedicatedCpuPlacement: true}\n", mem,
-		 devs);
+	snprintf(
+	    b, sizeof(b),
+	    "    spec:\n      domain:\n%s%s        cpu: {dedicatedCpuPlacement: true, cores: 1}\n",
+	    mem, devs);
 	CHECK(balloon_of(b, "", &rep) == 1 && !rep);
 	snprintf(b, sizeof(b),
 		 "    spec:\n      domain:\n        memory: {guest: 128Mi, hugepages: {pageSize: "

@@ -33,7 +33,7 @@ static int resolve(const char *body, struct vm_config *c)
 	snprintf(text, sizeof(text),
 		 "apiVersion: kubevirt.io/v1\nkind: VirtualMachine\n"
 		 "metadata: {name: f, namespace: default}\n"
-		 "spec:\n  template:\n    spec:\n%s",
+		 "spec:\n  template:\n    spec:\n%s  runStrategy: Always\n",
 		 body);
 	o.manifest = text;
 	seen[0] = 0;
@@ -137,7 +137,7 @@ static void test_implemented(void)
 
 	CHECK(resolve("      architecture: amd64\n      startStrategy: Paused\n" MEM
 		      "        cpu: {model: host-model, dedicatedCpuPlacement: true,"
-		      " isolateEmulatorThread: true}\n"
+		      " isolateEmulatorThread: true, cores: 1}\n"
 		      "        clock: {utc: {offsetSeconds: -3600}}\n"
 		      "        devices:\n          autoattachSerialConsole: false\n"
 		      "          autoattachGraphicsDevice: false\n          tpm: {enabled: false}\n"
@@ -149,9 +149,12 @@ static void test_implemented(void)
 	CHECK(!c.autoattach_serial_console);
 	CHECK(c.rtc_offset_seconds == -3600 && !c.rtc_timezone);
 	vm_config_release(&c);
-	CHECK(resolve(MEM NODEV
-		      "        cpu: {model: host-passthrough, isolateEmulatorThread: true}\n"
-		      "        clock: {timezone: Europe/Berlin}\n",
+	/* KubeVirt refuses isolateEmulatorThread without dedicated CPUs */
+	CHECK(resolve(MEM NODEV "        cpu: {isolateEmulatorThread: true}\n", &c) == -EINVAL);
+	CHECK(has("E spec.template.spec.domain.cpu.isolateEmulatorThread: IsolateEmulatorThread "
+		  "should be only set in combination with DedicatedCPUPlacement"));
+	CHECK(resolve(MEM NODEV "        cpu: {model: host-passthrough}\n"
+				"        clock: {timezone: Europe/Berlin}\n",
 		      &c) == 0);
 	CHECK(!c.start_paused && !c.dedicated_cpu_placement && !c.isolate_emulator_thread);
 	CHECK_STR(c.rtc_timezone, "Europe/Berlin");
@@ -174,21 +177,20 @@ static void test_differently(void)
 {
 	struct vm_config c;
 
-	CHECK(
-	    resolve("      nodeSelector: {disk: ssd}\n" MEM
-		    "        devices:\n          autoattachVSOCK: true\n"
-		    "          tpm: {}\n"
-		    "          disks:\n          - {name: a, cache: unsafe, disk: {bus: virtio}}\n"
-		    "          - {name: b}\n"
-		    "      volumes:\n      - {name: a, emptyDisk: {capacity: 1Mi}}\n"
-		    "      - {name: b, emptyDisk: {capacity: 1Mi}}\n",
-		    &c) == 0);
+	CHECK(resolve(
+		  "      nodeSelector: {disk: ssd}\n" MEM
+		  "        devices:\n          autoattachVSOCK: true\n"
+		  "          tpm: {}\n"
+		  "          disks:\n          - {name: a, cache: writeback, disk: {bus: virtio}}\n"
+		  "          - {name: b}\n"
+		  "      volumes:\n      - {name: a, emptyDisk: {capacity: 1Mi}}\n"
+		  "      - {name: b, emptyDisk: {capacity: 1Mi}}\n",
+		  &c) == 0);
 	CHECK(has("W spec.template.spec.nodeSelector: scheduling: vmlet runs the VM on this host "
 		  "@7:21"));
 	CHECK(
 	    has("W spec.template.spec.domain.devices.autoattachVSOCK: vmlet has no virtio-vsock"));
 	CHECK(has("W spec.template.spec.domain.devices.tpm: vmlet has no TPM"));
-	CHECK(has("W spec.template.spec.domain.devices.disks[0].cache: writeback"));
 	CHECK(has("W spec.template.spec.domain.devices.disks[1].disk.bus: unset: KubeVirt attaches "
 		  "a SATA disk"));
 	CHECK(!has("disks[0].disk.bus"));
@@ -199,10 +201,17 @@ static void test_differently(void)
 			  "      volumes: [{name: a, emptyDisk: {capacity: 1Mi}}]\n",
 		      &c) == -EINVAL);
 	CHECK(has("E spec.template.spec.domain.devices.disks[0].cdrom: vmlet has no CD-ROM drive"));
+	/* (on a claim: KubeVirt maps a lun to nothing else) */
 	CHECK(resolve(MEM "        devices:\n          disks: [{name: a, lun: {}}]\n"
-			  "      volumes: [{name: a, emptyDisk: {capacity: 1Mi}}]\n",
+			  "      volumes: [{name: a, persistentVolumeClaim: {claimName: c}}]\n",
 		      &c) == -EINVAL);
 	CHECK(has("E spec.template.spec.domain.devices.disks[0].lun: vmlet has no SCSI LUN"));
+	/* KubeVirt's cache modes are none, writethrough and writeback */
+	CHECK(resolve(MEM "        devices:\n          disks: [{name: a, cache: unsafe}]\n"
+			  "      volumes: [{name: a, emptyDisk: {capacity: 1Mi}}]\n",
+		      &c) == -EINVAL);
+	CHECK(has("E spec.template.spec.domain.devices.disks[0].cache: "
+		  "spec.template.spec.domain.devices.disks[0].cache has invalid value unsafe"));
 	/* an explicit SATA disk stays refused */
 	CHECK(resolve(MEM "        devices:\n          disks: [{name: a, disk: {bus: sata}}]\n"
 			  "      volumes: [{name: a, emptyDisk: {capacity: 1Mi}}]\n",

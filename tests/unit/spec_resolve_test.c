@@ -123,7 +123,7 @@ static const char *vm_with(const char *matchers, const char *domain)
 		 VM_HEAD "spec:\n%s  template:\n    metadata:\n      labels:\n        app: x\n"
 			 "    spec:\n      domain:\n        devices: {}\n%s"
 			 "      volumes:\n      - name: root\n        containerDisk:\n"
-			 "          image: img\n",
+			 "          image: img\n  runStrategy: Always\n",
 		 matchers, domain);
 	return buf;
 }
@@ -171,7 +171,7 @@ static void test_spread_divisibility(void)
 		 IT("it", "5", "1Gi", ""), PREF("p", "  cpu:\n    preferredCPUTopology: spread\n"));
 	CHECK(resolve(text) != 0);
 	CHECK(said("instancetype.spec.cpu.guest", "5 vCPUs provided by the instance type"));
-	CHECK(S.d.head && S.d.head->line == 32); /* the instancetype's guest: line */
+	CHECK(S.d.head && S.d.head->line == 33); /* the instancetype's guest: line */
 }
 
 static void test_conflicts_collected(void)
