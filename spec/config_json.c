@@ -121,6 +121,7 @@ int config_emit_json(FILE *f, const struct vm_config *c)
 	add_str(cpu, "model", c->cpu_model);
 	add_bool(cpu, "dedicatedCpuPlacement", c->dedicated_cpu_placement);
 	add_bool(cpu, "isolateEmulatorThread", c->isolate_emulator_thread);
+	add_u64(cpu, "limitMillis", c->cpu_limit_millis);
 	json_object_object_add(o, "cpu", cpu);
 	mem = json_object_new_object();
 	add_u64(mem, "bytes", c->memory_bytes);

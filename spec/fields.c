@@ -204,5 +204,7 @@ int fields_check(const struct resolver *r)
 	strcpy(w.msg, r->vmi_only ? "spec" : "spec.template.spec");
 	walk_map(&w, spec, NULL);
 	check_disk_buses(&w, spec);
+	if (fields_check_annotations(r))
+		w.err = -EINVAL;
 	return w.err;
 }

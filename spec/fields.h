@@ -43,4 +43,13 @@ const struct field_rule *fields_find(const char *path);
  */
 int fields_check(const struct resolver *r);
 
+/*
+ * The VMI's annotations KubeVirt reads to change the domain or the
+ * virt-launcher pod (kubevirt.io/disablePCIHole64, ignitiondata, hook
+ * sidecars, CRI-O's cpu-load-balancing.crio.io and friends...): a warning
+ * where vmlet does something else, an error where the guest would miss
+ * what it was given (fields_annot.c). 0 or -EINVAL.
+ */
+int fields_check_annotations(const struct resolver *r);
+
 #endif /* VMLET_SPEC_FIELDS_H */
