@@ -430,6 +430,11 @@ struct child {
 struct listing {
 	struct child c[MAX_CHILDREN];
 	unsigned int n;
+	/* the first regular file met is copied into out on the way (and
+	 * again if its layer has it again): one pass when it is the disk */
+	int out;
+	const struct child *copied;
+	bool copy_ok;
 };
 
 static struct child *child_find(struct listing *ls, const char *name, size_t len)
@@ -440,19 +445,22 @@ static struct child *child_find(struct listing *ls, const char *name, size_t len
 	return NULL;
 }
 
+/* Record name for layer: 1 when it now stands for this layer's entry,
+ * 0 when a higher layer decided it (or it is a whiteout), -errno. */
 static int child_add(struct listing *ls, const char *name, size_t len, unsigned int layer,
-		     enum tar_type type, bool whiteout)
+		     enum tar_type type, bool whiteout, const struct child **rec)
 {
 	struct child *c = child_find(ls, name, len);
 
 	if (c) {
 		/* decided by a higher layer; else the entry of this layer
 		 * wins over a whiteout of it in the same layer */
-		if (c->layer == layer && !whiteout) {
-			c->deleted = false;
-			c->type = type;
-		}
-		return 0;
+		if (c->layer != layer || whiteout)
+			return 0;
+		c->deleted = false;
+		c->type = type;
+		*rec = c;
+		return 1;
 	}
 	if (ls->n == MAX_CHILDREN)
 		return -E2BIG;
@@ -461,16 +469,19 @@ static int child_add(struct listing *ls, const char *name, size_t len, unsigned 
 	if (!(c->name = strndup(name, len)))
 		return -ENOMEM;
 	ls->n++;
-	return 0;
+	*rec = c;
+	return !whiteout;
 }
 
 /* One entry of layer i for the listing of disk/; *hide when it hides
  * disk/ of the lower layers. */
-static int list_entry(struct listing *ls, const struct tar_entry *e, unsigned int i, bool *hide,
-		      char **symlink)
+static int list_entry(struct listing *ls, struct tar *t, unsigned int i, bool *hide, char **symlink)
 {
+	const struct tar_entry *e = &t->e;
+	const struct child *c = NULL;
 	const char *rest;
 	size_t cl;
+	int r;
 
 	if (!strcmp(e->name, DISK_DIR)) {
 		if (e->type == TAR_SYMLINK && !*symlink && !(*symlink = strdup(e->name)))
@@ -488,10 +499,21 @@ static int list_entry(struct listing *ls, const struct tar_entry *e, unsigned in
 		*hide = true;
 		return 0;
 	}
-	if (!strncmp(rest, ".wh.", 4)) /* deletes in lower layers only */
-		return rest[cl] || cl == 4 ? 0
-					   : child_add(ls, rest + 4, cl - 4, i, TAR_OTHER, true);
-	return child_add(ls, rest, cl, i, rest[cl] ? TAR_DIR : e->type, false);
+	if (!strncmp(rest, ".wh.", 4)) { /* deletes in lower layers only */
+		r = rest[cl] || cl == 4 ? 0
+					: child_add(ls, rest + 4, cl - 4, i, TAR_OTHER, true, &c);
+		return r < 0 ? r : 0;
+	}
+	r = child_add(ls, rest, cl, i, rest[cl] ? TAR_DIR : e->type, false, &c);
+	if (r == 1 && e->type == TAR_REG && !rest[cl] && rest[0] != '.' &&
+	    (!ls->copied || ls->copied == c)) {
+		ls->copied = c;
+		ls->copy_ok = false;
+		if ((r = copy_data(t, ls->out)))
+			return r;
+		ls->copy_ok = true;
+	}
+	return r < 0 ? r : 0;
 }
 
 static void listing_release(struct listing *ls)
@@ -514,7 +536,7 @@ static int list_layers(const struct image_layer *l, unsigned int n, struct listi
 		if ((r = stream_open(&s, &l[i], what)))
 			return r;
 		while ((r = tar_next(&s.tar)) == 1)
-			if ((r = list_entry(ls, &s.tar.e, i, &hide, &symlink)))
+			if ((r = list_entry(ls, &s.tar, i, &hide, &symlink)))
 				break;
 		if (r == -E2BIG)
 			r = error_errno(r, "%s: more than %u entries in /disk", what, MAX_CHILDREN);
@@ -539,7 +561,12 @@ static int extract_default(const struct image_layer *l, unsigned int n, int out,
 	struct child *only = NULL;
 	unsigned int found = 0;
 	char *p = NULL;
-	int r = ls ? list_layers(l, n, ls, what) : -ENOMEM;
+	int r = -ENOMEM;
+
+	if (ls) {
+		ls->out = out;
+		r = list_layers(l, n, ls, what);
+	}
 
 	for (unsigned int i = 0; !r && ls && i < ls->n; i++)
 		if (!ls->c[i].deleted && ls->c[i].name[0] != '.' && !found++)
@@ -556,8 +583,8 @@ static int extract_default(const struct image_layer *l, unsigned int n, int out,
 		      type_name(only->type));
 		r = only->type == TAR_SYMLINK ? -ELOOP : -EINVAL;
 	}
-	if (!r) {
-		struct hit h = {0};
+	if (!r && !(ls->copied == only && only->type == TAR_REG && ls->copy_ok)) {
+		struct hit h = {0}; /* not the file copied on the way: read its layer again */
 
 		r = scan_one(l, only->layer, p, out, &h, what);
 		if (!r && !h.found)
