@@ -212,6 +212,7 @@ static int map_disk(const struct resolver *r, const struct spec_options *o, cons
 	out->physical_block_size = u32(node_path(d, "blockSize.custom.physical"));
 	out->dedicated_io_thread = node_bval(node_get(d, "dedicatedIOThread"), false);
 	ov = override(o, name);
+	out->operator_path = ov != NULL;
 	if (!v) {
 		out->source = VM_DISK_OTHER;
 		out->path = ov ? xstrdup(ov) : NULL;
@@ -226,6 +227,8 @@ static int map_disk(const struct resolver *r, const struct spec_options *o, cons
 		else if (!o->image_store &&
 			 !(out->path = config_container_disk(r, root, vols, name, t)))
 			return -EINVAL;
+		else if (!o->image_store)
+			out->root = xstrdup(root); /* opened beneath it (vmm/file.h) */
 	} else if ((t = node_get(v, "hostDisk"))) {
 		out->source = VM_DISK_HOSTDISK;
 		out->path = xstrdup(ov ? ov : node_sval(node_get(t, "path")));
@@ -242,6 +245,8 @@ static int map_disk(const struct resolver *r, const struct spec_options *o, cons
 			out->path = xstrdup(ov);
 		else if (asprintf(&out->path, PVC_DIR "/%s/disk.img", name) < 0)
 			spec_oom();
+		else
+			out->root = xstrdup(PVC_DIR);
 	} else if ((t = node_get(v, "emptyDisk"))) {
 		out->source = VM_DISK_EMPTYDISK;
 		out->capacity = bytes_of(node_get(t, "capacity"));
@@ -348,7 +353,9 @@ static void map_firmware(const struct node *dom, const char *root, struct vm_con
 	if (k && *k) {
 		cfg->boot = VM_BOOT_KERNEL;
 		cfg->kernel_path = config_join(root, k);
+		cfg->kernel_root = xstrdup(root);
 		cfg->initrd_path = i && *i ? config_join(root, i) : NULL;
+		cfg->initrd_root = cfg->initrd_path ? xstrdup(root) : NULL;
 		cfg->cmdline = dup_str(node_get(kb, "kernelArgs"));
 	} else if (node_is_map(efi)) {
 		cfg->boot = VM_BOOT_EFI;

@@ -18,6 +18,7 @@
 #include "vmm/bios_boot.h"
 #include "vmm/ovmf_boot.h"
 #include "vmm/efi_boot.h"
+#include "vmm/file.h"
 #include "vmm/log.h"
 #include "vmm/vcpu.h"
 #include "vmm/vm.h"
@@ -33,18 +34,23 @@ struct boot_file {
 	bool owned;
 };
 
-static int boot_read_file(const char *what, const char *path, struct boot_file *f)
+/* Read a kernel or initrd: beneath root when it came from the manifest
+ * (kernelBoot.container, under --disk-root), a regular file only (a FIFO
+ * or a device node is refused before it is opened: vmm/file.h). */
+static int boot_read_file(const char *what, const char *path, const char *root, struct boot_file *f)
 {
+	const struct file_where w = {.root = root, .follow = !root};
 	struct stat st;
 	size_t done = 0;
 	ssize_t r;
 	int fd, ret = 0;
 
 	memset(f, 0, sizeof(*f));
-	fd = open(path, O_RDONLY | O_CLOEXEC);
+	fd = file_open(&w, path, O_RDONLY);
 	if (fd < 0)
-		return error_errno(-errno, "boot: cannot open %s '%s'", what, path);
-	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || (uint64_t)st.st_size > BOOT_MAX_FILE) {
+		return error_errno(fd, "boot: cannot open %s '%s': it %s", what, path,
+				   file_why(fd));
+	if (fstat(fd, &st) || (uint64_t)st.st_size > BOOT_MAX_FILE) {
 		ret = error_errno(-EINVAL, "boot: %s '%s' is not a regular file below 2 GiB", what,
 				  path);
 		goto out;
@@ -245,7 +251,7 @@ static int boot_kernel_file(struct vm *vm, struct boot_file *k)
 	switch (cfg->boot) {
 	case VM_BOOT_KERNEL:
 		if (cfg->kernel_path)
-			return boot_read_file("kernel", cfg->kernel_path, k);
+			return boot_read_file("kernel", cfg->kernel_path, cfg->kernel_root, k);
 		break;
 	case VM_BOOT_EFI: {
 		const void *elf;
@@ -255,7 +261,7 @@ static int boot_kernel_file(struct vm *vm, struct boot_file *k)
 		if (ret)
 			return ret;
 		if (vm->opt.firmware) {
-			ret = boot_read_file("firmware", vm->opt.firmware, k);
+			ret = boot_read_file("firmware", vm->opt.firmware, NULL, k);
 			if (!ret && boot_detect(k) != BOOT_FMT_PVH_ELF) {
 				error("efi: --firmware '%s' is not a PVH firmware (vmlet enters "
 				      "firmware through PVH: an ELF with a "
@@ -317,7 +323,7 @@ int vm_boot(struct vm *vm)
 	if (vm->opt.module)
 		initrd = (struct boot_file){(uint8_t *)vm->opt.module, vm->opt.module_len, false};
 	else if (vm->cfg->initrd_path && !vm->opt.payload)
-		ret = boot_read_file("initrd", vm->cfg->initrd_path, &initrd);
+		ret = boot_read_file("initrd", vm->cfg->initrd_path, vm->cfg->initrd_root, &initrd);
 	if (!ret && (arch_gdt_build(low, low_size) || arch_pgtable_build(low, low_size)))
 		ret = error_errno(-ENOSPC, "boot: cannot build the boot GDT and page tables");
 	if (!ret)

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "vmm/cloudinit.h"
+#include "vmm/file.h"
 #include "vmm/log.h"
 #include "vmm/vm_config.h"
 
@@ -99,26 +100,22 @@ int cloudinit_build(const struct vm_disk *d, uint8_t **out, size_t *out_len)
 	return r;
 }
 
-int cloudinit_write_file(const struct vm_disk *d, const char *dir, char **path)
+int cloudinit_write_fd(const struct vm_disk *d, const char *dir)
 {
 	const char *tmp = dir ? dir : getenv("TMPDIR");
 	uint8_t *img = NULL;
 	size_t len = 0, done = 0;
-	char *p = NULL;
 	int fd, r;
 
 	r = cloudinit_build(d, &img, &len);
 	if (r)
 		return error_errno(r, "cloud-init: cannot build the seed image for disk '%s'",
 				   d->name ? d->name : "?");
-	if (asprintf(&p, "%s/vmlet-%s-XXXXXX", tmp && *tmp ? tmp : "/tmp",
-		     d->source == VM_DISK_CLOUDINIT_NOCLOUD ? "cidata" : "config-2") < 0) {
-		free(img);
-		return -ENOMEM;
-	}
-	fd = mkstemp(p);
+	if (!tmp || !*tmp)
+		tmp = "/tmp";
+	fd = file_tmp(tmp);
 	if (fd < 0) {
-		r = error_errno(-errno, "cloud-init: cannot create '%s'", p);
+		r = error_errno(fd, "cloud-init: cannot create a seed image in '%s'", tmp);
 		goto out;
 	}
 	while (done < len) {
@@ -127,20 +124,15 @@ int cloudinit_write_file(const struct vm_disk *d, const char *dir, char **path)
 		if (w < 0 && errno == EINTR)
 			continue;
 		if (w <= 0) {
-			r = error_errno(w < 0 ? -errno : -EIO, "cloud-init: cannot write '%s'", p);
+			r = error_errno(w < 0 ? -errno : -EIO,
+					"cloud-init: cannot write the seed image in '%s'", tmp);
 			break;
 		}
 		done += (size_t)w;
 	}
-	close(fd);
 	if (r)
-		unlink(p);
+		close(fd);
 out:
 	free(img);
-	if (r) {
-		free(p);
-		return r;
-	}
-	*path = p;
-	return 0;
+	return r ? r : fd;
 }

@@ -40,10 +40,10 @@ int iso9660_build(const char *label, const struct iso9660_file *files, unsigned 
 int cloudinit_build(const struct vm_disk *d, uint8_t **out, size_t *out_len);
 
 /*
- * Write the seed image to a new unlinked-on-exit temporary file under dir
- * (NULL: $TMPDIR or /tmp); *path receives a malloc'd path the caller must
- * unlink (the vmm removes it when the VM ends). Returns 0 or -errno.
+ * Write the seed image to a new unnamed file in dir (NULL: $TMPDIR or
+ * /tmp; file_tmp(): O_TMPFILE, nothing to unlink, no name anyone could
+ * replace) and return its descriptor (O_RDWR, at offset len), or -errno.
  */
-int cloudinit_write_file(const struct vm_disk *d, const char *dir, char **path);
+int cloudinit_write_fd(const struct vm_disk *d, const char *dir);
 
 #endif /* VMLET_CLOUDINIT_H */

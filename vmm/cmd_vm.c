@@ -281,12 +281,17 @@ static int cmd_vm_overrides(const struct cmd_vm_opts *o, struct vm_config *cfg)
 	}
 	if (o->firmware) /* the VM boots that firmware: EFI boot */
 		cfg->boot = VM_BOOT_EFI;
-	if (o->kernel) {
+	if (o->kernel) { /* the operator's path: not under the disk root */
 		cfg->boot = VM_BOOT_KERNEL;
 		ret = replace_str(&cfg->kernel_path, o->kernel);
+		free(cfg->kernel_root);
+		cfg->kernel_root = NULL;
 	}
-	if (!ret && o->initrd)
+	if (!ret && o->initrd) {
 		ret = replace_str(&cfg->initrd_path, o->initrd);
+		free(cfg->initrd_root);
+		cfg->initrd_root = NULL;
+	}
 	if (!ret && o->cmdline)
 		ret = replace_str(&cfg->cmdline, o->cmdline);
 	if (!ret)

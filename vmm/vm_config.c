@@ -27,6 +27,7 @@ static void disk_release(struct vm_disk *d)
 	free(d->name);
 	free(d->bus);
 	free(d->path);
+	free(d->root);
 	free(d->image);
 	free(d->image_path);
 	free(d->serial);
@@ -75,6 +76,8 @@ void vm_config_release(struct vm_config *cfg)
 	free(cfg->rtc_timezone);
 	free(cfg->kernel_path);
 	free(cfg->initrd_path);
+	free(cfg->kernel_root);
+	free(cfg->initrd_root);
 	free(cfg->cmdline);
 	free(cfg->firmware_uuid);
 	free(cfg->firmware_serial);

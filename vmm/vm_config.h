@@ -90,6 +90,13 @@ struct vm_disk {
 	char *meta_uuid; /* ConfigDrive only */
 	char *meta_hostname;
 	char *meta_instance_type;
+	/* Where path may be opened (vmm/disk/volume.c, vmm/file.h). root: the
+	 * directory path is under and must stay under when opened (--disk-root
+	 * for a containerDisk, the PVC directory, an image's unpack directory;
+	 * NULL = none). operator_path: path is the operator's (--volume): it
+	 * may be a symlink or a host block device. */
+	char *root;
+	bool operator_path;
 };
 
 enum vm_binding {
@@ -149,6 +156,10 @@ struct vm_config {
 	enum vm_boot_kind boot;
 	char *kernel_path; /* VM_BOOT_KERNEL */
 	char *initrd_path;
+	/* the directory kernel_path / initrd_path are under and must stay
+	 * under (--disk-root, for kernelBoot.container): NULL = none */
+	char *kernel_root;
+	char *initrd_root;
 	char *cmdline;
 	bool efi_secure_boot; /* effective secure boot (EFI only) */
 	bool efi_persistent;

@@ -13,22 +13,29 @@ BIN=$TMPD/ci_write
 cat >"$TMPD/w.c" <<'C'
 #include <stdio.h>
 #include <stdlib.h>
+#include <unistd.h>
 #include "vmm/cloudinit.h"
 #include "vmm/vm_config.h"
 int main(int argc, char **argv)
 {
 	struct vm_disk d = { .name = "ci", .user_data = "#cloud-config\nhostname: x\n",
 			     .network_data = "version: 2\n", .meta_hostname = "vm1" };
-	char *path;
+	char buf[65536];
+	ssize_t n;
+	int fd;
 
 	d.source = argv[1][0] == 'n' ? VM_DISK_CLOUDINIT_NOCLOUD : VM_DISK_CLOUDINIT_CONFIGDRIVE;
 	/* as spec/ decides them (KubeVirt's pkg/cloud-init) */
 	d.meta_instance_id = argv[1][0] == 'n' ? "5a9fc181-957e-5c32-9e5a-2de5e9673531" : "vm1.ns";
 	d.meta_uuid = argv[1][0] == 'n' ? NULL : "5a9fc181-957e-5c32-9e5a-2de5e9673531";
-	if (cloudinit_write_file(&d, argv[2], &path))
+	fd = cloudinit_write_fd(&d, argv[2]);
+	if (fd < 0 || lseek(fd, 0, SEEK_SET))
 		return 1;
-	puts(path);
-	return 0;
+	/* the seed has no name: copied to stdout */
+	while ((n = read(fd, buf, sizeof(buf))) > 0)
+		if (fwrite(buf, 1, (size_t)n, stdout) != (size_t)n)
+			return 1;
+	return n < 0;
 }
 C
 make -s build/libvmlet.a || { fail "build"; finish; }
@@ -36,7 +43,8 @@ cc -std=gnu11 -D_GNU_SOURCE -I. -o "$BIN" "$TMPD/w.c" build/libvmlet.a -lpthread
 	{ fail "build the writer"; finish; }
 mkdir -p "$TMPD/m"
 for kind in nocloud configdrive; do
-	img=$("$BIN" "$kind" "$TMPD") || { fail "$kind: writer failed"; continue; }
+	img=$TMPD/$kind.iso
+	"$BIN" "$kind" "$TMPD" >"$img" || { fail "$kind: writer failed"; continue; }
 	rm -rf "$TMPD/m" && mkdir -p "$TMPD/m"
 	if ((can_mount)) && mount -o loop,ro -t iso9660 "$img" "$TMPD/m" 2>"$TMPD/mount.err"; then
 		how=mount

@@ -9,8 +9,10 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <libgen.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "tests/lib/test.h"
@@ -67,13 +69,15 @@ static void test_close_releases(void)
 
 static void test_backing_read_locked(void)
 {
-	char top[80], cmd[256];
+	char top[80], cmd[256], dir[64];
 	struct blk *q = NULL, *w;
 	int r;
 
 	snprintf(top, sizeof(top), "%s.top", img);
-	snprintf(cmd, sizeof(cmd), "qemu-img create -q -f qcow2 -b %s -F raw %s >/dev/null 2>&1",
-		 img, top);
+	/* a backing file is named from the image's own directory (blk.h) */
+	snprintf(cmd, sizeof(cmd),
+		 "cd %s && qemu-img create -q -f qcow2 -b %s -F raw %s >/dev/null 2>&1",
+		 dirname(strcpy(dir, img)), strrchr(img, '/') + 1, top);
 	if (system(cmd))
 		SKIP("no qemu-img");
 	CHECK(blk_open(&q, top, false, BLK_CACHE_WRITEBACK) == 0);

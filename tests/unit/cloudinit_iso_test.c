@@ -51,15 +51,23 @@ static void check_extract(const char *img, const char *path, const char *want)
 static void test_nocloud(void)
 {
 	struct vm_disk d = {.name = "cloudinitdisk", .source = VM_DISK_CLOUDINIT_NOCLOUD};
-	char *path = NULL, *out;
+	char path[64], *out;
+	int fd;
 
 	d.user_data = "#cloud-config\npassword: fedora\nchpasswd: { expire: False }\n";
 	d.network_data = "version: 2\nethernets:\n  eth0:\n    dhcp4: true\n";
 	d.meta_instance_id = "5a9fc181-957e-5c32-9e5a-2de5e9673531";
 	d.meta_hostname = "testvm";
-	CHECK(cloudinit_write_file(&d, dir, &path) == 0);
-	if (!path)
+	fd = cloudinit_write_fd(&d, dir);
+	CHECK(fd >= 0);
+	if (fd < 0)
 		return;
+	/* the seed has no name (nothing in dir anyone could swap or link):
+	 * the commands read it through this process's descriptor */
+	out = run("ls -A %s", dir);
+	CHECK_STR(out, "");
+	free(out);
+	snprintf(path, sizeof(path), "/proc/%d/fd/%d", (int)getpid(), fd);
 	out = run("isoinfo -d -i %s", path);
 	CHECK(out && strstr(out, "Volume id: CIDATA"));
 	CHECK(out && strstr(out, "Joliet with UCS level 3 found"));
@@ -79,14 +87,14 @@ static void test_nocloud(void)
 	out = run("isoinfo -f -i %s | sort", path);
 	CHECK_STR(out, "/META_DATA.;1\n/NETWORK_CONFIG.;1\n/USER_DATA.;1\n");
 	free(out);
-	unlink(path);
-	free(path);
+	close(fd);
 }
 
 static void test_config_drive(void)
 {
 	struct vm_disk d = {.name = "cd", .source = VM_DISK_CLOUDINIT_CONFIGDRIVE};
-	char *path = NULL, *out, big[5000];
+	char path[64], *out, big[5000];
+	int fd;
 
 	/* a user-data of more than one sector, and a quote to escape */
 	memset(big, 'x', sizeof(big) - 1);
@@ -96,9 +104,11 @@ static void test_config_drive(void)
 	d.meta_uuid = "5a9fc181-957e-5c32-9e5a-2de5e9673531";
 	d.meta_hostname = "my-host";
 	d.meta_instance_type = "u1.small";
-	CHECK(cloudinit_write_file(&d, dir, &path) == 0);
-	if (!path)
+	fd = cloudinit_write_fd(&d, dir);
+	CHECK(fd >= 0);
+	if (fd < 0)
 		return;
+	snprintf(path, sizeof(path), "/proc/%d/fd/%d", (int)getpid(), fd);
 	out = run("blkid -p -o value -s LABEL %s", path);
 	CHECK(out && !strcmp(out, "config-2\n"));
 	free(out);
@@ -116,8 +126,7 @@ static void test_config_drive(void)
 		  path);
 	CHECK(out && strstr(out, "id-\"1\"\n"));
 	free(out);
-	unlink(path);
-	free(path);
+	close(fd);
 }
 
 static void test_reproducible_and_bad_input(void)

@@ -5,8 +5,9 @@
  * writethrough (O_DSYNC); explicit none without direct I/O is refused;
  * writeback and unsafe are the page cache. A file system without O_DIRECT
  * (tmpfs before Linux 6.6, some FUSE and network file systems) is made
- * here on any host: this program's open() refuses O_DIRECT with EINVAL,
- * as such a file system does, for files named "nodio*". The descriptors
+ * here on any host: this program's open() and fcntl(F_SETFL) refuse
+ * O_DIRECT with EINVAL, as such a file system does, for files named
+ * "nodio*" (vmm/disk/ sets O_DIRECT with F_SETFL). The descriptors
  * volume_open() leaves are checked (fcntl F_GETFL) along with the modes.
  */
 #include <errno.h>
@@ -41,6 +42,31 @@ int open(const char *path, int flags, ...)
 		return -1;
 	}
 	return (int)syscall(SYS_openat, AT_FDCWD, path, flags, mode);
+}
+
+/* The same for fcntl(F_SETFL, ... | O_DIRECT) on such a file. */
+int fcntl(int fd, int cmd, ...)
+{
+	char link[64], target[512];
+	const char *base;
+	va_list ap;
+	long arg;
+	ssize_t n;
+
+	va_start(ap, cmd);
+	arg = va_arg(ap, long); /* every command vmlet uses takes one or none */
+	va_end(ap);
+	snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+	if (cmd == F_SETFL && (arg & O_DIRECT) &&
+	    (n = readlink(link, target, sizeof(target) - 1)) > 0) {
+		target[n] = 0;
+		base = strrchr(target, '/');
+		if (!strncmp(base ? base + 1 : target, "nodio", 5)) {
+			errno = EINVAL;
+			return -1;
+		}
+	}
+	return (int)syscall(SYS_fcntl, fd, cmd, arg);
 }
 
 /* The open file of disk cache mode `cache` on image name, or NULL (its

@@ -25,6 +25,8 @@
 #include <errno.h>
 #include <sys/uio.h>
 
+#include "vmm/file.h"
+
 enum blk_cache {
 	BLK_CACHE_WRITEBACK = 0, /* page cache; FLUSH -> fdatasync */
 	BLK_CACHE_NONE,		 /* O_DIRECT (bounce buffers if unaligned) */
@@ -54,20 +56,46 @@ struct blk {
 	void *priv;	     /* format state */
 	struct blk *backing; /* the image this one reads through to (qcow2
 			      * backing file; owned by the format), or NULL */
+	bool no_backing;     /* blk_where.no_backing */
 };
 
 /*
- * Open path (format by magic). read_only opens O_RDONLY. cache none asks
- * for O_DIRECT and falls back to the page cache with a warning when the
- * filesystem refuses it (tmpfs). Errors name the image.
+ * Where an image may be and what it may be (volume.c sets it from the
+ * disk; a name from a manifest or an image is untrusted). file: the root
+ * it is opened beneath, whether a last-component symlink is followed and
+ * a block device accepted (vmm/file.h). no_backing: a qcow2 image that
+ * names a backing file is refused before anything is opened for it (a
+ * containerDisk, as KubeVirt's virt-handler refuses one). Without it a
+ * backing file must be a plain name (no '/', not "." or ".."): a regular
+ * file, not a symlink, in the image's own directory.
  */
+struct blk_where {
+	struct file_where file;
+	bool no_backing;
+};
+
+/*
+ * Open path as w allows (format by magic). read_only opens O_RDONLY. cache
+ * none asks for O_DIRECT and falls back to the page cache with a warning
+ * when the filesystem refuses it (tmpfs). Errors name the image (and say
+ * why a file was refused: file_why()).
+ */
+int blk_open_at(struct blk **out, const char *path, const struct blk_where *w, bool read_only,
+		enum blk_cache cache, const char *format);
+/* blk_open_at() with no root, a symlink followed, regular files only. */
 int blk_open(struct blk **out, const char *path, bool read_only, enum blk_cache cache);
-/* 1 when path can be opened with O_DIRECT, 0 when its file system
- * refuses O_DIRECT (tmpfs), -errno when it cannot be opened at all. */
-int blk_direct_io(const char *path);
 /* Same with the format forced ("raw", "qcow2"; NULL = by magic). */
 int blk_open_format(struct blk **out, const char *path, bool read_only, enum blk_cache cache,
 		    const char *format);
+/* The same over fd, a file vmlet made and holds (never reopened by name):
+ * *out owns fd, also on failure. name is for messages; w may be NULL. */
+int blk_open_fd(struct blk **out, int fd, const char *name, const struct blk_where *w,
+		bool read_only, enum blk_cache cache, const char *format);
+/* 1 when path (opened as w allows) takes O_DIRECT, 0 when its file system
+ * refuses O_DIRECT (tmpfs), -errno when it cannot be opened at all. */
+int blk_direct_io(const char *path, const struct blk_where *w);
+/* The same for an open fd (its flags are left as they were). */
+int blk_fd_direct_io(int fd);
 void blk_close(struct blk *b);
 
 /*

@@ -143,27 +143,19 @@ static const struct blk_ops overlay_ops = {
     ovl_preadv, ovl_pwritev, ovl_flush, ovl_discard, ovl_write_zeroes, ovl_close,
 };
 
-/* A sparse scratch file of size bytes in dir, open, already unlinked. */
+/* A sparse scratch file of size bytes in dir, unnamed (file_tmp()): used
+ * through the descriptor that made it, never reopened by name. */
 static int ovl_scratch(struct blk **out, const char *dir, uint64_t size)
 {
-	char *path = NULL;
-	int fd, r;
+	int fd = file_tmp(dir);
 
-	if (asprintf(&path, "%s/vmlet-overlay-XXXXXX", dir) < 0)
-		return -ENOMEM;
-	fd = mkstemp(path);
-	if (fd < 0 || ftruncate(fd, (off_t)size)) {
-		r = error_errno(-errno, "blk: cannot create an overlay file in '%s'", dir);
-		goto out;
-	}
-	r = blk_open_format(out, path, false, BLK_CACHE_WRITEBACK, "raw");
-out:
-	if (fd >= 0) {
-		unlink(path);
+	if (fd < 0)
+		return error_errno(fd, "blk: cannot create an overlay file in '%s'", dir);
+	if (ftruncate(fd, (off_t)size)) {
 		close(fd);
+		return error_errno(-errno, "blk: cannot create an overlay file in '%s'", dir);
 	}
-	free(path);
-	return r;
+	return blk_open_fd(out, fd, "(overlay)", NULL, false, BLK_CACHE_WRITEBACK, "raw");
 }
 
 int blk_overlay_open(struct blk **out, struct blk *base, const char *dir)

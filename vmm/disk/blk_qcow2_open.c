@@ -126,21 +126,36 @@ static int qcow2_backing_info(struct blk *b, const struct qcow2_header *h, char 
 	return 0;
 }
 
+/*
+ * The backing file, as blk.h's blk_where says: none at all for an image
+ * opened with no_backing (a containerDisk: KubeVirt's virt-handler
+ * refuses one with a backing file); else a plain name, opened beneath the
+ * image's own directory, a regular file and not a symlink. Checked before
+ * anything is opened.
+ */
 static int qcow2_open_backing(struct blk *b, const char *name, const char *fmt)
 {
 	struct qcow2 *q = b->priv;
 	char path[PATH_MAX], dir[PATH_MAX];
+	struct blk_where w = {.no_backing = false};
 	struct stat st;
 	int r;
 
 	if (!name[0])
 		return 0;
-	if (name[0] == '/') {
-		snprintf(path, sizeof(path), "%s", name);
-	} else {
-		snprintf(dir, sizeof(dir), "%s", b->path);
-		snprintf(path, sizeof(path), "%s/%s", dirname(dir), name);
-	}
+	if (b->no_backing)
+		return error_errno(-EPERM,
+				   "blk: '%s': a qcow2 image with a backing file ('%s') is refused "
+				   "here (a containerDisk must stand alone, as in KubeVirt)",
+				   b->path, name);
+	if (strchr(name, '/') || !strcmp(name, ".") || !strcmp(name, ".."))
+		return error_errno(-EPERM,
+				   "blk: '%s': backing file '%s' refused: it must be a file in "
+				   "the image's own directory, named without '/'",
+				   b->path, name);
+	snprintf(dir, sizeof(dir), "%s", b->path);
+	w.file.root = dirname(dir); /* dir, or "." */
+	snprintf(path, sizeof(path), "%s/%s", w.file.root, name);
 	if (fmt[0] && strcmp(fmt, "raw") && strcmp(fmt, "qcow2"))
 		return error_errno(-ENOTSUP, "blk: '%s': backing file format '%s' is not supported",
 				   b->path, fmt);
@@ -151,7 +166,7 @@ static int qcow2_open_backing(struct blk *b, const char *name, const char *fmt)
 		return -errno;
 	qcow2_chain[qcow2_chain_n].dev = st.st_dev;
 	qcow2_chain[qcow2_chain_n++].ino = st.st_ino;
-	r = blk_open_format(&q->backing, path, true, b->cache, fmt[0] ? fmt : NULL);
+	r = blk_open_at(&q->backing, path, &w, true, b->cache, fmt[0] ? fmt : NULL);
 	qcow2_chain_n--;
 	if (r)
 		return error_errno(r, "blk: '%s': cannot open its backing file '%s'", b->path,

@@ -13,6 +13,7 @@
 
 #include "vmm/cloudinit.h"
 #include "vmm/disk/volume.h"
+#include "vmm/file.h"
 #include "vmm/log.h"
 #include "vmm/vm_config.h"
 
@@ -23,39 +24,51 @@ static const char *tmp_dir(void)
 	return t && *t ? t : "/tmp";
 }
 
-/* A sparse file of capacity bytes at path, or (path NULL) a temporary one
- * whose name is returned in *made. */
-static int sparse_file(const struct vm_disk *d, const char *path, char **made)
+/* A sparse file of capacity bytes, new (O_EXCL, no link followed) at
+ * path, or unnamed in $TMPDIR when path is NULL: its descriptor, used as
+ * it is (never reopened by name), or -errno. */
+static int sparse_file(const struct vm_disk *d, const char *path)
 {
-	char *tmp = NULL;
 	int fd, r;
 
 	if (!d->capacity)
 		return error_errno(-EINVAL, "disk '%s': no capacity for a new disk file", d->name);
-	if (!path && asprintf(&tmp, "%s/vmlet-empty-XXXXXX", tmp_dir()) < 0)
-		return -ENOMEM;
-	fd = tmp ? mkstemp(tmp) : open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0660);
-	if (fd < 0 || ftruncate(fd, (off_t)d->capacity)) {
+	fd = path ? file_create(path, 0660) : file_tmp(tmp_dir());
+	if (fd < 0)
+		return error_errno(fd, "disk '%s': cannot create '%s'", d->name,
+				   path ? path : tmp_dir());
+	if (ftruncate(fd, (off_t)d->capacity)) {
 		r = -errno;
-		if (fd >= 0) {
-			close(fd);
-			unlink(tmp ? tmp : path);
-		}
-		free(tmp);
-		return error_errno(r, "disk '%s': cannot create '%s'", d->name, tmp ? tmp : path);
+		close(fd);
+		if (path)
+			unlink(path);
+		return error_errno(r, "disk '%s': cannot size '%s'", d->name,
+				   path ? path : tmp_dir());
 	}
-	close(fd);
-	*made = tmp;
-	return 0;
+	return fd;
+}
+
+/* Where d's file may be, and what it may be (blk.h, vmm/file.h): beneath
+ * its root when it has one (a name from the manifest under --disk-root
+ * or the PVC directory); a symlink or a block device only where the
+ * operator named the file (--volume); no backing file for a
+ * containerDisk. */
+static void volume_where(const struct vm_disk *d, struct blk_where *w)
+{
+	*w = (struct blk_where){
+	    .file = {.root = d->root, .follow = d->operator_path, .block_ok = d->operator_path},
+	    .no_backing = d->source == VM_DISK_CONTAINERDISK,
+	};
 }
 
 /*
- * The cache mode of d's image at path, as KubeVirt's virt-launcher sets
- * it (SetDriverCacheMode): unset is none where the file can be opened
- * with O_DIRECT, else writethrough; none where it cannot is refused;
- * unsafe (a warning at resolve) is writeback.
+ * The cache mode of d's image (at path, or made and open as fd), as
+ * KubeVirt's virt-launcher sets it (SetDriverCacheMode): unset is none
+ * where the file can be opened with O_DIRECT, else writethrough; none
+ * where it cannot is refused; unsafe (a warning at resolve) is writeback.
  */
-static int volume_cache(const struct vm_disk *d, const char *path, enum blk_cache *out)
+static int volume_cache(const struct vm_disk *d, const char *path, int fd,
+			const struct blk_where *w, enum blk_cache *out)
 {
 	int dio;
 
@@ -64,9 +77,10 @@ static int volume_cache(const struct vm_disk *d, const char *path, enum blk_cach
 		    d->cache == VM_CACHE_WRITEBACK ? BLK_CACHE_WRITEBACK : BLK_CACHE_WRITETHROUGH;
 		return 0;
 	}
-	dio = blk_direct_io(path);
+	dio = fd >= 0 ? blk_fd_direct_io(fd) : blk_direct_io(path, w);
 	if (dio < 0)
-		return error_errno(dio, "disk '%s': cannot open '%s'", d->name, path);
+		return error_errno(dio, "disk '%s': cannot open '%s': it %s", d->name, path,
+				   file_why(dio));
 	if (d->cache == VM_CACHE_NONE && !dio)
 		return error_errno(-EINVAL,
 				   "disk '%s': cache mode 'none' needs direct I/O, which the file "
@@ -81,22 +95,31 @@ static int volume_cache(const struct vm_disk *d, const char *path, enum blk_cach
 }
 
 /*
- * Open path as d's backend and lock it. A containerDisk is ephemeral, as
- * in KubeVirt: its image is only read, and unless the disk is readonly
- * the guest's writes go to a throw-away overlay in $TMPDIR (else /tmp).
+ * Open d's backend (the file at path, or fd when vmlet made it: *be owns
+ * fd) and lock it. A containerDisk is ephemeral, as in KubeVirt: its
+ * image is only read, and unless the disk is readonly the guest's writes
+ * go to a throw-away overlay in $TMPDIR (else /tmp).
  */
-static int volume_attach(const struct vm_disk *d, const char *path, bool ro, const char *fmt,
-			 struct blk **be)
+static int volume_attach(const struct vm_disk *d, const char *path, int fd, bool ro,
+			 const char *fmt, struct blk **be)
 {
 	bool ephemeral = d->source == VM_DISK_CONTAINERDISK && !ro;
 	struct blk *img, *top;
 	enum blk_cache cache = BLK_CACHE_WRITEBACK;
-	int r = volume_cache(d, path, &cache);
+	struct blk_where w;
+	int r;
 
-	if (r)
+	volume_where(d, &w);
+	r = volume_cache(d, path, fd, &w, &cache);
+	if (r) {
+		if (fd >= 0)
+			close(fd);
 		return r;
-	r = blk_open_format(&img, path, ro || ephemeral, cache, fmt);
-
+	}
+	if (fd >= 0)
+		r = blk_open_fd(&img, fd, path, &w, ro || ephemeral, cache, fmt);
+	else
+		r = blk_open_at(&img, path, &w, ro || ephemeral, cache, fmt);
 	if (!r && ephemeral) {
 		r = blk_overlay_open(&top, img, tmp_dir());
 		if (r)
@@ -118,37 +141,37 @@ static int volume_attach(const struct vm_disk *d, const char *path, bool ro, con
 }
 
 /*
- * Open the backend of d, creating what vmlet generates first. Only
- * containerDisk images are probed for their format (they may be qcow2);
- * every other volume is raw, so a guest that writes a qcow2 header into
- * its disk cannot make vmlet reinterpret the file on the next boot.
+ * Open the backend of d, creating what vmlet generates first (used
+ * through the descriptor that made it). Only containerDisk images are
+ * probed for their format (they may be qcow2); every other volume is raw,
+ * so a guest that writes a qcow2 header into its disk cannot make vmlet
+ * reinterpret the file on the next boot.
  */
 static int volume_provision(const struct vm_disk *d, struct blk **be)
 {
-	char *gen = NULL;
 	const char *path = d->path, *fmt = "raw";
-	bool ro = d->read_only;
-	int r = 0;
+	bool ro = d->read_only, made = false;
+	char label[512];
+	int fd = -1;
 
 	switch (d->source) {
 	case VM_DISK_CONTAINERDISK:
 		fmt = NULL;
 		break;
 	case VM_DISK_EMPTYDISK:
-		if (!path || access(path, F_OK))
-			r = sparse_file(d, path, &gen);
+		made = !path || access(path, F_OK);
+		fd = made ? sparse_file(d, path) : -1;
 		break;
 	case VM_DISK_HOSTDISK: /* only DiskOrCreate makes a missing file; Disk never */
-		if (path && d->create_missing && access(path, F_OK))
-			r = sparse_file(d, path, &gen);
+		made = path && d->create_missing && access(path, F_OK);
+		fd = made ? sparse_file(d, path) : -1;
 		break;
 	case VM_DISK_CLOUDINIT_NOCLOUD:
 	case VM_DISK_CLOUDINIT_CONFIGDRIVE:
 		ro = true;
-		if (path) /* a seed image given on the command line */
-			break;
+		made = !path; /* else a seed image given on the command line */
 		/* the meta-data as spec/ decided it (KubeVirt's defaults) */
-		r = cloudinit_write_file(d, tmp_dir(), &gen);
+		fd = made ? cloudinit_write_fd(d, tmp_dir()) : -1;
 		break;
 	case VM_DISK_OTHER:
 		return error_errno(-ENOTSUP, "disk '%s': its volume kind is not supported by vmlet",
@@ -156,18 +179,15 @@ static int volume_provision(const struct vm_disk *d, struct blk **be)
 	default:
 		break;
 	}
-	if (r)
-		return r;
-	if (gen)
-		path = gen;
-	if (!path)
+	if (made && fd < 0)
+		return fd;
+	if (!made && !path)
 		return error_errno(-EINVAL, "disk '%s': no host path for its volume", d->name);
-	r = volume_attach(d, path, ro, fmt, be);
-	if (gen) {
-		unlink(gen); /* the open fd keeps it until vmlet exits */
-		free(gen);
+	if (!path) {
+		snprintf(label, sizeof(label), "%s/(unnamed)", tmp_dir());
+		path = label;
 	}
-	return r;
+	return volume_attach(d, path, fd, ro, fmt, be);
 }
 
 static int volume_check(const struct vm_disk *d)
