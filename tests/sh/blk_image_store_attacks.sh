@@ -15,6 +15,8 @@
 #    end, a corrupt gzip layer: the image is refused;
 #  - whiteouts (.wh.NAME, .wh..wh..opq), GNU long names, pax headers, a
 #    hard link inside the layer, zstd and gzip layers: the right bytes;
+#  - a docker archive's layer that is a link to another member is
+#    followed, one that leads out of the archive is refused;
 #  - two volumes of one image with different paths get their own disks
 #    (the cache key is image and member);
 #  - a reference that is not one is refused before skopeo, and skopeo gets
@@ -118,6 +120,18 @@ archive("s-hard.tar", "ex.org/hardin:1", [layer([("file", "data/real.img", data(
                                                  ("link", "disk/disk.img", "data/real.img")])])
 archive("t-two.tar", "ex.org/two:1", [layer([("file", "disk/one.img", data("one")),
                                              ("file", "disk/two.img", data("two"))])])
+# docker save's layer links (an older docker linked a repeated layer to
+# the first copy): followed inside the archive, never out of it
+def linked(fname, tag, target):
+    with tarfile.open(os.path.join(store, fname), "w") as t:
+        l = layer([("file", "disk/d.img", data("linked"))])
+        i = tarfile.TarInfo("l0/layer.tar"); i.size = len(l); t.addfile(i, io.BytesIO(l))
+        i = tarfile.TarInfo("l1/layer.tar"); i.type, i.linkname = tarfile.SYMTYPE, target
+        t.addfile(i)
+        m = json.dumps([{"RepoTags": [tag], "Layers": ["l1/layer.tar"]}]).encode()
+        i = tarfile.TarInfo("manifest.json"); i.size = len(m); t.addfile(i, io.BytesIO(m))
+linked("u-link.tar", "ex.org/linkin:1", "../l0/layer.tar")
+linked("v-linkout.tar", "ex.org/linkout:1", "../../../../../etc/passwd")
 # an OCI layout with a zstd layer under a gzip one
 def blob(d):
     h = hashlib.sha256(d).hexdigest()
@@ -139,7 +153,7 @@ json.dump({"imageLayoutVersion": "1.0.0"}, open(f"{store}/oci-layout", "w"))
 for n, d in [("x", data("x")), ("odd", data("odd")), ("a", data("a")), ("s", data("s")),
              ("new", data("new")), ("back", data("back")), ("upper", data("upper")),
              ("gnu", data("gnu")), ("pax", data("pax")), ("hard", data("hard")),
-             ("one", data("one")), ("two", data("two")), ("z", data("zstd")), ("g", data("gzip"))]:
+             ("one", data("one")), ("two", data("two")), ("linked", data("linked")), ("z", data("zstd")), ("g", data("gzip"))]:
     print(n, hashlib.sha256(d).hexdigest(), file=open(os.path.join(tmpd, "sums"), "a"))
 PY
 
@@ -227,6 +241,7 @@ refused ex.org/trunc:1 "a truncated layer" "truncated"
 refused ex.org/pasteof:1 "a size past the end of the layer" "truncated"
 refused ex.org/badgzip:1 "a corrupt gzip layer" "gzip could not decompress"
 refused "ex.org/whdir:1#/disk/x.img" "a path whited out by a higher layer" "no regular file at"
+refused ex.org/linkout:1 "a layer linked out of the docker archive" "is not a file of the archive"
 
 # 4. the right bytes
 run "a=ex.org/whiteout:1" "b=ex.org/opaque:1" "c=ex.org/gnulong:1" "d=ex.org/pax:1" \
@@ -238,6 +253,8 @@ same c gnu "a GNU long name"
 same d pax "a pax header's path"
 same e hard "a hard link to a file of the same layer"
 same f back "a file of a layer wins over its own whiteout"
+run "a=ex.org/linkin:1" || fail "layer link: $(tail -2 "$TMPD/err")"
+same a linked "a layer linked to another member of the docker archive"
 run "a=ex.org/two:1#/disk/one.img" "b=ex.org/two:1#/disk/two.img" ||
 	fail "two paths: $(tail -2 "$TMPD/err")"
 same a one "one image, first path"
