@@ -8,7 +8,7 @@ python3 python3-yaml qemu-system-x86 qemu-utils time acpica-tools
 mtools dosfstools gdisk genisoimage xorriso gnu-efi dmidecode
 busybox-static cpio iproute2 passt nftables hyperfine valgrind cppcheck clang-format
 btrfs-progs seabios ovmf syslinux syslinux-common
-grub-efi-amd64-bin grub-pc-bin shim-unsigned skopeo docker-registry"
+grub-efi-amd64-bin grub-pc-bin shim-unsigned skopeo docker-registry zstd"
 
 # Debian's cloud kernel for the Linux boot tests (tests/sh/efi_linux_tcg.sh,
 # linux_smoke.sh): downloaded once into build/, not installed. Without
