@@ -11,6 +11,7 @@
 
 #include "firmware/abi.h"
 #include "vmm/efi_vars.h"
+#include "vmm/file.h"
 #include "vmm/log.h"
 
 #define EV_MAGIC "VMLETEV1"
@@ -87,37 +88,27 @@ static int ev_read_fd(int fd, uint8_t **buf, size_t *n)
 	return 0;
 }
 
-static int ev_read_file(const char *path, uint8_t **buf, size_t *n)
-{
-	int fd = open(path, O_RDONLY | O_CLOEXEC), ret;
-
-	*buf = NULL;
-	*n = 0;
-	if (fd < 0)
-		return errno == ENOENT ? 0 : -errno;
-	ret = ev_read_fd(fd, buf, n);
-	close(fd);
-	return ret;
-}
-
-/* Write the store as one record through path.tmp and rename(). */
-static int ev_compact(struct efi_vars *v)
+/* Write the store as one record to a new file renamed over v->path
+ * (file_replace_begin(): O_EXCL, a link planted at the name is replaced,
+ * never followed); its descriptor in *fd, for saving (never reopened by
+ * name). */
+static int ev_compact(struct efi_vars *v, int *fd)
 {
 	size_t n = ev_record(v->rec, v->blob, v->len);
 	char *tmp = NULL;
-	int fd, ret = 0;
+	int ret = 0;
 
-	if (asprintf(&tmp, "%s.tmp", v->path) < 0)
-		return -ENOMEM;
+	*fd = file_replace_begin(v->path, 0600, &tmp);
+	if (*fd < 0)
+		return *fd;
 	errno = 0;
-	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-	if (fd < 0 || write(fd, v->rec, n) != (ssize_t)n || fdatasync(fd) || rename(tmp, v->path))
+	if (write(*fd, v->rec, n) != (ssize_t)n)
 		ret = errno ? -errno : -EIO;
-	if (fd >= 0)
-		close(fd);
-	if (ret)
-		unlink(tmp);
-	free(tmp);
+	ret = file_replace_commit(*fd, &tmp, v->path, ret);
+	if (ret) {
+		close(*fd);
+		*fd = -1;
+	}
 	return ret;
 }
 
@@ -132,19 +123,25 @@ static int ev_alloc(struct efi_vars *v)
 
 int efi_vars_open(struct efi_vars *v, const char *path)
 {
+	static const struct file_where w = {.follow = false}; /* a regular file */
 	const uint8_t *blob;
 	uint8_t *file = NULL;
-	size_t n;
-	int ret = ev_alloc(v);
+	size_t n = 0;
+	int ret = ev_alloc(v), fd = -1;
 
 	v->path = strdup(path);
 	if (ret || !v->path) {
 		ret = -ENOMEM;
 		goto fail;
 	}
-	ret = ev_read_file(path, &file, &n);
+	fd = file_open(&w, path, O_RDWR);
+	if (fd >= 0)
+		ret = ev_read_fd(fd, &file, &n);
+	else if (fd != -ENOENT)
+		ret = fd;
 	if (ret) {
-		error_errno(ret, "efi: cannot read the variable store '%s'", path);
+		error_errno(ret, "efi: cannot read the variable store '%s': it %s", path,
+			    file_why(ret));
 		goto fail;
 	}
 	if (!ev_last(file, n, &blob, &v->len) || !file) {
@@ -154,7 +151,9 @@ int efi_vars_open(struct efi_vars *v, const char *path)
 				 path);
 		if (v->len)
 			memcpy(v->blob, blob, v->len);
-		ret = ev_compact(v);
+		if (fd >= 0)
+			close(fd);
+		ret = ev_compact(v, &fd);
 		if (ret) {
 			error_errno(ret, "efi: cannot write the variable store '%s'", path);
 			goto fail;
@@ -163,14 +162,19 @@ int efi_vars_open(struct efi_vars *v, const char *path)
 		memcpy(v->blob, blob, v->len);
 	}
 	v->file_size = EV_HDR + v->len; /* one record, compacted or as found */
-	v->fd = open(path, O_WRONLY | O_APPEND | O_CLOEXEC);
-	if (v->fd < 0) {
+	/* saves append to the file read or written here, never to a name */
+	v->fd = fd;
+	fd = -1;
+	ret = fcntl(v->fd, F_GETFL);
+	if (ret < 0 || fcntl(v->fd, F_SETFL, ret | O_APPEND)) {
 		ret = error_errno(-errno, "efi: cannot open the variable store '%s'", path);
 		goto fail;
 	}
 	free(file);
 	return 0;
 fail:
+	if (fd >= 0)
+		close(fd);
 	free(file);
 	efi_vars_close(v);
 	return ret;
@@ -246,9 +250,12 @@ void efi_vars_close(struct efi_vars *v)
 
 char *efi_vars_default_path(const char *manifest, const char *vm_name)
 {
-	const char *name = vm_name && *vm_name && !strchr(vm_name, '/') ? vm_name : "vm";
+	char *name = file_safe_name(vm_name && *vm_name ? vm_name : "vm");
 	struct stat st;
 	char *dir, *out = NULL;
+
+	if (!name)
+		return NULL;
 
 	if (!manifest || !strcmp(manifest, "-"))
 		dir = strdup(".");
@@ -263,5 +270,6 @@ char *efi_vars_default_path(const char *manifest, const char *vm_name)
 	if (dir && asprintf(&out, "%s/%s.efivars", dir, name) < 0)
 		out = NULL;
 	free(dir);
+	free(name);
 	return out;
 }

@@ -15,7 +15,11 @@
  * leaves the previous blob. Opening compacts the file to its last good
  * record (a temporary file renamed over it), so it grows only within a
  * run (a guest saving in a loop meets -ENOSPC at EFI_VARS_FILE_MAX, the
- * largest store opening accepts); closing fdatasyncs it.
+ * largest store opening accepts); closing fdatasyncs it. The store is a
+ * regular file, not a symlink (its default place, next to the manifest,
+ * may be a directory others write); the temporary file is new (O_EXCL)
+ * and saves go to the descriptor opening read or wrote, never to a name
+ * opened again.
  */
 #ifndef VMLET_EFI_VARS_H
 #define VMLET_EFI_VARS_H
@@ -25,7 +29,7 @@
 
 struct efi_vars {
 	char *path;
-	int fd; /* O_WRONLY | O_APPEND */
+	int fd; /* O_RDWR | O_APPEND */
 	uint8_t *blob;
 	size_t len;
 	uint8_t *rec; /* room for one record (header + FW_ABI_EFI_VARS_MAX) */
@@ -52,8 +56,10 @@ int efi_vars_save(struct efi_vars *v, const void *blob, size_t len);
 void efi_vars_close(struct efi_vars *v);
 
 /* The store of a VM whose first manifest is `manifest` (a file or a
- * directory; NULL: the current directory): "<dir>/<name>.efivars".
- * Heap string, NULL when out of memory. */
+ * directory; NULL: the current directory): "<dir>/<name>.efivars", the
+ * name made safe for a file name (file_safe_name(): a KubeVirt name is
+ * kept as it is; "vm" when there is none). Heap string, NULL when out of
+ * memory. */
 char *efi_vars_default_path(const char *manifest, const char *vm_name);
 
 #endif /* VMLET_EFI_VARS_H */

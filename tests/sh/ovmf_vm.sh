@@ -53,6 +53,25 @@ grep -q "variable store $v created" "$TMPD/log2" && ! grep -q garbage "$v" &&
 	ok "without efi.persistent the store is made afresh at each start" ||
 	fail "the store was not renewed"
 
+# links planted next to the manifest (issue 28, finding 7): the store used
+# to be written through NAME.ovmf-vars.fd.tmp, opened O_CREAT|O_TRUNC and
+# so through a link there (its target truncated and overwritten, then the
+# link renamed over the store and the flash mapped from the target); the
+# store itself a link was opened through it
+printf 'precious\n' >"$TMPD/victim"
+ln -s "$TMPD/victim" "$v.tmp"
+timeout 15 "$VMLET" run -f "$TMPD/m/vm.yaml" --console none >"$TMPD/log5" 2>&1
+[[ $(cat "$TMPD/victim") == precious && -L $v.tmp && -f $v && ! -L $v ]] &&
+	grep -q "variable store $v created" "$TMPD/log5" &&
+	ok "a link planted at the store's old temporary name is left alone" ||
+	{ fail "link at $v.tmp: victim '$(head -c 40 "$TMPD/victim")'"; cat "$TMPD/log5"; }
+rm -f "$v.tmp"
+ln -s "$TMPD/victim" "$TMPD/linked.fd"
+efi_refused "--efi-vars a symlink" 1 "is a symbolic link" \
+	"$VMLET" run -f "$TMPD/m/vm.yaml" --efi-vars "$TMPD/linked.fd" --console none
+[[ $(cat "$TMPD/victim") == precious ]] && ok "its target is untouched" ||
+	fail "the link's target was written"
+
 # --efi-vars: kept; a store of the wrong size is refused
 cp /usr/share/OVMF/OVMF_VARS_4M.ms.fd "$TMPD/mine.fd"
 printf 'KEEP-ME' | dd of="$TMPD/mine.fd" bs=1 seek=300000 conv=notrunc status=none

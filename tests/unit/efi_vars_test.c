@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -118,12 +119,57 @@ static void test_default_path(void)
 	p = efi_vars_default_path(dir, "x");
 	CHECK(p && !strncmp(p, dir, strlen(dir)) && !strcmp(p + strlen(dir), "/x.efivars"));
 	free(p);
+	/* a name is made safe for a file name (issue 28, finding 9) */
 	p = efi_vars_default_path(NULL, "../evil/name");
-	CHECK_STR(p, "./vm.efivars");
+	CHECK_STR(p, "./_._evil_name.efivars");
+	free(p);
+	p = efi_vars_default_path(NULL, "a\nb\\c\"d");
+	CHECK_STR(p, "./a_b_c_d.efivars");
 	free(p);
 	p = efi_vars_default_path("/vm.yaml", NULL);
 	CHECK_STR(p, "//vm.efivars");
 	free(p);
+}
+
+static bool victim_intact(const char *victim)
+{
+	char *got = test_read_file(victim, NULL);
+	bool ok = got && !strcmp(got, "precious\n");
+
+	free(got);
+	return ok;
+}
+
+/* Links planted next to the store (issue 28, finding 7): the temporary
+ * file used to be PATH.tmp, opened O_CREAT|O_TRUNC through any link there
+ * (truncating and overwriting its target as vmlet's user, root on a bare
+ * host) and renamed over the store, and saves then appended to the link's
+ * target; a store that is itself a link was read and appended to. */
+static void test_planted_links(void)
+{
+	char victim[300], tmp[300];
+	struct efi_vars v;
+	struct stat st;
+
+	snprintf(victim, sizeof(victim), "%s/victim", dir);
+	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
+	CHECK(test_sh("printf 'precious\\n' >%s", victim) == 0);
+	unlink(path);
+	CHECK(symlink(victim, tmp) == 0);
+	CHECK(efi_vars_open(&v, path) == 0);
+	CHECK(efi_vars_save(&v, "vars", 4) == 0);
+	efi_vars_close(&v);
+	CHECK(victim_intact(victim));
+	CHECK(!lstat(path, &st) && S_ISREG(st.st_mode) && st.st_size == 24 + 28);
+	CHECK(!lstat(tmp, &st) && S_ISLNK(st.st_mode));
+	unlink(tmp);
+	/* the store itself a link: refused, its target untouched */
+	unlink(path);
+	CHECK(symlink(victim, path) == 0);
+	CHECK(efi_vars_open(&v, path) == -ELOOP);
+	CHECK(victim_intact(victim));
+	unlink(path);
+	unlink(victim);
 }
 
 /* The in-memory store (efi_vars_open_fd): what one VM saved, the next
@@ -216,6 +262,7 @@ int main(void)
 	TEST_RUN(test_bounded);
 	TEST_RUN(test_default_path);
 	TEST_RUN(test_memfd);
+	TEST_RUN(test_planted_links);
 	TEST_RUN(test_racing_guest);
 	unlink(path);
 	rmdir(dir);

@@ -14,6 +14,7 @@
 #include "arch/x86_64/layout.h"
 #include "vmm/dev/flash.h"
 #include "vmm/dev/pflash.h"
+#include "vmm/file.h"
 #include "vmm/log.h"
 #include "vmm/vm.h"
 
@@ -63,11 +64,13 @@ static int flash_file_size(int fd, const char *path, size_t *size)
 	return 0;
 }
 
-/* Copy the template to path (through path.tmp and a rename). */
+/* Copy the template to path (through a new file beside it, O_EXCL, renamed
+ * over path: a link planted at either name is never followed). Returns
+ * the new file's descriptor (O_RDWR), used as it is, or -errno. */
 static int flash_vars_create(const char *path, const char *tmpl)
 {
-	char tmp[4096];
 	uint8_t buf[65536];
+	char *tmp = NULL;
 	ssize_t n = 0;
 	int in, out, r = 0;
 
@@ -77,46 +80,48 @@ static int flash_vars_create(const char *path, const char *tmpl)
 				   "ovmf: no variable store template %s (Debian package 'ovmf': "
 				   "apt-get install ovmf)",
 				   tmpl);
-	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
-	out = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	out = file_replace_begin(path, 0600, &tmp);
 	if (out < 0) {
-		r = error_errno(-errno, "ovmf: cannot create the variable store %s", tmp);
+		r = error_errno(out, "ovmf: cannot create the variable store %s", path);
 		goto out;
 	}
 	while (!r && (n = read(in, buf, sizeof(buf))) > 0)
 		if (write(out, buf, (size_t)n) != n)
 			r = -EIO;
-	if (n < 0 || r || fdatasync(out))
-		r = error_errno(n < 0 ? -errno : -EIO, "ovmf: cannot write %s", tmp);
-	close(out);
-	if (!r && rename(tmp, path))
-		r = error_errno(-errno, "ovmf: cannot rename %s to %s", tmp, path);
-	if (r)
-		unlink(tmp);
-	else
+	if (n < 0)
+		r = -errno;
+	r = file_replace_commit(out, &tmp, path, r);
+	if (r) {
+		close(out);
+		error_errno(r, "ovmf: cannot write the variable store %s", path);
+	} else {
 		log_info("ovmf: variable store %s created from %s", path, tmpl);
+	}
 out:
 	close(in);
-	return r;
+	return r ? r : out;
 }
 
 static int flash_open_vars(struct flash *f, const struct vm_options *o)
 {
+	static const struct file_where w = {.follow = false}; /* a regular file */
 	struct stat st;
 	size_t want = 0;
 	int r;
 
-	if (o->flash_vars_fresh || (stat(o->flash_vars, &st) && errno == ENOENT)) {
-		r = flash_vars_create(o->flash_vars, o->flash_vars_template);
-		if (r)
-			return r;
+	f->vars_fd = o->flash_vars_fresh ? -ENOENT : file_open(&w, o->flash_vars, O_RDWR);
+	if (f->vars_fd == -ENOENT)
+		f->vars_fd = flash_vars_create(o->flash_vars, o->flash_vars_template);
+	else if (f->vars_fd < 0)
+		error_errno(f->vars_fd, "ovmf: cannot open the variable store %s: it %s",
+			    o->flash_vars, file_why(f->vars_fd));
+	if (f->vars_fd < 0) {
+		r = f->vars_fd;
+		f->vars_fd = -1;
+		return r;
 	}
 	if (!stat(o->flash_vars_template, &st))
 		want = (size_t)st.st_size;
-	f->vars_fd = open(o->flash_vars, O_RDWR | O_CLOEXEC);
-	if (f->vars_fd < 0)
-		return error_errno(-errno, "ovmf: cannot open the variable store %s",
-				   o->flash_vars);
 	r = flash_file_size(f->vars_fd, o->flash_vars, &f->vars_size);
 	if (!r && want && f->vars_size != want)
 		r = error_errno(-EINVAL,
