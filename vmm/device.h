@@ -13,6 +13,7 @@
 #ifndef VMLET_DEVICE_H
 #define VMLET_DEVICE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -43,13 +44,36 @@ struct vm_console {
 	const char *path; /* VM_CONSOLE_FILE */
 };
 
+/*
+ * The run options the firmware devices read (vm.h's vm_options holds
+ * them; vm_create() hands a copy to create()): the EFI variable store of
+ * vmlet's UEFI (efi_port.c) and OVMF's flash images (flash.h; a non-NULL
+ * flash_code makes an OVMF VM: Q35 chipset, fw_cfg). The strings outlive
+ * the VM.
+ */
+struct device_firmware {
+	const char *efi_vars;	/* the store file when cfg->efi_persistent */
+	bool efi_vars_volatile; /* otherwise: the store in efi_vars_fd */
+	int efi_vars_fd;
+	const char *flash_code; /* OVMF: code image (NULL: not an OVMF VM) */
+	const char *flash_vars, *flash_vars_template;
+	bool flash_vars_fresh; /* create flash_vars from the template anew */
+};
+
+/*
+ * What create() gets (valid during create() only: a device copies what it
+ * keeps). vm is an opaque handle for irq_*() and the device_*() functions
+ * below; a device never looks inside it. NULL fw: no firmware files (unit
+ * tests).
+ */
 struct device_env {
-	struct vm *vm; /* for irq_*() and device_*() below */
+	struct vm *vm;
 	const struct vm_config *cfg;
 	struct bus *pio, *mmio;
 	struct guest_mem *mem;
 	struct event_loop *loop; /* main thread's loop */
 	const struct vm_console *console;
+	const struct device_firmware *fw;
 };
 
 struct device_type {
@@ -139,6 +163,10 @@ struct device_counters_src {
  */
 int device_add_counters(struct vm *vm, const char *kind, const char *name,
 			void (*read)(void *opaque, struct device_counters *c), void *opaque);
+
+/* The state of the VM's first instance of type (NULL: none, or not in
+ * this VM), for a device's own lookups after setup (main thread). */
+void *device_state(struct vm *vm, const struct device_type *type);
 
 /* Instantiate / destroy the table (vm.c). */
 struct device_instance {

@@ -3,7 +3,8 @@
  * device_vm.c - the functions of device.h that only set or read fields
  * of struct vm: the power button hook, the console (capture, copy to an
  * attached control client, input and output routing), the PCI slots in
- * use, fw_cfg, counters registration, and device_map_rom()'s memory
+ * use, fw_cfg, counters registration, the device table's lookup
+ * (device_state()), and device_map_rom()'s memory
  * slot. They call nothing of vm.c, so device unit tests link them without
  * the VM (device_request_exit(), which ends the VM, is in device.c).
  */
@@ -116,6 +117,14 @@ int device_add_counters(struct vm *vm, const char *kind, const char *name,
 		return -ENOSPC;
 	vm->counters[vm->n_counters++] = (struct device_counters_src){kind, name, read, opaque};
 	return 0;
+}
+
+void *device_state(struct vm *vm, const struct device_type *type)
+{
+	for (unsigned int d = 0; vm && d < vm->n_devs; d++)
+		if (vm->devs[d].type == type && vm->devs[d].state)
+			return vm->devs[d].state;
+	return NULL;
 }
 
 int device_map_rom(struct vm *vm, unsigned int slot, uint64_t gpa, uint64_t size, void *host)

@@ -387,6 +387,15 @@ static int vm_create_chips(struct vm *vm)
 
 static int vm_create_devices(struct vm *vm)
 {
+	const struct device_firmware fw = {
+	    .efi_vars = vm->opt.efi_vars,
+	    .efi_vars_volatile = vm->opt.efi_vars_volatile,
+	    .efi_vars_fd = vm->opt.efi_vars_fd,
+	    .flash_code = vm->opt.flash_code,
+	    .flash_vars = vm->opt.flash_vars,
+	    .flash_vars_template = vm->opt.flash_vars_template,
+	    .flash_vars_fresh = vm->opt.flash_vars_fresh,
+	};
 	struct device_env env = {
 	    .vm = vm,
 	    .cfg = vm->cfg,
@@ -395,6 +404,7 @@ static int vm_create_devices(struct vm *vm)
 	    .mem = &vm->mem,
 	    .loop = &vm->loop,
 	    .console = &vm->opt.console,
+	    .fw = &fw,
 	};
 
 	return device_create_all(&env, &vm->devs, &vm->n_devs);

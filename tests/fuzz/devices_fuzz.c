@@ -350,8 +350,11 @@ static void fz_devices_down(struct fz_vm *f)
 /* Create the devices in table order as vm_create() does. */
 static void fz_devices_up(struct fz_vm *f)
 {
-	struct device_env env = {&f->vm,     &f->cfg,	  &f->vm.pio,	     &f->vm.mmio,
-				 &f->vm.mem, &f->vm.loop, &f->vm.opt.console};
+	const struct device_firmware fw = {.efi_vars_volatile = f->vm.opt.efi_vars_volatile,
+					   .efi_vars_fd = f->vm.opt.efi_vars_fd,
+					   .flash_code = f->vm.opt.flash_code};
+	struct device_env env = {&f->vm,     &f->cfg,	  &f->vm.pio,	      &f->vm.mmio,
+				 &f->vm.mem, &f->vm.loop, &f->vm.opt.console, &fw};
 
 	for (unsigned int i = 0; i < FZ_TYPES; i++)
 		if (fz_types[i]->create(&env, 0, &f->state[i]))

@@ -46,8 +46,9 @@ static int rig_init_acpi(struct rig *r, bool acpi)
 	if (bus_init(&r->vm.pio, "pio") || bus_init(&r->vm.mmio, "mmio") ||
 	    event_loop_init(&r->vm.loop))
 		return -1;
-	env = (struct device_env){&r->vm,     &r->cfg,	   &r->vm.pio,	      &r->vm.mmio,
-				  &r->vm.mem, &r->vm.loop, &r->vm.opt.console};
+	env = (struct device_env){
+	    &r->vm,	&r->cfg,     &r->vm.pio,	 &r->vm.mmio,
+	    &r->vm.mem, &r->vm.loop, &r->vm.opt.console, NULL /* no firmware files */};
 	return device_create_all(&env, &r->vm.devs, &r->vm.n_devs);
 }
 

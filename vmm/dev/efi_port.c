@@ -25,7 +25,6 @@
 #include "vmm/efi_vars.h"
 #include "vmm/guest_mem.h"
 #include "vmm/log.h"
-#include "vmm/vm.h"
 #include "vmm/vm_config.h"
 
 _Static_assert(sizeof(struct fw_abi_efi_desc) == 32, "fw_abi_efi_desc is 32 bytes");
@@ -198,15 +197,15 @@ static int efi_port_create(const struct device_env *env, unsigned int index, voi
 	pthread_mutex_init(&p->lock, NULL);
 	ret = efi_port_order(p, env->cfg);
 	/* the store's path is a run option (vm_options.efi_vars) */
-	path = env->vm->opt.efi_vars;
+	path = env->fw ? env->fw->efi_vars : NULL;
 	if (!ret && env->cfg->boot == VM_BOOT_EFI && env->cfg->efi_persistent && path) {
 		ret = efi_vars_open(&p->vars, path);
 		p->persistent = !ret;
 		if (!ret)
 			log_info("efi: variables persist in '%s'", path);
-	} else if (!ret && env->cfg->boot == VM_BOOT_EFI && env->vm->opt.efi_vars_volatile) {
+	} else if (!ret && env->cfg->boot == VM_BOOT_EFI && env->fw && env->fw->efi_vars_volatile) {
 		/* not persistent, but kept across the guest's reboots */
-		ret = efi_vars_open_fd(&p->vars, env->vm->opt.efi_vars_fd);
+		ret = efi_vars_open_fd(&p->vars, env->fw->efi_vars_fd);
 		p->persistent = !ret;
 	}
 	if (!ret)

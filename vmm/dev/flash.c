@@ -16,7 +16,6 @@
 #include "vmm/dev/pflash.h"
 #include "vmm/file.h"
 #include "vmm/log.h"
-#include "vmm/vm.h"
 
 struct flash {
 	struct bus *mmio;
@@ -102,7 +101,7 @@ out:
 	return r ? r : out;
 }
 
-static int flash_open_vars(struct flash *f, const struct vm_options *o)
+static int flash_open_vars(struct flash *f, const struct device_firmware *o)
 {
 	static const struct file_where w = {.follow = false}; /* a regular file */
 	struct stat st;
@@ -224,7 +223,7 @@ static int flash_map(struct flash *f, const struct device_env *env)
 
 static int flash_create(const struct device_env *env, unsigned int index, void **state)
 {
-	const struct vm_options *o = env->vm ? &env->vm->opt : NULL;
+	const struct device_firmware *o = env->fw;
 	struct flash *f;
 	int r;
 

@@ -17,7 +17,6 @@
 #include "vmm/device.h"
 #include "vmm/guest_mem.h"
 #include "vmm/log.h"
-#include "vmm/vm.h"
 #include "vmm/vm_config.h"
 
 #define FW_CFG_DMA_SIGNATURE 0x51454d5520434647ull /* "QEMU CFG" */
@@ -335,7 +334,7 @@ static int fw_cfg_dev_create(const struct device_env *env, unsigned int index, v
 	int r;
 
 	(void)index;
-	if (env->cfg->boot != VM_BOOT_BIOS && !(env->vm && env->vm->opt.flash_code))
+	if (env->cfg->boot != VM_BOOT_BIOS && !(env->fw && env->fw->flash_code))
 		return 0; /* BIOS and OVMF VMs only */
 	r = fw_cfg_create(&fc, env->mem);
 	if (!r)

@@ -26,7 +26,6 @@
 #include "vmm/virtio/virtio_rng.h"
 #include "vmm/device.h"
 #include "vmm/log.h"
-#include "vmm/vm.h"
 #include "vmm/vm_config.h"
 
 struct pci_devices {
@@ -111,24 +110,16 @@ static int pci_devices_nics(struct pci_devices *s, const struct device_env *env)
 
 struct virtio_net *pci_devices_nic(struct vm *vm, unsigned int i)
 {
-	for (unsigned int d = 0; d < vm->n_devs; d++) {
-		const struct pci_devices *s = vm->devs[d].state;
+	const struct pci_devices *s = device_state(vm, &pci_devices_device);
 
-		if (vm->devs[d].type == &pci_devices_device && s)
-			return i < s->n_net ? s->net[i] : NULL;
-	}
-	return NULL;
+	return s && i < s->n_net ? s->net[i] : NULL;
 }
 
 int pci_devices_disk_slot(struct vm *vm, unsigned int i)
 {
-	for (unsigned int d = 0; d < vm->n_devs; d++) {
-		const struct pci_devices *s = vm->devs[d].state;
+	const struct pci_devices *s = device_state(vm, &pci_devices_device);
 
-		if (vm->devs[d].type == &pci_devices_device && s)
-			return i < s->n_blk ? virtio_blk_pci(s->blk[i])->pci.slot : -ENOENT;
-	}
-	return -ENOENT;
+	return s && i < s->n_blk ? virtio_blk_pci(s->blk[i])->pci.slot : -ENOENT;
 }
 
 /* The balloon takes the last slot; a bus the disks and NICs filled runs
@@ -188,7 +179,7 @@ static int pci_devices_create(const struct device_env *env, unsigned int index, 
 	if (r)
 		goto out;
 	s->host_up = true;
-	if (env->vm->opt.flash_code) {
+	if (env->fw && env->fw->flash_code) {
 		r = q35_create(&s->q35, &s->host, env->pio);
 		if (r)
 			goto out;
