@@ -164,6 +164,20 @@ struct device_counters_src {
 int device_add_counters(struct vm *vm, const char *kind, const char *name,
 			void (*read)(void *opaque, struct device_counters *c), void *opaque);
 
+/*
+ * A device thread pauses the VM for an error the guest is not to see (a
+ * disk's errorPolicy stop; vmm/vm_pause.c): device_pause_vm() records why
+ * (reason: KubeVirt's condition reason, e.g. "PausedIOError"; message:
+ * what failed) and wakes the main thread, which pauses the VM from its
+ * loop; the thread then waits in device_wait_resume() with the generation
+ * device_pause_vm() returned: 0 once the VM was resumed (or the pause could
+ * not be made: retry), -ESRCH when the VM ends, -ETIMEDOUT after
+ * timeout_ms (to let the caller check its own state; wait again with the
+ * same generation).
+ */
+unsigned int device_pause_vm(struct vm *vm, const char *reason, const char *message);
+int device_wait_resume(struct vm *vm, unsigned int gen, unsigned int timeout_ms);
+
 /* The state of the VM's first instance of type (NULL: none, or not in
  * this VM), for a device's own lookups after setup (main thread). */
 void *device_state(struct vm *vm, const struct device_type *type);

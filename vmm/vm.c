@@ -442,7 +442,7 @@ int vm_create(struct vm **out, const struct vm_config *cfg, const struct vm_opti
 	vm->kvm_fd = vm->vm_fd = vm->pit_efd = -1;
 	vm->loop.epfd = -1;
 	pthread_mutex_init(&vm->capture_lock, NULL);
-	vm_ctl_init(vm);
+	vm_pause_init(vm);
 	ret = bus_init(&vm->pio, "pio");
 	if (!ret)
 		ret = bus_init(&vm->mmio, "mmio");

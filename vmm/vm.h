@@ -113,18 +113,19 @@ struct vm {
 	char *capture;
 	size_t capture_len, capture_cap;
 
-	/* What the control socket drives (vmm/ctl/vm_side.c). */
+	/* The pause (vmm/vm_pause.c). */
 	pthread_mutex_t pause_lock;
 	pthread_cond_t pause_cond;
 	int paused;	     /* atomic */
 	unsigned int parked; /* vCPUs held by the pause, under pause_lock */
-	/* Why the VM is paused (vm_pause_for(); "" = by the user), a pause a
+	/* Why the VM is paused (device_pause_vm(); "" = by the user), a pause a
 	 * device thread asked for, and the count of pause ends (resume or the
 	 * VM's end) its threads wait on: all under pause_lock. */
 	char pause_reason[32];
 	char pause_message[256];
 	bool pause_wanted;
 	unsigned int resume_gen;
+	/* What the control socket drives (vmm/ctl/vm_side.c). */
 	int console_client; /* attached console connection + 1, 0 = none; atomic */
 	void (*console_input)(void *opaque, const void *buf, size_t len);
 	void *console_input_opaque;
@@ -177,17 +178,18 @@ const char *vm_exit_reason_name(enum vm_exit_reason r);
 uint64_t vm_now_ns(void);
 void vm_stamp(struct vm *vm, const char *name);
 
-/* ---- control socket operations (vmm/ctl/vm_side.c) ---- */
-
-/* Set up the fields above (vm_create()). */
-void vm_ctl_init(struct vm *vm);
-
 /* dedicatedCpuPlacement (vm_pin.c): plan the CPUs and pin the calling
  * thread for isolateEmulatorThread (before any other thread starts; an
  * error naming the field when there are too few CPUs), then pin each
  * started vCPU thread. 0 or -errno; no-ops without the setting. */
 int vm_pin_plan(struct vm *vm);
 int vm_pin_vcpus(struct vm *vm);
+
+/* ---- the pause (vmm/vm_pause.c; devices: device_pause_vm()) ---- */
+
+/* Set up the pause's fields above (vm_create()). */
+void vm_pause_init(struct vm *vm);
+
 /* Main thread: kick every vCPU out of KVM_RUN and hold it until
  * vm_resume(); returns once all of them are held. -EALREADY when paused,
  * -ETIMEDOUT (and still running) when a vCPU did not stop within 2 s. */
@@ -203,22 +205,14 @@ void vm_pause_point(struct vcpu *v);
 /* Any thread: release held vCPUs because the VM ends (vm_request_exit()). */
 void vm_pause_wake(struct vm *vm);
 
-/*
- * Pauses a device asks for (disk errorPolicy stop): from a device thread,
- * vm_pause_for() records why (reason: KubeVirt's condition reason, e.g.
- * "PausedIOError"; message: what failed) and wakes the main thread, which
- * pauses the VM (vm_pause_pending(), from its loop); the thread then
- * waits in vm_wait_resume() with the generation vm_pause_for() returned:
- * 0 once the VM was resumed (or the pause could not be made: retry),
- * -ESRCH when the VM ends, -ETIMEDOUT after timeout_ms (to let the caller
- * check its own state; wait again with the same generation).
- */
-unsigned int vm_pause_for(struct vm *vm, const char *reason, const char *message);
-int vm_wait_resume(struct vm *vm, unsigned int gen, unsigned int timeout_ms);
+/* Main thread, from its loop: make the pause a device asked for
+ * (device_pause_vm(), device.h). */
 void vm_pause_pending(struct vm *vm);
 /* Why the VM is paused: reason ("PausedByUser" for a ctl pause) and
  * message ("" when none), copied; false when it is not paused. */
 bool vm_paused_because(struct vm *vm, char *reason, size_t rlen, char *msg, size_t mlen);
+
+/* ---- control socket operations (vmm/ctl/vm_side.c) ---- */
 
 /* Log each device's counters (at the end of a run). */
 void vm_log_counters(struct vm *vm);

@@ -123,7 +123,7 @@ int vm_run(struct vm *vm)
 	if (ret)
 		goto out;
 	/* The vCPU threads start now, each confined by its own filter, and
-	 * are held before their first KVM_RUN (the pause gate, vmm/ctl/vm_side.c):
+	 * are held before their first KVM_RUN (the pause gate, vmm/vm_pause.c):
 	 * the main thread then installs its filter, which need not admit
 	 * thread creation or vCPU ioctls (filters stack on the creator's),
 	 * and only then lets guest code run (vmm/sandbox.h). They start

@@ -211,13 +211,13 @@ void vm_request_exit(struct vm *vm, enum vm_exit_reason reason)
 }
 
 /* A virtio-blk error policy's pause (a host I/O error): the VM ends. */
-unsigned int vm_pause_for(struct vm *vm, const char *reason, const char *message)
+unsigned int device_pause_vm(struct vm *vm, const char *reason, const char *message)
 {
 	(void)vm, (void)reason, (void)message;
 	return 1;
 }
 
-int vm_wait_resume(struct vm *vm, unsigned int gen, unsigned int timeout_ms)
+int device_wait_resume(struct vm *vm, unsigned int gen, unsigned int timeout_ms)
 {
 	(void)vm, (void)gen, (void)timeout_ms;
 	return -ESRCH;

@@ -199,7 +199,7 @@ static inline uint64_t tirq_wait(uint32_t data, int ms)
 static unsigned int tvm_pauses, tvm_resumes;
 static char tvm_pause_msg[256];
 
-unsigned int vm_pause_for(struct vm *vm, const char *reason, const char *message)
+unsigned int device_pause_vm(struct vm *vm, const char *reason, const char *message)
 {
 	(void)vm;
 	(void)reason;
@@ -208,7 +208,7 @@ unsigned int vm_pause_for(struct vm *vm, const char *reason, const char *message
 	return __atomic_load_n(&tvm_resumes, __ATOMIC_SEQ_CST);
 }
 
-int vm_wait_resume(struct vm *vm, unsigned int gen, unsigned int timeout_ms)
+int device_wait_resume(struct vm *vm, unsigned int gen, unsigned int timeout_ms)
 {
 	(void)vm;
 	for (unsigned int i = 0; i < timeout_ms; i++) {

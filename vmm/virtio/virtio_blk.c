@@ -15,7 +15,6 @@
 #include "vmm/virtio/virtio_pci.h"
 #include "vmm/virtio/virtio_worker.h"
 #include "vmm/log.h"
-#include "vmm/vm.h"
 
 /* feature bits (§5.2.3) */
 #define VIRTIO_BLK_F_SIZE_MAX	  1
@@ -220,8 +219,8 @@ static bool blk_hold(struct virtio_blk *b)
 	      "resume",
 	      msg, b->policy == VIRTIO_BLK_ERROR_STOP ? "stop" : "enospace");
 	BLK_STAT_ADD(b, io_pauses, 1);
-	gen = vm_pause_for(b->vm, "PausedIOError", msg);
-	while ((r = vm_wait_resume(b->vm, gen, 200)) == -ETIMEDOUT)
+	gen = device_pause_vm(b->vm, "PausedIOError", msg);
+	while ((r = device_wait_resume(b->vm, gen, 200)) == -ETIMEDOUT)
 		if (virtio_worker_wants_idle(&b->worker))
 			return false;
 	return !r;

@@ -11,7 +11,7 @@
  * A host I/O error is handled by the disk's error policy (KubeVirt's
  * errorPolicy, QEMU's werror/rerror): report fails the request with
  * VIRTIO_BLK_S_IOERR (logged once); ignore completes it as if it had
- * worked; stop leaves it pending, pauses the VM (vm_pause_for(), reason
+ * worked; stop leaves it pending, pauses the VM (device_pause_vm(), reason
  * PausedIOError, the message naming disk, operation, sector and errno) and
  * waits; on resume the request is tried again, so the guest never sees
  * the error; the VM's end or a device reset drops it. enospace stops on
