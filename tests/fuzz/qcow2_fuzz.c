@@ -27,6 +27,7 @@
 #include <unistd.h>
 
 #include "vmm/disk/blk.h"
+#include "vmm/iov.h"
 #include "vmm/log.h"
 
 #define SCRIPT	 8
@@ -115,7 +116,7 @@ static void request(struct blk *b, uint8_t op, uint8_t arg)
 		break;
 	case 1:
 		n = iov3(v, wbuf + arg, len < REQ_MAX - arg ? len : REQ_MAX - arg);
-		len = blk_iov_len(v, n);
+		len = iov_size(v, n);
 		if (blk_pwritev(b, v, n, off))
 			break;
 		n = iov3(v, rbuf, len);

@@ -5,6 +5,7 @@
 
 #include "tests/lib/test.h"
 #include "tests/unit/virtio_test_driver.h"
+#include "vmm/iov.h"
 
 #define QS 16
 
@@ -65,9 +66,9 @@ static void test_direct_chain(void)
 	CHECK(c.e.out[0].iov_base == tdrv_ptr(&d, a));
 	CHECK(c.e.in[1].iov_base == tdrv_ptr(&d, s));
 	char tmp[16];
-	CHECK_EQ_U64(virtq_iov_to_buf(c.e.out, c.e.n_out, 7, tmp, 16), 9);
+	CHECK_EQ_U64(iov_to_buf(c.e.out, c.e.n_out, 7, tmp, 16), 9);
 	CHECK(!memcmp(tmp, "device!!", 9));
-	CHECK_EQ_U64(virtq_buf_to_iov(c.e.in, c.e.n_in, 98, "xyz", 3), 3);
+	CHECK_EQ_U64(iov_from_buf(c.e.in, c.e.n_in, 98, "xyz", 3), 3);
 	CHECK(!memcmp(tdrv_ptr(&d, b + 98), "xy", 2));
 	CHECK(*(char *)tdrv_ptr(&d, s) == 'z');
 	CHECK(virtq_pop(&q, &c.e) == VIRTQ_POP_EMPTY);

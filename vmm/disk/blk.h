@@ -160,10 +160,4 @@ static inline int blk_write_zeroes(struct blk *b, uint64_t off, uint64_t len, bo
 	return b->read_only ? -EROFS : b->ops->write_zeroes(b, off, len, unmap);
 }
 
-/* Total bytes of an iovec list. */
-uint64_t blk_iov_len(const struct iovec *iov, int n);
-/* dst = the bytes [skip, skip+len) of src (dst has room for n entries).
- * Returns the number of entries used. */
-int blk_iov_slice(const struct iovec *src, int n, uint64_t skip, uint64_t len, struct iovec *dst);
-
 #endif /* VMLET_DISK_BLK_H */

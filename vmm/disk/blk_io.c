@@ -2,7 +2,7 @@
 /*
  * blk_io.c - the positioned-I/O helpers every format uses (blk_format.h):
  * whole-length vectored reads and writes on an fd, with O_DIRECT bounce
- * buffering, and the iovec arithmetic the formats and virtio-blk share.
+ * buffering (the iovec arithmetic is vmm/iov.h).
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -10,35 +10,7 @@
 #include <unistd.h>
 
 #include "vmm/disk/blk_format.h"
-
-uint64_t blk_iov_len(const struct iovec *iov, int n)
-{
-	uint64_t t = 0;
-
-	for (int i = 0; i < n; i++)
-		t += iov[i].iov_len;
-	return t;
-}
-
-int blk_iov_slice(const struct iovec *src, int n, uint64_t skip, uint64_t len, struct iovec *dst)
-{
-	int k = 0;
-
-	for (int i = 0; i < n && len; i++) {
-		uint64_t l = src[i].iov_len;
-
-		if (skip >= l) {
-			skip -= l;
-			continue;
-		}
-		dst[k].iov_base = (uint8_t *)src[i].iov_base + skip;
-		dst[k].iov_len = l - skip < len ? l - skip : len;
-		len -= dst[k].iov_len;
-		skip = 0;
-		k++;
-	}
-	return k;
-}
+#include "vmm/iov.h"
 
 static bool blk_dio_ok(const struct blk *b, const struct iovec *iov, int n, uint64_t off)
 {
@@ -83,7 +55,7 @@ static int fd_full(int fd, uint8_t *p, uint64_t len, uint64_t off, bool write)
 static int blk_bounce(struct blk *b, int fd, const struct iovec *iov, int n, uint64_t off,
 		      bool write)
 {
-	uint64_t a = b->dio_align, len = blk_iov_len(iov, n);
+	uint64_t a = b->dio_align, len = iov_size(iov, n);
 	uint64_t start = off & ~(a - 1), end = (off + len + a - 1) & ~(a - 1);
 	uint8_t *buf, *p;
 	int r = 0;
@@ -112,7 +84,7 @@ static int blk_bounce(struct blk *b, int fd, const struct iovec *iov, int n, uin
 static int blk_fd_rw(struct blk *b, int fd, const struct iovec *iov, int n, uint64_t off,
 		     bool write)
 {
-	uint64_t len = blk_iov_len(iov, n);
+	uint64_t len = iov_size(iov, n);
 	ssize_t r;
 
 	if (!blk_dio_ok(b, iov, n, off))

@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "vmm/disk/blk.h"
+#include "vmm/iov.h"
 #include "vmm/log.h"
 
 #define OVL_REGION_SHIFT   16 /* 65536 sectors (32 MiB) per bitmap region */
@@ -71,7 +72,7 @@ static bool ovl_aligned(uint64_t off, uint64_t len)
 static int ovl_preadv(struct blk *b, const struct iovec *iov, int n, uint64_t off)
 {
 	struct overlay *o = b->priv;
-	uint64_t len = blk_iov_len(iov, n), done = 0;
+	uint64_t len = iov_size(iov, n), done = 0;
 	struct iovec part[OVL_SEGS];
 	int r = 0;
 
@@ -80,7 +81,7 @@ static int ovl_preadv(struct blk *b, const struct iovec *iov, int n, uint64_t of
 	while (!r && done < len) {
 		bool mine;
 		uint64_t c = 512 * ovl_run(o, (off + done) / 512, (len - done) / 512, &mine);
-		int k = blk_iov_slice(iov, n, done, c, part);
+		int k = iov_slice(iov, n, done, c, part);
 
 		r = blk_preadv(mine ? o->scratch : o->base, part, k, off + done);
 		done += c;
@@ -91,7 +92,7 @@ static int ovl_preadv(struct blk *b, const struct iovec *iov, int n, uint64_t of
 static int ovl_pwritev(struct blk *b, const struct iovec *iov, int n, uint64_t off)
 {
 	struct overlay *o = b->priv;
-	uint64_t len = blk_iov_len(iov, n);
+	uint64_t len = iov_size(iov, n);
 	int r;
 
 	if (!ovl_aligned(off, len))

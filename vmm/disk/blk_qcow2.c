@@ -29,6 +29,7 @@
 #include <unistd.h>
 
 #include "vmm/disk/blk_qcow2.h"
+#include "vmm/iov.h"
 #include "vmm/log.h"
 
 int qcow2_refuse(struct blk *b, const char *feature)
@@ -48,7 +49,7 @@ static int qcow2_iov_zero(const struct iovec *iov, int n)
 static int qcow2_backing_read(struct blk *b, const struct iovec *iov, int n, uint64_t off)
 {
 	struct qcow2 *q = b->priv;
-	uint64_t len = blk_iov_len(iov, n), have;
+	uint64_t len = iov_size(iov, n), have;
 	struct iovec *part;
 	int k, r;
 
@@ -61,9 +62,9 @@ static int qcow2_backing_read(struct blk *b, const struct iovec *iov, int n, uin
 	part = calloc((size_t)n + 1, sizeof(*part));
 	if (!part)
 		return -ENOMEM;
-	k = blk_iov_slice(iov, n, 0, have, part);
+	k = iov_slice(iov, n, 0, have, part);
 	r = blk_preadv(q->backing, part, k, off);
-	k = blk_iov_slice(iov, n, have, len - have, part);
+	k = iov_slice(iov, n, have, len - have, part);
 	if (!r)
 		qcow2_iov_zero(part, k);
 	free(part);
@@ -98,7 +99,7 @@ static int qcow2_each(struct blk *b, const struct iovec *iov, int n, uint64_t of
 		      int (*fn)(struct blk *, const struct iovec *, int, uint64_t))
 {
 	struct qcow2 *q = b->priv;
-	uint64_t len = blk_iov_len(iov, n), done = 0;
+	uint64_t len = iov_size(iov, n), done = 0;
 	struct iovec *part;
 	int r = 0;
 
@@ -110,7 +111,7 @@ static int qcow2_each(struct blk *b, const struct iovec *iov, int n, uint64_t of
 	while (!r && done < len) {
 		uint64_t in = (off + done) & (q->cluster_size - 1);
 		uint64_t c = q->cluster_size - in < len - done ? q->cluster_size - in : len - done;
-		int k = blk_iov_slice(iov, n, done, c, part);
+		int k = iov_slice(iov, n, done, c, part);
 
 		r = fn(b, part, k, off + done);
 		done += c;
@@ -131,7 +132,7 @@ static int qcow2_write_piece(struct blk *b, const struct iovec *iov, int n, uint
 {
 	struct qcow2 *q = b->priv;
 	uint64_t in = off & (q->cluster_size - 1), cstart = off - in, e, l2off, host;
-	uint64_t len = blk_iov_len(iov, n);
+	uint64_t len = iov_size(iov, n);
 	uint8_t *buf;
 	int r;
 

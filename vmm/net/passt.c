@@ -15,7 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "vmm/virtio/virtqueue.h"
+#include "vmm/iov.h"
 #include "vmm/log.h"
 #include "vmm/net/backend.h"
 #include "vmm/net/passt.h"
@@ -382,9 +382,8 @@ static ssize_t passt_take(struct passt_be *p, const struct iovec *iov, int iovcn
 	if (avail < 4 + (size_t)len)
 		return -EAGAIN;
 	p->rx_head += 4 + len;
-	virtq_buf_to_iov(iov, (unsigned int)iovcnt, 0, zero_hdr, NET_VNET_HDR_LEN);
-	virtq_buf_to_iov(iov, (unsigned int)iovcnt, NET_VNET_HDR_LEN, p->rx + p->rx_head - len,
-			 len);
+	iov_from_buf(iov, (unsigned int)iovcnt, 0, zero_hdr, NET_VNET_HDR_LEN);
+	iov_from_buf(iov, (unsigned int)iovcnt, NET_VNET_HDR_LEN, p->rx + p->rx_head - len, len);
 	return NET_VNET_HDR_LEN + (ssize_t)len;
 }
 

@@ -9,6 +9,7 @@
 #include <sys/mman.h>
 #include <time.h>
 
+#include "vmm/iov.h"
 #include "vmm/virtio/virtio_balloon.h"
 #include "vmm/virtio/virtio_pci.h"
 #include "vmm/virtio/virtio_worker.h"
@@ -90,7 +91,7 @@ static void balloon_pfns(struct virtio_balloon *b, struct virtq_elem *e, bool in
 		n = BALLOON_PFNS_MAX;
 	}
 	for (i = 0; i < n; i++) {
-		virtq_iov_to_buf(e->out, e->n_out, i * 4, &pfn, 4);
+		iov_to_buf(e->out, e->n_out, i * 4, &pfn, 4);
 		p = guest_mem_ptr(b->mem, (gpa_t)pfn << BALLOON_PFN_SHIFT, 1u << BALLOON_PFN_SHIFT);
 		if (!p) {
 			count(&b->n.refused, 1);
@@ -153,7 +154,7 @@ static void balloon_parse_stats(struct virtio_balloon *b, struct virtq_elem *e)
 	if (n > BALLOON_STATS_MAX)
 		n = BALLOON_STATS_MAX;
 	for (i = 0; i < n; i++) {
-		virtq_iov_to_buf(e->out, e->n_out, i * 10, ent, sizeof(ent));
+		iov_to_buf(e->out, e->n_out, i * 10, ent, sizeof(ent));
 		memcpy(&tag, ent, 2);
 		memcpy(&val, ent + 2, 8);
 		if (tag >= VIRTIO_BALLOON_S_KNOWN)

@@ -11,6 +11,7 @@
 
 #include "vmm/disk/blk.h"
 #include "vmm/device.h"
+#include "vmm/iov.h"
 #include "vmm/virtio/virtio_blk.h"
 #include "vmm/virtio/virtio_pci.h"
 #include "vmm/virtio/virtio_worker.h"
@@ -121,7 +122,7 @@ static uint8_t blk_ranges(struct virtio_blk *b, struct virtq_elem *e, bool zeroe
 
 	if (n != 1 || (e->out_bytes - sizeof(struct virtio_blk_req_hdr)) % sizeof(rg))
 		return VIRTIO_BLK_S_UNSUPP;
-	virtq_iov_to_buf(e->out, e->n_out, sizeof(struct virtio_blk_req_hdr), &rg, sizeof(rg));
+	iov_to_buf(e->out, e->n_out, sizeof(struct virtio_blk_req_hdr), &rg, sizeof(rg));
 	if ((rg.flags & ~1u) || (!zeroes && rg.flags) || rg.num_sectors > BLK_MAX_DISCARD_SECTORS)
 		return VIRTIO_BLK_S_UNSUPP;
 	if (!blk_range_ok(b, rg.sector, (uint64_t)rg.num_sectors * 512))
@@ -141,13 +142,13 @@ static uint8_t blk_request(struct virtio_blk *b, struct virtq_elem *e, uint64_t 
 	uint64_t len;
 	int n, r;
 
-	virtq_iov_to_buf(e->out, e->n_out, 0, &h, sizeof(h));
+	iov_to_buf(e->out, e->n_out, 0, &h, sizeof(h));
 	switch (h.type) {
 	case VIRTIO_BLK_T_IN:
 		len = e->in_bytes - 1;
 		if (!blk_range_ok(b, h.sector, len))
 			return VIRTIO_BLK_S_IOERR;
-		n = blk_iov_slice(e->in, (int)e->n_in, 0, len, b->data);
+		n = iov_slice(e->in, (int)e->n_in, 0, len, b->data);
 		r = blk_preadv(b->be, b->data, n, h.sector * 512);
 		if (!r)
 			*written = len;
@@ -156,14 +157,14 @@ static uint8_t blk_request(struct virtio_blk *b, struct virtq_elem *e, uint64_t 
 		len = e->out_bytes - sizeof(h);
 		if (b->be->read_only || !blk_range_ok(b, h.sector, len))
 			return VIRTIO_BLK_S_IOERR;
-		n = blk_iov_slice(e->out, (int)e->n_out, sizeof(h), len, b->data);
+		n = iov_slice(e->out, (int)e->n_out, sizeof(h), len, b->data);
 		r = blk_pwritev(b->be, b->data, n, h.sector * 512);
 		return blk_io_status(b, r, "write", h.sector);
 	case VIRTIO_BLK_T_FLUSH:
 		return blk_io_status(b, blk_flush(b->be), "flush", 0);
 	case VIRTIO_BLK_T_GET_ID:
 		len = e->in_bytes - 1 < VIRTIO_BLK_ID_BYTES ? e->in_bytes - 1 : VIRTIO_BLK_ID_BYTES;
-		*written = virtq_buf_to_iov(e->in, e->n_in, 0, b->serial, len);
+		*written = iov_from_buf(e->in, e->n_in, 0, b->serial, len);
 		return VIRTIO_BLK_S_OK;
 	case VIRTIO_BLK_T_DISCARD:
 	case VIRTIO_BLK_T_WRITE_ZEROES:
@@ -186,7 +187,7 @@ static void blk_count(struct virtio_blk *b, const struct virtq_elem *e, uint8_t 
 		BLK_STAT_ADD(b, errors, 1);
 		return;
 	}
-	virtq_iov_to_buf(e->out, e->n_out, 0, &h, sizeof(h));
+	iov_to_buf(e->out, e->n_out, 0, &h, sizeof(h));
 	if (h.type == VIRTIO_BLK_T_IN)
 		BLK_STAT_ADD(b, read_bytes, read);
 	else if (h.type == VIRTIO_BLK_T_OUT)
@@ -274,7 +275,7 @@ static void blk_complete(void *opaque, struct virtq *q, struct virtq_elem *e, bo
 			return;
 	}
 	blk_count(b, e, status, written);
-	virtq_buf_to_iov(e->in, e->n_in, e->in_bytes - 1, &status, 1);
+	iov_from_buf(e->in, e->n_in, e->in_bytes - 1, &status, 1);
 	virtq_push(q, e->head, (uint32_t)(written + 1));
 }
 

@@ -10,6 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "vmm/iov.h"
 #include "vmm/virtio/virtio_net_int.h"
 #include "vmm/device.h"
 #include "vmm/log.h"
@@ -83,7 +84,7 @@ static uint8_t ctrl_command(struct virtio_net *n, const struct virtq_elem *e)
 	uint8_t mac[6];
 	uint64_t data = e->out_bytes - sizeof(hdr);
 
-	virtq_iov_to_buf(e->out, e->n_out, 0, hdr, sizeof(hdr));
+	iov_to_buf(e->out, e->n_out, 0, hdr, sizeof(hdr));
 	switch (hdr[0]) {
 	case VIRTIO_NET_CTRL_RX:
 		/* promiscuous/allmulti/...: the backend hands us every frame
@@ -93,7 +94,7 @@ static uint8_t ctrl_command(struct virtio_net *n, const struct virtq_elem *e)
 		if (hdr[1] == VIRTIO_NET_CTRL_MAC_ADDR_SET) {
 			if (data != 6)
 				return VIRTIO_NET_ERR;
-			virtq_iov_to_buf(e->out, e->n_out, 2, mac, 6);
+			iov_to_buf(e->out, e->n_out, 2, mac, 6);
 			if (net_mac_is_multicast(mac))
 				return VIRTIO_NET_ERR;
 			memcpy(n->cfg.mac, mac, 6);
@@ -103,7 +104,7 @@ static uint8_t ctrl_command(struct virtio_net *n, const struct virtq_elem *e)
 		if (!net_has(n, VIRTIO_NET_F_MQ) || hdr[1] != VIRTIO_NET_CTRL_MQ_VQ_PAIRS_SET ||
 		    data != 2)
 			return VIRTIO_NET_ERR;
-		virtq_iov_to_buf(e->out, e->n_out, 2, &pairs, 2);
+		iov_to_buf(e->out, e->n_out, 2, &pairs, 2);
 		if (pairs < 1 || pairs > n->pairs)
 			return VIRTIO_NET_ERR;
 		virtio_net_io_set_pairs(n, pairs);
@@ -124,7 +125,7 @@ static void ctrl_serve(void *opaque, struct virtq *q, struct virtq_elem *e, bool
 		return;
 	}
 	ack = ctrl_command(n, e);
-	virtq_buf_to_iov(e->in, e->n_in, e->in_bytes - 1, &ack, 1);
+	iov_from_buf(e->in, e->n_in, e->in_bytes - 1, &ack, 1);
 	virtq_push(q, e->head, 1);
 }
 

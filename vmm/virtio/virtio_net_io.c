@@ -10,6 +10,7 @@
 #include <sys/eventfd.h>
 #include <unistd.h>
 
+#include "vmm/iov.h"
 #include "vmm/virtio/virtio_net_int.h"
 #include "vmm/log.h"
 #include "vmm/net/pkt.h"
@@ -148,8 +149,7 @@ static enum rx_result rx_deliver(struct virtio_net *n, struct net_pair *p, struc
 				return rx_drop(n, p, q); /* would need too many */
 			return RX_NO_BUFFERS;
 		}
-		virtq_buf_to_iov(p->iov, p->n_iov, p->rx_spilled_at, p->spill,
-				 len - p->rx_spilled_at);
+		iov_from_buf(p->iov, p->n_iov, p->rx_spilled_at, p->spill, len - p->rx_spilled_at);
 	}
 	for (k = 0; off < len; k++) {
 		uint32_t l = len - off < p->held[k].cap ? (uint32_t)(len - off) : p->held[k].cap;
@@ -159,7 +159,7 @@ static enum rx_result rx_deliver(struct virtio_net *n, struct net_pair *p, struc
 		off += l;
 	}
 	nbuf = (uint16_t)k;
-	virtq_buf_to_iov(p->iov, p->held[0].n_iov, 10, &nbuf, 2);
+	iov_from_buf(p->iov, p->held[0].n_iov, 10, &nbuf, 2);
 	if (virtq_flush(q, k))
 		return RX_BROKEN;
 	p->rx_pushed += k;
@@ -204,7 +204,7 @@ static ssize_t rx_read(struct virtio_net *n, unsigned int pi)
 	if (pi == 0 && n->inject_n) {
 		size_t l = n->inject_len[n->inject_head];
 
-		virtq_buf_to_iov(p->iov, (unsigned int)cnt, 0, n->inject[n->inject_head], l);
+		iov_from_buf(p->iov, (unsigned int)cnt, 0, n->inject[n->inject_head], l);
 		n->inject_head = (n->inject_head + 1) % NET_INJECT_SLOTS;
 		n->inject_n--;
 		return (ssize_t)l;
@@ -332,10 +332,9 @@ static void tx_one(struct virtio_net *n, struct net_pair *p, const struct virtq_
 		 * the whole frame only when it may be ours */
 		size_t h = flen < TX_PEEK_HDRS ? flen : TX_PEEK_HDRS;
 
-		virtq_iov_to_buf(e->out, e->n_out, NET_VNET_HDR_LEN, n->peek, h);
+		iov_to_buf(e->out, e->n_out, NET_VNET_HDR_LEN, n->peek, h);
 		if (tx_maybe_ours(n, n->peek, flen)) {
-			virtq_iov_to_buf(e->out, e->n_out, NET_VNET_HDR_LEN + h, n->peek + h,
-					 flen - h);
+			iov_to_buf(e->out, e->n_out, NET_VNET_HDR_LEN + h, n->peek + h, flen - h);
 			r = net_intercept(&n->att, n->peek, flen, n->reply, sizeof(n->reply));
 			if (r >= 0) {
 				if (r > 0)

@@ -8,6 +8,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "vmm/iov.h"
 #include "vmm/virtio/virtio_pci.h"
 #include "vmm/virtio/virtio_rng.h"
 #include "vmm/virtio/virtio_worker.h"
@@ -66,7 +67,7 @@ static uint32_t rng_fill(struct virtio_rng *r, struct virtq_elem *e)
 		return 0;
 	}
 	r->tokens -= (uint64_t)got;
-	return (uint32_t)virtq_buf_to_iov(e->in, e->n_in, 0, r->buf, (size_t)got);
+	return (uint32_t)iov_from_buf(e->in, e->n_in, 0, r->buf, (size_t)got);
 }
 
 static void rng_drain(void *opaque, unsigned int qi)

@@ -248,37 +248,3 @@ void virtq_disable_notify(struct virtq *q)
 	if (q->size && !q->event_idx)
 		store16(q->used_h, USED_FLAGS, VIRTQ_USED_F_NO_NOTIFY);
 }
-
-/* Copy between buf and the bytes [skip, skip+len) of an iovec list. */
-static size_t iov_copy(const struct iovec *iov, unsigned int n, size_t skip, uint8_t *buf,
-		       size_t len, bool to_iov)
-{
-	size_t done = 0;
-
-	for (unsigned int i = 0; i < n && done < len; i++) {
-		size_t l = iov[i].iov_len, c;
-		uint8_t *p;
-
-		if (skip >= l) {
-			skip -= l;
-			continue;
-		}
-		p = (uint8_t *)iov[i].iov_base + skip;
-		c = l - skip < len - done ? l - skip : len - done;
-		memcpy(to_iov ? p : buf + done, to_iov ? buf + done : p, c);
-		done += c;
-		skip = 0;
-	}
-	return done;
-}
-
-size_t virtq_iov_to_buf(const struct iovec *iov, unsigned int n, size_t skip, void *buf, size_t len)
-{
-	return iov_copy(iov, n, skip, buf, len, false);
-}
-
-size_t virtq_buf_to_iov(const struct iovec *iov, unsigned int n, size_t skip, const void *buf,
-			size_t len)
-{
-	return iov_copy(iov, n, skip, (uint8_t *)(uintptr_t)buf, len, true);
-}

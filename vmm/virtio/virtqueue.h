@@ -138,10 +138,4 @@ static inline bool virtq_need_event(uint16_t event, uint16_t new_idx, uint16_t o
 	return (uint16_t)(new_idx - event - 1) < (uint16_t)(new_idx - old);
 }
 
-/* Copy helpers over an iovec list: bytes copied (short at the end). */
-size_t virtq_iov_to_buf(const struct iovec *iov, unsigned int n, size_t skip, void *buf,
-			size_t len);
-size_t virtq_buf_to_iov(const struct iovec *iov, unsigned int n, size_t skip, const void *buf,
-			size_t len);
-
 #endif /* VMLET_VIRTQUEUE_H */
