@@ -20,7 +20,8 @@
 #  - two volumes of one image with different paths get their own disks
 #    (the cache key is image and member);
 #  - a reference that is not one is refused before skopeo, and skopeo gets
-#    it after "--".
+#    it after "--";
+#  - gzip runs as uid/gid 65534 with no_new_privs when vmlet is root.
 source "$(dirname "$0")/../lib/sh.sh"
 [[ -x $VMLET ]] || skip "no $VMLET"
 command -v python3 >/dev/null || skip "no python3"
@@ -264,6 +265,24 @@ if [[ -e $TMPD/have-zstd ]]; then
 		fail "zstd: $(tail -2 "$TMPD/err")"
 	same a z "a zstd layer"
 	same b g "a gzip layer over it"
+fi
+
+# the decompressor runs without root: a wrapper gzip first on PATH says
+# who it is (nobody must be able to reach it and to write its note)
+if ((EUID == 0)); then
+	chmod o+x "$TMPD"
+	mkdir -m 755 "$TMPD/wrap" && mkdir -m 1777 "$TMPD/note"
+	printf '#!/bin/sh\n{ id -u; id -g; id -G; grep NoNewPrivs /proc/self/status; } >%s/note/gzip\nexec %s "$@"\n' \
+		"$TMPD" "$(command -v gzip)" >"$TMPD/wrap/gzip"
+	chmod 755 "$TMPD/wrap/gzip"
+	vm "a=ex.org/oci:1#/disk/g.img" >"$TMPD/vm.yaml"
+	rm -f "$S"/.vmlet-disks/*
+	PATH="$TMPD/wrap:$PATH" timeout 60 "$VMLET" run -f "$TMPD/vm.yaml" --image-store "$S" \
+		>/dev/null 2>"$TMPD/err" || fail "wrapped gzip: $(tail -2 "$TMPD/err")"
+	[[ $(tr '\n\t' '  ' <"$TMPD/note/gzip" 2>/dev/null) == "65534 65534 65534 NoNewPrivs: 1 " ]] &&
+		ok "gzip runs as uid/gid 65534, no groups, no_new_privs" ||
+		fail "gzip ran as: $(cat "$TMPD/note/gzip" 2>&1)"
+	same a g "... and decompresses the layer"
 fi
 
 # 5. references: refused when they are not, after "--" for skopeo

@@ -1,213 +1,26 @@
 // SPDX-License-Identifier: MIT
 /*
  * image_layer.c - one file out of a container image's layers
- * (image_layer.h): layer streams (decompressed by a child with a fixed
- * argv), whiteouts, and the copy into a fresh file.
+ * (image_layer.h): whiteouts, the /disk listing, links, and the copy into
+ * a fresh file; the layers are read through image_stream.h.
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <poll.h>
-#include <signal.h>
-#include <spawn.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include "vmm/disk/image_layer.h"
+#include "vmm/disk/image_stream.h"
 #include "vmm/disk/tar.h"
 #include "vmm/log.h"
 
-#define FEED_BUF     65536
 #define COPY_BUF     (1u << 20)
 #define HOLE_BLOCK   4096
 #define DISK_DIR     "disk"
 #define MAX_CHILDREN 4096 /* entries of disk/ in all layers */
-
-extern char **environ;
-
-/* A layer as a tar stream: read directly, or through a decompressor
- * whose stdin (a socket) this process feeds from the layer's bytes. */
-struct layer_stream {
-	struct tar tar;
-	struct tar_fd_src raw;
-	const struct image_layer *l;
-	const char *tool; /* the decompressor, NULL when the layer is a tar */
-	pid_t pid;
-	int in, out;
-	uint64_t fed;
-	char *buf;
-	size_t buf_len, buf_pos;
-	bool failed; /* the decompressor exited with an error */
-};
-
-static int stream_feed(struct layer_stream *s)
-{
-	ssize_t w;
-
-	if (s->buf_pos == s->buf_len) {
-		size_t c = s->l->len - s->fed < FEED_BUF ? (size_t)(s->l->len - s->fed) : FEED_BUF;
-		ssize_t r;
-
-		if (!c) {
-			close(s->in); /* the decompressor sees the end */
-			s->in = -1;
-			return 0;
-		}
-		do
-			r = pread(s->l->fd, s->buf, c, (off_t)(s->l->off + s->fed));
-		while (r < 0 && errno == EINTR);
-		if (r <= 0)
-			return r < 0 ? -errno : -EIO;
-		s->fed += (uint64_t)r;
-		s->buf_len = (size_t)r;
-		s->buf_pos = 0;
-	}
-	w = send(s->in, s->buf + s->buf_pos, s->buf_len - s->buf_pos, MSG_DONTWAIT | MSG_NOSIGNAL);
-	if (w >= 0) {
-		s->buf_pos += (size_t)w;
-	} else if (errno == EPIPE || errno == ECONNRESET) {
-		close(s->in); /* it stopped reading: its exit status tells */
-		s->in = -1;
-	} else if (errno != EAGAIN && errno != EINTR) {
-		return -errno;
-	}
-	return 0;
-}
-
-/* The decompressor's output ended: 0 when it exited 0. */
-static int stream_reap(struct layer_stream *s)
-{
-	int st;
-
-	while (waitpid(s->pid, &st, 0) < 0)
-		if (errno != EINTR)
-			return -errno;
-	s->pid = 0;
-	s->failed = !WIFEXITED(st) || WEXITSTATUS(st);
-	return s->failed ? -EIO : 0;
-}
-
-static ssize_t stream_read(void *ctx, void *buf, size_t n)
-{
-	struct layer_stream *s = ctx;
-
-	for (;;) {
-		struct pollfd p[2] = {{.fd = s->out, .events = POLLIN},
-				      {.fd = s->in, .events = POLLOUT}};
-		ssize_t r;
-
-		if (poll(p, s->in >= 0 ? 2 : 1, -1) < 0) {
-			if (errno == EINTR)
-				continue;
-			return -errno;
-		}
-		if (s->in >= 0 && p[1].revents && (r = stream_feed(s)))
-			return r;
-		if (!p[0].revents)
-			continue;
-		r = read(s->out, buf, n);
-		if (r > 0)
-			return r;
-		if (!r)
-			return stream_reap(s);
-		if (errno != EINTR && errno != EAGAIN)
-			return -errno;
-	}
-}
-
-static int stream_spawn(struct layer_stream *s, const char *what)
-{
-	char *argv[] = {(char *)s->tool, s->tool[0] == 'g' ? "-dc" : "-dcq", NULL};
-	posix_spawn_file_actions_t fa;
-	int sv[2] = {-1, -1}, pp[2] = {-1, -1}, r;
-
-	if (!(s->buf = malloc(FEED_BUF)) ||
-	    socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) || pipe2(pp, O_CLOEXEC)) {
-		r = s->buf ? -errno : -ENOMEM;
-		goto out;
-	}
-	posix_spawn_file_actions_init(&fa);
-	posix_spawn_file_actions_adddup2(&fa, sv[1], 0);
-	posix_spawn_file_actions_adddup2(&fa, pp[1], 1);
-	r = -posix_spawnp(&s->pid, argv[0], &fa, NULL, argv, environ);
-	posix_spawn_file_actions_destroy(&fa);
-	if (r) {
-		s->pid = 0;
-		error_errno(r, "%s: a layer is %s-compressed, and %s cannot be run", what, s->tool,
-			    s->tool);
-		goto out;
-	}
-	s->in = sv[0];
-	s->out = pp[0];
-	sv[0] = pp[0] = -1;
-out:
-	for (int i = 0; i < 2; i++) {
-		if (sv[i] >= 0)
-			close(sv[i]);
-		if (pp[i] >= 0)
-			close(pp[i]);
-	}
-	return r;
-}
-
-static void stream_close(struct layer_stream *s)
-{
-	tar_release(&s->tar);
-	if (s->in >= 0)
-		close(s->in);
-	if (s->out >= 0)
-		close(s->out);
-	if (s->pid > 0) {
-		kill(s->pid, SIGKILL);
-		while (waitpid(s->pid, NULL, 0) < 0 && errno == EINTR)
-			;
-	}
-	free(s->buf);
-	memset(s, 0, sizeof(*s));
-	s->in = s->out = -1;
-}
-
-static int stream_open(struct layer_stream *s, const struct image_layer *l, const char *what)
-{
-	static const uint8_t gz[] = {0x1f, 0x8b}, zst[] = {0x28, 0xb5, 0x2f, 0xfd};
-	struct tar_src src;
-	uint8_t m[4] = {0};
-	int r = 0;
-
-	memset(s, 0, sizeof(*s));
-	s->in = s->out = -1;
-	s->l = l;
-	if (pread(l->fd, m, l->len < sizeof(m) ? (size_t)l->len : sizeof(m), (off_t)l->off) < 0)
-		return -errno;
-	if (l->len >= sizeof(gz) && !memcmp(m, gz, sizeof(gz)))
-		s->tool = "gzip";
-	else if (l->len >= sizeof(zst) && !memcmp(m, zst, sizeof(zst)))
-		s->tool = "zstd";
-	if (!s->tool) {
-		tar_src_fd(&src, &s->raw, l->fd, l->off, l->len);
-	} else {
-		src = (struct tar_src){.read = stream_read, .ctx = s};
-		r = stream_spawn(s, what);
-	}
-	tar_init(&s->tar, &src);
-	if (r)
-		stream_close(s);
-	return r;
-}
-
-/* A layer ended in error: say why. */
-static int stream_error(struct layer_stream *s, int r, unsigned int layer, const char *what)
-{
-	if (s->failed)
-		return error_errno(-EIO, "%s: layer %u: %s could not decompress it", what,
-				   layer + 1, s->tool);
-	return error_errno(r, "%s: layer %u: %s", what, layer + 1,
-			   s->tar.msg[0] ? s->tar.msg : "unreadable");
-}
 
 static bool all_zero(const uint8_t *p, size_t n)
 {
@@ -300,7 +113,7 @@ static void hit_release(struct hit *h)
 
 /* Read a whole layer for p; the last regular entry at p is copied into
  * out (when out >= 0). 0 or the tar error. */
-static int layer_scan(struct layer_stream *s, const char *p, int out, struct hit *h)
+static int layer_scan(struct image_stream *s, const char *p, int out, struct hit *h)
 {
 	int r;
 
@@ -337,15 +150,15 @@ static int layer_scan(struct layer_stream *s, const char *p, int out, struct hit
 static int scan_one(const struct image_layer *l, unsigned int i, const char *p, int out,
 		    struct hit *h, const char *what)
 {
-	struct layer_stream s;
-	int r = stream_open(&s, &l[i], what);
+	struct image_stream s;
+	int r = image_stream_open(&s, &l[i], what);
 
 	if (r)
 		return r;
 	r = layer_scan(&s, p, out, h);
 	if (r)
-		r = stream_error(&s, r, i, what);
-	stream_close(&s);
+		r = image_stream_error(&s, r, i, what);
+	image_stream_close(&s);
 	return r;
 }
 
@@ -529,11 +342,11 @@ static int list_layers(const struct image_layer *l, unsigned int n, struct listi
 	int r = 0;
 
 	for (unsigned int i = n; i-- > 0;) {
-		struct layer_stream s;
+		struct image_stream s;
 		char *symlink = NULL;
 		bool hide = false;
 
-		if ((r = stream_open(&s, &l[i], what)))
+		if ((r = image_stream_open(&s, &l[i], what)))
 			return r;
 		while ((r = tar_next(&s.tar)) == 1)
 			if ((r = list_entry(ls, &s.tar, i, &hide, &symlink)))
@@ -541,8 +354,8 @@ static int list_layers(const struct image_layer *l, unsigned int n, struct listi
 		if (r == -E2BIG)
 			r = error_errno(r, "%s: more than %u entries in /disk", what, MAX_CHILDREN);
 		else if (r)
-			r = stream_error(&s, r, i, what);
-		stream_close(&s);
+			r = image_stream_error(&s, r, i, what);
+		image_stream_close(&s);
 		if (!r && symlink) {
 			error("%s: '/%s' is a symbolic link: refused", what, symlink);
 			r = -ELOOP;

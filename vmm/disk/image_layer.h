@@ -5,9 +5,10 @@
  *
  * Layers are untrusted tar archives, read in process by vmm/disk/tar.h.
  * A gzip or zstd layer (found by its magic) is decompressed by `gzip -dc`
- * or `zstd -dcq` with that fixed argv, fed the layer on stdin by this
- * process and read back from a pipe: nothing from the image reaches an
- * argv, and nothing is unpacked but the one file asked for.
+ * or `zstd -dcq` with that fixed argv, without root, fed the layer on
+ * stdin by this process and read back from a pipe (image_stream.h):
+ * nothing from the image reaches an argv, and nothing is unpacked but the
+ * one file asked for.
  */
 #ifndef VMLET_DISK_IMAGE_LAYER_H
 #define VMLET_DISK_IMAGE_LAYER_H
