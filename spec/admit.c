@@ -167,6 +167,17 @@ const struct node *admit_lookup(const struct admit_ix *ix, const char *key)
 	return lo < ix->n && strcmp(ix->e[lo].key, key) == 0 ? ix->e[lo].n : NULL;
 }
 
+const struct node *admit_lookup_seq(const struct admit *a, const struct node *seq, const char *name)
+{
+	unsigned int i;
+
+	(void)a;
+	for (i = 0; node_is_seq(seq) && i < seq->n; i++)
+		if (strcmp(resolve_str(node_get(seq->items[i], "name")), name) == 0)
+			return seq->items[i];
+	return NULL;
+}
+
 int admit_run(struct resolver *r)
 {
 	struct admit a = {
@@ -182,5 +193,7 @@ int admit_run(struct resolver *r)
 	admit_volumes(&a);
 	admit_net(&a);
 	admit_compute(&a);
+	admit_spec(&a);
+	admit_devices(&a);
 	return r->d->n_err != before ? -EINVAL : 0;
 }

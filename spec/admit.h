@@ -9,9 +9,13 @@
  *                    parts of vmi-create-admitter.go (validateBootOrder,
  *                    validateVolumes, validateKernelBoot), the path rule
  *   admit_net.c      pkg/network/admitter/ (validator.go and what it calls)
- *   admit_compute.c  the rest of ValidateVirtualMachineInstanceSpec (memory,
- *                    CPU, firmware, probes, DNS, ...), vms-admitter.go's
+ *   admit_compute.c  memory, CPU and bootloader rules of
+ *                    ValidateVirtualMachineInstanceSpec, vms-admitter.go's
  *                    run strategy, and vmlet's bounds on absurd values
+ *   admit_spec.c     the rest of the VMI spec (hostname, ACPI, probes,
+ *                    access credentials, DNS, ...)
+ *   admit_devices.c  devices (GPU displays, sound, video, panic, watchdog),
+ *                    launchSecurity, Hyper-V (webhooks/amd64.go, hyperv.go)
  *
  * Every rule adds its error to the resolver's diag at the value that
  * caused it, with KubeVirt's field path and message; all causes are
@@ -70,9 +74,16 @@ const struct node *admit_lookup(const struct admit_ix *ix, const char *key);
  * r->d (resolve_validate.c calls it in pipeline step 14). */
 int admit_run(struct resolver *r);
 
+/* The first map of seq whose "name" is name (a linear scan: for one
+ * lookup), NULL when none. */
+const struct node *admit_lookup_seq(const struct admit *a, const struct node *seq,
+				    const char *name);
+
 void admit_disks(const struct admit *a);
 void admit_volumes(const struct admit *a);
 void admit_net(const struct admit *a);
 void admit_compute(const struct admit *a);
+void admit_spec(const struct admit *a);
+void admit_devices(const struct admit *a);
 
 #endif /* VMLET_SPEC_ADMIT_H */

@@ -253,6 +253,89 @@ static void check_kernel_boot(const struct admit *a)
 	}
 }
 
+/* validateDataVolume of storage/admitters/data-volume-template.go: the
+ * first problem of one template, NULL when none; *at and *field say where */
+static const char *dv_problem(const struct admit *a, const struct node *t, const char *dp,
+			      const struct node **at, const char **field)
+{
+	const struct node *sp = node_get(t, "spec"), *src = node_get(sp, "source"), *tgt;
+	unsigned int i, n = 0;
+	bool ext;
+
+	*at = t;
+	*field = arena_printf(a->r->a, "%s.PVC.Storage", dp);
+	if (!*resolve_str(node_path(t, "metadata.name"))) {
+		*field = arena_printf(a->r->a, "%s.name", dp);
+		return arena_printf(
+		    a->r->a, "'name' field must not be empty for DataVolumeTemplate entry %s.",
+		    *field);
+	}
+	if (node_is_null(node_get(sp, "pvc")) && node_is_null(node_get(sp, "storage")))
+		return "Missing Data volume PVC or Storage";
+	if (!node_is_null(node_get(sp, "pvc")) && !node_is_null(node_get(sp, "storage")))
+		return "Duplicate storage definition, both target storage and target pvc defined";
+	tgt = node_is_null(node_get(sp, "pvc")) ? node_get(sp, "storage") : node_get(sp, "pvc");
+	ext = !node_is_null(node_get(tgt, "dataSourceRef")) ||
+	      !node_is_null(node_get(tgt, "dataSource"));
+	*field = arena_printf(a->r->a, "%s.source", dp);
+	if (ext && (!node_is_null(src) || !node_is_null(node_get(sp, "sourceRef"))))
+		return "External population is incompatible with Source and SourceRef";
+	*field = arena_printf(a->r->a, "%s.source.sourceRef", dp);
+	if (!ext && node_is_null(src) && node_is_null(node_get(sp, "sourceRef")))
+		return "Data volume should have either Source, SourceRef, or be externally "
+		       "populated";
+	if (node_is_null(src))
+		return NULL;
+	*field = arena_printf(a->r->a, "%s.source", dp);
+	*at = src;
+	for (i = 0; node_is_map(src) && i < src->n; i++)
+		n += !node_is_null(src->kv[i].val);
+	return n == 0  ? "Missing dataVolume valid source"
+	       : n > 1 ? "Multiple dataVolume sources"
+		       : NULL;
+}
+
+/* ValidateDataVolumeTemplate (KubeVirt's field: "spec.dataVolumeTemplate[i]")
+ * and the storage admitter's namespace rule */
+static void check_dv_templates(const struct admit *a)
+{
+	const struct node *ts = node_path(a->vm, "spec.dataVolumeTemplates"), *t, *at;
+	const struct node *vols = node_get(a->spec, "volumes"), *v;
+	const char *dp, *msg, *field, *name, *ns, *vmns;
+	unsigned int i, j;
+	bool found;
+
+	vmns = resolve_str(node_path(a->vm, "metadata.namespace"));
+	for (i = 0; node_is_seq(ts) && i < ts->n; i++) {
+		t = ts->items[i];
+		dp = arena_printf(a->r->a, "spec.dataVolumeTemplate[%u]", i);
+		msg = dv_problem(a, t, dp, &at, &field);
+		if (msg) {
+			admit_err(a, at, field, "%s", msg);
+			continue;
+		}
+		name = resolve_str(node_path(t, "metadata.name"));
+		for (found = false, j = 0; node_is_seq(vols) && j < vols->n && !found; j++) {
+			v = vols->items[j];
+			found = strcmp(resolve_str(node_path(v, "persistentVolumeClaim.claimName")),
+				       name) == 0 ||
+				strcmp(resolve_str(node_path(v, "dataVolume.name")), name) == 0;
+		}
+		if (!found)
+			admit_err(
+			    a, t, dp,
+			    "DataVolumeTemplate entry %s must be referenced in the VMI template's "
+			    "'volumes' list",
+			    dp);
+		ns = resolve_str(node_path(t, "metadata.namespace"));
+		if (*ns && strcmp(ns, *vmns ? vmns : "default"))
+			admit_err(a, node_path(t, "metadata.namespace"),
+				  arena_printf(a->r->a, "spec.dataVolumeTemplates[%u]", i),
+				  "Embedded DataVolume namespace %s differs from VM namespace %s",
+				  ns, *vmns ? vmns : "default");
+	}
+}
+
 void admit_volumes(const struct admit *a)
 {
 	static const char *const what[] = {"serviceAccount", "downwardMetric", "memory dump"};
@@ -269,4 +352,6 @@ void admit_volumes(const struct admit *a)
 				  "%s must have max one %s volume set", admit_path(a, "volumes"),
 				  what[i]);
 	check_kernel_boot(a);
+	if (a->vm)
+		check_dv_templates(a);
 }

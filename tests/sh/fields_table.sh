@@ -31,7 +31,8 @@ vm '      domain:
         launchSecurity: {sev: {}}
         devices:
           autoattachPodInterface: false
-          autoattachVSOCK: true' >"$TMPD/sev.yaml"
+          autoattachVSOCK: true
+        firmware: {bootloader: {efi: {secureBoot: false}}}' >"$TMPD/sev.yaml"
 "$VMLET" resolve -f "$TMPD/sev.yaml" -o config >"$TMPD/out" 2>"$TMPD/err" && fail "launchSecurity accepted"
 grep -qx "$TMPD/sev.yaml:9:25: spec.template.spec.domain.launchSecurity: vmlet cannot run encrypted guests (SEV, SEV-SNP, TDX): the guest would run unencrypted" "$TMPD/err" &&
 	[[ ! -s $TMPD/out ]] && ok "resolve -o config refuses launchSecurity (FILE:LINE:COL: path)" ||

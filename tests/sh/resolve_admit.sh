@@ -33,6 +33,6 @@ for d in tests/conformance/vmlet-cases/v[1-9][0-9]-*/; do
 		[[ -z $bad ]] || fail "$id ($mode):$bad: $(head -2 "$TMPD/err")"
 	done
 done
-((n >= 28)) && ok "$n admission cases refused by resolve -o json, -o config and run" ||
+((n >= 58)) && ok "$n admission cases refused by resolve -o json, -o config and run" ||
 	fail "only $n admission cases"
 finish

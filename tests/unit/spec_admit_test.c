@@ -1,0 +1,168 @@
+/* SPDX-License-Identifier: MIT */
+/* KubeVirt's admission rules (spec/admit*.c): the path rule, DNS-1123
+ * names, and through whole resolutions the parsers (MAC addresses,
+ * base64) and the name index on manifests with many entries. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "spec/admit.h"
+#include "tests/lib/test.h"
+
+static struct session S;
+
+static int resolve(const char *text)
+{
+	session_free(&S);
+	session_init(&S);
+	if (session_load(&S, NULL, 0, text))
+		return -1;
+	return session_resolve(&S, NULL);
+}
+
+static unsigned int count(const char *path, const char *msg)
+{
+	const struct diag_msg *m;
+	unsigned int n = 0;
+
+	for (m = S.d.head; m; m = m->next)
+		n += !m->warning && (!path || (m->path && strcmp(m->path, path) == 0)) &&
+		     (!msg || strstr(m->msg, msg));
+	return n;
+}
+
+static void test_path_rule(void)
+{
+	static const char *const good[] = {"/a", "/a/b", "/a/b/", "/a/.b", "/a/..b", "/a/b.."};
+	static const char *const bad[] = {"a",	 "a/b", "/a/../b", "/a/./b", "//a", "/a//b", "/a//",
+					  "/..", "/.",	"/a/..",   "/a/.",   "./a", "../a",  ""};
+	unsigned int i;
+
+	for (i = 0; i < sizeof(good) / sizeof(good[0]); i++)
+		CHECK(admit_path_rule(good[i]) == NULL);
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		CHECK(admit_path_rule(bad[i]) != NULL);
+		CHECK(strstr(admit_path_rule(bad[i]), "without relative components") != NULL);
+	}
+	CHECK_STR(admit_path_rule("/"), "must not point to root");
+}
+
+static void test_dns(void)
+{
+	const char *m[2];
+	char long_name[80];
+
+	CHECK(admit_dns1123_label("a", m) == 0 && admit_dns1123_label("a-0", m) == 0);
+	CHECK(admit_dns1123_label("0a", m) == 0);
+	CHECK(admit_dns1123_label("A", m) == 1 && strstr(m[0], "RFC 1123 label"));
+	CHECK(admit_dns1123_label("-a", m) == 1 && admit_dns1123_label("a-", m) == 1);
+	CHECK(admit_dns1123_label("", m) == 1);
+	CHECK(admit_dns1123_label("a.b", m) == 1);
+	CHECK_STR(m[0], "must not contain dots");
+	memset(long_name, 'a', 64);
+	long_name[64] = 0;
+	CHECK(admit_dns1123_label(long_name, m) == 1);
+	CHECK_STR(m[0], "must be no more than 63 characters");
+	long_name[10] = '_';
+	CHECK(admit_dns1123_label(long_name, m) == 2 && strstr(m[1], "RFC 1123 label"));
+	long_name[63] = 0;
+	CHECK(admit_dns1123_label(long_name, m) == 1);
+	CHECK(admit_dns1123_subdomain("a.b-c.d", m) == 0);
+	CHECK(admit_dns1123_subdomain("a..b", m) == 1 && strstr(m[0], "RFC 1123 subdomain"));
+	CHECK(admit_dns1123_subdomain("a.", m) == 1);
+}
+
+#define VM(extra_ifaces, extra_vols)                                                               \
+	"apiVersion: kubevirt.io/v1\nkind: VirtualMachine\nmetadata: {name: t}\n"                  \
+	"spec:\n  runStrategy: Once\n  template:\n    spec:\n      domain:\n"                      \
+	"        memory: {guest: 64Mi}\n        devices:\n"                                        \
+	"          disks: [{name: d, disk: {bus: virtio}}]\n" extra_ifaces                         \
+	"      volumes:\n      - {name: d, emptyDisk: {capacity: 1Mi}}\n" extra_vols
+
+static int with_mac(const char *mac)
+{
+	char text[2048];
+
+	snprintf(text, sizeof(text),
+		 VM("          interfaces: [{name: default, masquerade: {}, macAddress: '%s'}]\n",
+		    "") "      networks: [{name: default, pod: {}}]\n",
+		 mac);
+	return resolve(text);
+}
+
+static void test_mac(void)
+{
+	CHECK(with_mac("02:00:00:aa:bb:01") == 0);
+	CHECK(with_mac("02-00-00-AA-BB-01") == 0);
+	CHECK(with_mac("0200.00aa.bb01") == 0);
+	CHECK(with_mac("02:00:00:aa:bb") != 0);
+	CHECK(count(NULL, "malformed MAC address (02:00:00:aa:bb)") == 1);
+	CHECK(with_mac("02:00:00:aa:bb:01:02:03") != 0);
+	CHECK(count(NULL, "too long MAC address") == 1);
+	CHECK(with_mac("02:00-00:aa:bb:01") != 0 && count(NULL, "malformed") == 1);
+	CHECK(with_mac("02:00:00:aa:bb:0g") != 0 && count(NULL, "malformed") == 1);
+	/* the in-pod bridge's address is reserved under masquerade */
+	CHECK(with_mac("02:00:00:00:00:00") != 0 && count(NULL, "reserved") == 1);
+}
+
+static int with_b64(const char *b64)
+{
+	char text[2048];
+
+	snprintf(text, sizeof(text),
+		 VM("", "      - {name: ci, cloudInitNoCloud: {userDataBase64: '%s'}}\n"), b64);
+	return resolve(text);
+}
+
+static void test_base64(void)
+{
+	CHECK(with_b64("I2Nsb3VkLWNvbmZpZw==") == 0);
+	CHECK(with_b64("I2Nsb3VkLWNvbmZpZzE=") == 0);
+	CHECK(with_b64("I2Nsb3VkLWNvbmZpZzEy") == 0);
+	CHECK(with_b64("I2Nsb3VkLWNvbmZpZw") != 0);
+	CHECK(count("spec.template.spec.volumes[1].cloudInitNoCloud.userDataBase64",
+		    "is not a valid base64 value.") == 1);
+	CHECK(with_b64("I2Nsb3VkLWNvbmZpZw=a") != 0 && count(NULL, "not a valid base64") == 1);
+	CHECK(with_b64("I2Nsb3VkLWNvbmZpZ*==") != 0 && count(NULL, "not a valid base64") == 1);
+	CHECK(with_b64("I===") != 0 && count(NULL, "not a valid base64") == 1);
+}
+
+/* 3000 disks of one name and 3000 of another: every later one is refused
+ * against the first of its name, each once (the index, not pairs) */
+static void test_many_duplicates(void)
+{
+	size_t cap = 1 << 20, len;
+	char *text = malloc(cap);
+	unsigned int i;
+
+	CHECK(text != NULL);
+	if (!text)
+		return;
+	len = (size_t)snprintf(
+	    text, cap,
+	    "apiVersion: kubevirt.io/v1\nkind: VirtualMachine\nmetadata: {name: t}\n"
+	    "spec:\n  runStrategy: Once\n  template:\n    spec:\n      domain:\n"
+	    "        memory: {guest: 64Mi}\n        devices:\n          disks:\n");
+	for (i = 0; i < 6000; i++)
+		len += (size_t)snprintf(text + len, cap - len, "          - {name: %s}\n",
+					i % 2 ? "b" : "a");
+	snprintf(text + len, cap - len,
+		 "      volumes:\n      - {name: a, emptyDisk: {capacity: 1Mi}}\n"
+		 "      - {name: b, emptyDisk: {capacity: 1Mi}}\n");
+	CHECK(resolve(text) != 0);
+	CHECK(count(NULL, "must not have the same Name.") == 5998);
+	CHECK(count("spec.template.spec.domain.devices.disks[5999].name",
+		    "disks[5999] and spec.template.spec.domain.devices.disks[1] must not") == 1);
+	free(text);
+}
+
+int main(void)
+{
+	TEST_RUN(test_path_rule);
+	TEST_RUN(test_dns);
+	TEST_RUN(test_mac);
+	TEST_RUN(test_base64);
+	TEST_RUN(test_many_duplicates);
+	session_free(&S);
+	return test_summary();
+}
