@@ -295,6 +295,7 @@ static void test_sizes(void)
 	open_arc(arc_len);
 	CHECK(next(NULL, 0) == 1);
 	CHECK(next(NULL, 0) == -EIO);
+	CHECK(next(NULL, 0) == 0); /* and it stays ended */
 	/* links, devices and directories carry no data whatever size says */
 	reset();
 	hdr("dev", '3', 512, NULL);

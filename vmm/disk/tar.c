@@ -404,8 +404,10 @@ int tar_next(struct tar *t)
 	entry_release(&t->e);
 	if (t->end)
 		return 0;
-	if ((r = tar_skip(t, t->left + t->pad)))
+	if ((r = tar_skip(t, t->left + t->pad))) {
+		t->end = true; /* where the next header is is unknown */
 		return r;
+	}
 	t->left = t->pad = 0;
 	for (unsigned int n = 0;; n++) {
 		if (n > TAR_META_MAX) {
