@@ -222,4 +222,5 @@ clean:
 .PHONY: all deps test run check fuzz fuzz-targets bench static clean unit-tests gen
 .SECONDARY:
 
--include $(shell find build -name '*.d' 2>/dev/null)
+# (not the fetched QEMU's tree, scripts/fetch-qemu-l0: its etc/*.d are no make rules)
+-include $(shell find build -path build/qemu-l0 -prune -o -name '*.d' -type f -print 2>/dev/null)
