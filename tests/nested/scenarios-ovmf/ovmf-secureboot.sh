@@ -42,7 +42,9 @@ l2() {
 	rep bios "$(cat /sys/class/dmi/id/bios_vendor)"
 	mod efivarfs
 	mount -t efivarfs efivarfs $fw/efivars || return
-	rep sbvar "$(od -An -tu1 -j4 -N1 $fw/efivars/SecureBoot-8be4df61-93ca-11d2-aa0d-00e098032b8c | tr -d ' ')"
+	# an efivarfs file is the 4-byte attributes, then the data: busybox od -j
+	# read the attributes' first byte (6: BS|RT) there, so skip by reading
+	rep sbvar "$(tail -c +5 $fw/efivars/SecureBoot-8be4df61-93ca-11d2-aa0d-00e098032b8c | od -An -tu1 | tr -d ' ')"
 	t=$fw/efivars/OvmfNested-6e657374-6564-4c32-8e9f-0a1b2c3d4e5f
 	if [ -e $t ]; then
 		rep var-found "$(tail -c +5 $t)"
@@ -60,7 +62,9 @@ host_check() {
 	[[ $(r1 sbvar) == 1 && $(r1 sbdmesg) == "Secure boot enabled" ]] &&
 		ok "secure boot on: SecureBoot=1, '$(r1 sbdmesg)'" ||
 		fail "secure boot: SecureBoot='$(r1 sbvar)' dmesg '$(r1 sbdmesg)'"
-	[[ $(r1 bios) == EDK* ]] && ok "the firmware is OVMF: $(r1 bios)" || fail "BIOS vendor '$(r1 bios)'"
+	# (Debian's OVMF says "EFI Development Kit II / OVMF" in SMBIOS type 0)
+	[[ $(r1 bios) == *"EFI Development Kit II"* || $(r1 bios) == EDK* ]] &&
+		ok "the firmware is OVMF: $(r1 bios)" || fail "BIOS vendor '$(r1 bios)'"
 	grep -aq 'Welcome to GRUB' "$C" && grep -aq 'vmlet-efi: GRUB loaded the kernel and initrd' "$C" &&
 		ok "GRUB on the console loaded the kernel from /boot" || fail "no GRUB lines on the console"
 	[[ $(rep var-written) == kept-in-flash && $(rep var-found) == kept-in-flash ]] &&
