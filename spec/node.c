@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "spec/node.h"
+#include "spec/node_index.h"
 
 struct arena_chunk {
 	struct arena_chunk *next;
@@ -174,6 +175,7 @@ struct node *node_copy(struct arena *a, const struct node *n, const char *origin
 	c->kv = NULL;
 	c->items = NULL;
 	c->n = c->cap = 0;
+	c->idx = NULL;
 	if (!c->origin)
 		c->origin = origin;
 	if (n->type == N_MAP && n->n) {
@@ -183,6 +185,7 @@ struct node *node_copy(struct arena *a, const struct node *n, const char *origin
 			c->kv[i] = n->kv[i];
 			c->kv[i].val = node_copy(a, n->kv[i].val, origin);
 		}
+		node_index_rebuild(a, c);
 	} else if (n->type == N_SEQ && n->n) {
 		c->items = arena_alloc(a, n->n * sizeof(*c->items));
 		c->cap = c->n = n->n;
@@ -203,16 +206,36 @@ void node_set_origin(struct node *n, const char *origin)
 		node_set_origin(n->type == N_MAP ? n->kv[i].val : n->items[i], origin);
 }
 
+/* The position of key in map m, or m->n. */
+static unsigned int node_find(const struct node *m, const char *key)
+{
+	unsigned int i = node_index_find(m, key);
+
+	if (i == NODE_INDEX_NONE)
+		return m->n;
+	if (i != NODE_INDEX_STALE)
+		return i;
+	for (i = 0; i < m->n; i++) {
+		node_index_compares++;
+		if (strcmp(m->kv[i].key, key) == 0)
+			break;
+	}
+	return i;
+}
+
+unsigned long node_key_compares(void)
+{
+	return node_index_compares;
+}
+
 struct node *node_get(const struct node *m, const char *key)
 {
 	unsigned int i;
 
 	if (!m || m->type != N_MAP)
 		return NULL;
-	for (i = 0; i < m->n; i++)
-		if (strcmp(m->kv[i].key, key) == 0)
-			return m->kv[i].val;
-	return NULL;
+	i = node_find(m, key);
+	return i < m->n ? m->kv[i].val : NULL;
 }
 
 struct node *node_path(const struct node *m, const char *dotted)
@@ -252,27 +275,24 @@ static void grow(struct arena *a, struct node *m, size_t elem)
 
 struct node *node_set(struct arena *a, struct node *m, const char *key, struct node *val)
 {
-	unsigned int i;
+	unsigned int i = node_find(m, key);
 
-	for (i = 0; i < m->n; i++) {
-		if (strcmp(m->kv[i].key, key) == 0) {
-			m->kv[i].val = val;
-			return val;
-		}
+	if (i < m->n) {
+		m->kv[i].val = val;
+		return val;
 	}
-	if (m->n == m->cap)
-		grow(a, m, sizeof(*m->kv));
-	m->kv[m->n] = (struct node_kv){arena_strdup(a, key), val, 0, 0};
-	m->n++;
-	return val;
+	return node_add(a, m, arena_strdup(a, key), val);
 }
 
 struct node *node_add(struct arena *a, struct node *m, const char *key, struct node *val)
 {
+	const struct node_kv *old = m->kv;
+
 	if (m->n == m->cap)
 		grow(a, m, sizeof(*m->kv));
 	m->kv[m->n] = (struct node_kv){key, val, 0, 0};
 	m->n++;
+	node_index_added(a, m, old);
 	return val;
 }
 
@@ -291,14 +311,14 @@ bool node_del(struct node *m, const char *key)
 
 	if (!m || m->type != N_MAP)
 		return false;
-	for (i = 0; i < m->n; i++) {
-		if (strcmp(m->kv[i].key, key) == 0) {
-			memmove(&m->kv[i], &m->kv[i + 1], (m->n - i - 1) * sizeof(*m->kv));
-			m->n--;
-			return true;
-		}
-	}
-	return false;
+	i = node_find(m, key);
+	if (i == m->n)
+		return false;
+	memmove(&m->kv[i], &m->kv[i + 1], (m->n - i - 1) * sizeof(*m->kv));
+	m->n--;
+	if (m->idx) /* the positions moved: the table is reused, no arena needed */
+		node_index_rebuild(NULL, m);
+	return true;
 }
 
 void node_push(struct arena *a, struct node *seq, struct node *val)

@@ -55,6 +55,7 @@ enum node_type {
 };
 
 struct node;
+struct node_index;
 struct node_kv {
 	const char *key;
 	struct node *val;
@@ -70,6 +71,10 @@ struct node {
 	struct node_kv *kv;
 	struct node **items;
 	unsigned int n, cap;
+	/* N_MAP of NODE_INDEX_MIN keys or more: the hash of its keys, kept by
+	 * node_set/node_add/node_del/node_copy (spec/node_index.h); a map
+	 * whose kv is written directly is scanned instead */
+	struct node_index *idx;
 	/* where it came from (file NULL for nodes made by resolution) */
 	const char *file;
 	unsigned int line, col;
@@ -93,6 +98,9 @@ void node_set_origin(struct node *n, const char *origin);
 
 /* Map access. node_get returns NULL when m is not a map or key missing. */
 struct node *node_get(const struct node *m, const char *key);
+/* Key comparisons node_get/node_set/node_del made on this thread so far: a
+ * cost measure for tests (loading and resolving stay linear in the keys). */
+unsigned long node_key_compares(void);
 /* Dotted path lookup ("spec.template.spec"); NULL when any step fails. */
 struct node *node_path(const struct node *m, const char *dotted);
 /* Insert or replace; returns val. m must be a map. */
