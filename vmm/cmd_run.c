@@ -20,6 +20,7 @@
 #include "vmm/jail.h"
 #include "vmm/lifecycle.h"
 #include "vmm/log.h"
+#include "vmm/sandbox.h"
 #include "vmm/vm_config.h"
 
 static void run_usage(FILE *f)
@@ -240,6 +241,11 @@ int cmd_run(int argc, char **argv)
 		return VMLET_EXIT_USAGE;
 	}
 	log_setup(o.log_format, o.log_level, "vmlet", NULL);
+	/* root: the guest's worker gives up root once set up (vmm/sandbox.h) */
+	if (sandbox_default_user(&o.sandbox))
+		log_info("run: started as root without --user: the guest runs as uid %u, gid %u "
+			 "once set up (--user UID:GID to choose)",
+			 o.sandbox.uid, o.sandbox.gid);
 	if (cmd_vm_config(&o, &cfg))
 		return VMLET_EXIT_ERROR;
 	log_setup(o.log_format, o.log_level, "vmlet", cfg.name);

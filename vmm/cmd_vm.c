@@ -496,7 +496,9 @@ enum lifecycle_end cmd_vm_supervise(const struct cmd_vm_opts *o, struct lifecycl
 {
 	enum lifecycle_end end;
 
-	if (o->api_socket && o->sandbox.seccomp != SANDBOX_SECCOMP_OFF)
+	/* a confined or unprivileged process may not unlink the socket: a
+	 * worker runs the guest and this process removes it */
+	if (o->api_socket && (o->sandbox.seccomp != SANDBOX_SECCOMP_OFF || o->sandbox.set_user))
 		lc->always_fork = true;
 	end = lifecycle_run(lc, run, ctx);
 	if (o->api_socket)

@@ -52,6 +52,8 @@ static struct {
 	unsigned int n_rules[THREAD_ROLE_COUNT];
 	long compile_us;
 	long install_ns; /* summed over every thread's seccomp() call */
+	int pdeath_sig;	 /* main's parent-death signal before the drop */
+	pid_t parent;	 /* getppid() then */
 	int test_role;	 /* VMLET_TEST_FORBIDDEN role, -1 when unset */
 	char test_what[16];
 } sb = {.test_role = -1, .task_dir = -1};
@@ -94,6 +96,16 @@ int sandbox_parse_user(const char *arg, struct sandbox_opts *opts)
 	opts->uid = (uid_t)uid;
 	opts->gid = (gid_t)gid;
 	return 0;
+}
+
+bool sandbox_default_user(struct sandbox_opts *opts)
+{
+	if (opts->set_user || geteuid() != 0)
+		return false;
+	opts->set_user = true;
+	opts->uid = SANDBOX_DEFAULT_UID;
+	opts->gid = SANDBOX_DEFAULT_GID;
+	return true;
 }
 
 static long elapsed_ns(const struct timespec *a, const struct timespec *b);
@@ -583,6 +595,22 @@ static int check_threads_confined(void)
 	return err;
 }
 
+/*
+ * A change of user clears the parent-death signal (prctl(2)), by which a
+ * lifecycle worker dies with its supervisor (lifecycle.c): set it again,
+ * then make sure the parent did not die in between (its pid, 0 in a new
+ * PID namespace where the parent is not visible, would change).
+ */
+static int rearm_parent_death(void)
+{
+	if (!sb.pdeath_sig || prctl(PR_SET_PDEATHSIG, sb.pdeath_sig, 0, 0, 0) == 0) {
+		if (!sb.pdeath_sig || getppid() == sb.parent)
+			return 0;
+		return error_errno(-ESRCH, "sandbox: the supervising process is gone");
+	}
+	return error_errno(-errno, "sandbox: PR_SET_PDEATHSIG");
+}
+
 int sandbox_drop_privileges(void)
 {
 	int err = 0;
@@ -594,6 +622,9 @@ int sandbox_drop_privileges(void)
 		return 0;
 	if (thread_current_role() != THREAD_MAIN)
 		return error_errno(-EINVAL, "sandbox: privileges are dropped on the main thread");
+	if (prctl(PR_GET_PDEATHSIG, &sb.pdeath_sig, 0, 0, 0) < 0)
+		sb.pdeath_sig = 0;
+	sb.parent = getppid();
 	/* sandbox_apply() still looks at every thread through /proc, which
 	 * a --jail pivot leaves behind: keep a handle on it */
 	if (sb.opts.jail_dir && sb.opts.seccomp != SANDBOX_SECCOMP_OFF) {
@@ -606,6 +637,8 @@ int sandbox_drop_privileges(void)
 		err = jail_enter(sb.opts.jail_dir);
 	if (!err)
 		err = drop_privileges_self();
+	if (!err)
+		err = rearm_parent_death();
 	if (err)
 		return err;
 	__atomic_store_n(&sb.dropped, true, __ATOMIC_RELEASE);

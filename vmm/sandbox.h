@@ -111,7 +111,25 @@ int sandbox_option(struct sandbox_opts *o, int c, const char *arg);
 #define SANDBOX_USAGE                                                                              \
 	"  --seccomp=kill|log|off  seccomp allowlists: kill on violation (default),\n"             \
 	"                          log violations, or no filter\n"                                 \
-	"  --user UID:GID          run as this user once everything is open\n"
+	"  --user UID:GID          run as this user once everything is open\n"                     \
+	"                          (run, started as root: 65534:65534 unless given;\n"             \
+	"                          0:0 stays root)\n"
+
+/*
+ * The user `vmlet run` switches to when started as root without --user
+ * (sandbox_default_user()): nobody/nogroup, which owns no file on a host.
+ * As Firecracker's jailer and KubeVirt's virt-launcher (non-root since
+ * KubeVirt 0.59), the VMM then holds no root identity once set up: a
+ * confined thread that reached a root-owned socket or file would get
+ * nowhere. `--user UID:GID` picks another user (a dedicated one per VM is
+ * better still), `--user 0:0` keeps root (capabilities still dropped).
+ */
+#define SANDBOX_DEFAULT_UID 65534
+#define SANDBOX_DEFAULT_GID 65534
+
+/* Without --user and running as root: switch to SANDBOX_DEFAULT_UID:GID.
+ * True when it applied the default. */
+bool sandbox_default_user(struct sandbox_opts *opts);
 
 /* "kill" (or "on"), "log", "off". 0 or -EINVAL. */
 int sandbox_parse_seccomp(const char *arg, enum sandbox_seccomp *out);

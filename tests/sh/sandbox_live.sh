@@ -5,7 +5,8 @@
 #  - each role's filter is live: the VMLET_TEST_FORBIDDEN hook makes that
 #    role's thread attempt a forbidden call and vmlet dies with SIGSYS;
 #  - --seccomp=log lets it through, --seccomp=off installs no filter;
-#  - --user UID:GID switches every thread to that user;
+#  - --user UID:GID switches every thread to that user; started as root
+#    without --user, vmlet switches to 65534:65534; --user 0:0 stays root;
 #  - a non-root user with access to /dev/kvm runs it (private /dev/kvm node
 #    in a mount namespace, so the host's device is left alone).
 source "$(dirname "$0")/../lib/sh.sh"
@@ -123,7 +124,38 @@ else
 fi
 
 # ---- users --------------------------------------------------------------
+# ids THREADS-WANTED: how many of vmlet's tasks do not have Uid/Gid WANTED
+ids_off() {
+	local t bad=0
+	for t in /proc/$PID/task/*; do
+		[[ $(field "$t/status" Uid) == "$1 $1 $1 $1" && $(field "$t/status" Gid) == "$1 $1 $1 $1" ]] ||
+			bad=$((bad + 1))
+	done
+	echo $bad
+}
 if [[ $(id -u) == 0 ]]; then
+	# started as root without --user: every thread gives up root
+	# (issue 28: a confined thread that reached a root-owned socket or
+	# file got root's access to it)
+	if start -- -f "$TMPD/vm.yaml" --smp 2; then
+		bad=$(ids_off 65534)
+		((bad == 0)) && ok "root without --user: every thread runs as 65534:65534" ||
+			fail "root without --user: $bad threads kept other ids"
+		grep -q "sandbox: applied: .*uid 65534" "$TMPD/err" && ok "sandbox logged uid 65534" ||
+			fail "no uid 65534 in the sandbox log line"
+		stop
+		[[ $? == 5 ]] && ok "default user: stopped, exit 5" || fail "default user: stop: exit $?"
+	else
+		fail "default user: vmlet did not start: $(tail -2 "$TMPD/err")"
+	fi
+	# --user 0:0 keeps root (capabilities still dropped)
+	if start -- --user 0:0; then
+		bad=$(ids_off 0)
+		((bad == 0)) && ok "--user 0:0: stays root" || fail "--user 0:0: $bad threads switched"
+		stop
+	else
+		fail "--user 0:0: vmlet did not start: $(tail -2 "$TMPD/err")"
+	fi
 	if start -- --user 65534:65534 --smp 2; then
 		bad=0
 		for t in /proc/$PID/task/*; do
