@@ -14,9 +14,7 @@
 #include <fcntl.h>
 #include <json-c/json.h>
 #include <limits.h>
-#include <stddef.h>
 #include <linux/filter.h>
-#include <linux/fs.h>
 #include <linux/kvm.h>
 #include <pthread.h>
 #include <linux/seccomp.h>
@@ -26,10 +24,8 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
-#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
-#include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
 #if defined(__SANITIZE_ADDRESS__)
@@ -54,9 +50,7 @@ static struct {
 	long install_ns; /* summed over every thread's seccomp() call */
 	int pdeath_sig;	 /* main's parent-death signal before the drop */
 	pid_t parent;	 /* getppid() then */
-	int test_role;	 /* VMLET_TEST_FORBIDDEN role, -1 when unset */
-	char test_what[16];
-} sb = {.test_role = -1, .task_dir = -1};
+} sb = {.task_dir = -1};
 
 int sandbox_parse_seccomp(const char *arg, enum sandbox_seccomp *out)
 {
@@ -224,6 +218,22 @@ out:
 	return err;
 }
 
+/* The vCPU's read/write rules for the fds open now (sandbox_fds.c). */
+static int add_vcpu_fd_rules(scmp_filter_ctx ctx, unsigned int *count)
+{
+	struct sandbox_ruleset set = {.name = "vcpu-fds"};
+	struct sandbox_rule *rules = NULL;
+	int err;
+
+	err = sandbox_vcpu_fd_rules(&rules, &set.n, &sandbox_test_denied_fd);
+	if (err)
+		return error_errno(err, "sandbox: the vCPU's file descriptors");
+	set.rules = rules;
+	err = add_ruleset(ctx, &set, count);
+	free(rules);
+	return err;
+}
+
 static int compile_role(enum thread_role role)
 {
 	uint32_t def =
@@ -249,32 +259,13 @@ static int compile_role(enum thread_role role)
 	}
 	if (!err)
 		err = add_ruleset(ctx, &sandbox_rules_sanitizer, &count);
+	if (!err && role == THREAD_VCPU)
+		err = add_vcpu_fd_rules(ctx, &count);
 	if (!err)
 		err = export_bpf(ctx, &sb.prog[role]);
 	seccomp_release(ctx);
 	sb.n_rules[role] = count;
 	return err;
-}
-
-static void parse_test_hook(void)
-{
-	const char *env = getenv("VMLET_TEST_FORBIDDEN");
-	const char *colon;
-	size_t len;
-	int r;
-
-	sb.test_role = -1;
-	if (!env || !*env)
-		return;
-	colon = strchr(env, ':');
-	len = colon ? (size_t)(colon - env) : strlen(env);
-	for (r = 0; r < THREAD_ROLE_COUNT; r++)
-		if (strlen(thread_role_name(r)) == len && !strncmp(env, thread_role_name(r), len))
-			sb.test_role = r;
-	snprintf(sb.test_what, sizeof(sb.test_what), "%s", colon ? colon + 1 : "open");
-	if (sb.test_role >= 0)
-		log_warn("sandbox: test hook armed: %s thread will attempt '%s'",
-			 thread_role_name(sb.test_role), sb.test_what);
 }
 
 /*
@@ -314,7 +305,7 @@ int sandbox_prepare(const struct sandbox_opts *opts)
 	sb.opts = *opts;
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
 		return error_errno(-errno, "sandbox: PR_SET_NO_NEW_PRIVS");
-	parse_test_hook();
+	sandbox_test_hook_parse();
 	warm_up_libc();
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	if (opts->seccomp != SANDBOX_SECCOMP_OFF)
@@ -405,81 +396,6 @@ static int install_filter(enum thread_role role)
 	return 0;
 }
 
-static void *test_thread_fn(void *arg)
-{
-	return arg;
-}
-
-/* socket(AF_UNIX) and connect() to the abstract name "vmlet-test-hook":
- * the way out to a host daemon's socket. ECONNREFUSED if both are allowed. */
-static long test_unix_connect(void)
-{
-	struct sockaddr_un sa = {.sun_family = AF_UNIX};
-	long fd = syscall(SYS_socket, AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	long ret;
-
-	if (fd < 0)
-		return fd;
-	memcpy(sa.sun_path + 1, "vmlet-test-hook", 15);
-	ret = syscall(SYS_connect, (int)fd, &sa,
-		      (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 16));
-	close((int)fd);
-	return ret;
-}
-
-/* The test hook: attempt something the role may not do. */
-static void test_forbidden(enum thread_role role)
-{
-	const char *w = sb.test_what;
-	long ret = 0;
-
-	if (sb.test_role != (int)role)
-		return;
-	if (!strcmp(w, "open")) {
-		ret = open("/", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-		if (ret >= 0)
-			close((int)ret);
-	} else if (!strcmp(w, "exec-mmap")) {
-		void *p =
-		    mmap(NULL, 4096, PROT_READ | PROT_EXEC, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-
-		ret = p == MAP_FAILED ? -1 : 0;
-		if (p != MAP_FAILED)
-			munmap(p, 4096);
-	} else if (!strcmp(w, "ioctl")) {
-		/* KVM_CREATE_VM on no fd: EBADF if allowed */
-		ret = syscall(SYS_ioctl, -1, 0xae01, 0);
-	} else if (!strcmp(w, "socket")) {
-		ret = syscall(SYS_socket, 2 /* AF_INET */, 1 /* SOCK_STREAM */, 0);
-		if (ret >= 0)
-			close((int)ret);
-	} else if (!strcmp(w, "unix-connect")) {
-		ret = test_unix_connect();
-	} else if (!strcmp(w, "fallocate")) {
-		/* mode 0 (allocate, may grow the file) on no fd: EBADF if allowed */
-		ret = syscall(SYS_fallocate, -1, 0, 0L, 4096L);
-	} else if (!strcmp(w, "blkdiscard")) {
-		uint64_t range[2] = {0, 4096};
-
-		ret = syscall(SYS_ioctl, -1, BLKDISCARD, range);
-	} else if (!strcmp(w, "exec")) {
-		/* execve of nothing: EFAULT/ENOENT if allowed */
-		ret = syscall(SYS_execve, "", NULL, NULL);
-	} else if (!strcmp(w, "kvm-run")) {
-		/* KVM_RUN on no fd: EBADF if allowed */
-		ret = syscall(SYS_ioctl, -1, KVM_RUN, 0);
-	} else if (!strcmp(w, "thread")) {
-		/* start a thread that returns at once: joined if allowed */
-		pthread_t t;
-
-		ret = pthread_create(&t, NULL, test_thread_fn, NULL);
-		if (!ret)
-			pthread_join(t, NULL);
-	}
-	log_warn("sandbox: test hook: %s thread survived '%s' (%ld)", thread_role_name(role), w,
-		 ret);
-}
-
 int sandbox_thread_enter(enum thread_role role)
 {
 	int err;
@@ -496,7 +412,7 @@ int sandbox_thread_enter(enum thread_role role)
 	if (!err)
 		err = install_filter(role);
 	if (!err)
-		test_forbidden(role);
+		sandbox_test_hook_run(role);
 	return err;
 }
 
@@ -633,6 +549,16 @@ int sandbox_drop_privileges(void)
 			return error_errno(-errno, "sandbox: /proc/self/task");
 		sb.task_self = proc_tid();
 	}
+	/* The vCPU threads start after this, everything is open: build their
+	 * read/write rules from the fds open now (before a --jail pivot hides
+	 * /proc). Threads that installed the earlier program keep it. */
+	if (sb.opts.seccomp != SANDBOX_SECCOMP_OFF) {
+		free(sb.prog[THREAD_VCPU].filter);
+		sb.prog[THREAD_VCPU].filter = NULL;
+		err = compile_role(THREAD_VCPU);
+		if (err)
+			return err;
+	}
 	if (sb.opts.jail_dir)
 		err = jail_enter(sb.opts.jail_dir);
 	if (!err)
@@ -673,6 +599,6 @@ int sandbox_apply(void)
 		 : sb.opts.seccomp == SANDBOX_SECCOMP_LOG ? "log"
 							  : "kill",
 		 sb.n_rules[THREAD_MAIN], sb.compile_us, sandbox_install_ns() / 1000, uid);
-	test_forbidden(THREAD_MAIN);
+	sandbox_test_hook_run(THREAD_MAIN);
 	return 0;
 }

@@ -20,8 +20,10 @@
  *   3. sandbox_drop_privileges() on the main thread once nothing left
  *                               needs a privilege (every file, device,
  *                               tap and socket open), before the vCPU
- *                               threads start: pivots into --jail DIR (if
- *                               given), switches to --user, drops every
+ *                               threads start: builds the vCPU filter's
+ *                               read/write rules from the fds open now
+ *                               (sandbox_rules.h), pivots into --jail DIR
+ *                               (if given), switches to --user, drops every
  *                               capability, for main and, by inheritance,
  *                               every thread started afterwards.
  *   4. start the vCPU threads   (held before KVM_RUN), all at once
@@ -64,7 +66,8 @@
  * thread of that role (main, vcpu, blk-io, net-io, helper) attempt a
  * forbidden operation right after its filter is installed; WHAT is open
  * (default), exec-mmap, ioctl (KVM_CREATE_VM), socket (AF_INET),
- * unix-connect (socket(AF_UNIX) + connect to an abstract name), exec,
+ * unix-connect (socket(AF_UNIX) + connect to an abstract name), denied-fd
+ * (write nothing to an fd vmlet holds that the vCPU may not use), exec,
  * kvm-run (KVM_RUN), thread (pthread_create), fallocate (mode 0) or
  * blkdiscard (BLKDISCARD). In kill mode the process dies with SIGSYS.
  * Every WHAT is harmless if it is allowed.

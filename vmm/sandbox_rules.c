@@ -16,6 +16,8 @@
  *           setup: passt's streams come from its supervisor);
  *   fallocate  punch hole or zero range, keeping the size (block I/O);
  *   write   stderr only for threads that have no other reason to write;
+ *   read/write  a vCPU: only eventfds, stdout/stderr, append-only files
+ *           and fds opened after its filter was built (sandbox_fds.c);
  *   tgkill  own thread group only;
  *   clone   CLONE_THREAD only: threads, never processes.
  */
@@ -117,11 +119,11 @@ static const struct sandbox_rule vcpu[] = {
 	ALLOW_IOCTL(KVM_SET_GSI_ROUTING),
 	ALLOW_IOCTL(KVM_IRQFD),
 	ALLOW_IOCTL(KVM_IOEVENTFD),
-	/* serial console output (stdout, a file or a socket) and eventfd
-	 * kicks to I/O threads and the event loop */
-	ALLOW(write),
-	/* reading an eventfd the vCPU waits on while paused */
-	ALLOW(read),
+	/* read and write: only on the fds sandbox_vcpu_fd_rules() allows
+	 * (sandbox_fds.c), added when the filter is built: serial console
+	 * output (stdout, the console file, an attached control client),
+	 * the EFI variable store (appends), eventfd kicks to I/O threads and
+	 * the event loop, the eventfd a paused vCPU waits on */
 };
 
 /* Shared by the block and net I/O threads. */

@@ -7,6 +7,7 @@
 #define VMLET_SANDBOX_RULES_H
 
 #include <seccomp.h>
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "vmm/thread.h"
@@ -42,5 +43,22 @@ extern const struct sandbox_ruleset sandbox_rules_role[THREAD_ROLE_COUNT];
 extern const struct sandbox_ruleset sandbox_rules_thread_start;
 /* Rules the sanitizer runtime needs (empty in normal builds). */
 extern const struct sandbox_ruleset sandbox_rules_sanitizer;
+
+/*
+ * The vCPU role's read and write rules (sandbox_fds.c), built from the fds
+ * open now: read/write on stdout, stderr, eventfds, regular files open for
+ * appending, and every fd number not open now; nothing else vmlet holds
+ * (disks, /dev/kvm and KVM fds, taps, sockets, pipes). *out is malloc'd
+ * (*n rules); *denied_example is an open fd the rules refuse (a disk if
+ * there is one; -1: none), for the test hook. 0 or -errno.
+ */
+int sandbox_vcpu_fd_rules(struct sandbox_rule **out, unsigned int *n, int *denied_example);
+
+/* The test hook (sandbox_hook.c, sandbox.h): read VMLET_TEST_FORBIDDEN
+ * once; make the calling thread of role attempt its forbidden call. */
+void sandbox_test_hook_parse(void);
+void sandbox_test_hook_run(enum thread_role role);
+/* The fd the vCPU's denied-fd hook writes to (sandbox_vcpu_fd_rules()). */
+extern int sandbox_test_denied_fd;
 
 #endif /* VMLET_SANDBOX_RULES_H */

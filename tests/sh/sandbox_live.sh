@@ -91,8 +91,9 @@ for hook in main main:exec-mmap main:socket main:unix-connect main:exec main:kvm
 		fail "$hook: exit $rc, want SIGSYS ($((128 + 31)))"; tail -3 "$TMPD/err"; fi
 done
 
-# the block I/O role, live: its thread starts before main drops privileges
-for hook in blk-io blk-io:socket blk-io:ioctl blk-io:fallocate blk-io:blkdiscard; do
+# the block I/O role, live: its thread starts before main drops privileges;
+# a vCPU writing to an fd it does not own (the disk image: denied-fd)
+for hook in blk-io blk-io:socket blk-io:ioctl blk-io:fallocate blk-io:blkdiscard vcpu:denied-fd; do
 	timeout 20 env VMLET_TEST_FORBIDDEN=$hook "$VMLET" run -f "$TMPD/vm.yaml" --kernel "$HOLD" \
 		--grace-period 0 --log-format text >"$TMPD/out" 2>"$TMPD/err"
 	rc=$?

@@ -13,6 +13,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <sys/epoll.h>
+#include <sys/eventfd.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
@@ -35,6 +36,7 @@ static const enum thread_role all_roles[] = {
 static int scratch_fd = -1; /* a file for block I/O */
 static int pipe_fds[2] = {-1, -1};
 static int net_pair[2] = {-1, -1}; /* a passt stream */
+static int kick_fd = -1;	   /* an eventfd */
 
 /* Run fn in a forked child; return its wait status. */
 static int in_child(int (*fn)(void *), void *arg)
@@ -88,11 +90,14 @@ static int vcpu_work(void)
 {
 	int ret;
 
+	uint64_t one = 1;
+
 	/* a KVM_RUN on a non-KVM fd: ENOTTY, but the filter lets it through */
 	ret = ioctl(pipe_fds[0], KVM_RUN, 0);
 	if (ret != -1 || errno != ENOTTY)
 		return 21;
-	if (write(pipe_fds[1], "x", 1) != 1)
+	/* a kick: the vCPU writes eventfds */
+	if (write(kick_fd, &one, sizeof(one)) != sizeof(one))
 		return 22;
 	return 0;
 }
@@ -402,10 +407,11 @@ struct parked {
 static void *parked_thread(void *arg)
 {
 	struct parked *pk = arg;
-	char c;
+	uint64_t v;
 
 	__atomic_store_n(&pk->tid, (pid_t)syscall(SYS_gettid), __ATOMIC_RELEASE);
-	if (read(pk->fd, &c, 1) < 0)
+	/* a vCPU waits on an eventfd (the pause gate) */
+	if (read(pk->fd, &v, sizeof(v)) < 0)
 		return (void *)1;
 	return NULL;
 }
@@ -427,7 +433,8 @@ static int child_proc_status(void *arg)
 
 	if (user && sandbox_parse_user(user, &o))
 		return 2;
-	if (pipe(p) || sandbox_prepare(&o))
+	p[0] = p[1] = eventfd(0, EFD_CLOEXEC | EFD_SEMAPHORE);
+	if (p[0] < 0 || sandbox_prepare(&o))
 		return 3;
 	if (c->drop_first && sandbox_drop_privileges())
 		return 5;
@@ -450,7 +457,7 @@ static int child_proc_status(void *arg)
 	if (geteuid() == 0 && !user &&
 	    (status_field(pk.tid, "CapBnd", v, sizeof(v)) || strcmp(v, "0000000000000000")))
 		bad |= 64;
-	if (write(p[1], "x", 1) != 1)
+	if (write(p[1], &(uint64_t){1}, 8) != 8)
 		bad |= 32;
 	pthread_join(t, NULL);
 	return bad ? 10 + bad : 0;
@@ -498,7 +505,8 @@ static int child_batch_status(void *arg)
 	unsigned int i, k;
 
 	(void)arg;
-	if (pipe(p) || sandbox_prepare(&o) || sandbox_drop_privileges())
+	p[0] = p[1] = eventfd(0, EFD_CLOEXEC | EFD_SEMAPHORE);
+	if (p[0] < 0 || sandbox_prepare(&o) || sandbox_drop_privileges())
 		return 2;
 	memset(specs, 0, sizeof(specs));
 	for (i = 0; i < 8; i++) {
@@ -520,7 +528,7 @@ static int child_batch_status(void *arg)
 			bad |= 16;
 	}
 	for (i = 0; i < 8; i++)
-		if (write(p[1], "x", 1) != 1)
+		if (write(p[1], &(uint64_t){1}, 8) != 8)
 			bad |= 32;
 	for (i = 0; i < 8; i++)
 		pthread_join(specs[i].thread, NULL);
@@ -562,6 +570,96 @@ static int child_unconfined_thread(void *arg)
 	return err == -EPERM ? 0 : 5;
 }
 
+/* ---- the fds a vCPU may read and write (issue 28) ------------------------ */
+
+struct fd_case {
+	int fd;	      /* what the vCPU thread writes */
+	bool allowed; /* expected to pass the filter */
+	const char *what;
+};
+
+static int vcpu_fds_fd; /* the case's fd, read by the thread */
+
+static void *vcpu_write_thread(void *arg)
+{
+	uint64_t one = 1;
+
+	(void)arg;
+	/* 8 bytes: an eventfd takes them, anything else too */
+	return (void *)(intptr_t)(write(vcpu_fds_fd, &one, sizeof(one)) == sizeof(one) ? 0 : 1);
+}
+
+/*
+ * As vm_run() does: everything opened, main drops its privileges (which
+ * builds the vCPU's fd rules), then the vCPU thread starts and writes to
+ * the case's fd.
+ */
+static int child_vcpu_fds(void *arg)
+{
+	struct sandbox_opts o = {.seccomp = SANDBOX_SECCOMP_KILL};
+	const struct fd_case *c = arg;
+	char path[] = "/tmp/vmlet-sandbox-append.XXXXXX";
+	void *ret = (void *)1;
+	int later = -1;
+	pthread_t t;
+
+	unsetenv("VMLET_TEST_FORBIDDEN");
+	if (sandbox_prepare(&o))
+		return 2;
+	/* opened in setup, after prepare: the console file (append) */
+	if (c->fd == -2) {
+		vcpu_fds_fd = mkstemp(path);
+		if (vcpu_fds_fd < 0 || fcntl(vcpu_fds_fd, F_SETFL, O_APPEND))
+			return 3;
+		unlink(path);
+	} else {
+		vcpu_fds_fd = c->fd;
+	}
+	if (sandbox_drop_privileges())
+		return 4;
+	/* a control client accepted once the guest runs: a new number */
+	if (c->fd == -3) {
+		later = eventfd(0, EFD_CLOEXEC);
+		vcpu_fds_fd = later;
+	}
+	if (thread_start(&t, THREAD_VCPU, "vcpu0", vcpu_write_thread, NULL))
+		return 5;
+	pthread_join(t, &ret);
+	return (int)(intptr_t)ret;
+}
+
+static void test_vcpu_fds(void)
+{
+	const struct fd_case cases[] = {
+	    {-1, true, "an eventfd (a kick)"},
+	    {-2, true, "a file open for appending (console file, EFI variables)"},
+	    {-3, true, "an fd opened after the filter was built"},
+	    {STDERR_FILENO, true, "stderr"},
+	    {0, false, "a disk image (a regular file, not appending)"},
+	    {0, false, "a pipe"},
+	    {0, false, "a socket (passt's stream)"},
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct fd_case c = cases[i];
+		int st;
+
+		if (i == 0)
+			c.fd = kick_fd;
+		else if (i == 4)
+			c.fd = scratch_fd;
+		else if (i == 5)
+			c.fd = pipe_fds[1];
+		else if (i == 6)
+			c.fd = net_pair[0] >= 0 ? net_pair[0] : net_pair[1];
+		st = in_child(child_vcpu_fds, &c);
+		if (c.allowed ? !exited_ok(st) : !killed_by_sigsys(st))
+			test_fail(__FILE__, __LINE__, "vCPU writes %s: status 0x%x, want %s",
+				  c.what, st, c.allowed ? "success" : "SIGSYS");
+	}
+}
+
 static void test_apply_refuses_unconfined_threads(void)
 {
 	CHECK(exited_ok(in_child(child_unconfined_thread, NULL)));
@@ -595,7 +693,9 @@ int main(void)
 	if (scratch_fd < 0 || ftruncate(scratch_fd, 1 << 20))
 		return 1;
 	unlink(path);
-	if (pipe(pipe_fds) || socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, net_pair))
+	kick_fd = eventfd(0, EFD_CLOEXEC);
+	if (pipe(pipe_fds) || socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, net_pair) ||
+	    kick_fd < 0)
 		return 1;
 	TEST_RUN(test_parse);
 	TEST_RUN(test_blk_bounce_buffers); /* first: before any large block is freed */
@@ -606,5 +706,6 @@ int main(void)
 	TEST_RUN(test_proc_status_of_confined_thread);
 	TEST_RUN(test_batch_of_confined_threads);
 	TEST_RUN(test_apply_refuses_unconfined_threads);
+	TEST_RUN(test_vcpu_fds);
 	return test_summary();
 }
