@@ -258,10 +258,8 @@ static int map_disk(const struct resolver *r, const struct spec_options *o, cons
 		out->path = ov ? xstrdup(ov) : NULL;
 		out->user_data = payload(r, ci, "userData", "userDataBase64");
 		out->network_data = payload(r, ci, "networkData", "networkDataBase64");
-		if (node_get(ci, "secretRef") || node_get(ci, "networkDataSecretRef"))
-			diag_warn(r->d, ci, NULL,
-				  "volume %s: cloud-init secret references cannot be read by vmlet",
-				  name);
+		/* secretRef, networkDataSecretRef: warned by their rows of
+		 * docs/fields.md (spec/fields.c), once */
 		/* meta-data: config_cloud_init_meta(), once the firmware UUID is known */
 	} else {
 		out->source = VM_DISK_OTHER;
