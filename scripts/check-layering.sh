@@ -19,7 +19,11 @@
 #     builders.
 #  4. vmm/ (every file, main.c and the cmd_*.c too) includes of spec/ only
 #     spec/spec.h, of firmware/ only the guest ABI firmware/abi.h.
-#  5. vmm/dev/ and vmm/virtio/ (the devices) do not include json-c.
+#  5. vmm/dev/ and vmm/virtio/ (the devices) do not include json-c, nor
+#     vmm/vm.h or vmm/ctl/: they reach the VM through vmm/device.h.
+#     vmm/disk/ and vmm/net/ (the backends) include nothing of vmm/dev/ or
+#     vmm/virtio/. These hold through headers too: an include that leads
+#     to a forbidden file through other headers of the tree is refused.
 #  6. firmware/ includes only firmware/ headers and the compiler's
 #     freestanding headers (stdarg.h, stdbool.h, stddef.h, stdint.h, ...).
 #  7. an include is "FILE" or <FILE>: no computed (macro) includes, no
@@ -77,6 +81,8 @@ function resolve(f, inc,   c) {
 function tree_include(t,   ttop) {
 	ttop = t
 	sub(/\/.*/, "", ttop)
+	edge[FILENAME, ++nedge[FILENAME]] = t
+	eline[FILENAME, nedge[FILENAME]] = FNR
 	if (top == "spec" && ttop != "spec" && t != "vmm/vm_config.h")
 		bad("spec/ includes " t " (only spec/ and vmm/vm_config.h)")
 	if (top == "arch" && ttop != "arch")
@@ -91,8 +97,41 @@ function tree_include(t,   ttop) {
 		bad("<yaml.h> outside spec/yaml.c")
 }
 function bad(msg) {
-	printf "%s:%d: %s\n", FILENAME, FNR, msg
+	badat(FILENAME, FNR, msg)
+}
+function badat(f, l, msg) {
+	printf "%s:%d: %s\n", f, l, msg
 	nbad++
+}
+# the room of vmm/ a file of the tree lives in ("vmm/dev"; "vmm" at the top)
+function vmm_room(f,   r) {
+	if (f !~ /^vmm\/[^\/]+\//)
+		return f ~ /^vmm\// ? "vmm" : ""
+	r = f
+	sub(/^vmm\//, "", r)
+	sub(/\/.*/, "", r)
+	return "vmm/" r
+}
+# why room r may not include t ("" when it may)
+function forbidden(r, t) {
+	if ((r == "vmm/dev" || r == "vmm/virtio") && (t == "vmm/vm.h" || t ~ /^vmm\/ctl\//))
+		return "the devices reach the VM through vmm/device.h"
+	if ((r == "vmm/disk" || r == "vmm/net") && t ~ /^vmm\/(dev|virtio)\//)
+		return "the backends know nothing of the devices"
+	return ""
+}
+# a forbidden file for room r that t leads to through the includes of the
+# tree (t itself included), "" when none
+function reaches(r, t,   i, w) {
+	if (forbidden(r, t) != "")
+		return t
+	if ((r SUBSEP t) in seen)
+		return seen[r, t]
+	seen[r, t] = ""
+	for (i = 1; i <= nedge[t]; i++)
+		if ((w = reaches(r, edge[t, i])) != "")
+			return seen[r, t] = w
+	return ""
 }
 # the line without comments and string/char literals (state in incomment)
 function code_of(s,   out, i, c, n, q) {
@@ -134,9 +173,8 @@ FNR == 1 {
 	incomment = 0
 	top = FILENAME
 	sub(/\/.*/, "", top)
-	room = top
-	if (FILENAME ~ /^vmm\/(dev|virtio)\//)
-		room = FILENAME ~ /^vmm\/dev\// ? "vmm/dev" : "vmm/virtio"
+	room = top == "vmm" ? vmm_room(FILENAME) : top
+	files[++nfiles] = FILENAME
 }
 top != "vmm" {
 	code = code_of($0)
@@ -183,6 +221,21 @@ top != "vmm" {
 	}
 }
 END {
+	# the rules of the rooms inside vmm/, through headers too
+	for (i = 1; i <= nfiles; i++) {
+		f = files[i]
+		r = vmm_room(f)
+		for (j = 1; j <= nedge[f]; j++) {
+			t = edge[f, j]
+			if ((w = reaches(r, t)) == "")
+				continue
+			if (w == t)
+				badat(f, eline[f, j], r "/ includes " t " (" forbidden(r, t) ")")
+			else
+				badat(f, eline[f, j], r "/ includes " t ", which leads to " w " (" \
+				      forbidden(r, w) ")")
+		}
+	}
 	if (nbad) {
 		printf "layering: %d violation(s)\n", nbad
 		exit 1

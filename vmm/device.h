@@ -8,7 +8,8 @@
  * after every vCPU thread has stopped. Devices are allocated instances,
  * never globals. A device reaches the VM only through struct device_env
  * and the functions below: buses, guest memory, interrupts (irq.h), the
- * main event loop (event.h).
+ * main event loop (event.h). scripts/check-layering.sh holds it: vmm/dev/
+ * and vmm/virtio/ include neither vmm/vm.h nor vmm/ctl/.
  */
 #ifndef VMLET_DEVICE_H
 #define VMLET_DEVICE_H

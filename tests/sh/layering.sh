@@ -53,6 +53,19 @@ plant fail vmm/dev/rtc.c '#include "../../spec/node.h"' "vmm/dev/ includes ../..
 plant fail vmm/dev/rtc.c '#include <json-c/json.h>' "json-c in vmm/dev/"
 plant fail vmm/dev/rtc.c '# include <json.h>' "json.h in vmm/dev/"
 plant fail vmm/virtio/virtio_rng.c '#include <json-c/json.h>' "json-c in vmm/virtio/"
+# the rooms inside vmm/: devices reach the VM through vmm/device.h, the
+# backends know nothing of the devices
+plant fail vmm/dev/fw_cfg.c '#include "vmm/vm.h"' "vmm/dev/ includes vmm/vm.h"
+plant fail vmm/dev/rtc.c '#include "../vm.h"' "vmm/dev/ includes ../vm.h"
+plant fail vmm/dev/rtc.c '#include <vmm/vm.h>' "vmm/dev/ includes <vmm/vm.h>"
+plant fail vmm/dev/pm.c '#include "vmm/ctl/ctl.h"' "vmm/dev/ includes vmm/ctl/"
+plant fail vmm/virtio/virtio_blk.c '#include "vmm/vm.h"' "vmm/virtio/ includes vmm/vm.h"
+plant fail vmm/virtio/virtio_blk.h '#include "../ctl/ctl.h"' "a vmm/virtio/ header includes ../ctl/"
+plant fail vmm/disk/blk_raw.c '#include "vmm/dev/pci.h"' "vmm/disk/ includes vmm/dev/"
+plant fail vmm/disk/blk.h '#include "vmm/virtio/virtqueue.h"' "vmm/disk/ includes vmm/virtio/"
+plant fail vmm/net/passt.c '#include "../virtio/virtqueue.h"' "vmm/net/ includes ../virtio/"
+plant fail vmm/net/tap.c '#include <vmm/dev/pci.h>' "vmm/net/ includes <vmm/dev/pci.h>"
+plant fail vmm/net/net.h '#include "vmm/virtio/virtio_net.h"' "a vmm/net/ header includes vmm/virtio/"
 plant fail vmm/vm.c '#include <yaml.h>' "<yaml.h> outside spec/yaml.c"
 plant fail vmm/vm.c '#include "firmware/lib/fw.h"' "vmm/ includes firmware/ internals"
 plant fail vmm/vm.c '#include "../../../etc/x.h"' "an include that leaves the tree"
@@ -82,6 +95,16 @@ newfile() { # newfile pass|fail FILE CONTENT WHAT: a new file in the copy
 		fail "$4: want $want, the check said (status $rc): $out"
 	fi
 }
+# through headers: a header of the tree that leads to a forbidden file
+# makes its includer fail (vmm/ itself may include vm.h)
+printf '#include "vmm/vm.h"\n' >"$tree/vmm/planted.h"
+printf '#include "vmm/virtio/virtqueue.h"\n' >"$tree/vmm/planted2.h"
+plant fail vmm/dev/rtc.c '#include "vmm/planted.h"' "vmm/dev/ reaches vmm/vm.h through a header"
+plant fail vmm/virtio/virtio_rng.c '#include "../planted.h"' "vmm/virtio/ reaches vmm/vm.h through a header"
+plant fail vmm/net/tap.c '#include "vmm/planted2.h"' "vmm/net/ reaches vmm/virtio/ through a header"
+plant pass vmm/vm_run.c '#include "vmm/planted.h"' "vmm/ reaches vmm/vm.h through a header"
+rm -f "$tree/vmm/planted.h" "$tree/vmm/planted2.h"
+
 newfile fail arch/x86_64/tables.inc '#include "vmm/vm.h"' "an .inc file in arch/ includes vmm/"
 newfile fail spec/rules.def "static int f_(int fd) { return ioctl(fd, 0); }" "an ioctl() in a .def file of spec/"
 ln -s ../vmm/vm.h "$tree/spec/vm_link.h"
@@ -140,6 +163,10 @@ void n_(char *d, const char *s, unsigned long n) { memcpy(d, s, n); }' "arch/ ca
 plant pass spec/node.c '#include "vmm/vm_config.h"' "spec/ includes the contract vmm/vm_config.h"
 plant pass vmm/cmd_run.c '#include "spec/spec.h"' "a cmd_*.c includes spec/spec.h"
 plant pass vmm/dev/rtc.c '#include "firmware/abi.h"' "vmm/ includes the guest ABI firmware/abi.h"
+plant pass vmm/dev/rtc.c '#include "vmm/device.h"' "vmm/dev/ includes vmm/device.h"
+plant pass vmm/virtio/virtio_rng.c '#include "vmm/dev/pci.h"' "vmm/virtio/ includes the PCI bus vmm/dev/pci.h"
+plant pass vmm/net/tap.c '#include "vmm/iov.h"' "vmm/net/ includes vmm/iov.h"
+plant pass vmm/disk/blk_raw.c '#include "vmm/iov.h"' "vmm/disk/ includes vmm/iov.h"
 plant pass arch/x86_64/memmap.c '/* no ioctl(fd, ...) here */' "ioctl( in an arch/ comment"
 plant pass arch/x86_64/memmap.c 'static const char s_[] = "ioctl(";' "ioctl( in an arch/ string"
 plant pass arch/x86_64/memmap.c '#include "arch/x86_64/util.h"' "arch/ includes arch/"
