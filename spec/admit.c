@@ -195,5 +195,6 @@ int admit_run(struct resolver *r)
 	admit_compute(&a);
 	admit_spec(&a);
 	admit_devices(&a);
+	admit_arch(&a);
 	return r->d->n_err != before ? -EINVAL : 0;
 }

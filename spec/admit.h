@@ -14,8 +14,10 @@
  *                    run strategy, and vmlet's bounds on absurd values
  *   admit_spec.c     the rest of the VMI spec (hostname, ACPI, probes,
  *                    access credentials, DNS, ...)
- *   admit_devices.c  devices (GPU displays, sound, video, panic, watchdog),
+ *   admit_devices.c  devices (GPU displays, sound, video, panic),
  *                    launchSecurity, Hyper-V (webhooks/amd64.go, hyperv.go)
+ *   admit_arch.c     each architecture's settings (webhooks/amd64.go,
+ *                    arm64.go, s390x.go)
  *
  * Every rule adds its error to the resolver's diag at the value that
  * caused it, with KubeVirt's field path and message; all causes are
@@ -85,5 +87,6 @@ void admit_net(const struct admit *a);
 void admit_compute(const struct admit *a);
 void admit_spec(const struct admit *a);
 void admit_devices(const struct admit *a);
+void admit_arch(const struct admit *a);
 
 #endif /* VMLET_SPEC_ADMIT_H */

@@ -182,6 +182,12 @@ static void check_pinning(const struct admit *a)
 			  "%s or %s must not be provided at the same time with %s when "
 			  "DedicatedCPUPlacement is true ",
 			  rc.path, lc.path, admit_path(a, "domain.cpu.cores"));
+	if (cpu_u32(a, "cpu.threads") > 1 &&
+	    strcmp(resolve_str(node_get(a->spec, "architecture")), "arm64") == 0)
+		admit_err(a, node_get(a->spec, "architecture"), admit_path(a, "architecture"),
+			  "threads must not be greater than 1 at %s (got %lld) when %s is arm64",
+			  admit_path(a, "domain.cpu.threads"), cpu_u32(a, "cpu.threads"),
+			  admit_path(a, "architecture"));
 	if (cpu_u32(a, "cpu.threads") > 2)
 		admit_err(a, at, dp,
 			  "Not more than two threads must be provided at %s (got %lld) when "

@@ -5,7 +5,6 @@
  * validatePanicDevices and validateLaunchSecurity of vmi-create-admitter.go
  * (launchSecurity through webhooks/amd64.go ValidateLaunchSecurityAmd64,
  * its feature gates assumed enabled), and what the VMI create admitter adds:
- * ValidateVirtualMachineInstancePerArch (amd64: watchdog and video type),
  * webhooks/hyperv.go (feature dependencies, hypervPassthrough) and
  * validateVirtualMachineInstanceSpecVolumeDisks (containerPath volumes).
  * Those VMI rules name KubeVirt's VMI paths ("spec.domain...") in their
@@ -49,27 +48,16 @@ static void sound(const struct admit *a)
 		admit_err(a, s, admit_path(a, "Sound"), "Sound device requires a name field.");
 }
 
-static void video(const struct admit *a, bool amd64)
+static void video(const struct admit *a)
 {
-	static const char *const types[] = {"vga", "cirrus", "virtio", "ramfb", "bochs"};
 	const struct node *v = node_path(a->dom, "devices.video");
-	const char *t = resolve_str(node_get(v, "type"));
-	unsigned int i;
-	bool ok = false;
 
-	if (node_is_null(v))
-		return;
-	if (!node_is_null(node_path(a->dom, "devices.autoattachGraphicsDevice")) &&
+	if (!node_is_null(v) &&
+	    !node_is_null(node_path(a->dom, "devices.autoattachGraphicsDevice")) &&
 	    !on(node_get(a->dom, "devices"), "autoattachGraphicsDevice", true))
 		admit_err(a, v, admit_path(a, "video"),
 			  "Video configuration is not allowed when autoattachGraphicsDevice is set "
 			  "to false");
-	for (i = 0; i < sizeof(types) / sizeof(types[0]); i++)
-		ok |= strcmp(types[i], t) == 0;
-	if (amd64 && !ok)
-		admit_err(a, node_get(v, "type") ? node_get(v, "type") : v,
-			  admit_path(a, "domain.devices.video.type"),
-			  "video model '%s' is not supported on amd64 architecture", t);
 }
 
 static void panic_devices(const struct admit *a, const char *arch)
@@ -208,25 +196,16 @@ void admit_devices(const struct admit *a)
 	const struct node *archn = node_get(a->spec, "architecture");
 	const char *arch = *resolve_str(archn) ? resolve_str(archn) : "amd64";
 	const struct node *ls = node_get(a->dom, "launchSecurity");
-	const struct node *wd = node_path(a->dom, "devices.watchdog");
-	bool amd64 = strcmp(arch, "amd64") == 0;
 
 	gpus(a);
 	sound(a);
-	video(a, amd64);
+	video(a);
 	panic_devices(a, arch);
-	if (!node_is_null(ls) && amd64)
+	if (!node_is_null(ls) && strcmp(arch, "amd64") == 0)
 		launch_security(a, ls);
 	else if (!node_is_null(ls) && strcmp(arch, "s390x"))
 		admit_err(a, archn, admit_path(a, "architecture"),
 			  "No launchSecurity support for architecture: %s", arch);
-	if (amd64 && !node_is_null(wd) &&
-	    (node_is_null(node_get(wd, "i6300esb")) || !node_is_null(node_get(wd, "diag288"))))
-		admit_err(a, wd, admit_path(a, "domain.devices.watchdog"),
-			  "amd64 only supports I6300ESB watchdog device");
-	if (!amd64 && strcmp(arch, "arm64") && strcmp(arch, "s390x"))
-		admit_err(a, archn, admit_path(a, "architecture"), "unsupported architecture: %s",
-			  arch);
 	hyperv(a);
 	container_paths(a);
 }

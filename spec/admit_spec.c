@@ -355,8 +355,33 @@ static void eviction(const struct admit *a)
 			  admit_path(a, "evictionStrategy"), resolve_str(e));
 }
 
+/* ValidateVirtualMachineInstanceMetadata: labels only KubeVirt's own service
+ * accounts may set (the VM's author is not one of them) */
+static void restricted_labels(const struct admit *a)
+{
+	static const char *const restricted[] = {"kubevirt.io/created-by",
+						 "kubevirt.io/migrationJobUID",
+						 "kubevirt.io/nodeName",
+						 "kubevirt.io/migrationTargetNodeName",
+						 "kubevirt.io/schedulable",
+						 "kubevirt.io/install-strategy",
+						 NULL};
+	const struct node *l = node_path(a->r->vmi, "metadata.labels");
+	unsigned int i;
+
+	for (i = 0; node_is_map(l) && i < l->n; i++)
+		if (one_of(l->kv[i].key, restricted)) {
+			admit_err(a, l->kv[i].val,
+				  a->vm ? "spec.template.metadata.labels" : "metadata.labels",
+				  "creation of the following reserved kubevirt.io/ labels on a VMI "
+				  "object is prohibited");
+			return;
+		}
+}
+
 void admit_spec(const struct admit *a)
 {
+	restricted_labels(a);
 	dns_names(a);
 	service_account(a);
 	acpi(a);
