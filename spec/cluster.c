@@ -347,6 +347,34 @@ static int read_fd(int fd, char **buf, size_t *len)
 	return 0;
 }
 
+/*
+ * Open a manifest file for reading whatever it is: first without blocking
+ * (O_NONBLOCK: opening a device cannot hang), then read in blocking mode,
+ * as cat reads it. A FIFO is opened again, blocking, so that it waits for
+ * its writer (`mkfifo f; ... >f &`); a pipe (`-f <(...)`) is read as its
+ * writer writes, where a non-blocking read used to fail with EAGAIN.
+ */
+static int open_manifest(const char *path)
+{
+	struct stat st;
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK), fl;
+
+	if (fd < 0)
+		return -errno;
+	if (!fstat(fd, &st) && S_ISFIFO(st.st_mode)) {
+		close(fd);
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+		return fd < 0 ? -errno : fd;
+	}
+	fl = fcntl(fd, F_GETFL);
+	if (fl < 0 || fcntl(fd, F_SETFL, fl & ~O_NONBLOCK)) {
+		fl = -errno;
+		close(fd);
+		return fl;
+	}
+	return fd;
+}
+
 static int add_file(struct cluster *c, const char *path)
 {
 	char *buf = NULL;
@@ -357,9 +385,9 @@ static int add_file(struct cluster *c, const char *path)
 		ret = read_fd(0, &buf, &len);
 		path = "<stdin>";
 	} else {
-		fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+		fd = open_manifest(path);
 		if (fd < 0) {
-			ret = -errno;
+			ret = fd;
 			diag_err_loc(&c->d, NULL, 0, 0, NULL, "cannot open %s: %s", path,
 				     strerror(-ret));
 			return ret;
