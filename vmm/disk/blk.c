@@ -165,6 +165,7 @@ int blk_open_fd(struct blk **out, int fd, const char *name, const struct blk_whe
 		return -ENOMEM;
 	}
 	b->fd = fd;
+	b->tail_fd = -1;
 	b->path = strdup(name);
 	b->read_only = read_only;
 	b->cache = cache;

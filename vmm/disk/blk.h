@@ -57,6 +57,9 @@ struct blk {
 	struct blk *backing; /* the image this one reads through to (qcow2
 			      * backing file; owned by the format), or NULL */
 	bool no_backing;     /* blk_where.no_backing */
+	int tail_fd;	     /* b->fd without O_DIRECT, for the part of a write
+			      * past size rounded down to dio_align (a raw image
+			      * of an unaligned size), or -1 */
 };
 
 /*

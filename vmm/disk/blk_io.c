@@ -50,6 +50,26 @@ static int fd_full(int fd, uint8_t *p, uint64_t len, uint64_t off, bool write)
 	return 0;
 }
 
+/* Write back the aligned span [start, end) of buf, which holds the write
+ * ending at wend. Past the image's last whole block (a raw image of an
+ * unaligned size, blk.tail_fd), only up to wend and without O_DIRECT:
+ * the whole block would grow the file. */
+static int blk_bounce_write(struct blk *b, int fd, uint8_t *buf, uint64_t start, uint64_t end,
+			    uint64_t wend)
+{
+	uint64_t tail = b->size & ~((uint64_t)b->dio_align - 1);
+	int r;
+
+	if (fd != b->fd || b->tail_fd < 0 || end <= tail)
+		return fd_full(fd, buf, end - start, start, true);
+	r = start < tail ? fd_full(fd, buf, tail - start, start, true) : 0;
+	if (!r && wend > tail)
+		r = fd_full(b->tail_fd, buf + (tail > start ? tail - start : 0),
+			    wend - (tail > start ? tail : start), tail > start ? tail : start,
+			    true);
+	return r;
+}
+
 /* O_DIRECT with unaligned guest buffers: go through an aligned bounce
  * buffer covering the aligned span (read-modify-write for writes). */
 static int blk_bounce(struct blk *b, int fd, const struct iovec *iov, int n, uint64_t off,
@@ -73,7 +93,7 @@ static int blk_bounce(struct blk *b, int fd, const struct iovec *iov, int n, uin
 		p += iov[i].iov_len;
 	}
 	if (!r && write)
-		r = fd_full(fd, buf, end - start, start, true);
+		r = blk_bounce_write(b, fd, buf, start, end, off + len);
 	free(buf);
 	return r;
 }

@@ -181,6 +181,7 @@ int blk_overlay_open(struct blk **out, struct blk *base, const char *dir)
 			  .size = base->size,
 			  .cache = BLK_CACHE_WRITEBACK,
 			  .fd = -1,
+			  .tail_fd = -1,
 			  .priv = o,
 			  .backing = base};
 	*out = b;

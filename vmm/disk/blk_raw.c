@@ -7,6 +7,8 @@
 #include <fcntl.h>
 #include <linux/falloc.h>
 #include <linux/fs.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -60,14 +62,55 @@ static int raw_write_zeroes(struct blk *b, uint64_t off, uint64_t len, bool unma
 	return 0;
 }
 
+/* The descriptor without O_DIRECT that writes the unaligned tail of an
+ * O_DIRECT image (blk_format.h: blk.tail_fd), or -1. */
+struct raw {
+	int tail_fd;
+};
+
 static void raw_close(struct blk *b)
 {
-	(void)b;
+	struct raw *r = b->priv;
+
+	if (r && r->tail_fd >= 0)
+		close(r->tail_fd);
+	free(r);
+	b->priv = NULL;
+	b->tail_fd = -1;
 }
 
 static const struct blk_ops raw_ops = {
     raw_preadv, raw_pwritev, raw_flush, raw_discard, raw_write_zeroes, raw_close,
 };
+
+/*
+ * An O_DIRECT image whose size is not a multiple of the alignment: a
+ * write into its last, partial block cannot be done with O_DIRECT
+ * without writing the whole block, which would grow the file. That part
+ * goes through a second descriptor of the same file without O_DIRECT
+ * (blk_io.c), opened here from b->fd itself (its /proc/self/fd link),
+ * before any sandbox.
+ */
+static int raw_tail_fd(struct blk *b)
+{
+	struct raw *r;
+	char self[64];
+
+	if (b->read_only || !b->dio_align || !(b->size & (b->dio_align - 1)))
+		return 0;
+	r = calloc(1, sizeof(*r));
+	if (!r)
+		return -ENOMEM;
+	snprintf(self, sizeof(self), "/proc/self/fd/%d", b->fd);
+	r->tail_fd = open(self, O_RDWR | O_CLOEXEC);
+	if (r->tail_fd < 0) {
+		free(r);
+		return error_errno(-errno, "blk: '%s': cannot open its unaligned tail", b->path);
+	}
+	b->priv = r;
+	b->tail_fd = r->tail_fd;
+	return 0;
+}
 
 int blk_raw_init(struct blk *b)
 {
@@ -85,5 +128,5 @@ int blk_raw_init(struct blk *b)
 	b->size = sz;
 	b->ops = &raw_ops;
 	b->format = "raw";
-	return 0;
+	return raw_tail_fd(b);
 }
