@@ -89,6 +89,15 @@ void ctl_metrics_add(struct ctl_metrics *m, const char *name, const char *type, 
 		     const char *labels, double value);
 
 /*
+ * One label, key="value", into out (cap bytes, NUL-terminated), value
+ * escaped as the Prometheus text format requires (\\, \" and \n): a
+ * disk or interface name from a manifest cannot end the label, add
+ * labels or start a new sample line. A value too long for out is cut
+ * between escapes, never inside one. Returns out.
+ */
+char *ctl_metrics_label(char *out, size_t cap, const char *key, const char *value);
+
+/*
  * What the VM implements for the server. Every op runs on the main thread
  * and returns 0 or -errno; NULL ops answer "not supported".
  */

@@ -106,6 +106,36 @@ void ctl_metrics_add(struct ctl_metrics *m, const char *name, const char *type, 
 			       labels ? "}" : "", value);
 }
 
+char *ctl_metrics_label(char *out, size_t cap, const char *key, const char *value)
+{
+	size_t n = 0, k = strlen(key);
+
+	if (cap < k + 4) {
+		if (cap)
+			out[0] = 0;
+		return out;
+	}
+	memcpy(out, key, k);
+	n = k;
+	out[n++] = '=';
+	out[n++] = '"';
+	for (const char *v = value ? value : ""; *v; v++) {
+		char e = *v == '\\' ? '\\' : *v == '"' ? '"' : *v == '\n' ? 'n' : 0;
+
+		if (n + (e ? 2 : 1) + 2 > cap) /* room for the quote and the NUL */
+			break;
+		if (e) {
+			out[n++] = '\\';
+			out[n++] = e;
+		} else {
+			out[n++] = *v;
+		}
+	}
+	out[n++] = '"';
+	out[n] = 0;
+	return out;
+}
+
 int ctl_rss_bytes(int statm_fd, uint64_t *out)
 {
 	unsigned long long size, resident;

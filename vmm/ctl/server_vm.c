@@ -152,7 +152,7 @@ static const struct {
 static void vm_device_metrics(struct vm *vm, struct ctl_metrics *m)
 {
 	struct device_counters c[VM_MAX_COUNTERS];
-	char labels[160];
+	char labels[512];
 	size_t k;
 	unsigned int i;
 
@@ -167,9 +167,9 @@ static void vm_device_metrics(struct vm *vm, struct ctl_metrics *m)
 			if (strcmp(vm->counters[i].kind, counter_names[k].kind))
 				continue;
 			memcpy(&v, (const char *)&c[i] + counter_names[k].off, sizeof(v));
-			snprintf(labels, sizeof(labels), "%s=\"%s\"",
-				 counter_names[k].kind[0] == 'b' ? "disk" : "interface",
-				 vm->counters[i].name);
+			ctl_metrics_label(labels, sizeof(labels),
+					  counter_names[k].kind[0] == 'b' ? "disk" : "interface",
+					  vm->counters[i].name);
 			ctl_metrics_add(m, counter_names[k].name, "counter", counter_names[k].help,
 					labels, (double)v);
 		}
