@@ -44,7 +44,8 @@ static int write_file(const char *dir, const char *name, const char *text)
 	int fd, err = 0;
 
 	snprintf(path, sizeof(path), "%s/%s", dir, name);
-	fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+	/* cgroup interface files (plain files in tests): never through a link */
+	fd = open(path, O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0644);
 	if (fd < 0)
 		return -errno;
 	n = write(fd, text, strlen(text));

@@ -135,10 +135,31 @@ static void test_cgroup_leaf(void)
 	CHECK(strstr(why, "/nonexistent/cgroup") != NULL && !cg.active);
 }
 
+/* A link planted at a cgroup file's name (issue 28, finding 7): never
+ * written through; the cgroup is refused and the link's target kept. */
+static void test_cgroup_link_refused(void)
+{
+	struct jail_limits l = {.cpu_quota_us = 200000, .memory_max = 123456789};
+	char parent[] = "/tmp/vmlet-jail-test.XXXXXX", why[640] = "", *s;
+	struct jail_cgroup cg;
+
+	CHECK(mkdtemp(parent) != NULL);
+	CHECK(test_sh("cd %s && printf 'precious\\n' >victim && "
+		      "ln -s victim cgroup.subtree_control",
+		      parent) == 0);
+	CHECK(jail_cgroup_enter(&cg, parent, &l, why, sizeof(why)) < 0);
+	CHECK(!cg.active);
+	s = slurp(parent, "victim");
+	CHECK(s && !strcmp(s, "precious\n"));
+	free(s);
+	test_sh("rm -rf %s", parent);
+}
+
 int main(void)
 {
 	log_setup(LOG_FORMAT_TEXT, LOG_ERROR, "jail-test", NULL);
 	TEST_RUN(test_limits_from_manifest);
 	TEST_RUN(test_cgroup_leaf);
+	TEST_RUN(test_cgroup_link_refused);
 	return test_summary();
 }
