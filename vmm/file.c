@@ -25,10 +25,8 @@ static const char *file_rel(const char *root, const char *path)
 
 	while (n > 1 && root[n - 1] == '/')
 		n--;
-	if (path[0] != '/')
-		return path;
 	if (strncmp(path, root, n) || (path[n] != '/' && !(n == 1 && root[0] == '/')))
-		return NULL;
+		return path[0] != '/' ? path : NULL; /* REL, or not under root */
 	path += n;
 	while (*path == '/')
 		path++;

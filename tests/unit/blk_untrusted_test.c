@@ -119,6 +119,17 @@ static void test_beneath_root(void)
 	CHECK(blk_open_at(&b, p("d/out/secret"), &w, true, BLK_CACHE_WRITEBACK, "raw") == -EXDEV);
 	CHECK(blk_open_at(&b, p("secret"), &w, true, BLK_CACHE_WRITEBACK, "raw") == -EXDEV);
 	CHECK(blk_open_at(&b, "/etc/passwd", &w, true, BLK_CACHE_WRITEBACK, "raw") == -EXDEV);
+	/* a relative root (--disk-root root): ROOT/REL as config_join() makes it */
+	CHECK(chdir(dir) == 0);
+	w.file.root = "d";
+	CHECK(blk_open_at(&b, "d/base.raw", &w, true, BLK_CACHE_WRITEBACK, "raw") == 0);
+	blk_close(b);
+	CHECK(blk_open_at(&b, "d/../secret", &w, true, BLK_CACHE_WRITEBACK, "raw") == -EXDEV);
+	w.file.root = ".";
+	CHECK(blk_open_at(&b, "./d/base.raw", &w, true, BLK_CACHE_WRITEBACK, "raw") == 0);
+	blk_close(b);
+	CHECK(chdir("/") == 0);
+	w.file.root = p("d");
 	/* even a symlink that is followed stays beneath the root */
 	w.file.follow = true;
 	CHECK(blk_open_at(&b, p("d/link"), &w, true, BLK_CACHE_WRITEBACK, "raw") == -EXDEV);
