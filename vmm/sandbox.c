@@ -96,6 +96,16 @@ bool sandbox_default_user(struct sandbox_opts *opts)
 {
 	if (opts->set_user || geteuid() != 0)
 		return false;
+	/* root without the right to change ids (a container's root with its
+	 * capabilities dropped): it stays uid 0, as before; say so */
+	capng_get_caps_process();
+	if (!capng_have_capability(CAPNG_EFFECTIVE, CAP_SETUID) ||
+	    !capng_have_capability(CAPNG_EFFECTIVE, CAP_SETGID)) {
+		log_warn("sandbox: running as root without CAP_SETUID/CAP_SETGID: staying uid 0 "
+			 "(no capabilities); run vmlet as a non-root user, or give it the "
+			 "capabilities and --user UID:GID");
+		return false;
+	}
 	opts->set_user = true;
 	opts->uid = SANDBOX_DEFAULT_UID;
 	opts->gid = SANDBOX_DEFAULT_GID;

@@ -130,8 +130,11 @@ int sandbox_option(struct sandbox_opts *o, int c, const char *arg);
 #define SANDBOX_DEFAULT_UID 65534
 #define SANDBOX_DEFAULT_GID 65534
 
-/* Without --user and running as root: switch to SANDBOX_DEFAULT_UID:GID.
- * True when it applied the default. */
+/* Without --user and running as root: switch to SANDBOX_DEFAULT_UID:GID,
+ * unless root may not change ids (no CAP_SETUID/CAP_SETGID, e.g. a
+ * container's root with its capabilities dropped: it then stays uid 0, as
+ * before, with a warning). True when it applied the default. Call after
+ * log_setup(). */
 bool sandbox_default_user(struct sandbox_opts *opts);
 
 /* "kill" (or "on"), "log", "off". 0 or -EINVAL. */
