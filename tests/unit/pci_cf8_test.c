@@ -76,11 +76,11 @@ static void test_cf8_matches_ecam(void)
 	cf8_wr(1, 0x3c, 0xa5, 1);
 	CHECK_EQ_U64(ecam_rd(1, 0x3c, 1), 0xa5);
 	/* BAR sizing through the ports agrees with the ECAM view */
-	uint32_t bar = ecam_rd(1, PCI_BAR0, 4);
-	cf8_wr(1, PCI_BAR0, 0xffffffff, 4);
-	CHECK_EQ_U64(ecam_rd(1, PCI_BAR0, 4) & ~0xfu, ~(VIRTIO_PCI_BAR_SIZE - 1));
-	cf8_wr(1, PCI_BAR0, bar, 4);
-	CHECK_EQ_U64(cf8_rd(0, 1, 0, PCI_BAR0, 4), bar);
+	uint32_t bar = ecam_rd(1, PCI_BASE_ADDRESS_0, 4);
+	cf8_wr(1, PCI_BASE_ADDRESS_0, 0xffffffff, 4);
+	CHECK_EQ_U64(ecam_rd(1, PCI_BASE_ADDRESS_0, 4) & ~0xfu, ~(VIRTIO_PCI_BAR_SIZE - 1));
+	cf8_wr(1, PCI_BASE_ADDRESS_0, bar, 4);
+	CHECK_EQ_U64(cf8_rd(0, 1, 0, PCI_BASE_ADDRESS_0, 4), bar);
 
 	/* enable bit clear, another bus, another function: all ones, and
 	 * writes there change nothing */

@@ -62,7 +62,7 @@ static void tq_post(struct tb *t, unsigned int i, const uint64_t (*seg)[2], unsi
 		uint16_t idx = q->next++ % QS;
 		struct virtq_desc d = {
 		    seg[k][0], (uint32_t)seg[k][1],
-		    (uint16_t)((wr ? VIRTQ_DESC_F_WRITE : 0) | (k + 1 < n ? VIRTQ_DESC_F_NEXT : 0)),
+		    (uint16_t)((wr ? VRING_DESC_F_WRITE : 0) | (k + 1 < n ? VRING_DESC_F_NEXT : 0)),
 		    (uint16_t)(q->next % QS)};
 
 		memcpy(t->ram + q->desc + 16u * idx, &d, sizeof(d));

@@ -123,12 +123,12 @@ static void test_enumerate_and_config(void)
 	CHECK_EQ_U64(ecam_rd(2, 0, 4), 0xffffffff);
 	CHECK_EQ_U64(ecam_rd(1, 0x100, 4), 0); /* no extended capabilities */
 	/* BAR sizing: write ~0, read back the size mask */
-	uint32_t bar = ecam_rd(1, PCI_BAR0, 4);
+	uint32_t bar = ecam_rd(1, PCI_BASE_ADDRESS_0, 4);
 	CHECK(bar >= ARCH_PCI_MMIO32_START && bar < ARCH_PCI_MMIO32_START + ARCH_PCI_MMIO32_SIZE);
-	ecam_wr(1, PCI_BAR0, 0xffffffff, 4);
-	CHECK_EQ_U64(ecam_rd(1, PCI_BAR0, 4), ~(VIRTIO_PCI_BAR_SIZE - 1));
-	ecam_wr(1, PCI_BAR0, bar, 4);
-	CHECK_EQ_U64(ecam_rd(1, PCI_BAR0, 4), bar);
+	ecam_wr(1, PCI_BASE_ADDRESS_0, 0xffffffff, 4);
+	CHECK_EQ_U64(ecam_rd(1, PCI_BASE_ADDRESS_0, 4), ~(VIRTIO_PCI_BAR_SIZE - 1));
+	ecam_wr(1, PCI_BASE_ADDRESS_0, bar, 4);
+	CHECK_EQ_U64(ecam_rd(1, PCI_BASE_ADDRESS_0, 4), bar);
 	CHECK(e.v.device && e.v.msix_cap && e.v.ncaps == 6);
 	CHECK_EQ_U64(e.v.notify_mult, 4);
 	CHECK_EQ_U64(mmio_rd(e.v.device, 4), IMG_SIZE / 512); /* capacity */
@@ -227,7 +227,7 @@ static void test_malformed_and_broken(void)
 	CHECK(tvdev_wait_used(&e.d, &id, &len, 5000) && id == head && len == 0);
 	CHECK_EQ_U64(do_req(&e, 0, 0, NULL, 0, buf, 512, NULL), 0);
 	/* a looping chain: the device needs a reset and says so */
-	*tdrv_desc(&e.d, 5) = (struct virtq_desc){TDRV_DATA, 16, VIRTQ_DESC_F_NEXT, 5};
+	*tdrv_desc(&e.d, 5) = (struct virtq_desc){TDRV_DATA, 16, VRING_DESC_F_NEXT, 5};
 	tdrv_publish(&e.d, 5);
 	tvdev_kick(&e.v, 0);
 	CHECK(tirq_wait(0x40, 10000) >= 1); /* config change on vector 0 */

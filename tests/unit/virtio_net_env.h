@@ -124,8 +124,8 @@ static inline uint16_t ring_post(struct env *e, unsigned int q, const struct tbu
 		idx = r->next_desc++ % QSIZE;
 		d = (struct virtq_desc *)(void *)(ram + RING(q) + 16u * idx);
 		*d = (struct virtq_desc){b[i].addr, b[i].len,
-					 (uint16_t)((b[i].write ? VIRTQ_DESC_F_WRITE : 0) |
-						    (i + 1 < n ? VIRTQ_DESC_F_NEXT : 0)),
+					 (uint16_t)((b[i].write ? VRING_DESC_F_WRITE : 0) |
+						    (i + 1 < n ? VRING_DESC_F_NEXT : 0)),
 					 (uint16_t)(r->next_desc % QSIZE)};
 	}
 	*(uint16_t *)(void *)(ram + RING(q) + 0x4000 + 4 + 2u * (r->avail_idx % QSIZE)) = head;

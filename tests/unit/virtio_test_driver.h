@@ -100,12 +100,12 @@ static inline uint16_t tdrv_post(struct tdrv *d, const struct tbuf *b, unsigned 
 		for (unsigned int i = 0; i < n; i++) {
 			t[i].addr = b[i].addr;
 			t[i].len = b[i].len;
-			t[i].flags = (b[i].write ? VIRTQ_DESC_F_WRITE : 0) |
-				     (i + 1 < n ? VIRTQ_DESC_F_NEXT : 0);
+			t[i].flags = (b[i].write ? VRING_DESC_F_WRITE : 0) |
+				     (i + 1 < n ? VRING_DESC_F_NEXT : 0);
 			t[i].next = (uint16_t)(i + 1);
 		}
 		*tdrv_desc(d, head) =
-		    (struct virtq_desc){TDRV_INDIRECT, 16u * n, VIRTQ_DESC_F_INDIRECT, 0};
+		    (struct virtq_desc){TDRV_INDIRECT, 16u * n, VRING_DESC_F_INDIRECT, 0};
 		d->next_desc++;
 	} else {
 		for (unsigned int i = 0; i < n; i++) {
@@ -113,8 +113,8 @@ static inline uint16_t tdrv_post(struct tdrv *d, const struct tbuf *b, unsigned 
 
 			*tdrv_desc(d, idx) =
 			    (struct virtq_desc){b[i].addr, b[i].len,
-						(uint16_t)((b[i].write ? VIRTQ_DESC_F_WRITE : 0) |
-							   (i + 1 < n ? VIRTQ_DESC_F_NEXT : 0)),
+						(uint16_t)((b[i].write ? VRING_DESC_F_WRITE : 0) |
+							   (i + 1 < n ? VRING_DESC_F_NEXT : 0)),
 						(uint16_t)(d->next_desc % d->size)};
 		}
 	}

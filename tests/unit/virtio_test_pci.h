@@ -268,7 +268,7 @@ static inline int tvdev_probe(struct tvdev *v, int slot)
 	v->slot = slot;
 	if ((ecam_rd(slot, 0, 2) & 0xffff) != 0x1af4)
 		return -1;
-	v->bar0 = ecam_rd(slot, PCI_BAR0, 4) & ~0xfull;
+	v->bar0 = ecam_rd(slot, PCI_BASE_ADDRESS_0, 4) & ~0xfull;
 	ecam_wr(slot, PCI_COMMAND, PCI_COMMAND_MEMORY | PCI_COMMAND_MASTER, 2);
 	for (c = (uint8_t)ecam_rd(slot, PCI_CAPABILITY_LIST, 1); c;
 	     c = (uint8_t)ecam_rd(slot, c + 1, 1)) {

@@ -169,19 +169,19 @@ static void test_broken_rings(void)
 
 	tdrv_init(&d, 1 << 20, QS);
 	/* a two-descriptor loop */
-	*tdrv_desc(&d, 0) = (struct virtq_desc){0x10000, 8, VIRTQ_DESC_F_NEXT, 1};
-	*tdrv_desc(&d, 1) = (struct virtq_desc){0x10000, 8, VIRTQ_DESC_F_NEXT, 0};
+	*tdrv_desc(&d, 0) = (struct virtq_desc){0x10000, 8, VRING_DESC_F_NEXT, 1};
+	*tdrv_desc(&d, 1) = (struct virtq_desc){0x10000, 8, VRING_DESC_F_NEXT, 0};
 	tdrv_publish(&d, 0);
 	expect_broken(&d, "loop");
 
 	/* self loop with zero-length descriptors */
 	tdrv_init(&d, 1 << 20, QS);
-	*tdrv_desc(&d, 3) = (struct virtq_desc){0, 0, VIRTQ_DESC_F_NEXT, 3};
+	*tdrv_desc(&d, 3) = (struct virtq_desc){0, 0, VRING_DESC_F_NEXT, 3};
 	tdrv_publish(&d, 3);
 	expect_broken(&d, "self loop");
 
 	tdrv_init(&d, 1 << 20, QS);
-	*tdrv_desc(&d, 0) = (struct virtq_desc){0x10000, 8, VIRTQ_DESC_F_NEXT, QS};
+	*tdrv_desc(&d, 0) = (struct virtq_desc){0x10000, 8, VRING_DESC_F_NEXT, QS};
 	tdrv_publish(&d, 0);
 	expect_broken(&d, "next out of range");
 
@@ -195,7 +195,7 @@ static void test_broken_rings(void)
 
 	tdrv_init(&d, 1 << 20, QS);
 	*tdrv_desc(&d, 0) =
-	    (struct virtq_desc){0x10000, 8, VIRTQ_DESC_F_WRITE | VIRTQ_DESC_F_NEXT, 1};
+	    (struct virtq_desc){0x10000, 8, VRING_DESC_F_WRITE | VRING_DESC_F_NEXT, 1};
 	*tdrv_desc(&d, 1) = (struct virtq_desc){0x10000, 8, 0, 0};
 	tdrv_publish(&d, 0);
 	expect_broken(&d, "readable after writable");
@@ -206,11 +206,11 @@ static void test_broken_rings(void)
 		uint32_t len;
 		uint16_t flags;
 	} ind[] = {
-	    {TDRV_INDIRECT, 32, VIRTQ_DESC_F_INDIRECT | VIRTQ_DESC_F_NEXT},
-	    {TDRV_INDIRECT, 24, VIRTQ_DESC_F_INDIRECT},
-	    {TDRV_INDIRECT, 0, VIRTQ_DESC_F_INDIRECT},
-	    {TDRV_INDIRECT, 16u * 4096, VIRTQ_DESC_F_INDIRECT},
-	    {(1 << 20) - 16, 32, VIRTQ_DESC_F_INDIRECT},
+	    {TDRV_INDIRECT, 32, VRING_DESC_F_INDIRECT | VRING_DESC_F_NEXT},
+	    {TDRV_INDIRECT, 24, VRING_DESC_F_INDIRECT},
+	    {TDRV_INDIRECT, 0, VRING_DESC_F_INDIRECT},
+	    {TDRV_INDIRECT, 16u * 4096, VRING_DESC_F_INDIRECT},
+	    {(1 << 20) - 16, 32, VRING_DESC_F_INDIRECT},
 	};
 	for (unsigned int i = 0; i < sizeof(ind) / sizeof(ind[0]); i++) {
 		tdrv_init(&d, 1 << 20, QS);
@@ -220,23 +220,23 @@ static void test_broken_rings(void)
 	}
 	tdrv_init(&d, 1 << 20, QS);
 	struct virtq_desc *t = tdrv_ptr(&d, TDRV_INDIRECT);
-	t[0] = (struct virtq_desc){TDRV_INDIRECT, 32, VIRTQ_DESC_F_INDIRECT, 0};
-	*tdrv_desc(&d, 0) = (struct virtq_desc){TDRV_INDIRECT, 32, VIRTQ_DESC_F_INDIRECT, 0};
+	t[0] = (struct virtq_desc){TDRV_INDIRECT, 32, VRING_DESC_F_INDIRECT, 0};
+	*tdrv_desc(&d, 0) = (struct virtq_desc){TDRV_INDIRECT, 32, VRING_DESC_F_INDIRECT, 0};
 	tdrv_publish(&d, 0);
 	expect_broken(&d, "nested indirect");
 
 	tdrv_init(&d, 1 << 20, QS);
 	t = tdrv_ptr(&d, TDRV_INDIRECT);
-	t[0] = (struct virtq_desc){0x10000, 8, VIRTQ_DESC_F_NEXT, 1};
-	t[1] = (struct virtq_desc){0x10000, 8, VIRTQ_DESC_F_NEXT, 0};
-	*tdrv_desc(&d, 0) = (struct virtq_desc){TDRV_INDIRECT, 32, VIRTQ_DESC_F_INDIRECT, 0};
+	t[0] = (struct virtq_desc){0x10000, 8, VRING_DESC_F_NEXT, 1};
+	t[1] = (struct virtq_desc){0x10000, 8, VRING_DESC_F_NEXT, 0};
+	*tdrv_desc(&d, 0) = (struct virtq_desc){TDRV_INDIRECT, 32, VRING_DESC_F_INDIRECT, 0};
 	tdrv_publish(&d, 0);
 	expect_broken(&d, "indirect loop");
 
 	tdrv_init(&d, 1 << 20, QS);
 	t = tdrv_ptr(&d, TDRV_INDIRECT);
-	t[0] = (struct virtq_desc){0x10000, 8, VIRTQ_DESC_F_NEXT, 2};
-	*tdrv_desc(&d, 0) = (struct virtq_desc){TDRV_INDIRECT, 32, VIRTQ_DESC_F_INDIRECT, 0};
+	t[0] = (struct virtq_desc){0x10000, 8, VRING_DESC_F_NEXT, 2};
+	*tdrv_desc(&d, 0) = (struct virtq_desc){TDRV_INDIRECT, 32, VRING_DESC_F_INDIRECT, 0};
 	tdrv_publish(&d, 0);
 	expect_broken(&d, "indirect next beyond table");
 }
@@ -328,10 +328,10 @@ static void test_notify_suppression(void)
 	CHECK(virtq_pop(&q, &c.e) == VIRTQ_POP_OK);
 	virtq_push(&q, c.e.head, 4);
 	CHECK(virtq_should_notify(&q));
-	*tdrv_avail16(&d, 0) = VIRTQ_AVAIL_F_NO_INTERRUPT;
+	*tdrv_avail16(&d, 0) = VRING_AVAIL_F_NO_INTERRUPT;
 	CHECK(!virtq_should_notify(&q));
 	virtq_disable_notify(&q);
-	CHECK_EQ_U64(*(uint16_t *)tdrv_ptr(&d, TDRV_USED), VIRTQ_USED_F_NO_NOTIFY);
+	CHECK_EQ_U64(*(uint16_t *)tdrv_ptr(&d, TDRV_USED), VRING_USED_F_NO_NOTIFY);
 	CHECK(!virtq_enable_notify(&q));
 	CHECK_EQ_U64(*(uint16_t *)tdrv_ptr(&d, TDRV_USED), 0);
 	tdrv_post(&d, b, 1, 0);

@@ -123,7 +123,7 @@ int pci_msix_init(struct pci_dev *d, uint16_t n, int bar, uint32_t table_off, ui
 
 static uint64_t bar_addr(const struct pci_dev *d, int i)
 {
-	return rd32(d->cfg + PCI_BAR0 + 4 * i) & ~0xfu;
+	return rd32(d->cfg + PCI_BASE_ADDRESS_0 + 4 * i) & ~0xfu;
 }
 
 /* Recompute which BARs decode; called under the write lock. */
@@ -185,7 +185,7 @@ int pci_dev_add_at(struct pci_host *h, struct pci_dev *d, int want)
 			pthread_rwlock_unlock(&h->lock);
 			return -ENOSPC;
 		}
-		wr32(d->cfg + PCI_BAR0 + 4 * i, (uint32_t)a);
+		wr32(d->cfg + PCI_BASE_ADDRESS_0 + 4 * i, (uint32_t)a);
 		h->mmio_next = a + size;
 	}
 	d->host = h;
@@ -236,7 +236,7 @@ static void pci_bar_write(struct pci_dev *d, int i, uint32_t v)
 {
 	uint32_t mask = d->bar[i].size ? ~(uint32_t)(d->bar[i].size - 1) : 0;
 
-	wr32(d->cfg + PCI_BAR0 + 4 * i, v & mask); /* 32-bit memory BAR */
+	wr32(d->cfg + PCI_BASE_ADDRESS_0 + 4 * i, v & mask); /* 32-bit memory BAR */
 }
 
 /* MSI-X control changed: tell the device about every vector. */
@@ -279,11 +279,11 @@ void pci_cfg_write(struct pci_host *h, int slot, uint32_t off, const void *data,
 	for (uint32_t i = 0; i < len; i++) {
 		uint32_t o = off + i;
 
-		if (o >= PCI_BAR0 && o < PCI_BAR0 + 4 * PCI_NUM_BARS) {
-			int bar = (int)(o - PCI_BAR0) / 4;
+		if (o >= PCI_BASE_ADDRESS_0 && o < PCI_BASE_ADDRESS_0 + 4 * PCI_NUM_BARS) {
+			int bar = (int)(o - PCI_BASE_ADDRESS_0) / 4;
 			uint8_t dw[4];
 
-			memcpy(dw, d->cfg + PCI_BAR0 + 4 * bar, 4);
+			memcpy(dw, d->cfg + PCI_BASE_ADDRESS_0 + 4 * bar, 4);
 			dw[o & 3] = src[i];
 			pci_bar_write(d, bar, rd32(dw));
 			continue;
@@ -292,7 +292,7 @@ void pci_cfg_write(struct pci_host *h, int slot, uint32_t off, const void *data,
 		if (o >= 0x40 && d->wmask[o] && o != d->msix_cap + 3u)
 			cap_written = true;
 	}
-	if ((off < PCI_BAR0 + 4 * PCI_NUM_BARS && off + len > PCI_BAR0) ||
+	if ((off < PCI_BASE_ADDRESS_0 + 4 * PCI_NUM_BARS && off + len > PCI_BASE_ADDRESS_0) ||
 	    (off <= PCI_COMMAND && off + len > PCI_COMMAND))
 		pci_bars_update(d);
 	if (cap_written && d->cb && d->cb->cfg_write)

@@ -26,6 +26,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include <linux/pci_regs.h> /* configuration header offsets and bits */
+
 #include "vmm/bus.h"
 
 struct vm;
@@ -34,31 +36,6 @@ struct vm;
 #define PCI_CFG_SIZE 256 /* conventional space; ECAM 256..4095 reads 0 */
 #define PCI_NUM_BARS 6
 #define PCI_MSIX_MAX 64
-
-/* Configuration header offsets and bits (PCI local bus 3.0 §6.2) */
-#define PCI_VENDOR_ID		 0x00
-#define PCI_DEVICE_ID		 0x02
-#define PCI_COMMAND		 0x04
-#define PCI_COMMAND_IO		 0x1
-#define PCI_COMMAND_MEMORY	 0x2
-#define PCI_COMMAND_MASTER	 0x4
-#define PCI_COMMAND_INTX_DISABLE 0x400
-#define PCI_STATUS		 0x06
-#define PCI_STATUS_INTERRUPT	 0x08
-#define PCI_STATUS_CAP_LIST	 0x10
-#define PCI_REVISION_ID		 0x08
-#define PCI_CLASS_PROG		 0x09
-#define PCI_HEADER_TYPE		 0x0e
-#define PCI_BAR0		 0x10
-#define PCI_SUBSYSTEM_VENDOR_ID	 0x2c
-#define PCI_SUBSYSTEM_ID	 0x2e
-#define PCI_CAPABILITY_LIST	 0x34
-#define PCI_INTERRUPT_LINE	 0x3c
-#define PCI_INTERRUPT_PIN	 0x3d
-#define PCI_CAP_ID_MSIX		 0x11
-#define PCI_CAP_ID_VNDR		 0x09
-#define PCI_MSIX_FLAGS_ENABLE	 0x8000
-#define PCI_MSIX_FLAGS_MASKALL	 0x4000
 
 struct pci_dev_cb {
 	/* The guest rewrote MSI-X entry vec, changed its mask, or changed

@@ -17,7 +17,6 @@
 #include "vmm/log.h"
 
 #define BALLOON_QUEUE_SIZE 128
-#define BALLOON_PFN_SHIFT  12	/* PFNs are 4 KiB frames whatever the guest's page */
 #define BALLOON_PFNS_MAX   4096 /* PFNs looked at per inflate/deflate buffer */
 #define BALLOON_STATS_MAX  64	/* statistics entries looked at per buffer */
 #define BALLOON_NQ	   5
@@ -92,13 +91,15 @@ static void balloon_pfns(struct virtio_balloon *b, struct virtq_elem *e, bool in
 	}
 	for (i = 0; i < n; i++) {
 		iov_to_buf(e->out, e->n_out, i * 4, &pfn, 4);
-		p = guest_mem_ptr(b->mem, (gpa_t)pfn << BALLOON_PFN_SHIFT, 1u << BALLOON_PFN_SHIFT);
+		/* PFNs are 4 KiB frames whatever the guest's page size */
+		p = guest_mem_ptr(b->mem, (gpa_t)pfn << VIRTIO_BALLOON_PFN_SHIFT,
+				  1u << VIRTIO_BALLOON_PFN_SHIFT);
 		if (!p) {
 			count(&b->n.refused, 1);
 			continue;
 		}
 		if (inflate)
-			balloon_release(b, p, 1u << BALLOON_PFN_SHIFT);
+			balloon_release(b, p, 1u << VIRTIO_BALLOON_PFN_SHIFT);
 		count(inflate ? &b->n.inflated_pages : &b->n.deflated_pages, 1);
 	}
 }
@@ -157,7 +158,7 @@ static void balloon_parse_stats(struct virtio_balloon *b, struct virtq_elem *e)
 		iov_to_buf(e->out, e->n_out, i * 10, ent, sizeof(ent));
 		memcpy(&tag, ent, 2);
 		memcpy(&val, ent + 2, 8);
-		if (tag >= VIRTIO_BALLOON_S_KNOWN)
+		if (tag >= VIRTIO_BALLOON_STATS_KEPT)
 			continue;
 		__atomic_store_n(&b->n.stat[tag], val, __ATOMIC_RELAXED);
 		__atomic_fetch_or(&b->n.stats_valid, 1ull << tag, __ATOMIC_RELAXED);
@@ -321,7 +322,7 @@ static void balloon_reset(void *dev)
 }
 
 static const struct virtio_dev_ops virtio_balloon_ops = {
-    .device_id = 5,
+    .device_id = VIRTIO_ID_BALLOON,
     .class_code = 0xff0000, /* other (QEMU's virtio-balloon-pci: PCI_CLASS_OTHERS) */
     .features = balloon_features,
     .config_read = balloon_config_read,

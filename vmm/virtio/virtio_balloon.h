@@ -40,34 +40,20 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+/* feature bits VIRTIO_BALLOON_F_*, statistic tags VIRTIO_BALLOON_S_*
+ * (virtio 1.2 §5.5.3, §5.5.6.3) */
+#include <linux/virtio_balloon.h>
+
 struct pci_host;
 struct vm;
 struct guest_mem;
 struct virtio_balloon;
 struct virtio_pci;
 
-/* Feature bits (virtio 1.2 §5.5.3) */
-#define VIRTIO_BALLOON_F_MUST_TELL_HOST 0
-#define VIRTIO_BALLOON_F_STATS_VQ	1
-#define VIRTIO_BALLOON_F_DEFLATE_ON_OOM 2
-#define VIRTIO_BALLOON_F_FREE_PAGE_HINT 3
-#define VIRTIO_BALLOON_F_PAGE_POISON	4
-#define VIRTIO_BALLOON_F_REPORTING	5
-
-/* Statistic tags (§5.5.6.3); val[] is indexed by them */
-enum virtio_balloon_stat_tag {
-	VIRTIO_BALLOON_S_SWAP_IN = 0, /* bytes */
-	VIRTIO_BALLOON_S_SWAP_OUT,    /* bytes */
-	VIRTIO_BALLOON_S_MAJFLT,
-	VIRTIO_BALLOON_S_MINFLT,
-	VIRTIO_BALLOON_S_MEMFREE, /* bytes */
-	VIRTIO_BALLOON_S_MEMTOT,  /* bytes */
-	VIRTIO_BALLOON_S_AVAIL,	  /* bytes */
-	VIRTIO_BALLOON_S_CACHES,  /* bytes */
-	VIRTIO_BALLOON_S_HTLB_PGALLOC,
-	VIRTIO_BALLOON_S_HTLB_PGFAIL,
-	VIRTIO_BALLOON_S_KNOWN = 16, /* tags kept (Linux sends up to 15) */
-};
+/* Statistics are kept by tag (stat[] is indexed by VIRTIO_BALLOON_S_*:
+ * SWAP_IN, SWAP_OUT, MEMFREE, MEMTOT, AVAIL and CACHES in bytes, the
+ * others counts); tags from here on are ignored (Linux sends up to 15). */
+#define VIRTIO_BALLOON_STATS_KEPT 16
 
 #define VIRTIO_BALLOON_STATS_PERIOD_MS 10000u
 
@@ -80,7 +66,7 @@ struct virtio_balloon_params {
 struct virtio_balloon_counters {
 	uint64_t stats_updates; /* statistics buffers received */
 	uint64_t stats_valid;	/* bit t: the guest sent tag t */
-	uint64_t stat[VIRTIO_BALLOON_S_KNOWN];
+	uint64_t stat[VIRTIO_BALLOON_STATS_KEPT];
 	uint64_t reports;	 /* reporting buffers handled */
 	uint64_t reported_bytes; /* of them released to the host */
 	uint64_t inflated_pages, deflated_pages;

@@ -4,10 +4,15 @@
  */
 #include <errno.h>
 #include <poll.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+
+/* feature bits VIRTIO_BLK_F_*, request types VIRTIO_BLK_T_*, status
+ * VIRTIO_BLK_S_*, the config layout (virtio 1.2 §5.2) */
+#include <linux/virtio_blk.h>
 
 #include "vmm/disk/blk.h"
 #include "vmm/device.h"
@@ -17,52 +22,16 @@
 #include "vmm/virtio/virtio_worker.h"
 #include "vmm/log.h"
 
-/* feature bits (§5.2.3) */
-#define VIRTIO_BLK_F_SIZE_MAX	  1
-#define VIRTIO_BLK_F_SEG_MAX	  2
-#define VIRTIO_BLK_F_RO		  5
-#define VIRTIO_BLK_F_BLK_SIZE	  6
-#define VIRTIO_BLK_F_FLUSH	  9
-#define VIRTIO_BLK_F_TOPOLOGY	  10
-#define VIRTIO_BLK_F_MQ		  12
-#define VIRTIO_BLK_F_DISCARD	  13
-#define VIRTIO_BLK_F_WRITE_ZEROES 14
-
-/* request types and status (§5.2.6) */
-#define VIRTIO_BLK_T_IN		  0
-#define VIRTIO_BLK_T_OUT	  1
-#define VIRTIO_BLK_T_FLUSH	  4
-#define VIRTIO_BLK_T_GET_ID	  8
-#define VIRTIO_BLK_T_DISCARD	  11
-#define VIRTIO_BLK_T_WRITE_ZEROES 13
-#define VIRTIO_BLK_S_OK		  0
-#define VIRTIO_BLK_S_IOERR	  1
-#define VIRTIO_BLK_S_UNSUPP	  2
-#define VIRTIO_BLK_ID_BYTES	  20
-
 #define BLK_QUEUE_SIZE		256
 #define BLK_SEG_MAX		(BLK_QUEUE_SIZE - 2)
 #define BLK_SIZE_MAX		(128u << 10)
 #define BLK_SEGS		(BLK_SEG_MAX + 2)
 #define BLK_MAX_DISCARD_SECTORS (1u << 30 >> 9) /* 1 GiB per request */
 
-struct virtio_blk_config {
-	uint64_t capacity;
-	uint32_t size_max;
-	uint32_t seg_max;
-	uint16_t cylinders;
-	uint8_t heads, sectors;
-	uint32_t blk_size;
-	uint8_t physical_block_exp, alignment_offset;
-	uint16_t min_io_size;
-	uint32_t opt_io_size;
-	uint8_t writeback, unused0;
-	uint16_t num_queues;
-	uint32_t max_discard_sectors, max_discard_seg, discard_sector_alignment;
-	uint32_t max_write_zeroes_sectors, max_write_zeroes_seg;
-	uint8_t write_zeroes_may_unmap, unused1[3];
-} __attribute__((packed));
-_Static_assert(sizeof(struct virtio_blk_config) == 60, "virtio_blk_config layout");
+/* the config the guest sees: through write_zeroes_may_unmap (60 bytes;
+ * no secure erase or zoned fields) */
+#define BLK_CONFIG_LEN offsetof(struct virtio_blk_config, max_secure_erase_sectors)
+_Static_assert(BLK_CONFIG_LEN == 60, "virtio_blk_config through write_zeroes_may_unmap");
 
 struct virtio_blk_req_hdr {
 	uint32_t type, reserved;
@@ -309,7 +278,7 @@ static void blk_config_read(void *dev, uint32_t off, void *data, uint32_t len)
 {
 	struct virtio_blk *b = dev;
 
-	virtio_pci_config_copy(&b->cfg, sizeof(b->cfg), off, data, len);
+	virtio_pci_config_copy(&b->cfg, BLK_CONFIG_LEN, off, data, len);
 }
 
 static void blk_reset(void *dev)
@@ -330,7 +299,7 @@ static int blk_activate(void *dev, struct virtio_pci *vp, uint64_t features)
 }
 
 static const struct virtio_dev_ops virtio_blk_ops = {
-    .device_id = 2,
+    .device_id = VIRTIO_ID_BLOCK,
     .class_code = 0x010000, /* mass storage (SCSI), as QEMU reports it */
     .features = blk_features,
     .config_read = blk_config_read,
@@ -385,7 +354,7 @@ int virtio_blk_create(struct virtio_blk **out, struct pci_host *host, struct vm 
 	blk_fill_config(b, p);
 	snprintf(vname, sizeof(vname), "virtio-blk %.20s", b->name);
 	r = virtio_pci_init(&b->vp, host, vm, mem, vname, &virtio_blk_ops, b, b->nq, BLK_QUEUE_SIZE,
-			    sizeof(b->cfg));
+			    BLK_CONFIG_LEN);
 	if (r) {
 		free(b);
 		return error_errno(r, "virtio-blk: disk '%s': cannot create the device", p->name);

@@ -17,15 +17,6 @@
 #include "vmm/net/mac.h"
 #include "vmm/vm_config.h"
 
-/* control queue classes and commands (§5.1.6.5) */
-#define VIRTIO_NET_CTRL_RX		0
-#define VIRTIO_NET_CTRL_MAC		1
-#define VIRTIO_NET_CTRL_MAC_ADDR_SET	1
-#define VIRTIO_NET_CTRL_MQ		4
-#define VIRTIO_NET_CTRL_MQ_VQ_PAIRS_SET 0
-#define VIRTIO_NET_OK			0
-#define VIRTIO_NET_ERR			1
-
 static uint64_t net_features(void *dev)
 {
 	struct virtio_net *n = dev;
@@ -50,7 +41,7 @@ static void net_config_read(void *dev, uint32_t off, void *data, uint32_t len)
 {
 	struct virtio_net *n = dev;
 
-	virtio_pci_config_copy(&n->cfg, sizeof(n->cfg), off, data, len);
+	virtio_pci_config_copy(&n->cfg, NET_CONFIG_LEN, off, data, len);
 }
 
 static int net_activate(void *dev, struct virtio_pci *vp, uint64_t features)
@@ -68,7 +59,7 @@ static void net_reset(void *dev)
 }
 
 static const struct virtio_dev_ops virtio_net_ops = {
-    .device_id = 1,
+    .device_id = VIRTIO_ID_NET,
     .class_code = 0x020000, /* network, ethernet */
     .features = net_features,
     .config_read = net_config_read,
@@ -201,7 +192,7 @@ int virtio_net_create(struct virtio_net **out, struct pci_host *host, struct vm 
 	n->cfg.mtu = n->att.mtu <= 65535 ? (uint16_t)n->att.mtu : 0;
 	snprintf(vname, sizeof(vname), "virtio-net %.20s", n->name);
 	r = virtio_pci_init(&n->vp, host, vm, mem, vname, &virtio_net_ops, n, n->nq, NET_QUEUE_SIZE,
-			    sizeof(n->cfg));
+			    NET_CONFIG_LEN);
 	if (r) {
 		net_free(n);
 		return error_errno(r, "virtio-net: interface '%s': cannot create the device",

@@ -8,31 +8,18 @@
 
 #include <pthread.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <sys/uio.h>
+
+/* feature bits VIRTIO_NET_F_*, VIRTIO_NET_S_LINK_UP, the control queue's
+ * classes and commands, the config layout (virtio 1.2 §5.1) */
+#include <linux/virtio_net.h>
 
 #include "vmm/virtio/virtio_net.h"
 #include "vmm/virtio/virtio_pci.h"
 #include "vmm/net/backend.h"
 #include "vmm/net/net.h"
-
-/* feature bits (virtio 1.2 §5.1.3) */
-#define VIRTIO_NET_F_CSUM	0
-#define VIRTIO_NET_F_GUEST_CSUM 1
-#define VIRTIO_NET_F_MTU	3
-#define VIRTIO_NET_F_MAC	5
-#define VIRTIO_NET_F_GUEST_TSO4 7
-#define VIRTIO_NET_F_GUEST_TSO6 8
-#define VIRTIO_NET_F_GUEST_ECN	9
-#define VIRTIO_NET_F_HOST_TSO4	11
-#define VIRTIO_NET_F_HOST_TSO6	12
-#define VIRTIO_NET_F_HOST_ECN	13
-#define VIRTIO_NET_F_MRG_RXBUF	15
-#define VIRTIO_NET_F_STATUS	16
-#define VIRTIO_NET_F_CTRL_VQ	17
-#define VIRTIO_NET_F_CTRL_RX	18
-#define VIRTIO_NET_F_MQ		22
-#define VIRTIO_NET_S_LINK_UP	1
 
 #define NET_QUEUE_SIZE	 256
 #define NET_MAX_PAIRS	 ((VIRTIO_PCI_MAX_QUEUES - 1) / 2)
@@ -43,13 +30,9 @@
 #define NET_INJECT_MAX	 (NET_VNET_HDR_LEN + DHCP_FRAME_MAX)
 #define NET_PEEK	 2048 /* frames up to this size may be intercepted */
 
-struct virtio_net_config {
-	uint8_t mac[6];
-	uint16_t status;
-	uint16_t max_virtqueue_pairs;
-	uint16_t mtu;
-} __attribute__((packed));
-_Static_assert(sizeof(struct virtio_net_config) == 12, "virtio_net_config through mtu");
+/* the config the guest sees: mac, status, max_virtqueue_pairs, mtu */
+#define NET_CONFIG_LEN offsetof(struct virtio_net_config, speed)
+_Static_assert(NET_CONFIG_LEN == 12, "virtio_net_config through mtu");
 
 /* An RX buffer popped from the ring and not used yet. */
 struct net_rx_chain {

@@ -15,12 +15,9 @@
 #include "vmm/irq.h"
 #include "vmm/log.h"
 
-/* capability cfg_type values (§4.1.4) */
-enum { VCAP_COMMON = 1, VCAP_NOTIFY = 2, VCAP_ISR = 3, VCAP_DEVICE = 4, VCAP_PCI = 5 };
-
 #define TRANSPORT_FEATURES                                                                         \
-	((1ull << VIRTIO_F_VERSION_1) | (1ull << VIRTIO_F_EVENT_IDX) |                             \
-	 (1ull << VIRTIO_F_INDIRECT_DESC))
+	((1ull << VIRTIO_F_VERSION_1) | (1ull << VIRTIO_RING_F_EVENT_IDX) |                        \
+	 (1ull << VIRTIO_RING_F_INDIRECT_DESC))
 
 void virtio_pci_config_copy(const void *cfg, size_t size, uint32_t off, void *data, uint32_t len)
 {
@@ -138,23 +135,24 @@ static int vp_add_cap(struct virtio_pci *vp, uint8_t type, uint32_t off, uint32_
 	memcpy(cap + 8, &off, 4);
 	memcpy(cap + 12, &len, 4);
 	memcpy(cap + 16, &extra, 4);
-	return pci_cap_add(&vp->pci, cap, (uint8_t)(16 + extra_len), type == VCAP_PCI);
+	return pci_cap_add(&vp->pci, cap, (uint8_t)(16 + extra_len),
+			   type == VIRTIO_PCI_CAP_PCI_CFG);
 }
 
 static int vp_caps(struct virtio_pci *vp)
 {
 	int r, c;
 
-	if ((r = vp_add_cap(vp, VCAP_COMMON, VIRTIO_PCI_COMMON_OFF, VIRTIO_PCI_COMMON_LEN, 0, 0)) <
-		0 ||
-	    (r = vp_add_cap(vp, VCAP_NOTIFY, VIRTIO_PCI_NOTIFY_OFF, VIRTIO_PCI_NOTIFY_MULT * vp->nq,
-			    4, VIRTIO_PCI_NOTIFY_MULT)) < 0 ||
-	    (r = vp_add_cap(vp, VCAP_ISR, VIRTIO_PCI_ISR_OFF, 1, 0, 0)) < 0 ||
-	    (vp->config_len &&
-	     (r = vp_add_cap(vp, VCAP_DEVICE, VIRTIO_PCI_DEVICE_OFF, vp->config_len, 0, 0)) < 0) ||
+	if ((r = vp_add_cap(vp, VIRTIO_PCI_CAP_COMMON_CFG, VIRTIO_PCI_COMMON_OFF,
+			    VIRTIO_PCI_COMMON_LEN, 0, 0)) < 0 ||
+	    (r = vp_add_cap(vp, VIRTIO_PCI_CAP_NOTIFY_CFG, VIRTIO_PCI_NOTIFY_OFF,
+			    VIRTIO_PCI_NOTIFY_MULT * vp->nq, 4, VIRTIO_PCI_NOTIFY_MULT)) < 0 ||
+	    (r = vp_add_cap(vp, VIRTIO_PCI_CAP_ISR_CFG, VIRTIO_PCI_ISR_OFF, 1, 0, 0)) < 0 ||
+	    (vp->config_len && (r = vp_add_cap(vp, VIRTIO_PCI_CAP_DEVICE_CFG, VIRTIO_PCI_DEVICE_OFF,
+					       vp->config_len, 0, 0)) < 0) ||
 	    (r = pci_msix_init(&vp->pci, (uint16_t)vp->nvec, 0, VIRTIO_PCI_MSIX_TABLE,
 			       VIRTIO_PCI_MSIX_PBA)) < 0 ||
-	    (r = vp_add_cap(vp, VCAP_PCI, 0, 0, 4, 0)) < 0)
+	    (r = vp_add_cap(vp, VIRTIO_PCI_CAP_PCI_CFG, 0, 0, 4, 0)) < 0)
 		return r;
 	/* in the PCI_CFG capability only bar, offset, length and data are
 	 * the driver's to write */
@@ -206,7 +204,7 @@ int virtio_pci_init(struct virtio_pci *vp, struct pci_host *host, struct vm *vm,
 	vp->nvec = nq + 1;
 	for (unsigned int i = 0; i < nq; i++) {
 		vp->q[i].max_size = vp->q[i].size = queue_max_size;
-		vp->q[i].vector = VIRTIO_NO_VECTOR;
+		vp->q[i].vector = VIRTIO_MSI_NO_VECTOR;
 		vp->q[i].kick_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 		if (vp->q[i].kick_fd < 0) {
 			r = -errno;
@@ -220,7 +218,7 @@ int virtio_pci_init(struct virtio_pci *vp, struct pci_host *host, struct vm *vm,
 			goto out_fds;
 		}
 	}
-	vp->config_vector = VIRTIO_NO_VECTOR;
+	vp->config_vector = VIRTIO_MSI_NO_VECTOR;
 	/* §4.1.2: 0x1040 + type, revision 1, subsystem vendor/device free */
 	pci_dev_init(&vp->pci, VIRTIO_PCI_VENDOR,
 		     (uint16_t)(VIRTIO_PCI_DEVICE_BASE + ops->device_id), ops->class_code, 1,

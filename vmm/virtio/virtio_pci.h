@@ -31,6 +31,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <linux/virtio_config.h> /* VIRTIO_CONFIG_S_*, VIRTIO_F_* */
+#include <linux/virtio_ids.h>	 /* VIRTIO_ID_* */
+#include <linux/virtio_pci.h>	 /* VIRTIO_PCI_CAP_*, VIRTIO_PCI_COMMON_*, VIRTIO_MSI_NO_VECTOR */
+
 #include "vmm/dev/pci.h"
 #include "vmm/virtio/virtqueue.h"
 
@@ -38,15 +42,6 @@ struct vm;
 struct guest_mem;
 
 #define VIRTIO_PCI_MAX_QUEUES 32
-#define VIRTIO_NO_VECTOR      0xffff
-
-/* Device status bits (virtio 1.2 §2.1) */
-#define VIRTIO_CONFIG_S_ACKNOWLEDGE 1
-#define VIRTIO_CONFIG_S_DRIVER	    2
-#define VIRTIO_CONFIG_S_DRIVER_OK   4
-#define VIRTIO_CONFIG_S_FEATURES_OK 8
-#define VIRTIO_CONFIG_S_NEEDS_RESET 0x40
-#define VIRTIO_CONFIG_S_FAILED	    0x80
 
 /* PCI IDs (§4.1.2) */
 #define VIRTIO_PCI_VENDOR      0x1af4
@@ -67,7 +62,7 @@ struct guest_mem;
 struct virtio_pci;
 
 struct virtio_dev_ops {
-	uint16_t device_id;  /* virtio device type: 2 block, 4 entropy */
+	uint16_t device_id;  /* virtio device type: VIRTIO_ID_* */
 	uint32_t class_code; /* PCI class for the function */
 	/* Device feature bits (the transport adds VERSION_1, EVENT_IDX and
 	 * INDIRECT_DESC). */

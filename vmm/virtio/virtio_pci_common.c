@@ -11,29 +11,6 @@
 #include "vmm/virtio/virtio_pci_int.h"
 #include "vmm/log.h"
 
-/* common configuration structure offsets (§4.1.4.3) */
-enum {
-	VPCI_DFSELECT = 0x00,
-	VPCI_DF = 0x04,
-	VPCI_GFSELECT = 0x08,
-	VPCI_GF = 0x0c,
-	VPCI_MSIX_CONFIG = 0x10,
-	VPCI_NUM_QUEUES = 0x12,
-	VPCI_STATUS = 0x14,
-	VPCI_CFG_GEN = 0x15,
-	VPCI_Q_SELECT = 0x16,
-	VPCI_Q_SIZE = 0x18,
-	VPCI_Q_VECTOR = 0x1a,
-	VPCI_Q_ENABLE = 0x1c,
-	VPCI_Q_NOFF = 0x1e,
-	VPCI_Q_DESCLO = 0x20,
-	VPCI_Q_DESCHI = 0x24,
-	VPCI_Q_AVAILLO = 0x28,
-	VPCI_Q_AVAILHI = 0x2c,
-	VPCI_Q_USEDLO = 0x30,
-	VPCI_Q_USEDHI = 0x34,
-};
-
 /* ---- status machine ------------------------------------------------------- */
 
 /* Called with vp->lock held. */
@@ -46,13 +23,13 @@ void virtio_pci_reset_locked(struct virtio_pci *vp)
 	vp->driver_features = 0;
 	vp->dfselect = vp->gfselect = 0;
 	vp->queue_select = 0;
-	__atomic_store_n(&vp->config_vector, VIRTIO_NO_VECTOR, __ATOMIC_RELAXED);
+	__atomic_store_n(&vp->config_vector, VIRTIO_MSI_NO_VECTOR, __ATOMIC_RELAXED);
 	for (unsigned int i = 0; i < vp->nq; i++) {
 		struct virtio_pci_queue *q = &vp->q[i];
 		uint64_t drain;
 
 		q->size = q->max_size;
-		__atomic_store_n(&q->vector, VIRTIO_NO_VECTOR, __ATOMIC_RELAXED);
+		__atomic_store_n(&q->vector, VIRTIO_MSI_NO_VECTOR, __ATOMIC_RELAXED);
 		q->enabled = false;
 		q->desc = q->driver = q->device = 0;
 		virtq_reset(&q->vq);
@@ -83,8 +60,8 @@ static bool vp_features_ok(struct virtio_pci *vp)
 
 static int vp_activate(struct virtio_pci *vp)
 {
-	bool ev = vp->driver_features >> VIRTIO_F_EVENT_IDX & 1;
-	bool ind = vp->driver_features >> VIRTIO_F_INDIRECT_DESC & 1;
+	bool ev = vp->driver_features >> VIRTIO_RING_F_EVENT_IDX & 1;
+	bool ind = vp->driver_features >> VIRTIO_RING_F_INDIRECT_DESC & 1;
 
 	for (unsigned int i = 0; i < vp->nq; i++) {
 		struct virtio_pci_queue *q = &vp->q[i];
@@ -129,45 +106,45 @@ static uint32_t vp_common_read(struct virtio_pci *vp, uint32_t off)
 	struct virtio_pci_queue *q = vp->queue_select < vp->nq ? &vp->q[vp->queue_select] : NULL;
 
 	switch (off) {
-	case VPCI_DFSELECT:
+	case VIRTIO_PCI_COMMON_DFSELECT:
 		return vp->dfselect;
-	case VPCI_DF:
+	case VIRTIO_PCI_COMMON_DF:
 		return vp->dfselect < 2 ? (uint32_t)(vp->device_features >> (32 * vp->dfselect))
 					: 0;
-	case VPCI_GFSELECT:
+	case VIRTIO_PCI_COMMON_GFSELECT:
 		return vp->gfselect;
-	case VPCI_GF:
+	case VIRTIO_PCI_COMMON_GF:
 		return vp->gfselect < 2 ? (uint32_t)(vp->driver_features >> (32 * vp->gfselect))
 					: 0;
-	case VPCI_MSIX_CONFIG:
+	case VIRTIO_PCI_COMMON_MSIX:
 		return vp->config_vector;
-	case VPCI_NUM_QUEUES:
+	case VIRTIO_PCI_COMMON_NUMQ:
 		return vp->nq;
-	case VPCI_STATUS:
+	case VIRTIO_PCI_COMMON_STATUS:
 		return virtio_pci_status(vp);
-	case VPCI_CFG_GEN:
+	case VIRTIO_PCI_COMMON_CFGGENERATION:
 		return vp->config_gen;
-	case VPCI_Q_SELECT:
+	case VIRTIO_PCI_COMMON_Q_SELECT:
 		return vp->queue_select;
-	case VPCI_Q_SIZE:
+	case VIRTIO_PCI_COMMON_Q_SIZE:
 		return q ? q->size : 0;
-	case VPCI_Q_VECTOR:
-		return q ? q->vector : VIRTIO_NO_VECTOR;
-	case VPCI_Q_ENABLE:
+	case VIRTIO_PCI_COMMON_Q_MSIX:
+		return q ? q->vector : VIRTIO_MSI_NO_VECTOR;
+	case VIRTIO_PCI_COMMON_Q_ENABLE:
 		return q ? q->enabled : 0;
-	case VPCI_Q_NOFF:
+	case VIRTIO_PCI_COMMON_Q_NOFF:
 		return q ? vp->queue_select : 0;
-	case VPCI_Q_DESCLO:
+	case VIRTIO_PCI_COMMON_Q_DESCLO:
 		return q ? (uint32_t)q->desc : 0;
-	case VPCI_Q_DESCHI:
+	case VIRTIO_PCI_COMMON_Q_DESCHI:
 		return q ? (uint32_t)(q->desc >> 32) : 0;
-	case VPCI_Q_AVAILLO:
+	case VIRTIO_PCI_COMMON_Q_AVAILLO:
 		return q ? (uint32_t)q->driver : 0;
-	case VPCI_Q_AVAILHI:
+	case VIRTIO_PCI_COMMON_Q_AVAILHI:
 		return q ? (uint32_t)(q->driver >> 32) : 0;
-	case VPCI_Q_USEDLO:
+	case VIRTIO_PCI_COMMON_Q_USEDLO:
 		return q ? (uint32_t)q->device : 0;
-	case VPCI_Q_USEDHI:
+	case VIRTIO_PCI_COMMON_Q_USEDHI:
 		return q ? (uint32_t)(q->device >> 32) : 0;
 	}
 	return 0;
@@ -176,7 +153,7 @@ static uint32_t vp_common_read(struct virtio_pci *vp, uint32_t off)
 static uint16_t vp_vector(struct virtio_pci *vp, uint32_t v)
 {
 	/* §4.1.5.1.2: a vector the device cannot use reads back NO_VECTOR */
-	return v < vp->pci.msix_n ? (uint16_t)v : VIRTIO_NO_VECTOR;
+	return v < vp->pci.msix_n ? (uint16_t)v : VIRTIO_MSI_NO_VECTOR;
 }
 
 static void vp_set_half(uint64_t *r, bool hi, uint32_t v)
@@ -191,7 +168,7 @@ static void vp_queue_write(struct virtio_pci *vp, uint32_t off, uint32_t v)
 	if (vp->queue_select >= vp->nq)
 		return;
 	q = &vp->q[vp->queue_select];
-	if (off == VPCI_Q_VECTOR) {
+	if (off == VIRTIO_PCI_COMMON_Q_MSIX) {
 		__atomic_store_n(&q->vector, vp_vector(vp, v), __ATOMIC_RELAXED);
 		return;
 	}
@@ -199,23 +176,23 @@ static void vp_queue_write(struct virtio_pci *vp, uint32_t off, uint32_t v)
 	if (q->enabled || (virtio_pci_status(vp) & VIRTIO_CONFIG_S_DRIVER_OK))
 		return;
 	switch (off) {
-	case VPCI_Q_SIZE:
+	case VIRTIO_PCI_COMMON_Q_SIZE:
 		/* kept as written; checked (power of two, <= max) at DRIVER_OK */
 		q->size = v > q->max_size ? q->max_size : (uint16_t)v;
 		break;
-	case VPCI_Q_ENABLE:
+	case VIRTIO_PCI_COMMON_Q_ENABLE:
 		q->enabled = v == 1;
 		break;
-	case VPCI_Q_DESCLO:
-	case VPCI_Q_DESCHI:
+	case VIRTIO_PCI_COMMON_Q_DESCLO:
+	case VIRTIO_PCI_COMMON_Q_DESCHI:
 		vp_set_half(&q->desc, off & 4, v);
 		break;
-	case VPCI_Q_AVAILLO:
-	case VPCI_Q_AVAILHI:
+	case VIRTIO_PCI_COMMON_Q_AVAILLO:
+	case VIRTIO_PCI_COMMON_Q_AVAILHI:
 		vp_set_half(&q->driver, off & 4, v);
 		break;
-	case VPCI_Q_USEDLO:
-	case VPCI_Q_USEDHI:
+	case VIRTIO_PCI_COMMON_Q_USEDLO:
+	case VIRTIO_PCI_COMMON_Q_USEDHI:
 		vp_set_half(&q->device, off & 4, v);
 		break;
 	}
@@ -224,23 +201,23 @@ static void vp_queue_write(struct virtio_pci *vp, uint32_t off, uint32_t v)
 static void vp_common_write(struct virtio_pci *vp, uint32_t off, uint32_t v)
 {
 	switch (off) {
-	case VPCI_DFSELECT:
+	case VIRTIO_PCI_COMMON_DFSELECT:
 		vp->dfselect = v;
 		break;
-	case VPCI_GFSELECT:
+	case VIRTIO_PCI_COMMON_GFSELECT:
 		vp->gfselect = v;
 		break;
-	case VPCI_GF:
+	case VIRTIO_PCI_COMMON_GF:
 		if (vp->gfselect < 2 && !(virtio_pci_status(vp) & VIRTIO_CONFIG_S_FEATURES_OK))
 			vp_set_half(&vp->driver_features, vp->gfselect, v);
 		break;
-	case VPCI_MSIX_CONFIG:
+	case VIRTIO_PCI_COMMON_MSIX:
 		__atomic_store_n(&vp->config_vector, vp_vector(vp, v), __ATOMIC_RELAXED);
 		break;
-	case VPCI_STATUS:
+	case VIRTIO_PCI_COMMON_STATUS:
 		vp_write_status(vp, (uint8_t)v);
 		break;
-	case VPCI_Q_SELECT:
+	case VIRTIO_PCI_COMMON_Q_SELECT:
 		vp->queue_select = (uint16_t)v;
 		break;
 	default:
@@ -252,16 +229,16 @@ static void vp_common_write(struct virtio_pci *vp, uint32_t off, uint32_t v)
 static uint32_t vp_reg_width(uint32_t off)
 {
 	switch (off) {
-	case VPCI_STATUS:
-	case VPCI_CFG_GEN:
+	case VIRTIO_PCI_COMMON_STATUS:
+	case VIRTIO_PCI_COMMON_CFGGENERATION:
 		return 1;
-	case VPCI_MSIX_CONFIG:
-	case VPCI_NUM_QUEUES:
-	case VPCI_Q_SELECT:
-	case VPCI_Q_SIZE:
-	case VPCI_Q_VECTOR:
-	case VPCI_Q_ENABLE:
-	case VPCI_Q_NOFF:
+	case VIRTIO_PCI_COMMON_MSIX:
+	case VIRTIO_PCI_COMMON_NUMQ:
+	case VIRTIO_PCI_COMMON_Q_SELECT:
+	case VIRTIO_PCI_COMMON_Q_SIZE:
+	case VIRTIO_PCI_COMMON_Q_MSIX:
+	case VIRTIO_PCI_COMMON_Q_ENABLE:
+	case VIRTIO_PCI_COMMON_Q_NOFF:
 		return 2;
 	}
 	return off < VIRTIO_PCI_COMMON_LEN && !(off & 3) ? 4 : 0;
@@ -275,7 +252,7 @@ void virtio_pci_common_access(struct virtio_pci *vp, uint32_t off, void *data, u
 {
 	uint32_t v = 0;
 
-	if (len == 8 && off >= VPCI_Q_DESCLO && !(off & 7)) {
+	if (len == 8 && off >= VIRTIO_PCI_COMMON_Q_DESCLO && !(off & 7)) {
 		virtio_pci_common_access(vp, off, data, 4, write);
 		virtio_pci_common_access(vp, off + 4, (uint8_t *)data + 4, 4, write);
 		return;

@@ -136,7 +136,7 @@ static void rng_reset(void *dev)
 }
 
 static const struct virtio_dev_ops virtio_rng_ops = {
-    .device_id = 4,
+    .device_id = VIRTIO_ID_RNG,
     .class_code = 0x00ff00, /* unclassified */
     .activate = rng_activate,
     .reset = rng_reset,

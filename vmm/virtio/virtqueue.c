@@ -82,7 +82,7 @@ static int virtq_broken(struct virtq *q, const char *why, unsigned int v)
 /* Append one descriptor's buffer to e; false when the request is bad. */
 static bool elem_add(struct virtq *q, struct virtq_elem *e, const struct virtq_desc *d)
 {
-	bool wr = d->flags & VIRTQ_DESC_F_WRITE;
+	bool wr = d->flags & VRING_DESC_F_WRITE;
 	uint64_t *bytes = wr ? &e->in_bytes : &e->out_bytes;
 	unsigned int *n = wr ? &e->n_in : &e->n_out;
 	unsigned int cap = wr ? e->cap_in : e->cap_out;
@@ -122,8 +122,8 @@ static int virtq_walk(struct virtq *q, struct virtq_elem *e, uint16_t head)
 		if (!budget--)
 			return virtq_broken(q, "descriptor loop at head", head);
 		memcpy(&d, table + 16u * idx, sizeof(d)); /* read once */
-		if (d.flags & VIRTQ_DESC_F_INDIRECT) {
-			if (!q->indirect || indirect || (d.flags & VIRTQ_DESC_F_NEXT))
+		if (d.flags & VRING_DESC_F_INDIRECT) {
+			if (!q->indirect || indirect || (d.flags & VRING_DESC_F_NEXT))
 				return virtq_broken(q, "misplaced indirect descriptor", idx);
 			if (!d.len || d.len % 16 || d.len / 16 > VIRTQ_MAX_SIZE)
 				return virtq_broken(q, "indirect table length", d.len);
@@ -135,13 +135,13 @@ static int virtq_walk(struct virtq *q, struct virtq_elem *e, uint16_t head)
 			indirect = true;
 			continue;
 		}
-		if (d.flags & VIRTQ_DESC_F_WRITE)
+		if (d.flags & VRING_DESC_F_WRITE)
 			seen_write = true;
 		else if (seen_write)
 			return virtq_broken(q, "readable descriptor after writable", idx);
 		if (!bad && !elem_add(q, e, &d))
 			bad = true;
-		if (!(d.flags & VIRTQ_DESC_F_NEXT))
+		if (!(d.flags & VRING_DESC_F_NEXT))
 			break;
 		idx = d.next;
 		if (idx >= table_n)
@@ -217,7 +217,7 @@ bool virtq_should_notify(struct virtq *q)
 	 * a full fence (store -> load ordering). */
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
 	if (!q->event_idx)
-		return !(load16(q->avail_h, AVAIL_FLAGS) & VIRTQ_AVAIL_F_NO_INTERRUPT);
+		return !(load16(q->avail_h, AVAIL_FLAGS) & VRING_AVAIL_F_NO_INTERRUPT);
 	old = q->signalled_used;
 	valid = q->signalled_valid;
 	q->signalled_used = q->used_idx;
@@ -246,5 +246,5 @@ bool virtq_enable_notify(struct virtq *q)
 void virtq_disable_notify(struct virtq *q)
 {
 	if (q->size && !q->event_idx)
-		store16(q->used_h, USED_FLAGS, VIRTQ_USED_F_NO_NOTIFY);
+		store16(q->used_h, USED_FLAGS, VRING_USED_F_NO_NOTIFY);
 }

@@ -33,22 +33,13 @@
 #include <stdint.h>
 #include <sys/uio.h>
 
+#include <linux/virtio_config.h> /* VIRTIO_F_VERSION_1 */
+#include <linux/virtio_ring.h>	 /* VRING_*_F_*, VIRTIO_RING_F_* */
+
 #include "vmm/guest_mem.h"
 
 #define VIRTQ_MAX_SIZE	1024	    /* queue size and indirect table cap */
 #define VIRTQ_MAX_BYTES (64u << 20) /* cap on one chain's total length */
-
-/* Descriptor flags and ring flags (virtio 1.2 §2.7.5, §2.7.6, §2.7.8) */
-#define VIRTQ_DESC_F_NEXT	   1
-#define VIRTQ_DESC_F_WRITE	   2
-#define VIRTQ_DESC_F_INDIRECT	   4
-#define VIRTQ_AVAIL_F_NO_INTERRUPT 1
-#define VIRTQ_USED_F_NO_NOTIFY	   1
-
-/* Feature bits the ring layer implements */
-#define VIRTIO_F_INDIRECT_DESC 28
-#define VIRTIO_F_EVENT_IDX     29
-#define VIRTIO_F_VERSION_1     32
 
 struct virtq_desc {
 	uint64_t addr;
@@ -62,8 +53,8 @@ struct virtq {
 	const struct guest_mem *mem;
 	uint16_t size; /* power of two, 1..VIRTQ_MAX_SIZE */
 	gpa_t desc, avail, used;
-	bool event_idx; /* VIRTIO_F_EVENT_IDX negotiated */
-	bool indirect;	/* VIRTIO_F_INDIRECT_DESC negotiated */
+	bool event_idx; /* VIRTIO_RING_F_EVENT_IDX negotiated */
+	bool indirect;	/* VIRTIO_RING_F_INDIRECT_DESC negotiated */
 	bool broken;
 	uint16_t last_avail;	 /* next avail ring slot to consume */
 	uint16_t used_idx;	 /* our copy of used->idx */
@@ -119,7 +110,7 @@ int virtq_fill(struct virtq *q, unsigned int i, uint16_t head, uint32_t len);
 int virtq_flush(struct virtq *q, unsigned int n);
 /*
  * After one or more pushes: does the driver want an interrupt now?
- * (VIRTQ_AVAIL_F_NO_INTERRUPT or used_event, §2.7.10). Updates the
+ * (VRING_AVAIL_F_NO_INTERRUPT or used_event, §2.7.10). Updates the
  * "signalled" bookkeeping, so call it once per interrupt decision.
  */
 bool virtq_should_notify(struct virtq *q);
