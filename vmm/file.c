@@ -115,17 +115,17 @@ const char *file_why(int err)
 {
 	switch (err) {
 	case -EXDEV:
-		return "leads out of the directory it must stay in";
+		return " (it leads out of the directory it must stay in)";
 	case -ELOOP:
-		return "is a symbolic link";
+		return " (it is a symbolic link)";
 	case -EMEDIUMTYPE:
-		return "is not a regular file";
+		return " (it is not a regular file)";
 	case -ESTALE:
-		return "changed while it was opened";
+		return " (it changed while it was opened)";
 	case -ENOSYS:
-		return "cannot be opened safely: this kernel has no openat2 (Linux 5.6)";
+		return " (this kernel has no openat2, Linux 5.6, to open it safely)";
 	default:
-		return strerror(-err);
+		return "";
 	}
 }
 

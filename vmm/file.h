@@ -48,8 +48,8 @@ struct file_where {
  */
 int file_open(const struct file_where *w, const char *path, int flags);
 
-/* What a file_open() error means, for a message ("is a symbolic link"...);
- * strerror() for the kernel's own errors. */
+/* What a file_open() error means, to follow the file's name in a message
+ * (" (it is a symbolic link)"...); "" for the kernel's own errors. */
 const char *file_why(int err);
 
 /* A new file at path (O_CREAT | O_EXCL | O_NOFOLLOW), opened O_RDWR with

@@ -131,7 +131,7 @@ int blk_open_at(struct blk **out, const char *path, const struct blk_where *w, b
 			       (cache == BLK_CACHE_WRITETHROUGH ? O_DSYNC : 0));
 
 	if (fd < 0)
-		return error_errno(fd, "blk: cannot open '%s'%s: it %s", path,
+		return error_errno(fd, "blk: cannot open '%s'%s%s", path,
 				   read_only ? " read-only" : "", file_why(fd));
 	return blk_open_fd(out, fd, path, w, read_only, cache, format);
 }

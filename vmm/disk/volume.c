@@ -79,7 +79,7 @@ static int volume_cache(const struct vm_disk *d, const char *path, int fd,
 	}
 	dio = fd >= 0 ? blk_fd_direct_io(fd) : blk_direct_io(path, w);
 	if (dio < 0)
-		return error_errno(dio, "disk '%s': cannot open '%s': it %s", d->name, path,
+		return error_errno(dio, "disk '%s': cannot open '%s'%s", d->name, path,
 				   file_why(dio));
 	if (d->cache == VM_CACHE_NONE && !dio)
 		return error_errno(-EINVAL,
