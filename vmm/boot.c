@@ -48,8 +48,7 @@ static int boot_read_file(const char *what, const char *path, const char *root, 
 	memset(f, 0, sizeof(*f));
 	fd = file_open(&w, path, O_RDONLY);
 	if (fd < 0)
-		return error_errno(fd, "boot: cannot open %s '%s'%s", what, path,
-				   file_why(fd));
+		return error_errno(fd, "boot: cannot open %s '%s'%s", what, path, file_why(fd));
 	if (fstat(fd, &st) || (uint64_t)st.st_size > BOOT_MAX_FILE) {
 		ret = error_errno(-EINVAL, "boot: %s '%s' is not a regular file below 2 GiB", what,
 				  path);

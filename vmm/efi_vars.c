@@ -140,8 +140,7 @@ int efi_vars_open(struct efi_vars *v, const char *path)
 	else if (fd != -ENOENT)
 		ret = fd;
 	if (ret) {
-		error_errno(ret, "efi: cannot read the variable store '%s'%s", path,
-			    file_why(ret));
+		error_errno(ret, "efi: cannot read the variable store '%s'%s", path, file_why(ret));
 		goto fail;
 	}
 	if (!ev_last(file, n, &blob, &v->len) || !file) {

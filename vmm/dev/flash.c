@@ -112,8 +112,8 @@ static int flash_open_vars(struct flash *f, const struct device_firmware *o)
 	if (f->vars_fd == -ENOENT)
 		f->vars_fd = flash_vars_create(o->flash_vars, o->flash_vars_template);
 	else if (f->vars_fd < 0)
-		error_errno(f->vars_fd, "ovmf: cannot open the variable store %s%s",
-			    o->flash_vars, file_why(f->vars_fd));
+		error_errno(f->vars_fd, "ovmf: cannot open the variable store %s%s", o->flash_vars,
+			    file_why(f->vars_fd));
 	if (f->vars_fd < 0) {
 		r = f->vars_fd;
 		f->vars_fd = -1;
