@@ -60,8 +60,10 @@ static inline uint64_t rotl(uint64_t x, int b)
 static uint64_t index_hash(const char *s)
 {
 	size_t len = strlen(s), i;
-	uint64_t v0 = index_key[0] ^ 0x736f6d6570736575ull, v1 = index_key[1] ^ 0x646f72616e646f6dull;
-	uint64_t v2 = index_key[0] ^ 0x6c7967656e657261ull, v3 = index_key[1] ^ 0x7465646279746573ull;
+	uint64_t v0 = index_key[0] ^ 0x736f6d6570736575ull,
+		 v1 = index_key[1] ^ 0x646f72616e646f6dull;
+	uint64_t v2 = index_key[0] ^ 0x6c7967656e657261ull,
+		 v3 = index_key[1] ^ 0x7465646279746573ull;
 	uint64_t m;
 
 	for (i = 0; i + 8 <= len; i += 8) {

@@ -17,8 +17,8 @@
 #include "spec/node.h"
 
 /* Maps with fewer keys are scanned: an index would not pay. */
-#define NODE_INDEX_MIN 16u
-#define NODE_INDEX_NONE 0xffffffffu  /* no such key */
+#define NODE_INDEX_MIN	 16u
+#define NODE_INDEX_NONE	 0xffffffffu /* no such key */
 #define NODE_INDEX_STALE 0xfffffffeu /* no usable index: scan */
 
 /* Key comparisons made on this thread (node_key_compares()). */

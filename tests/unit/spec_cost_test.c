@@ -22,9 +22,10 @@ static char *big_labels(unsigned int n, size_t *len)
 
 	if (!s)
 		abort();
-	off += (size_t)snprintf(s + off, cap - off, "apiVersion: kubevirt.io/v1\n"
-						    "kind: VirtualMachine\n"
-						    "metadata:\n  name: big\n  labels:\n");
+	off += (size_t)snprintf(s + off, cap - off,
+				"apiVersion: kubevirt.io/v1\n"
+				"kind: VirtualMachine\n"
+				"metadata:\n  name: big\n  labels:\n");
 	for (i = 0; i < n; i++)
 		off += (size_t)snprintf(s + off, cap - off, "    k%07u: v\n", i);
 	off += (size_t)snprintf(s + off, cap - off,
