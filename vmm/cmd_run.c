@@ -28,6 +28,7 @@ static void run_usage(FILE *f)
 	fprintf(f,
 		"usage: vmlet run [-f FILE|DIR ...] [--vm NAME] [--kernel K] [--initrd I]\n"
 		"                 [--cmdline C] [--console stdio|file:PATH|none]\n"
+		"                 [--console-max-size SIZE]\n"
 		"                 [--cpu-vendor intel|amd] [--smp S,C,T] [--memory SIZE]\n"
 		"                 [--grace-period SECONDS] [--log-format json|text]\n"
 		"                 [--log-level debug|info|warning|error]\n"
@@ -188,6 +189,7 @@ static const struct option run_options[] = {
     {"firmware", required_argument, NULL, CMD_OPT_FIRMWARE},
     {"efi-vars", required_argument, NULL, CMD_OPT_EFI_VARS},
     {"console", required_argument, NULL, CMD_OPT_CONSOLE},
+    {"console-max-size", required_argument, NULL, CMD_OPT_CONSOLE_MAX},
     {"grace-period", required_argument, NULL, CMD_OPT_GRACE},
     {"run-strategy", required_argument, NULL, RUN_OPT_STRATEGY},
     {"jail", required_argument, NULL, RUN_OPT_JAIL},

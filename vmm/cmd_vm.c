@@ -169,6 +169,17 @@ int cmd_vm_option(struct cmd_vm_opts *o, int c, const char *arg)
 			return 0;
 		fprintf(stderr, "vmlet: --console takes stdio, none or file:PATH, not '%s'\n", arg);
 		return -1;
+	case CMD_OPT_CONSOLE_MAX: /* 0: no cap */
+		if (!cmd_parse_size(arg, &o->console.max_bytes)) {
+			if (!o->console.max_bytes)
+				o->console.max_bytes = VM_CONSOLE_NO_CAP;
+			return 0;
+		}
+		fprintf(stderr,
+			"vmlet: --console-max-size takes a size (64Mi, 1G, 0: no cap), not "
+			"'%s'\n",
+			arg);
+		return -1;
 	case CMD_OPT_VENDOR:
 		o->vendor_set = true;
 		if (!strcmp(arg, "intel") || !strcmp(arg, "amd")) {

@@ -76,6 +76,7 @@ enum {
 	CMD_OPT_EFI_VARS,
 	CMD_OPT_TAP,
 	CMD_OPT_IMAGE_STORE,
+	CMD_OPT_CONSOLE_MAX,
 };
 
 /* The getopt_long entries of the options both commands take (handled by

@@ -43,7 +43,12 @@ enum vm_console_kind {
 struct vm_console {
 	enum vm_console_kind kind;
 	const char *path; /* VM_CONSOLE_FILE */
+	/* VM_CONSOLE_FILE: past this size the file is copied to PATH.1 and
+	 * emptied (dev/console_out.h); 0 = VM_CONSOLE_MAX_DEFAULT */
+	uint64_t max_bytes;
 };
+#define VM_CONSOLE_MAX_DEFAULT (64ull << 20)
+#define VM_CONSOLE_NO_CAP      UINT64_MAX
 
 /*
  * The run options the firmware devices read (vm.h's vm_options holds
@@ -107,6 +112,8 @@ void device_console_capture(struct vm *vm, const void *buf, size_t len);
  * (called on the main thread).
  */
 void device_console_tee(struct vm *vm, const void *buf, size_t len);
+/* A control client is attached to the console now (any thread). */
+bool device_console_attached(struct vm *vm);
 void device_set_console_input(struct vm *vm, void (*fn)(void *opaque, const void *buf, size_t len),
 			      void *opaque);
 /* The console device also registers how output written in one piece
@@ -151,7 +158,7 @@ struct device_counters {
 };
 
 struct device_counters_src {
-	const char *kind; /* "blk", "net" or "balloon" */
+	const char *kind; /* "blk", "net", "balloon" or "console" */
 	const char *name; /* disk or interface name, owned by the device */
 	void (*read)(void *opaque, struct device_counters *c);
 	void *opaque;

@@ -65,6 +65,11 @@ void device_console_tee(struct vm *vm, const void *buf, size_t len)
 		log_debug("console: attached client did not take output");
 }
 
+bool device_console_attached(struct vm *vm)
+{
+	return vm && __atomic_load_n(&vm->console_client, __ATOMIC_ACQUIRE) > 0;
+}
+
 void device_set_console_input(struct vm *vm, void (*fn)(void *opaque, const void *buf, size_t len),
 			      void *opaque)
 {

@@ -222,8 +222,12 @@ static const struct sandbox_rule main_loop[] = {
 	/* grace-period and restart-backoff timers (created in setup) */
 	ALLOW(timerfd_settime),
 	ALLOW(timerfd_gettime),
-	/* metrics: vmlet's RSS from /proc/self/statm, opened in setup */
+	/* metrics: vmlet's RSS from /proc/self/statm, opened in setup;
+	 * a capped console file read for its copy to PATH.1 */
 	ALLOW(pread64),
+	/* ... and emptied, with PATH.1 before the copy (dev/console_out.c:
+	 * both were opened in setup) */
+	ALLOW_EQ(ftruncate, 1, 0),
 	/* the ACPI power button's SCI and interrupts raised by devices the
 	 * event loop serves */
 	ALLOW_IOCTL(KVM_IRQ_LINE),

@@ -12,6 +12,8 @@
  *   6 read COM1 (polling LSR.DR) and echo each byte until 'q', then S5
  *   7 print the CMOS RTC's hours and minutes ("rtc=HHMM", the BCD digits
  *     as they are), then S5
+ *   8 print "x" on COM1 without end, until the power button is pressed,
+ *     then S5 (a console nobody reads)
  * Ports: arch/x86_64/layout.h (PM1a at 0x600/0x604, S5 SLP_TYP 5).
  */
 	.section .note.pvh, "a"
@@ -37,6 +39,15 @@ _start:
 3:	in %dx, %ax
 	test $0x100, %ax
 	jz 3b
+.endif
+.if MODE == 8
+7:	mov $0x3f8, %dx
+	mov $'x', %al
+	out %al, %dx
+	mov $0x600, %dx
+	in %dx, %ax
+	test $0x100, %ax
+	jz 7b
 .endif
 .if MODE == 6
 	mov $0x3f8, %dx
@@ -77,7 +88,7 @@ _start:
 	putbcd $0x02
 	putc $'\n'
 .endif
-.if MODE == 0 || MODE == 5 || MODE == 6 || MODE == 7
+.if MODE == 0 || MODE == 5 || MODE == 6 || MODE == 7 || MODE == 8
 	mov $0x604, %dx
 	mov $((5 << 10) | (1 << 13)), %ax
 	out %ax, %dx

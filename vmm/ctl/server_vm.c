@@ -147,6 +147,12 @@ static const struct {
      offsetof(struct device_counters, rx_dropped)},
     {"net", "vmlet_net_tx_dropped_total", "Frames from the guest dropped, by interface.",
      offsetof(struct device_counters, tx_dropped)},
+    {"console", "vmlet_console_written_bytes_total",
+     "Guest console output written to the console, by console.",
+     offsetof(struct device_counters, tx_bytes)},
+    {"console", "vmlet_console_dropped_bytes_total",
+     "Guest console output dropped because the console's reader did not keep up.",
+     offsetof(struct device_counters, tx_dropped)},
 };
 
 static void vm_device_metrics(struct vm *vm, struct ctl_metrics *m)
@@ -168,7 +174,9 @@ static void vm_device_metrics(struct vm *vm, struct ctl_metrics *m)
 				continue;
 			memcpy(&v, (const char *)&c[i] + counter_names[k].off, sizeof(v));
 			ctl_metrics_label(labels, sizeof(labels),
-					  counter_names[k].kind[0] == 'b' ? "disk" : "interface",
+					  counter_names[k].kind[0] == 'b'   ? "disk"
+					  : counter_names[k].kind[0] == 'c' ? "console"
+									    : "interface",
 					  vm->counters[i].name);
 			ctl_metrics_add(m, counter_names[k].name, "counter", counter_names[k].help,
 					labels, (double)v);

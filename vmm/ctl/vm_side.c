@@ -59,7 +59,14 @@ void vm_log_counters(struct vm *vm)
 				 "statistics received %llu times",
 				 (unsigned long long)c.requests, (unsigned long long)c.write_bytes,
 				 (unsigned long long)c.balloon_stats_updates);
-		else
+		else if (!strcmp(vm->counters[i].kind, "console")) {
+			if (c.tx_dropped) /* said only when output was lost */
+				log_warn(
+				    "console: %llu bytes written, %llu dropped (the reader did "
+				    "not keep up)",
+				    (unsigned long long)c.tx_bytes,
+				    (unsigned long long)c.tx_dropped);
+		} else
 			log_info("interface '%s': %llu frames (%llu bytes) received, %llu (%llu "
 				 "bytes) sent, %llu + %llu dropped",
 				 vm->counters[i].name, (unsigned long long)c.rx_packets,

@@ -4,7 +4,9 @@
  *
  * Transmit is immediate (the transmitter is always empty), so LSR always
  * shows THRE|TEMT and a THRE interrupt is pending after each THR write and
- * when the guest enables it. Receive has a 16-byte FIFO like the chip's,
+ * when the guest enables it. Transmitted bytes go to a bounded ring that
+ * the event loop drains to the console (dev/console_out.h): a console
+ * nobody reads drops output, it never stops the vCPU. Receive has a 16-byte FIFO like the chip's,
  * fed from a 4 KiB buffer of host input as the guest empties it (a line
  * piped or pasted at once arrives whole, however slowly the guest reads);
  * while that buffer is full, stdin is not read (polled again every 20 ms);
@@ -25,6 +27,7 @@
 
 #include "arch/x86_64/layout.h"
 #include "vmm/bus.h"
+#include "vmm/dev/console_out.h"
 #include "vmm/dev/devices.h"
 #include "vmm/device.h"
 #include "vmm/event.h"
@@ -60,8 +63,9 @@ struct serial8250 {
 	bool registered;
 	pthread_mutex_t lock;
 	enum vm_console_kind kind;
-	int out_fd, in_fd;
-	bool close_out, in_watched, tty_raw;
+	struct console_out *out;
+	int in_fd;
+	bool in_watched, tty_raw;
 	struct termios saved_tty;
 
 	uint8_t ier, lcr, mcr, lsr_err, scr, dll, dlm, fcr;
@@ -130,39 +134,18 @@ static uint8_t serial_rx_pop(struct serial8250 *s)
 	return b;
 }
 
-/* Lock held. */
+/* Lock held. Never blocks: the output ring drops what does not fit. */
 static void serial_tx_buf(struct serial8250 *s, const uint8_t *buf, size_t n)
 {
-	size_t done = 0;
-	ssize_t r;
-
 	if (s->mcr & UART_MCR_LOOP) {
 		for (size_t i = 0; i < n; i++)
 			serial_rx_push(s, buf[i]);
 		return;
 	}
-	switch (s->kind) {
-	case VM_CONSOLE_CAPTURE:
+	if (s->kind == VM_CONSOLE_CAPTURE)
 		device_console_capture(s->vm, buf, n);
-		break;
-	case VM_CONSOLE_STDIO:
-	case VM_CONSOLE_FILE:
-		while (done < n) {
-			r = write(s->out_fd, buf + done, n - done);
-			if (r < 0 && errno == EINTR)
-				continue;
-			if (r <= 0) {
-				log_warn_once("serial: console write failed: %s",
-					      r < 0 ? strerror(errno) : "short write");
-				break;
-			}
-			done += (size_t)r;
-		}
-		break;
-	case VM_CONSOLE_NONE:
-		break;
-	}
-	device_console_tee(s->vm, buf, n); /* vmlet ctl console */
+	/* the console, and a client of `vmlet ctl console` */
+	console_out_write(s->out, buf, n);
 }
 
 static void serial_tx(struct serial8250 *s, uint8_t b)
@@ -391,16 +374,14 @@ static void serial_setup_tty(struct serial8250 *s)
 
 static int serial_open_console(struct serial8250 *s, const struct vm_console *c)
 {
+	int ret;
+
 	s->kind = c->kind;
-	s->out_fd = s->in_fd = -1;
-	if (c->kind == VM_CONSOLE_FILE) {
-		s->out_fd = open(c->path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-		if (s->out_fd < 0)
-			return error_errno(-errno, "serial: cannot open console file '%s'",
-					   c->path);
-		s->close_out = true;
-	} else if (c->kind == VM_CONSOLE_STDIO) {
-		s->out_fd = STDOUT_FILENO;
+	s->in_fd = -1;
+	ret = console_out_create(s->vm, s->loop, c, &s->out);
+	if (ret)
+		return ret;
+	if (c->kind == VM_CONSOLE_STDIO) {
 		s->in_fd = STDIN_FILENO;
 		/* stdin may be a file or /dev/null, which epoll refuses: no input */
 		if (!event_add(s->loop, s->in_fd, EPOLLIN, serial_input, s)) {
@@ -411,6 +392,15 @@ static int serial_open_console(struct serial8250 *s, const struct vm_console *c)
 		}
 	}
 	return 0;
+}
+
+/* The console's totals for metrics and the end-of-run summary. */
+static void serial_counters(void *opaque, struct device_counters *c)
+{
+	struct serial8250 *s = opaque;
+
+	c->tx_bytes = console_out_written(s->out);
+	c->tx_dropped = console_out_dropped(s->out);
 }
 
 static void serial_destroy(void *state)
@@ -427,8 +417,7 @@ static void serial_destroy(void *state)
 		event_timer_destroy(s->in_timer);
 	if (s->tty_raw)
 		tcsetattr(s->in_fd, TCSANOW, &s->saved_tty);
-	if (s->close_out)
-		close(s->out_fd);
+	console_out_destroy(s->out);
 	pthread_mutex_destroy(&s->lock);
 	free(s);
 }
@@ -454,6 +443,7 @@ static int serial_create(const struct device_env *env, unsigned int index, void 
 	if (!ret) {
 		device_set_console_input(env->vm, serial_push_input, s);
 		device_set_console_output(env->vm, serial_output, s);
+		ret = device_add_counters(env->vm, "console", "serial0", serial_counters, s);
 	}
 	if (ret) {
 		serial_destroy(s);

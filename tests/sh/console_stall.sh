@@ -1,0 +1,105 @@
+#!/usr/bin/env bash
+# A console nobody reads (issue 28, finding 6): the guest prints without
+# end into a pipe whose reader never reads. The vCPU must not block on it:
+# output is dropped and counted (vmlet_console_dropped_bytes_total keeps
+# growing while the guest runs), one warning is logged for the stall, and
+# `vmlet ctl stop` and SIGTERM still stop the VM. Before the output ring,
+# the vCPU sat in write() under the UART lock: no counter, and neither stop
+# nor SIGTERM ended vmlet. Then a capped --console file: rotated to .1.
+source "$(dirname "$0")/../lib/sh.sh"
+have_kvm || skip "no /dev/kvm"
+[[ -x $VMLET ]] || skip "no $VMLET"
+tiny_guests 8
+SOCK=$TMPD/api.sock
+
+dropped() { # the counter's value, or empty
+	"$VMLET" ctl "$SOCK" metrics 2>/dev/null |
+		sed -n 's/^vmlet_console_dropped_bytes_total{console="serial0"} \([0-9.e+]*\)$/\1/p'
+}
+
+# start_stalled BIN: vmlet's stdout is a FIFO whose reader sleeps
+start_stalled() {
+	rm -f "$SOCK" "$TMPD/fifo"
+	mkfifo "$TMPD/fifo"
+	sleep 300 <"$TMPD/fifo" &
+	HOLDER=$!
+	"$1" run --kernel "$TMPD/mode8.elf" --api-socket "$SOCK" --grace-period 20 \
+		--log-format text >"$TMPD/fifo" 2>"$TMPD/err" &
+	PID=$!
+	for _ in $(seq 600); do
+		[[ -S $SOCK ]] && break
+		kill -0 "$PID" 2>/dev/null || break
+		sleep 0.05
+	done
+	[[ -S $SOCK ]] || { fail "vmlet did not start: $(tail -3 "$TMPD/err")"; return 1; }
+	local d1="" d2="" _
+	for _ in $(seq 200); do
+		d1=$(dropped)
+		[[ -n $d1 && $d1 != 0 ]] && break
+		sleep 0.05
+	done
+	if [[ -z $d1 || $d1 == 0 ]]; then
+		fail "$1: no console output dropped while nobody reads (counter '${d1}')"
+		return 0
+	fi
+	for _ in $(seq 200); do
+		d2=$(dropped)
+		[[ -n $d2 ]] && awk -v a="$d1" -v b="$d2" 'BEGIN { exit !(b > a) }' && break
+		sleep 0.05
+	done
+	if [[ -n $d2 ]] && awk -v a="$d1" -v b="$d2" 'BEGIN { exit !(b > a) }'; then
+		ok "$1: the guest keeps printing into a stalled pipe: $d1 then $d2 bytes dropped"
+	else
+		fail "$1: the dropped count stopped at '$d1' / '$d2': is the guest stuck?"
+	fi
+}
+
+# stopped NAME: vmlet ended (the guest powered off: exit 0) within 60 s
+stopped() {
+	timeout 60 tail --pid="$PID" -f /dev/null
+	kill -KILL "$PID" 2>/dev/null && fail "$1: vmlet did not end"
+	wait "$PID"
+	local rc=$?
+	[[ $rc == 0 ]] && ok "$1: vmlet ended, exit 0" || fail "$1: exit $rc, want 0"
+	local n
+	n=$(grep -c "the reader does not keep up" "$TMPD/err")
+	[[ $n == 1 ]] && ok "$1: one stall warning" || fail "$1: $n stall warnings, want 1"
+	grep -q "console: [0-9]* bytes written, [0-9]* dropped" "$TMPD/err" &&
+		ok "$1: the end-of-run summary counts the dropped bytes" ||
+		fail "$1: no console summary: $(tail -3 "$TMPD/err")"
+	kill "$HOLDER" 2>/dev/null
+	wait "$HOLDER" 2>/dev/null
+}
+
+for bin in "$VMLET" "$VMLET_SAN"; do
+	[[ -x $bin ]] || continue
+	if start_stalled "$bin"; then
+		"$VMLET" ctl "$SOCK" stop >/dev/null || fail "$bin: vmlet ctl stop failed"
+		stopped "$bin: ctl stop"
+	fi
+	if start_stalled "$bin"; then
+		kill -TERM "$PID"
+		stopped "$bin: SIGTERM"
+	fi
+done
+
+# --console file: capped: past the size, the file moves to PATH.1
+"$VMLET" run --kernel "$TMPD/mode8.elf" --console "file:$TMPD/con" --console-max-size 64Ki \
+	--log-format text 2>"$TMPD/err" &
+PID=$!
+for _ in $(seq 600); do
+	[[ -s $TMPD/con.1 ]] && break
+	kill -0 "$PID" 2>/dev/null || break
+	sleep 0.05
+done
+kill -TERM "$PID"
+wait "$PID"
+size() { stat -c %s "$1" 2>/dev/null || echo 0; }
+if [[ -s $TMPD/con.1 ]] && (($(size "$TMPD/con") <= 65536 && $(size "$TMPD/con.1") <= 65536)); then
+	ok "capped console file rotated: con $(size "$TMPD/con") bytes, con.1 $(size "$TMPD/con.1")"
+else
+	fail "console file not capped: con $(size "$TMPD/con"), con.1 $(size "$TMPD/con.1") bytes"
+fi
+grep -q "reached 65536 bytes: moved to" "$TMPD/err" && ok "rotation logged" ||
+	fail "no rotation log: $(tail -3 "$TMPD/err")"
+finish
