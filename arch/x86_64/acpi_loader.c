@@ -10,9 +10,14 @@
  *   ADD_POINTER  (2)  dest[56], src[56], u32 offset, u8 size: add the
  *                     address src was loaded at to the size-byte integer at
  *                     offset of dest
- *   ADD_CHECKSUM (3)  file[56], u32 offset, u32 start, u32 length: subtract
- *                     the byte sum of [start, start+length) from the byte at
- *                     offset (so the range then sums to zero)
+ *   ADD_CHECKSUM (3)  file[56], u32 offset, u32 start, u32 length: make
+ *                     [start, start+length) sum to zero through the byte at
+ *                     offset, which lies in the range and must be 0 in the
+ *                     file: SeaBIOS subtracts the range's sum from it, OVMF
+ *                     (EDK II's CalculateCheckSum8) overwrites it with the
+ *                     negated sum; only a zero byte gives both the same
+ *                     result (OVMF left a FADT whose byte was the
+ *                     precomputed checksum unrecognised: no FADT for Linux)
  *
  * The RSDP goes to the F segment, where an OS scans for it; everything else
  * to high memory. A pointer in the files holds its target's offset within
@@ -88,6 +93,16 @@ static void loader_checksum(struct loader *l, const char *file, uint32_t off, ui
 	arch_put_le32(c + 4 + LOADER_FILESZ, off);
 	arch_put_le32(c + 8 + LOADER_FILESZ, start);
 	arch_put_le32(c + 12 + LOADER_FILESZ, len);
+}
+
+/* loader_checksum() for a range of the buffer p whose file starts at
+ * p[file_start]: the checksum byte is zeroed first (see ADD_CHECKSUM) */
+static void loader_checksum_zeroed(struct loader *l, uint8_t *p, const char *file,
+				   size_t file_start, size_t off, size_t start, size_t len)
+{
+	p[off] = 0;
+	loader_checksum(l, file, (uint32_t)(off - file_start), (uint32_t)(start - file_start),
+			(uint32_t)len);
 }
 
 static uint64_t get_le(const uint8_t *p, unsigned int size)
@@ -171,13 +186,13 @@ static int relink_xsdt(struct blob *b, struct loader *l, size_t xsdt)
 		r = table_len(b, t, &tlen);
 		if (!r && !memcmp(b->p + t, "FACP", 4)) {
 			r = relink_fadt(b, l, t, tlen);
-			loader_checksum(l, ARCH_ACPI_FILE_TABLES, (uint32_t)(t - b->tables + 9),
-					(uint32_t)(t - b->tables), tlen);
+			loader_checksum_zeroed(l, b->p, ARCH_ACPI_FILE_TABLES, b->tables, t + 9, t,
+					       tlen);
 		}
 	}
 	if (!r)
-		loader_checksum(l, ARCH_ACPI_FILE_TABLES, (uint32_t)(xsdt - b->tables + 9),
-				(uint32_t)(xsdt - b->tables), len);
+		loader_checksum_zeroed(l, b->p, ARCH_ACPI_FILE_TABLES, b->tables, xsdt + 9, xsdt,
+				       len);
 	return r;
 }
 
@@ -202,8 +217,8 @@ int arch_acpi_loader_build(uint8_t *tables, size_t used, gpa_t base, uint8_t *sc
 	if (!r)
 		r = relink_xsdt(&b, &l, xsdt);
 	/* RSDP checksums: the first 20 bytes, then all 36 */
-	loader_checksum(&l, ARCH_ACPI_FILE_RSDP, 8, 0, 20);
-	loader_checksum(&l, ARCH_ACPI_FILE_RSDP, 32, 0, ARCH_ACPI_RSDP_SIZE);
+	loader_checksum_zeroed(&l, tables, ARCH_ACPI_FILE_RSDP, 0, 8, 0, 20);
+	loader_checksum_zeroed(&l, tables, ARCH_ACPI_FILE_RSDP, 0, 32, 0, ARCH_ACPI_RSDP_SIZE);
 	if (r)
 		return r;
 	if (l.err)

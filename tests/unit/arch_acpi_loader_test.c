@@ -5,7 +5,10 @@
  * firmware does: the RSDP placed at some address A, the tables at A + the
  * file offset, must come out byte for byte as arch_acpi_build() makes them
  * for base A. A second placement (RSDP and tables far apart) must give a
- * consistent chain with valid checksums.
+ * consistent chain with valid checksums. The ADD_CHECKSUM commands must
+ * come out right both as SeaBIOS runs them (subtract the range's sum from
+ * the byte) and as OVMF does (EDK II: the byte := the negated sum of the
+ * range, the byte included): that needs the byte 0 in the file.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -33,6 +36,8 @@ static struct file *lookup(struct file *f, size_t n, const uint8_t *name)
 
 /* Run the script over files (their addr set by the caller as ALLOCATE
  * would). Returns the number of commands, -1 on a malformed one. */
+static int ovmf_checksums; /* execute() ADD_CHECKSUM as OVMF does */
+
 static int execute(const uint8_t *s, size_t len, struct file *f, size_t nf)
 {
 	int n = 0;
@@ -64,7 +69,10 @@ static int execute(const uint8_t *s, size_t len, struct file *f, size_t nf)
 				return -1;
 			for (uint32_t i = 0; i < rd32(c + 68); i++)
 				sum = (uint8_t)(sum + d->data[rd32(c + 64) + i]);
-			d->data[rd32(c + 60)] = (uint8_t)(d->data[rd32(c + 60)] - sum);
+			if (ovmf_checksums) /* CalculateCheckSum8 of the range, stored */
+				d->data[rd32(c + 60)] = (uint8_t)(0 - sum);
+			else
+				d->data[rd32(c + 60)] = (uint8_t)(d->data[rd32(c + 60)] - sum);
 			break;
 		}
 		default:
@@ -154,6 +162,53 @@ static void test_apart(void)
 	CHECK(facs % 64 == 0);
 }
 
+/* OVMF's loader (OvmfPkg/AcpiPlatformDxe): a table is only installed when
+ * it sums to zero after the script; the FADT did not, so Linux under OVMF
+ * found no FADT ("AcpiEnable failed", no power-off) */
+static void test_ovmf_checksums(void)
+{
+	static uint8_t blob[ARCH_ACPI_MAX], script[ARCH_ACPI_LOADER_MAX];
+	struct arch_acpi_config c;
+	uint32_t ids[2];
+	size_t used = 0, slen = 0, toff = 0, n_sums = 0;
+
+	config(&c, ids, 2);
+	CHECK(arch_acpi_build(blob, sizeof(blob), 0, &c, &used) == 0);
+	CHECK(arch_acpi_loader_build(blob, used, 0, script, sizeof(script), &slen, &toff) == 0);
+	/* QEMU's contract: every checksum byte is 0 in the files */
+	for (size_t off = 0; off + CMD <= slen; off += CMD)
+		if (rd32(script + off) == 3) {
+			const uint8_t *base =
+			    strcmp((const char *)script + off + 4, ARCH_ACPI_FILE_RSDP)
+				? blob + toff
+				: blob;
+
+			CHECK(base[rd32(script + off + 60)] == 0);
+			n_sums++;
+		}
+	CHECK_EQ_U64(n_sums, 4); /* FADT, XSDT, RSDP 20 and 36 bytes */
+	struct file f[2] = {
+	    {ARCH_ACPI_FILE_RSDP, blob, ARCH_ACPI_RSDP_SIZE, 0xf5a10},
+	    {ARCH_ACPI_FILE_TABLES, blob + toff, used - toff, 0x1f779000},
+	};
+	ovmf_checksums = 1;
+	CHECK(execute(script, slen, f, 2) > 0);
+	ovmf_checksums = 0;
+	CHECK(bytesum(blob, 20) == 0 && bytesum(blob, ARCH_ACPI_RSDP_SIZE) == 0);
+	const uint8_t *x = blob + toff + (rd64(blob + 24) - 0x1f779000);
+
+	CHECK(!memcmp(x, "XSDT", 4) && bytesum(x, rd32(x + 4)) == 0);
+	const uint8_t *fp = blob + toff + (rd64(x + 36) - 0x1f779000);
+
+	CHECK(!memcmp(fp, "FACP", 4) && bytesum(fp, rd32(fp + 4)) == 0);
+	/* and every table the XSDT lists */
+	for (uint32_t e = 36; e + 8 <= rd32(x + 4); e += 8) {
+		const uint8_t *t = blob + toff + (rd64(x + e) - 0x1f779000);
+
+		CHECK(bytesum(t, rd32(t + 4)) == 0);
+	}
+}
+
 static void test_rejects(void)
 {
 	static uint8_t blob[ARCH_ACPI_MAX], script[ARCH_ACPI_LOADER_MAX];
@@ -177,6 +232,7 @@ int main(void)
 {
 	TEST_RUN(test_same_as_built_in_place);
 	TEST_RUN(test_apart);
+	TEST_RUN(test_ovmf_checksums);
 	TEST_RUN(test_rejects);
 	return test_summary();
 }
