@@ -1,7 +1,7 @@
 # Sourced by the network shell tests: net_manifest BINDING [LINE ...]
 # prints a VirtualMachine "netvm" (1 vCPU, 64Mi) with one interface
 # "default" on the pod network, bound with BINDING (bridge, masquerade,
-# passt), each LINE added to the interface (e.g. 'model: e1000').
+# passtBinding: KubeVirt refuses the old passt field since v1.3), each LINE added to the interface (e.g. 'model: e1000').
 net_manifest() {
 	local binding=$1 line
 	shift

@@ -27,7 +27,7 @@ YAML
 }
 vm "" >"$TMPD/default.yaml"
 vm "          autoattachMemBalloon: false" >"$TMPD/off.yaml"
-vm "" "        cpu: {dedicatedCpuPlacement: true}
+vm "" "        cpu: {dedicatedCpuPlacement: true, cores: 1}
 " >"$TMPD/dedicated.yaml"
 
 cfg() { "$VMLET" resolve -f "$1" -o config 2>/dev/null |

@@ -119,6 +119,7 @@ apiVersion: kubevirt.io/v1
 kind: VirtualMachine
 metadata: {name: two}
 spec:
+  runStrategy: Once
   template:
     spec:
       domain:

@@ -197,7 +197,7 @@ pod ip link del vt-default 2>/dev/null
 pod ip addr add 10.200.0.2/24 dev eth0 2>/dev/null
 pod ip route replace default via 10.200.0.1
 if command -v passt >/dev/null; then
-	net_manifest passt >"$TMPD/passt.yaml"
+	net_manifest passtBinding >"$TMPD/passt.yaml"
 	probe passt
 	matched passt
 	check passt dhcpAddress 10.200.0.2/24
