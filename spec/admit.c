@@ -196,5 +196,6 @@ int admit_run(struct resolver *r)
 	admit_spec(&a);
 	admit_devices(&a);
 	admit_arch(&a);
+	admit_affinity(&a);
 	return r->d->n_err != before ? -EINVAL : 0;
 }

@@ -18,6 +18,8 @@
  *                    launchSecurity, Hyper-V (webhooks/amd64.go, hyperv.go)
  *   admit_arch.c     each architecture's settings (webhooks/amd64.go,
  *                    arm64.go, s390x.go)
+ *   admit_affinity.c affinity and topology spread constraints
+ *                    (validate-k8s-utils.go, Kubernetes' rules)
  *
  * Every rule adds its error to the resolver's diag at the value that
  * caused it, with KubeVirt's field path and message; all causes are
@@ -88,5 +90,6 @@ void admit_compute(const struct admit *a);
 void admit_spec(const struct admit *a);
 void admit_devices(const struct admit *a);
 void admit_arch(const struct admit *a);
+void admit_affinity(const struct admit *a);
 
 #endif /* VMLET_SPEC_ADMIT_H */

@@ -34,7 +34,7 @@ for d in tests/conformance/vmlet-cases/v[1-9][0-9]-*/; do
 		[[ -z $bad ]] || fail "$id ($mode):$bad: $(head -2 "$TMPD/err")"
 	done
 done
-((n >= 63)) && ok "$n admission cases refused by resolve -o json, -o config and run" ||
+((n >= 67)) && ok "$n admission cases refused by resolve -o json, -o config and run" ||
 	fail "only $n admission cases"
 
 # msg IO BINDING [VOLUME-LINE]: resolve -o config of a VM with one disk of

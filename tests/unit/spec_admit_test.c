@@ -156,6 +156,49 @@ static void test_many_duplicates(void)
 	free(text);
 }
 
+static int with_topology_key(const char *key, const char *label_value)
+{
+	char text[2048];
+
+	snprintf(text, sizeof(text),
+		 VM("", "") "      topologySpreadConstraints:\n"
+			    "      - maxSkew: 1\n        topologyKey: '%s'\n"
+			    "        whenUnsatisfiable: ScheduleAnyway\n"
+			    "        labelSelector: {matchLabels: {app: '%s'}}\n",
+		 key, label_value);
+	return resolve(text);
+}
+
+/* Kubernetes' qualified names (label keys) and label values */
+static void test_label_names(void)
+{
+	char long_part[80];
+
+	CHECK(with_topology_key("zone", "web") == 0);
+	CHECK(with_topology_key("topology.kubernetes.io/zone", "") == 0);
+	CHECK(with_topology_key("My.Zone_1", "a.b-c_D") == 0);
+	CHECK(with_topology_key("a/b/c", "web") != 0);
+	CHECK(count(NULL, "Invalid value: \"a/b/c\": a qualified name must consist of") == 1);
+	CHECK(with_topology_key("/zone", "web") != 0);
+	CHECK(count(NULL, "prefix part must be non-empty") == 1);
+	CHECK(with_topology_key("Example.com/zone", "web") != 0);
+	CHECK(count(NULL, "prefix part a lowercase RFC 1123 subdomain") == 1);
+	CHECK(with_topology_key("example.com/", "web") != 0);
+	CHECK(count(NULL, "name part must be non-empty") == 1);
+	CHECK(with_topology_key("-zone", "web") != 0);
+	CHECK(count("spec.template.spec.topologySpreadConstraints[0].topologyKey",
+		    "name part must consist of alphanumeric") == 1);
+	memset(long_part, 'z', 64);
+	long_part[64] = 0;
+	CHECK(with_topology_key(long_part, "web") != 0);
+	CHECK(count(NULL, "name part must be no more than 63 characters") == 1);
+	CHECK(with_topology_key("zone", "-web") != 0);
+	CHECK(count("spec.template.spec.topologySpreadConstraints.labelSelector.matchLabels",
+		    "a valid label must be an empty string") == 1);
+	CHECK(with_topology_key("zone", long_part) != 0);
+	CHECK(count(NULL, "Invalid value: \"zzzz") == 1);
+}
+
 int main(void)
 {
 	TEST_RUN(test_path_rule);
@@ -163,6 +206,7 @@ int main(void)
 	TEST_RUN(test_mac);
 	TEST_RUN(test_base64);
 	TEST_RUN(test_many_duplicates);
+	TEST_RUN(test_label_names);
 	session_free(&S);
 	return test_summary();
 }
