@@ -5,7 +5,18 @@
 # "N passed, M failed, K skipped"; exits non-zero if anything failed.
 #
 # Environment: VMLET (default ./vmlet), VMLET_SAN (sanitizer build of vmlet),
-# TEST_FILTER (substring to select tests), TEST_TIMEOUT (seconds, default 900).
+# TEST_FILTER (substring to select tests), TEST_TIMEOUT (seconds, default 900),
+# TEST_LOGDIR (the logs, default build/test-logs).
+#
+# KVM: a shell test that asks for a usable /dev/kvm (have_kvm, tests/lib/sh.sh)
+# and gets none here is run again, after the others, inside the nested L1
+# (tests/nested/run-tests: an emulated AMD host with kvm_amd, this host's
+# root file system read-only under an overlay): "PASS sh/NAME (nested)".
+# One that skipped for it counts by its L1 result alone; one that passed
+# without its KVM part counts once, by its L1 result. VMLET_TEST_KVM=nested:
+# as if this host had no usable /dev/kvm (develop and test that route);
+# =skip: no L1, such tests skip as before. VMLET_TEST_NESTED_JOBS: L1s at
+# once (default 2, at most the CPUs).
 set -u
 cd "$(dirname "$0")/.."
 export VMLET=${VMLET:-./vmlet}
@@ -14,18 +25,28 @@ export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=0}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
 filter=${TEST_FILTER:-}
 tmo=${TEST_TIMEOUT:-900}
-logdir=build/test-logs
+logdir=${TEST_LOGDIR:-build/test-logs}
 mkdir -p "$logdir"
 pass=0 fail=0 skip=0 failed=()
+nested=() # "NAME TEST HOST-STATUS" of tests to run in the nested L1
 
 run_one() {
 	local name=$1; shift
 	[[ -n $filter && $name != *"$filter"* ]] && return
 	local log="$logdir/$(echo "$name" | tr '/ ' '__').log"
 	local t0=$SECONDS
-	timeout "$tmo" "$@" >"$log" 2>&1
+	local mark=$log.kvm
+	[[ $mark == /* ]] || mark=$PWD/$mark
+	rm -f "$mark"
+	VMLET_TEST_KVM_MARK=$mark timeout "$tmo" "$@" >"$log" 2>&1
 	local rc=$?
 	local dt=$((SECONDS - t0))
+	if [[ -e $mark && ${VMLET_TEST_KVM:-} != skip && $name == sh/* ]] && ((rc == 0 || rc == 77)); then
+		nested+=("$name ${@: -1} $rc")
+		printf 'NEST %-48s %s\n' "$name" "(host: $([[ $rc == 0 ]] && echo "passed without its KVM part" ||
+			grep -m1 -i 'skip' "$log" | cut -c1-60); runs in the nested L1 below)"
+		return
+	fi
 	case $rc in
 	0) pass=$((pass + 1)); printf 'PASS %-48s %3ss\n' "$name" "$dt" ;;
 	77) skip=$((skip + 1)); printf 'SKIP %-48s %s\n' "$name" "$(grep -m1 -i 'skip' "$log" | cut -c1-80)" ;;
@@ -62,6 +83,48 @@ show_log() {
 	tail -n 100 "$1" | sed 's/^/    | /'
 }
 
+# run_nested: the tests in nested[] inside the L1s, counted by their outcome
+# there (one that passed here without its KVM part: by its outcome there)
+run_nested() {
+	local dir=$logdir/nested e name t hrc n st dt log tests=() note
+	rm -rf "$dir"
+	for e in "${nested[@]}"; do tests+=("${e#* }") && tests[-1]=${tests[-1]% *}; done
+	echo "nested: ${#nested[@]} tests need a KVM this host cannot give; running them in the nested L1 (output: $dir)"
+	tests/nested/run-tests --jobs "${VMLET_TEST_NESTED_JOBS:-2}" --timeout "$tmo" "$dir" "${tests[@]}" \
+		>"$logdir/nested.log" 2>&1
+	local rrc=$?
+	sed 's/^/nested: /' "$logdir/nested.log" | grep -v '^nested: *$' | tail -n 20
+	for e in "${nested[@]}"; do
+		read -r name t hrc <<<"$e"
+		log="$logdir/$(echo "$name" | tr '/ ' '__').log"
+		if ((rrc != 0)); then # no L1: as if there were no route
+			note="no L1: $(grep -m1 -E '^skip:|^run-tests:' "$logdir/nested.log" | cut -c1-60)"
+			if ((hrc == 0)); then
+				pass=$((pass + 1)); printf 'PASS %-48s %s\n' "$name" "(host, without its KVM part; $note)"
+			elif ((rrc == 77)); then
+				skip=$((skip + 1)); printf 'SKIP %-48s %s\n' "$name" "no usable /dev/kvm; $note"
+			else
+				fail=$((fail + 1)); failed+=("$name"); printf 'FAIL %-48s %s\n' "$name" "(nested: $note)"
+			fi
+			continue
+		fi
+		n=$(basename "$t" .sh)
+		read -r st dt <<<"$(awk -v n="$n" '$1 == n {print $2, $3}' "$dir/results")"
+		cp "$dir/logs/$n.log" "$log" 2>/dev/null || echo "(no log: see $dir)" >"$log"
+		case $st in
+		0) pass=$((pass + 1)); printf 'PASS %-48s %3ss\n' "$name (nested)" "$dt" ;;
+		77) skip=$((skip + 1)); printf 'SKIP %-48s %s\n' "$name (nested)" "$(grep -m1 -i 'skip' "$log" | cut -c1-80)" ;;
+		*) fail=$((fail + 1)); failed+=("$name")
+		   if [[ $st == notrun || -z $st ]]; then
+			printf 'FAIL %-48s (its L1 ended before it did: %s)\n' "$name (nested)" "$dir/l1-*/console.log"
+		   else
+			printf 'FAIL %-48s (%s after %ss in the L1, log %s)\n' "$name (nested)" "$(status_text "$st")" "$dt" "$log"
+		   fi
+		   show_log "$log" ;;
+		esac
+	done
+}
+
 for t in build/tests/unit/*_test; do
 	[[ -x $t ]] && run_one "unit/$(basename "$t")" "$t"
 done
@@ -71,6 +134,8 @@ done
 for t in tests/sh/*.sh; do
 	[[ -f $t ]] && run_one "sh/$(basename "$t" .sh)" bash "$t"
 done
+
+((${#nested[@]})) && run_nested
 
 echo
 if ((fail)); then
