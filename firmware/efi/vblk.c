@@ -12,11 +12,8 @@
 #include "firmware/lib/pci.h"
 #include "firmware/lib/virtio.h"
 
-#define VBLK_T_IN     0
-#define VBLK_S_OK     0
-#define VBLK_CHUNK    (1u << 20) /* bytes per request */
-#define VIRTIO_VENDOR 0x1af4
-#define VIRTIO_BLK    0x1042
+#define VBLK_S_OK  0
+#define VBLK_CHUNK (1u << 20) /* bytes per request */
 
 struct vblk {
 	struct fw_virtio v;
@@ -45,7 +42,7 @@ static int vblk_read(const struct blkdev *dev, uint64_t lba, uint64_t count, voi
 		    {&b->status, 1, true},
 		};
 
-		b->hdr.type = VBLK_T_IN;
+		b->hdr.type = FW_VIRTIO_BLK_T_IN;
 		b->hdr.reserved = 0;
 		b->hdr.sector = lba;
 		b->status = 0xff;
@@ -132,7 +129,7 @@ void efi_virtio_init(uint64_t ecam)
 	n = fw_pci_scan_slots(ecam, slots, fns, FW_PCI_MAX_FNS);
 	efi_log("pci: ECAM at %llx, %d functions", (unsigned long long)ecam, n);
 	for (int i = 0; i < n; i++)
-		if (fns[i].vendor == VIRTIO_VENDOR && fns[i].device == VIRTIO_BLK) {
+		if (fns[i].vendor == FW_VIRTIO_VENDOR && fns[i].device == FW_VIRTIO_DEV_BLK) {
 			if (vblk_n < FW_ARRAY_SIZE(vblk_devfn))
 				vblk_devfn[vblk_n++] = (uint8_t)(fns[i].dev << 3 | fns[i].fn);
 			vblk_add(&fns[i], &next);

@@ -11,6 +11,16 @@
 
 #define FW_PCI_MAX_FNS 32
 
+/* configuration header offsets and bits (PCI local bus 3.0 §6.2) */
+#define FW_PCI_COMMAND	       0x04
+#define FW_PCI_COMMAND_MEMORY  0x2
+#define FW_PCI_COMMAND_MASTER  0x4
+#define FW_PCI_STATUS	       0x06
+#define FW_PCI_STATUS_CAP_LIST 0x10
+#define FW_PCI_CAPABILITY_LIST 0x34
+#define FW_PCI_CAP_ID_VNDR     0x09
+#define FW_PCI_CAP_ID_MSIX     0x11
+
 struct fw_pci_fn {
 	uint8_t dev, fn;
 	uint16_t vendor, device;

@@ -7,9 +7,8 @@
 #include "firmware/lib/io.h"
 #include "firmware/lib/virtio.h"
 
-#define QSIZE	    FW_VIRTIO_QSIZE
-#define F_VERSION_1 (1ull << 32)
-#define POLL_SPINS  2000000000ull
+#define QSIZE	   FW_VIRTIO_QSIZE
+#define POLL_SPINS 2000000000ull
 
 /* one queue's rings, reused by each device in turn (reset in between) */
 static struct fw_vq shared_vq;
@@ -29,7 +28,7 @@ static void barrier(void)
 static int virtio_caps(struct fw_virtio *v, const struct fw_pci_fn *f, uint64_t *next)
 {
 	uint64_t bars[6] = {0};
-	uint8_t c = fw_pci_read8(f, 0x34) & 0xfc;
+	uint8_t c = fw_pci_read8(f, FW_PCI_CAPABILITY_LIST) & 0xfc;
 
 	for (int guard = 0; c && guard < 48; guard++) {
 		uint32_t head = fw_pci_read32(f, c);
@@ -37,7 +36,8 @@ static int virtio_caps(struct fw_virtio *v, const struct fw_pci_fn *f, uint64_t 
 		uint64_t base;
 
 		c = (uint8_t)(head >> 8) & 0xfc;
-		if ((head & 0xff) != 0x09 || type < 1 || type > 4)
+		if ((head & 0xff) != FW_PCI_CAP_ID_VNDR || type < FW_VIRTIO_PCI_CAP_COMMON_CFG ||
+		    type > FW_VIRTIO_PCI_CAP_DEVICE_CFG)
 			continue;
 		bar = (uint8_t)fw_pci_read32(f, at + 4u);
 		if (bar > 5)
@@ -48,17 +48,17 @@ static int virtio_caps(struct fw_virtio *v, const struct fw_pci_fn *f, uint64_t 
 			continue;
 		base = bars[bar] + fw_pci_read32(f, at + 8u);
 		switch (type) {
-		case 1:
+		case FW_VIRTIO_PCI_CAP_COMMON_CFG:
 			v->common = (volatile uint8_t *)(uintptr_t)base;
 			break;
-		case 2:
+		case FW_VIRTIO_PCI_CAP_NOTIFY_CFG:
 			v->notify = (volatile uint8_t *)(uintptr_t)base;
 			v->notify_mult = fw_pci_read32(f, at + 16u);
 			break;
-		case 3:
+		case FW_VIRTIO_PCI_CAP_ISR_CFG:
 			v->isr = (volatile uint8_t *)(uintptr_t)base;
 			break;
-		case 4:
+		case FW_VIRTIO_PCI_CAP_DEVICE_CFG:
 			v->device = (volatile uint8_t *)(uintptr_t)base;
 			break;
 		}
@@ -70,8 +70,8 @@ void fw_virtio_reset(struct fw_virtio *v)
 {
 	if (!v->common)
 		return;
-	C8(v, 0x14) = 0;
-	for (int i = 0; i < 1000000 && C8(v, 0x14); i++)
+	C8(v, FW_VIRTIO_COMMON_STATUS) = 0;
+	for (int i = 0; i < 1000000 && C8(v, FW_VIRTIO_COMMON_STATUS); i++)
 		__asm__ volatile("pause");
 }
 
@@ -113,40 +113,49 @@ int fw_virtio_init_queues(struct fw_virtio *v, const struct fw_pci_fn *f, uint64
 	v->pci = f;
 	if (virtio_caps(v, f, mmio_next))
 		return -1;
-	fw_pci_write16(f, 4, fw_pci_read16(f, 4) | 0x6); /* memory + bus master */
+	fw_pci_write16(f, FW_PCI_COMMAND,
+		       fw_pci_read16(f, FW_PCI_COMMAND) | FW_PCI_COMMAND_MEMORY |
+			   FW_PCI_COMMAND_MASTER);
 	fw_virtio_reset(v);
-	C8(v, 0x14) = 1 | 2; /* ACKNOWLEDGE | DRIVER */
-	C32(v, 0x00) = 0;
-	offered = C32(v, 0x04);
-	C32(v, 0x00) = 1;
-	offered |= (uint64_t)C32(v, 0x04) << 32;
-	v->features = offered & (want | F_VERSION_1);
-	if (!(v->features & F_VERSION_1))
+	C8(v, FW_VIRTIO_COMMON_STATUS) = FW_VIRTIO_S_ACKNOWLEDGE | FW_VIRTIO_S_DRIVER;
+	C32(v, FW_VIRTIO_COMMON_DFSELECT) = 0;
+	offered = C32(v, FW_VIRTIO_COMMON_DF);
+	C32(v, FW_VIRTIO_COMMON_DFSELECT) = 1;
+	offered |= (uint64_t)C32(v, FW_VIRTIO_COMMON_DF) << 32;
+	v->features = offered & (want | FW_VIRTIO_F_VERSION_1);
+	if (!(v->features & FW_VIRTIO_F_VERSION_1))
 		return -1;
-	C32(v, 0x08) = 0;
-	C32(v, 0x0c) = (uint32_t)v->features;
-	C32(v, 0x08) = 1;
-	C32(v, 0x0c) = (uint32_t)(v->features >> 32);
-	C8(v, 0x14) = 1 | 2 | 8;
-	if (!(C8(v, 0x14) & 8))
+	C32(v, FW_VIRTIO_COMMON_GFSELECT) = 0;
+	C32(v, FW_VIRTIO_COMMON_GF) = (uint32_t)v->features;
+	C32(v, FW_VIRTIO_COMMON_GFSELECT) = 1;
+	C32(v, FW_VIRTIO_COMMON_GF) = (uint32_t)(v->features >> 32);
+	C8(v, FW_VIRTIO_COMMON_STATUS) =
+	    FW_VIRTIO_S_ACKNOWLEDGE | FW_VIRTIO_S_DRIVER | FW_VIRTIO_S_FEATURES_OK;
+	if (!(C8(v, FW_VIRTIO_COMMON_STATUS) & FW_VIRTIO_S_FEATURES_OK))
 		return -1;
 	for (int i = 0; i < n; i++) {
-		C16(v, 0x16) = (uint16_t)i;
-		qmax = C16(v, 0x18);
+		C16(v, FW_VIRTIO_COMMON_Q_SELECT) = (uint16_t)i;
+		qmax = C16(v, FW_VIRTIO_COMMON_Q_SIZE);
 		if (!qmax)
 			return -1;
 		r[i].qsize = qmax < r[i].qsize ? qmax : r[i].qsize;
-		C16(v, 0x18) = r[i].qsize;
-		C16(v, 0x1a) = 0xffff; /* no MSI-X vector: we poll */
-		*(volatile uint64_t *)(v->common + 0x20) = (uint64_t)(uintptr_t)r[i].desc;
-		*(volatile uint64_t *)(v->common + 0x28) = (uint64_t)(uintptr_t)r[i].avail;
-		*(volatile uint64_t *)(v->common + 0x30) = (uint64_t)(uintptr_t)r[i].used;
+		C16(v, FW_VIRTIO_COMMON_Q_SIZE) = r[i].qsize;
+		C16(v, FW_VIRTIO_COMMON_Q_MSIX) =
+		    FW_VIRTIO_MSI_NO_VECTOR; /* no MSI-X vector: we poll */
+		*(volatile uint64_t *)(v->common + FW_VIRTIO_COMMON_Q_DESC) =
+		    (uint64_t)(uintptr_t)r[i].desc;
+		*(volatile uint64_t *)(v->common + FW_VIRTIO_COMMON_Q_AVAIL) =
+		    (uint64_t)(uintptr_t)r[i].avail;
+		*(volatile uint64_t *)(v->common + FW_VIRTIO_COMMON_Q_USED) =
+		    (uint64_t)(uintptr_t)r[i].used;
 		r[i].notify =
-		    (volatile uint16_t *)(v->notify + (uint64_t)C16(v, 0x1e) * v->notify_mult);
-		C16(v, 0x1c) = 1;
+		    (volatile uint16_t *)(v->notify + (uint64_t)C16(v, FW_VIRTIO_COMMON_Q_NOFF) *
+							  v->notify_mult);
+		C16(v, FW_VIRTIO_COMMON_Q_ENABLE) = 1;
 	}
-	C8(v, 0x14) = 1 | 2 | 8 | 4;
-	return C8(v, 0x14) & 0x40 ? -1 : 0;
+	C8(v, FW_VIRTIO_COMMON_STATUS) = FW_VIRTIO_S_ACKNOWLEDGE | FW_VIRTIO_S_DRIVER |
+					 FW_VIRTIO_S_FEATURES_OK | FW_VIRTIO_S_DRIVER_OK;
+	return C8(v, FW_VIRTIO_COMMON_STATUS) & FW_VIRTIO_S_NEEDS_RESET ? -1 : 0;
 }
 
 int64_t fw_virtio_submit(struct fw_virtio *v, const struct fw_virtio_buf *b, int n)
@@ -159,7 +168,8 @@ int64_t fw_virtio_submit(struct fw_virtio *v, const struct fw_virtio_buf *b, int
 	for (int i = 0; i < n; i++) {
 		vq->desc[i].addr = (uint64_t)(uintptr_t)b[i].addr;
 		vq->desc[i].len = b[i].len;
-		vq->desc[i].flags = (uint16_t)((i + 1 < n ? 1 : 0) | (b[i].write ? 2 : 0));
+		vq->desc[i].flags = (uint16_t)((i + 1 < n ? FW_VRING_DESC_F_NEXT : 0) |
+					       (b[i].write ? FW_VRING_DESC_F_WRITE : 0));
 		vq->desc[i].next = (uint16_t)(i + 1);
 	}
 	vq->avail.ring[v->avail_idx % v->qsize] = 0;

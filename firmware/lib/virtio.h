@@ -10,6 +10,7 @@
 
 #include "firmware/lib/fw.h"
 #include "firmware/lib/pci.h"
+#include "firmware/lib/virtio_spec.h"
 
 /* The body of a struct holding one split queue of n entries (§2.7):
  * desc, avail, and used on a page of its own. */

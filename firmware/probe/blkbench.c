@@ -13,9 +13,6 @@
 
 #define BQ	     256 /* ring entries we offer */
 #define BQD	     32	 /* most requests in flight */
-#define F_EVENT_IDX  (1ull << 29)
-#define T_IN	     0
-#define T_OUT	     1
 #define T_FLUSH	     4
 #define AREA_MAX     (128ull << 20) /* bytes of the disk the bench covers */
 #define SPIN_TIMEOUT (1ull << 32)
@@ -52,15 +49,16 @@ struct bench_mode {
 };
 
 static const struct bench_mode modes[] = {
-    {"idle", T_IN, 4096, 1, 0, false, false, false},	       /* set up only: the baseline */
-    {"qd1", T_IN, 4096, 1, 8192, false, false, false},	       /* 4 KiB random reads */
-    {"qd32", T_IN, 4096, BQD, 65536, false, false, false},     /* the same, 32 in flight */
-    {"seqread", T_IN, 1u << 20, 1, 1024, true, false, false},  /* 1 MiB sequential */
-    {"seqwrite", T_OUT, 1u << 20, 1, 1024, true, true, false}, /* then a flush */
+    {"idle", FW_VIRTIO_BLK_T_IN, 4096, 1, 0, false, false, false},   /* set up only: the baseline */
+    {"qd1", FW_VIRTIO_BLK_T_IN, 4096, 1, 8192, false, false, false}, /* 4 KiB random reads */
+    {"qd32", FW_VIRTIO_BLK_T_IN, 4096, BQD, 65536, false, false,
+     false}, /* the same, 32 in flight */
+    {"seqread", FW_VIRTIO_BLK_T_IN, 1u << 20, 1, 1024, true, false, false},  /* 1 MiB sequential */
+    {"seqwrite", FW_VIRTIO_BLK_T_OUT, 1u << 20, 1, 1024, true, true, false}, /* then a flush */
     /* for tests: one 1 MiB write at sector 0; QD32 reads of a tagged image */
-    {"write", T_OUT, 1u << 20, 1, 1, true, false, false},
-    {"wflush", T_OUT, 1u << 20, 1, 1, true, true, false},
-    {"verify", T_IN, 4096, BQD, 4096, false, false, true},
+    {"write", FW_VIRTIO_BLK_T_OUT, 1u << 20, 1, 1, true, false, false},
+    {"wflush", FW_VIRTIO_BLK_T_OUT, 1u << 20, 1, 1, true, true, false},
+    {"verify", FW_VIRTIO_BLK_T_IN, 4096, BQD, 4096, false, false, true},
 };
 
 struct bench {
@@ -103,7 +101,7 @@ static void post(struct bench *b, uint32_t type, uint32_t size, uint64_t sector)
 	d[0] = (struct bdesc){(uint64_t)(uintptr_t)&hdr[s], 16, 1, (uint16_t)(3 * s + 1)};
 	d[1] = (struct bdesc){(uint64_t)(uintptr_t)buf, size, (uint16_t)(size ? 1 : 0),
 			      (uint16_t)(3 * s + 2)};
-	if (type == T_IN)
+	if (type == FW_VIRTIO_BLK_T_IN)
 		d[1].flags |= 2;
 	if (!size) /* no data: header, then status */
 		d[0] = (struct bdesc){(uint64_t)(uintptr_t)&hdr[s], 16, 1, (uint16_t)(3 * s + 2)};
@@ -120,7 +118,7 @@ static void publish(struct bench *b, uint16_t old)
 	barrier();
 	*(volatile uint16_t *)&ring_avail.idx = b->avail_idx;
 	__atomic_thread_fence(__ATOMIC_SEQ_CST); /* idx store before event load */
-	if (b->v.features & F_EVENT_IDX) {
+	if (b->v.features & FW_VIRTIO_F_EVENT_IDX) {
 		ev = *avail_event(b);
 		if ((uint16_t)(b->avail_idx - ev - 1) >= (uint16_t)(b->avail_idx - old))
 			return;
@@ -186,7 +184,7 @@ static uint64_t next_sector(struct bench *b, const struct bench_mode *m)
 static uint64_t run(struct bench *b, const struct bench_mode *m)
 {
 	uint32_t issued = 0, done = 0, qd = m->qd;
-	uint32_t want = m->type == T_IN ? m->size + 1 : 1;
+	uint32_t want = m->type == FW_VIRTIO_BLK_T_IN ? m->size + 1 : 1;
 	uint64_t t0 = rdtsc();
 
 	while (done < m->n) {
@@ -211,12 +209,12 @@ static int bench_init(struct bench *b, const struct fw_pci_fn *f, uint64_t *next
 	memset(b, 0, sizeof(*b));
 	memset(&ring_avail, 0, sizeof(ring_avail));
 	memset(&ring_used, 0, sizeof(ring_used));
-	if (fw_virtio_init_rings(&b->v, f, F_EVENT_IDX, next, BQ, ring_desc, &ring_avail,
+	if (fw_virtio_init_rings(&b->v, f, FW_VIRTIO_F_EVENT_IDX, next, BQ, ring_desc, &ring_avail,
 				 &ring_used) ||
 	    !b->v.device || b->v.qsize < 3 * BQD)
 		return -1;
 	b->qsize = b->v.qsize;
-	ring_avail.flags = 1; /* no interrupts (without EVENT_IDX) */
+	ring_avail.flags = FW_VRING_AVAIL_F_NO_INTERRUPT; /* no interrupts (without EVENT_IDX) */
 	*used_event(b) = 0x8000;
 	for (uint16_t s = 0; s < BQD; s++)
 		b->free[b->nfree++] = (uint16_t)(BQD - 1 - s);
@@ -239,7 +237,9 @@ void probe_blk_bench(struct fw_buf *out, uint64_t ecam, const char *mode)
 	for (size_t k = 0; k < FW_ARRAY_SIZE(modes); k++)
 		if (!strcmp(modes[k].name, mode))
 			m = &modes[k];
-	for (i = 0; i < n && (fns[i].vendor != 0x1af4 || fns[i].device != 0x1042); i++)
+	for (i = 0;
+	     i < n && (fns[i].vendor != FW_VIRTIO_VENDOR || fns[i].device != FW_VIRTIO_DEV_BLK);
+	     i++)
 		;
 	if (!m || i == n || bench_init(&b, &fns[i], &next)) {
 		fw_buf_printf(out, "error=blkbench %s: no mode or no usable disk\n", mode);

@@ -9,16 +9,7 @@
 #include "firmware/lib/virtio.h"
 #include "firmware/probe/probe.h"
 
-#define F_RO	       (1ull << 5)
-#define F_FLUSH	       (1ull << 9)
-#define F_DISCARD      (1ull << 13)
-#define F_WRITE_ZEROES (1ull << 14)
-#define T_IN	       0
-#define T_OUT	       1
-#define T_FLUSH	       4
-#define T_DISCARD      11
-#define T_WRITE_ZEROES 13
-#define SPAN	       65536u /* bytes at sector 0 the test works on */
+#define SPAN 65536u /* bytes at sector 0 the test works on */
 
 struct req_hdr {
 	uint32_t type, reserved;
@@ -35,7 +26,7 @@ static int req(struct fw_virtio *v, uint32_t type, uint64_t sector, void *a, uin
 	static struct req_hdr hdr;
 	static uint8_t status;
 	struct fw_virtio_buf bufs[4] = {{&hdr, sizeof(hdr), false}};
-	bool in = type == T_IN;
+	bool in = type == FW_VIRTIO_BLK_T_IN;
 	int n = 1;
 
 	hdr = (struct req_hdr){type, 0, sector};
@@ -73,36 +64,38 @@ static const char *writable(struct fw_virtio *v)
 	} rg;
 
 	fill(wbuf, SPAN, 1);
-	if (req(v, T_OUT, 0, wbuf, SPAN, NULL, 0))
+	if (req(v, FW_VIRTIO_BLK_T_OUT, 0, wbuf, SPAN, NULL, 0))
 		return "write";
-	if ((v->features & F_FLUSH) && req(v, T_FLUSH, 0, NULL, 0, NULL, 0))
+	if ((v->features & FW_VIRTIO_BLK_F_FLUSH) &&
+	    req(v, FW_VIRTIO_BLK_T_FLUSH, 0, NULL, 0, NULL, 0))
 		return "flush";
-	if (req(v, T_IN, 0, rbuf, SPAN, NULL, 0) || memcmp(wbuf, rbuf, SPAN))
+	if (req(v, FW_VIRTIO_BLK_T_IN, 0, rbuf, SPAN, NULL, 0) || memcmp(wbuf, rbuf, SPAN))
 		return "read-back";
 	/* 3 KiB at sector 9 in two segments (1 KiB + 2 KiB) */
 	fill(wbuf + 9 * 512, 3072, 77);
-	if (req(v, T_OUT, 9, wbuf + 9 * 512, 1024, wbuf + 11 * 512, 2048))
+	if (req(v, FW_VIRTIO_BLK_T_OUT, 9, wbuf + 9 * 512, 1024, wbuf + 11 * 512, 2048))
 		return "split-write";
-	if (req(v, T_IN, 0, rbuf, 8192, rbuf + 8192, 8192) || memcmp(wbuf, rbuf, 16384))
+	if (req(v, FW_VIRTIO_BLK_T_IN, 0, rbuf, 8192, rbuf + 8192, 8192) ||
+	    memcmp(wbuf, rbuf, 16384))
 		return "split-read-back";
-	if (v->features & F_WRITE_ZEROES) {
+	if (v->features & FW_VIRTIO_BLK_F_WRITE_ZEROES) {
 		rg.sector = 32, rg.num = 8, rg.flags = 0;
-		if (req(v, T_WRITE_ZEROES, 0, &rg, sizeof(rg), NULL, 0))
+		if (req(v, FW_VIRTIO_BLK_T_WRITE_ZEROES, 0, &rg, sizeof(rg), NULL, 0))
 			return "write-zeroes";
 		memset(wbuf + 32 * 512, 0, 4096);
-		if (req(v, T_IN, 0, rbuf, SPAN, NULL, 0) || memcmp(wbuf, rbuf, SPAN) ||
-		    !all_zero(rbuf + 32 * 512, 4096))
+		if (req(v, FW_VIRTIO_BLK_T_IN, 0, rbuf, SPAN, NULL, 0) ||
+		    memcmp(wbuf, rbuf, SPAN) || !all_zero(rbuf + 32 * 512, 4096))
 			return "zeroes-read-back";
 	}
-	if (v->features & F_DISCARD) { /* contents after it are unspecified */
+	if (v->features & FW_VIRTIO_BLK_F_DISCARD) { /* contents after it are unspecified */
 		rg.sector = 64, rg.num = 8, rg.flags = 0;
-		if (req(v, T_DISCARD, 0, &rg, sizeof(rg), NULL, 0))
+		if (req(v, FW_VIRTIO_BLK_T_DISCARD, 0, &rg, sizeof(rg), NULL, 0))
 			return "discard";
 	}
 	/* out of range: the device refuses, nothing else changes */
-	if (req(v, T_IN, ~0ull >> 10, rbuf, 512, NULL, 0) != 1)
+	if (req(v, FW_VIRTIO_BLK_T_IN, ~0ull >> 10, rbuf, 512, NULL, 0) != 1)
 		return "out-of-range";
-	if (req(v, T_IN, 0, rbuf, 4096, NULL, 0) || memcmp(wbuf, rbuf, 4096))
+	if (req(v, FW_VIRTIO_BLK_T_IN, 0, rbuf, 4096, NULL, 0) || memcmp(wbuf, rbuf, 4096))
 		return "read-after-out-of-range";
 	return NULL;
 }
@@ -111,9 +104,9 @@ static const char *writable(struct fw_virtio *v)
  * (and would change nothing if a broken device took it). */
 static const char *read_only(struct fw_virtio *v)
 {
-	if (req(v, T_IN, 0, rbuf, 512, NULL, 0))
+	if (req(v, FW_VIRTIO_BLK_T_IN, 0, rbuf, 512, NULL, 0))
 		return "read";
-	if (req(v, T_OUT, 0, rbuf, 512, NULL, 0) != 1)
+	if (req(v, FW_VIRTIO_BLK_T_OUT, 0, rbuf, 512, NULL, 0) != 1)
 		return "write-not-refused";
 	return NULL;
 }
@@ -132,14 +125,16 @@ void probe_blk_test(struct fw_buf *out, uint64_t ecam, const char *where)
 		for (nth = 0, where++; *where >= '0' && *where <= '9' && nth < 1000; where++)
 			nth = nth * 10 + (*where - '0');
 	for (int i = 0; i < n; i++) {
-		if (fns[i].vendor != 0x1af4 || fns[i].device != 0x1042)
+		if (fns[i].vendor != FW_VIRTIO_VENDOR || fns[i].device != FW_VIRTIO_DEV_BLK)
 			continue;
 		k++;
 		fw_snprintf(at, sizeof(at), "00:%02x.%x", fns[i].dev, fns[i].fn);
 		if (nth >= 0 ? k != nth : strcmp(at, where) != 0)
 			continue;
 		found = true;
-		if (fw_virtio_init(&v, &fns[i], F_RO | F_FLUSH | F_DISCARD | F_WRITE_ZEROES,
+		if (fw_virtio_init(&v, &fns[i],
+				   FW_VIRTIO_BLK_F_RO | FW_VIRTIO_BLK_F_FLUSH |
+				       FW_VIRTIO_BLK_F_DISCARD | FW_VIRTIO_BLK_F_WRITE_ZEROES,
 				   &next) ||
 		    !v.device) {
 			fail = "init";
@@ -149,7 +144,7 @@ void probe_blk_test(struct fw_buf *out, uint64_t ecam, const char *where)
 		     (uint64_t) * (volatile uint32_t *)(v.device + 4) << 32) < SPAN / 512)
 			fail = "too-small";
 		else
-			fail = v.features & F_RO ? read_only(&v) : writable(&v);
+			fail = v.features & FW_VIRTIO_BLK_F_RO ? read_only(&v) : writable(&v);
 		fw_virtio_reset(&v);
 		break;
 	}

@@ -9,13 +9,11 @@
 #include "firmware/lib/pci.h"
 #include "firmware/probe/probe.h"
 
-#define PCI_STATUS_CAP_LIST 0x10
-#define PCI_CAP_ID_MSIX	    0x11
-#define MSIX_ENABLE	    0x8000
-#define MSIX_MASKALL	    0x4000
-#define MSIX_ADDR	    0xfee00000u /* to APIC ID 0, fixed delivery */
-#define MSIX_VECTOR0	    0x40
-#define PM1_PWRBTN_STS	    0x100
+#define MSIX_ENABLE    0x8000
+#define MSIX_MASKALL   0x4000
+#define MSIX_ADDR      0xfee00000u /* to APIC ID 0, fixed delivery */
+#define MSIX_VECTOR0   0x40
+#define PM1_PWRBTN_STS 0x100
 
 /* The MSI-X capability's offset in f's configuration space, or 0. */
 static uint32_t msix_cap(const struct fw_pci_fn *f)
@@ -23,10 +21,11 @@ static uint32_t msix_cap(const struct fw_pci_fn *f)
 	uint32_t cap;
 	int hops = 0;
 
-	if (!(fw_pci_read16(f, 0x06) & PCI_STATUS_CAP_LIST))
+	if (!(fw_pci_read16(f, FW_PCI_STATUS) & FW_PCI_STATUS_CAP_LIST))
 		return 0;
-	for (cap = fw_pci_read8(f, 0x34) & 0xfc; cap >= 0x40 && hops < 48; hops++) {
-		if (fw_pci_read8(f, cap) == PCI_CAP_ID_MSIX)
+	for (cap = fw_pci_read8(f, FW_PCI_CAPABILITY_LIST) & 0xfc; cap >= 0x40 && hops < 48;
+	     hops++) {
+		if (fw_pci_read8(f, cap) == FW_PCI_CAP_ID_MSIX)
 			return cap;
 		cap = fw_pci_read8(f, cap + 1) & 0xfc;
 	}
@@ -49,7 +48,7 @@ static unsigned int msix_route(const struct fw_pci_fn *f, uint64_t *next)
 	base = fw_pci_bar(f, (int)(tbl & 7), next);
 	if (!base)
 		return 0;
-	fw_pci_write16(f, 0x04, fw_pci_read16(f, 0x04) | 0x2); /* memory space */
+	fw_pci_write16(f, FW_PCI_COMMAND, fw_pci_read16(f, FW_PCI_COMMAND) | FW_PCI_COMMAND_MEMORY);
 	fw_pci_write16(f, cap + 2, ctl | MSIX_ENABLE | MSIX_MASKALL);
 	t = (volatile uint32_t *)(uintptr_t)(base + (tbl & ~7u));
 	n = (ctl & 0x7ffu) + 1;

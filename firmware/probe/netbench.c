@@ -18,17 +18,13 @@
 #include "firmware/lib/virtio.h"
 #include "firmware/probe/probe.h"
 
-#define NB_Q	     256
-#define F_CSUM	     (1ull << 0)
-#define F_GUEST_CSUM (1ull << 1)
-#define F_GUEST_TSO4 (1ull << 7)
-#define F_HOST_TSO4  (1ull << 11)
-#define HDR	     12
-#define SMALL	     2048
-#define BIG	     (65536 + 64)
-#define BIG_SLOTS    16
-#define TIMEOUT	     (1ull << 35)
-#define RX_WARMUP    1024
+#define NB_Q	  256
+#define HDR	  12
+#define SMALL	  2048
+#define BIG	  (65536 + 64)
+#define BIG_SLOTS 16
+#define TIMEOUT	  (1ull << 35)
+#define RX_WARMUP 1024
 
 struct nb_ring FW_VIRTIO_RINGS(NB_Q) FW_ALIGNED(4096);
 
@@ -46,10 +42,10 @@ static const struct nb_mode nb_modes[] = {
     {"idle", false, false, 60, 0, 0},
     {"tx64", false, false, 60, 300000, 0},
     {"tx1500", false, false, 1514, 100000, 0},
-    {"tx64k", false, true, 65054, 3000, F_CSUM | F_HOST_TSO4},
+    {"tx64k", false, true, 65054, 3000, FW_VIRTIO_NET_F_CSUM | FW_VIRTIO_NET_F_HOST_TSO4},
     {"rx64", true, false, 60, 200000, 0},
     {"rx1500", true, false, 1514, 100000, 0},
-    {"rx64k", true, true, 65054, 3000, F_GUEST_CSUM | F_GUEST_TSO4},
+    {"rx64k", true, true, 65054, 3000, FW_VIRTIO_NET_F_GUEST_CSUM | FW_VIRTIO_NET_F_GUEST_TSO4},
 };
 
 struct nb {
@@ -203,7 +199,9 @@ void probe_net_bench(struct fw_buf *out, uint64_t ecam, const char *mode)
 	for (size_t k = 0; k < FW_ARRAY_SIZE(nb_modes); k++)
 		if (!strcmp(nb_modes[k].name, mode))
 			m = &nb_modes[k];
-	for (i = 0; i < n && (fns[i].vendor != 0x1af4 || fns[i].device != 0x1041); i++)
+	for (i = 0;
+	     i < n && (fns[i].vendor != FW_VIRTIO_VENDOR || fns[i].device != FW_VIRTIO_DEV_NET);
+	     i++)
 		;
 	if (!m || i == n || nb_init(&b, &fns[i], m, &next)) {
 		fw_buf_printf(out, "error=netbench %s: no such mode, no NIC or a feature missing\n",

@@ -403,7 +403,9 @@ static int net_init(struct net *n, const struct fw_pci_fn *f, uint64_t *next)
 	memset(&txq, 0, sizeof(txq));
 	n->r[0] = (struct fw_virtio_ring){NQ, rxq.desc, &rxq.avail, &rxq.used, NULL};
 	n->r[1] = (struct fw_virtio_ring){NQ, txq.desc, &txq.avail, &txq.used, NULL};
-	if (fw_virtio_init_queues(&n->v, f, F_MAC | F_STATUS | F_MTU, next, n->r, 2) ||
+	if (fw_virtio_init_queues(
+		&n->v, f, FW_VIRTIO_NET_F_MAC | FW_VIRTIO_NET_F_STATUS | FW_VIRTIO_NET_F_MTU, next,
+		n->r, 2) ||
 	    !n->v.device)
 		return -1;
 	for (uint16_t i = 0; i < n->r[0].qsize; i++) {
@@ -501,10 +503,10 @@ void fw_virtio_net_report(struct fw_buf *out, const struct fw_pci_fn *f, uint64_
 	}
 	cfg = n->v.device;
 	for (int i = 0; i < 6; i++)
-		n->mac[i] = (n->v.features & F_MAC) ? cfg[i] : 0;
-	if (n->v.features & F_STATUS)
+		n->mac[i] = (n->v.features & FW_VIRTIO_NET_F_MAC) ? cfg[i] : 0;
+	if (n->v.features & FW_VIRTIO_NET_F_STATUS)
 		status = *(volatile uint16_t *)(cfg + 6);
-	if (n->v.features & F_MTU)
+	if (n->v.features & FW_VIRTIO_NET_F_MTU)
 		mtu = *(volatile uint16_t *)(cfg + 10);
 	if (!opts.quick)
 		dhcp(n);

@@ -28,7 +28,7 @@ static int hn_init(struct hn *h, const struct fw_pci_fn *f, uint64_t *next)
 	memset(hq, 0, sizeof(hq));
 	for (int i = 0; i < 2; i++)
 		h->r[i] = (struct fw_virtio_ring){NQ, hq[i].desc, &hq[i].avail, &hq[i].used, NULL};
-	return fw_virtio_init_queues(&h->v, f, F_MAC, next, h->r, 2);
+	return fw_virtio_init_queues(&h->v, f, FW_VIRTIO_NET_F_MAC, next, h->r, 2);
 }
 
 /* Post the chain of n descriptors already in hq[1].desc; 1 completed,

@@ -9,10 +9,6 @@
 #include "firmware/lib/virtio.h"
 #include "firmware/probe/virtio_net.h"
 
-#define F_MTU	 (1ull << 3)
-#define F_MAC	 (1ull << 5)
-#define F_STATUS (1ull << 16)
-
 #define NQ	       FW_VIRTIO_QSIZE
 #define BUFSZ	       2048
 #define HDR	       12 /* virtio_net_hdr with num_buffers (VERSION_1) */

@@ -10,7 +10,6 @@
 #include "firmware/probe/probe.h"
 #include "firmware/probe/virtio_net.h"
 
-#define BLK_F_RO   (1ull << 5)
 #define POLL_SPINS 2000000000ull
 
 static uint8_t io_buf[65536] FW_ALIGNED(4096);
@@ -68,7 +67,7 @@ static void report_blk(struct fw_buf *out, const struct fw_pci_fn *f, uint64_t *
 	static uint8_t status;
 	struct fw_virtio_buf id[3] = {{&hdr, 16, false}, {serial, 20, true}, {&status, 1, true}};
 
-	if (fw_virtio_init(&v, f, BLK_F_RO, next) || !v.device) {
+	if (fw_virtio_init(&v, f, FW_VIRTIO_BLK_F_RO, next) || !v.device) {
 		fw_buf_printf(out, "error=virtio-blk %02x: cannot initialize\n", f->dev);
 		return;
 	}
@@ -102,7 +101,7 @@ static void report_blk(struct fw_buf *out, const struct fw_pci_fn *f, uint64_t *
 	fw_sha256_final(&sha, digest);
 	hex(dh, digest, 32);
 	fw_buf_printf(out, "disk=00:%02x.%x %llu %d %s %s\n", f->dev, f->fn,
-		      (unsigned long long)(cap * 512), (v.features & BLK_F_RO) ? 1 : 0,
+		      (unsigned long long)(cap * 512), (v.features & FW_VIRTIO_BLK_F_RO) ? 1 : 0,
 		      done >= total && !failed ? dh : "-", serial[0] ? serial : "-");
 	fw_virtio_reset(&v);
 }
@@ -253,18 +252,18 @@ void probe_virtio_report(struct fw_buf *out, uint64_t ecam, bool hostile)
 			      fns[i].vendor, fns[i].device, fns[i].class_code);
 	report_cf8(out, fns, n);
 	for (int i = 0; i < n; i++) {
-		if (fns[i].vendor != 0x1af4)
+		if (fns[i].vendor != FW_VIRTIO_VENDOR)
 			continue;
-		if (fns[i].device == 0x1042 && hostile)
+		if (fns[i].device == FW_VIRTIO_DEV_BLK && hostile)
 			fw_buf_printf(out, "hostile=00:%02x.%x %s\n", fns[i].dev, fns[i].fn,
 				      hostile_blk(&fns[i], &next));
-		if (fns[i].device == 0x1042)
+		if (fns[i].device == FW_VIRTIO_DEV_BLK)
 			report_blk(out, &fns[i], &next);
-		else if (fns[i].device == 0x1044)
+		else if (fns[i].device == FW_VIRTIO_DEV_RNG)
 			report_rng(out, &fns[i], &next);
-		if (fns[i].device == 0x1041 && hostile)
+		if (fns[i].device == FW_VIRTIO_DEV_NET && hostile)
 			fw_virtio_net_hostile(out, &fns[i], &next);
-		if (fns[i].device == 0x1041)
+		if (fns[i].device == FW_VIRTIO_DEV_NET)
 			fw_virtio_net_report(out, &fns[i], &next);
 	}
 }
