@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Build and run the libFuzzer targets tests/fuzz/*_fuzz.c for SECONDS seconds
 # each (argument 1, else $FUZZ_SECONDS, else 60); further arguments name the
-# targets to run (default: all).
+# targets to run (default: all). FUZZ_PARALLEL=N runs N targets at a time
+# (CI: 2, one per core), each for SECONDS.
 #
 #   scripts/fuzz.sh [--cpu] SECONDS [TARGET...]
 #
@@ -88,11 +89,15 @@ echo "fuzz: building ${targets[*]}"
 make --no-print-directory -j"${FUZZ_JOBS:-2}" FUZZ=1 BUILD="$out" "${targets[@]/#/$out/}" >"$out/build.log" 2>&1 ||
 	{ tail -n 40 "$out/build.log"; echo "fuzz: the fuzz targets do not build"; exit 1; }
 
-for name in "${targets[@]}"; do
-	bin=$out/$name corpus=$out/$name-corpus seeds=$out/$name-seeds kept=tests/fuzz/corpus/$name
+# fuzz_one NAME: replay the seeds and fuzz one target; 0, or 1 when it
+# found something (its log's tail printed). Run in a subshell, so that its
+# `times` counts its own fuzzer only.
+fuzz_one() {
+	local name=$1 bin=$out/$1 corpus=$out/$1-corpus seeds=$out/$1-seeds kept=tests/fuzz/corpus/$1
+	local dirs args wall before start pid rc
 	mkdir -p "$corpus" "$seeds"
 	if [[ -x tests/fuzz/$name.seeds.sh ]]; then
-		tests/fuzz/$name.seeds.sh "$seeds" || { echo "fuzz: $name.seeds.sh failed"; exit 1; }
+		tests/fuzz/$name.seeds.sh "$seeds" || { echo "fuzz: $name.seeds.sh failed"; return 1; }
 	fi
 	dirs=("$corpus" "$seeds")
 	[[ -d $kept ]] && dirs+=("$kept")
@@ -108,7 +113,8 @@ for name in "${targets[@]}"; do
 	# In the background so the budget can be watched; a background job of
 	# a script ignores SIGINT, so an interrupt or a TERM is passed on.
 	# (ASan hands freed memory back to the OS every second, so RSS follows
-	# the live heap more closely)
+	# the live heap more closely.) A target's FUZZ_ARGS come after the
+	# defaults and override them (-max_len=...).
 	ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:allocator_release_to_os_interval_ms=1000} \
 		"$bin" -max_total_time="$wall" -timeout=10 -rss_limit_mb="${FUZZ_RSS_MB:-2048}" -max_len=16384 \
 		"${args[@]}" -artifact_prefix="$out/$name-" -print_final_stats=1 \
@@ -122,7 +128,28 @@ for name in "${targets[@]}"; do
 	fuzz_child_cpu
 	echo "fuzz: $name: cpu $((cpu_now - before)) s, wall $((SECONDS - start)) s"
 	((rc == 0)) ||
-		{ tail -n 40 "$out/$name.log"; echo "fuzz: $name FAILED (reproducer in $out/)"; exit 1; }
-	grep -E '^stat::(number_of_executed_units|new_units_added)' "$out/$name.log" || true
+		{ tail -n 40 "$out/$name.log"; echo "fuzz: $name FAILED (reproducer in $out/)"; return 1; }
+	grep -E '^stat::(number_of_executed_units|new_units_added)' "$out/$name.log" | sed "s/^/$name: /" || true
+}
+
+# FUZZ_PARALLEL targets at a time (default 1), each in its own subshell
+# that leaves its status in $out/NAME.rc
+parallel=${FUZZ_PARALLEL:-1}
+trap 'kill $(jobs -p) 2>/dev/null; exit 130' INT TERM
+for name in "${targets[@]}"; do
+	while (($(jobs -pr | wc -l) >= parallel)); do
+		wait -n
+	done
+	rm -f "$out/$name.rc"
+	(
+		fuzz_one "$name"
+		echo $? >"$out/$name.rc"
+	) &
 done
+wait
+failed=0
+for name in "${targets[@]}"; do
+	[[ $(cat "$out/$name.rc" 2>/dev/null) == 0 ]] || failed=1
+done
+((failed)) && exit 1
 echo "fuzz: ok"
