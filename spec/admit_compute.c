@@ -41,11 +41,11 @@ static long long qval(const struct qf *f)
 	return f->set ? qty_value(&f->q) : 0;
 }
 
-static long long qmilli(const struct qf *f)
+static __int128 qmilli(const struct qf *f)
 {
 	__int128 m = f->q.nanos / 1000000, r = f->q.nanos % 1000000;
 
-	return (long long)(m + (r > 0));
+	return m + (r > 0);
 }
 
 static void check_memory(const struct admit *a)
@@ -163,9 +163,9 @@ static void check_pinning(const struct admit *a)
 	    !g.q.nanos)
 		admit_err(a, at, lm.path, "%s, %s, %s or %s should be provided", rm.path, lm.path,
 			  admit_path(a, "domain.memory.hugepages"), g.path);
-	if (qval(&rc) > 0 && qval(&rc) * 1000 != qmilli(&rc))
+	if (qval(&rc) > 0 && (__int128)qval(&rc) * 1000 != qmilli(&rc))
 		admit_err(a, rc.n, rc.path, "provided resources CPU requests must be an interger");
-	if (qval(&lc) > 0 && qval(&lc) * 1000 != qmilli(&lc))
+	if (qval(&lc) > 0 && (__int128)qval(&lc) * 1000 != qmilli(&lc))
 		admit_err(a, lc.n, lc.path, "provided resources CPU limits must be an interger");
 	if (qval(&rm) > 0 && qval(&lm) > 0 && qval(&rm) != qval(&lm))
 		admit_err(a, rm.n, rm.path, "%s must be equal to %s", rm.path, lm.path);
@@ -271,7 +271,8 @@ static void check_bounds(const struct admit *a)
 	long long v = 0, ms = cpu_u32(a, "cpu.maxSockets");
 	unsigned __int128 n;
 	uint32_t t[3];
-	struct qf guest;
+	struct qf guest, cpu;
+	unsigned int i;
 
 	qf_get(a, &guest, "memory.guest");
 	if (guest.set && qval(&guest) < MIN_MEMORY)
@@ -288,6 +289,13 @@ static void check_bounds(const struct admit *a)
 			  "%s: more vCPUs (sockets, or maxSockets, x cores x threads) than vmlet's "
 			  "limit of %lld",
 			  admit_path(a, "domain.cpu"), MAX_VCPUS);
+	for (i = 0; i < 2; i++) {
+		qf_get(a, &cpu, i ? "resources.limits.cpu" : "resources.requests.cpu");
+		if (qval(&cpu) > MAX_VCPUS)
+			admit_err(a, cpu.n, cpu.path,
+				  "%s '%s': more CPUs than vmlet's limit of %lld vCPUs", cpu.path,
+				  cpu.text, MAX_VCPUS);
+	}
 	if (g && node_ival(g, -9223372036854775807LL - 1, 9223372036854775807LL, &v) == 0 && v < 0)
 		admit_err(a, g, admit_path(a, "terminationGracePeriodSeconds"),
 			  "%s '%lld': must be greater than or equal to 0.",

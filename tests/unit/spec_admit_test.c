@@ -199,6 +199,20 @@ static void test_label_names(void)
 	CHECK(count(NULL, "Invalid value: \"zzzz") == 1);
 }
 
+/* quantities near 2^63 in the CPU rules: no overflow (UBSan), refused */
+static void test_huge_cpu(void)
+{
+	CHECK(resolve("apiVersion: kubevirt.io/v1\nkind: VirtualMachine\nmetadata: {name: t}\n"
+		      "spec:\n  runStrategy: Once\n  template:\n    spec:\n      domain:\n"
+		      "        cpu: {dedicatedCpuPlacement: true}\n"
+		      "        resources:\n          requests: {cpu: '9e18'}\n"
+		      "          limits: {cpu: '9.2e18'}\n"
+		      "        memory: {guest: 64Mi}\n        devices: {}\n") != 0);
+	CHECK(count("spec.template.spec.domain.resources.limits.cpu",
+		    "more CPUs than vmlet's limit of 1024 vCPUs") == 1);
+	CHECK(count(NULL, "must be equal when DedicatedCPUPlacement is true") == 1);
+}
+
 int main(void)
 {
 	TEST_RUN(test_path_rule);
@@ -207,6 +221,7 @@ int main(void)
 	TEST_RUN(test_base64);
 	TEST_RUN(test_many_duplicates);
 	TEST_RUN(test_label_names);
+	TEST_RUN(test_huge_cpu);
 	session_free(&S);
 	return test_summary();
 }
