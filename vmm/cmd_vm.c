@@ -116,6 +116,49 @@ static int cmd_add_pair(const char **list, unsigned int *n, const char *opt, con
 	return 0;
 }
 
+/* The values of --smp, --memory and --grace-period, and --firmware with
+ * --kernel, are usage errors when the option is read: 0 or -1 (message
+ * printed). */
+static int cmd_check_smp(const char *arg)
+{
+	uint32_t s, c, t;
+
+	if (!cmd_parse_smp(arg, &s, &c, &t))
+		return 0;
+	fprintf(stderr, "vmlet: --smp takes SOCKETS,CORES,THREADS (each 1..4096), not '%s'\n", arg);
+	return -1;
+}
+
+static int cmd_check_memory(const char *arg)
+{
+	uint64_t v;
+
+	if (!cmd_parse_size(arg, &v) && v >= (16ull << 20))
+		return 0;
+	fprintf(stderr,
+		"vmlet: --memory takes a size of at least 16Mi (e.g. 512Mi, 5Gi), not '%s'\n", arg);
+	return -1;
+}
+
+static int cmd_check_grace(const char *arg)
+{
+	char *end;
+	long long g = strtoll(arg, &end, 10);
+
+	if (*arg >= '0' && *arg <= '9' && !*end && g <= 86400 * 365)
+		return 0;
+	fprintf(stderr, "vmlet: --grace-period takes whole seconds, not '%s'\n", arg);
+	return -1;
+}
+
+static int cmd_check_boot(const struct cmd_vm_opts *o)
+{
+	if (!o->firmware || !o->kernel)
+		return 0;
+	fprintf(stderr, "vmlet: --firmware and --kernel exclude each other\n");
+	return -1;
+}
+
 int cmd_vm_option(struct cmd_vm_opts *o, int c, const char *arg)
 {
 	switch (c) {
@@ -133,6 +176,10 @@ int cmd_vm_option(struct cmd_vm_opts *o, int c, const char *arg)
 	case CMD_OPT_VOLUME:
 		return cmd_add_pair(o->volumes, &o->n_volumes, "--volume", "NAME=PATH", arg);
 	case CMD_OPT_TAP:
+		if (strchr(arg, '=') && strlen(strchr(arg, '=') + 1) >= 16) {
+			fprintf(stderr, "vmlet: --tap %s: tap name too long\n", arg);
+			return -1;
+		}
 		return cmd_add_pair(o->taps, &o->n_taps, "--tap", "IFACE=TAP", arg);
 	case CMD_OPT_DISK_ROOT:
 		o->disk_root = arg;
@@ -142,13 +189,13 @@ int cmd_vm_option(struct cmd_vm_opts *o, int c, const char *arg)
 		return 0;
 	case CMD_OPT_KERNEL:
 		o->kernel = arg;
-		return 0;
+		return cmd_check_boot(o);
 	case CMD_OPT_INITRD:
 		o->initrd = arg;
 		return 0;
 	case CMD_OPT_FIRMWARE:
 		o->firmware = arg;
-		return 0;
+		return cmd_check_boot(o);
 	case CMD_OPT_EFI_VARS:
 		o->efi_vars = arg;
 		return 0;
@@ -157,13 +204,13 @@ int cmd_vm_option(struct cmd_vm_opts *o, int c, const char *arg)
 		return 0;
 	case CMD_OPT_SMP:
 		o->smp = arg;
-		return 0;
+		return cmd_check_smp(arg);
 	case CMD_OPT_MEMORY:
 		o->memory = arg;
-		return 0;
+		return cmd_check_memory(arg);
 	case CMD_OPT_GRACE:
 		o->grace = arg;
-		return 0;
+		return cmd_check_grace(arg);
 	case CMD_OPT_CONSOLE:
 		if (!cmd_parse_console(arg, &o->console))
 			return 0;
@@ -261,35 +308,13 @@ static int cmd_vm_overrides(const struct cmd_vm_opts *o, struct vm_config *cfg)
 {
 	int ret = 0;
 
-	if (o->smp && cmd_parse_smp(o->smp, &cfg->sockets, &cfg->cores, &cfg->threads)) {
-		fprintf(stderr,
-			"vmlet: --smp takes SOCKETS,CORES,THREADS (each 1..4096), not '%s'\n",
-			o->smp);
-		return -EINVAL;
-	}
-	if (o->memory &&
-	    (cmd_parse_size(o->memory, &cfg->memory_bytes) || cfg->memory_bytes < (16ull << 20))) {
-		fprintf(
-		    stderr,
-		    "vmlet: --memory takes a size of at least 16Mi (e.g. 512Mi, 5Gi), not '%s'\n",
-		    o->memory);
-		return -EINVAL;
-	}
-	if (o->grace) {
-		char *end;
-		long long g = strtoll(o->grace, &end, 10);
-
-		if (*o->grace < '0' || *o->grace > '9' || *end || g > 86400 * 365) {
-			fprintf(stderr, "vmlet: --grace-period takes whole seconds, not '%s'\n",
-				o->grace);
-			return -EINVAL;
-		}
-		cfg->termination_grace_seconds = g;
-	}
-	if (o->firmware && o->kernel) {
-		fprintf(stderr, "vmlet: --firmware and --kernel exclude each other\n");
-		return -EINVAL;
-	}
+	/* checked by cmd_vm_option(): they parse */
+	if (o->smp)
+		cmd_parse_smp(o->smp, &cfg->sockets, &cfg->cores, &cfg->threads);
+	if (o->memory)
+		cmd_parse_size(o->memory, &cfg->memory_bytes);
+	if (o->grace)
+		cfg->termination_grace_seconds = strtoll(o->grace, NULL, 10);
 	if (o->firmware) /* the VM boots that firmware: EFI boot */
 		cfg->boot = VM_BOOT_EFI;
 	if (o->kernel) { /* the operator's path: not under the disk root */
