@@ -5,8 +5,9 @@
 #     from the ESP disk of an EFI VirtualMachine (PASS, serial from SMBIOS);
 #   - the probe guest (`vmlet probe --dump-guest`) as the "firmware": it
 #     must report the ACPI tables vmlet built (FACP, APIC, MCFG, DSDT);
-#   - a text file, an ELF without a PVH note, --firmware with --kernel and a
-#     secure-boot VM with --firmware: refused with a clear message, exit 1.
+#   - a text file, an ELF without a PVH note and a secure-boot VM with
+#     --firmware: refused with a clear message, exit 1; --firmware with
+#     --kernel: a usage error, exit 2.
 source "$(dirname "$0")/../lib/sh.sh"
 source tests/efi/lib.sh
 
@@ -37,7 +38,7 @@ efi_refused "an ELF without a PVH note" 1 "not a loadable PVH ELF" \
 	"$VMLET" run -f "$TMPD/vm.yaml" --firmware /bin/true --console none
 efi_refused "a missing file" 1 "cannot open firmware" \
 	"$VMLET" run -f "$TMPD/vm.yaml" --firmware "$TMPD/nothere" --console none
-efi_refused "--firmware with --kernel" 1 "exclude each other" \
+efi_refused "--firmware with --kernel" 2 "exclude each other" \
 	"$VMLET" run --firmware "$TMPD/probe.elf" --kernel "$TMPD/probe.elf" --console none
 efi_vm_yaml efi-fw sb=true disk=esp:$TMPD/esp.img >"$TMPD/sb.yaml"
 efi_refused "secure boot with --firmware" 1 "secure boot is requested" \
