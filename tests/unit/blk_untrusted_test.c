@@ -15,7 +15,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <seccomp.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "tests/lib/test.h"
@@ -136,6 +138,36 @@ static void test_beneath_root(void)
 	CHECK(blk_open_at(&b, p("d/abslink"), &w, true, BLK_CACHE_WRITEBACK, "raw") == -EXDEV);
 }
 
+/* A kernel without openat2 (before Linux 5.6): made here with a seccomp
+ * filter that answers ENOSYS, in a child. A name under a root is then
+ * refused with an error that says why; one with no root still opens. */
+static void test_no_openat2(void)
+{
+	struct blk_where w = {.file = {.root = p("d")}};
+	struct blk *b = NULL;
+	scmp_filter_ctx f;
+	pid_t pid = fork();
+	int st = 0;
+
+	if (pid == 0) {
+		f = seccomp_init(SCMP_ACT_ALLOW);
+		if (!f || seccomp_rule_add(f, SCMP_ACT_ERRNO(ENOSYS), SCMP_SYS(openat2), 0) ||
+		    seccomp_load(f))
+			_exit(2);
+		if (blk_open_at(&b, p("d/base.raw"), &w, true, BLK_CACHE_WRITEBACK, "raw") !=
+			-ENOSYS ||
+		    strcmp(file_why(-ENOSYS),
+			   " (this kernel has no openat2, Linux 5.6, to open it safely)"))
+			_exit(1);
+		if (blk_open(&b, p("d/base.raw"), true, BLK_CACHE_WRITEBACK))
+			_exit(1);
+		blk_close(b);
+		_exit(0);
+	}
+	CHECK(pid > 0 && waitpid(pid, &st, 0) == pid);
+	CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+}
+
 static void test_created_files(void)
 {
 	char *tmp = NULL, *safe, buf[8] = {0};
@@ -183,6 +215,7 @@ int main(void)
 	TEST_RUN(test_image_kinds);
 	TEST_RUN(test_beneath_root);
 	TEST_RUN(test_backing_names);
+	TEST_RUN(test_no_openat2);
 	TEST_RUN(test_created_files);
 	test_sh("rm -rf %s", dir);
 	return test_summary();
