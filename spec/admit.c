@@ -131,6 +131,11 @@ static int entry_cmp(const void *x, const void *y)
 	return a->idx < b->idx ? -1 : a->idx > b->idx;
 }
 
+void admit_sort(struct admit_entry *e, unsigned int n)
+{
+	qsort(e, n, sizeof(*e), entry_cmp);
+}
+
 void admit_index(const struct admit *a, const struct node *seq, const char *key,
 		 struct admit_ix *ix)
 {
@@ -140,11 +145,11 @@ void admit_index(const struct admit *a, const struct node *seq, const char *key,
 	ix->e = arena_alloc(a->r->a, (ix->n + 1) * sizeof(*ix->e));
 	ix->first = arena_alloc(a->r->a, (ix->n + 1) * sizeof(*ix->first));
 	for (i = 0; i < ix->n; i++) {
-		ix->e[i].key = resolve_str(node_get(seq->items[i], key));
+		ix->e[i].key = resolve_str(node_path(seq->items[i], key));
 		ix->e[i].idx = i;
 		ix->e[i].n = seq->items[i];
 	}
-	qsort(ix->e, ix->n, sizeof(*ix->e), entry_cmp);
+	admit_sort(ix->e, ix->n);
 	for (i = 0; i < ix->n; i++)
 		ix->first[ix->e[i].idx] = i && strcmp(ix->e[i - 1].key, ix->e[i].key) == 0
 					      ? ix->first[ix->e[i - 1].idx]

@@ -55,7 +55,8 @@ unsigned int admit_dns1123_subdomain(const char *s, const char *msg[2]);
 /* KubeVirt's ValidatePath (storage/admitters/disks.go): "" or a message
  * ending the sentence that starts with the field path; NULL when valid. */
 const char *admit_path_rule(const char *path);
-/* An index of the maps of a sequence by the string at key (e.g. "name"),
+/* An index of the maps of a sequence by the string at key (e.g. "name",
+ * or a dotted path: "dataVolume.name"),
  * built in O(n log n) so that untrusted manifests with many entries cost
  * no quadratic time: first[i] is the index of the first entry whose key
  * equals entry i's (i itself when it is the first). */
@@ -71,6 +72,8 @@ struct admit_ix {
 };
 void admit_index(const struct admit *a, const struct node *seq, const char *key,
 		 struct admit_ix *ix);
+/* Sort entries by key, then index. */
+void admit_sort(struct admit_entry *e, unsigned int n);
 /* The first entry (lowest index) with that key, NULL when none. */
 const struct node *admit_lookup(const struct admit_ix *ix, const char *key);
 

@@ -265,12 +265,11 @@ static void pod_affinity(const struct admit *a, const struct node *pa, struct ap
 }
 
 static void spread_constraint(const struct admit *a, const struct node *tsc, unsigned int i,
-			      struct apath p)
+			      struct apath p, bool dup)
 {
 	const struct node *c = tsc->items[i], *tk = node_get(c, "topologyKey");
 	const struct node *wu = node_get(c, "whenUnsatisfiable");
 	struct apath cp = subi(a, p, "", i);
-	unsigned int j;
 	long long skew = 0;
 
 	node_ival(node_get(c, "maxSkew"), -2147483648LL, 2147483647LL, &skew);
@@ -289,16 +288,34 @@ static void spread_constraint(const struct admit *a, const struct node *tsc, uns
 			  sub(a, cp, ".whenUnsatisfiable").kv, resolve_str(wu));
 	/* KubeVirt validates the selector at the list's path, not the item's */
 	label_selector(a, node_get(c, "labelSelector"), sub(a, p, ".labelSelector"));
-	for (j = i + 1; j < tsc->n; j++)
-		if (!strcmp(resolve_str(tk), resolve_str(node_get(tsc->items[j], "topologyKey"))) &&
-		    !strcmp(resolve_str(wu),
-			    resolve_str(node_get(tsc->items[j], "whenUnsatisfiable")))) {
-			admit_err(a, c, sub(a, cp, ".{topologyKey, whenUnsatisfiable}").at,
-				  "%s: Duplicate value: \"{%s, %s}\"",
-				  sub(a, cp, ".{topologyKey, whenUnsatisfiable}").kv,
-				  resolve_str(tk), resolve_str(wu));
-			break;
-		}
+	if (dup)
+		admit_err(a, c, sub(a, cp, ".{topologyKey, whenUnsatisfiable}").at,
+			  "%s: Duplicate value: \"{%s, %s}\"",
+			  sub(a, cp, ".{topologyKey, whenUnsatisfiable}").kv, resolve_str(tk),
+			  resolve_str(wu));
+}
+
+/* which constraints a later one repeats ({topologyKey, whenUnsatisfiable}):
+ * sorted, not pairwise */
+static bool *repeated(const struct admit *a, const struct node *tsc)
+{
+	unsigned int n = node_is_seq(tsc) ? tsc->n : 0, i;
+	struct admit_entry *e = arena_alloc(a->r->a, (n + 1) * sizeof(*e));
+	bool *rep = arena_alloc(a->r->a, (n + 1) * sizeof(*rep));
+	const struct node *c;
+
+	for (i = 0; i < n; i++) {
+		c = tsc->items[i];
+		e[i].key = arena_printf(a->r->a, "%s%c%s", resolve_str(node_get(c, "topologyKey")),
+					'\x1f', resolve_str(node_get(c, "whenUnsatisfiable")));
+		e[i].idx = i;
+		e[i].n = c;
+		rep[i] = false;
+	}
+	admit_sort(e, n);
+	for (i = 0; i + 1 < n; i++)
+		rep[e[i].idx] = strcmp(e[i].key, e[i + 1].key) == 0;
+	return rep;
 }
 
 void admit_affinity(const struct admit *a)
@@ -308,6 +325,7 @@ void admit_affinity(const struct admit *a)
 	struct apath p = {a->pfx, admit_path(a, "affinity")};
 	struct apath tp = {admit_path(a, "topologySpreadConstraints"),
 			   admit_path(a, "topologySpreadConstraints")};
+	bool *rep = repeated(a, tsc);
 	unsigned int i;
 
 	if (!node_is_null(node_get(af, "nodeAffinity")))
@@ -317,5 +335,5 @@ void admit_affinity(const struct admit *a)
 	if (!node_is_null(node_get(af, "podAntiAffinity")))
 		pod_affinity(a, node_get(af, "podAntiAffinity"), sub(a, p, ".podAntiAffinity"));
 	for (i = 0; node_is_seq(tsc) && i < tsc->n; i++)
-		spread_constraint(a, tsc, i, tp);
+		spread_constraint(a, tsc, i, tp, rep[i]);
 }

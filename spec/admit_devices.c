@@ -158,21 +158,24 @@ static void container_paths(const struct admit *a)
 	const struct node *fs = node_path(a->dom, "devices.filesystems");
 	const struct node *disks = node_path(a->dom, "devices.disks");
 	static const char *const reserved[] = {"/var/run/kubevirt", "/var/run/libvirt"};
+	struct admit_ix fsix, dix;
 	const char *name;
 	unsigned int i, k;
 
+	admit_index(a, fs, "name", &fsix);
+	admit_index(a, disks, "name", &dix);
 	for (i = 0; node_is_seq(vols) && i < vols->n; i++) {
 		v = vols->items[i];
 		cp = node_get(v, "containerPath");
 		if (node_is_null(cp))
 			continue;
 		name = resolve_str(node_get(v, "name"));
-		if (admit_lookup_seq(a, disks, name))
+		if (admit_lookup(&dix, name))
 			admit_err(
 			    a, v, admit_path(a, "domain.volumes[%u]", i),
 			    "ContainerPath volume '%s' must be mapped to a filesystem, not a disk",
 			    name);
-		if (!admit_lookup_seq(a, fs, name))
+		if (!admit_lookup(&fsix, name))
 			admit_err(
 			    a, v, admit_path(a, "domain.volumes[%u]", i),
 			    "ContainerPath volume '%s' must have a matching filesystem defined in "

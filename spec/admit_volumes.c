@@ -300,12 +300,16 @@ static const char *dv_problem(const struct admit *a, const struct node *t, const
 static void check_dv_templates(const struct admit *a)
 {
 	const struct node *ts = node_path(a->vm, "spec.dataVolumeTemplates"), *t, *at;
-	const struct node *vols = node_get(a->spec, "volumes"), *v;
+	const struct node *vols = node_get(a->spec, "volumes");
 	const char *dp, *msg, *field, *name, *ns, *vmns;
-	unsigned int i, j;
-	bool found;
+	struct admit_ix claims, dvs;
+	unsigned int i;
 
 	vmns = resolve_str(node_path(a->vm, "metadata.namespace"));
+	if (node_is_seq(ts) && ts->n) {
+		admit_index(a, vols, "persistentVolumeClaim.claimName", &claims);
+		admit_index(a, vols, "dataVolume.name", &dvs);
+	}
 	for (i = 0; node_is_seq(ts) && i < ts->n; i++) {
 		t = ts->items[i];
 		dp = arena_printf(a->r->a, "spec.dataVolumeTemplate[%u]", i);
@@ -315,13 +319,7 @@ static void check_dv_templates(const struct admit *a)
 			continue;
 		}
 		name = resolve_str(node_path(t, "metadata.name"));
-		for (found = false, j = 0; node_is_seq(vols) && j < vols->n && !found; j++) {
-			v = vols->items[j];
-			found = strcmp(resolve_str(node_path(v, "persistentVolumeClaim.claimName")),
-				       name) == 0 ||
-				strcmp(resolve_str(node_path(v, "dataVolume.name")), name) == 0;
-		}
-		if (!found)
+		if (!admit_lookup(&claims, name) && !admit_lookup(&dvs, name))
 			admit_err(
 			    a, t, dp,
 			    "DataVolumeTemplate entry %s must be referenced in the VMI template's "

@@ -213,6 +213,35 @@ static void test_huge_cpu(void)
 	CHECK(count(NULL, "must be equal when DedicatedCPUPlacement is true") == 1);
 }
 
+/* the sorted checks: a repeated spread constraint is reported on each
+ * earlier copy; a DataVolume template is found through either volume kind */
+static void test_sorted_checks(void)
+{
+	CHECK(resolve(VM(
+		  "", "") "      topologySpreadConstraints:\n"
+			  "      - {maxSkew: 1, topologyKey: z, whenUnsatisfiable: DoNotSchedule}\n"
+			  "      - {maxSkew: 1, topologyKey: z, whenUnsatisfiable: "
+			  "ScheduleAnyway}\n"
+			  "      - {maxSkew: 1, topologyKey: z, whenUnsatisfiable: DoNotSchedule}\n"
+			  "      - {maxSkew: 1, topologyKey: z, whenUnsatisfiable: "
+			  "DoNotSchedule}\n") != 0);
+	CHECK(count(NULL, "Duplicate value: \"{z, DoNotSchedule}\"") == 2);
+	CHECK(count("spec.template.spec.topologySpreadConstraints[0].{topologyKey, "
+		    "whenUnsatisfiable}",
+		    NULL) == 1);
+	CHECK(count("spec.template.spec.topologySpreadConstraints[2].{topologyKey, "
+		    "whenUnsatisfiable}",
+		    NULL) == 1);
+	CHECK(resolve("apiVersion: kubevirt.io/v1\nkind: VirtualMachine\nmetadata: {name: t}\n"
+		      "spec:\n  runStrategy: Once\n  dataVolumeTemplates:\n"
+		      "  - metadata: {name: a}\n    spec: {storage: {}, source: {blank: {}}}\n"
+		      "  - metadata: {name: b}\n    spec: {storage: {}, source: {blank: {}}}\n"
+		      "  template:\n    spec:\n      domain:\n        memory: {guest: 64Mi}\n"
+		      "        devices: {}\n      volumes:\n"
+		      "      - {name: x, dataVolume: {name: b}}\n"
+		      "      - {name: y, persistentVolumeClaim: {claimName: a}}\n") == 0);
+}
+
 int main(void)
 {
 	TEST_RUN(test_path_rule);
@@ -222,6 +251,7 @@ int main(void)
 	TEST_RUN(test_many_duplicates);
 	TEST_RUN(test_label_names);
 	TEST_RUN(test_huge_cpu);
+	TEST_RUN(test_sorted_checks);
 	session_free(&S);
 	return test_summary();
 }
