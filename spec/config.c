@@ -148,8 +148,8 @@ static enum vm_cache_mode cache_of(const char *c)
 		return VM_CACHE_NONE;
 	if (strcmp(c, "writethrough") == 0)
 		return VM_CACHE_WRITETHROUGH;
-	if (strcmp(c, "writeback") == 0 || strcmp(c, "unsafe") == 0)
-		return VM_CACHE_WRITEBACK; /* unsafe: a warning says so (docs/fields.md) */
+	if (strcmp(c, "writeback") == 0)
+		return VM_CACHE_WRITEBACK; /* anything else: refused at admission */
 	return VM_CACHE_DEFAULT;
 }
 
