@@ -52,6 +52,9 @@ start_stalled() {
 	else
 		fail "$1: the dropped count stopped at '$d1' / '$d2': is the guest stuck?"
 	fi
+	"$VMLET" ctl -o text "$SOCK" status | grep -qE '^console_dropped_bytes: [1-9][0-9]*$' &&
+		ok "$1: ctl status counts the dropped bytes" ||
+		fail "$1: ctl status: no console_dropped_bytes > 0"
 }
 
 # stopped NAME: vmlet ended (the guest powered off: exit 0) within 60 s

@@ -69,8 +69,11 @@ struct ctl_status {
 	uint64_t memory_bytes;
 	double uptime_seconds; /* since the current guest boot */
 	unsigned int restarts; /* in-process guest restarts so far */
-	const char *reason;    /* when paused: KubeVirt's Paused condition reason */
-	const char *message;   /* when paused: what failed (NULL or "" = none) */
+	/* guest console output dropped because its reader did not keep up
+	 * (vmm/dev/console_out.h), this guest run */
+	uint64_t console_dropped_bytes;
+	const char *reason;  /* when paused: KubeVirt's Paused condition reason */
+	const char *message; /* when paused: what failed (NULL or "" = none) */
 };
 
 /* A growing Prometheus text exposition. */

@@ -191,6 +191,8 @@ static json_object *do_status(struct ctl_server *s)
 	json_object_object_add(o, "memory", json_object_new_int64((int64_t)st.memory_bytes));
 	json_object_object_add(o, "uptime_seconds", json_object_new_double(st.uptime_seconds));
 	json_object_object_add(o, "restarts", json_object_new_int64(st.restarts));
+	json_object_object_add(o, "console_dropped_bytes",
+			       json_object_new_int64((int64_t)st.console_dropped_bytes));
 	return o;
 }
 

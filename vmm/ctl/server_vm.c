@@ -54,6 +54,14 @@ static int vm_status(void *p, struct ctl_status *st)
 	st->uptime_seconds = (double)(now.tv_sec - c->started.tv_sec) +
 			     (double)(now.tv_nsec - c->started.tv_nsec) / 1e9;
 	st->restarts = ctl_vm_restarts;
+	for (unsigned int i = 0; i < c->vm->n_counters; i++) {
+		struct device_counters dc = {0};
+
+		if (strcmp(c->vm->counters[i].kind, "console"))
+			continue;
+		c->vm->counters[i].read(c->vm->counters[i].opaque, &dc);
+		st->console_dropped_bytes += dc.tx_dropped;
+	}
 	if (vm_paused_because(c->vm, c->reason, sizeof(c->reason), c->message,
 			      sizeof(c->message))) {
 		st->reason = c->reason;
