@@ -1,0 +1,665 @@
+// SPDX-License-Identifier: MIT
+/*
+ * ahci.c - the AHCI HBA (ahci.h): PCI function, HBA and port registers
+ * (AHCI 1.3.1 §3), command fetch from the guest's command list (§4.2),
+ * received FISes and interrupts. The ATA device is ahci_ata.c.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "vmm/dev/ahci_int.h"
+#include "vmm/disk/blk.h"
+#include "vmm/guest_mem.h"
+#include "vmm/irq.h"
+#include "vmm/log.h"
+#include "vmm/thread.h"
+
+/* HBA registers (§3.1) */
+#define HBA_CAP	 0x00
+#define HBA_GHC	 0x04
+#define HBA_IS	 0x08
+#define HBA_PI	 0x0c
+#define HBA_VS	 0x10
+#define HBA_CAP2 0x24
+#define GHC_HR	 (1u << 0)
+#define GHC_IE	 (1u << 1)
+#define GHC_AE	 (1u << 31)
+/* CAP: S64A, SNCQ, SCLO, ISS gen 3, SAM, NCS 32 slots, NP */
+#define HBA_CAP_VAL                                                                                \
+	((1u << 31) | (1u << 30) | (1u << 24) | (3u << 20) | (1u << 18) | (31u << 8) |             \
+	 (AHCI_PORTS - 1))
+#define HBA_VS_VAL 0x00010301 /* 1.3.1 */
+
+/* port registers (§3.3), at 0x100 + port * 0x80 */
+#define PX_CLB	0x00
+#define PX_CLBU 0x04
+#define PX_FB	0x08
+#define PX_FBU	0x0c
+#define PX_IS	0x10
+#define PX_IE	0x14
+#define PX_CMD	0x18
+#define PX_TFD	0x20
+#define PX_SIG	0x24
+#define PX_SSTS 0x28
+#define PX_SCTL 0x2c
+#define PX_SERR 0x30
+#define PX_SACT 0x34
+#define PX_CI	0x38
+#define CMD_ST	(1u << 0)
+#define CMD_CLO (1u << 3)
+#define CMD_FRE (1u << 4)
+#define CMD_FR	(1u << 14)
+#define CMD_CR	(1u << 15)
+/* bits the guest writes and reads back: SUD, POD, ICC */
+#define CMD_RW	     ((1u << 1) | (1u << 2) | (0xfu << 28))
+#define SERR_DIAG_F  (1u << 25) /* unknown FIS type */
+#define SERR_ERR_P   (1u << 10) /* protocol error */
+#define SSTS_UP	     0x113	/* DET device + phy, SPD gen 1, IPM active */
+#define SIG_ATA	     0x00000101
+#define TFD_READY    ATA_DRDY
+#define RFIS_PIO     0x20
+#define RFIS_D2H     0x40
+#define RFIS_SDB     0x58
+#define RFIS_SIZE    0x100
+#define CMD_HDR_SIZE 32
+#define CTBA_PRDT    0x80
+
+/* ---- interrupts (a->lock held) ------------------------------------------- */
+
+static void ahci_irq_update(struct ahci *a, bool event)
+{
+	uint64_t addr;
+	uint32_t data;
+
+	for (unsigned int i = 0; i < AHCI_PORTS; i++)
+		if (a->port[i].is & a->port[i].ie)
+			a->is |= 1u << i;
+	if (pci_msix_enabled(&a->pci)) {
+		/* an edge per event, as long as one is pending (the driver
+		 * may be past its last look at the port already) */
+		if (event && (a->ghc & GHC_IE) && a->is && pci_msix_request(&a->pci, 0)) {
+			pci_msix_get(&a->pci, 0, &addr, &data);
+			if (addr && a->vm && irq_msi_signal(a->vm, addr, data) < 0)
+				log_warn_once("ahci: msi delivery failed");
+		}
+		return;
+	}
+	pci_intx_set(&a->pci, (a->ghc & GHC_IE) && a->is);
+}
+
+static void ahci_msix_update(void *opaque, unsigned int vec, bool fire)
+{
+	struct ahci *a = opaque;
+
+	if (!fire || vec)
+		return;
+	pthread_mutex_lock(&a->lock);
+	ahci_irq_update(a, true);
+	pthread_mutex_unlock(&a->lock);
+}
+
+/* ---- received FISes (a->lock held) --------------------------------------- */
+
+static void ahci_post_fis(struct ahci_port *p, uint32_t off, const uint8_t *fis, uint32_t len)
+{
+	uint64_t fb = (uint64_t)p->fbu << 32 | p->fb;
+	uint8_t *dst;
+
+	if (!(p->cmd & CMD_FRE))
+		return;
+	dst = guest_mem_ptr(p->a->mem, fb + off, len);
+	if (dst)
+		memcpy(dst, fis, len);
+	else
+		p->is |= PXIS_HBFS;
+}
+
+static void ahci_post_d2h(struct ahci_port *p, uint8_t status, uint8_t error, bool sig)
+{
+	uint8_t f[20] = {FIS_TYPE_REG_D2H, 0x40, status, error};
+
+	if (sig) {
+		f[4] = 1;  /* LBA low: ATA signature 00000101h */
+		f[12] = 1; /* count */
+	}
+	p->tfd = (uint32_t)error << 8 | status;
+	ahci_post_fis(p, RFIS_D2H, f, sizeof(f));
+	p->is |= PXIS_DHRS;
+}
+
+/* A device on the link after COMRESET or HBA reset: signature, ready. */
+static void ahci_port_link(struct ahci_port *p)
+{
+	if (p->kind == AHCI_PORT_EMPTY) {
+		p->ssts = 0;
+		p->sig = 0xffffffff;
+		p->tfd = 0x7f;
+		return;
+	}
+	p->ssts = SSTS_UP;
+	p->sig = SIG_ATA;
+	p->tfd = TFD_READY;
+}
+
+static void ahci_port_reset(struct ahci_port *p)
+{
+	p->clb = p->clbu = p->fb = p->fbu = p->is = p->ie = p->cmd = 0;
+	p->sctl = p->serr = p->sact = p->ci = 0;
+	p->stopped = false;
+	p->gen++;
+	ahci_port_link(p);
+}
+
+static void ahci_hba_reset(struct ahci *a)
+{
+	a->ghc = GHC_AE;
+	a->is = 0;
+	for (unsigned int i = 0; i < AHCI_PORTS; i++)
+		ahci_port_reset(&a->port[i]);
+	ahci_irq_update(a, false);
+}
+
+/* ---- registers ------------------------------------------------------------ */
+
+static uint32_t ahci_port_read(struct ahci_port *p, uint32_t reg)
+{
+	switch (reg) {
+	case PX_CLB:
+		return p->clb;
+	case PX_CLBU:
+		return p->clbu;
+	case PX_FB:
+		return p->fb;
+	case PX_FBU:
+		return p->fbu;
+	case PX_IS:
+		return p->is;
+	case PX_IE:
+		return p->ie;
+	case PX_CMD:
+		return p->cmd | (p->cmd & CMD_FRE ? CMD_FR : 0) |
+		       (p->cmd & CMD_ST || p->busy >= 0 ? CMD_CR : 0) |
+		       (p->busy >= 0 ? (uint32_t)p->busy << 8 : 0);
+	case PX_TFD:
+		return p->tfd;
+	case PX_SIG:
+		return p->sig;
+	case PX_SSTS:
+		return p->ssts;
+	case PX_SCTL:
+		return p->sctl;
+	case PX_SERR:
+		return p->serr;
+	case PX_SACT:
+		return p->sact;
+	case PX_CI:
+		return p->ci;
+	}
+	return 0;
+}
+
+static void ahci_port_cmd_write(struct ahci_port *p, uint32_t v)
+{
+	uint32_t old = p->cmd;
+
+	p->cmd = (v & (CMD_RW | CMD_ST | CMD_FRE));
+	if (v & CMD_CLO)
+		p->tfd &= ~(uint32_t)(ATA_BSY | ATA_DRQ);
+	if ((old & CMD_ST) && !(v & CMD_ST)) {
+		/* §3.3.7: clearing ST clears PxCI and PxSACT; a command in
+		 * flight completes into nothing (CR stays until it has) */
+		p->ci = p->sact = 0;
+		p->stopped = false;
+		p->gen++;
+	}
+	if (!(old & CMD_ST) && (v & CMD_ST))
+		pthread_cond_signal(&p->cond);
+}
+
+static void ahci_port_write(struct ahci_port *p, uint32_t reg, uint32_t v)
+{
+	bool running = p->cmd & CMD_ST;
+
+	switch (reg) {
+	case PX_CLB:
+		p->clb = v & ~0x3ffu;
+		break;
+	case PX_CLBU:
+		p->clbu = v;
+		break;
+	case PX_FB:
+		p->fb = v & ~0xffu;
+		break;
+	case PX_FBU:
+		p->fbu = v;
+		break;
+	case PX_IS:
+		p->is &= ~v;
+		break;
+	case PX_IE:
+		p->ie = v & 0xfdc000ffu;
+		break;
+	case PX_CMD:
+		ahci_port_cmd_write(p, v);
+		break;
+	case PX_SCTL:
+		/* DET 1 -> 0: COMRESET done, the device signs on */
+		if ((p->sctl & 0xf) == 1 && (v & 0xf) == 0) {
+			p->gen++;
+			p->stopped = false;
+			ahci_port_link(p);
+			if (p->kind != AHCI_PORT_EMPTY)
+				ahci_post_d2h(p, TFD_READY, 0, true);
+		} else if ((v & 0xf) == 1) {
+			p->ssts = 0;
+			p->tfd = ATA_BSY;
+		}
+		p->sctl = v & 0xfff;
+		break;
+	case PX_SERR:
+		p->serr &= ~v;
+		break;
+	case PX_SACT:
+		if (running)
+			p->sact |= v;
+		break;
+	case PX_CI:
+		/* §3.3.14: only set while ST; writing 0 clears nothing */
+		if (running && v) {
+			p->ci |= v;
+			pthread_cond_signal(&p->cond);
+		}
+		break;
+	}
+}
+
+static uint32_t ahci_reg_read(struct ahci *a, uint32_t off)
+{
+	if (off >= 0x100) {
+		uint32_t n = (off - 0x100) / 0x80;
+
+		return n < AHCI_PORTS ? ahci_port_read(&a->port[n], (off - 0x100) % 0x80) : 0;
+	}
+	switch (off) {
+	case HBA_CAP:
+		return HBA_CAP_VAL;
+	case HBA_GHC:
+		return a->ghc;
+	case HBA_IS:
+		return a->is;
+	case HBA_PI:
+		return (1u << AHCI_PORTS) - 1;
+	case HBA_VS:
+		return HBA_VS_VAL;
+	}
+	return 0;
+}
+
+static void ahci_reg_write(struct ahci *a, uint32_t off, uint32_t v)
+{
+	if (off >= 0x100) {
+		uint32_t n = (off - 0x100) / 0x80;
+
+		if (n < AHCI_PORTS)
+			ahci_port_write(&a->port[n], (off - 0x100) % 0x80, v);
+	} else if (off == HBA_GHC) {
+		if (v & GHC_HR) {
+			ahci_hba_reset(a); /* done at once: HR reads back 0 */
+			return;
+		}
+		a->ghc = GHC_AE | (v & GHC_IE);
+	} else if (off == HBA_IS) {
+		a->is &= ~v;
+	}
+	ahci_irq_update(a, false);
+}
+
+static void ahci_mmio_read(void *opaque, uint64_t off, void *data, uint32_t len)
+{
+	struct ahci *a = opaque;
+	uint32_t v;
+
+	pthread_mutex_lock(&a->lock);
+	v = ahci_reg_read(a, (uint32_t)(off & ~3ull));
+	pthread_mutex_unlock(&a->lock);
+	v >>= (off & 3) * 8;
+	memset(data, 0, len);
+	memcpy(data, &v, len < 4 - (off & 3) ? len : 4 - (off & 3));
+}
+
+static void ahci_mmio_write(void *opaque, uint64_t off, const void *data, uint32_t len)
+{
+	struct ahci *a = opaque;
+	uint32_t v;
+
+	if (len != 4 || (off & 3)) {
+		log_warn_once("ahci: %u-byte register write at %#llx ignored", len,
+			      (unsigned long long)off);
+		return;
+	}
+	memcpy(&v, data, 4);
+	pthread_mutex_lock(&a->lock);
+	ahci_reg_write(a, (uint32_t)off, v);
+	pthread_mutex_unlock(&a->lock);
+}
+
+static const struct io_ops ahci_mmio_ops = {ahci_mmio_read, ahci_mmio_write};
+
+/* ---- command fetch -------------------------------------------------------- */
+
+/* Map the PRDT of the command table at ctba (prdtl entries) for need
+ * bytes into cmd->iov: niov -1 when an entry lies outside RAM. */
+static void ahci_map_prdt(struct ahci_port *p, uint64_t ctba, uint32_t prdtl, uint64_t need,
+			  struct ahci_cmd *cmd)
+{
+	const struct guest_mem *m = p->a->mem;
+	uint32_t e[4];
+
+	cmd->iov = p->iov;
+	cmd->niov = 0;
+	cmd->prd_bytes = 0;
+	for (uint32_t i = 0; i < prdtl && cmd->prd_bytes < need && i < AHCI_MAX_PRD; i++) {
+		const void *src = guest_mem_ptr(m, ctba + CTBA_PRDT + 16ull * i, sizeof(e));
+		uint64_t dba, len;
+		void *buf;
+
+		if (!src)
+			goto bad;
+		memcpy(e, src, sizeof(e));
+		dba = ((uint64_t)e[1] << 32 | e[0]) & ~1ull;
+		len = (e[3] & 0x3fffff) + 1ull;
+		if (len > need - cmd->prd_bytes)
+			len = need - cmd->prd_bytes;
+		buf = guest_mem_ptr(m, dba, len);
+		if (!buf)
+			goto bad;
+		p->iov[cmd->niov++] = (struct iovec){buf, len};
+		cmd->prd_bytes += len;
+	}
+	return;
+bad:
+	cmd->niov = -1;
+}
+
+/* Copy slot's command out of guest memory (a->lock held: the addresses
+ * are the registers'). false: a host bus fatal error. */
+static bool ahci_fetch(struct ahci_port *p, unsigned int slot, struct ahci_cmd *cmd,
+		       uint64_t *ctba_out)
+{
+	const struct guest_mem *m = p->a->mem;
+	uint64_t clb = (uint64_t)p->clbu << 32 | p->clb, ctba;
+	uint32_t h[4];
+	const void *src = guest_mem_ptr(m, clb + (uint64_t)slot * CMD_HDR_SIZE, sizeof(h));
+
+	memset(cmd, 0, sizeof(*cmd));
+	cmd->slot = slot;
+	if (!src)
+		return false;
+	memcpy(h, src, sizeof(h));
+	ctba = ((uint64_t)h[3] << 32 | h[2]) & ~0x7full;
+	src = guest_mem_ptr(m, ctba, sizeof(cmd->fis));
+	if (!src)
+		return false;
+	memcpy(cmd->fis, src, sizeof(cmd->fis));
+	cmd->write = h[0] & (1u << 6);
+	if ((h[0] & 0x1f) < 5) /* CFL: a Register H2D FIS is 5 dwords */
+		cmd->fis[0] = 0;
+	ahci_map_prdt(p, ctba, h[0] >> 16, ahci_ata_data_len(p, cmd->fis), cmd);
+	*ctba_out = clb + (uint64_t)slot * CMD_HDR_SIZE;
+	return cmd->niov >= 0;
+}
+
+/* ---- completion (a->lock held) -------------------------------------------- */
+
+static void ahci_complete(struct ahci_port *p, const struct ahci_cmd *cmd, uint64_t hdr,
+			  const struct ahci_result *r)
+{
+	uint32_t bit = 1u << cmd->slot, *prdbc;
+
+	if (r->fatal) {
+		p->is |= r->fatal;
+		p->stopped = true;
+		goto irq;
+	}
+	prdbc = guest_mem_ptr(p->a->mem, hdr + 4, 4);
+	if (prdbc && !r->ncq) {
+		uint32_t n = (uint32_t)cmd->transferred;
+
+		memcpy(prdbc, &n, 4);
+	}
+	if (r->pio_in && !(r->status & ATA_ERR)) {
+		uint8_t f[20] = {FIS_TYPE_PIO, 0x60, ATA_DRDY | ATA_DRQ, 0};
+
+		f[15] = r->status; /* E_Status: what the device ends with */
+		f[16] = (uint8_t)cmd->transferred;
+		f[17] = (uint8_t)(cmd->transferred >> 8);
+		ahci_post_fis(p, RFIS_PIO, f, sizeof(f));
+		p->is |= PXIS_PSS;
+	}
+	if (r->ncq && !(r->status & ATA_ERR)) {
+		uint8_t f[8] = {FIS_TYPE_SDB, 0x40, r->status & 0x77, r->error};
+
+		memcpy(f + 4, &bit, 4);
+		ahci_post_fis(p, RFIS_SDB, f, sizeof(f));
+		p->tfd = r->status;
+		p->sact &= ~bit;
+		p->is |= PXIS_SDBS;
+	} else {
+		ahci_post_d2h(p, r->status, r->error, r->sig);
+	}
+	if (r->status & ATA_ERR) {
+		/* §6.2.2: the failed slot stays in PxCI, the port stops */
+		p->is |= PXIS_TFES;
+		p->stopped = true;
+		goto irq;
+	}
+	p->ci &= ~bit;
+	if (r->sig) {
+		p->sig = SIG_ATA;
+		p->tfd = TFD_READY;
+	}
+irq:
+	ahci_irq_update(p->a, true);
+}
+
+/* ---- the I/O thread -------------------------------------------------------- */
+
+bool ahci_port_live(struct ahci_port *p, unsigned int gen)
+{
+	bool live;
+
+	pthread_mutex_lock(&p->a->lock);
+	live = !p->a->quit && p->gen == gen;
+	pthread_mutex_unlock(&p->a->lock);
+	return live;
+}
+
+static int ahci_next_slot(struct ahci_port *p)
+{
+	if (!(p->cmd & CMD_ST) || p->stopped || !p->ci)
+		return -1;
+	return __builtin_ctz(p->ci);
+}
+
+/* Fetch and run one command: a->lock held on entry and exit. */
+static void ahci_run(struct ahci_port *p, unsigned int slot)
+{
+	struct ahci *a = p->a;
+	struct ahci_result r = {0};
+	struct ahci_cmd cmd;
+	unsigned int gen = p->gen;
+	uint64_t hdr = 0;
+	bool keep = true;
+
+	p->busy = (int)slot;
+	if (!ahci_fetch(p, slot, &cmd, &hdr)) {
+		r.fatal = PXIS_HBFS;
+	} else if (cmd.fis[0] != FIS_TYPE_REG_H2D) {
+		p->serr |= SERR_DIAG_F | SERR_ERR_P;
+		r.fatal = PXIS_IFS;
+	} else {
+		pthread_mutex_unlock(&a->lock);
+		keep = ahci_ata_exec(p, &cmd, &r, gen);
+		pthread_mutex_lock(&a->lock);
+	}
+	p->busy = -1;
+	if (keep && gen == p->gen)
+		ahci_complete(p, &cmd, hdr, &r);
+}
+
+static void *ahci_thread(void *arg)
+{
+	struct ahci_port *p = arg;
+	struct ahci *a = p->a;
+	int slot;
+
+	pthread_mutex_lock(&a->lock);
+	while (!a->quit) {
+		slot = ahci_next_slot(p);
+		if (slot < 0) {
+			pthread_cond_wait(&p->cond, &a->lock);
+			continue;
+		}
+		ahci_run(p, (unsigned int)slot);
+	}
+	pthread_mutex_unlock(&a->lock);
+	return NULL;
+}
+
+/* ---- setup ------------------------------------------------------------------ */
+
+static void ahci_read_counters(void *opaque, struct device_counters *c)
+{
+	struct ahci_port *p = opaque;
+
+	c->requests = __atomic_load_n(&p->st.requests, __ATOMIC_RELAXED);
+	c->errors = __atomic_load_n(&p->st.errors, __ATOMIC_RELAXED);
+	c->read_bytes = __atomic_load_n(&p->st.read_bytes, __ATOMIC_RELAXED);
+	c->write_bytes = __atomic_load_n(&p->st.write_bytes, __ATOMIC_RELAXED);
+	c->io_pauses = __atomic_load_n(&p->st.io_pauses, __ATOMIC_RELAXED);
+}
+
+int ahci_attach_disk(struct ahci *a, unsigned int port, struct blk *be,
+		     const struct ahci_disk_params *prm)
+{
+	struct ahci_port *p;
+	char tname[16];
+	int r;
+
+	if (port >= AHCI_PORTS || a->port[port].kind != AHCI_PORT_EMPTY) {
+		blk_close(be);
+		return error_errno(-ENOSPC, "ahci: disk '%s': no free SATA port", prm->name);
+	}
+	p = &a->port[port];
+	p->iov = calloc(AHCI_MAX_PRD, sizeof(*p->iov));
+	if (!p->iov) {
+		blk_close(be);
+		return -ENOMEM;
+	}
+	p->be = be;
+	p->policy = prm->error_policy;
+	p->pbs = prm->physical_block_size >= 512 ? prm->physical_block_size : 512;
+	p->wce = true;
+	snprintf(p->name, sizeof(p->name), "%s", prm->name ? prm->name : "disk");
+	if (prm->serial)
+		snprintf(p->serial, sizeof(p->serial), "%.20s", prm->serial);
+	else
+		snprintf(p->serial, sizeof(p->serial), "QM%05u", port + 1);
+	pthread_mutex_lock(&a->lock);
+	p->kind = AHCI_PORT_ATA;
+	ahci_port_link(p);
+	pthread_mutex_unlock(&a->lock);
+	snprintf(tname, sizeof(tname), "vmlet-sata%u", port);
+	r = thread_start(&p->thread, THREAD_BLK_IO, tname, ahci_thread, p);
+	if (r)
+		return error_errno(r, "ahci: disk '%s': cannot start the i/o thread", p->name);
+	p->started = true;
+	device_add_counters(a->vm, "blk", p->name, ahci_read_counters, p);
+	return 0;
+}
+
+static const struct pci_dev_cb ahci_pci_cb = {
+    .msix_update = ahci_msix_update,
+};
+
+int ahci_create(struct ahci **out, struct pci_host *host, struct vm *vm,
+		const struct guest_mem *mem, int slot)
+{
+	struct ahci *a = calloc(1, sizeof(*a));
+	int r;
+
+	if (!a)
+		return -ENOMEM;
+	a->vm = vm;
+	a->mem = mem;
+	pthread_mutex_init(&a->lock, NULL);
+	for (unsigned int i = 0; i < AHCI_PORTS; i++) {
+		a->port[i] = (struct ahci_port){.a = a, .index = i, .busy = -1};
+		pthread_cond_init(&a->port[i].cond, NULL);
+	}
+	ahci_hba_reset(a);
+	/* QEMU's ich9-ahci: revision 2, subsystem Red Hat 1af4:1100 */
+	pci_dev_init(&a->pci, AHCI_VENDOR_ID, AHCI_DEVICE_ID, AHCI_CLASS, 2, 0x1af4, 0x1100,
+		     &ahci_pci_cb, a);
+	r = pci_bar_add(&a->pci, AHCI_ABAR, AHCI_ABAR_SIZE, &ahci_mmio_ops, a);
+	if (!r)
+		r = pci_msix_init(&a->pci, 1, AHCI_ABAR, AHCI_MSIX_TABLE, AHCI_MSIX_PBA);
+	if (!r)
+		r = pci_dev_add_at(host, &a->pci, slot);
+	if (r) {
+		ahci_destroy(a);
+		return error_errno(r, "ahci: cannot add the SATA controller");
+	}
+	*out = a;
+	return 0;
+}
+
+struct pci_dev *ahci_pci(struct ahci *a)
+{
+	return &a->pci;
+}
+
+void ahci_quiesce(struct ahci *a)
+{
+	if (!a)
+		return;
+	pthread_mutex_lock(&a->lock);
+	a->quit = true;
+	for (unsigned int i = 0; i < AHCI_PORTS; i++)
+		pthread_cond_broadcast(&a->port[i].cond);
+	pthread_mutex_unlock(&a->lock);
+	for (unsigned int i = 0; i < AHCI_PORTS; i++) {
+		struct ahci_port *p = &a->port[i];
+		int r;
+
+		if (p->started)
+			pthread_join(p->thread, NULL);
+		p->started = false;
+		if (!p->be || p->be->read_only || p->flushed)
+			continue;
+		p->flushed = true;
+		r = blk_flush(p->be);
+		if (r)
+			log_warn("ahci: disk '%s': flush at exit failed: %s", p->name,
+				 strerror(-r));
+	}
+}
+
+void ahci_destroy(struct ahci *a)
+{
+	if (!a)
+		return;
+	ahci_quiesce(a);
+	if (a->pci.slot >= 0)
+		pci_dev_remove(a->pci.host, &a->pci);
+	for (unsigned int i = 0; i < AHCI_PORTS; i++) {
+		if (a->port[i].be)
+			blk_close(a->port[i].be);
+		free(a->port[i].iov);
+		pthread_cond_destroy(&a->port[i].cond);
+	}
+	pthread_mutex_destroy(&a->lock);
+	free(a);
+}

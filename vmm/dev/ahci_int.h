@@ -1,0 +1,120 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * ahci_int.h - what ahci.c (the HBA: registers, command fetch, FIS
+ * delivery, interrupts) and ahci_ata.c (the ATA device behind a port)
+ * share. Only these two files include it.
+ */
+#ifndef VMLET_DEV_AHCI_INT_H
+#define VMLET_DEV_AHCI_INT_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/uio.h>
+
+#include "vmm/dev/ahci.h"
+#include "vmm/dev/pci.h"
+#include "vmm/device.h"
+
+/* ATA status and error bits (ATA8-ACS §6.1, §6.2) */
+#define ATA_DRDY 0x40
+#define ATA_BSY	 0x80
+#define ATA_DRQ	 0x08
+#define ATA_ERR	 0x01
+#define ATA_ABRT 0x04
+#define ATA_IDNF 0x10
+#define ATA_UNC	 0x40
+
+#define FIS_TYPE_REG_H2D 0x27
+#define FIS_TYPE_REG_D2H 0x34
+#define FIS_TYPE_PIO	 0x5f
+#define FIS_TYPE_SDB	 0xa1
+
+/* PxIS bits (AHCI 1.3.1 §3.3.5) */
+#define PXIS_DHRS (1u << 0)
+#define PXIS_PSS  (1u << 1)
+#define PXIS_SDBS (1u << 3)
+#define PXIS_OFS  (1u << 24)
+#define PXIS_IFS  (1u << 27)
+#define PXIS_HBFS (1u << 29)
+#define PXIS_TFES (1u << 30)
+
+enum ahci_port_kind {
+	AHCI_PORT_EMPTY = 0, /* no device on the link */
+	AHCI_PORT_ATA,	     /* a disk (ahci_ata.c) */
+			     /* AHCI_PORT_ATAPI: the CD-ROM, next */
+};
+
+/* One command as the port fetched it (copied out of guest memory). */
+struct ahci_cmd {
+	uint8_t fis[20]; /* the Register H2D FIS */
+	unsigned int slot;
+	bool write;	       /* header W: data to the device */
+	struct iovec *iov;     /* the PRDT, mapped; niov entries */
+	int niov;	       /* -1: an entry lies outside RAM */
+	uint64_t prd_bytes;    /* what the PRDT holds */
+	uint64_t transferred;  /* out: data bytes moved (PRDBC) */
+};
+
+/* What the device made of it. */
+struct ahci_result {
+	uint8_t status, error;
+	uint32_t fatal;	  /* PXIS_OFS / PXIS_HBFS / PXIS_IFS, 0 = none */
+	bool pio_in;	  /* answer with a PIO Setup FIS (IDENTIFY) */
+	bool ncq;	  /* answer with a Set Device Bits FIS */
+	bool sig;	  /* a device reset: D2H with the signature */
+};
+
+struct ahci;
+
+struct ahci_port {
+	struct ahci *a;
+	unsigned int index;
+	enum ahci_port_kind kind;
+	/* registers (a->lock) */
+	uint32_t clb, clbu, fb, fbu, is, ie, cmd, tfd, sig, ssts, sctl, serr, sact, ci;
+	bool stopped;	   /* an error stopped the port until ST is cleared */
+	int busy;	   /* slot the thread runs, -1 none */
+	unsigned int gen;  /* bumped when ST clears or the port resets */
+	pthread_cond_t cond;
+	pthread_t thread;
+	bool started;
+	/* the disk (AHCI_PORT_ATA) */
+	struct blk *be;
+	char name[64];
+	char serial[21];
+	uint32_t pbs; /* physical block size */
+	enum vm_error_policy policy;
+	bool wce; /* write cache enabled (SET FEATURES 02h/82h) */
+	bool flushed;
+	struct iovec *iov; /* AHCI_MAX_PRD, thread-only */
+	struct device_counters st;
+};
+
+struct ahci {
+	struct pci_dev pci;
+	struct vm *vm;
+	const struct guest_mem *mem;
+	pthread_mutex_t lock;
+	uint32_t ghc, is;
+	bool quit;
+	struct ahci_port port[AHCI_PORTS];
+};
+
+/*
+ * ahci_ata.c: run cmd on port p's disk (the I/O thread, no lock held):
+ * fills r; may pause the VM (errorPolicy stop) and returns false when the
+ * command is to be dropped (the VM ends, the port was stopped or reset:
+ * gen, read under the lock when the command was fetched, is stale).
+ */
+bool ahci_ata_exec(struct ahci_port *p, struct ahci_cmd *cmd, struct ahci_result *r,
+		   unsigned int gen);
+/* The IDENTIFY DEVICE data of p's disk (256 words, little-endian). */
+void ahci_ata_identify(const struct ahci_port *p, uint16_t id[256]);
+/* Bytes of data cmd moves, from its FIS (0: none). */
+uint64_t ahci_ata_data_len(const struct ahci_port *p, const uint8_t *fis);
+/* ahci.c: true while p's command unit is still wanted (the thread checks it
+ * while the VM is paused for an error). */
+bool ahci_port_live(struct ahci_port *p, unsigned int gen);
+
+#endif /* VMLET_DEV_AHCI_INT_H */
