@@ -107,9 +107,9 @@ static int port_start(struct env *e)
 	if ((rd(e, P0 + 0x28) & 0xf) != 3 || rd(e, P0 + 0x24) != 0x101 ||
 	    (rd(e, P0 + 0x20) & 0x89) != 0)
 		return -1;
-	wr(e, P0 + 0x30, ~0u); /* SERR */
-	wr(e, P0 + 0x10, ~0u); /* IS */
-	wr(e, P0 + 0x14, ~0u); /* IE */
+	wr(e, P0 + 0x30, ~0u);	       /* SERR */
+	wr(e, P0 + 0x10, ~0u);	       /* IS */
+	wr(e, P0 + 0x14, ~0u);	       /* IE */
 	wr(e, P0 + 0x18, 1u << 4 | 1); /* FRE | ST */
 	return 0;
 }
@@ -230,7 +230,7 @@ static void test_read_write_ncq_trim(void)
 	/* READ FPDMA QUEUED (NCQ, tag 3) of the same sectors */
 	memset(tdrv_ptr(&e.d, DATA + 0x10000), 0, 4096);
 	buf = build(&e, 3, 0x60, 16, 0, false, DATA + 0x10000, 4096);
-	buf[3] = 8;	    /* count in the features */
+	buf[3] = 8;	  /* count in the features */
 	buf[12] = 3 << 3; /* tag */
 	wr(&e, P0 + 0x34, 1u << 3);
 	CHECK(issue(&e, 3) & (1u << 3)); /* SDBS */

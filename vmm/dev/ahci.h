@@ -62,8 +62,8 @@ struct guest_mem;
 struct vm;
 
 struct ahci_disk_params {
-	const char *name;   /* disk name, for messages and counters */
-	const char *serial; /* IDENTIFY words 10-19 (<= 20 bytes used); NULL: QM000NN */
+	const char *name;	      /* disk name, for messages and counters */
+	const char *serial;	      /* IDENTIFY words 10-19 (<= 20 bytes used); NULL: QM000NN */
 	uint32_t physical_block_size; /* 0 = 512; logical is always 512 */
 	enum vm_error_policy error_policy;
 };

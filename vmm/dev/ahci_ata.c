@@ -15,30 +15,30 @@
 #include "vmm/iov.h"
 #include "vmm/log.h"
 
-#define ATA_READ_DMA	     0xc8
-#define ATA_WRITE_DMA	     0xca
-#define ATA_READ_DMA_EXT     0x25
-#define ATA_WRITE_DMA_EXT    0x35
-#define ATA_READ_FPDMA	     0x60
-#define ATA_WRITE_FPDMA	     0x61
-#define ATA_DSM		     0x06
-#define ATA_FLUSH	     0xe7
-#define ATA_FLUSH_EXT	     0xea
-#define ATA_IDENTIFY	     0xec
-#define ATA_SET_FEATURES     0xef
-#define ATA_SET_MULTIPLE     0xc6
-#define ATA_CHECK_POWER	     0xe5
-#define ATA_IDLE_IMMEDIATE   0xe1
-#define ATA_STANDBY_IMM	     0xe0
-#define ATA_IDLE	     0xe3
-#define ATA_INIT_DEV_PARAMS  0x91
-#define ATA_READ_VERIFY_EXT  0x42
-#define ATA_READ_VERIFY	     0x40
-#define ATA_SECURITY_FREEZE  0xf5
-#define ATA_MAX_SECTORS_28   256u
-#define ATA_MAX_SECTORS_48   65536u
-#define H2D_C		     0x80 /* byte 1: a command, not a control update */
-#define CTL_SRST	     0x04 /* byte 15: software reset */
+#define ATA_READ_DMA	    0xc8
+#define ATA_WRITE_DMA	    0xca
+#define ATA_READ_DMA_EXT    0x25
+#define ATA_WRITE_DMA_EXT   0x35
+#define ATA_READ_FPDMA	    0x60
+#define ATA_WRITE_FPDMA	    0x61
+#define ATA_DSM		    0x06
+#define ATA_FLUSH	    0xe7
+#define ATA_FLUSH_EXT	    0xea
+#define ATA_IDENTIFY	    0xec
+#define ATA_SET_FEATURES    0xef
+#define ATA_SET_MULTIPLE    0xc6
+#define ATA_CHECK_POWER	    0xe5
+#define ATA_IDLE_IMMEDIATE  0xe1
+#define ATA_STANDBY_IMM	    0xe0
+#define ATA_IDLE	    0xe3
+#define ATA_INIT_DEV_PARAMS 0x91
+#define ATA_READ_VERIFY_EXT 0x42
+#define ATA_READ_VERIFY	    0x40
+#define ATA_SECURITY_FREEZE 0xf5
+#define ATA_MAX_SECTORS_28  256u
+#define ATA_MAX_SECTORS_48  65536u
+#define H2D_C		    0x80 /* byte 1: a command, not a control update */
+#define CTL_SRST	    0x04 /* byte 15: software reset */
 
 static uint64_t ata_capacity(const struct ahci_port *p)
 {
@@ -150,10 +150,10 @@ void ahci_ata_identify(const struct ahci_port *p, uint16_t id[256])
 	id[63] = 0x0007;
 	id[64] = 0x0003;
 	id[65] = id[66] = id[67] = id[68] = 120;
-	id[75] = 31;			       /* queue depth 32 */
-	id[76] = (1u << 8) | (1u << 2) | (1u << 1); /* NCQ, gen 1 and 2 */
-	id[80] = 0x01f0;		       /* ATA/ATAPI-4 to ATA8-ACS */
-	id[82] = (1u << 6) | (1u << 5) | (1u << 3); /* look-ahead, write cache, PM */
+	id[75] = 31;						/* queue depth 32 */
+	id[76] = (1u << 8) | (1u << 2) | (1u << 1);		/* NCQ, gen 1 and 2 */
+	id[80] = 0x01f0;					/* ATA/ATAPI-4 to ATA8-ACS */
+	id[82] = (1u << 6) | (1u << 5) | (1u << 3);		/* look-ahead, write cache, PM */
 	id[83] = 0x4000 | (1u << 13) | (1u << 12) | (1u << 10); /* FLUSH EXT, FLUSH, LBA48 */
 	id[84] = 0x4000;
 	id[85] = (uint16_t)((1u << 6) | (p->wce ? 1u << 5 : 0) | (1u << 3));
@@ -196,8 +196,7 @@ static bool ata_host_error(struct ahci_port *p, int err, const char *what, uint6
 }
 
 /* errorPolicy stop: pause the VM, wait for the resume. true: retry. */
-static bool ata_hold(struct ahci_port *p, unsigned int gen, int err, const char *what,
-		     uint64_t lba)
+static bool ata_hold(struct ahci_port *p, unsigned int gen, int err, const char *what, uint64_t lba)
 {
 	char msg[200];
 	unsigned int pg;
@@ -286,8 +285,8 @@ static void ata_trim(struct ahci_port *p, struct ahci_cmd *c, struct ahci_result
 			return ata_fail(r, ATA_IDNF | ATA_ABRT);
 		e = blk_discard(p->be, lba * 512, n * 512);
 		if (e && e != -EOPNOTSUPP) /* a discard is a hint */
-			log_warn_once("ahci: disk '%s': discard at sector %llu failed: %s",
-				      p->name, (unsigned long long)lba, strerror(-e));
+			log_warn_once("ahci: disk '%s': discard at sector %llu failed: %s", p->name,
+				      (unsigned long long)lba, strerror(-e));
 	}
 	c->transferred = pages * 512ull;
 }
@@ -346,8 +345,7 @@ static void ata_control(struct ahci_port *p, const uint8_t *f, struct ahci_resul
 		r->sig = true;
 }
 
-bool ahci_ata_exec(struct ahci_port *p, struct ahci_cmd *c, struct ahci_result *r,
-		   unsigned int gen)
+bool ahci_ata_exec(struct ahci_port *p, struct ahci_cmd *c, struct ahci_result *r, unsigned int gen)
 {
 	const uint8_t *f = c->fis;
 	bool keep = true;

@@ -39,30 +39,30 @@
 #define PXIS_HBFS (1u << 29)
 #define PXIS_TFES (1u << 30)
 
+/* AHCI_PORT_ATAPI (the CD-ROM) is the next kind */
 enum ahci_port_kind {
 	AHCI_PORT_EMPTY = 0, /* no device on the link */
 	AHCI_PORT_ATA,	     /* a disk (ahci_ata.c) */
-			     /* AHCI_PORT_ATAPI: the CD-ROM, next */
 };
 
 /* One command as the port fetched it (copied out of guest memory). */
 struct ahci_cmd {
 	uint8_t fis[20]; /* the Register H2D FIS */
 	unsigned int slot;
-	bool write;	       /* header W: data to the device */
-	struct iovec *iov;     /* the PRDT, mapped; niov entries */
-	int niov;	       /* -1: an entry lies outside RAM */
-	uint64_t prd_bytes;    /* what the PRDT holds */
-	uint64_t transferred;  /* out: data bytes moved (PRDBC) */
+	bool write;	      /* header W: data to the device */
+	struct iovec *iov;    /* the PRDT, mapped; niov entries */
+	int niov;	      /* -1: an entry lies outside RAM */
+	uint64_t prd_bytes;   /* what the PRDT holds */
+	uint64_t transferred; /* out: data bytes moved (PRDBC) */
 };
 
 /* What the device made of it. */
 struct ahci_result {
 	uint8_t status, error;
-	uint32_t fatal;	  /* PXIS_OFS / PXIS_HBFS / PXIS_IFS, 0 = none */
-	bool pio_in;	  /* answer with a PIO Setup FIS (IDENTIFY) */
-	bool ncq;	  /* answer with a Set Device Bits FIS */
-	bool sig;	  /* a device reset: D2H with the signature */
+	uint32_t fatal; /* PXIS_OFS / PXIS_HBFS / PXIS_IFS, 0 = none */
+	bool pio_in;	/* answer with a PIO Setup FIS (IDENTIFY) */
+	bool ncq;	/* answer with a Set Device Bits FIS */
+	bool sig;	/* a device reset: D2H with the signature */
 };
 
 struct ahci;
@@ -73,9 +73,9 @@ struct ahci_port {
 	enum ahci_port_kind kind;
 	/* registers (a->lock) */
 	uint32_t clb, clbu, fb, fbu, is, ie, cmd, tfd, sig, ssts, sctl, serr, sact, ci;
-	bool stopped;	   /* an error stopped the port until ST is cleared */
-	int busy;	   /* slot the thread runs, -1 none */
-	unsigned int gen;  /* bumped when ST clears or the port resets */
+	bool stopped;	  /* an error stopped the port until ST is cleared */
+	int busy;	  /* slot the thread runs, -1 none */
+	unsigned int gen; /* bumped when ST clears or the port resets */
 	pthread_cond_t cond;
 	pthread_t thread;
 	bool started;
