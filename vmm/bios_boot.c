@@ -127,6 +127,9 @@ size_t bios_bootorder_text(char *buf, size_t cap, const struct bios_boot_disk *d
 	    [BIOS_BOOTORDER_SEABIOS] = "/pci@i0cf8/disk@%x\n",
 	    [BIOS_BOOTORDER_OVMF] = "/pci@i0cf8/scsi@%x/disk@0,0\n",
 	};
+	/* a SATA disk as QEMU names one for both firmwares (SeaBIOS's
+	 * bootprio_find_ata_device() glob, OVMF's QemuBootOrderLib) */
+	static const char sata[] = "/pci@i0cf8/pci8086,2922@%x/drive@%x/disk@0\n";
 	uint32_t last = 0, next;
 	size_t off = 0;
 	bool any = false;
@@ -144,13 +147,18 @@ size_t bios_bootorder_text(char *buf, size_t cap, const struct bios_boot_disk *d
 			if (d[i].boot_order > last && d[i].boot_order < next)
 				next = d[i].boot_order;
 		for (unsigned int i = 0; i < n; i++) {
-			char one[48];
+			char one[64];
 			size_t len;
 
 			if ((any && d[i].boot_order != next) || d[i].slot <= 0)
 				continue;
-			len = (size_t)snprintf(one, sizeof(one), line[style],
-					       (unsigned int)d[i].slot);
+			if (d[i].sata > 0)
+				len = (size_t)snprintf(one, sizeof(one), sata,
+						       (unsigned int)d[i].slot,
+						       (unsigned int)d[i].sata - 1);
+			else
+				len = (size_t)snprintf(one, sizeof(one), line[style],
+						       (unsigned int)d[i].slot);
 			if (off + len >= cap)
 				break;
 			memcpy(buf + off, one, len + 1);
@@ -178,7 +186,8 @@ int bios_fw_bootorder(struct vm *vm, struct fw_cfg *fc, const char *first,
 		goto out;
 	for (unsigned int i = 0; i < cfg->n_disks; i++)
 		d[i] =
-		    (struct bios_boot_disk){cfg->disks[i].boot_order, pci_devices_disk_slot(vm, i)};
+		    (struct bios_boot_disk){cfg->disks[i].boot_order, pci_devices_disk_slot(vm, i),
+					    pci_devices_disk_port(vm, i) + 1};
 	len = bios_bootorder_text(txt, BIOS_BOOTORDER_MAX, d, cfg->n_disks, first, style);
 	r = fw_cfg_add_file(fc, "bootorder", txt, len);
 out:

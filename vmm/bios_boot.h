@@ -68,7 +68,8 @@ int bios_fw_platform(struct vm *vm, struct fw_cfg *fc);
 enum bios_bootorder_style { BIOS_BOOTORDER_SEABIOS, BIOS_BOOTORDER_OVMF };
 struct bios_boot_disk {
 	uint32_t boot_order; /* 0: none */
-	int slot;	     /* PCI slot of its virtio-blk function */
+	int slot;	     /* PCI slot of its virtio-blk or AHCI function */
+	int sata;	     /* a SATA disk: 1 + its AHCI port; 0: virtio-blk */
 };
 size_t bios_bootorder_text(char *buf, size_t cap, const struct bios_boot_disk *d, unsigned int n,
 			   const char *first, enum bios_bootorder_style style);

@@ -2,8 +2,10 @@
 /*
  * pci_devices.c - the "pci" entry of the device table: the host bridge
  * and every PCI function of the VM, in a fixed order so slots are stable:
- * 00:00.0 host bridge, then one virtio-blk per disk in the order of the
- * resolved VMI's disks, one virtio-net per interface, then virtio-rng,
+ * 00:00.0 host bridge, then one virtio-blk per virtio disk in the order of
+ * the resolved VMI's disks, the AHCI controller (ahci.h) when a disk is on
+ * bus sata (its ports in disk order), one virtio-net per interface, then
+ * virtio-rng,
  * then the memory balloon (autoattachMemBalloon);
  * VMs that boot OVMF also get the Q35 chipset registers (q35.h: the
  * bridge as the MCH, the LPC bridge at 00:1f.0).
@@ -16,6 +18,7 @@
 
 #include "vmm/disk/blk.h"
 #include "vmm/disk/volume.h"
+#include "vmm/dev/ahci.h"
 #include "vmm/dev/pci_devices.h"
 #include "vmm/dev/pci.h"
 #include "vmm/dev/q35.h"
@@ -33,6 +36,10 @@ struct pci_devices {
 	bool host_up;
 	struct virtio_blk **blk;
 	unsigned int n_blk;
+	struct ahci *ahci; /* when a disk is on bus sata */
+	unsigned int n_sata;
+	int *disk_slot; /* per disk (config order): its bus-0 device number */
+	int *disk_port; /* per disk: its AHCI port, -1 for virtio-blk */
 	struct virtio_net **net;
 	unsigned int n_net;
 	struct virtio_rng *rng;
@@ -54,6 +61,48 @@ static enum virtio_blk_error_policy blk_policy(enum vm_error_policy p)
 	}
 }
 
+static bool disk_is_sata(const struct vm_disk *d)
+{
+	return d->bus && strcmp(d->bus, "sata") == 0;
+}
+
+/* A disk on bus sata: the next port of the AHCI controller (made with the
+ * first one). */
+static int pci_devices_sata(struct pci_devices *s, const struct device_env *env,
+			    const struct vm_disk *d, unsigned int i)
+{
+	struct ahci_disk_params p = {
+	    .name = d->name,
+	    .serial = d->serial,
+	    .physical_block_size = d->physical_block_size,
+	    .error_policy = d->error_policy,
+	};
+	struct blk *be;
+	int r;
+
+	if (!s->ahci) {
+		r = ahci_create(&s->ahci, &s->host, env->vm, env->mem, -1);
+		if (r)
+			return r;
+	}
+	if (s->n_sata >= AHCI_PORTS)
+		return error_errno(-ENOSPC, "disk '%s': more than %d SATA disks", d->name,
+				   AHCI_PORTS);
+	r = volume_open(env->cfg, d, &be);
+	if (r)
+		return r;
+	r = ahci_attach_disk(s->ahci, s->n_sata, be, &p);
+	if (r)
+		return r;
+	s->disk_slot[i] = ahci_pci(s->ahci)->slot;
+	s->disk_port[i] = (int)s->n_sata;
+	log_info("disk '%s': SATA on 00:%02x.0 port %u (%s, %llu bytes%s)", d->name,
+		 ahci_pci(s->ahci)->slot, s->n_sata, be->format, (unsigned long long)be->size,
+		 be->read_only ? ", read-only" : "");
+	s->n_sata++;
+	return 0;
+}
+
 static int pci_devices_disks(struct pci_devices *s, const struct device_env *env)
 {
 	const struct vm_config *cfg = env->cfg;
@@ -61,7 +110,9 @@ static int pci_devices_disks(struct pci_devices *s, const struct device_env *env
 	int r;
 
 	s->blk = calloc(cfg->n_disks ? cfg->n_disks : 1, sizeof(*s->blk));
-	if (!s->blk)
+	s->disk_slot = calloc(cfg->n_disks ? cfg->n_disks : 1, sizeof(*s->disk_slot));
+	s->disk_port = calloc(cfg->n_disks ? cfg->n_disks : 1, sizeof(*s->disk_port));
+	if (!s->blk || !s->disk_slot || !s->disk_port)
 		return -ENOMEM;
 	for (unsigned int i = 0; i < cfg->n_disks; i++) {
 		const struct vm_disk *d = &cfg->disks[i];
@@ -75,6 +126,12 @@ static int pci_devices_disks(struct pci_devices *s, const struct device_env *env
 		};
 		struct blk *be;
 
+		if (disk_is_sata(d)) {
+			r = pci_devices_sata(s, env, d, i);
+			if (r)
+				return r;
+			continue;
+		}
 		r = volume_open(cfg, d, &be);
 		if (r)
 			return r;
@@ -84,6 +141,8 @@ static int pci_devices_disks(struct pci_devices *s, const struct device_env *env
 			return r;
 		}
 		s->n_blk++;
+		s->disk_slot[i] = virtio_blk_pci(s->blk[s->n_blk - 1])->pci.slot;
+		s->disk_port[i] = -1;
 		log_info("disk '%s': virtio-blk on 00:%02x.0 (%s, %llu bytes%s)", d->name,
 			 virtio_blk_pci(s->blk[s->n_blk - 1])->pci.slot, be->format,
 			 (unsigned long long)be->size, be->read_only ? ", read-only" : "");
@@ -119,7 +178,14 @@ int pci_devices_disk_slot(struct vm *vm, unsigned int i)
 {
 	const struct pci_devices *s = device_state(vm, &pci_devices_device);
 
-	return s && i < s->n_blk ? virtio_blk_pci(s->blk[i])->pci.slot : -ENOENT;
+	return s && i < s->n_blk + s->n_sata ? s->disk_slot[i] : -ENOENT;
+}
+
+int pci_devices_disk_port(struct vm *vm, unsigned int i)
+{
+	const struct pci_devices *s = device_state(vm, &pci_devices_device);
+
+	return s && i < s->n_blk + s->n_sata ? s->disk_port[i] : -1;
 }
 
 /* The balloon takes the last slot; a bus the disks and NICs filled runs
@@ -144,6 +210,7 @@ static void pci_devices_quiesce(void *state)
 
 	for (unsigned int i = 0; i < s->n_blk; i++)
 		virtio_blk_quiesce(s->blk[i]);
+	ahci_quiesce(s->ahci);
 }
 
 static void pci_devices_destroy(void *state)
@@ -159,9 +226,12 @@ static void pci_devices_destroy(void *state)
 		virtio_net_destroy(s->net[--s->n_net]);
 	while (s->n_blk)
 		virtio_blk_destroy(s->blk[--s->n_blk]);
+	ahci_destroy(s->ahci);
 	if (s->host_up)
 		pci_host_release(&s->host);
 	free(s->blk);
+	free(s->disk_slot);
+	free(s->disk_port);
 	free(s->net);
 	free(s);
 }

@@ -20,5 +20,7 @@ struct virtio_net;
 struct virtio_net *pci_devices_nic(struct vm *vm, unsigned int i);
 /* The bus-0 device number of the VM's i-th disk (disk order), -ENOENT. */
 int pci_devices_disk_slot(struct vm *vm, unsigned int i);
+/* The AHCI port of the VM's i-th disk when it is on bus sata, else -1. */
+int pci_devices_disk_port(struct vm *vm, unsigned int i);
 
 #endif /* VMLET_PCI_DEVICES_H */

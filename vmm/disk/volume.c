@@ -195,8 +195,9 @@ static int volume_check(const struct vm_disk *d)
 	if (d->device != VM_DEV_DISK)
 		return error_errno(-ENOTSUP, "disk '%s': %s devices are not supported (only disk)",
 				   d->name, d->device == VM_DEV_CDROM ? "cdrom" : "lun");
-	if (d->bus && strcmp(d->bus, "virtio"))
-		return error_errno(-ENOTSUP, "disk '%s': bus '%s' is not supported (only virtio)",
+	if (d->bus && strcmp(d->bus, "virtio") && strcmp(d->bus, "sata"))
+		return error_errno(-ENOTSUP,
+				   "disk '%s': bus '%s' is not supported (only virtio and sata)",
 				   d->name, d->bus);
 	return 0;
 }
