@@ -174,12 +174,12 @@ grep -q "io-test on disk 'scratch' failed: ioTest=- no-such-disk" "$TMPD/out.txt
 grep -q "the VM has no disk 'nosuch'" "$TMPD/out.txt" && ok "--io-test names an unknown disk" ||
 	fail "--io-test nosuch: $(tail -2 "$TMPD/out.txt")"
 
-manifest sata >"$TMPD/bad.yaml"
+manifest scsi >"$TMPD/bad.yaml"
 TMPDIR=$TMPD/tmp timeout 60 "$VMLET" probe -f "$TMPD/bad.yaml" >"$TMPD/out.txt" 2>&1 &&
-	fail "a sata disk was accepted"
-grep -q 'spec.template.spec.domain.devices.disks\[3\].disk.bus: bus "sata" is not supported' "$TMPD/out.txt" &&
-	ok "sata bus refused naming the disk" ||
-	fail "no clear error for the sata disk: $(tail -3 "$TMPD/out.txt")"
+	fail "a scsi disk was accepted"
+grep -q 'spec.template.spec.domain.devices.disks\[3\].disk.bus: bus "scsi" is not supported' "$TMPD/out.txt" &&
+	ok "scsi bus refused naming the disk" ||
+	fail "no clear error for the scsi disk: $(tail -3 "$TMPD/out.txt")"
 [[ -z $(ls "$TMPD/tmp") ]] || fail "failed start left files: $(ls "$TMPD/tmp")"
 
 # The same guest under QEMU sees the same disk.
