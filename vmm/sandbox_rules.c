@@ -166,8 +166,12 @@ static const struct sandbox_rule net_io[] = {
 	ALLOW(sendmsg),
 	ALLOW(recvfrom),
 	ALLOW(sendto),
-	/* dropping a broken passt stream */
+	/* dropping a broken passt stream, or a virtio-console port's host
+	 * client that left */
 	ALLOW(close),
+	/* virtio-console: a port's host client connecting to the socket bound
+	 * in setup (vmm/virtio/virtio_console_io.c) */
+	ALLOW(accept4),
 	/* virtio-net: the receive offloads the guest negotiated, set on the
 	 * tap at each DRIVER_OK (virtio_net_io.c) */
 	ALLOW_IOCTL(TUNSETOFFLOAD),

@@ -19,6 +19,7 @@
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -36,7 +37,9 @@ static const enum thread_role all_roles[] = {
 static int scratch_fd = -1; /* a file for block I/O */
 static int pipe_fds[2] = {-1, -1};
 static int net_pair[2] = {-1, -1}; /* a passt stream */
-static int kick_fd = -1;	   /* an eventfd */
+/* a virtio-console port's socket, bound in setup, and a host client */
+static int port_listen = -1, port_client = -1;
+static int kick_fd = -1; /* an eventfd */
 
 /* Run fn in a forked child; return its wait status. */
 static int in_child(int (*fn)(void *), void *arg)
@@ -138,6 +141,32 @@ static int net_work(void)
 		return 41;
 	if (readv(-1, &in, 1) != -1 || errno != EBADF)
 		return 42;
+	/* virtio-console: the host client accepted, peeked at, answered */
+	s = accept4(port_listen, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+	if (s < 0 || recv(s, &d, 1, MSG_PEEK | MSG_DONTWAIT) != 1 ||
+	    sendmsg(s, &(struct msghdr){.msg_iov = &out, .msg_iovlen = 1},
+		    MSG_DONTWAIT | MSG_NOSIGNAL) != 1)
+		return 43;
+	close(s);
+	return 0;
+}
+
+/* An abstract unix socket listening, with a client connected and waiting. */
+static int port_setup(void)
+{
+	struct sockaddr_un sa;
+	socklen_t len = sizeof(sa_family_t);
+
+	port_listen = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	port_client = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	sa.sun_family = AF_UNIX;
+	if (port_listen < 0 || port_client < 0 || bind(port_listen, (struct sockaddr *)&sa, len) ||
+	    listen(port_listen, 4))
+		return -1;
+	len = sizeof(sa);
+	if (getsockname(port_listen, (struct sockaddr *)&sa, &len) ||
+	    connect(port_client, (struct sockaddr *)&sa, len) || write(port_client, "p", 1) != 1)
+		return -1;
 	return 0;
 }
 
@@ -695,7 +724,7 @@ int main(void)
 	unlink(path);
 	kick_fd = eventfd(0, EFD_CLOEXEC);
 	if (pipe(pipe_fds) || socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, net_pair) ||
-	    kick_fd < 0)
+	    kick_fd < 0 || port_setup())
 		return 1;
 	TEST_RUN(test_parse);
 	TEST_RUN(test_blk_bounce_buffers); /* first: before any large block is freed */

@@ -46,8 +46,9 @@ static bool worker_update(struct virtio_worker *w, bool *activated)
 static void *worker_main(void *arg)
 {
 	struct virtio_worker *w = arg;
-	struct pollfd pfd[VIRTIO_PCI_MAX_QUEUES + 1];
+	struct pollfd pfd[VIRTIO_PCI_MAX_QUEUES + 1 + VIRTIO_WORKER_MAX_FDS];
 	bool active = false, activated;
+	unsigned int nx;
 	uint64_t v;
 	int n;
 
@@ -57,7 +58,10 @@ static void *worker_main(void *arg)
 	for (;;) {
 		int tmo = active && w->timeout_ms ? w->timeout_ms(w->opaque) : -1;
 
-		n = poll(pfd, w->nq + 1, tmo);
+		nx = active && w->poll_fds
+			 ? w->poll_fds(w->opaque, &pfd[w->nq + 1], VIRTIO_WORKER_MAX_FDS)
+			 : 0;
+		n = poll(pfd, w->nq + 1 + nx, tmo);
 		if (n < 0) {
 			if (errno == EINTR)
 				continue;
@@ -80,6 +84,9 @@ static void *worker_main(void *arg)
 			if (active)
 				w->drain(w->opaque, i);
 		}
+		/* only while still active: a pause may have come in above */
+		if (nx && active && w->poll_events)
+			w->poll_events(w->opaque, &pfd[w->nq + 1], nx);
 		if (!n && active && w->tick)
 			w->tick(w->opaque);
 	}

@@ -12,12 +12,15 @@
 #ifndef VMLET_VIRTIO_WORKER_H
 #define VMLET_VIRTIO_WORKER_H
 
+#include <poll.h>
 #include <pthread.h>
 #include <stdbool.h>
 
 #include "vmm/thread.h"
 
 struct virtio_pci;
+
+#define VIRTIO_WORKER_MAX_FDS 16 /* poll_fds() entries */
 
 struct virtio_worker {
 	struct virtio_pci *vp;
@@ -28,6 +31,11 @@ struct virtio_worker {
 	 * when it expires (rate limiters) */
 	int (*timeout_ms)(void *opaque);
 	void (*tick)(void *opaque);
+	/* optional: host fds the device waits on too while active (sockets):
+	 * poll_fds() fills at most max entries before each wait and returns
+	 * how many; poll_events() gets them back with revents after it */
+	unsigned int (*poll_fds)(void *opaque, struct pollfd *pfd, unsigned int max);
+	void (*poll_events)(void *opaque, const struct pollfd *pfd, unsigned int n);
 	void *opaque;
 	/* private */
 	pthread_t thread;
