@@ -6,7 +6,7 @@ PKGS="build-essential pkg-config clang libclang-rt-14-dev
 libyaml-dev libjson-c-dev libseccomp-dev libcap-ng-dev
 python3 python3-yaml qemu-system-x86 qemu-utils time acpica-tools
 mtools dosfstools gdisk genisoimage xorriso gnu-efi dmidecode
-busybox-static cpio iproute2 passt nftables hyperfine valgrind cppcheck clang-format
+busybox-static cpio iproute2 passt nftables hyperfine valgrind cppcheck clang-format socat
 btrfs-progs seabios ovmf syslinux syslinux-common
 grub-efi-amd64-bin grub-pc-bin shim-unsigned skopeo docker-registry zstd"
 

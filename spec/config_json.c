@@ -156,6 +156,10 @@ int config_emit_json(FILE *f, const struct vm_config *c)
 	add_bool(o, "memBalloon", c->mem_balloon);
 	add_bool(o, "freePageReporting", c->free_page_reporting);
 	add_bool(o, "serialConsole", c->autoattach_serial_console);
+	arr = json_object_new_array();
+	for (i = 0; i < c->n_channels; i++)
+		json_object_array_add(arr, json_object_new_string(c->channels[i]));
+	json_object_object_add(o, "channels", arr);
 	add_bool(o, "blockMultiQueue", c->block_multi_queue);
 	add_bool(o, "netMultiQueue", c->net_multi_queue);
 	json_object_object_add(o, "terminationGracePeriodSeconds",

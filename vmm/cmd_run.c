@@ -35,7 +35,7 @@ static void run_usage(FILE *f)
 		"                 [--volume NAME=PATH ...] [--disk-root DIR] [--image-store DIR]\n"
 		"                 [--run-strategy Always|RerunOnFailure|Once|Manual|Halted]\n"
 		"                 [--jail DIR] [--firmware PVH-ELF] [--efi-vars FILE]\n"
-		"                 [--tap IFACE=TAP ...]\n"
+		"                 [--tap IFACE=TAP ...] [--channel-dir DIR]\n"
 		"\n"
 		"Runs the VM the manifests describe under its runStrategy: Always restarts\n"
 		"the guest after power-off, reboot or crash, RerunOnFailure after reboot or\n"
@@ -45,6 +45,8 @@ static void run_usage(FILE *f)
 		"terminationGracePeriodSeconds the VM is stopped (--grace-period overrides\n"
 		"it). Exit status: 0 powered off (or stopped cleanly, or Halted), 1 failed\n"
 		"to start, 2 usage, 3 rebooted, 4 crashed, 5 stopped after the grace period.\n"
+		"The guest-agent channel (virtio-serial port org.qemu.guest_agent.0) is the\n"
+		"socket DIR/NAME with --channel-dir DIR, else API_SOCKET.NAME.\n"
 		"\n" SANDBOX_USAGE CTL_USAGE);
 }
 
@@ -154,6 +156,7 @@ static int run_with_strategy(const struct vm_config *cfg, const struct cmd_vm_op
 			 lifecycle_strategy_name(strategy),
 			 strategy == LC_ALWAYS ? "power-off, reboot or crash" : "reboot or crash");
 	end = cmd_vm_supervise(o, &lc, run_guest, &ctx);
+	cmd_vm_remove_channels(o, cfg);
 	if (on_tty)
 		tcsetattr(STDIN_FILENO, TCSANOW, &tty);
 	jail_cgroup_leave(&cg);
@@ -193,6 +196,7 @@ static const struct option run_options[] = {
     {"grace-period", required_argument, NULL, CMD_OPT_GRACE},
     {"run-strategy", required_argument, NULL, RUN_OPT_STRATEGY},
     {"jail", required_argument, NULL, RUN_OPT_JAIL},
+    {"channel-dir", required_argument, NULL, CMD_OPT_CHANNEL_DIR},
     SANDBOX_LONGOPTS,
     CTL_LONGOPTS,
     {"help", no_argument, NULL, 'h'},
@@ -208,6 +212,7 @@ int cmd_run(int argc, char **argv)
 	int c, ret;
 
 	memset(&o, 0, sizeof(o));
+	o.channels = true;
 	o.console.kind = VM_CONSOLE_STDIO;
 	o.log_format = LOG_FORMAT_JSON;
 	o.log_level = LOG_INFO;

@@ -261,6 +261,9 @@ int cmd_vm_option(struct cmd_vm_opts *o, int c, const char *arg)
 	case CTL_OPT_API_SOCKET:
 		o->api_socket = arg;
 		return 0;
+	case CMD_OPT_CHANNEL_DIR:
+		o->channel_dir = arg;
+		return 0;
 	default:
 		return 1;
 	}
@@ -467,13 +470,17 @@ int cmd_vm_run(const struct vm_config *cfg, const struct cmd_vm_opts *o, const u
 	struct sandbox_opts sb = o->sandbox;
 	struct ctl_server *ctl = NULL;
 	struct vm *vm = NULL;
-	char *efi_vars = NULL, *ovmf_vars = NULL, *ovmf_tmpl = NULL;
+	char *efi_vars = NULL, *ovmf_vars = NULL, *ovmf_tmpl = NULL, *chan = NULL;
 	sigset_t stop;
 	int ret;
 
 	ret = cmd_vm_ovmf(cfg, o, payload != NULL, &vo, &ovmf_vars, &ovmf_tmpl);
 	if (ret)
 		goto out_free;
+	ret = cmd_vm_channel_prefix(o, &chan);
+	if (ret)
+		goto out_free;
+	vo.channel_prefix = chan;
 	/* efi.persistent: --efi-vars, else <name>.efivars next to the manifest */
 	if (cfg->boot == VM_BOOT_EFI && cfg->efi_persistent && !vo.flash_code) {
 		efi_vars = o->efi_vars
@@ -521,10 +528,39 @@ out:
 	ctl_server_close(ctl);
 	sandbox_release();
 out_free:
+	free(chan);
 	free(efi_vars);
 	free(ovmf_vars);
 	free(ovmf_tmpl);
 	return ret;
+}
+
+int cmd_vm_channel_prefix(const struct cmd_vm_opts *o, char **out)
+{
+	*out = NULL;
+	if (!o->channels || (!o->channel_dir && !o->api_socket))
+		return 0;
+	/* DIR/NAME, or next to the control socket: API_SOCKET.NAME */
+	if (asprintf(out, "%s%s", o->channel_dir ? o->channel_dir : o->api_socket,
+		     o->channel_dir ? "/" : ".") < 0) {
+		*out = NULL;
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+void cmd_vm_remove_channels(const struct cmd_vm_opts *o, const struct vm_config *cfg)
+{
+	char *prefix, *path;
+
+	if (cmd_vm_channel_prefix(o, &prefix) || !prefix)
+		return;
+	for (unsigned int i = 0; i < cfg->n_channels; i++)
+		if (asprintf(&path, "%s%s", prefix, cfg->channels[i]) >= 0) {
+			ctl_remove_socket(path);
+			free(path);
+		}
+	free(prefix);
 }
 
 enum lifecycle_end cmd_vm_supervise(const struct cmd_vm_opts *o, struct lifecycle *lc,
@@ -534,7 +570,8 @@ enum lifecycle_end cmd_vm_supervise(const struct cmd_vm_opts *o, struct lifecycl
 
 	/* a confined or unprivileged process may not unlink the socket: a
 	 * worker runs the guest and this process removes it */
-	if (o->api_socket && (o->sandbox.seccomp != SANDBOX_SECCOMP_OFF || o->sandbox.set_user))
+	if ((o->api_socket || (o->channels && o->channel_dir)) &&
+	    (o->sandbox.seccomp != SANDBOX_SECCOMP_OFF || o->sandbox.set_user))
 		lc->always_fork = true;
 	end = lifecycle_run(lc, run, ctx);
 	if (o->api_socket)

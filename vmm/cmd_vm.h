@@ -46,6 +46,11 @@ struct cmd_vm_opts {
 	enum log_level log_level;
 	struct sandbox_opts sandbox; /* --seccomp, --user (vmm/sandbox.h) */
 	const char *api_socket;	     /* --api-socket (vmm/ctl/ctl.h) */
+	/* vmlet run: the virtio-serial channels get host sockets, DIR/NAME
+	 * with --channel-dir DIR, otherwise API_SOCKET.NAME with
+	 * --api-socket, else none (vmlet probe: never) */
+	bool channels;
+	const char *channel_dir;
 
 	/* a VM without efi.persistent: its variables in the open file
 	 * efi_vars_fd when efi_vars_volatile (vm_options, cmd_run.c) */
@@ -77,6 +82,7 @@ enum {
 	CMD_OPT_TAP,
 	CMD_OPT_IMAGE_STORE,
 	CMD_OPT_CONSOLE_MAX,
+	CMD_OPT_CHANNEL_DIR,
 };
 
 /* The getopt_long entries of the options both commands take (handled by
@@ -120,12 +126,19 @@ int cmd_vm_run(const struct vm_config *cfg, const struct cmd_vm_opts *o, const u
 /*
  * Run the guest under lc (lifecycle_run(), which calls run(ctx, ...) for
  * each guest run), as `vmlet run` and `vmlet probe` do: with a control
- * socket and the sandbox on, every run is a forked worker even when lc
+ * socket (or channel sockets) and the sandbox on, every run is a forked worker even when lc
  * would run it in this process (the confined worker cannot unlink the
  * socket file), and this process removes the socket file once the last run
  * ended. Returns how the last run ended; lc->worker_signal says whether a
  * signal killed the last worker.
  */
+/* The channels' socket path prefix for o (cmd_vm_opts.channels): 0 and
+ * a malloc'd *out, or NULL when they get no sockets; -ENOMEM. */
+int cmd_vm_channel_prefix(const struct cmd_vm_opts *o, char **out);
+/* After the last run (an unconfined process): remove cfg's channel
+ * sockets (only sockets). */
+void cmd_vm_remove_channels(const struct cmd_vm_opts *o, const struct vm_config *cfg);
+
 enum lifecycle_end cmd_vm_supervise(const struct cmd_vm_opts *o, struct lifecycle *lc,
 				    lifecycle_run_fn run, void *ctx);
 

@@ -80,6 +80,9 @@ struct device_env {
 	struct event_loop *loop; /* main thread's loop */
 	const struct vm_console *console;
 	const struct device_firmware *fw;
+	/* where cfg->channels' host sockets go: PREFIX + NAME (NULL: none;
+	 * vmm/virtio/virtio_console.h) */
+	const char *channel_prefix;
 };
 
 struct device_type {

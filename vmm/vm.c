@@ -405,6 +405,7 @@ static int vm_create_devices(struct vm *vm)
 	    .loop = &vm->loop,
 	    .console = &vm->opt.console,
 	    .fw = &fw,
+	    .channel_prefix = vm->opt.channel_prefix,
 	};
 
 	return device_create_all(&env, &vm->devs, &vm->n_devs);

@@ -65,6 +65,9 @@ struct vm_options {
 	const char *flash_vars;
 	const char *flash_vars_template;
 	bool flash_vars_fresh;
+	/* the virtio-serial channels' host sockets: PREFIX + NAME (NULL: no
+	 * sockets; device_env.channel_prefix) */
+	const char *channel_prefix;
 };
 
 struct vm {

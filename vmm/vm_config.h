@@ -131,6 +131,10 @@ struct vm_nic {
 	unsigned int n_ports;
 };
 
+#define VM_MAX_CHANNELS	       8  /* = VIRTIO_CONSOLE_MAX_PORTS */
+#define VM_CHANNEL_NAME_MAX    63 /* = VIRTIO_CONSOLE_NAME_MAX */
+#define VM_CHANNEL_GUEST_AGENT "org.qemu.guest_agent.0"
+
 struct vm_config {
 	/* identity */
 	char *name;
@@ -195,6 +199,10 @@ struct vm_config {
 	 * annotation kubevirt.io/free-page-reporting-disabled: "true" */
 	bool free_page_reporting;
 	bool autoattach_serial_console; /* default true */
+	/* virtio-serial channels (vmm/virtio/virtio_console.h): KubeVirt's
+	 * converter gives every VMI "org.qemu.guest_agent.0" */
+	char channels[VM_MAX_CHANNELS][VM_CHANNEL_NAME_MAX + 1];
+	unsigned int n_channels;
 	bool block_multi_queue;
 	bool net_multi_queue;
 

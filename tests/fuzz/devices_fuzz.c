@@ -15,10 +15,13 @@
  *   reboots, PCI slots, console), the PCI host (0xcf8/0xcfc, ECAM, BAR
  *   decoding in both MMIO32 windows, MSI-X table and PBA), the q35 MCH,
  *   LPC bridge, second ECAM and PM timer, the virtio-pci transport of the
- *   virtio-rng, virtio-blk and virtio-balloon functions (common config,
- *   ISR, notify, device config, MSI-X, the PCI_CFG capability window),
- *   the queues of virtio-balloon (inflate, deflate, statistics, free page
- *   reports released with madvise), virtio-rng and the read-only
+ *   virtio-rng, virtio-blk, virtio-console and virtio-balloon functions
+ *   (common config, ISR, notify, device config, MSI-X, the PCI_CFG
+ *   capability window), the queues of virtio-balloon (inflate, deflate,
+ *   statistics, free page reports released with madvise), virtio-rng,
+ *   virtio-console (the control queues of MULTIPORT: DEVICE_READY,
+ *   PORT_READY, PORT_OPEN with any port id; its data queues, whose port
+ *   has no host socket here) and the read-only
  *   virtio-blk disks when the input lets their I/O thread run, and OVMF's
  *   CFI variable flash (pflash.h) at the place vmm/dev/flash.c maps it.
  *
@@ -49,7 +52,8 @@
  * and the variable flash; 1: ACPI; 2: virtio-rng; 3: an EFI VM with a
  * variable store; 4: the console is not captured: no report port; 5: no
  * COM1; 6: two virtio-blk disks; 7: four vCPUs and a queue per vCPU; 8:
- * virtio-balloon; 9: with free page reporting), 2 bytes
+ * virtio-balloon; 9: with free page reporting; 10: virtio-console with
+ * the guest-agent port and a second one), 2 bytes
  * (little-endian) n, n bytes of RAM from gpa 0, then operations until the
  * input ends. Each starts with a byte op: width 1 << (op >> 3 & 3), count
  * (op >> 5) + 1, and op & 7:
@@ -227,7 +231,7 @@ int device_wait_resume(struct vm *vm, unsigned int gen, unsigned int timeout_ms)
  * every device thread is started with): threads that return at once,
  * recorded so that the fuzzer can do their work (drain a queue, the
  * timer) itself, as they would once activated. */
-#define FZ_WORKERS 8
+#define FZ_WORKERS 12
 static struct virtio_worker *fz_worker[FZ_WORKERS];
 static unsigned int fz_n_workers;
 
@@ -354,7 +358,8 @@ static void fz_devices_up(struct fz_vm *f)
 					   .efi_vars_fd = f->vm.opt.efi_vars_fd,
 					   .flash_code = f->vm.opt.flash_code};
 	struct device_env env = {&f->vm,     &f->cfg,	  &f->vm.pio,	      &f->vm.mmio,
-				 &f->vm.mem, &f->vm.loop, &f->vm.opt.console, &fw};
+				 &f->vm.mem, &f->vm.loop, &f->vm.opt.console, &fw,
+				 NULL /* no channel sockets: no host I/O here */};
 
 	for (unsigned int i = 0; i < FZ_TYPES; i++)
 		if (fz_types[i]->create(&env, 0, &f->state[i]))
@@ -382,6 +387,9 @@ static void fz_setup(struct fz_vm *f, unsigned int setup, uint8_t *ram0, uint8_t
 	f->cfg.cores = setup >> 7 & 1 ? 4 : 1;
 	f->cfg.mem_balloon = setup >> 8 & 1;
 	f->cfg.free_page_reporting = setup >> 9 & 1;
+	f->cfg.n_channels = setup >> 10 & 1 ? 2 : 0;
+	strcpy(f->cfg.channels[0], VM_CHANNEL_GUEST_AGENT);
+	strcpy(f->cfg.channels[1], "fuzz.port");
 	f->vm.cfg = &f->cfg;
 	f->vm.kvm_fd = f->vm.vm_fd = -1;
 	f->vm.opt.console.kind = setup >> 4 & 1 ? VM_CONSOLE_NONE : VM_CONSOLE_CAPTURE;

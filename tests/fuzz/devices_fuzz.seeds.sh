@@ -7,7 +7,8 @@
 # (device config); the EFI port's requests (boot order, variables saved,
 # loaded again after a reboot, PCI slots, console) and bad ones (past RAM,
 # straddling RAM, bad magic, misaligned); an OVMF VM's q35 registers, PM
-# timer and CFI flash (query, program, erase, status); PM1, the power
+# timer and CFI flash (query, program, erase, status); virtio-console's
+# MULTIPORT handshake with good and bad control messages; PM1, the power
 # button and S5, RTC/CMOS, i8042, the legacy ports and the report port.
 # $1: the seed directory.
 set -eu
@@ -15,7 +16,7 @@ exec python3 - "$1" <<'PY'
 import os, struct, sys
 
 OUT = sys.argv[1]
-Q35, ACPI, RNG, EFI, NOCAP, NOCOM1, DISKS, MQ, BALLOON, REPORTING = (1 << i for i in range(10))
+Q35, ACPI, RNG, EFI, NOCAP, NOCOM1, DISKS, MQ, BALLOON, REPORTING, CONSOLE = (1 << i for i in range(11))
 PIO = [0x00, 0x60, 0x64, 0x70, 0x80, 0x92, 0xc0, 0xe9, 0xf4, 0x2f8, 0x3e8, 0x3f8,
        0x402, 0x600, 0x604, 0x608, 0xcf8, 0xcf9, 0xcfc, 0x510, 0xf10, 0xf18]
 ECAM, Q35ECAM, BAR1, BAR2, BAR3, MMIO32, MMIO32HI, VARS, CODE = range(9)
@@ -186,4 +187,35 @@ b += wr(BAR2, 0x14, 0x0f, 1) + b"".join(serve(1, q) for q in range(5)) + tick(1)
 b += wr(BAR2, 0x3008, 0, 2) + wr(BAR2, 0x14, 0, 1) + serve(1, 3)
 seed("balloon", ACPI | RNG | BALLOON | REPORTING, b, bytes(mem))
 seed("balloon-no-reporting", ACPI | RNG | BALLOON, b, bytes(mem))
+
+# virtio-console in slot 2 (after rng), two ports, eight queues of 4: the
+# driver's control messages (DEVICE_READY, PORT_READY, PORT_OPEN, one for
+# a port that is not there, a short one), control buffers for the
+# device's answers (one past RAM), a transmit and a receive buffer of
+# port 1; its I/O thread (the second started) serves every queue
+mem = bytearray(0x2000)
+def chains(q, bufs):  # one single-segment chain per (gpa, len, flags)
+    desc, avail, _ = ring(q)
+    for k, (gpa, length, flags) in enumerate(bufs):
+        mem[desc + 16 * k:desc + 16 * k + 16] = struct.pack("<QIHH", gpa, length, flags, 0)
+        mem[avail + 4 + 2 * k:avail + 6 + 2 * k] = struct.pack("<H", k)
+    mem[avail:avail + 4] = struct.pack("<HH", 0, len(bufs))
+ctl = lambda i, ev, val: struct.pack("<IHH", i, ev, val)
+mem[0x1800:0x1820] = ctl(0, 0, 1) + ctl(1, 3, 1) + ctl(1, 6, 1) + ctl(0xffffffff, 3, 1)
+chains(3, [(0x1800, 8, 0), (0x1808, 8, 0), (0x1810, 8, 0), (0x1818, 4, 0)])
+chains(2, [(0x1900, 0x40, 2), (0x1940, 0x40, 2), (0x2ff0, 0x40, 2), (0x1980, 0x40, 2)])
+mem[0x1a00:0x1a05] = b"hello"
+chains(5, [(0x1a00, 5, 0)])
+chains(4, [(0x1b00, 0x40, 2)])
+b = wr(ECAM, cfg(2, 4), 0x0006, 2) + wr(BAR2, 0x14, 0, 1) + wr(BAR2, 0x14, 3, 1)
+b += rd(BAR2, 0x2000, 4, 3) + wr(BAR2, 0x2004, 5)
+b += wr(BAR2, 0x08, 0) + wr(BAR2, 0x0c, 1 << 1) + wr(BAR2, 0x08, 1) + wr(BAR2, 0x0c, 1)
+b += wr(BAR2, 0x14, 0x0b, 1)
+for q in range(8):
+    desc, avail, used = ring(q)
+    b += wr(BAR2, 0x16, q, 2) + wr(BAR2, 0x18, 4, 2) + wr(BAR2, 0x20, desc, 8)
+    b += wr(BAR2, 0x28, avail, 8) + wr(BAR2, 0x30, used, 8) + wr(BAR2, 0x1c, 1, 2)
+b += wr(BAR2, 0x14, 0x0f, 1) + serve(1, 3) + serve(1, 2) + b"".join(serve(1, q) for q in range(8))
+b += rd(BAR2, 0x14, 1) + wr(BAR2, 0x14, 0, 1) + serve(1, 3)
+seed("console", ACPI | RNG | CONSOLE, b, bytes(mem))
 PY

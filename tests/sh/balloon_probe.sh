@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The memory balloon on vmlet's PCI bus as the probe guest sees it: a VM
 # without autoattachMemBalloon gets a virtio-balloon function (1af4:1045,
-# the last slot, after virtio-rng) and `resolve -o config` says so with free
+# the last slot, after virtio-rng and the guest agent's virtio-serial
+# controller 1af4:1043) and `resolve -o config` says so with free
 # page reporting; autoattachMemBalloon: false gives neither, and
 # dedicatedCpuPlacement keeps the balloon but turns reporting off.
 source "$(dirname "$0")/../lib/sh.sh"
@@ -44,7 +45,8 @@ have_kvm || skip "no usable /dev/kvm"
 pci() { timeout 120 "$VMLET" probe -f "$1" -o json 2>"$TMPD/err" | tail -n 1 |
 	python3 -c 'import json,sys; d=json.load(sys.stdin)["guest"]["pci"]; print(" ".join(p["address"] + "=" + p["device"] for p in d))'; }
 got=$(pci "$TMPD/default.yaml")
-[[ $got == *" 00:01.0=1044 00:02.0=1045" ]] && ok "the probe finds virtio-balloon after virtio-rng: $got" ||
+[[ $got == *" 00:01.0=1044 00:02.0=1043 00:03.0=1045" ]] &&
+	ok "the probe finds virtio-balloon after virtio-rng and virtio-serial: $got" ||
 	fail "default: PCI functions '$got' $(head -3 "$TMPD/err")"
 got=$(pci "$TMPD/off.yaml")
 [[ -n $got && $got != *1045* ]] && ok "autoattachMemBalloon: false: no balloon on the bus: $got" ||

@@ -48,7 +48,8 @@ static int rig_init_acpi(struct rig *r, bool acpi)
 		return -1;
 	env = (struct device_env){
 	    &r->vm,	&r->cfg,     &r->vm.pio,	 &r->vm.mmio,
-	    &r->vm.mem, &r->vm.loop, &r->vm.opt.console, NULL /* no firmware files */};
+	    &r->vm.mem, &r->vm.loop, &r->vm.opt.console, NULL /* no firmware files */,
+	    NULL /* no channel sockets */};
 	return device_create_all(&env, &r->vm.devs, &r->vm.n_devs);
 }
 

@@ -24,6 +24,7 @@
 #include "vmm/dev/q35.h"
 #include "vmm/virtio/virtio_balloon.h"
 #include "vmm/virtio/virtio_blk.h"
+#include "vmm/virtio/virtio_console.h"
 #include "vmm/virtio/virtio_net.h"
 #include "vmm/virtio/virtio_pci.h"
 #include "vmm/virtio/virtio_rng.h"
@@ -43,6 +44,7 @@ struct pci_devices {
 	struct virtio_net **net;
 	unsigned int n_net;
 	struct virtio_rng *rng;
+	struct virtio_console *console;
 	struct virtio_balloon *balloon;
 	struct q35 *q35; /* OVMF VMs: the MCH and LPC registers */
 };
@@ -204,6 +206,20 @@ static int pci_devices_balloon(struct pci_devices *s, const struct device_env *e
 	return virtio_balloon_create(&s->balloon, &s->host, env->vm, env->mem, &bp);
 }
 
+static int pci_devices_console(struct pci_devices *s, const struct device_env *env)
+{
+	const char *names[VM_MAX_CHANNELS];
+	unsigned int n = env->cfg->n_channels;
+
+	_Static_assert(VM_MAX_CHANNELS <= VIRTIO_CONSOLE_MAX_PORTS, "channels fit the device");
+	_Static_assert(VM_CHANNEL_NAME_MAX <= VIRTIO_CONSOLE_NAME_MAX, "names fit the device");
+	for (unsigned int i = 0; i < n && i < VM_MAX_CHANNELS; i++)
+		names[i] = env->cfg->channels[i];
+	return virtio_console_create(&s->console, &s->host, env->vm, env->mem, names,
+				     n < VM_MAX_CHANNELS ? n : VM_MAX_CHANNELS,
+				     env->channel_prefix);
+}
+
 static void pci_devices_quiesce(void *state)
 {
 	struct pci_devices *s = state;
@@ -220,6 +236,7 @@ static void pci_devices_destroy(void *state)
 	if (!s)
 		return;
 	virtio_balloon_destroy(s->balloon);
+	virtio_console_destroy(s->console);
 	virtio_rng_destroy(s->rng);
 	q35_destroy(s->q35);
 	while (s->n_net)
@@ -259,6 +276,8 @@ static int pci_devices_create(const struct device_env *env, unsigned int index, 
 		r = pci_devices_nics(s, env);
 	if (!r && env->cfg->rng)
 		r = virtio_rng_create(&s->rng, &s->host, env->vm, env->mem, 0, 0);
+	if (!r && env->cfg->n_channels)
+		r = pci_devices_console(s, env);
 	if (!r && env->cfg->mem_balloon)
 		r = pci_devices_balloon(s, env);
 	if (!r) {
