@@ -134,7 +134,7 @@ void device_set_pci_slots(struct vm *vm, uint32_t mask);
 uint32_t device_pci_slots(const struct vm *vm);
 
 /* The fw_cfg device (BIOS VMs) hands its interface to the boot code,
- * which fills it before the guest runs (vmm/bios_boot.c). */
+ * which fills it before the guest runs (vmm/boot/bios_boot.c). */
 struct fw_cfg;
 void device_set_fw_cfg(struct vm *vm, struct fw_cfg *fc);
 

@@ -5,8 +5,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "vmm/cmd.h"
-#include "vmm/sandbox.h"
+#include "vmm/cmd/cmd.h"
+#include "vmm/sandbox/sandbox.h"
 
 static const struct {
 	const char *name;

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * thread.h - vmlet's thread roles. Every thread vmlet creates has exactly
- * one role, set with thread_start(); the sandbox (vmm/sandbox.c) installs
+ * one role, set with thread_start(); the sandbox (vmm/sandbox/sandbox.c) installs
  * one seccomp filter per role, so a role is a promise about which syscalls
  * the thread makes.
  *

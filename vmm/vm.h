@@ -7,7 +7,7 @@
  *   vm_create()   open /dev/kvm, create the VM, memory slots, irqchip + PIT,
  *                 devices (table order) and the vCPUs (not yet running)
  *   vm_boot()     load the kernel / PVH ELF, ACPI tables, boot registers
- *                 (vmm/boot.c)
+ *                 (vmm/boot/boot.c)
  *   vm_run()      start one thread per vCPU, run the event loop until the
  *                 VM ends; returns why (enum vm_exit_reason)
  *   vm_destroy()  join threads, destroy devices, close fds, free memory
@@ -145,7 +145,7 @@ struct vm {
 
 int vm_create(struct vm **out, const struct vm_config *cfg, const struct vm_options *opt);
 int vm_boot(struct vm *vm);
-/* The ACPI table configuration of this VM (vmm/boot.c). */
+/* The ACPI table configuration of this VM (vmm/boot/boot.c). */
 void vm_acpi_config(const struct vm *vm, struct arch_acpi_config *c);
 /* (part of vm_boot) The SMBIOS tables (arch_smbios_build) for cfg into
  * guest memory at ARCH_SMBIOS_GPA, or just above `after` (the end of the

@@ -16,7 +16,7 @@
 #include <unistd.h>
 
 #include "vmm/log.h"
-#include "vmm/sandbox.h"
+#include "vmm/sandbox/sandbox.h"
 #include "vmm/vcpu.h"
 #include "vmm/vm.h"
 #include "vmm/vm_config.h"
@@ -126,7 +126,7 @@ int vm_run(struct vm *vm)
 	 * are held before their first KVM_RUN (the pause gate, vmm/vm_pause.c):
 	 * the main thread then installs its filter, which need not admit
 	 * thread creation or vCPU ioctls (filters stack on the creator's),
-	 * and only then lets guest code run (vmm/sandbox.h). They start
+	 * and only then lets guest code run (vmm/sandbox/sandbox.h). They start
 	 * together (each enters its sandbox on its own CPU time, main waits
 	 * once), APs first: they wait in the kernel for the BSP's
 	 * INIT-SIPI-SIPI. */

@@ -72,7 +72,7 @@
 #define ARCH_TSS_GPA		 0xfffbd000ull /* 3 pages */
 #define ARCH_HIGH_RAM_START	 0x100000000ull
 
-/* The q35-like layout of OVMF VMs (vmm/ovmf_boot.c): OVMF programs the
+/* The q35-like layout of OVMF VMs (vmm/boot/ovmf_boot.c): OVMF programs the
  * MCH's PCIEXBAR to its build-time ECAM base 0xb0000000 (256 MiB) and puts
  * the 32-bit PCI window above it, so low RAM ends at or below it (QEMU:
  * 2 GiB low when the RAM does not fit); flash is mapped just below 4 GiB

@@ -453,7 +453,7 @@ void efi_rt_init(void)
 	    .query_variable_info = query_variable_info,
 	};
 	efi_table_crc(&efi_rt.hdr);
-	/* secure boot is off: vmm/efi_boot.c refuses VMs that want it */
+	/* secure boot is off: vmm/boot/efi_boot.c refuses VMs that want it */
 	var_store(u"SecureBoot", gv, bs_rt, &zero, 1, NULL, 0);
 	var_store(u"SetupMode", gv, bs_rt, &one, 1, NULL, 0);
 	var_store(u"PlatformLang", gv, bs_rt | EFI_VARIABLE_NON_VOLATILE, lang, sizeof(lang), NULL,

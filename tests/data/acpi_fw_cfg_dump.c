@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * acpi_fw_cfg_dump DIR: write the three fw_cfg files through which a BIOS
- * firmware (SeaBIOS, OVMF) loads vmlet's ACPI tables, as vmm/bios_boot.c
+ * firmware (SeaBIOS, OVMF) loads vmlet's ACPI tables, as vmm/boot/bios_boot.c
  * serves them for a one-vCPU VM with COM1: DIR/rsdp (etc/acpi/rsdp),
  * DIR/tables (etc/acpi/tables), DIR/loader (etc/table-loader). Built by
  * tests/sh/ovmf_acpi_tables.sh against build/libvmlet.a. Exit 0 or 1.

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# BIOS boot through Debian's SeaBIOS (vmm/bios_boot.c, vmm/dev/fw_cfg.c):
+# BIOS boot through Debian's SeaBIOS (vmm/boot/bios_boot.c, vmm/dev/fw_cfg.c):
 # a VirtualMachine with firmware.bootloader.bios and two virtio hostDisks,
 # the second holding our boot sector (tests/data/bios_mbr.S) and
 # bootOrder 1, on 2 vCPUs. SeaBIOS must find fw_cfg, both CPUs and the

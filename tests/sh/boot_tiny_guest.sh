@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The VMM core on a tiny PVH guest (tests/data/vmm_tiny_guest.S): boot,
 # console output, and every way a guest ends mapped to its documented exit
-# status (vmm/cmd.h): S5 -> 0, debug-exit -> 0, i8042 reset -> 3, triple
+# status (vmm/cmd/cmd.h): S5 -> 0, debug-exit -> 0, i8042 reset -> 3, triple
 # fault -> 4; plus the "nothing to boot" and bad-kernel errors (1).
 source "$(dirname "$0")/../lib/sh.sh"
 have_kvm || skip "no /dev/kvm"

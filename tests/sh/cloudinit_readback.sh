@@ -14,7 +14,7 @@ cat >"$TMPD/w.c" <<'C'
 #include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
-#include "vmm/cloudinit.h"
+#include "vmm/disk/cloudinit.h"
 #include "vmm/vm_config.h"
 int main(int argc, char **argv)
 {

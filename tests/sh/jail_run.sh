@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# vmlet run --jail DIR (vmm/jail.h): the guest's worker is PID 1 of new
+# vmlet run --jail DIR (vmm/sandbox/jail.h): the guest's worker is PID 1 of new
 # PID, mount and IPC namespaces and has a network namespace of its own (a
 # host abstract unix socket is out of reach); its filesystem is DIR only, read-only; no
 # core dumps and a bounded number of open files; still confined by seccomp

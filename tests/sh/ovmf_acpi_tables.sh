@@ -2,7 +2,7 @@
 # vmlet's ACPI tables as OVMF loads them (issue 21): QEMU q35 with TCG and
 # Debian's OVMF, its own ACPI off (-M q35,acpi=off), and instead vmlet's
 # fw_cfg files etc/acpi/rsdp, etc/acpi/tables and etc/table-loader
-# (tests/data/acpi_fw_cfg_dump.c, the files vmm/bios_boot.c serves); Linux
+# (tests/data/acpi_fw_cfg_dump.c, the files vmm/boot/bios_boot.c serves); Linux
 # (Debian's cloud kernel, a busybox /init) must find vmlet's FADT, DSDT and
 # FACS through the XSDT OVMF builds, and enable ACPI. OVMF installs only
 # tables that sum to zero after the loader script, computing checksums its

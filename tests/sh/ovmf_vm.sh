@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# OVMF VMs (vmm/ovmf_boot.h) as far as this machine can run them: a
+# OVMF VMs (vmm/boot/ovmf_boot.h) as far as this machine can run them: a
 # secure-boot EFI VM picks Debian's OVMF_CODE_4M.fd and gets its variable
 # store NAME.ovmf-vars.fd next to the manifest, made from
 # OVMF_VARS_4M.ms.fd (afresh each start without efi.persistent, kept with

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The sandbox of a running vmlet (vmm/sandbox.h), on by default:
+# The sandbox of a running vmlet (vmm/sandbox/sandbox.h), on by default:
 #  - /proc says every thread is confined: Seccomp 2 (filter), NoNewPrivs 1,
 #    no capabilities (effective, permitted, bounding);
 #  - each role's filter is live: the VMLET_TEST_FORBIDDEN hook makes that

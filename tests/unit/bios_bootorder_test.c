@@ -4,7 +4,7 @@
 #include <string.h>
 
 #include "tests/lib/test.h"
-#include "vmm/bios_boot.h"
+#include "vmm/boot/bios_boot.h"
 
 /* Disks as the manifest lists them: boot orders and their PCI slots. */
 static const struct bios_boot_disk three[] = {{0, 2, 0}, {5, 3, 0}, {1, 4, 0}};

@@ -10,7 +10,7 @@
 #include <unistd.h>
 
 #include "tests/lib/test.h"
-#include "vmm/cloudinit.h"
+#include "vmm/disk/cloudinit.h"
 #include "vmm/vm_config.h"
 
 static char dir[64];

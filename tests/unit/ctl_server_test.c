@@ -25,7 +25,7 @@
 #include "vmm/ctl/ctl.h"
 #include "vmm/event.h"
 #include "vmm/log.h"
-#include "vmm/sandbox.h"
+#include "vmm/sandbox/sandbox.h"
 
 struct fake_vm {
 	int paused, resumed, buttons, stops;

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: MIT
-/* efi_boot_test - the vmm's EFI boot policy (vmm/efi_boot.c). */
+/* efi_boot_test - the vmm's EFI boot policy (vmm/boot/efi_boot.c). */
 #include <errno.h>
 
 #include "tests/lib/test.h"
-#include "vmm/efi_boot.h"
+#include "vmm/boot/efi_boot.h"
 
 static void test_secure_boot_refused(void)
 {

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-/* efi_vars_test - the persistent EFI variable store (vmm/efi_vars.c): saves
+/* efi_vars_test - the persistent EFI variable store (vmm/boot/efi_vars.c): saves
  * survive reopening, a torn or corrupted tail falls back to the last good
  * record, opening compacts, garbage is not taken for variables. */
 #include <errno.h>
@@ -14,7 +14,7 @@
 
 #include "firmware/abi.h"
 #include "tests/lib/test.h"
-#include "vmm/efi_vars.h"
+#include "vmm/boot/efi_vars.h"
 
 static char dir[] = "/tmp/efi_vars_test.XXXXXX";
 static char path[256];

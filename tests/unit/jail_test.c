@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * --jail's resource limits (vmm/jail.h): cpu.max from vCPUs or
+ * --jail's resource limits (vmm/sandbox/jail.h): cpu.max from vCPUs or
  * resources.limits.cpu (resolved from a manifest), memory.max from guest
  * memory plus overhead, and the cgroup leaf dance against a directory that
  * stands in for a cgroup2 one (files instead of kernel interface files):
@@ -16,7 +16,7 @@
 
 #include "spec/spec.h"
 #include "tests/lib/test.h"
-#include "vmm/jail.h"
+#include "vmm/sandbox/jail.h"
 #include "vmm/log.h"
 #include "vmm/vm_config.h"
 

@@ -26,7 +26,7 @@
 
 #include "tests/lib/test.h"
 #include "vmm/log.h"
-#include "vmm/sandbox.h"
+#include "vmm/sandbox/sandbox.h"
 #include "vmm/thread.h"
 
 static const enum thread_role all_roles[] = {

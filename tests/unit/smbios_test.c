@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /* smbios_test - the SMBIOS tables (arch/x86_64/smbios.c) and their place in
- * the BIOS area (vmm/boot.c). */
+ * the BIOS area (vmm/boot/boot.c). */
 #include <errno.h>
 #include <stdlib.h>
 #include <unistd.h>

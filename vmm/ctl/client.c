@@ -24,7 +24,7 @@
 #include <termios.h>
 #include <unistd.h>
 
-#include "vmm/cmd.h"
+#include "vmm/cmd/cmd.h"
 #include "vmm/ctl/ctl.h"
 
 #define CONSOLE_ESCAPE 0x1d /* Ctrl-] */

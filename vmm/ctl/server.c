@@ -36,7 +36,7 @@
 #include "vmm/ctl/ctl.h"
 #include "vmm/event.h"
 #include "vmm/log.h"
-#include "vmm/sandbox.h"
+#include "vmm/sandbox/sandbox.h"
 
 struct ctl_conn {
 	struct ctl_server *srv;

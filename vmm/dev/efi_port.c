@@ -3,7 +3,7 @@
  * efi_port.c - the EFI platform port for vmlet's UEFI firmware
  * (firmware/abi.h, "EFI platform port"): console output in one piece
  * (to the serial console, as if through COM1), the PCI slots in use, the
- * disks' boot order and the variable store (vmm/efi_vars.h): a file when
+ * disks' boot order and the variable store (vmm/boot/efi_vars.h): a file when
  * the VM persists its variables (efi.persistent), else, when vmlet may
  * restart the guest, one in memory that outlives a guest's reboot. Present in every VM (vmlet's
  * firmware also runs as a plain PVH kernel, --kernel build/fw/efi.elf); the store only in EFI VMs.
@@ -22,7 +22,7 @@
 #include "vmm/bus.h"
 #include "vmm/dev/devices.h"
 #include "vmm/device.h"
-#include "vmm/efi_vars.h"
+#include "vmm/boot/efi_vars.h"
 #include "vmm/guest_mem.h"
 #include "vmm/log.h"
 #include "vmm/vm_config.h"

@@ -2,7 +2,7 @@
 /*
  * fw_cfg.c - the firmware configuration interface (fw_cfg.h) and its entry
  * in the device table: present in VMs that boot through a BIOS firmware
- * (VM_BOOT_BIOS) or OVMF; vmm/bios_boot.c or vmm/ovmf_boot.c fills it
+ * (VM_BOOT_BIOS) or OVMF; vmm/boot/bios_boot.c or vmm/boot/ovmf_boot.c fills it
  * before the guest runs.
  */
 #include <errno.h>

@@ -2,7 +2,7 @@
 /*
  * pflash.h - a CFI parallel flash with the Intel/Sharp command set (the
  * part QEMU's "pflash_cfi01" models, JEDEC JESD68 CFI), over a host byte
- * array: the writable variable store of OVMF (vmm/ovmf_boot.c maps the
+ * array: the writable variable store of OVMF (vmm/boot/ovmf_boot.c maps the
  * per-VM vars file here). Byte-wide, one bank, uniform erase blocks.
  *
  * Commands (the first byte written in read-array mode, at any address):

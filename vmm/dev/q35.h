@@ -2,7 +2,7 @@
 /*
  * q35.h - the parts of Intel's Q35 chipset (MCH 82Q35 + ICH9) that OVMF's
  * platform code looks for, on top of vmlet's PCI host (pci.h). Only VMs
- * that boot OVMF have them (vmm/ovmf_boot.h); every other VM keeps the
+ * that boot OVMF have them (vmm/boot/ovmf_boot.h); every other VM keeps the
  * plain host bridge.
  *
  *   00:00.0  the host bridge answers as the MCH, 8086:29c0. PCIEXBAR

@@ -11,7 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "vmm/cloudinit.h"
+#include "vmm/disk/cloudinit.h"
 #include "vmm/disk/volume.h"
 #include "vmm/file.h"
 #include "vmm/log.h"

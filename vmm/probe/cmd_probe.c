@@ -16,10 +16,10 @@
 #include <unistd.h>
 
 #include "arch/arch.h"
-#include "vmm/cmd.h"
-#include "vmm/cmd_vm.h"
-#include "vmm/bios_boot.h"
-#include "vmm/efi_boot.h"
+#include "vmm/cmd/cmd.h"
+#include "vmm/cmd/cmd_vm.h"
+#include "vmm/boot/bios_boot.h"
+#include "vmm/boot/efi_boot.h"
 #include "vmm/ctl/ctl.h"
 #include "vmm/lifecycle.h"
 #include "vmm/dev/pci_devices.h"

@@ -1,4 +1,4 @@
-# Secure boot through Debian's OVMF (vmm/ovmf_boot.h, issue 13 part 3) on
+# Secure boot through Debian's OVMF (vmm/boot/ovmf_boot.h, issue 13 part 3) on
 # the real KVM: a VM with efi.secureBoot (and features.smm, which KubeVirt
 # requires for it) boots OVMF_CODE_4M.fd with its variables in --efi-vars
 # made from OVMF_VARS_4M.ms.fd (Microsoft's and Debian's keys). The disk is

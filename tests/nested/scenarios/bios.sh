@@ -1,4 +1,4 @@
-# BIOS boot, the KubeVirt default: Debian's SeaBIOS (vmm/bios_boot.c) boots
+# BIOS boot, the KubeVirt default: Debian's SeaBIOS (vmm/boot/bios_boot.c) boots
 # a disk made as distributions make legacy images (tests/bios/mkdisk.sh:
 # syslinux's MBR and SYSLINUX on an active FAT partition) that loads the L2
 # kernel and initramfs; bootloader.bios.useSerial, the disk with a bootOrder

@@ -2,7 +2,7 @@
 /*
  * cmd_run.c - `vmlet run`: resolve the manifests and run the VM under its
  * runStrategy (vmm/lifecycle.h) until it ends for good; the exit status
- * says how the last run ended (vmm/cmd.h).
+ * says how the last run ended (vmm/cmd/cmd.h).
  */
 #include <errno.h>
 #include <getopt.h>
@@ -14,13 +14,13 @@
 #include <termios.h>
 #include <unistd.h>
 
-#include "vmm/cmd.h"
-#include "vmm/cmd_vm.h"
+#include "vmm/cmd/cmd.h"
+#include "vmm/cmd/cmd_vm.h"
 #include "vmm/ctl/ctl.h"
-#include "vmm/jail.h"
+#include "vmm/sandbox/jail.h"
 #include "vmm/lifecycle.h"
 #include "vmm/log.h"
-#include "vmm/sandbox.h"
+#include "vmm/sandbox/sandbox.h"
 #include "vmm/vm_config.h"
 
 static void run_usage(FILE *f)
@@ -139,7 +139,7 @@ static int run_with_strategy(const struct vm_config *cfg, const struct cmd_vm_op
 	if (run_volatile_vars(cfg, &lc, o))
 		return VMLET_EXIT_ERROR;
 	if (o->sandbox.jail_dir) {
-		/* each run is PID 1 of its own namespaces (vmm/jail.h) */
+		/* each run is PID 1 of its own namespaces (vmm/sandbox/jail.h) */
 		lc.clone_flags = CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC;
 		lc.always_fork = true;
 		jail_setup_limits(&cg, cfg);
@@ -169,7 +169,7 @@ static int run_with_strategy(const struct vm_config *cfg, const struct cmd_vm_op
 	return run_exit_status(end);
 }
 
-/* --jail DIR: an absolute directory other than / (vmm/jail.h). */
+/* --jail DIR: an absolute directory other than / (vmm/sandbox/jail.h). */
 static int run_jail_option(struct cmd_vm_opts *o, const char *dir)
 {
 	struct stat st;
@@ -248,7 +248,7 @@ int cmd_run(int argc, char **argv)
 		return VMLET_EXIT_USAGE;
 	}
 	log_setup(o.log_format, o.log_level, "vmlet", NULL);
-	/* root: the guest's worker gives up root once set up (vmm/sandbox.h) */
+	/* root: the guest's worker gives up root once set up (vmm/sandbox/sandbox.h) */
 	if (sandbox_default_user(&o.sandbox))
 		log_info("run: started as root without --user: the guest runs as uid %u, gid %u "
 			 "once set up (--user UID:GID to choose)",

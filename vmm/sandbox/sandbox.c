@@ -33,10 +33,10 @@
 #include <sanitizer/lsan_interface.h>
 #endif
 
-#include "vmm/jail.h"
+#include "vmm/sandbox/jail.h"
 #include "vmm/log.h"
-#include "vmm/sandbox.h"
-#include "vmm/sandbox_rules.h"
+#include "vmm/sandbox/sandbox.h"
+#include "vmm/sandbox/sandbox_rules.h"
 
 static struct {
 	bool prepared;

@@ -94,7 +94,7 @@ struct sandbox_opts {
 	unsigned int late_roles; /* bit (1 << role) per role main may start
 				  * after sandbox_apply() */
 	const char *jail_dir;	 /* --jail: sandbox_apply() pivots into it first
-				  * (vmm/jail.h; the caller made the namespaces) */
+				  * (vmm/sandbox/jail.h; the caller made the namespaces) */
 };
 
 #define SANDBOX_ROLE_BIT(role) (1u << (role))

@@ -10,10 +10,10 @@
 #include <unistd.h>
 
 #include "arch/arch.h"
-#include "vmm/bios_boot.h"
+#include "vmm/boot/bios_boot.h"
 #include "vmm/dev/fw_cfg.h"
 #include "vmm/log.h"
-#include "vmm/ovmf_boot.h"
+#include "vmm/boot/ovmf_boot.h"
 #include "vmm/vm.h"
 #include "vmm/vm_config.h"
 

@@ -20,7 +20,7 @@
 #include <unistd.h>
 
 #include "vmm/log.h"
-#include "vmm/sandbox_rules.h"
+#include "vmm/sandbox/sandbox_rules.h"
 
 static struct {
 	int role; /* -1 when unset */

@@ -9,12 +9,12 @@
 #include <string.h>
 
 #include "spec/spec.h"
-#include "vmm/cmd.h"
-#include "vmm/cmd_vm.h"
+#include "vmm/cmd/cmd.h"
+#include "vmm/cmd/cmd_vm.h"
 #include "vmm/ctl/ctl.h"
 #include "vmm/disk/image_store.h"
-#include "vmm/efi_vars.h"
-#include "vmm/ovmf_boot.h"
+#include "vmm/boot/efi_vars.h"
+#include "vmm/boot/ovmf_boot.h"
 #include "vmm/vm.h"
 #include "vmm/vm_config.h"
 

@@ -44,7 +44,7 @@ struct vm;
  * *regs / *sregs. A missing image is an error naming the package. */
 int bios_boot_setup(struct vm *vm, struct kvm_regs *regs, struct kvm_sregs *sregs);
 
-/* Shared with vmm/ovmf_boot.c: what both firmwares read from fw_cfg
+/* Shared with vmm/boot/ovmf_boot.c: what both firmwares read from fw_cfg
  * about the platform: the CPU count, no boot menu pause, QEMU's IRQ0
  * override flag, vmlet's ACPI tables with QEMU's etc/table-loader script
  * (when the VM has ACPI) and its SMBIOS structures but type 0 (the

@@ -16,7 +16,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "vmm/jail.h"
+#include "vmm/sandbox/jail.h"
 #include "vmm/log.h"
 #include "vmm/vm_config.h"
 

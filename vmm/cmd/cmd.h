@@ -26,8 +26,8 @@
 #define VMLET_EXIT_CRASH   4
 #define VMLET_EXIT_STOPPED 5
 
-int cmd_resolve(int argc, char **argv); /* vmm/cmd_resolve.c */
-int cmd_run(int argc, char **argv);	/* vmm/cmd_run.c */
+int cmd_resolve(int argc, char **argv); /* vmm/cmd/cmd_resolve.c */
+int cmd_run(int argc, char **argv);	/* vmm/cmd/cmd_run.c */
 int cmd_probe(int argc, char **argv);	/* vmm/probe/cmd_probe.c */
 int cmd_ctl(int argc, char **argv);	/* vmm/ctl/client.c */
 

@@ -14,7 +14,7 @@
 #include "vmm/device.h"
 #include "vmm/lifecycle.h"
 #include "vmm/log.h"
-#include "vmm/sandbox.h"
+#include "vmm/sandbox/sandbox.h"
 
 struct vm_config;
 struct vm;
@@ -44,7 +44,7 @@ struct cmd_vm_opts {
 	struct vm_console console;
 	enum log_format log_format;
 	enum log_level log_level;
-	struct sandbox_opts sandbox; /* --seccomp, --user (vmm/sandbox.h) */
+	struct sandbox_opts sandbox; /* --seccomp, --user (vmm/sandbox/sandbox.h) */
 	const char *api_socket;	     /* --api-socket (vmm/ctl/ctl.h) */
 	/* vmlet run: the virtio-serial channels get host sockets, DIR/NAME
 	 * with --channel-dir DIR, otherwise API_SOCKET.NAME with

@@ -26,7 +26,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "vmm/sandbox_rules.h"
+#include "vmm/sandbox/sandbox_rules.h"
 
 #define FD_SPACE (UINT64_C(1) << 31) /* fd numbers are ints */
 

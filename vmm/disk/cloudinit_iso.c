@@ -15,7 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "vmm/cloudinit.h"
+#include "vmm/disk/cloudinit.h"
 
 #define SECTOR		  2048u
 #define ISO_MAX_DIRS	  16

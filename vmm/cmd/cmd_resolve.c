@@ -12,7 +12,7 @@
 #include <string.h>
 
 #include "spec/spec.h"
-#include "vmm/cmd.h"
+#include "vmm/cmd/cmd.h"
 
 static void usage(FILE *f)
 {

@@ -3,7 +3,7 @@
 #include <errno.h>
 #include <stdint.h>
 
-#include "vmm/efi_boot.h"
+#include "vmm/boot/efi_boot.h"
 #include "vmm/log.h"
 
 /* scripts/gen-blobs.sh: empty when firmware/efi has not been built. */

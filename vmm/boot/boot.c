@@ -15,9 +15,9 @@
 #include <unistd.h>
 
 #include "arch/arch.h"
-#include "vmm/bios_boot.h"
-#include "vmm/ovmf_boot.h"
-#include "vmm/efi_boot.h"
+#include "vmm/boot/bios_boot.h"
+#include "vmm/boot/ovmf_boot.h"
+#include "vmm/boot/efi_boot.h"
 #include "vmm/file.h"
 #include "vmm/log.h"
 #include "vmm/vcpu.h"

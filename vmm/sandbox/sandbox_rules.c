@@ -34,7 +34,7 @@
 #include <fcntl.h>
 #include <sys/ioctl.h>
 
-#include "vmm/sandbox_rules.h"
+#include "vmm/sandbox/sandbox_rules.h"
 
 /* The rules read as a table, one per line: keep clang-format out. */
 /* clang-format off */

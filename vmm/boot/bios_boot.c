@@ -12,7 +12,7 @@
 #include <unistd.h>
 
 #include "arch/arch.h"
-#include "vmm/bios_boot.h"
+#include "vmm/boot/bios_boot.h"
 #include "vmm/dev/fw_cfg.h"
 #include "vmm/dev/pci_devices.h"
 #include "vmm/log.h"

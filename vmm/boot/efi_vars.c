@@ -10,7 +10,7 @@
 #include <unistd.h>
 
 #include "firmware/abi.h"
-#include "vmm/efi_vars.h"
+#include "vmm/boot/efi_vars.h"
 #include "vmm/file.h"
 #include "vmm/log.h"
 
