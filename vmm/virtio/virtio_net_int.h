@@ -18,6 +18,7 @@
 
 #include "vmm/virtio/virtio_net.h"
 #include "vmm/virtio/virtio_pci.h"
+#include "vmm/virtio/virtio_worker.h"
 #include "vmm/net/backend.h"
 #include "vmm/net/net.h"
 
@@ -78,15 +79,11 @@ struct virtio_net {
 	size_t inject_len[NET_INJECT_SLOTS];
 	unsigned int inject_head, inject_n;
 
-	/* the I/O thread */
-	pthread_t thread;
-	bool started;
-	int ctl_fd;
-	pthread_mutex_t lock;
-	pthread_cond_t cond;
-	bool want_active, active, quit;
-	uint64_t want_features;
-	bool io_active; /* the I/O thread's copy of active */
+	/* the I/O thread: the shared worker, with its own turn (kicks,
+	 * backends and control in one poll) */
+	struct virtio_worker worker;
+	uint64_t want_features; /* what activation takes (virtio_net_io_activate()) */
+	bool io_active;		/* the I/O thread's copy of worker.active */
 
 	struct virtio_net_stats st; /* updated atomically */
 

@@ -7,7 +7,6 @@
 #include <errno.h>
 #include <poll.h>
 #include <string.h>
-#include <sys/eventfd.h>
 #include <unistd.h>
 
 #include "vmm/iov.h"
@@ -453,34 +452,25 @@ void virtio_net_io_set_pairs(struct virtio_net *n, unsigned int pairs)
 	n->active_pairs = pairs;
 }
 
-/* Apply a control request; false when the thread must quit. */
-static bool io_update(struct virtio_net *n, bool *activated)
+/* The worker turns active (under its lock, on the I/O thread): take the
+ * negotiated features, start from one pair and empty RX state. */
+static void io_on_activate(void *opaque)
 {
-	bool run;
+	struct virtio_net *n = opaque;
 	unsigned int i;
 
-	drain_fd(n->ctl_fd);
-	pthread_mutex_lock(&n->lock);
-	run = !n->quit;
-	*activated = run && n->want_active && !n->active;
-	n->active = run && n->want_active;
-	if (*activated) {
-		n->features = n->want_features;
-		n->active_pairs = 1;
-		n->inject_n = 0;
-		for (i = 0; i < n->pairs; i++) {
-			struct net_pair *p = &n->pair[i];
+	n->features = n->want_features;
+	n->active_pairs = 1;
+	n->inject_n = 0;
+	for (i = 0; i < n->pairs; i++) {
+		struct net_pair *p = &n->pair[i];
 
-			p->n_held = p->n_iov = 0;
-			p->held_cap = 0;
-			p->rx_len = 0;
-			p->rx_notify = true;
-			p->rx_wait_guest = false;
-		}
+		p->n_held = p->n_iov = 0;
+		p->held_cap = 0;
+		p->rx_len = 0;
+		p->rx_notify = true;
+		p->rx_wait_guest = false;
 	}
-	pthread_cond_broadcast(&n->cond);
-	pthread_mutex_unlock(&n->lock);
-	return run;
 }
 
 struct io_fds {
@@ -505,7 +495,7 @@ static int io_fds_build(struct virtio_net *n, bool active, struct io_fds *f)
 	int tmo = -1;
 
 	f->n = 0;
-	fds_add(f, n->ctl_fd, -1, 0);
+	fds_add(f, virtio_worker_ctl_fd(&n->worker), -1, 0);
 	if (!active)
 		return -1;
 	for (i = 0; i < n->active_pairs; i++) {
@@ -568,9 +558,9 @@ int virtio_net_io_turn(struct virtio_net *n, int max_wait)
 	if (r < 0)
 		return 0;
 	if (f.pfd[0].revents) {
-		if (!io_update(n, &activated))
+		if (!virtio_worker_update(&n->worker, &activated))
 			return -1;
-		n->io_active = n->active;
+		n->io_active = n->worker.active;
 		if (activated) {
 			io_set_offloads(n);
 			virtio_net_io_set_pairs(n, 1);
@@ -601,79 +591,39 @@ int virtio_net_io_turn(struct virtio_net *n, int max_wait)
 	return r > 0;
 }
 
-static void *io_main(void *arg)
+static int io_thread_turn(void *opaque)
 {
-	struct virtio_net *n = arg;
-
-	while (virtio_net_io_turn(n, -1) >= 0)
-		;
-	return NULL;
-}
-
-static void io_signal(struct virtio_net *n)
-{
-	uint64_t one = 1;
-
-	if (write(n->ctl_fd, &one, sizeof(one)) < 0)
-		log_warn("virtio-net: cannot signal the i/o thread");
+	return virtio_net_io_turn(opaque, -1);
 }
 
 int virtio_net_io_start(struct virtio_net *n)
 {
-	int r;
-
-	n->ctl_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-	if (n->ctl_fd < 0)
-		return -errno;
-	pthread_mutex_init(&n->lock, NULL);
-	pthread_cond_init(&n->cond, NULL);
-	r = thread_start(&n->thread, THREAD_NET_IO, "vmlet-net", io_main, n);
-	if (r) {
-		close(n->ctl_fd);
-		return r;
-	}
-	n->started = true;
-	return 0;
-}
-
-/* Ask for a state and wait until the thread took it. */
-static void io_request(struct virtio_net *n, bool active, bool quit, uint64_t features)
-{
-	pthread_mutex_lock(&n->lock);
-	n->want_active = active;
-	n->want_features = features;
-	n->quit = quit;
-	io_signal(n);
-	while (!quit && n->active != active)
-		pthread_cond_wait(&n->cond, &n->lock);
-	pthread_mutex_unlock(&n->lock);
+	n->worker = (struct virtio_worker){
+	    .vp = &n->vp,
+	    .nq = n->nq,
+	    .turn = io_thread_turn,
+	    .on_activate = io_on_activate,
+	    .opaque = n,
+	};
+	return virtio_worker_start(&n->worker, THREAD_NET_IO, "vmlet-net");
 }
 
 void virtio_net_io_activate(struct virtio_net *n, uint64_t features)
 {
 	/* not waiting here: activate runs on a vCPU thread under the
-	 * transport lock, and the thread starts with a full drain */
-	pthread_mutex_lock(&n->lock);
-	n->want_active = true;
+	 * transport lock, and the thread starts with a full drain; the
+	 * worker reads want_features after it saw the activation, which
+	 * virtio_worker_activate() publishes under its lock */
 	n->want_features = features;
-	io_signal(n);
-	pthread_mutex_unlock(&n->lock);
+	virtio_worker_activate(&n->worker);
 }
 
 void virtio_net_io_pause(struct virtio_net *n)
 {
-	if (n->started)
-		io_request(n, false, false, 0);
+	virtio_worker_pause(&n->worker);
 }
 
 void virtio_net_io_stop(struct virtio_net *n)
 {
-	if (!n->started)
-		return;
-	io_request(n, false, true, 0);
-	pthread_join(n->thread, NULL);
-	n->started = false;
-	close(n->ctl_fd);
-	pthread_mutex_destroy(&n->lock);
-	pthread_cond_destroy(&n->cond);
+	virtio_worker_stop(&n->worker);
 }

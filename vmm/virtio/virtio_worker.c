@@ -28,8 +28,12 @@ static void worker_signal(struct virtio_worker *w)
 		log_warn("virtio: cannot signal a device thread");
 }
 
-/* Apply a control request; returns false when the thread must quit. */
-static bool worker_update(struct virtio_worker *w, bool *activated)
+int virtio_worker_ctl_fd(const struct virtio_worker *w)
+{
+	return w->ctl_fd;
+}
+
+bool virtio_worker_update(struct virtio_worker *w, bool *activated)
 {
 	bool run;
 
@@ -38,14 +42,16 @@ static bool worker_update(struct virtio_worker *w, bool *activated)
 	run = !w->quit;
 	*activated = run && w->want_active && !w->active;
 	w->active = run && w->want_active;
+	if (*activated && w->on_activate)
+		w->on_activate(w->opaque);
 	pthread_cond_broadcast(&w->cond);
 	pthread_mutex_unlock(&w->lock);
 	return run;
 }
 
-static void *worker_main(void *arg)
+/* The loop of a worker with drain: poll the kicks and the control fd. */
+static void worker_loop(struct virtio_worker *w)
 {
-	struct virtio_worker *w = arg;
 	struct pollfd pfd[VIRTIO_PCI_MAX_QUEUES + 1 + VIRTIO_WORKER_MAX_FDS];
 	bool active = false, activated;
 	unsigned int nx;
@@ -69,7 +75,7 @@ static void *worker_main(void *arg)
 			break;
 		}
 		if (pfd[w->nq].revents) {
-			if (!worker_update(w, &activated))
+			if (!virtio_worker_update(w, &activated))
 				break;
 			active = w->active;
 			/* buffers may have been queued before DRIVER_OK */
@@ -90,6 +96,17 @@ static void *worker_main(void *arg)
 		if (!n && active && w->tick)
 			w->tick(w->opaque);
 	}
+}
+
+static void *worker_main(void *arg)
+{
+	struct virtio_worker *w = arg;
+
+	if (w->turn)
+		while (w->turn(w->opaque) >= 0)
+			;
+	else
+		worker_loop(w);
 	/* nobody may wait for an exited thread to go idle */
 	pthread_mutex_lock(&w->lock);
 	w->active = false;

@@ -8,6 +8,11 @@
  * control eventfd. virtio_worker_activate() (from ops->activate, on a
  * vCPU thread) lets it serve the queues; virtio_worker_pause() (from
  * ops->reset) returns only once it no longer touches them.
+ *
+ * A device that sleeps on more than its kicks (virtio-net: its backends'
+ * fds too) gives turn instead of drain: the thread then calls turn until
+ * it returns < 0, and turn polls virtio_worker_ctl_fd() with its own fds
+ * and calls virtio_worker_update() when that fd is readable.
  */
 #ifndef VMLET_VIRTIO_WORKER_H
 #define VMLET_VIRTIO_WORKER_H
@@ -27,6 +32,11 @@ struct virtio_worker {
 	unsigned int nq;
 	/* serve queue q (kicked, or once at activation) */
 	void (*drain)(void *opaque, unsigned int q);
+	/* or: one turn of the device's own loop (< 0: the thread ends) */
+	int (*turn)(void *opaque);
+	/* optional: on the worker's thread, under lock, as it turns active
+	 * (before anything is served) */
+	void (*on_activate)(void *opaque);
 	/* optional: poll timeout in ms while active (-1 none) and what to do
 	 * when it expires (rate limiters) */
 	int (*timeout_ms)(void *opaque);
@@ -46,10 +56,16 @@ struct virtio_worker {
 	bool want_active, active, quit;
 };
 
-/* Fill vp, nq, drain (and optional fields) first. */
+/* Fill vp, nq, drain or turn (and optional fields) first. */
 int virtio_worker_start(struct virtio_worker *w, enum thread_role role, const char *name);
 void virtio_worker_activate(struct virtio_worker *w);
 void virtio_worker_pause(struct virtio_worker *w);
+/* For turn: the fd that becomes readable on a control request, and, from
+ * the worker's thread once it did, apply the request: false when the
+ * thread must end; *activated when it just turned active (w->active is
+ * the state taken, written only by the worker's thread). */
+int virtio_worker_ctl_fd(const struct virtio_worker *w);
+bool virtio_worker_update(struct virtio_worker *w, bool *activated);
 /* From the worker's own thread: true once it was asked to pause or quit
  * (a handler waiting for something else should give up). */
 bool virtio_worker_wants_idle(struct virtio_worker *w);
