@@ -90,10 +90,9 @@ run_nested() {
 	rm -rf "$dir"
 	for e in "${nested[@]}"; do tests+=("${e#* }") && tests[-1]=${tests[-1]% *}; done
 	echo "nested: ${#nested[@]} tests need a KVM this host cannot give; running them in the nested L1 (output: $dir)"
-	tests/nested/run-tests --jobs "${VMLET_TEST_NESTED_JOBS:-2}" --timeout "$tmo" "$dir" "${tests[@]}" \
-		>"$logdir/nested.log" 2>&1
-	local rrc=$?
-	sed 's/^/nested: /' "$logdir/nested.log" | grep -v '^nested: *$' | tail -n 20
+	tests/nested/run-tests --jobs "${VMLET_TEST_NESTED_JOBS:-2}" --timeout "$tmo" "$dir" "${tests[@]}" 2>&1 |
+		tee "$logdir/nested.log" | sed -u 's/^/nested: /'
+	local rrc=${PIPESTATUS[0]}
 	for e in "${nested[@]}"; do
 		read -r name t hrc <<<"$e"
 		log="$logdir/$(echo "$name" | tr '/ ' '__').log"
@@ -115,8 +114,10 @@ run_nested() {
 		0) pass=$((pass + 1)); printf 'PASS %-48s %3ss\n' "$name (nested)" "$dt" ;;
 		77) skip=$((skip + 1)); printf 'SKIP %-48s %s\n' "$name (nested)" "$(grep -m1 -i 'skip' "$log" | cut -c1-80)" ;;
 		*) fail=$((fail + 1)); failed+=("$name")
-		   if [[ $st == notrun || -z $st ]]; then
-			printf 'FAIL %-48s (its L1 ended before it did: %s)\n' "$name (nested)" "$dir/l1-*/console.log"
+		   if [[ $st == died ]]; then
+			printf 'FAIL %-48s (its L1 died in it: %s; %s)\n' "$name (nested)" "${dt//_/ }" "$dir/l1-*/console.log"
+		   elif [[ $st == notrun || -z $st ]]; then
+			printf 'FAIL %-48s (not run: its L1 ended first, %s; %s)\n' "$name (nested)" "${dt//_/ }" "$dir/l1-*/console.log"
 		   else
 			printf 'FAIL %-48s (%s after %ss in the L1, log %s)\n' "$name (nested)" "$(status_text "$st")" "$dt" "$log"
 		   fi
