@@ -17,11 +17,13 @@
  *   LPC bridge, second ECAM and PM timer, the virtio-pci transport of the
  *   virtio-rng, virtio-blk, virtio-console and virtio-balloon functions
  *   (common config, ISR, notify, device config, MSI-X, the PCI_CFG
- *   capability window), the queues of virtio-balloon (inflate, deflate,
- *   statistics, free page reports released with madvise), virtio-rng,
- *   virtio-console (the control queues of MULTIPORT: DEVICE_READY,
- *   PORT_READY, PORT_OPEN with any port id; its data queues, whose port
- *   has no host socket here) and the read-only
+ *   capability window), the AHCI controller (ahci.h: HBA and port
+ *   registers, MSI-X, and the commands of its read-only SATA disks from
+ *   guest RAM when the input lets a port's I/O thread run), the queues of
+ *   virtio-balloon (inflate, deflate, statistics, free page reports
+ *   released with madvise), virtio-rng, virtio-console (the control queues
+ *   of MULTIPORT: DEVICE_READY, PORT_READY, PORT_OPEN with any port id;
+ *   its data queues, whose port has no host socket here) and the read-only
  *   virtio-blk disks when the input lets their I/O thread run, and OVMF's
  *   CFI variable flash (pflash.h) at the place vmm/dev/flash.c maps it.
  *
@@ -53,7 +55,8 @@
  * variable store; 4: the console is not captured: no report port; 5: no
  * COM1; 6: two virtio-blk disks; 7: four vCPUs and a queue per vCPU; 8:
  * virtio-balloon; 9: with free page reporting; 10: virtio-console with
- * the guest-agent port and a second one), 2 bytes
+ * the guest-agent port and a second one; 11: the disks are on bus sata
+ * instead), 2 bytes
  * (little-endian) n, n bytes of RAM from gpa 0, then operations until the
  * input ends. Each starts with a byte op: width 1 << (op >> 3 & 3), count
  * (op >> 5) + 1, and op & 7:
@@ -63,15 +66,16 @@
  *   2 MMIO read, 3 MMIO write: window byte w, 3-byte offset (the address
  *     is fz_mmio[w] + offset inside that table, where FZ_BAR(s) means
  *     where the function in slot s has its BAR 0 now, read through ECAM
- *     as a guest would; else (w - its size) << 24 | offset), value for
- *     writes;
+ *     as a guest would, FZ_BAR5(s) its BAR 5 (the AHCI ABAR); else
+ *     (w - its size) << 24 | offset), value for writes;
  *   4 the guest writes RAM (fuzz_input.h: off16, len8, bytes);
  *   5 the host types on the console: len8, bytes;
  *   6 op >> 3 & 3: 0 the power button, 1 the VM reboots (devices
  *     destroyed and created again, RAM and the variable store kept), 2 an
  *     I/O thread serves a queue, 3 an I/O thread's timer fires: a byte b
- *     follows, the thread is the (b % threads)-th started, the queue
- *     (b >> 4) % its queues;
+ *     follows, the thread is the (b % threads)-th started (virtio ones
+ *     first, then the SATA ports', which run their next command), the
+ *     queue (b >> 4) % its queues;
  *   7 a descriptor address (le16) written to the EFI port, or to the
  *     report port when op >> 3 is odd.
  */
@@ -87,6 +91,7 @@
 #include "firmware/abi.h"
 #include "tests/fuzz/fuzz_input.h"
 #include "vmm/bus.h"
+#include "vmm/dev/ahci.h"
 #include "vmm/dev/devices.h"
 #include "vmm/dev/pci_devices.h"
 #include "vmm/dev/pflash.h"
@@ -98,13 +103,14 @@
 #include "vmm/vm.h"
 #include "vmm/vm_config.h"
 
-#define RAM0	  0x2000u
-#define RAM1	  0x1000u
-#define FZ_VARS	  (64u << 10) /* the variable flash: 16 blocks */
-#define FZ_CODE	  (1u << 20)  /* the code image below 4 GiB (not mapped here) */
-#define FZ_VARS_G (ARCH_FLASH_END - FZ_CODE - FZ_VARS)
-#define FZ_BAR(s) ((uint64_t)(s)) /* in fz_mmio: slot s's BAR 0 (s < 4) */
-#define FZ_DISK	  (64u << 10)
+#define RAM0	   0x2000u
+#define RAM1	   0x1000u
+#define FZ_VARS	   (64u << 10) /* the variable flash: 16 blocks */
+#define FZ_CODE	   (1u << 20)  /* the code image below 4 GiB (not mapped here) */
+#define FZ_VARS_G  (ARCH_FLASH_END - FZ_CODE - FZ_VARS)
+#define FZ_BAR(s)  ((uint64_t)(s))     /* in fz_mmio: slot s's BAR 0 (s < 4) */
+#define FZ_BAR5(s) ((uint64_t)(s) + 4) /* slot s's BAR 5 (s < 4) */
+#define FZ_DISK	   (64u << 10)
 
 int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -234,6 +240,8 @@ int device_wait_resume(struct vm *vm, unsigned int gen, unsigned int timeout_ms)
 #define FZ_WORKERS 12
 static struct virtio_worker *fz_worker[FZ_WORKERS];
 static unsigned int fz_n_workers;
+static void *fz_sata[FZ_WORKERS]; /* the AHCI ports' thread arguments */
+static unsigned int fz_n_sata;
 
 static void *fz_thread_idle(void *arg)
 {
@@ -244,10 +252,16 @@ static void *fz_thread_idle(void *arg)
 int thread_start(pthread_t *t, enum thread_role role, const char *name, void *(*fn)(void *),
 		 void *arg)
 {
-	(void)role, (void)name, (void)fn;
-	if (fz_n_workers == FZ_WORKERS)
-		abort();
-	fz_worker[fz_n_workers++] = arg;
+	(void)role, (void)fn;
+	if (strncmp(name, "vmlet-sata", 10) == 0) {
+		if (fz_n_sata == FZ_WORKERS)
+			abort();
+		fz_sata[fz_n_sata++] = arg;
+	} else {
+		if (fz_n_workers == FZ_WORKERS)
+			abort();
+		fz_worker[fz_n_workers++] = arg;
+	}
 	return -pthread_create(t, NULL, fz_thread_idle, arg);
 }
 
@@ -256,11 +270,17 @@ int thread_start(pthread_t *t, enum thread_role role, const char *name, void *(*
 static void fz_worker_run(uint8_t b, bool tick)
 {
 	struct virtio_worker *w;
+	unsigned int k;
 	bool active;
 
-	if (!fz_n_workers)
+	if (!fz_n_workers && !fz_n_sata)
 		return;
-	w = fz_worker[b % fz_n_workers];
+	k = b % (fz_n_workers + fz_n_sata);
+	if (k >= fz_n_workers) {
+		ahci_thread_step(fz_sata[k - fz_n_workers]);
+		return;
+	}
+	w = fz_worker[k];
 	pthread_mutex_lock(&w->lock);
 	active = w->want_active && !w->quit;
 	pthread_mutex_unlock(&w->lock);
@@ -289,6 +309,7 @@ struct fz_vm {
 static struct vm_config fz_cfg;
 static int fz_memfd = -1;
 static char fz_disk_path[64];
+static char fz_sata_bus[] = "sata";
 /* two read-only hostDisks on one raw file, the second with bootOrder 1 */
 static struct vm_disk fz_disks[2] = {
     {.name = "root", .source = VM_DISK_HOSTDISK, .path = fz_disk_path, .read_only = true},
@@ -348,7 +369,8 @@ static void fz_devices_down(struct fz_vm *f)
 		if (fz_route[i].used)
 			abort(); /* a route outlived its device */
 	fz_n_workers = 0;	 /* all joined */
-	f->vm.n_counters = 0;	 /* a new VM after a reboot has its own */
+	fz_n_sata = 0;
+	f->vm.n_counters = 0; /* a new VM after a reboot has its own */
 }
 
 /* Create the devices in table order as vm_create() does. */
@@ -383,6 +405,7 @@ static void fz_setup(struct fz_vm *f, unsigned int setup, uint8_t *ram0, uint8_t
 	f->cfg.autoattach_serial_console = !(setup >> 5 & 1);
 	f->cfg.disks = fz_disks;
 	f->cfg.n_disks = setup >> 6 & 1 ? 2 : 0;
+	fz_disks[0].bus = fz_disks[1].bus = setup >> 11 & 1 ? fz_sata_bus : NULL;
 	f->cfg.block_multi_queue = setup >> 7 & 1;
 	f->cfg.cores = setup >> 7 & 1 ? 4 : 1;
 	f->cfg.mem_balloon = setup >> 8 & 1;
@@ -461,15 +484,19 @@ static const uint64_t fz_mmio[] = {
     ARCH_PCI_MMIO32_HI_START, /* MMIO32 window above ECAM */
     FZ_VARS_G,		      /* OVMF's variable flash */
     ARCH_FLASH_END - FZ_CODE, /* its code (unclaimed here) */
+    FZ_BAR5(1),		      /* slot 1's BAR 5 (the AHCI ABAR) */
+    FZ_BAR5(2),		      /* slot 2's */
 };
 #define FZ_NMMIO (sizeof(fz_mmio) / sizeof(fz_mmio[0]))
 
-/* Where the function in slot s has its BAR 0, read as a guest would. */
+/* Where the function in slot s has its BAR 0 (s >= 4: slot s - 4's BAR
+ * 5), read as a guest would. */
 static uint64_t fz_bar(struct fz_vm *f, uint64_t s)
 {
 	uint32_t bar = 0;
+	uint64_t reg = s < 4 ? 0x10 : 0x24;
 
-	bus_read(&f->vm.mmio, ARCH_PCI_ECAM_GPA + (s << 15) + 0x10, &bar, 4);
+	bus_read(&f->vm.mmio, ARCH_PCI_ECAM_GPA + ((s & 3) << 15) + reg, &bar, 4);
 	return bar & ~0xfu;
 }
 
@@ -495,7 +522,7 @@ static void fz_access(struct fz_vm *f, uint8_t op, bool pio, const uint8_t *d, s
 		if (d[*i] >= FZ_NMMIO)
 			a = (uint64_t)(d[*i] - FZ_NMMIO) << 24 | off;
 		else
-			a = (fz_mmio[d[*i]] < 4 ? fz_bar(f, fz_mmio[d[*i]]) : fz_mmio[d[*i]]) + off;
+			a = (fz_mmio[d[*i]] < 8 ? fz_bar(f, fz_mmio[d[*i]]) : fz_mmio[d[*i]]) + off;
 	}
 	if (write)
 		memcpy(v, d + *i + need - w, w);

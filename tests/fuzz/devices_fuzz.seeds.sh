@@ -9,17 +9,21 @@
 # straddling RAM, bad magic, misaligned); an OVMF VM's q35 registers, PM
 # timer and CFI flash (query, program, erase, status); virtio-console's
 # MULTIPORT handshake with good and bad control messages; PM1, the power
-# button and S5, RTC/CMOS, i8042, the legacy ports and the report port.
+# button and S5, RTC/CMOS, i8042, the legacy ports and the report port;
+# an AHCI driver's start on the SATA disks (HBA reset, port 0's command
+# list and FIS area, COMRESET, ST) and its commands: IDENTIFY, READ DMA
+# EXT, a write to the read-only disk, NCQ, TRIM, a PRD past RAM.
 # $1: the seed directory.
 set -eu
 exec python3 - "$1" <<'PY'
 import os, struct, sys
 
 OUT = sys.argv[1]
-Q35, ACPI, RNG, EFI, NOCAP, NOCOM1, DISKS, MQ, BALLOON, REPORTING, CONSOLE = (1 << i for i in range(11))
+Q35, ACPI, RNG, EFI, NOCAP, NOCOM1, DISKS, MQ, BALLOON, REPORTING, CONSOLE, SATA = \
+    (1 << i for i in range(12))
 PIO = [0x00, 0x60, 0x64, 0x70, 0x80, 0x92, 0xc0, 0xe9, 0xf4, 0x2f8, 0x3e8, 0x3f8,
        0x402, 0x600, 0x604, 0x608, 0xcf8, 0xcf9, 0xcfc, 0x510, 0xf10, 0xf18]
-ECAM, Q35ECAM, BAR1, BAR2, BAR3, MMIO32, MMIO32HI, VARS, CODE = range(9)
+ECAM, Q35ECAM, BAR1, BAR2, BAR3, MMIO32, MMIO32HI, VARS, CODE, ABAR1, ABAR2 = range(11)
 WC = {1: 0, 2: 1, 4: 2, 8: 3}
 
 def pio_addr(port):
@@ -218,4 +222,39 @@ for q in range(8):
 b += wr(BAR2, 0x14, 0x0f, 1) + serve(1, 3) + serve(1, 2) + b"".join(serve(1, q) for q in range(8))
 b += rd(BAR2, 0x14, 1) + wr(BAR2, 0x14, 0, 1) + serve(1, 3)
 seed("console", ACPI | RNG | CONSOLE, b, bytes(mem))
+
+# AHCI (slot 1, two read-only SATA disks): command list at 0, FIS area at
+# 0x400, command tables at 0x800 + slot * 0x100, data at 0x1000
+mem = bytearray(0x1400)
+def ahci_cmd(slot, fis, write=False, prd=(0x1000, 512)):
+    struct.pack_into("<IIII", mem, slot * 32, 5 | write << 6 | (1 << 16 if prd else 0), 0,
+                     0x800 + slot * 0x100, 0)
+    mem[0x800 + slot * 0x100:0x800 + slot * 0x100 + len(fis)] = fis
+    if prd:
+        struct.pack_into("<IIII", mem, 0x880 + slot * 0x100, prd[0], 0, 0, prd[1] - 1)
+h2d = lambda cmd, lba=0, count=1, feat=0: bytes([0x27, 0x80, cmd, feat, lba & 0xff, lba >> 8 & 0xff,
+                                                 lba >> 16 & 0xff, 0x40, 0, 0, 0, 0, count, 0, 0, 0])
+ahci_cmd(0, h2d(0xec, count=0))
+ahci_cmd(1, h2d(0x25, 2))
+ahci_cmd(2, h2d(0x35, 2), write=True)
+ahci_cmd(3, h2d(0x60, 0, 3 << 3, 1))
+ahci_cmd(4, h2d(0x06, 0, 1, 1), write=True)
+ahci_cmd(5, h2d(0x25, 0), prd=(0x2f00, 512))
+ahci_cmd(6, bytes([0x39]) + h2d(0x25)[1:])
+P = 0x100
+b = wr(ECAM, cfg(1, 4), 0x0006, 2) + rd(ABAR1, 0) + rd(ABAR1, 0x0c) + rd(ABAR1, 0x10)
+b += wr(ABAR1, 4, 1) + wr(ABAR1, 4, 0x80000002) + wr(ECAM, cfg(1, 0x42), 0x8000, 2)
+b += wr(ABAR1, 0x1800, 0xfee00000) + wr(ABAR1, 0x180c, 0)
+b += wr(ABAR1, P, 0) + wr(ABAR1, P + 8, 0x400) + wr(ABAR1, P + 0x18, 0x10)
+b += wr(ABAR1, P + 0x2c, 1) + wr(ABAR1, P + 0x2c, 0) + rd(ABAR1, P + 0x28) + rd(ABAR1, P + 0x24)
+b += wr(ABAR1, P + 0x10, 0xffffffff) + wr(ABAR1, P + 0x14, 0xffffffff) + wr(ABAR1, P + 0x18, 0x11)
+for slot in range(7):
+    if slot == 3:
+        b += wr(ABAR1, P + 0x34, 1 << 3)
+    b += wr(ABAR1, P + 0x38, 1 << slot) + serve(0, 0) + rd(ABAR1, P + 0x10) + rd(ABAR1, P + 0x20)
+    b += rd(ABAR1, P + 0x38) + wr(ABAR1, P + 0x10, 0xffffffff) + rd(ABAR1, 8) + wr(ABAR1, 8, 1)
+    b += wr(ABAR1, P + 0x18, 0x10) + rd(ABAR1, P + 0x18) + wr(ABAR1, P + 0x18, 0x11)
+b += wr(ABAR1, 0x180 + 0x38, 1) + serve(1, 0) + wr(ABAR1, 4, 1)
+seed("ahci", ACPI | DISKS | SATA, b, bytes(mem))
+seed("ahci-q35", Q35 | ACPI | DISKS | SATA, b, bytes(mem))
 PY

@@ -528,6 +528,18 @@ static void *ahci_thread(void *arg)
 	return NULL;
 }
 
+void ahci_thread_step(void *arg)
+{
+	struct ahci_port *p = arg;
+	int slot;
+
+	pthread_mutex_lock(&p->a->lock);
+	slot = ahci_next_slot(p);
+	if (slot >= 0 && !p->a->quit)
+		ahci_run(p, (unsigned int)slot);
+	pthread_mutex_unlock(&p->a->lock);
+}
+
 /* ---- setup ------------------------------------------------------------------ */
 
 static void ahci_read_counters(void *opaque, struct device_counters *c)

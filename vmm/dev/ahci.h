@@ -79,6 +79,12 @@ int ahci_attach_disk(struct ahci *a, unsigned int port, struct blk *be,
 void ahci_quiesce(struct ahci *a);
 void ahci_destroy(struct ahci *a);
 
+/* What the I/O thread thread_start() was given arg for does once: run its
+ * port's next issued command, if any (single-threaded fuzzers whose
+ * thread_start() does not run the thread; the thread's name starts
+ * "vmlet-sata"). */
+void ahci_thread_step(void *arg);
+
 /* The PCI function (slot, config space; for tests and messages). */
 struct pci_dev *ahci_pci(struct ahci *a);
 
