@@ -9,6 +9,8 @@
  *   stop           power button, hard stop after the grace period
  *   metrics        Prometheus text
  *   console        attach to the serial console; Ctrl-] detaches
+ *   guest-info     ask the guest agent (agent.c) on SOCKET.org.qemu.guest_agent.0
+ *                  (or on SOCKET itself when it names that channel)
  *
  * Exit status: 0 done, 1 the VM refused or vmlet is not reachable,
  * 2 usage.
@@ -33,7 +35,7 @@ static void usage(FILE *f)
 {
 	fprintf(f, "usage: vmlet ctl [-o json|text] SOCKET VERB\n\n"
 		   "verbs: status, pause, resume (unpause), power-button, stop,\n"
-		   "       metrics, console (Ctrl-] detaches)\n");
+		   "       metrics, console (Ctrl-] detaches), guest-info (the guest agent)\n");
 }
 
 /* Copy the console both ways until either side closes or Ctrl-]. */
@@ -99,6 +101,41 @@ static void print_text(json_object *o)
 	}
 }
 
+/* guest-info: the agent's channel next to the control socket. */
+static int ctl_guest_info(const char *sock, bool text)
+{
+	size_t n = strlen(sock), m = strlen(CTL_AGENT_CHANNEL);
+	json_object *o = NULL;
+	char *path = NULL;
+	int r;
+
+	if (n >= m && !strcmp(sock + n - m, CTL_AGENT_CHANNEL))
+		path = strdup(sock);
+	else if (asprintf(&path, "%s.%s", sock, CTL_AGENT_CHANNEL) < 0)
+		path = NULL;
+	if (!path)
+		return VMLET_EXIT_ERROR;
+	r = ctl_agent_guest_info(path, CTL_AGENT_TIMEOUT_MS, &o);
+	if (r) {
+		fprintf(stderr, "vmlet ctl: guest-info: %s: %s\n", path,
+			r == -ETIMEDOUT ? "the guest agent did not answer in time" : strerror(-r));
+		free(path);
+		return VMLET_EXIT_ERROR;
+	}
+	if (text) {
+		json_object_object_foreach(o, key, val)
+		{
+			printf("%s: %s\n", key,
+			       json_object_to_json_string_ext(val, JSON_C_TO_STRING_PLAIN));
+		}
+	} else {
+		printf("%s\n", json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN));
+	}
+	json_object_put(o);
+	free(path);
+	return VMLET_EXIT_OK;
+}
+
 int cmd_ctl(int argc, char **argv)
 {
 	static const struct option longopts[] = {
@@ -136,6 +173,8 @@ int cmd_ctl(int argc, char **argv)
 		return VMLET_EXIT_USAGE;
 	}
 	vname = argv[optind + 1];
+	if (!strcmp(vname, "guest-info"))
+		return ctl_guest_info(argv[optind], text);
 	if (!strcmp(vname, "unpause"))
 		vname = "resume";
 	if (ctl_verb_parse(vname, &verb)) {
