@@ -145,8 +145,6 @@ struct vm {
 
 int vm_create(struct vm **out, const struct vm_config *cfg, const struct vm_options *opt);
 int vm_boot(struct vm *vm);
-/* The ACPI table configuration of this VM (vmm/boot/boot.c). */
-void vm_acpi_config(const struct vm *vm, struct arch_acpi_config *c);
 /* (part of vm_boot) The SMBIOS tables (arch_smbios_build) for cfg into
  * guest memory at ARCH_SMBIOS_GPA, or just above `after` (the end of the
  * ACPI tables) when that is higher, for every VM: firmware and a directly

@@ -44,37 +44,4 @@ struct vm;
  * *regs / *sregs. A missing image is an error naming the package. */
 int bios_boot_setup(struct vm *vm, struct kvm_regs *regs, struct kvm_sregs *sregs);
 
-/* Shared with vmm/boot/ovmf_boot.c: what both firmwares read from fw_cfg
- * about the platform: the CPU count, no boot menu pause, QEMU's IRQ0
- * override flag, vmlet's ACPI tables with QEMU's etc/table-loader script
- * (when the VM has ACPI) and its SMBIOS structures but type 0 (the
- * firmware adds its own). 0 or -errno; a bad firmware.uuid is reported
- * and gives -EBADMSG. */
-struct fw_cfg;
-int bios_fw_platform(struct vm *vm, struct fw_cfg *fc);
-
-/*
- * The "bootorder" fw_cfg file, as QEMU writes it for its firmware: one
- * Open Firmware path per line, a virtio-blk function at PCI slot N being
- * "/pci@i0cf8/disk@N" for SeaBIOS (it matches any name at the slot) and
- * "/pci@i0cf8/scsi@N/disk@0,0" for OVMF (its QemuBootOrderLib wants
- * QEMU's virtio-blk path). KubeVirt's order: the disks with a bootOrder,
- * lowest first, and only those (SeaBIOS: "HALT" ends the list, as QEMU's
- * -boot strict=on which libvirt sets); without any, every disk in the VM's
- * order. first: a line before the disks, or NULL. Disks with slot <= 0
- * are left out. Writes at most cap bytes (NUL-terminated, lines that do
- * not fit are dropped) and returns the text's length.
- */
-enum bios_bootorder_style { BIOS_BOOTORDER_SEABIOS, BIOS_BOOTORDER_OVMF };
-struct bios_boot_disk {
-	uint32_t boot_order; /* 0: none */
-	int slot;	     /* PCI slot of its virtio-blk or AHCI function */
-	int sata;	     /* a SATA disk: 1 + its AHCI port; 0: virtio-blk */
-};
-size_t bios_bootorder_text(char *buf, size_t cap, const struct bios_boot_disk *d, unsigned int n,
-			   const char *first, enum bios_bootorder_style style);
-/* The VM's disks' bootorder as fw_cfg file "bootorder". 0 or -errno. */
-int bios_fw_bootorder(struct vm *vm, struct fw_cfg *fc, const char *first,
-		      enum bios_bootorder_style style);
-
 #endif /* VMLET_BIOS_BOOT_H */

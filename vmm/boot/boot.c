@@ -16,6 +16,7 @@
 
 #include "arch/arch.h"
 #include "vmm/boot/bios_boot.h"
+#include "vmm/boot/fw_platform.h"
 #include "vmm/boot/ovmf_boot.h"
 #include "vmm/boot/efi_boot.h"
 #include "vmm/file.h"
@@ -92,24 +93,13 @@ static enum boot_format boot_detect(const struct boot_file *k)
 	return BOOT_FMT_UNKNOWN;
 }
 
-void vm_acpi_config(const struct vm *vm, struct arch_acpi_config *c)
-{
-	*c = (struct arch_acpi_config){
-	    .topo = vm->topo,
-	    .apic_ids = vm->apic_ids,
-	    .n_vcpus = vm->n_vcpus,
-	    .serial = vm->cfg->autoattach_serial_console, /* COM1: dev/serial8250.c */
-	    .pci = 1, /* MCFG + PCI0: vmm/dev/pci_devices.c always has a host bridge */
-	};
-}
-
 static int boot_acpi(struct vm *vm, gpa_t *rsdp, size_t *used)
 {
 	struct arch_acpi_config c;
 	uint8_t *buf = guest_mem_ptr(&vm->mem, ARCH_ACPI_GPA, ARCH_ACPI_MAX);
 	int ret;
 
-	vm_acpi_config(vm, &c);
+	fw_platform_acpi_config(vm, &c);
 	*rsdp = 0;
 	*used = 0;
 	if (!vm->cfg->acpi)

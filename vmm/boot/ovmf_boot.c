@@ -10,7 +10,7 @@
 #include <unistd.h>
 
 #include "arch/arch.h"
-#include "vmm/boot/bios_boot.h"
+#include "vmm/boot/fw_platform.h"
 #include "vmm/dev/fw_cfg.h"
 #include "vmm/log.h"
 #include "vmm/boot/ovmf_boot.h"
@@ -51,9 +51,9 @@ static int ovmf_fw_fill(struct vm *vm, struct fw_cfg *fc)
 	int r = ovmf_fw_e820(vm, fc);
 
 	if (!r)
-		r = bios_fw_platform(vm, fc);
+		r = fw_platform_fill(vm, fc);
 	if (!r)
-		r = bios_fw_bootorder(vm, fc, NULL, BIOS_BOOTORDER_OVMF);
+		r = fw_platform_bootorder(vm, fc, NULL, FW_BOOTORDER_OVMF);
 	return r;
 }
 
