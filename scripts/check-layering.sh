@@ -1,5 +1,5 @@
 #!/bin/sh
-# check-layering.sh - the dependency rules of vmlet (README "Layering",
+# check-layering.sh - the dependency rules of vmlet (docs/architecture.md "Layering",
 # docs/architecture.md). Exit 0 and "layering: ok", or one line per
 # violation ("FILE:LINE: rule") and exit 1.
 #

@@ -1,6 +1,6 @@
 #!/bin/sh
 # check-links.sh [BUILD] - the layering rules where the linker sees them
-# (README "Layering"): what the objects of arch/ and spec/ call, whatever
+# (docs/architecture.md "Layering"): what the objects of arch/ and spec/ call, whatever
 # the source spelled. A bare prototype, a macro that hides ioctl or a
 # function pointer taken by name all leave an undefined symbol in the
 # object; this check reads those with nm. Exit 0 and "links: ok", or one

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The guest-agent channel's host socket (README: Guest-agent channel): a
+# The guest-agent channel's host socket (docs/devices.md: Guest-agent channel): a
 # sandboxed `vmlet run` binds API_SOCKET.org.qemu.guest_agent.0 (mode 0600)
 # next to --api-socket, or DIR/NAME with --channel-dir, before the guest
 # runs, and removes it after; a stale socket there is replaced, and a file

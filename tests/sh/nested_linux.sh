@@ -16,7 +16,7 @@
 # hung (its time box ran out) or was cut short by L1 dying, those
 # scenarios run once more in a fresh L1, and the first attempt stays
 # printed above with a "nested: RERUN" line naming them. The residual
-# one-CPU hang (1 in ~95 vmlet guest runs, not attributed: README "Real
+# one-CPU hang (1 in ~95 vmlet guest runs, not attributed: docs/testing.md "Real
 # Linux guests") must not decide a CI run by chance, but it must stay
 # visible. A wrong result, a triple fault, an L2 panic or a second hang
 # fails at once.

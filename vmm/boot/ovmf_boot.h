@@ -11,7 +11,7 @@
  * on). Without SMM the variable store is not protected from the guest's
  * kernel: secure boot checks every image the firmware loads (shim, GRUB,
  * the kernel through shim), but a guest OS running at ring 0 can rewrite
- * the keys and variables in the flash (README "Firmware").
+ * the keys and variables in the flash (docs/firmware.md).
  *
  * The platform is what OVMF's q35 code expects, built only for these VMs:
  * the MCH and ICH9 LPC registers (vmm/dev/q35.h), low RAM below the

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * agent.c - `vmlet ctl SOCKET guest-info`: QEMU's guest-agent protocol
- * spoken on the guest-agent channel's host socket (SOCKET.NAME, README:
+ * spoken on the guest-agent channel's host socket (SOCKET.NAME, docs/devices.md:
  * Guest-agent channel), from the client process (never the sandboxed VMM).
  *
  * The guest's answers are untrusted: every read has a deadline, a reply

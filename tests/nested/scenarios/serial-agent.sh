@@ -1,4 +1,4 @@
-# The guest-agent channel KubeVirt gives every VMI (README: Guest-agent
+# The guest-agent channel KubeVirt gives every VMI (docs/devices.md: Guest-agent
 # channel): Linux's own virtio_console binds vmlet's virtio-serial
 # controller; /dev/vport*p1 and its sysfs name show the agent's port
 # org.qemu.guest_agent.0. 1 MiB the guest writes to the port arrives on
