@@ -205,6 +205,7 @@ static void test_identify(void)
 	CHECK_EQ_U64(sum, 0);
 	pio = tdrv_ptr(&e.d, FB + 0x20);
 	CHECK_EQ_U64(pio[0], 0x5f);
+	CHECK_EQ_U64(pio[2], 0x40); /* SeaBIOS waits while BSY or DRQ show here */
 	CHECK_EQ_U64(pio[15], 0x40);
 	CHECK_EQ_U64(*(uint32_t *)tdrv_ptr(&e.d, CLB + 4), 512); /* PRDBC */
 	CHECK(rd(&e, 0x08) & 1);				 /* HBA IS: port 0 */

@@ -430,9 +430,12 @@ static void ahci_complete(struct ahci_port *p, const struct ahci_cmd *cmd, uint6
 		memcpy(prdbc, &n, 4);
 	}
 	if (r->pio_in && !(r->status & ATA_ERR)) {
-		uint8_t f[20] = {FIS_TYPE_PIO, 0x60, ATA_DRDY | ATA_DRQ, 0};
+		/* status: the one after the transfer, as QEMU writes it
+		 * (SeaBIOS's ahci_command() waits on while it shows BSY or
+		 * DRQ); E_Status the same (Linux's ahci reads that one) */
+		uint8_t f[20] = {FIS_TYPE_PIO, 0x60, r->status, 0};
 
-		f[15] = r->status; /* E_Status: what the device ends with */
+		f[15] = r->status;
 		f[16] = (uint8_t)cmd->transferred;
 		f[17] = (uint8_t)(cmd->transferred >> 8);
 		ahci_post_fis(p, RFIS_PIO, f, sizeof(f));
