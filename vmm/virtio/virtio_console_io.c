@@ -201,7 +201,9 @@ void vcon_port_rx(struct virtio_console *c, struct vcon_port *p)
 	ssize_t n;
 	int r = 0;
 
-	p->rx_wait = false;
+	/* a receive queue the driver never enabled gets no buffers: wait
+	 * (until a reset) instead of polling a readable socket in a loop */
+	p->rx_wait = !q;
 	/* host bytes go only into buffers of a port the guest has open */
 	while (q && p->conn_fd >= 0 && p->guest_open) {
 		r = vcon_rx_peek(p);
