@@ -110,9 +110,24 @@ YAML
 		ok "SeaBIOS booted the SATA disk; its boot sector read sector 1 (INT 13h)" ||
 		fail "SeaBIOS SATA boot: exit $rc $(grep -a debugcon "$TMPD/bios.log" | tail -5)"
 	for m in "1: /pci@i0cf8/pci8086,2922@" "AHCI controller at 00:" \
-		'registering: "AHCI/0: QEMU HARDDISK ATA-8 Hard-Disk (1 MiBytes)"'; do
+		'registering: "AHCI/0: QEMU HARDDISK ATA-7 Hard-Disk (1 MiBytes)"'; do
 		grep -qF -- "$m" "$TMPD/bios.log" || fail "SeaBIOS's log has no '$m'"
 	done
+	# the oracle: QEMU q35 (its AHCI at 00:1f.2), its SeaBIOS, the same disk
+	if command -v qemu-system-x86_64 >/dev/null; then
+		timeout 300 qemu-system-x86_64 -M q35 -accel kvm -cpu qemu64 -m 128 -nodefaults \
+			-no-user-config -nographic -serial stdio -debugcon "file:$TMPD/qemu.dbg" \
+			-global isa-debugcon.iobase=0x402 \
+			-drive "file=$TMPD/boot.img,if=none,id=d1,format=raw,snapshot=on" \
+			-device ide-hd,drive=d1,bus=ide.0,serial=SATA-BOOT-1,bootindex=1 \
+			-device isa-debug-exit,iobase=0xf4,iosize=4 </dev/null >"$TMPD/qemu" 2>&1
+		q=$(grep -a 'registering: "AHCI/0' "$TMPD/qemu.dbg")
+		v=$(grep -o 'registering: "AHCI/0.*' "$TMPD/bios.log")
+		[[ -n $q && ${q#*registering} == "${v#*registering}" ]] &&
+			grep -aqF "vmlet-mbr: sector 1 read through INT 13h" "$TMPD/qemu" &&
+			ok "QEMU q35 boots the same disk; SeaBIOS names both alike: ${q#*registering: }" ||
+			fail "QEMU: '$q' vs vmlet: '$v'"
+	fi
 else
 	echo "skip: SeaBIOS's AHCI boot (no /usr/share/seabios/bios.bin or binutils)"
 fi

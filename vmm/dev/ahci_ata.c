@@ -150,9 +150,9 @@ void ahci_ata_identify(const struct ahci_port *p, uint16_t id[256])
 	id[63] = 0x0007;
 	id[64] = 0x0003;
 	id[65] = id[66] = id[67] = id[68] = 120;
-	id[75] = 31;						/* queue depth 32 */
-	id[76] = (1u << 8) | (1u << 2) | (1u << 1);		/* NCQ, gen 1 and 2 */
-	id[80] = 0x01f0;					/* ATA/ATAPI-4 to ATA8-ACS */
+	id[75] = 31;				    /* queue depth 32 */
+	id[76] = (1u << 8) | (1u << 2) | (1u << 1); /* NCQ, gen 1 and 2 */
+	id[80] = 0x00f0; /* ATA/ATAPI-4 to -7, as QEMU's (SeaBIOS: "ATA-7") */
 	id[82] = (1u << 6) | (1u << 5) | (1u << 3);		/* look-ahead, write cache, PM */
 	id[83] = 0x4000 | (1u << 13) | (1u << 12) | (1u << 10); /* FLUSH EXT, FLUSH, LBA48 */
 	id[84] = 0x4000;
