@@ -68,6 +68,15 @@ int arch_cpuid_build(const struct arch_topology *t, enum arch_cpu_vendor vendor,
 		     struct kvm_cpuid_entry2 *out, size_t cap, size_t *n);
 
 /*
+ * The host's vendor enumeration, from leaf 0 of its CPUID entries (host[],
+ * n_host; NULL with 0 is allowed): AMD for "AuthenticAMD" and
+ * "HygonGenuine", Intel for anything else or without leaf 0. The one
+ * place vmlet decides it: vmm/ picks the guest's default vendor with it
+ * and arch_cpuid_build() compares against it.
+ */
+enum arch_cpu_vendor arch_cpuid_host_vendor(const struct kvm_cpuid_entry2 *host, size_t n_host);
+
+/*
  * What KVM supports but KVM_GET_SUPPORTED_CPUID does not show, added to
  * the host's table before arch_cpuid_build() (which keeps both):
  * tsc_deadline (KVM_CAP_TSC_DEADLINE_TIMER: the in-kernel LAPIC emulates

@@ -203,19 +203,6 @@ static void vm_cpuid_extras(struct vm *vm)
 	}
 }
 
-static enum arch_cpu_vendor vm_host_vendor(const struct kvm_cpuid2 *c)
-{
-	uint32_t i;
-
-	for (i = 0; i < c->nent; i++)
-		if (c->entries[i].function == 0)
-			/* "AuthenticAMD" / "HygonGenuine" vs "GenuineIntel" */
-			return c->entries[i].ebx == 0x68747541 || c->entries[i].ebx == 0x6f677948
-				   ? ARCH_VENDOR_AMD
-				   : ARCH_VENDOR_INTEL;
-	return ARCH_VENDOR_INTEL;
-}
-
 static int vm_topology(struct vm *vm)
 {
 	const struct vm_config *cfg = vm->cfg;
@@ -474,7 +461,9 @@ int vm_create(struct vm **out, const struct vm_config *cfg, const struct vm_opti
 	if (ret)
 		goto out_destroy;
 	vm_cpuid_extras(vm);
-	vm->vendor = opt->vendor_set ? opt->vendor : vm_host_vendor(vm->host_cpuid);
+	vm->vendor = opt->vendor_set
+			 ? opt->vendor
+			 : arch_cpuid_host_vendor(vm->host_cpuid->entries, vm->host_cpuid->nent);
 	vm_tune_halt_poll(vm);
 	ret = vm_set_memory(vm);
 	if (!ret)

@@ -415,9 +415,9 @@ static int topo_valid(const struct arch_topology *t)
 }
 
 /* The host's vendor, from its leaf 0 ("AuthenticAMD"/"HygonGenuine" or not). */
-static enum arch_cpu_vendor host_vendor(const struct kvm_cpuid_entry2 *host, size_t n_host)
+enum arch_cpu_vendor arch_cpuid_host_vendor(const struct kvm_cpuid_entry2 *host, size_t n_host)
 {
-	for (size_t i = 0; i < n_host; i++)
+	for (size_t i = 0; host && i < n_host; i++)
 		if (host[i].function == CPUID_LEAF_VENDOR)
 			return host[i].ebx == CPUID_AMD_EBX || host[i].ebx == CPUID_HYGON_EBX
 				   ? ARCH_VENDOR_AMD
@@ -449,7 +449,8 @@ int arch_cpuid_build(const struct arch_topology *t, enum arch_cpu_vendor vendor,
 		if (c.n >= cap)
 			return -ENOSPC;
 		out[c.n++] = host[i];
-		if (host[i].function == CPUID_LEAF_KVM_FEAT && vendor != host_vendor(host, n_host))
+		if (host[i].function == CPUID_LEAF_KVM_FEAT &&
+		    vendor != arch_cpuid_host_vendor(host, n_host))
 			out[c.n - 1].eax &= ~CPUID_KVM_FEAT_HYPERCALLS;
 	}
 	r = build_basic(&c);

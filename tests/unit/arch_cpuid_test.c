@@ -582,6 +582,24 @@ static void test_host_extras(void)
 	CHECK_EQ_U64(q(h.e, h.n, 0x80000002, 0).ebx, 0);
 }
 
+/* The one host-vendor decision (vmm/vm.c's default and arch_cpuid_build()'s
+ * hypercall rule both use it): leaf 0's EBX, Hygon counted as AMD. */
+static void test_host_vendor(void)
+{
+	struct kvm_cpuid_entry2 e[2] = {{.function = 1}, {.function = 0}};
+
+	CHECK(arch_cpuid_host_vendor(host_intel.e, host_intel.n) == ARCH_VENDOR_INTEL);
+	CHECK(arch_cpuid_host_vendor(host_amd.e, host_amd.n) == ARCH_VENDOR_AMD);
+	e[1].ebx = 0x6f677948; /* "Hygo"nGenuine */
+	CHECK(arch_cpuid_host_vendor(e, 2) == ARCH_VENDOR_AMD);
+	e[1].ebx = 0x68747541; /* "Auth"enticAMD */
+	CHECK(arch_cpuid_host_vendor(e, 2) == ARCH_VENDOR_AMD);
+	e[1].ebx = 0x746e6543; /* "Cent"aurHauls: not AMD */
+	CHECK(arch_cpuid_host_vendor(e, 2) == ARCH_VENDOR_INTEL);
+	CHECK(arch_cpuid_host_vendor(e, 1) == ARCH_VENDOR_INTEL); /* no leaf 0 */
+	CHECK(arch_cpuid_host_vendor(NULL, 0) == ARCH_VENDOR_INTEL);
+}
+
 int main(void)
 {
 	if (load_host("host-kvm-intel.txt", &host_intel) ||
@@ -595,6 +613,7 @@ int main(void)
 	TEST_RUN(test_table_shape);
 	TEST_RUN(test_errors);
 	TEST_RUN(test_host_extras);
+	TEST_RUN(test_host_vendor);
 	TEST_RUN(test_msrs);
 	return test_summary();
 }
