@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "spec/quantity.h"
+#include "spec/spec.h"
 
 #define NANO 1000000000LL
 static const __int128 LIMIT = (__int128)NANO * ((__int128)1 << 63);
@@ -150,6 +151,45 @@ int qty_parse(const char *s, struct quantity *q)
 		return ret;
 	if (neg)
 		q->nanos = -q->nanos;
+	return 0;
+}
+
+/* The command line's units: Kubernetes' up to T/Ti, plus K and B. */
+static const struct suffix *size_suffix(const char *s)
+{
+	if (!strcmp(s, "K"))
+		s = "Ki"; /* as dd, QEMU and the sizes of --help */
+	else if (!strcmp(s, "B"))
+		s = "";
+	for (size_t i = 0; i < sizeof(suffixes) / sizeof(suffixes[0]); i++)
+		if (!strcmp(s, suffixes[i].s))
+			return suffixes[i].exp < 0 ||
+				       suffixes[i].exp > (suffixes[i].base == 2 ? 40 : 12)
+				   ? NULL
+				   : &suffixes[i];
+	return NULL;
+}
+
+int spec_parse_size(const char *s, uint64_t *out)
+{
+	const struct suffix *sf;
+	unsigned long long v;
+	uint64_t mul = 1;
+	char *end;
+
+	if (!s || !out || *s < '0' || *s > '9')
+		return -EINVAL;
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno)
+		return -EINVAL;
+	sf = size_suffix(end);
+	if (!sf)
+		return -EINVAL;
+	for (int e = 0; e < sf->exp; e++)
+		mul *= (uint64_t)sf->base;
+	if (__builtin_mul_overflow((uint64_t)v, mul, out))
+		return -EINVAL;
 	return 0;
 }
 

@@ -18,6 +18,7 @@
 #define VMLET_SPEC_H
 
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 
 #include "vmm/vm_config.h"
@@ -111,5 +112,16 @@ struct spec_print_options {
  * cannot be written.
  */
 int spec_resolve_print(const struct spec_options *o, const struct spec_print_options *p, FILE *out);
+
+/*
+ * A size in bytes as the command line spells it (--memory, --console-max):
+ * decimal digits and one unit of Kubernetes' quantities up to T/Ti ("4096",
+ * "512M" = 512*10^6, "1Gi" = 2^30, "10k"), plus the two spellings of
+ * the command line: "K" for Ki and "B" for bytes. No sign, fraction,
+ * exponent, milli or space. The suffixes are spec/quantity.c's own table,
+ * so a unit means on the command line what it means in a manifest.
+ * 0, or -EINVAL (any other text, or more than 2^64-1 bytes).
+ */
+int spec_parse_size(const char *s, uint64_t *out);
 
 #endif /* VMLET_SPEC_H */
