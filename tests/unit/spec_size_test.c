@@ -5,7 +5,6 @@
 
 #include "spec/spec.h"
 #include "tests/lib/test.h"
-#include "vmm/cmd/cmd_vm.h"
 
 static const struct {
 	const char *in;
@@ -72,44 +71,8 @@ static void test_table(void)
 	CHECK(spec_parse_size(NULL, &(uint64_t){0}) == -EINVAL);
 }
 
-/* The parser it replaces, cmd_parse_size() of vmm/cmd/, on the same table
- * and on every digit-and-suffix spelling: the same answer each time. */
-static void test_same_as_cmd(void)
-{
-	static const char *const sfx[] = {"",  "k",  "K",  "M",	 "G",  "T",  "P",
-					  "E", "Ki", "Mi", "Gi", "Ti", "Pi", "Ei",
-					  "m", "n",  "u",  "B",	 "i",  "KB", "e3"};
-	static const char *const num[] = {
-	    "0", "1", "7", "1023", "4096", "16777216", "18446744073709551615"};
-	char buf[64];
-
-	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
-		uint64_t a = 1, b = 2;
-		int ra = cmd_parse_size(sizes[i].in, &a), rb = spec_parse_size(sizes[i].in, &b);
-
-		if (ra != rb || (!ra && a != b))
-			test_fail(__FILE__, __LINE__, "'%s': cmd %d %llu, spec %d %llu",
-				  sizes[i].in, ra, (unsigned long long)a, rb,
-				  (unsigned long long)b);
-	}
-	for (size_t n = 0; n < sizeof(num) / sizeof(num[0]); n++)
-		for (size_t s = 0; s < sizeof(sfx) / sizeof(sfx[0]); s++) {
-			uint64_t a = 1, b = 2;
-			int ra, rb;
-
-			snprintf(buf, sizeof(buf), "%s%s", num[n], sfx[s]);
-			ra = cmd_parse_size(buf, &a);
-			rb = spec_parse_size(buf, &b);
-			if (ra != rb || (!ra && a != b))
-				test_fail(__FILE__, __LINE__, "'%s': cmd %d %llu, spec %d %llu",
-					  buf, ra, (unsigned long long)a, rb,
-					  (unsigned long long)b);
-		}
-}
-
 int main(void)
 {
 	TEST_RUN(test_table);
-	TEST_RUN(test_same_as_cmd);
 	return test_summary();
 }

@@ -18,44 +18,6 @@
 #include "vmm/vm.h"
 #include "vmm/vm_config.h"
 
-int cmd_parse_size(const char *s, uint64_t *out)
-{
-	static const struct {
-		const char *sfx;
-		uint64_t mul;
-	} sfx[] = {
-	    {"", 1},
-	    {"k", 1000ull},
-	    {"M", 1000000ull},
-	    {"G", 1000000000ull},
-	    {"T", 1000000000000ull},
-	    {"Ki", 1ull << 10},
-	    {"Mi", 1ull << 20},
-	    {"Gi", 1ull << 30},
-	    {"Ti", 1ull << 40},
-	    {"K", 1ull << 10},
-	    {"B", 1},
-	};
-	unsigned long long v;
-	char *end;
-	size_t i;
-
-	if (!s || *s < '0' || *s > '9')
-		return -EINVAL;
-	errno = 0;
-	v = strtoull(s, &end, 10);
-	if (errno)
-		return -EINVAL;
-	for (i = 0; i < sizeof(sfx) / sizeof(sfx[0]); i++) {
-		if (strcmp(end, sfx[i].sfx))
-			continue;
-		if (__builtin_mul_overflow((uint64_t)v, sfx[i].mul, out))
-			return -EINVAL;
-		return 0;
-	}
-	return -EINVAL;
-}
-
 static int parse_u32(const char **p, uint32_t *v)
 {
 	unsigned long x;
@@ -133,7 +95,7 @@ static int cmd_check_memory(const char *arg)
 {
 	uint64_t v;
 
-	if (!cmd_parse_size(arg, &v) && v >= (16ull << 20))
+	if (!spec_parse_size(arg, &v) && v >= (16ull << 20))
 		return 0;
 	fprintf(stderr,
 		"vmlet: --memory takes a size of at least 16Mi (e.g. 512Mi, 5Gi), not '%s'\n", arg);
@@ -217,7 +179,7 @@ int cmd_vm_option(struct cmd_vm_opts *o, int c, const char *arg)
 		fprintf(stderr, "vmlet: --console takes stdio, none or file:PATH, not '%s'\n", arg);
 		return -1;
 	case CMD_OPT_CONSOLE_MAX: /* 0: no cap */
-		if (!cmd_parse_size(arg, &o->console.max_bytes)) {
+		if (!spec_parse_size(arg, &o->console.max_bytes)) {
 			if (!o->console.max_bytes)
 				o->console.max_bytes = VM_CONSOLE_NO_CAP;
 			return 0;
@@ -315,7 +277,7 @@ static int cmd_vm_overrides(const struct cmd_vm_opts *o, struct vm_config *cfg)
 	if (o->smp)
 		cmd_parse_smp(o->smp, &cfg->sockets, &cfg->cores, &cfg->threads);
 	if (o->memory)
-		cmd_parse_size(o->memory, &cfg->memory_bytes);
+		spec_parse_size(o->memory, &cfg->memory_bytes);
 	if (o->grace)
 		cfg->termination_grace_seconds = strtoll(o->grace, NULL, 10);
 	if (o->firmware) /* the VM boots that firmware: EFI boot */

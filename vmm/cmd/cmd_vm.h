@@ -107,8 +107,6 @@ enum {
  * 0 handled, 1 not a shared option, -1 bad value (message printed). */
 int cmd_vm_option(struct cmd_vm_opts *o, int c, const char *arg);
 
-/* "5Gi", "512Mi", "5G" (10^9), "4096": bytes. 0 or -EINVAL. */
-int cmd_parse_size(const char *s, uint64_t *out);
 /* "S,C,T" (or "N" = N,1,1). 0 or -EINVAL. */
 int cmd_parse_smp(const char *s, uint32_t *sockets, uint32_t *cores, uint32_t *threads);
 
