@@ -2,6 +2,14 @@
 /*
  * acpi_tables.h - the ACPI table layouts vmlet builds (ACPI 6.5), packed,
  * little-endian as on x86, with their sizes checked at compile time.
+ *
+ * The RSDP, the table header and the Generic Address Structure are read
+ * by the guest firmware too, which declares them again in
+ * firmware/lib/acpi.h (field names differ; creator_id is a uint32_t
+ * there): arch/ may include only arch/ headers and firmware/ only
+ * firmware/ ones (scripts/check-layering.sh), so neither can own the
+ * other's copy. tests/unit/acpi_layout_test.c holds the two to the same
+ * wire layout: the offset and size of every field, and each struct's size.
  */
 #ifndef VMLET_ARCH_X86_64_ACPI_TABLES_H
 #define VMLET_ARCH_X86_64_ACPI_TABLES_H

@@ -6,6 +6,13 @@
  * the \_S5 sleep type from the DSDT's AML. Tables are read through the
  * identity map, so only tables below 4 GiB are reachable; every length is
  * bounded. Pure readers: usable at CPL3.
+ *
+ * struct acpi_rsdp, acpi_header and acpi_gas are the wire layouts vmlet's
+ * ACPI builder declares in arch/x86_64/acpi_tables.h. firmware/ may
+ * include only firmware/ headers and arch/ only arch/ ones
+ * (scripts/check-layering.sh), so each keeps its copy;
+ * tests/unit/acpi_layout_test.c asserts the two are identical (offset and
+ * size of every field, size of each struct). Change both or neither.
  */
 #ifndef FW_LIB_ACPI_H
 #define FW_LIB_ACPI_H
