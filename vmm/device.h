@@ -158,10 +158,14 @@ struct device_counters {
 	 * t was sent) and how many times it sent them */
 	uint64_t balloon_stats_updates, balloon_stats_valid;
 	uint64_t balloon_stat[16];
+	/* channel (a virtio-serial port): bytes host -> guest in rx_bytes,
+	 * guest -> host in tx_bytes; 1 while the guest has the port open (its
+	 * agent runs) and while a host client is connected */
+	uint64_t channel_guest_open, channel_host_connected;
 };
 
 struct device_counters_src {
-	const char *kind; /* "blk", "net", "balloon" or "console" */
+	const char *kind; /* "blk", "net", "balloon", "console" or "channel" */
 	const char *name; /* disk or interface name, owned by the device */
 	void (*read)(void *opaque, struct device_counters *c);
 	void *opaque;

@@ -2,7 +2,8 @@
 # The guest-agent channel's host socket (docs/devices.md: Guest-agent channel): a
 # sandboxed `vmlet run` binds API_SOCKET.org.qemu.guest_agent.0 (mode 0600)
 # next to --api-socket, or DIR/NAME with --channel-dir, before the guest
-# runs, and removes it after; a stale socket there is replaced, and a file
+# runs, and removes it after; `vmlet ctl metrics` shows the channel's
+# state and byte counts; a stale socket there is replaced, and a file
 # or symlink planted at the path stops the start without being touched.
 source "$(dirname "$0")/../lib/sh.sh"
 have_kvm || skip "no /dev/kvm"
@@ -44,10 +45,21 @@ c = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
 c.connect(sys.argv[1])
 c.close()
 PY
+	# the metrics: this guest has no virtio driver, so nothing is open yet
+	m=$("$VMLET" ctl "$TMPD/api.sock" metrics)
+	want='vmlet_channel_guest_open{channel="org.qemu.guest_agent.0"} 0
+vmlet_channel_host_connected{channel="org.qemu.guest_agent.0"} 0
+vmlet_channel_rx_bytes_total{channel="org.qemu.guest_agent.0"} 0
+vmlet_channel_tx_bytes_total{channel="org.qemu.guest_agent.0"} 0'
+	[[ $(grep '^vmlet_channel' <<<"$m" | sort) == "$want" ]] &&
+		ok "metrics: the channel's state and bytes (agent not connected)" ||
+		fail "channel metrics: $(grep vmlet_channel <<<"$m")"
 	stop
 	rc=$?
 	((rc == 0)) && [[ ! -e $S ]] && ok "after the run (exit 0) the socket is gone" ||
 		fail "exit $rc, $(ls -l "$S" 2>&1)"
+	grep -q "channel '$AGENT': 0 bytes to the guest, 0 from it" "$TMPD/err" &&
+		ok "the run's end logs the channel's bytes" || fail "no channel line: $(grep -i "channel\|interface '" "$TMPD/err")"
 fi
 
 # --channel-dir: a stale socket is replaced

@@ -161,7 +161,22 @@ static const struct {
     {"console", "vmlet_console_dropped_bytes_total",
      "Guest console output dropped because the console's reader did not keep up.",
      offsetof(struct device_counters, tx_dropped)},
+    {"channel", "vmlet_channel_rx_bytes_total",
+     "Bytes from the host client to the guest, by virtio-serial channel.",
+     offsetof(struct device_counters, rx_bytes)},
+    {"channel", "vmlet_channel_tx_bytes_total",
+     "Bytes from the guest to the host client, by virtio-serial channel.",
+     offsetof(struct device_counters, tx_bytes)},
 };
+
+/* The label a device kind's samples carry. */
+static const char *counter_label(const char *kind)
+{
+	return !strcmp(kind, "blk")	  ? "disk"
+	       : !strcmp(kind, "console") ? "console"
+	       : !strcmp(kind, "channel") ? "channel"
+					  : "interface";
+}
 
 static void vm_device_metrics(struct vm *vm, struct ctl_metrics *m)
 {
@@ -182,9 +197,7 @@ static void vm_device_metrics(struct vm *vm, struct ctl_metrics *m)
 				continue;
 			memcpy(&v, (const char *)&c[i] + counter_names[k].off, sizeof(v));
 			ctl_metrics_label(labels, sizeof(labels),
-					  counter_names[k].kind[0] == 'b'   ? "disk"
-					  : counter_names[k].kind[0] == 'c' ? "console"
-									    : "interface",
+					  counter_label(counter_names[k].kind),
 					  vm->counters[i].name);
 			ctl_metrics_add(m, counter_names[k].name, "counter", counter_names[k].help,
 					labels, (double)v);
@@ -235,6 +248,28 @@ static void vm_balloon_metrics(struct vm *vm, struct ctl_metrics *m)
 	}
 }
 
+/* Each virtio-serial channel's state: the guest-agent channel's
+ * guest_open is "the agent is connected". */
+static void vm_channel_metrics(struct vm *vm, struct ctl_metrics *m)
+{
+	struct device_counters c;
+	char labels[512];
+
+	for (unsigned int i = 0; i < vm->n_counters; i++) {
+		if (strcmp(vm->counters[i].kind, "channel"))
+			continue;
+		memset(&c, 0, sizeof(c));
+		vm->counters[i].read(vm->counters[i].opaque, &c);
+		ctl_metrics_label(labels, sizeof(labels), "channel", vm->counters[i].name);
+		ctl_metrics_add(m, "vmlet_channel_guest_open", "gauge",
+				"1 while the guest has the channel's port open (its agent runs).",
+				labels, (double)c.channel_guest_open);
+		ctl_metrics_add(m, "vmlet_channel_host_connected", "gauge",
+				"1 while a host client is connected to the channel's socket.",
+				labels, (double)c.channel_host_connected);
+	}
+}
+
 static int vm_metrics(void *p, struct ctl_metrics *m)
 {
 	struct ctl_vm *c = p;
@@ -268,6 +303,7 @@ static int vm_metrics(void *p, struct ctl_metrics *m)
 	}
 	vm_device_metrics(c->vm, m);
 	vm_balloon_metrics(c->vm, m);
+	vm_channel_metrics(c->vm, m);
 	ctl_metrics_add(m, "vmlet_paused", "gauge", "1 while the guest is paused.", NULL,
 			vm_is_paused(c->vm));
 	ctl_metrics_add(m, "vmlet_paused_io_error", "gauge",

@@ -66,7 +66,11 @@ void vm_log_counters(struct vm *vm)
 				    "not keep up)",
 				    (unsigned long long)c.tx_bytes,
 				    (unsigned long long)c.tx_dropped);
-		} else
+		} else if (!strcmp(vm->counters[i].kind, "channel"))
+			log_info("channel '%s': %llu bytes to the guest, %llu from it",
+				 vm->counters[i].name, (unsigned long long)c.rx_bytes,
+				 (unsigned long long)c.tx_bytes);
+		else
 			log_info("interface '%s': %llu frames (%llu bytes) received, %llu (%llu "
 				 "bytes) sent, %llu + %llu dropped",
 				 vm->counters[i].name, (unsigned long long)c.rx_packets,

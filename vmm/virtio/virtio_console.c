@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "vmm/device.h"
 #include "vmm/iov.h"
 #include "vmm/log.h"
 #include "vmm/virtio/virtio_console_int.h"
@@ -115,6 +116,7 @@ static void vcon_ctrl_msg(struct virtio_console *c, const struct virtio_console_
 		break;
 	case VIRTIO_CONSOLE_PORT_OPEN:
 		p->guest_open = p->guest_ready && m->value;
+		vcon_publish(p);
 		if (p->guest_open) /* host bytes may be waiting */
 			vcon_port_rx(c, p);
 		break;
@@ -200,6 +202,7 @@ static void vcon_reset(void *dev)
 
 		p->guest_ready = p->guest_open = p->rx_wait = p->tx_busy = false;
 		p->pending = 0;
+		vcon_publish(p);
 	}
 }
 
@@ -247,6 +250,16 @@ static int vcon_ports(struct virtio_console *c, const char *const *names, unsign
 	return 0;
 }
 
+static void vcon_read_counters(void *opaque, struct device_counters *dc)
+{
+	struct vcon_port *p = opaque;
+
+	dc->rx_bytes = __atomic_load_n(&p->st_rx_bytes, __ATOMIC_RELAXED);
+	dc->tx_bytes = __atomic_load_n(&p->st_tx_bytes, __ATOMIC_RELAXED);
+	dc->channel_guest_open = __atomic_load_n(&p->st_guest_open, __ATOMIC_RELAXED);
+	dc->channel_host_connected = __atomic_load_n(&p->st_host_connected, __ATOMIC_RELAXED);
+}
+
 static void vcon_free(struct virtio_console *c)
 {
 	for (unsigned int i = 0; i < c->n_ports; i++)
@@ -282,6 +295,14 @@ int virtio_console_create(struct virtio_console **out, struct pci_host *host, st
 	if (r) {
 		virtio_pci_release(&c->vp);
 		goto fail;
+	}
+	for (unsigned int i = 0; i < n; i++) {
+		r = device_add_counters(vm, "channel", c->port[i].name, vcon_read_counters,
+					&c->port[i]);
+		if (r) {
+			virtio_console_destroy(c);
+			return error_errno(r, "virtio-console: cannot register its counters");
+		}
 	}
 	*out = c;
 	return 0;

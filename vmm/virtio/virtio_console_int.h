@@ -40,7 +40,17 @@ struct vcon_port {
 	uint64_t tx_off, tx_len;
 	unsigned int tx_n;
 	struct iovec tx_iov[VCON_QUEUE_SIZE];
+	/* for the metrics (any thread reads them): atomic copies */
+	uint64_t st_rx_bytes, st_tx_bytes;
+	bool st_guest_open, st_host_connected;
 };
+
+/* Publish p's open/connected state for the metrics (worker thread). */
+static inline void vcon_publish(struct vcon_port *p)
+{
+	__atomic_store_n(&p->st_guest_open, p->guest_open, __ATOMIC_RELAXED);
+	__atomic_store_n(&p->st_host_connected, p->conn_fd >= 0, __ATOMIC_RELAXED);
+}
 
 struct virtio_console {
 	struct virtio_pci vp;

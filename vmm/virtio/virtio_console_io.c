@@ -86,6 +86,7 @@ static void vcon_host_gone(struct virtio_console *c, struct vcon_port *p)
 	close(p->conn_fd);
 	p->conn_fd = -1;
 	p->rx_wait = false;
+	vcon_publish(p);
 	if (p->guest_ready) {
 		p->pending |= VCON_SEND_OPEN;
 		vcon_ctrl_flush(c);
@@ -102,6 +103,7 @@ static void vcon_host_accept(struct virtio_console *c, struct vcon_port *p)
 		return;
 	}
 	p->conn_fd = fd;
+	vcon_publish(p);
 	if (p->guest_ready) {
 		p->pending |= VCON_SEND_OPEN;
 		vcon_ctrl_flush(c);
@@ -167,6 +169,7 @@ void vcon_port_tx(struct virtio_console *c, struct vcon_port *p)
 			break;
 		}
 		p->tx_busy = false;
+		__atomic_add_fetch(&p->st_tx_bytes, p->tx_len, __ATOMIC_RELAXED);
 		virtq_push(q, p->tx_head, 0);
 		done = true;
 	}
@@ -232,6 +235,8 @@ void vcon_port_rx(struct virtio_console *c, struct vcon_port *p)
 			n = recvmsg(p->conn_fd, &mh, MSG_DONTWAIT);
 		while (n < 0 && errno == EINTR);
 		virtq_push(q, e.head, n > 0 ? (uint32_t)n : 0);
+		if (n > 0)
+			__atomic_add_fetch(&p->st_rx_bytes, (uint64_t)n, __ATOMIC_RELAXED);
 		done = true;
 		if (n <= 0)
 			vcon_host_gone(c, p);

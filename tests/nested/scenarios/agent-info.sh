@@ -3,7 +3,8 @@
 # channel: L2 starts qemu-ga on /dev/vport0p1 as a distribution's unit
 # would (-m virtio-serial); L1 asks through vmlet's channel socket and the
 # host checks the answer against what L2 itself says (hostname, kernel
-# release, lo's address, the agent's version), then lets the guest end.
+# release, lo's address, the agent's version) and the channel's metrics
+# (the agent has the port open, bytes both ways), then lets the guest end.
 SHAPE=1,1,1 MEM=256Mi
 L2_DEBS="qemu-guest-agent:usr/sbin/qemu-ga"
 l1() {
@@ -19,6 +20,7 @@ l1() {
 	timeout 60 vmlet ctl "$sock" guest-info >/tmp/gi.json 2>/tmp/gi.err
 	echo "@R l1-guest-info rc=$? $(head -c 300 /tmp/gi.err | tr '\n' ' ')"
 	echo "@R l1-gi $(tr -d '\n' </tmp/gi.json | head -c 16000)"
+	echo "@R l1-metrics $(vmlet ctl "$sock" metrics | grep '^vmlet_channel' | tr '\n' ' ')"
 	echo go >&5
 	wait
 	exec 5>&-
@@ -57,4 +59,12 @@ print("agent %s, host %s, kernel %s" % (o["agent"]["version"], o["hostname"]["ho
 PY
 		ok "qemu-ga's answers match the guest: $(rep agent-up)" ||
 		fail "guest-info's answer does not match the guest: $(rep l1-gi | head -c 600)"
+	local m
+	m=$(rep l1-metrics)
+	[[ $m == *'vmlet_channel_guest_open{channel="org.qemu.guest_agent.0"} 1 '* &&
+		$m == *'vmlet_channel_host_connected{channel="org.qemu.guest_agent.0"} 0 '* &&
+		$m =~ rx_bytes_total\{channel=\"org.qemu.guest_agent.0\"\}\ [1-9] &&
+		$m =~ tx_bytes_total\{channel=\"org.qemu.guest_agent.0\"\}\ [1-9] ]] &&
+		ok "metrics: the agent has the channel open, bytes counted both ways" ||
+		fail "channel metrics in L1: $m"
 }
