@@ -10,6 +10,7 @@
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/mount.h>
 #include <time.h>
 
 #include "tests/lib/test.h"
@@ -57,22 +58,27 @@ static bool wait_reg(struct env *e, uint32_t off, uint32_t mask, uint32_t want)
 	return false;
 }
 
+static const char *img_dir = "/tmp";
+static bool img_sparse;
+static enum vm_error_policy img_policy = VM_ERROR_REPORT;
+
 static int env_up(struct env *e, bool ro, const char *serial)
 {
 	struct ahci_disk_params p = {.name = "sata0",
 				     .serial = serial,
 				     .physical_block_size = 4096,
-				     .error_policy = VM_ERROR_REPORT};
+				     .error_policy = img_policy};
 	struct blk *be;
 	uint8_t *buf = malloc(IMG_SIZE);
 
 	memset(e, 0, sizeof(*e));
 	tbus_n = 0;
-	snprintf(e->path, sizeof(e->path), "/tmp/vmlet-ahci-test.XXXXXX");
+	snprintf(e->path, sizeof(e->path), "%s/vmlet-ahci-test.XXXXXX", img_dir);
 	e->fd = mkstemp(e->path);
 	for (unsigned int i = 0; i < IMG_SIZE; i++)
 		buf[i] = (uint8_t)(i * 7 + i / 512);
-	if (e->fd < 0 || pwrite(e->fd, buf, IMG_SIZE, 0) != IMG_SIZE) {
+	if (e->fd < 0 || (img_sparse ? ftruncate(e->fd, IMG_SIZE) != 0
+				     : pwrite(e->fd, buf, IMG_SIZE, 0) != IMG_SIZE)) {
 		free(buf);
 		return -1;
 	}
@@ -354,11 +360,87 @@ static void test_hostile_driver(void)
 	env_down(&e);
 }
 
+/* A 256 KiB write at sector 64 of a sparse image in a 64 KiB tmpfs
+ * (root only) under policy: what the guest sees of the host's ENOSPC. */
+static void enospc(enum vm_error_policy policy)
+{
+	char mnt[] = "/tmp/vmlet-ahci-enospc.XXXXXX";
+	unsigned int pauses = __atomic_load_n(&tvm_pauses, __ATOMIC_SEQ_CST);
+	uint8_t back[512];
+	struct env e;
+	int r;
+
+	if (geteuid() != 0 || !mkdtemp(mnt))
+		SKIP("needs root to mount a small tmpfs");
+	if (mount("tmpfs", mnt, "tmpfs", 0, "size=64k")) {
+		rmdir(mnt);
+		SKIP("no tmpfs");
+	}
+	img_dir = mnt, img_sparse = true, img_policy = policy;
+	r = env_up(&e, false, NULL);
+	img_dir = "/tmp", img_sparse = false, img_policy = VM_ERROR_REPORT;
+	CHECK(r == 0 && port_start(&e) == 0);
+	memset(tdrv_ptr(&e.d, DATA), 0x5a, 256 << 10);
+	build(&e, 0, 0x35, 64, 512, true, DATA, 256 << 10);
+	if (policy == VM_ERROR_REPORT) {
+		check_tfe(&e, 0, 0x04); /* status ERR, error ABRT, as QEMU's AHCI */
+		port_restart(&e);
+	} else if (policy == VM_ERROR_IGNORE) {
+		CHECK_EQ_U64(issue(&e, 0) & (1u << 30), 0); /* completed as if written */
+	} else {
+		/* stop: the VM pauses, the command stays issued, no error; the
+		 * host makes room and resumes: the write lands */
+		wr(&e, P0 + 0x38, 1);
+		for (int i = 0;
+		     i < 5000 && __atomic_load_n(&tvm_pauses, __ATOMIC_SEQ_CST) == pauses; i++)
+			usleep(1000);
+		CHECK(__atomic_load_n(&tvm_pauses, __ATOMIC_SEQ_CST) != pauses);
+		CHECK(rd(&e, P0 + 0x38) & 1);
+		CHECK_EQ_U64(rd(&e, P0 + 0x10) & (1u << 30), 0);
+		CHECK(!mount("tmpfs", mnt, "tmpfs", MS_REMOUNT, "size=4m"));
+		__atomic_add_fetch(&tvm_resumes, 1, __ATOMIC_SEQ_CST);
+		CHECK(wait_reg(&e, P0 + 0x38, 1, 0));
+		CHECK_EQ_U64(rd(&e, P0 + 0x10) & (1u << 30), 0);
+		CHECK(pread(e.fd, back, 512, 64 * 512 + (256 << 10) - 512) == 512);
+		CHECK(back[0] == 0x5a && back[511] == 0x5a);
+	}
+	/* the port goes on: a read of sector 0 */
+	build(&e, 1, 0x25, 0, 1, false, DATA + 0x100000, 512);
+	CHECK_EQ_U64(issue(&e, 1) & (1u << 30), 0);
+	env_down(&e);
+	umount(mnt);
+	rmdir(mnt);
+}
+
+static void test_enospc_report(void)
+{
+	enospc(VM_ERROR_REPORT);
+}
+
+static void test_enospc_ignore(void)
+{
+	enospc(VM_ERROR_IGNORE);
+}
+
+static void test_enospc_stop(void)
+{
+	enospc(VM_ERROR_STOP);
+}
+
+static void test_enospc_enospace(void)
+{
+	enospc(VM_ERROR_ENOSPACE);
+}
+
 int main(void)
 {
 	TEST_RUN(test_identify);
 	TEST_RUN(test_read_write_ncq_trim);
 	TEST_RUN(test_read_only_and_range);
 	TEST_RUN(test_hostile_driver);
+	TEST_RUN(test_enospc_report);
+	TEST_RUN(test_enospc_ignore);
+	TEST_RUN(test_enospc_stop);
+	TEST_RUN(test_enospc_enospace);
 	return test_summary();
 }
