@@ -54,6 +54,8 @@ vmlet_channel_tx_bytes_total{channel="org.qemu.guest_agent.0"} 0'
 	[[ $(grep '^vmlet_channel' <<<"$m" | sort) == "$want" ]] &&
 		ok "metrics: the channel's state and bytes (agent not connected)" ||
 		fail "channel metrics: $(grep vmlet_channel <<<"$m")"
+	"$VMLET" ctl "$TMPD/api.sock" status | grep -q '"agent_connected":false' &&
+		ok "status: agent_connected false" || fail "status: $("$VMLET" ctl "$TMPD/api.sock" status)"
 	stop
 	rc=$?
 	((rc == 0)) && [[ ! -e $S ]] && ok "after the run (exit 0) the socket is gone" ||

@@ -72,6 +72,9 @@ struct ctl_status {
 	/* guest console output dropped because its reader did not keep up
 	 * (vmm/dev/console_out.h), this guest run */
 	uint64_t console_dropped_bytes;
+	/* the guest has the guest-agent channel's port open (its agent
+	 * runs); false without the channel */
+	bool agent_connected;
 	const char *reason;  /* when paused: KubeVirt's Paused condition reason */
 	const char *message; /* when paused: what failed (NULL or "" = none) */
 };

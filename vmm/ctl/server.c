@@ -193,6 +193,7 @@ static json_object *do_status(struct ctl_server *s)
 	json_object_object_add(o, "restarts", json_object_new_int64(st.restarts));
 	json_object_object_add(o, "console_dropped_bytes",
 			       json_object_new_int64((int64_t)st.console_dropped_bytes));
+	json_object_object_add(o, "agent_connected", json_object_new_boolean(st.agent_connected));
 	return o;
 }
 

@@ -57,6 +57,12 @@ static int vm_status(void *p, struct ctl_status *st)
 	for (unsigned int i = 0; i < c->vm->n_counters; i++) {
 		struct device_counters dc = {0};
 
+		if (!strcmp(c->vm->counters[i].kind, "channel") &&
+		    !strcmp(c->vm->counters[i].name, CTL_AGENT_CHANNEL)) {
+			c->vm->counters[i].read(c->vm->counters[i].opaque, &dc);
+			st->agent_connected = dc.channel_guest_open;
+			continue;
+		}
 		if (strcmp(c->vm->counters[i].kind, "console"))
 			continue;
 		c->vm->counters[i].read(c->vm->counters[i].opaque, &dc);

@@ -21,6 +21,7 @@ l1() {
 	echo "@R l1-guest-info rc=$? $(head -c 300 /tmp/gi.err | tr '\n' ' ')"
 	echo "@R l1-gi $(tr -d '\n' </tmp/gi.json | head -c 16000)"
 	echo "@R l1-metrics $(vmlet ctl "$sock" metrics | grep '^vmlet_channel' | tr '\n' ' ')"
+	echo "@R l1-status $(vmlet ctl -o text "$sock" status | grep '^agent_connected')"
 	echo go >&5
 	wait
 	exec 5>&-
@@ -67,4 +68,6 @@ PY
 		$m =~ tx_bytes_total\{channel=\"org.qemu.guest_agent.0\"\}\ [1-9] ]] &&
 		ok "metrics: the agent has the channel open, bytes counted both ways" ||
 		fail "channel metrics in L1: $m"
+	[[ $(rep l1-status) == "agent_connected: true" ]] && ok "ctl status: agent_connected: true" ||
+		fail "ctl status in L1: $(rep l1-status)"
 }
