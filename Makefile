@@ -189,6 +189,7 @@ run: deps
 check: vmlet
 	scripts/check-layering.sh
 	scripts/check-links.sh $(BUILD)
+	scripts/check-docs.py
 	scripts/check-format.sh
 	scripts/check-cppcheck.sh
 
