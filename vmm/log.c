@@ -9,6 +9,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "vmm/json_out.h"
 #include "vmm/log.h"
 
 static enum log_format log_fmt = LOG_FORMAT_TEXT;
@@ -24,8 +25,10 @@ static pthread_mutex_t log_lock = PTHREAD_MUTEX_INITIALIZER;
 static bool log_fd_set;
 static unsigned long log_lost; /* under log_lock */
 
-/* One line being formatted (under log_lock): no allocation, so any
- * confined thread may log. */
+/* One line being formatted (under log_lock). A JSON line is built with
+ * json-c (vmm/json_out.h), which allocates: every role's seccomp filter
+ * allows malloc (vmm/sandbox/sandbox_rules.c, "common"); when it fails the
+ * line is written as text rather than lost. */
 static char log_line[8192];
 static size_t log_len;
 
@@ -64,22 +67,6 @@ void log_setup(enum log_format fmt, enum log_level min, const char *component, c
 	log_vmi = vmi;
 }
 
-void log_json_string(FILE *f, const char *s)
-{
-	fputc('"', f);
-	for (; *s; s++) {
-		unsigned char c = (unsigned char)*s;
-
-		if (c == '"' || c == '\\')
-			fprintf(f, "\\%c", c);
-		else if (c < 0x20)
-			fprintf(f, "\\u%04x", c);
-		else
-			fputc(c, f);
-	}
-	fputc('"', f);
-}
-
 static void log_put(const char *s, size_t n)
 {
 	if (n > sizeof(log_line) - 1 - log_len)
@@ -93,26 +80,49 @@ static void log_puts(const char *s)
 	log_put(s, strlen(s));
 }
 
-static void log_put_json(const char *s)
+/* One JSON line's object, keys in this order (a NULL value: key left
+ * out; stamp NULL: no timestamp). NULL when json-c cannot allocate. */
+static struct json_object *log_json(const char *component, enum log_level lvl, const char *stamp,
+				    const char *vmi, const char *source, const char *field,
+				    const char *msg)
 {
-	char esc[8];
+	struct json_object *o = json_object_new_object();
+	int r = json_out_add_str(o, "component", component);
 
-	log_put("\"", 1);
-	for (; *s; s++) {
-		unsigned char c = (unsigned char)*s;
-
-		if (c == '"' || c == '\\') {
-			esc[0] = '\\';
-			esc[1] = (char)c;
-			log_put(esc, 2);
-		} else if (c < 0x20) {
-			snprintf(esc, sizeof(esc), "\\u%04x", c);
-			log_put(esc, 6);
-		} else {
-			log_put((const char *)&c, 1);
-		}
+	r = r ?: json_out_add_str(o, "level", level_names[lvl]);
+	if (stamp)
+		r = r ?: json_out_add_str(o, "timestamp", stamp);
+	if (vmi)
+		r = r ?: json_out_add_str(o, "vmi", vmi);
+	if (source)
+		r = r ?: json_out_add_str(o, "source", source);
+	if (field)
+		r = r ?: json_out_add_str(o, "field", field);
+	r = r ?: json_out_add_str(o, "msg", msg);
+	if (r) {
+		json_object_put(o);
+		return NULL;
 	}
-	log_put("\"", 1);
+	return o;
+}
+
+/* The note that lines were lost, with its newline, into buf: its length. */
+static int log_note_lost(char *buf, size_t cap)
+{
+	char msg[96];
+	struct json_object *o = NULL;
+	const char *t = NULL;
+	int n;
+
+	snprintf(msg, sizeof(msg), "log: %lu lines lost: stderr's reader did not keep up",
+		 log_lost);
+	if (log_fmt == LOG_FORMAT_JSON)
+		o = log_json("vmlet", LOG_WARN, NULL, NULL, NULL, NULL, msg);
+	if (o)
+		t = json_out_text(o);
+	n = t ? snprintf(buf, cap, "%s\n", t) : snprintf(buf, cap, "vmlet: warning: %s\n", msg);
+	json_object_put(o);
+	return n < 0 || (size_t)n >= cap ? 0 : n;
 }
 
 /* The line ends: one write(), which a pipe takes whole or not at all (a
@@ -125,17 +135,7 @@ static void log_flush(void)
 
 	log_line[log_len++] = '\n';
 	if (log_lost) {
-		n = log_fmt == LOG_FORMAT_JSON
-			? snprintf(
-			      note, sizeof(note),
-			      "{\"component\":\"vmlet\",\"level\":\"warning\",\"msg\":\"log: %lu "
-			      "lines lost: stderr's reader did not keep up\"}\n",
-			      log_lost)
-			: snprintf(
-			      note, sizeof(note),
-			      "vmlet: warning: log: %lu lines lost: stderr's reader did not keep "
-			      "up\n",
-			      log_lost);
+		n = log_note_lost(note, sizeof(note));
 		if (write(STDERR_FILENO, note, (size_t)n) == n)
 			log_lost = 0;
 	}
@@ -144,11 +144,27 @@ static void log_flush(void)
 	log_len = 0;
 }
 
+/* Now in UTC, "2026-11-27T10:45:26.123456Z", into buf: buf. */
+static const char *log_stamp(char *buf, size_t cap)
+{
+	struct timespec ts;
+	struct tm tm;
+	size_t n;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	gmtime_r(&ts.tv_sec, &tm);
+	n = strftime(buf, cap, "%Y-%m-%dT%H:%M:%S", &tm);
+	snprintf(buf + n, cap - n, ".%06ldZ", ts.tv_nsec / 1000);
+	return buf;
+}
+
 /* source / field: extra keys of the JSON line (NULL = none) */
 static void log_vemit_at(enum log_level lvl, const char *source, const char *field, const char *fmt,
 			 va_list ap, int err)
 {
-	char msg[1024];
+	struct json_object *line = NULL;
+	const char *text = NULL;
+	char msg[1024], stamp[48];
 	int n;
 
 	if (lvl < log_min)
@@ -160,43 +176,21 @@ static void log_vemit_at(enum log_level lvl, const char *source, const char *fie
 	if (err && n >= 0 && (size_t)n < sizeof(msg))
 		snprintf(msg + n, sizeof(msg) - n, ": %s", strerror(-err));
 
+	if (log_fmt == LOG_FORMAT_JSON)
+		line = log_json(log_component, lvl, log_stamp(stamp, sizeof(stamp)), log_vmi,
+				source, field, msg);
 	pthread_mutex_lock(&log_lock);
 	log_len = 0;
-	if (log_fmt == LOG_FORMAT_JSON) {
-		struct timespec ts;
-		struct tm tm;
-		char stamp[40], head[96];
-
-		clock_gettime(CLOCK_REALTIME, &ts);
-		gmtime_r(&ts.tv_sec, &tm);
-		strftime(stamp, sizeof(stamp), "%Y-%m-%dT%H:%M:%S", &tm);
-		log_puts("{\"component\":");
-		log_put_json(log_component);
-		snprintf(head, sizeof(head), ",\"level\":\"%s\",\"timestamp\":\"%s.%06ldZ\"",
-			 level_names[lvl], stamp, ts.tv_nsec / 1000);
-		log_puts(head);
-		if (log_vmi) {
-			log_puts(",\"vmi\":");
-			log_put_json(log_vmi);
-		}
-		if (source) {
-			log_puts(",\"source\":");
-			log_put_json(source);
-		}
-		if (field) {
-			log_puts(",\"field\":");
-			log_put_json(field);
-		}
-		log_puts(",\"msg\":");
-		log_put_json(msg);
-		log_puts("}");
-	} else {
+	if (line && (text = json_out_text(line))) {
+		log_puts(text);
+	} else { /* text lines, or a JSON line json-c could not allocate */
 		log_puts(source ? source : "vmlet");
 		log_puts(lvl == LOG_ERROR ? ": error: " : lvl == LOG_WARN ? ": warning: " : ": ");
 		log_puts(msg);
 	}
 	log_flush();
 	pthread_mutex_unlock(&log_lock);
+	json_object_put(line);
 }
 
 static void log_vemit(enum log_level lvl, const char *fmt, va_list ap, int err)

@@ -5,7 +5,8 @@
  * Messages follow git's style: lowercase, no full stop, subsystem prefix
  * ("kvm: ...", "virtio-blk: ..."). Output goes to stderr, one JSON object
  * per line by default ({"level","timestamp","component","msg", ...}) or
- * plain text with --log-format text. Thread-safe.
+ * plain text with --log-format text; a JSON line is written through
+ * vmm/json_out.h like all of vmm/'s JSON. Thread-safe.
  *
  * error() and error_errno() return a value so a failure path is one line:
  *     return error_errno(-errno, "kvm: KVM_SET_SREGS");
@@ -50,12 +51,5 @@ int error_errno(int err, const char *fmt, ...) __attribute__((format(printf, 2, 
 		if (!__atomic_exchange_n(&warned_, true, __ATOMIC_RELAXED))                        \
 			log_warn(__VA_ARGS__);                                                     \
 	} while (0)
-
-/* Write s to f as a JSON string literal (quotes included; ", \\ and
- * control characters escaped). Also a valid YAML double-quoted scalar.
- * vmm/'s one string escaper for the JSON it writes by hand: the log lines
- * here and the probe report (vmm/probe_report*.c); it allocates nothing, so
- * any confined thread may log. */
-void log_json_string(FILE *f, const char *s);
 
 #endif /* VMLET_LOG_H */

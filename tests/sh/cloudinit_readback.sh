@@ -39,7 +39,7 @@ int main(int argc, char **argv)
 }
 C
 make -s build/libvmlet.a || { fail "build"; finish; }
-cc -std=gnu11 -D_GNU_SOURCE -I. -o "$BIN" "$TMPD/w.c" build/libvmlet.a -lpthread ||
+cc -std=gnu11 -D_GNU_SOURCE -I. -o "$BIN" "$TMPD/w.c" build/libvmlet.a -ljson-c -lpthread ||
 	{ fail "build the writer"; finish; }
 mkdir -p "$TMPD/m"
 for kind in nocloud configdrive; do

@@ -13,13 +13,60 @@
 
 #include "vmm/disk/cloudinit.h"
 #include "vmm/file.h"
+#include "vmm/json_out.h"
 #include "vmm/log.h"
 #include "vmm/vm_config.h"
 
-/* A YAML scalar that is always a string: double-quoted, JSON escapes. */
-static void yaml_str(FILE *f, const char *s)
+/* A YAML scalar that is always a string: a JSON string (double-quoted,
+ * escaped as json-c does, '/' left alone) is a valid YAML double-quoted
+ * scalar. 0 or -ENOMEM / -EIO. */
+static int yaml_str(FILE *f, const char *s)
 {
-	log_json_string(f, s); /* JSON strings are valid YAML double-quoted scalars */
+	struct json_object *o = json_out_str(s);
+	int r = json_out_write(f, o);
+
+	json_object_put(o);
+	return r;
+}
+
+/* NoCloud's meta-data, YAML. */
+static int cloudinit_meta_yaml(FILE *f, const char *id, const char *host, const char *type)
+{
+	int r = 0;
+
+	if (type && *type) {
+		fputs("instance-type: ", f);
+		r = yaml_str(f, type);
+		fputc('\n', f);
+	}
+	fputs("instance-id: ", f);
+	r = r ?: yaml_str(f, id);
+	if (host && *host) {
+		fputs("\nlocal-hostname: ", f);
+		r = r ?: yaml_str(f, host);
+	}
+	fputc('\n', f);
+	return r;
+}
+
+/* ConfigDrive's meta_data.json. */
+static int cloudinit_meta_json(FILE *f, const char *id, const char *host, const char *type,
+			       const char *uuid)
+{
+	struct json_object *o = json_object_new_object();
+	int r = 0;
+
+	if (type && *type)
+		r = json_out_add_str(o, "instance_type", type);
+	r = r ?: json_out_add_str(o, "instance_id", id);
+	if (host && *host)
+		r = r ?: json_out_add_str(o, "hostname", host);
+	if (uuid && *uuid)
+		r = r ?: json_out_add_str(o, "uuid", uuid);
+	r = r ?: json_out_write(f, o);
+	fputc('\n', f);
+	json_object_put(o);
+	return r;
 }
 
 /* KubeVirt's NoCloudMetadata / ConfigDriveMetadata (pkg/cloud-init), in
@@ -30,42 +77,13 @@ static char *cloudinit_meta(bool nocloud, const struct vm_disk *d, size_t *len)
 	const char *host = d->meta_hostname, *type = d->meta_instance_type;
 	char *buf = NULL;
 	FILE *f = open_memstream(&buf, len);
+	int r;
 
 	if (!f)
 		return NULL;
-	if (nocloud) {
-		if (type && *type) {
-			fputs("instance-type: ", f);
-			yaml_str(f, type);
-			fputc('\n', f);
-		}
-		fputs("instance-id: ", f);
-		yaml_str(f, id);
-		if (host && *host) {
-			fputs("\nlocal-hostname: ", f);
-			yaml_str(f, host);
-		}
-		fputc('\n', f);
-	} else {
-		fputc('{', f);
-		if (type && *type) {
-			fputs("\"instance_type\":", f);
-			log_json_string(f, type);
-			fputc(',', f);
-		}
-		fputs("\"instance_id\":", f);
-		log_json_string(f, id);
-		if (host && *host) {
-			fputs(",\"hostname\":", f);
-			log_json_string(f, host);
-		}
-		if (d->meta_uuid && *d->meta_uuid) {
-			fputs(",\"uuid\":", f);
-			log_json_string(f, d->meta_uuid);
-		}
-		fputs("}\n", f);
-	}
-	if (fclose(f)) {
+	r = nocloud ? cloudinit_meta_yaml(f, id, host, type)
+		    : cloudinit_meta_json(f, id, host, type, d->meta_uuid);
+	if (fclose(f) || r) {
 		free(buf);
 		return NULL;
 	}

@@ -201,9 +201,13 @@ static int probe_report(const struct probe_opts *p, const struct vm_config *cfg,
 		error_errno(ret, "probe: the guest's report is %s",
 			    ret == -ENOENT ? "missing" : "malformed or incomplete");
 	match = !ret && probe_report_compare(exp, got, stderr);
-	if (p->output && !strcmp(p->output, "json"))
-		probe_report_print_json(stdout, exp, got, match);
-	else
+	if (p->output && !strcmp(p->output, "json")) {
+		ret = probe_report_print_json(stdout, exp, got, match);
+		if (ret) {
+			error_errno(ret, "probe: cannot write the report as JSON");
+			match = false;
+		}
+	} else
 		probe_report_print_text(stdout, exp, got, match);
 	status = match ? VMLET_EXIT_OK : VMLET_EXIT_ERROR;
 	/* the verdict is out before the VM is torn down (the kernel's part

@@ -10,7 +10,6 @@
 #include <string.h>
 
 #include "arch/arch.h"
-#include "vmm/log.h"
 #include "vmm/probe/report.h"
 
 /* ---- parsing ------------------------------------------------------------ */
@@ -455,78 +454,6 @@ bool probe_report_compare(const struct probe_report *exp, const struct probe_rep
 }
 
 /* ---- output ------------------------------------------------------------- */
-
-static void json_u32_list(FILE *f, const uint32_t *v, uint32_t n)
-{
-	fputc('[', f);
-	for (uint32_t i = 0; i < n; i++)
-		fprintf(f, "%s%u", i ? "," : "", v[i]);
-	fputc(']', f);
-}
-
-static void json_side(FILE *f, const struct probe_report *r, bool guest,
-		      const struct probe_report *names)
-{
-	fputs("{\"vendor\":", f);
-	log_json_string(f, r->vendor_id);
-	fputs(",\"brand\":", f);
-	log_json_string(f, r->brand);
-	fprintf(f, ",\"tscDeadline\":%s", r->tsc_deadline ? "true" : "false");
-	fputs(",\"vcpus\":[", f);
-	for (uint32_t i = 0; i < r->n_vcpus; i++) {
-		const struct probe_vcpu *v = &r->vcpus[i];
-
-		fprintf(f, "%s{\"apicId\":%u,\"package\":%u,\"core\":%u,\"thread\":%u",
-			i ? "," : "", v->apic_id, v->package, v->core, v->thread);
-		if (guest)
-			fprintf(f, ",\"lapicId\":%u", v->lapic_id);
-		fputc('}', f);
-	}
-	fprintf(f,
-		"],\"sockets\":%u,\"coresPerSocket\":%u,\"threadsPerCore\":%u,"
-		"\"smtShift\":%u,\"pkgShift\":%u,\"memoryBytes\":%" PRIu64 ",\"acpiTables\":[",
-		r->sockets, r->cores_per_socket, r->threads_per_core, r->smt_shift, r->pkg_shift,
-		r->memory_bytes);
-	for (uint32_t i = 0; i < r->n_tables; i++) {
-		fputs(i ? "," : "", f);
-		log_json_string(f, r->tables[i]);
-	}
-	fputs("],\"madtApicIds\":", f);
-	json_u32_list(f, r->madt_apic_ids, r->n_madt);
-	if (guest) {
-		fputs(",\"topoSource\":", f);
-		log_json_string(f, r->topo_source);
-		fputs(",\"acpiBadChecksum\":[", f);
-		for (uint32_t i = 0; i < r->n_bad_tables; i++) {
-			fputs(i ? "," : "", f);
-			log_json_string(f, r->bad_tables[i]);
-		}
-		fprintf(f, "],\"tscAps\":%" PRIu64 ",\"tscProbe\":%" PRIu64, r->tsc_aps,
-			r->tsc_probe);
-		fputs(",\"missingApicIds\":", f);
-		json_u32_list(f, r->missing, r->n_missing);
-		fputs(",\"errors\":[", f);
-		for (uint32_t i = 0; i < r->n_errors; i++) {
-			fputs(i ? "," : "", f);
-			log_json_string(f, r->errors[i]);
-		}
-		fputc(']', f);
-	}
-	probe_report_pci_json(f, r, names);
-	probe_report_net_json(f, r, names, guest);
-	probe_report_efi_json(f, r);
-	fputc('}', f);
-}
-
-void probe_report_print_json(FILE *f, const struct probe_report *exp,
-			     const struct probe_report *got, bool match)
-{
-	fputs("{\"expected\":", f);
-	json_side(f, exp, false, NULL);
-	fputs(",\"guest\":", f);
-	json_side(f, got, true, exp);
-	fprintf(f, ",\"match\":%s}\n", match ? "true" : "false");
-}
 
 static void text_row(FILE *f, const char *what, uint64_t e, uint64_t g)
 {

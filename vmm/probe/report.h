@@ -25,6 +25,7 @@
 #include <stdio.h>
 
 #include "firmware/abi.h"
+#include "vmm/json_out.h"
 #include "vmm/vm_config.h"
 
 #define PROBE_MAX_VCPUS	 FW_ABI_MAX_VCPUS
@@ -165,8 +166,8 @@ void probe_report_net_attached(struct probe_report *r, unsigned int i, const uin
 			       unsigned int lease_prefix, bool want_dhcp);
 bool probe_report_net_compare(const struct probe_report *exp, const struct probe_report *got,
 			      FILE *diff);
-void probe_report_net_json(FILE *f, const struct probe_report *r, const struct probe_report *names,
-			   bool guest);
+int probe_report_net_json(struct json_object *o, const struct probe_report *r,
+			  const struct probe_report *names, bool guest);
 
 /* report_pci.c: a pci=/disk=/rng= line (0 when handled or not one
  * of them, -EBADMSG when malformed); the expected disks from cfg; the
@@ -174,7 +175,8 @@ void probe_report_net_json(FILE *f, const struct probe_report *r, const struct p
  * disk names label r's disks by position, or NULL). */
 int probe_report_pci_line(struct probe_report *r, const char *key, const char *v, size_t n);
 void probe_report_pci_expected(const struct vm_config *cfg, struct probe_report *r);
-void probe_report_pci_json(FILE *f, const struct probe_report *r, const struct probe_report *names);
+int probe_report_pci_json(struct json_object *o, const struct probe_report *r,
+			  const struct probe_report *names);
 
 /* report_efi.c: an efi* or biosVendor line (1 when not one, 0 handled, -EBADMSG
  * malformed); what an EFI VM's firmware must show (vendor "vmlet", the
@@ -184,7 +186,7 @@ int probe_report_efi_line(struct probe_report *r, const char *key, const char *v
 void probe_report_efi_expected(const struct vm_config *cfg, struct probe_report *r);
 bool probe_report_efi_compare(const struct probe_report *exp, const struct probe_report *got,
 			      FILE *diff);
-void probe_report_efi_json(FILE *f, const struct probe_report *r);
+int probe_report_efi_json(struct json_object *o, const struct probe_report *r);
 
 /*
  * Parse the report out of text[0..len) (the whole serial output: anything
@@ -227,9 +229,10 @@ void probe_report_expect_cpu(struct probe_report *r, bool tsc_deadline, const ch
 bool probe_report_compare(const struct probe_report *exp, const struct probe_report *got,
 			  FILE *diff);
 
-/* {"expected":{...},"guest":{...},"match":bool} followed by a newline. */
-void probe_report_print_json(FILE *f, const struct probe_report *exp,
-			     const struct probe_report *got, bool match);
+/* report_json.c: {"expected":{...},"guest":{...},"match":bool} and a newline,
+ * written with vmm/json_out.h: 0, -ENOMEM or -EIO. */
+int probe_report_print_json(FILE *f, const struct probe_report *exp, const struct probe_report *got,
+			    bool match);
 
 /* A readable table of both sides, then "match: yes|no". */
 void probe_report_print_text(FILE *f, const struct probe_report *exp,

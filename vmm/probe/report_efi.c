@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "vmm/json_out.h"
 #include "vmm/log.h"
 #include "vmm/probe/report.h"
 #include "vmm/vm_config.h"
@@ -153,34 +154,33 @@ bool probe_report_efi_compare(const struct probe_report *exp, const struct probe
 	return match;
 }
 
-void probe_report_efi_json(FILE *f, const struct probe_report *r)
+int probe_report_efi_json(struct json_object *o, const struct probe_report *r)
 {
 	const struct probe_efi *e = &r->efi;
+	struct json_object *efi;
+	int err = 0;
 
-	if (r->bios_vendor[0]) {
-		fputs(",\"biosVendor\":", f);
-		log_json_string(f, r->bios_vendor);
-	}
-	if (r->system_uuid[0]) {
-		fputs(",\"systemUuid\":", f);
-		log_json_string(f, r->system_uuid);
-	}
-	if (r->note[0]) {
-		fputs(",\"note\":", f);
-		log_json_string(f, r->note);
-	}
-	if (!e->present)
-		return;
-	fputs(",\"efi\":{\"vendor\":", f);
-	log_json_string(f, e->vendor);
+	if (r->bios_vendor[0])
+		err = json_out_add_str(o, "biosVendor", r->bios_vendor);
+	if (r->system_uuid[0])
+		err = err ?: json_out_add_str(o, "systemUuid", r->system_uuid);
+	if (r->note[0])
+		err = err ?: json_out_add_str(o, "note", r->note);
+	if (err || !e->present)
+		return err;
+	efi = json_object_new_object();
+	err = json_out_add_str(efi, "vendor", e->vendor);
 	if (e->spec[0]) { /* the guest's side */
-		fprintf(f, ",\"revision\":%" PRIu32 ",\"spec\":", e->revision);
-		log_json_string(f, e->spec);
+		err = err ?: json_out_add_u64(efi, "revision", e->revision);
+		err = err ?: json_out_add_str(efi, "spec", e->spec);
 	}
-	fputs(",\"tables\":[", f);
-	for (uint32_t i = 0; i < e->n_tables; i++) {
-		fputs(i ? "," : "", f);
-		log_json_string(f, e->tables[i]);
+	err = err
+		  ?: json_out_add(
+			 efi, "tables",
+			 json_out_str_array(e->tables[0], sizeof(e->tables[0]), e->n_tables));
+	if (err) {
+		json_object_put(efi);
+		return err;
 	}
-	fputs("]}", f);
+	return json_out_add(o, "efi", efi);
 }

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "vmm/json_out.h"
 #include "vmm/net/mac.h"
 #include "vmm/probe/report.h"
 
@@ -207,48 +208,47 @@ bool probe_report_net_compare(const struct probe_report *exp, const struct probe
 	return match;
 }
 
-static void jstr(FILE *f, const char *k, const char *s)
+static int nic_json(struct json_object *o, const struct probe_nic *c, const char *name, bool guest)
 {
-	fprintf(f, "\"%s\":\"", k);
-	for (; *s; s++)
-		fprintf(f, (*s == '"' || *s == '\\') ? "\\%c" : "%c", *s);
-	fputc('"', f);
+	int e = json_out_add_str(o, "name", name);
+
+	e = e ?: json_out_add_str(o, "mac", c->mac);
+	e = e ?: json_out_add_u64(o, "mtu", c->mtu);
+	e = e ?: json_out_add_str(o, "dhcpAddress", c->dhcp);
+	if (!guest) {
+		e = e ?: json_out_add_str(o, "binding", c->binding);
+		return e ?: json_out_add_bool(o, "dhcp", c->want_dhcp);
+	}
+	e = e ?: json_out_add_str(o, "address", c->bdf);
+	e = e ?: json_out_add_str(o, "router", c->router);
+	e = e ?: json_out_add_bool(o, "linkUp", c->link_up);
+	e = e ?: json_out_add_bool(o, "arp", c->arp_ok);
+	e = e ?: json_out_add_bool(o, "ping", c->ping_ok);
+	e = e ?: json_out_add_u64(o, "rxOk", c->rx_ok);
+	e = e ?: json_out_add_u64(o, "txOk", c->tx_ok);
+	e = e ?: json_out_add_u64(o, "echoed", c->echoed);
+	e = e ?: json_out_add_str(o, "linkLocal6", c->ll6);
+	e = e ?: json_out_add_bool(o, "ping6", c->ping6_ok);
+	return e ?: json_out_add_str(o, "peer6", c->peer6);
 }
 
-void probe_report_net_json(FILE *f, const struct probe_report *r, const struct probe_report *names,
-			   bool guest)
+int probe_report_net_json(struct json_object *o, const struct probe_report *r,
+			  const struct probe_report *names, bool guest)
 {
-	fputs(",\"nics\":[", f);
-	for (uint32_t i = 0; i < r->n_nics; i++) {
+	struct json_object *a = json_object_new_array();
+	int e = 0;
+
+	for (uint32_t i = 0; a && !e && i < r->n_nics; i++) {
 		const struct probe_nic *c = &r->nics[i];
 		const char *name = names && i < names->n_nics ? names->nics[i].name : c->name;
+		struct json_object *nic = json_object_new_object();
 
-		fputs(i ? ",{" : "{", f);
-		jstr(f, "name", name);
-		fputc(',', f);
-		jstr(f, "mac", c->mac);
-		fprintf(f, ",\"mtu\":%u,", c->mtu);
-		jstr(f, "dhcpAddress", c->dhcp);
-		if (guest) {
-			fputc(',', f);
-			jstr(f, "address", c->bdf);
-			fputc(',', f);
-			jstr(f, "router", c->router);
-			fprintf(f,
-				",\"linkUp\":%s,\"arp\":%s,\"ping\":%s,\"rxOk\":%" PRIu64
-				",\"txOk\":%" PRIu64 ",\"echoed\":%" PRIu64,
-				c->link_up ? "true" : "false", c->arp_ok ? "true" : "false",
-				c->ping_ok ? "true" : "false", c->rx_ok, c->tx_ok, c->echoed);
-			fputc(',', f);
-			jstr(f, "linkLocal6", c->ll6);
-			fprintf(f, ",\"ping6\":%s,", c->ping6_ok ? "true" : "false");
-			jstr(f, "peer6", c->peer6);
-		} else {
-			fputc(',', f);
-			jstr(f, "binding", c->binding);
-			fprintf(f, ",\"dhcp\":%s", c->want_dhcp ? "true" : "false");
-		}
-		fputc('}', f);
+		e = nic_json(nic, c, name, guest);
+		e = e ? (json_object_put(nic), e) : json_out_append(a, nic);
 	}
-	fputc(']', f);
+	if (e) {
+		json_object_put(a);
+		return e;
+	}
+	return json_out_add(o, "nics", a);
 }

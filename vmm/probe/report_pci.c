@@ -11,6 +11,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "vmm/json_out.h"
 #include "vmm/probe/report.h"
 
 /* Copy the next space-separated word of [*v, end) into out (cap bytes). */
@@ -139,48 +140,83 @@ void probe_report_pci_expected(const struct vm_config *cfg, struct probe_report 
 	r->n_rng = cfg->rng ? 1 : 0;
 }
 
-static void jstr(FILE *f, const char *s)
+static int pci_fn_json(struct json_object *a, const struct probe_pci_fn *p)
 {
-	fputc('"', f);
-	for (; *s; s++)
-		fprintf(f, (*s == '"' || *s == '\\') ? "\\%c" : "%c", *s);
-	fputc('"', f);
+	struct json_object *o = json_object_new_object();
+	char hex[3][16];
+	int e;
+
+	snprintf(hex[0], sizeof(hex[0]), "%04x", p->vendor);
+	snprintf(hex[1], sizeof(hex[1]), "%04x", p->device);
+	snprintf(hex[2], sizeof(hex[2]), "%06x", p->class_code);
+	e = json_out_add_str(o, "address", p->bdf);
+	e = e ?: json_out_add_str(o, "vendor", hex[0]);
+	e = e ?: json_out_add_str(o, "device", hex[1]);
+	e = e ?: json_out_add_str(o, "class", hex[2]);
+	if (e) {
+		json_object_put(o);
+		return e;
+	}
+	return json_out_append(a, o);
 }
 
-void probe_report_pci_json(FILE *f, const struct probe_report *r, const struct probe_report *names)
+static int disk_json(struct json_object *a, const struct probe_disk *d, const char *name)
 {
-	fputs(",\"pci\":[", f);
-	for (uint32_t i = 0; i < r->n_pci; i++)
-		fprintf(f,
-			"%s{\"address\":\"%s\",\"vendor\":\"%04x\",\"device\":\"%04x\",\"class\":"
-			"\"%06x\"}",
-			i ? "," : "", r->pci[i].bdf, r->pci[i].vendor, r->pci[i].device,
-			r->pci[i].class_code);
-	fputs("],\"disks\":[", f);
-	for (uint32_t i = 0; i < r->n_disks; i++) {
-		const struct probe_disk *d = &r->disks[i];
-		const char *name = names && i < names->n_disks ? names->disks[i].name : d->name;
+	struct json_object *o = json_object_new_object();
+	int e = 0;
 
-		fputs(i ? ",{" : "{", f);
-		if (name[0]) {
-			fputs("\"name\":", f);
-			jstr(f, name);
-			fputc(',', f);
-		}
-		if (d->bdf[0])
-			fprintf(f, "\"address\":\"%s\",", d->bdf);
-		fprintf(f, "\"capacityBytes\":%" PRIu64 ",\"serial\":", d->capacity);
-		jstr(f, d->serial);
-		fprintf(f, ",\"readOnly\":%s", d->read_only ? "true" : "false");
-		if (d->sha256[0]) {
-			fputs(",\"sha256First1MiB\":", f);
-			jstr(f, d->sha256);
-		}
-		fputc('}', f);
+	if (name[0])
+		e = json_out_add_str(o, "name", name);
+	if (d->bdf[0])
+		e = e ?: json_out_add_str(o, "address", d->bdf);
+	e = e ?: json_out_add_u64(o, "capacityBytes", d->capacity);
+	e = e ?: json_out_add_str(o, "serial", d->serial);
+	e = e ?: json_out_add_bool(o, "readOnly", d->read_only);
+	if (d->sha256[0])
+		e = e ?: json_out_add_str(o, "sha256First1MiB", d->sha256);
+	if (e) {
+		json_object_put(o);
+		return e;
 	}
-	fputs("],\"rng\":[", f);
-	for (uint32_t i = 0; i < r->n_rng; i++)
-		fprintf(f, "%s{\"address\":\"%s\",\"bytes\":%u,\"ok\":%s}", i ? "," : "",
-			r->rng[i].bdf, r->rng[i].bytes, r->rng[i].ok ? "true" : "false");
-	fputc(']', f);
+	return json_out_append(a, o);
+}
+
+static int rng_json(struct json_object *a, const struct probe_rng *g)
+{
+	struct json_object *o = json_object_new_object();
+	int e = json_out_add_str(o, "address", g->bdf);
+
+	e = e ?: json_out_add_u64(o, "bytes", g->bytes);
+	e = e ?: json_out_add_bool(o, "ok", g->ok);
+	if (e) {
+		json_object_put(o);
+		return e;
+	}
+	return json_out_append(a, o);
+}
+
+int probe_report_pci_json(struct json_object *o, const struct probe_report *r,
+			  const struct probe_report *names)
+{
+	struct json_object *pci = json_object_new_array(), *disks = json_object_new_array(),
+			   *rng = json_object_new_array();
+	int e = pci && disks && rng ? 0 : -ENOMEM;
+
+	for (uint32_t i = 0; !e && i < r->n_pci; i++)
+		e = pci_fn_json(pci, &r->pci[i]);
+	for (uint32_t i = 0; !e && i < r->n_disks; i++)
+		e = disk_json(disks, &r->disks[i],
+			      names && i < names->n_disks ? names->disks[i].name
+							  : r->disks[i].name);
+	for (uint32_t i = 0; !e && i < r->n_rng; i++)
+		e = rng_json(rng, &r->rng[i]);
+	if (e) {
+		json_object_put(pci);
+		json_object_put(disks);
+		json_object_put(rng);
+		return e;
+	}
+	e = json_out_add(o, "pci", pci);
+	e = e ?: json_out_add(o, "disks", disks);
+	return e ?: json_out_add(o, "rng", rng);
 }
