@@ -480,6 +480,36 @@ static void map_balloon(const struct resolver *r, const struct node *dom, const 
 	    strcmp(resolve_str(node_get(an, "kubevirt.io/free-page-reporting-disabled")), "true");
 }
 
+/*
+ * vmlet runs at most a few dozen disks and NICs (its PCI bus has 32 slots,
+ * its AHCI controller 6 ports), so a list longer than CONFIG_MAX_ITEMS
+ * can never run; refusing it here, before any per-item work, also bounds
+ * what the lookups by name below cost on an untrusted manifest (resolve -o
+ * json, KubeVirt's VMI, has no such bound: its steps are linear).
+ */
+#define CONFIG_MAX_ITEMS 256
+
+static int check_list_sizes(const struct resolver *r, const struct node *spec)
+{
+	static const char *const lists[] = {"volumes", "networks", "domain.devices.disks",
+					    "domain.devices.interfaces",
+					    "domain.devices.filesystems"};
+	const char *pfx = r->vmi_only ? "spec." : "spec.template.spec.";
+	const struct node *seq;
+	int ret = 0;
+
+	for (unsigned int i = 0; i < sizeof(lists) / sizeof(lists[0]); i++) {
+		seq = node_path(spec, lists[i]);
+		if (!node_is_seq(seq) || seq->n <= CONFIG_MAX_ITEMS)
+			continue;
+		diag_err(r->d, seq, arena_printf(r->a, "%s%s", pfx, lists[i]),
+			 "%u items: vmlet runs at most %u (its PCI bus has 32 slots)", seq->n,
+			 CONFIG_MAX_ITEMS);
+		ret = -EINVAL;
+	}
+	return ret;
+}
+
 int config_from_resolution(const struct resolver *r, const struct spec_options *o,
 			   struct vm_config *cfg)
 {
@@ -494,6 +524,8 @@ int config_from_resolution(const struct resolver *r, const struct spec_options *
 
 	if (!o)
 		o = &none;
+	if (check_list_sizes(r, spec))
+		return -EINVAL;
 	ret = check_overrides(r, o, vols);
 	if (!ret)
 		ret = fields_check(r);

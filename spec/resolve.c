@@ -99,29 +99,35 @@ const struct node *resolve_effective_memory(const struct node *spec)
 }
 
 /* step 7: a bare disk for every volume without disk or filesystem */
+/* the names of seq's items as the keys of names (a map: indexed lookups,
+ * so a manifest with thousands of disks costs no scan per volume) */
+static void names_of(struct resolver *r, struct node *names, const struct node *seq)
+{
+	const char *name;
+	unsigned int i;
+
+	for (i = 0; node_is_seq(seq) && i < seq->n; i++)
+		if ((name = resolve_str(node_get(seq->items[i], "name"))) && !node_get(names, name))
+			node_set(r->a, names, name, seq->items[i]);
+}
+
 static void default_disks(struct resolver *r)
 {
-	struct node *spec = resolve_vmi_spec(r), *devs, *disks, *fs,
+	struct node *spec = resolve_vmi_spec(r), *devs, *disks, *names,
 		    *vols = node_get(spec, "volumes");
 	const char *name;
-	unsigned int i, j;
-	bool found;
+	unsigned int i;
 
 	if (!node_is_seq(vols) || !vols->n)
 		return;
 	devs = node_get_map(r->a, resolve_vmi_domain(r), "devices");
 	disks = node_get(devs, "disks");
-	fs = node_get(devs, "filesystems");
+	names = node_map(r->a);
+	names_of(r, names, disks);
+	names_of(r, names, node_get(devs, "filesystems"));
 	for (i = 0; i < vols->n; i++) {
 		name = node_sval(node_get(vols->items[i], "name"));
-		if (!name)
-			continue;
-		found = false;
-		for (j = 0; disks && node_is_seq(disks) && j < disks->n && !found; j++)
-			found = strcmp(resolve_str(node_get(disks->items[j], "name")), name) == 0;
-		for (j = 0; fs && node_is_seq(fs) && j < fs->n && !found; j++)
-			found = strcmp(resolve_str(node_get(fs->items[j], "name")), name) == 0;
-		if (found)
+		if (!name || node_get(names, name))
 			continue;
 		if (!node_is_seq(disks))
 			disks = node_set(r->a, devs, "disks", node_seq(r->a));
@@ -129,6 +135,7 @@ static void default_disks(struct resolver *r)
 		d->origin = "default";
 		node_set(r->a, d, "name", node_str(r->a, name))->origin = "default";
 		node_push(r->a, disks, d);
+		node_set(r->a, names, name, d);
 	}
 }
 
