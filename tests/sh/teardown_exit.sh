@@ -67,8 +67,8 @@ finish_run() {
 	wait "$pid"
 	rc=$?
 	routed=$(grep -a '^msixRouted=' "$TMPD/$name.con" | tr -d '\r')
-	if [[ ! $routed =~ ^msixRouted=4\ ([0-9]+)$ ]] || ((BASH_REMATCH[1] < 12)); then
-		fail "$name: the guest did not route the vectors of 4 functions: '$routed'"
+	if [[ ! $routed =~ ^msixRouted=5\ ([0-9]+)$ ]] || ((BASH_REMATCH[1] < 17)); then
+		fail "$name: the guest did not route the vectors of 5 functions: '$routed'"
 	fi
 	if ((rc != want)); then
 		fail "$name: exit status $rc, want $want$( ((rc == 159)) && echo ' (SIGSYS)')"
