@@ -221,6 +221,7 @@ static void test_differently(void)
 			  "      volumes: [{name: a, emptyDisk: {capacity: 1Mi}}]\n",
 		      &c) == 0);
 	CHECK(!has("disk.bus"));
+	vm_config_release(&c);
 	CHECK(resolve(MEM "        devices:\n          disks: [{name: a, disk: {bus: scsi}}]\n"
 			  "      volumes: [{name: a, emptyDisk: {capacity: 1Mi}}]\n",
 		      &c) == -EINVAL);
