@@ -5,7 +5,9 @@
 # skipped (guest-sync-delimited, 0xFF sentinels), each query's "return"
 # lands under its key and an error answer is kept as such; an agent that
 # never answers times out (exit 1), one that floods a never-ending answer
-# is cut off at the reply cap (exit 1), no socket is exit 1. The agent is
+# is cut off at the reply cap (exit 1), one whose answers are not UTF-8
+# is no answer (exit 1: its bytes never reach the output), no socket is
+# exit 1. The agent is
 # untrusted: none of them hangs or crashes the client.
 source "$(dirname "$0")/../lib/sh.sh"
 SOCK=$TMPD/api.sock
@@ -22,6 +24,24 @@ s.listen(1)
 c, _ = s.accept()
 if mode == "silent":
     time.sleep(30)
+    sys.exit(0)
+if mode == "badutf8":  # answers every request with a string that is not UTF-8
+    buf = b""
+    while True:
+        d = c.recv(4096)
+        if not d:
+            break
+        buf += d
+        while b"\n" in buf:
+            line, buf = buf.split(b"\n", 1)
+            line = line.lstrip(b"\xff")
+            if not line:
+                continue
+            req = json.loads(line)
+            if req["execute"] == "guest-sync-delimited":
+                c.sendall(b"\xff" + json.dumps({"return": req["arguments"]["id"]}).encode() + b"\n")
+            else:
+                c.sendall(b'{"return": {"host-name": "l2\xfe\xc0\xafguest"}}\n')
     sys.exit(0)
 if mode == "flood":
     c.sendall(b'{"return": "' + b"a" * (2 << 20))
@@ -97,6 +117,16 @@ agent flood
 rc=$?
 ((rc == 1)) && grep -q "too long" "$TMPD/err" && ok "an endless answer: cut off at the cap, exit 1" ||
 	fail "flooding agent: exit $rc, $(cat "$TMPD/err")"
+kill "$APID" 2>/dev/null; wait "$APID" 2>/dev/null
+
+agent badutf8
+out=$("$VMLET" ctl "$SOCK" guest-info 2>"$TMPD/err")
+rc=$?
+if ((rc == 1)) && ! grep -q guest <<<"$out"; then
+	ok "an agent answering with bytes that are not UTF-8: no answer, exit 1"
+else
+	fail "non-UTF-8 agent: exit $rc, $(od -c <<<"$out" | head -3) $(cat "$TMPD/err")"
+fi
 kill "$APID" 2>/dev/null; wait "$APID" 2>/dev/null
 
 rm -f "$CH"

@@ -194,6 +194,10 @@ int ctl_agent_guest_info(const char *path, unsigned int timeout_ms, json_object 
 	strcpy(sa.sun_path, path);
 	a.deadline_ms = agent_now_ms() + timeout_ms;
 	a.tok = json_tokener_new_ex(32);
+	/* the agent is the guest's: text that is not UTF-8 is no answer (it
+	 * would reach the ctl client's output as invalid JSON) */
+	if (a.tok)
+		json_tokener_set_flags(a.tok, JSON_TOKENER_VALIDATE_UTF8);
 	a.fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
 	if (!a.tok || a.fd < 0) {
 		r = a.tok ? -errno : -ENOMEM;
