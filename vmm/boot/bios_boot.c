@@ -15,7 +15,6 @@
 #include "vmm/boot/bios_boot.h"
 #include "vmm/boot/fw_platform.h"
 #include "vmm/dev/fw_cfg.h"
-#include "vmm/dev/pci_devices.h"
 #include "vmm/log.h"
 #include "vmm/vm.h"
 #include "vmm/vm_config.h"
