@@ -3,8 +3,8 @@
  * net.c - from a vm_nic to a working NIC backend (see net.h). The pod
  * plumbing (bridge, masquerade) lives in binding.c.
  */
-#include <cap-ng.h>
 #include <errno.h>
+#include <linux/capability.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,6 +17,7 @@
 #include "vmm/net/net.h"
 #include "vmm/net/passt.h"
 #include "vmm/net/pkt.h"
+#include "vmm/sandbox/caps.h"
 #include "vmm/vm_config.h"
 
 static const char *const binding_names[] = {
@@ -42,9 +43,7 @@ void net_env_detect(struct net_env *env)
 	env->pod_iface = pod_if && *pod_if ? pod_if : "eth0";
 	env->resolv_conf = "/etc/resolv.conf";
 	env->nft = "nft";
-	capng_clear(CAPNG_SELECT_BOTH);
-	env->cap_net_admin =
-	    capng_get_caps_process() == 0 && capng_have_capability(CAPNG_EFFECTIVE, CAP_NET_ADMIN);
+	env->cap_net_admin = sandbox_have_cap(CAP_NET_ADMIN);
 }
 
 int net_fail(int err, const char *fmt, ...)

@@ -14,7 +14,6 @@
 #include <fcntl.h>
 #include <json-c/json.h>
 #include <limits.h>
-#include <linux/capability.h>
 #include <linux/filter.h>
 #include <linux/kvm.h>
 #include <pthread.h>
@@ -35,6 +34,7 @@
 
 #include "vmm/sandbox/jail.h"
 #include "vmm/log.h"
+#include "vmm/sandbox/caps.h"
 #include "vmm/sandbox/sandbox.h"
 #include "vmm/sandbox/sandbox_rules.h"
 
@@ -93,29 +93,13 @@ int sandbox_parse_user(const char *arg, struct sandbox_opts *opts)
 	return 0;
 }
 
-/* CAP_SETUID and CAP_SETGID in the effective set, read with capget(2)
- * itself: libcap-ng's state is process-wide and remembers the process that
- * filled it, so filling it here would make a jail worker (a child made by
- * clone(CLONE_NEWPID), where no atfork handler resets it) apply its
- * capability drop to its parent, which fails with EPERM. */
-static bool have_id_caps(void)
-{
-	struct __user_cap_header_struct h = {.version = _LINUX_CAPABILITY_VERSION_3};
-	struct __user_cap_data_struct d[_LINUX_CAPABILITY_U32S_3] = {{0}};
-	const uint32_t need = (1u << CAP_SETUID) | (1u << CAP_SETGID);
-
-	if (syscall(SYS_capget, &h, d) < 0)
-		return false;
-	return (d[0].effective & need) == need;
-}
-
 bool sandbox_default_user(struct sandbox_opts *opts)
 {
 	if (opts->set_user || geteuid() != 0)
 		return false;
 	/* root without the right to change ids (a container's root with its
 	 * capabilities dropped): it stays uid 0, as before; say so */
-	if (!have_id_caps()) {
+	if (!sandbox_have_cap(CAP_SETUID) || !sandbox_have_cap(CAP_SETGID)) {
 		log_warn("sandbox: running as root without CAP_SETUID/CAP_SETGID: staying uid 0 "
 			 "(no capabilities); run vmlet as a non-root user, or give it the "
 			 "capabilities and --user UID:GID");
