@@ -8,8 +8,8 @@
 # however it is spelled ("#  include", "# include", tabs) and resolved the
 # way the compiler does with -I.: a quoted one next to the including file
 # first, then from the top of the tree, with "." and ".." folded, so
-# "../../vmm/vm.h" is vmm/vm.h; an angle one that names a file of the
-# tree (<vmm/vm.h>) is that file. A symbolic link in the four roots is a
+# "../../vmm/vm/vm.h" is vmm/vm/vm.h; an angle one that names a file of the
+# tree (<vmm/vm/vm.h>) is that file. A symbolic link in the four roots is a
 # violation of its own. The rules:
 #  1. <yaml.h> only in spec/yaml.c (the one parser of manifests).
 #  2. spec/ includes spec/ headers and, of vmm/, only the contract
@@ -20,7 +20,7 @@
 #  4. vmm/ (every file, main.c and the cmd_*.c too) includes of spec/ only
 #     spec/spec.h, of firmware/ only the guest ABI firmware/abi.h.
 #  5. vmm/dev/ and vmm/virtio/ (the devices) do not include json-c, nor
-#     vmm/vm.h or vmm/ctl/: they reach the VM through vmm/device.h.
+#     vmm/vm/vm.h or vmm/ctl/: they reach the VM through vmm/vm/device.h.
 #     vmm/disk/ and vmm/net/ (the backends) include nothing of vmm/dev/ or
 #     vmm/virtio/. These hold through headers too: an include that leads
 #     to a forbidden file through other headers of the tree is refused.
@@ -114,8 +114,8 @@ function vmm_room(f,   r) {
 }
 # why room r may not include t ("" when it may)
 function forbidden(r, t) {
-	if ((r == "vmm/dev" || r == "vmm/virtio") && (t == "vmm/vm.h" || t ~ /^vmm\/ctl\//))
-		return "the devices reach the VM through vmm/device.h"
+	if ((r == "vmm/dev" || r == "vmm/virtio") && (t == "vmm/vm/vm.h" || t ~ /^vmm\/ctl\//))
+		return "the devices reach the VM through vmm/vm/device.h"
 	if ((r == "vmm/disk" || r == "vmm/net") && t ~ /^vmm\/(dev|virtio)\//)
 		return "the backends know nothing of the devices"
 	return ""

@@ -228,7 +228,7 @@ static int map_disk(const struct resolver *r, const struct spec_options *o, cons
 			 !(out->path = config_container_disk(r, root, vols, name, t)))
 			return -EINVAL;
 		else if (!o->image_store)
-			out->root = xstrdup(root); /* opened beneath it (vmm/file.h) */
+			out->root = xstrdup(root); /* opened beneath it (vmm/util/file.h) */
 	} else if ((t = node_get(v, "hostDisk"))) {
 		out->source = VM_DISK_HOSTDISK;
 		out->path = xstrdup(ov ? ov : node_sval(node_get(t, "path")));

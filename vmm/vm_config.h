@@ -90,7 +90,7 @@ struct vm_disk {
 	char *meta_uuid; /* ConfigDrive only */
 	char *meta_hostname;
 	char *meta_instance_type;
-	/* Where path may be opened (vmm/disk/volume.c, vmm/file.h). root: the
+	/* Where path may be opened (vmm/disk/volume.c, vmm/util/file.h). root: the
 	 * directory path is under and must stay under when opened (--disk-root
 	 * for a containerDisk, the PVC directory, an image's unpack directory;
 	 * NULL = none). operator_path: path is the operator's (--volume): it

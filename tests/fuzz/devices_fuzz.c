@@ -3,8 +3,8 @@
  * devices_fuzz.c - libFuzzer target for the guest-facing registers of
  * every device but fw_cfg (and the queues of the virtio devices no other
  * target drives), as a hostile guest reaches them: port and MMIO accesses
- * dispatched by address through the real buses (vmm/bus.h), exactly as a
- * vCPU exit does, to the devices of vmm/device.c's table created by their
+ * dispatched by address through the real buses (vmm/vm/bus.h), exactly as a
+ * vCPU exit does, to the devices of vmm/vm/device.c's table created by their
  * device_type, plus guest RAM for the ports that read descriptors from
  * it:
  *
@@ -90,17 +90,17 @@
 #include "arch/x86_64/layout.h"
 #include "firmware/abi.h"
 #include "tests/fuzz/fuzz_input.h"
-#include "vmm/bus.h"
+#include "vmm/vm/bus.h"
 #include "vmm/dev/ahci.h"
 #include "vmm/dev/devices.h"
 #include "vmm/dev/pci_devices.h"
 #include "vmm/dev/pflash.h"
 #include "vmm/virtio/virtio_worker.h"
-#include "vmm/device.h"
-#include "vmm/irq.h"
-#include "vmm/log.h"
-#include "vmm/thread.h"
-#include "vmm/vm.h"
+#include "vmm/vm/device.h"
+#include "vmm/vm/irq.h"
+#include "vmm/util/log.h"
+#include "vmm/util/thread.h"
+#include "vmm/vm/vm.h"
 #include "vmm/vm_config.h"
 
 #define RAM0	   0x2000u
@@ -290,7 +290,7 @@ static void fz_worker_run(uint8_t b, bool tick)
 		w->tick(w->opaque);
 }
 
-/* The device table of vmm/device.c without fw_cfg and flash (above). */
+/* The device table of vmm/vm/device.c without fw_cfg and flash (above). */
 static const struct device_type *const fz_types[] = {
     &legacy_ports_device, &rtc_device,	       &i8042_device,	 &serial8250_device,
     &acpi_pm_device,	  &report_port_device, &efi_port_device, &pci_devices_device,

@@ -21,8 +21,8 @@
 
 #include "tests/fuzz/fuzz_input.h"
 #include "vmm/dev/fw_cfg.h"
-#include "vmm/guest_mem.h"
-#include "vmm/log.h"
+#include "vmm/vm/guest_mem.h"
+#include "vmm/util/log.h"
 
 #define RAM0 0x2000u
 #define RAM1 0x1000u

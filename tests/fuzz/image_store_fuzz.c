@@ -29,7 +29,7 @@
 #include "vmm/disk/image_layer.h"
 #include "vmm/disk/image_manifest.h"
 #include "vmm/disk/tar.h"
-#include "vmm/log.h"
+#include "vmm/util/log.h"
 
 int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

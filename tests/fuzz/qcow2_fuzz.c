@@ -27,8 +27,8 @@
 #include <unistd.h>
 
 #include "vmm/disk/blk.h"
-#include "vmm/iov.h"
-#include "vmm/log.h"
+#include "vmm/util/iov.h"
+#include "vmm/util/log.h"
 
 #define SCRIPT	 8
 #define REQ_MAX	 (160u << 10)

@@ -26,7 +26,7 @@
 #include "vmm/virtio/virtio_blk.h"
 #include "vmm/virtio/virtio_worker.h"
 #include "vmm/disk/blk.h"
-#include "vmm/log.h"
+#include "vmm/util/log.h"
 
 #define DISK (256u << 10)
 

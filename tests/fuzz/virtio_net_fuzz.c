@@ -32,7 +32,7 @@
 #include "tests/fuzz/virtio_fuzz.h"
 #include "vmm/virtio/virtio_net.h"
 #include "vmm/virtio/virtio_net_int.h"
-#include "vmm/log.h"
+#include "vmm/util/log.h"
 #include "vmm/net/backend.h"
 #include "vmm/net/net.h"
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Per-device counters (vmm/device.h device_counters): the probe guest reads
+# Per-device counters (vmm/vm/device.h device_counters): the probe guest reads
 # the first MiB of its disk and sends frames on its NIC, and vmlet's
 # end-of-run summary counts those requests, frames and bytes; a running VM's `vmlet ctl metrics` exports the same
 # counters per disk and interface as Prometheus counter families, and the

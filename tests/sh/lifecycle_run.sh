@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# runStrategy in `vmlet run` (vmm/lifecycle.h) with the tiny guest, end to
+# runStrategy in `vmlet run` (vmm/vm/lifecycle.h) with the tiny guest, end to
 # end: Halted never starts the guest; no runStrategy is refused before
 # anything starts (KubeVirt's "RunStrategy must be specified"); Once and Manual
 # run it once and report how it ended; RerunOnFailure restarts after a

@@ -582,7 +582,7 @@ static void test_host_extras(void)
 	CHECK_EQ_U64(q(h.e, h.n, 0x80000002, 0).ebx, 0);
 }
 
-/* The one host-vendor decision (vmm/vm.c's default and arch_cpuid_build()'s
+/* The one host-vendor decision (vmm/vm/vm.c's default and arch_cpuid_build()'s
  * hypercall rule both use it): leaf 0's EBX, Hygon counted as AMD. */
 static void test_host_vendor(void)
 {

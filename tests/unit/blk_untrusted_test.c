@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * What an untrusted image or name may make the block layer open (issue
- * 28, findings 2, 3 and 7; blk.h's blk_where, vmm/file.h). Each case
+ * 28, findings 2, 3 and 7; blk.h's blk_where, vmm/util/file.h). Each case
  * plants the attack: a qcow2 backing file named absolutely, with "../",
  * through a symlink, as a FIFO (which used to hang the open: an alarm
  * turns a hang into a failure) or at all where no backing file is allowed;
@@ -22,7 +22,7 @@
 
 #include "tests/lib/test.h"
 #include "vmm/disk/blk.h"
-#include "vmm/file.h"
+#include "vmm/util/file.h"
 
 static char dir[64];
 

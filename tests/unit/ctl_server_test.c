@@ -23,8 +23,8 @@
 
 #include "tests/lib/test.h"
 #include "vmm/ctl/ctl.h"
-#include "vmm/event.h"
-#include "vmm/log.h"
+#include "vmm/util/event.h"
+#include "vmm/util/log.h"
 #include "vmm/sandbox/sandbox.h"
 
 struct fake_vm {

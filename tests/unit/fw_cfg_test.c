@@ -7,7 +7,7 @@
 
 #include "tests/lib/test.h"
 #include "vmm/dev/fw_cfg.h"
-#include "vmm/guest_mem.h"
+#include "vmm/vm/guest_mem.h"
 
 #define RAM_SIZE (64 * 1024)
 

@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: MIT
-/* The iovec helpers (vmm/iov.h) the virtio devices, the disk formats and
+/* The iovec helpers (vmm/util/iov.h) the virtio devices, the disk formats and
  * the network backends share: sizes, slices across segment edges and
  * empty segments, copies that start mid-segment and stop at the end. */
 #include <string.h>
 
 #include "tests/lib/test.h"
-#include "vmm/iov.h"
+#include "vmm/util/iov.h"
 
 static char a[4] = "abcd", b[1] = "e", c[5] = "fghij";
 

@@ -17,7 +17,7 @@
 #include "spec/spec.h"
 #include "tests/lib/test.h"
 #include "vmm/sandbox/jail.h"
-#include "vmm/log.h"
+#include "vmm/util/log.h"
 #include "vmm/vm_config.h"
 
 static void test_limits_from_manifest(void)

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * vmm/json_out.c, vmm/'s one JSON writer, and the three writers that use
+ * vmm/util/json_out.c, vmm/'s one JSON writer, and the three writers that use
  * it: the log's JSON lines, the probe report, cloud-init's meta-data.
  * Every string is untrusted; each must come out as valid JSON (checked
  * with json-c's strict tokener validating UTF-8) holding the same text,
@@ -12,8 +12,8 @@
 
 #include "tests/lib/test.h"
 #include "vmm/disk/cloudinit.h"
-#include "vmm/json_out.h"
-#include "vmm/log.h"
+#include "vmm/util/json_out.h"
+#include "vmm/util/log.h"
 #include "vmm/probe/report.h"
 #include "vmm/vm_config.h"
 

@@ -13,8 +13,8 @@
 #include <unistd.h>
 
 #include "tests/lib/test.h"
-#include "vmm/lifecycle.h"
-#include "vmm/log.h"
+#include "vmm/vm/lifecycle.h"
+#include "vmm/util/log.h"
 
 static void test_parse(void)
 {

@@ -25,9 +25,9 @@
 #include <unistd.h>
 
 #include "tests/lib/test.h"
-#include "vmm/log.h"
+#include "vmm/util/log.h"
 #include "vmm/sandbox/sandbox.h"
-#include "vmm/thread.h"
+#include "vmm/util/thread.h"
 
 static const enum thread_role all_roles[] = {
     THREAD_MAIN, THREAD_VCPU, THREAD_BLK_IO, THREAD_NET_IO, THREAD_HELPER,

@@ -7,8 +7,8 @@
 
 #include "arch/arch.h"
 #include "tests/lib/test.h"
-#include "vmm/guest_mem.h"
-#include "vmm/vm.h"
+#include "vmm/vm/guest_mem.h"
+#include "vmm/vm/vm.h"
 #include "vmm/vm_config.h"
 
 /* SMBIOS: our own parse, then dmidecode's (when installed) as the oracle. */

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * thread_start() and thread_start_all() (vmm/thread.h): every new thread
+ * thread_start() and thread_start_all() (vmm/util/thread.h): every new thread
  * has its role and name before fn runs; the sandbox hook runs on the new
  * thread first; a thread whose hook fails never runs fn and its caller
  * learns which one it was, while the others of the batch run; bad
@@ -15,7 +15,7 @@
 #include <unistd.h>
 
 #include "tests/lib/test.h"
-#include "vmm/thread.h"
+#include "vmm/util/thread.h"
 
 #define N 12
 

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /* guest_mem_ptr: bounds and overflow checks on a static "guest". */
 #include "tests/lib/test.h"
-#include "vmm/guest_mem.h"
+#include "vmm/vm/guest_mem.h"
 
 static void test_ptr_bounds(void)
 {

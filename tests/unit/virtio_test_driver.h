@@ -12,7 +12,7 @@
 #include <string.h>
 
 #include "vmm/virtio/virtqueue.h"
-#include "vmm/guest_mem.h"
+#include "vmm/vm/guest_mem.h"
 
 #define TDRV_DESC     0x1000ull
 #define TDRV_AVAIL    0x5000ull

@@ -19,12 +19,12 @@
 
 #include "arch/x86_64/layout.h"
 #include "tests/unit/virtio_test_driver.h"
-#include "vmm/bus.h"
+#include "vmm/vm/bus.h"
 #include "vmm/dev/pci.h"
 #include "vmm/virtio/virtio_pci.h"
-#include "vmm/irq.h"
-#include "vmm/thread.h"
-#include "vmm/vm.h"
+#include "vmm/vm/irq.h"
+#include "vmm/util/thread.h"
+#include "vmm/vm/vm.h"
 
 /* ---- fake bus ---- */
 struct tbus_win {

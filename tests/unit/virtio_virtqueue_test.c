@@ -5,7 +5,7 @@
 
 #include "tests/lib/test.h"
 #include "tests/unit/virtio_test_driver.h"
-#include "vmm/iov.h"
+#include "vmm/util/iov.h"
 
 #define QS 16
 

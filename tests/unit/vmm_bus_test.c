@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * vmm_bus_test.c - the PIO/MMIO bus (vmm/bus.c): window lookup and offsets,
+ * vmm_bus_test.c - the PIO/MMIO bus (vmm/vm/bus.c): window lookup and offsets,
  * overlap refusal, unclaimed accesses, unregistering from inside a callback
- * and while other threads dispatch, and the event loop (vmm/event.c).
+ * and while other threads dispatch, and the event loop (vmm/util/event.c).
  */
 #include <errno.h>
 #include <pthread.h>
@@ -11,8 +11,8 @@
 #include <unistd.h>
 
 #include "tests/lib/test.h"
-#include "vmm/bus.h"
-#include "vmm/event.h"
+#include "vmm/vm/bus.h"
+#include "vmm/util/event.h"
 
 struct fake_dev {
 	uint64_t last_off;

@@ -15,10 +15,10 @@
 
 #include "firmware/abi.h"
 #include "tests/lib/test.h"
-#include "vmm/bus.h"
-#include "vmm/device.h"
-#include "vmm/guest_mem.h"
-#include "vmm/vm.h"
+#include "vmm/vm/bus.h"
+#include "vmm/vm/device.h"
+#include "vmm/vm/guest_mem.h"
+#include "vmm/vm/vm.h"
 #include "vmm/vm_config.h"
 
 static enum vm_console_kind rig_console = VM_CONSOLE_CAPTURE;

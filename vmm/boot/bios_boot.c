@@ -15,8 +15,8 @@
 #include "vmm/boot/bios_boot.h"
 #include "vmm/boot/fw_platform.h"
 #include "vmm/dev/fw_cfg.h"
-#include "vmm/log.h"
-#include "vmm/vm.h"
+#include "vmm/util/log.h"
+#include "vmm/vm/vm.h"
 #include "vmm/vm_config.h"
 
 #define BIOS_MIN_SIZE (64u << 10)

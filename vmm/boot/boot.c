@@ -19,10 +19,10 @@
 #include "vmm/boot/fw_platform.h"
 #include "vmm/boot/ovmf_boot.h"
 #include "vmm/boot/efi_boot.h"
-#include "vmm/file.h"
-#include "vmm/log.h"
-#include "vmm/vcpu.h"
-#include "vmm/vm.h"
+#include "vmm/util/file.h"
+#include "vmm/util/log.h"
+#include "vmm/vm/vcpu.h"
+#include "vmm/vm/vm.h"
 #include "vmm/vm_config.h"
 
 #define BOOT_MAX_FILE (2ull << 30)
@@ -37,7 +37,7 @@ struct boot_file {
 
 /* Read a kernel or initrd: beneath root when it came from the manifest
  * (kernelBoot.container, under --disk-root), a regular file only (a FIFO
- * or a device node is refused before it is opened: vmm/file.h). */
+ * or a device node is refused before it is opened: vmm/util/file.h). */
 static int boot_read_file(const char *what, const char *path, const char *root, struct boot_file *f)
 {
 	const struct file_where w = {.root = root, .follow = !root};

@@ -4,7 +4,7 @@
 #include <stdint.h>
 
 #include "vmm/boot/efi_boot.h"
-#include "vmm/log.h"
+#include "vmm/util/log.h"
 
 /* scripts/gen-blobs.sh: empty when firmware/efi has not been built. */
 extern const uint8_t fw_efi_start[], fw_efi_end[];

@@ -11,8 +11,8 @@
 
 #include "firmware/abi.h"
 #include "vmm/boot/efi_vars.h"
-#include "vmm/file.h"
-#include "vmm/log.h"
+#include "vmm/util/file.h"
+#include "vmm/util/log.h"
 
 #define EV_MAGIC "VMLETEV1"
 #define EV_HDR	 24u

@@ -14,8 +14,8 @@
 #include "vmm/boot/fw_platform.h"
 #include "vmm/dev/fw_cfg.h"
 #include "vmm/dev/pci_devices.h"
-#include "vmm/log.h"
-#include "vmm/vm.h"
+#include "vmm/util/log.h"
+#include "vmm/vm/vm.h"
 #include "vmm/vm_config.h"
 
 #define FW_SMBIOS_MAX	 4096

@@ -12,9 +12,9 @@
 #include "arch/arch.h"
 #include "vmm/boot/fw_platform.h"
 #include "vmm/dev/fw_cfg.h"
-#include "vmm/log.h"
+#include "vmm/util/log.h"
 #include "vmm/boot/ovmf_boot.h"
-#include "vmm/vm.h"
+#include "vmm/vm/vm.h"
 #include "vmm/vm_config.h"
 
 bool ovmf_is_flash_image(const char *path)

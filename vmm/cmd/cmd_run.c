@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * cmd_run.c - `vmlet run`: resolve the manifests and run the VM under its
- * runStrategy (vmm/lifecycle.h) until it ends for good; the exit status
+ * runStrategy (vmm/vm/lifecycle.h) until it ends for good; the exit status
  * says how the last run ended (vmm/cmd/cmd.h).
  */
 #include <errno.h>
@@ -18,8 +18,8 @@
 #include "vmm/cmd/cmd_vm.h"
 #include "vmm/ctl/ctl.h"
 #include "vmm/sandbox/jail.h"
-#include "vmm/lifecycle.h"
-#include "vmm/log.h"
+#include "vmm/vm/lifecycle.h"
+#include "vmm/util/log.h"
 #include "vmm/sandbox/sandbox.h"
 #include "vmm/vm_config.h"
 
@@ -58,7 +58,7 @@ struct run_ctx {
 	const struct lifecycle *lc;
 };
 
-/* One guest run (vmm/lifecycle.h): in this process, or in a worker. */
+/* One guest run (vmm/vm/lifecycle.h): in this process, or in a worker. */
 static enum lifecycle_end run_guest(void *p, unsigned int restarts)
 {
 	const struct run_ctx *r = p;

@@ -15,7 +15,7 @@
 #include "vmm/disk/image_store.h"
 #include "vmm/boot/efi_vars.h"
 #include "vmm/boot/ovmf_boot.h"
-#include "vmm/vm.h"
+#include "vmm/vm/vm.h"
 #include "vmm/vm_config.h"
 
 static int parse_u32(const char **p, uint32_t *v)

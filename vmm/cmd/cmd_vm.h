@@ -11,9 +11,9 @@
 #include <stdint.h>
 
 #include "arch/arch.h"
-#include "vmm/device.h"
-#include "vmm/lifecycle.h"
-#include "vmm/log.h"
+#include "vmm/vm/device.h"
+#include "vmm/vm/lifecycle.h"
+#include "vmm/util/log.h"
 #include "vmm/sandbox/sandbox.h"
 
 struct vm_config;

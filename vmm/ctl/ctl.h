@@ -164,7 +164,7 @@ void ctl_remove_socket(const char *path);
 /* Serve s for a struct vm (vmm/ctl/server_vm.c: the ctl_vm_ops of a VM). */
 struct vm;
 int ctl_vm_serve(struct ctl_server *s, struct vm *vm);
-/* In-process restarts so far, for status (vmm/lifecycle.c's count). */
+/* In-process restarts so far, for status (vmm/vm/lifecycle.c's count). */
 void ctl_vm_set_restarts(unsigned int restarts);
 
 /* vmlet's resident set size in bytes from an open /proc/self/statm fd. */

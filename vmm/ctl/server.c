@@ -34,8 +34,8 @@
 #include <unistd.h>
 
 #include "vmm/ctl/ctl.h"
-#include "vmm/event.h"
-#include "vmm/log.h"
+#include "vmm/util/event.h"
+#include "vmm/util/log.h"
 #include "vmm/sandbox/sandbox.h"
 
 struct ctl_conn {

@@ -17,9 +17,9 @@
 #include <time.h>
 
 #include "vmm/ctl/ctl.h"
-#include "vmm/lifecycle.h"
-#include "vmm/vcpu.h"
-#include "vmm/vm.h"
+#include "vmm/vm/lifecycle.h"
+#include "vmm/vm/vcpu.h"
+#include "vmm/vm/vm.h"
 #include "vmm/vm_config.h"
 
 struct ctl_vm {

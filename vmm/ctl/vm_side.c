@@ -1,14 +1,14 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * vm_side.c - what the control socket drives in a running VM besides the
- * pause (vmm/vm_pause.c): console attach, device counters (see vm.h and
+ * pause (vmm/vm/vm_pause.c): console attach, device counters (see vm.h and
  * device.h).
  */
 #include <errno.h>
 #include <string.h>
 
-#include "vmm/log.h"
-#include "vmm/vm.h"
+#include "vmm/util/log.h"
+#include "vmm/vm/vm.h"
 
 /* ---- console attach ---------------------------------------------------- */
 

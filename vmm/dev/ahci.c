@@ -11,10 +11,10 @@
 
 #include "vmm/dev/ahci_int.h"
 #include "vmm/disk/blk.h"
-#include "vmm/guest_mem.h"
-#include "vmm/irq.h"
-#include "vmm/log.h"
-#include "vmm/thread.h"
+#include "vmm/vm/guest_mem.h"
+#include "vmm/vm/irq.h"
+#include "vmm/util/log.h"
+#include "vmm/util/thread.h"
 
 /* HBA registers (§3.1) */
 #define HBA_CAP	 0x00

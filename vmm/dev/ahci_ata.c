@@ -12,8 +12,8 @@
 
 #include "vmm/dev/ahci_int.h"
 #include "vmm/disk/blk.h"
-#include "vmm/iov.h"
-#include "vmm/log.h"
+#include "vmm/util/iov.h"
+#include "vmm/util/log.h"
 
 #define ATA_READ_DMA	    0xc8
 #define ATA_WRITE_DMA	    0xca

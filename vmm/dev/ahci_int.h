@@ -14,7 +14,7 @@
 
 #include "vmm/dev/ahci.h"
 #include "vmm/dev/pci.h"
-#include "vmm/device.h"
+#include "vmm/vm/device.h"
 
 /* ATA status and error bits (ATA8-ACS §6.1, §6.2) */
 #define ATA_DRDY 0x40

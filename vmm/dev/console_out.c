@@ -22,8 +22,8 @@
 #include <unistd.h>
 
 #include "vmm/dev/console_out.h"
-#include "vmm/event.h"
-#include "vmm/log.h"
+#include "vmm/util/event.h"
+#include "vmm/util/log.h"
 
 #define CONSOLE_OUT_CHUNK 16384u
 

@@ -21,7 +21,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "vmm/device.h"
+#include "vmm/vm/device.h"
 
 #define CONSOLE_OUT_RING (64u << 10) /* bytes waiting for a slow reader */
 

@@ -1,13 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * devices.h - the device types vmm/device.c lists in its table.
+ * devices.h - the device types vmm/vm/device.c lists in its table.
  */
 #ifndef VMLET_DEV_DEVICES_H
 #define VMLET_DEV_DEVICES_H
 
 #include <stdint.h>
 
-#include "vmm/device.h"
+#include "vmm/vm/device.h"
 
 extern const struct device_type legacy_ports_device; /* dev/legacy.c */
 extern const struct device_type rtc_device;	     /* dev/rtc.c */

@@ -19,12 +19,12 @@
 #include <string.h>
 
 #include "firmware/abi.h"
-#include "vmm/bus.h"
+#include "vmm/vm/bus.h"
 #include "vmm/dev/devices.h"
-#include "vmm/device.h"
+#include "vmm/vm/device.h"
 #include "vmm/boot/efi_vars.h"
-#include "vmm/guest_mem.h"
-#include "vmm/log.h"
+#include "vmm/vm/guest_mem.h"
+#include "vmm/util/log.h"
 #include "vmm/vm_config.h"
 
 _Static_assert(sizeof(struct fw_abi_efi_desc) == 32, "fw_abi_efi_desc is 32 bytes");

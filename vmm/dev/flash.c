@@ -14,8 +14,8 @@
 #include "arch/x86_64/layout.h"
 #include "vmm/dev/flash.h"
 #include "vmm/dev/pflash.h"
-#include "vmm/file.h"
-#include "vmm/log.h"
+#include "vmm/util/file.h"
+#include "vmm/util/log.h"
 
 struct flash {
 	struct bus *mmio;

@@ -18,7 +18,7 @@
 #ifndef VMLET_DEV_FLASH_H
 #define VMLET_DEV_FLASH_H
 
-#include "vmm/device.h"
+#include "vmm/vm/device.h"
 
 #define FLASH_BLOCK 4096 /* OVMF's PcdOvmfFirmwareBlockSize, QEMU's sector */
 

@@ -11,12 +11,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "vmm/bus.h"
+#include "vmm/vm/bus.h"
 #include "vmm/dev/devices.h"
 #include "vmm/dev/fw_cfg.h"
-#include "vmm/device.h"
-#include "vmm/guest_mem.h"
-#include "vmm/log.h"
+#include "vmm/vm/device.h"
+#include "vmm/vm/guest_mem.h"
+#include "vmm/util/log.h"
 #include "vmm/vm_config.h"
 
 #define FW_CFG_DMA_SIGNATURE 0x51454d5520434647ull /* "QEMU CFG" */

@@ -13,10 +13,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "vmm/bus.h"
+#include "vmm/vm/bus.h"
 #include "vmm/dev/devices.h"
-#include "vmm/device.h"
-#include "vmm/log.h"
+#include "vmm/vm/device.h"
+#include "vmm/util/log.h"
 
 #define I8042_DATA_PORT 0x60
 #define I8042_CMD_PORT	0x64

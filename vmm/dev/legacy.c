@@ -28,10 +28,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "vmm/bus.h"
+#include "vmm/vm/bus.h"
 #include "vmm/dev/devices.h"
-#include "vmm/device.h"
-#include "vmm/log.h"
+#include "vmm/vm/device.h"
+#include "vmm/util/log.h"
 
 #define POST_PORT	0x80
 #define DMA1_PORT	0x00 /* 16 ports */

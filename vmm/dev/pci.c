@@ -7,8 +7,8 @@
 
 #include "arch/x86_64/layout.h"
 #include "vmm/dev/pci.h"
-#include "vmm/irq.h"
-#include "vmm/log.h"
+#include "vmm/vm/irq.h"
+#include "vmm/util/log.h"
 
 #define PCI_CF8_PORT 0xcf8
 

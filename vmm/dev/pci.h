@@ -28,7 +28,7 @@
 
 #include <linux/pci_regs.h> /* configuration header offsets and bits */
 
-#include "vmm/bus.h"
+#include "vmm/vm/bus.h"
 
 struct vm;
 

@@ -28,8 +28,8 @@
 #include "vmm/virtio/virtio_net.h"
 #include "vmm/virtio/virtio_pci.h"
 #include "vmm/virtio/virtio_rng.h"
-#include "vmm/device.h"
-#include "vmm/log.h"
+#include "vmm/vm/device.h"
+#include "vmm/util/log.h"
 #include "vmm/vm_config.h"
 
 struct pci_devices {

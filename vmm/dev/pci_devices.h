@@ -9,7 +9,7 @@
 #ifndef VMLET_PCI_DEVICES_H
 #define VMLET_PCI_DEVICES_H
 
-#include "vmm/device.h"
+#include "vmm/vm/device.h"
 
 extern const struct device_type pci_devices_device;
 

@@ -32,7 +32,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "vmm/bus.h"
+#include "vmm/vm/bus.h"
 
 #define PFLASH_STATUS_READY   0x80 /* SR7 */
 #define PFLASH_STATUS_ERASEER 0x20 /* SR5 */

@@ -20,11 +20,11 @@
 #include <string.h>
 
 #include "arch/x86_64/layout.h"
-#include "vmm/bus.h"
+#include "vmm/vm/bus.h"
 #include "vmm/dev/devices.h"
-#include "vmm/device.h"
-#include "vmm/irq.h"
-#include "vmm/log.h"
+#include "vmm/vm/device.h"
+#include "vmm/vm/irq.h"
+#include "vmm/util/log.h"
 #include "vmm/vm_config.h"
 
 /* Byte layout of our window: STS(2) EN(2) CNT(2), contiguous by layout.h */

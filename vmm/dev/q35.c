@@ -9,7 +9,7 @@
 
 #include "arch/x86_64/layout.h"
 #include "vmm/dev/q35.h"
-#include "vmm/log.h"
+#include "vmm/util/log.h"
 
 struct q35 {
 	struct pci_host *host;

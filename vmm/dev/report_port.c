@@ -17,11 +17,11 @@
 #include <string.h>
 
 #include "firmware/abi.h"
-#include "vmm/bus.h"
+#include "vmm/vm/bus.h"
 #include "vmm/dev/devices.h"
-#include "vmm/device.h"
-#include "vmm/guest_mem.h"
-#include "vmm/log.h"
+#include "vmm/vm/device.h"
+#include "vmm/vm/guest_mem.h"
+#include "vmm/util/log.h"
 
 _Static_assert(sizeof(struct fw_abi_report_desc) == 16, "fw_abi_report_desc is 16 bytes");
 

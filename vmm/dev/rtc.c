@@ -19,11 +19,11 @@
 #include <unistd.h>
 
 #include "arch/arch.h"
-#include "vmm/bus.h"
+#include "vmm/vm/bus.h"
 #include "vmm/dev/devices.h"
-#include "vmm/device.h"
-#include "vmm/guest_mem.h"
-#include "vmm/log.h"
+#include "vmm/vm/device.h"
+#include "vmm/vm/guest_mem.h"
+#include "vmm/util/log.h"
 #include "vmm/vm_config.h"
 
 #define RTC_PORT    0x70

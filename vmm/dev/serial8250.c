@@ -26,13 +26,13 @@
 #include <unistd.h>
 
 #include "arch/x86_64/layout.h"
-#include "vmm/bus.h"
+#include "vmm/vm/bus.h"
 #include "vmm/dev/console_out.h"
 #include "vmm/dev/devices.h"
-#include "vmm/device.h"
-#include "vmm/event.h"
-#include "vmm/irq.h"
-#include "vmm/log.h"
+#include "vmm/vm/device.h"
+#include "vmm/util/event.h"
+#include "vmm/vm/irq.h"
+#include "vmm/util/log.h"
 #include "vmm/vm_config.h"
 
 #define UART_IER_RDI   0x01

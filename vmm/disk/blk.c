@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * blk.c - opening and closing images (blk.h): the file is opened as its
- * blk_where allows (vmm/file.h: beneath its root, regular files only
+ * blk_where allows (vmm/util/file.h: beneath its root, regular files only
  * unless a block device is allowed), given the flags of its cache mode,
  * then the format is chosen (forced by the caller or by the image's magic)
  * and its opener fills in the ops.
@@ -17,8 +17,8 @@
 #include <unistd.h>
 
 #include "vmm/disk/blk_format.h"
-#include "vmm/file.h"
-#include "vmm/log.h"
+#include "vmm/util/file.h"
+#include "vmm/util/log.h"
 
 /* The O_DIRECT alignment of fd (offsets, lengths and buffers): what the
  * kernel reports (statx, Linux 6.1), a block device's logical sector

@@ -25,7 +25,7 @@
 #include <errno.h>
 #include <sys/uio.h>
 
-#include "vmm/file.h"
+#include "vmm/util/file.h"
 
 enum blk_cache {
 	BLK_CACHE_WRITEBACK = 0, /* page cache; FLUSH -> fdatasync */
@@ -66,7 +66,7 @@ struct blk {
  * Where an image may be and what it may be (volume.c sets it from the
  * disk; a name from a manifest or an image is untrusted). file: the root
  * it is opened beneath, whether a last-component symlink is followed and
- * a block device accepted (vmm/file.h). no_backing: a qcow2 image that
+ * a block device accepted (vmm/util/file.h). no_backing: a qcow2 image that
  * names a backing file is refused before anything is opened for it (a
  * containerDisk, as KubeVirt's virt-handler refuses one). Without it a
  * backing file must be a plain name (no '/', not "." or ".."): a regular

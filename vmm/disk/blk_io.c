@@ -2,7 +2,7 @@
 /*
  * blk_io.c - the positioned-I/O helpers every format uses (blk_format.h):
  * whole-length vectored reads and writes on an fd, with O_DIRECT bounce
- * buffering (the iovec arithmetic is vmm/iov.h).
+ * buffering (the iovec arithmetic is vmm/util/iov.h).
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -10,7 +10,7 @@
 #include <unistd.h>
 
 #include "vmm/disk/blk_format.h"
-#include "vmm/iov.h"
+#include "vmm/util/iov.h"
 
 static bool blk_dio_ok(const struct blk *b, const struct iovec *iov, int n, uint64_t off)
 {

@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "vmm/disk/blk.h"
-#include "vmm/log.h"
+#include "vmm/util/log.h"
 
 #define LOCK_PERM_BASE	 100 /* + i: "I hold permission i" */
 #define LOCK_SHARED_BASE 200 /* + i: "I refuse others permission i" */

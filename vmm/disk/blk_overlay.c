@@ -20,8 +20,8 @@
 #include <unistd.h>
 
 #include "vmm/disk/blk.h"
-#include "vmm/iov.h"
-#include "vmm/log.h"
+#include "vmm/util/iov.h"
+#include "vmm/util/log.h"
 
 #define OVL_REGION_SHIFT   16 /* 65536 sectors (32 MiB) per bitmap region */
 #define OVL_REGION_SECTORS (1ull << OVL_REGION_SHIFT)

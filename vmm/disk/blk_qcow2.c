@@ -29,8 +29,8 @@
 #include <unistd.h>
 
 #include "vmm/disk/blk_qcow2.h"
-#include "vmm/iov.h"
-#include "vmm/log.h"
+#include "vmm/util/iov.h"
+#include "vmm/util/log.h"
 
 int qcow2_refuse(struct blk *b, const char *feature)
 {

@@ -12,7 +12,7 @@
 #include <unistd.h>
 
 #include "vmm/disk/blk_qcow2.h"
-#include "vmm/log.h"
+#include "vmm/util/log.h"
 
 int qcow2_sync(struct blk *b)
 {

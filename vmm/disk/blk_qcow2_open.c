@@ -17,7 +17,7 @@
 #include <unistd.h>
 
 #include "vmm/disk/blk_qcow2.h"
-#include "vmm/log.h"
+#include "vmm/util/log.h"
 
 struct qcow2_header {
 	uint32_t magic, version;

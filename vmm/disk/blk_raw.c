@@ -14,7 +14,7 @@
 #include <unistd.h>
 
 #include "vmm/disk/blk_format.h"
-#include "vmm/log.h"
+#include "vmm/util/log.h"
 
 static int raw_preadv(struct blk *b, const struct iovec *iov, int n, uint64_t off)
 {

@@ -12,9 +12,9 @@
 #include <unistd.h>
 
 #include "vmm/disk/cloudinit.h"
-#include "vmm/file.h"
-#include "vmm/json_out.h"
-#include "vmm/log.h"
+#include "vmm/util/file.h"
+#include "vmm/util/json_out.h"
+#include "vmm/util/log.h"
 #include "vmm/vm_config.h"
 
 /* A YAML scalar that is always a string: a JSON string (double-quoted,

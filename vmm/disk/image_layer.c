@@ -15,7 +15,7 @@
 #include "vmm/disk/image_layer.h"
 #include "vmm/disk/image_stream.h"
 #include "vmm/disk/tar.h"
-#include "vmm/log.h"
+#include "vmm/util/log.h"
 
 #define COPY_BUF     (1u << 20)
 #define HOLE_BLOCK   4096

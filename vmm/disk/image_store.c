@@ -19,7 +19,7 @@
 #include "vmm/disk/image_store.h"
 #include "vmm/disk/sha256.h"
 #include "vmm/disk/tar.h"
-#include "vmm/log.h"
+#include "vmm/util/log.h"
 #include "vmm/vm_config.h"
 
 #define CACHE_DIR     ".vmlet-disks"

@@ -18,7 +18,7 @@
 #include <unistd.h>
 
 #include "vmm/disk/image_stream.h"
-#include "vmm/log.h"
+#include "vmm/util/log.h"
 
 #define FEED_BUF 65536
 

@@ -13,8 +13,8 @@
 
 #include "vmm/disk/cloudinit.h"
 #include "vmm/disk/volume.h"
-#include "vmm/file.h"
-#include "vmm/log.h"
+#include "vmm/util/file.h"
+#include "vmm/util/log.h"
 #include "vmm/vm_config.h"
 
 static const char *tmp_dir(void)
@@ -48,7 +48,7 @@ static int sparse_file(const struct vm_disk *d, const char *path)
 	return fd;
 }
 
-/* Where d's file may be, and what it may be (blk.h, vmm/file.h): beneath
+/* Where d's file may be, and what it may be (blk.h, vmm/util/file.h): beneath
  * its root when it has one (a name from the manifest under --disk-root
  * or the PVC directory); a symlink or a block device only where the
  * operator named the file (--volume); no backing file for a

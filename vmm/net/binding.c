@@ -12,7 +12,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "vmm/log.h"
+#include "vmm/util/log.h"
 #include "vmm/net/binding.h"
 #include "vmm/net/mac.h"
 #include "vmm/net/net.h"

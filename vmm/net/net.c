@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "vmm/log.h"
+#include "vmm/util/log.h"
 #include "vmm/net/backend.h"
 #include "vmm/net/binding.h"
 #include "vmm/net/mac.h"

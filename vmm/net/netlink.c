@@ -13,7 +13,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "vmm/log.h"
+#include "vmm/util/log.h"
 #include "vmm/net/netlink.h"
 
 #define NL_BUF 32768

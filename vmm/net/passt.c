@@ -15,8 +15,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "vmm/iov.h"
-#include "vmm/log.h"
+#include "vmm/util/iov.h"
+#include "vmm/util/log.h"
 #include "vmm/net/backend.h"
 #include "vmm/net/passt.h"
 #include "vmm/net/pkt.h"

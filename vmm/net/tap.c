@@ -9,7 +9,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "vmm/log.h"
+#include "vmm/util/log.h"
 #include "vmm/net/backend.h"
 #include "vmm/net/tap.h"
 

@@ -21,11 +21,11 @@
 #include "vmm/boot/bios_boot.h"
 #include "vmm/boot/efi_boot.h"
 #include "vmm/ctl/ctl.h"
-#include "vmm/lifecycle.h"
+#include "vmm/vm/lifecycle.h"
 #include "vmm/dev/pci_devices.h"
 #include "vmm/virtio/virtio_net.h"
 #include "vmm/probe/report.h"
-#include "vmm/vm.h"
+#include "vmm/vm/vm.h"
 #include "vmm/vm_config.h"
 
 extern const uint8_t fw_probe_start[], fw_probe_end[];

@@ -25,7 +25,7 @@
 #include <stdio.h>
 
 #include "firmware/abi.h"
-#include "vmm/json_out.h"
+#include "vmm/util/json_out.h"
 #include "vmm/vm_config.h"
 
 #define PROBE_MAX_VCPUS	 FW_ABI_MAX_VCPUS
@@ -230,7 +230,7 @@ bool probe_report_compare(const struct probe_report *exp, const struct probe_rep
 			  FILE *diff);
 
 /* report_json.c: {"expected":{...},"guest":{...},"match":bool} and a newline,
- * written with vmm/json_out.h: 0, -ENOMEM or -EIO. */
+ * written with vmm/util/json_out.h: 0, -ENOMEM or -EIO. */
 int probe_report_print_json(FILE *f, const struct probe_report *exp, const struct probe_report *got,
 			    bool match);
 

@@ -11,8 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "vmm/json_out.h"
-#include "vmm/log.h"
+#include "vmm/util/json_out.h"
+#include "vmm/util/log.h"
 #include "vmm/probe/report.h"
 #include "vmm/vm_config.h"
 

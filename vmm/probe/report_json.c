@@ -1,11 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * report_json.c - `vmlet probe -o json`: both sides of the report as one
- * JSON object, written with vmm/json_out.h (report.h).
+ * JSON object, written with vmm/util/json_out.h (report.h).
  */
 #include <errno.h>
 
-#include "vmm/json_out.h"
+#include "vmm/util/json_out.h"
 #include "vmm/probe/report.h"
 
 static struct json_object *json_u32_list(const uint32_t *v, uint32_t n)

@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "vmm/json_out.h"
+#include "vmm/util/json_out.h"
 #include "vmm/net/mac.h"
 #include "vmm/probe/report.h"
 

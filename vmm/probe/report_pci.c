@@ -11,7 +11,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "vmm/json_out.h"
+#include "vmm/util/json_out.h"
 #include "vmm/probe/report.h"
 
 /* Copy the next space-separated word of [*v, end) into out (cap bytes). */

@@ -17,7 +17,7 @@
 #include <unistd.h>
 
 #include "vmm/sandbox/jail.h"
-#include "vmm/log.h"
+#include "vmm/util/log.h"
 #include "vmm/vm_config.h"
 
 void jail_limits(const struct vm_config *cfg, struct jail_limits *out)

@@ -33,7 +33,7 @@
 #endif
 
 #include "vmm/sandbox/jail.h"
-#include "vmm/log.h"
+#include "vmm/util/log.h"
 #include "vmm/sandbox/caps.h"
 #include "vmm/sandbox/sandbox.h"
 #include "vmm/sandbox/sandbox_rules.h"

@@ -78,7 +78,7 @@
 #include <stdbool.h>
 #include <sys/types.h>
 
-#include "vmm/thread.h"
+#include "vmm/util/thread.h"
 
 enum sandbox_seccomp {
 	SANDBOX_SECCOMP_KILL = 0, /* default: a forbidden syscall kills vmlet */

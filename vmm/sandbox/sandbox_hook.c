@@ -19,7 +19,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
-#include "vmm/log.h"
+#include "vmm/util/log.h"
 #include "vmm/sandbox/sandbox_rules.h"
 
 static struct {

@@ -50,7 +50,7 @@ static const struct sandbox_rule common[] = {
 	/* pthread mutexes and condition variables: the log lock, device
 	 * queues, pause/resume, thread_start()'s handshake */
 	ALLOW(futex),
-	/* log lines (vmm/log.c writes stderr unbuffered) */
+	/* log lines (vmm/util/log.c writes stderr unbuffered) */
 	ALLOW_EQ(write, 0, 2),
 	/* malloc: arenas and large blocks; never executable */
 	ALLOW_MASKED(mmap, 2, PROT_EXEC, 0),

@@ -10,7 +10,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "vmm/thread.h"
+#include "vmm/util/thread.h"
 
 /*
  * One allowed syscall, optionally with one argument comparison. errno != 0

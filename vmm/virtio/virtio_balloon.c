@@ -9,12 +9,12 @@
 #include <sys/mman.h>
 #include <time.h>
 
-#include "vmm/iov.h"
+#include "vmm/util/iov.h"
 #include "vmm/virtio/virtio_balloon.h"
 #include "vmm/virtio/virtio_pci.h"
 #include "vmm/virtio/virtio_worker.h"
-#include "vmm/device.h"
-#include "vmm/log.h"
+#include "vmm/vm/device.h"
+#include "vmm/util/log.h"
 
 #define BALLOON_QUEUE_SIZE 128
 #define BALLOON_PFNS_MAX   4096 /* PFNs looked at per inflate/deflate buffer */

@@ -15,12 +15,12 @@
 #include <linux/virtio_blk.h>
 
 #include "vmm/disk/blk.h"
-#include "vmm/device.h"
-#include "vmm/iov.h"
+#include "vmm/vm/device.h"
+#include "vmm/util/iov.h"
 #include "vmm/virtio/virtio_blk.h"
 #include "vmm/virtio/virtio_pci.h"
 #include "vmm/virtio/virtio_worker.h"
-#include "vmm/log.h"
+#include "vmm/util/log.h"
 
 #define BLK_QUEUE_SIZE		256
 #define BLK_SEG_MAX		(BLK_QUEUE_SIZE - 2)

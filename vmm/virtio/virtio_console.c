@@ -8,9 +8,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "vmm/device.h"
-#include "vmm/iov.h"
-#include "vmm/log.h"
+#include "vmm/vm/device.h"
+#include "vmm/util/iov.h"
+#include "vmm/util/log.h"
 #include "vmm/virtio/virtio_console_int.h"
 
 struct vcon_port *vcon_port_by_id(struct virtio_console *c, uint32_t id)

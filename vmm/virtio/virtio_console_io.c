@@ -10,8 +10,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "vmm/iov.h"
-#include "vmm/log.h"
+#include "vmm/util/iov.h"
+#include "vmm/util/log.h"
 #include "vmm/virtio/virtio_console_int.h"
 
 int vcon_port_open(struct vcon_port *p, const char *prefix)

@@ -10,10 +10,10 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "vmm/iov.h"
+#include "vmm/util/iov.h"
 #include "vmm/virtio/virtio_net_int.h"
-#include "vmm/device.h"
-#include "vmm/log.h"
+#include "vmm/vm/device.h"
+#include "vmm/util/log.h"
 #include "vmm/net/mac.h"
 #include "vmm/vm_config.h"
 

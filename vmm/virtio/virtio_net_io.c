@@ -9,11 +9,11 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "vmm/iov.h"
+#include "vmm/util/iov.h"
 #include "vmm/virtio/virtio_net_int.h"
-#include "vmm/log.h"
+#include "vmm/util/log.h"
 #include "vmm/net/pkt.h"
-#include "vmm/thread.h"
+#include "vmm/util/thread.h"
 
 #define RX_BUDGET    256		     /* frames per queue per wakeup, then poll again */
 #define TX_BATCH     16			     /* TX completions published together */

@@ -12,8 +12,8 @@
 #include <unistd.h>
 
 #include "vmm/virtio/virtio_pci_int.h"
-#include "vmm/irq.h"
-#include "vmm/log.h"
+#include "vmm/vm/irq.h"
+#include "vmm/util/log.h"
 
 #define TRANSPORT_FEATURES                                                                         \
 	((1ull << VIRTIO_F_VERSION_1) | (1ull << VIRTIO_RING_F_EVENT_IDX) |                        \

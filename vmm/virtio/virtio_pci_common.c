@@ -9,7 +9,7 @@
 #include <unistd.h>
 
 #include "vmm/virtio/virtio_pci_int.h"
-#include "vmm/log.h"
+#include "vmm/util/log.h"
 
 /* ---- status machine ------------------------------------------------------- */
 

@@ -10,8 +10,8 @@
 #include <unistd.h>
 
 #include "vmm/virtio/virtio_pci_int.h"
-#include "vmm/irq.h"
-#include "vmm/log.h"
+#include "vmm/vm/irq.h"
+#include "vmm/util/log.h"
 
 /* ---- interrupts ------------------------------------------------------------ */
 

@@ -8,11 +8,11 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "vmm/iov.h"
+#include "vmm/util/iov.h"
 #include "vmm/virtio/virtio_pci.h"
 #include "vmm/virtio/virtio_rng.h"
 #include "vmm/virtio/virtio_worker.h"
-#include "vmm/log.h"
+#include "vmm/util/log.h"
 
 #define RNG_QUEUE_SIZE 64
 #define RNG_CHUNK      4096 /* most bytes one request gets */

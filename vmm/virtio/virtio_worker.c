@@ -10,7 +10,7 @@
 
 #include "vmm/virtio/virtio_pci.h"
 #include "vmm/virtio/virtio_worker.h"
-#include "vmm/log.h"
+#include "vmm/util/log.h"
 
 static void worker_ctl(struct virtio_worker *w)
 {

@@ -21,7 +21,7 @@
 #include <pthread.h>
 #include <stdbool.h>
 
-#include "vmm/thread.h"
+#include "vmm/util/thread.h"
 
 struct virtio_pci;
 

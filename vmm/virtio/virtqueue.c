@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "vmm/virtio/virtqueue.h"
-#include "vmm/log.h"
+#include "vmm/util/log.h"
 
 #define AVAIL_FLAGS 0
 #define AVAIL_IDX   2

@@ -36,7 +36,7 @@
 #include <linux/virtio_config.h> /* VIRTIO_F_VERSION_1 */
 #include <linux/virtio_ring.h>	 /* VRING_*_F_*, VIRTIO_RING_F_* */
 
-#include "vmm/guest_mem.h"
+#include "vmm/vm/guest_mem.h"
 
 #define VIRTQ_MAX_SIZE	1024	    /* queue size and indirect table cap */
 #define VIRTQ_MAX_BYTES (64u << 20) /* cap on one chain's total length */

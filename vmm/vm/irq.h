@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * irq.h - interrupts and doorbells as devices see them. Implemented by
- * vmm/irq.c on top of the in-kernel irqchip (KVM_IRQ_LINE, KVM_IRQFD,
+ * vmm/vm/irq.c on top of the in-kernel irqchip (KVM_IRQ_LINE, KVM_IRQFD,
  * KVM_IOEVENTFD, KVM_SET_GSI_ROUTING). Devices never make KVM ioctls.
  *
  * GSIs 0..23 are the IOAPIC pins; MSI routes are allocated above them.

@@ -28,10 +28,10 @@
 #include <string.h>
 #include <time.h>
 
-#include "vmm/device.h"
-#include "vmm/log.h"
-#include "vmm/vcpu.h"
-#include "vmm/vm.h"
+#include "vmm/vm/device.h"
+#include "vmm/util/log.h"
+#include "vmm/vm/vcpu.h"
+#include "vmm/vm/vm.h"
 
 #define PAUSE_TIMEOUT_S 2
 

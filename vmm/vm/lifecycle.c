@@ -15,8 +15,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "vmm/lifecycle.h"
-#include "vmm/log.h"
+#include "vmm/vm/lifecycle.h"
+#include "vmm/util/log.h"
 
 static const char *const strategy_names[] = {
     [LC_ONCE] = "Once",	    [LC_ALWAYS] = "Always", [LC_RERUN_ON_FAILURE] = "RerunOnFailure",

@@ -9,8 +9,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "vmm/json_out.h"
-#include "vmm/log.h"
+#include "vmm/util/json_out.h"
+#include "vmm/util/log.h"
 
 static enum log_format log_fmt = LOG_FORMAT_TEXT;
 static enum log_level log_min = LOG_INFO;
@@ -26,7 +26,7 @@ static bool log_fd_set;
 static unsigned long log_lost; /* under log_lock */
 
 /* One line being formatted (under log_lock). A JSON line is built with
- * json-c (vmm/json_out.h), which allocates: every role's seccomp filter
+ * json-c (vmm/util/json_out.h), which allocates: every role's seccomp filter
  * allows malloc (vmm/sandbox/sandbox_rules.c, "common"); when it fails the
  * line is written as text rather than lost. */
 static char log_line[8192];

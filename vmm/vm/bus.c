@@ -22,8 +22,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "vmm/bus.h"
-#include "vmm/log.h"
+#include "vmm/vm/bus.h"
+#include "vmm/util/log.h"
 
 #define BUS_DEAD   (1u << 31) /* taken out of the array */
 #define BUS_ORPHAN (1u << 30) /* freed by the last reference, not by unregister */

@@ -17,9 +17,9 @@
 
 #include <linux/kvm.h>
 
-#include "vmm/device.h"
-#include "vmm/log.h"
-#include "vmm/vm.h"
+#include "vmm/vm/device.h"
+#include "vmm/util/log.h"
+#include "vmm/vm/vm.h"
 
 #define VM_CAPTURE_MAX (4u << 20)
 

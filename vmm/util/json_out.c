@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "vmm/json_out.h"
+#include "vmm/util/json_out.h"
 
 /* Length of the UTF-8 sequence at s (RFC 3629: no overlong forms, no
  * surrogates, nothing above U+10FFFF), or 0 when it is not one. */

@@ -20,10 +20,10 @@
 #include <unistd.h>
 
 #include "arch/arch.h"
-#include "vmm/log.h"
-#include "vmm/thread.h"
-#include "vmm/vcpu.h"
-#include "vmm/vm.h"
+#include "vmm/util/log.h"
+#include "vmm/util/thread.h"
+#include "vmm/vm/vcpu.h"
+#include "vmm/vm/vm.h"
 
 #define VCPU_MAX_MSRS  64
 #define APIC_LVT0      0x350

@@ -22,8 +22,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "vmm/log.h"
-#include "vmm/thread.h"
+#include "vmm/util/log.h"
+#include "vmm/util/thread.h"
 
 int (*thread_sandbox_hook)(enum thread_role role);
 

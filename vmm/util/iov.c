@@ -5,7 +5,7 @@
 #include <stdbool.h>
 #include <string.h>
 
-#include "vmm/iov.h"
+#include "vmm/util/iov.h"
 
 uint64_t iov_size(const struct iovec *iov, int n)
 {

@@ -21,10 +21,10 @@
 #include <stdint.h>
 
 #include "arch/arch.h"
-#include "vmm/bus.h"
-#include "vmm/device.h"
-#include "vmm/event.h"
-#include "vmm/guest_mem.h"
+#include "vmm/vm/bus.h"
+#include "vmm/vm/device.h"
+#include "vmm/util/event.h"
+#include "vmm/vm/guest_mem.h"
 
 #define VM_MAX_STAMPS 16
 
@@ -116,7 +116,7 @@ struct vm {
 	char *capture;
 	size_t capture_len, capture_cap;
 
-	/* The pause (vmm/vm_pause.c). */
+	/* The pause (vmm/vm/vm_pause.c). */
 	pthread_mutex_t pause_lock;
 	pthread_cond_t pause_cond;
 	int paused;	     /* atomic */
@@ -136,7 +136,7 @@ struct vm {
 	void *console_output_opaque;
 	uint32_t pci_slots;    /* device_set_pci_slots() */
 	struct fw_cfg *fw_cfg; /* device_set_fw_cfg(): BIOS VMs only */
-	/* dedicatedCpuPlacement (vmm/vm_pin.c): host CPU of vCPU i, then the
+	/* dedicatedCpuPlacement (vmm/vm/vm_pin.c): host CPU of vCPU i, then the
 	 * emulator threads' one; NULL = not pinned */
 	int *pin_cpus;
 	struct device_counters_src counters[VM_MAX_COUNTERS];
@@ -186,7 +186,7 @@ void vm_stamp(struct vm *vm, const char *name);
 int vm_pin_plan(struct vm *vm);
 int vm_pin_vcpus(struct vm *vm);
 
-/* ---- the pause (vmm/vm_pause.c; devices: device_pause_vm()) ---- */
+/* ---- the pause (vmm/vm/vm_pause.c; devices: device_pause_vm()) ---- */
 
 /* Set up the pause's fields above (vm_create()). */
 void vm_pause_init(struct vm *vm);

@@ -16,10 +16,10 @@
 #include <string.h>
 #include <sys/ioctl.h>
 
-#include "vmm/irq.h"
-#include "vmm/irq_internal.h"
-#include "vmm/log.h"
-#include "vmm/vm.h"
+#include "vmm/vm/irq.h"
+#include "vmm/vm/irq_internal.h"
+#include "vmm/util/log.h"
+#include "vmm/vm/vm.h"
 
 #define IRQ_PINS       24
 #define IRQ_MAX_ROUTES 1024

@@ -3,13 +3,13 @@
  * device.h - what a device model sees of the VM, and the device table.
  *
  * Every device type is one `static const struct device_type` listed in the
- * device_types[] table of vmm/device.c; vm_create() instantiates them in
+ * device_types[] table of vmm/vm/device.c; vm_create() instantiates them in
  * table order (count() instances each) and destroys them in reverse order
  * after every vCPU thread has stopped. Devices are allocated instances,
  * never globals. A device reaches the VM only through struct device_env
  * and the functions below: buses, guest memory, interrupts (irq.h), the
  * main event loop (event.h). scripts/check-layering.sh holds it: vmm/dev/
- * and vmm/virtio/ include neither vmm/vm.h nor vmm/ctl/.
+ * and vmm/virtio/ include neither vmm/vm/vm.h nor vmm/ctl/.
  */
 #ifndef VMLET_DEVICE_H
 #define VMLET_DEVICE_H
@@ -181,7 +181,7 @@ int device_add_counters(struct vm *vm, const char *kind, const char *name,
 
 /*
  * A device thread pauses the VM for an error the guest is not to see (a
- * disk's errorPolicy stop; vmm/vm_pause.c): device_pause_vm() records why
+ * disk's errorPolicy stop; vmm/vm/vm_pause.c): device_pause_vm() records why
  * (reason: KubeVirt's condition reason, e.g. "PausedIOError"; message:
  * what failed) and wakes the main thread, which pauses the VM from its
  * loop; the thread then waits in device_wait_resume() with the generation

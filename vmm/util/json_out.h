@@ -3,7 +3,7 @@
  * json_out.h - the one way vmm/ writes JSON: json-c objects, printed
  * compact ({"a":1,"b":[]}, no spaces) with '/' left unescaped, and every
  * string made valid UTF-8 first. Used by the log's JSON lines
- * (vmm/log.c), the probe report (vmm/probe/report*.c) and cloud-init's
+ * (vmm/util/log.c), the probe report (vmm/probe/report*.c) and cloud-init's
  * meta-data (vmm/disk/cloudinit.c).
  *
  * Strings are untrusted (the guest's report, the manifest's names, log

@@ -14,8 +14,8 @@
 #include <sys/mman.h>
 
 #include "arch/x86_64/layout.h"
-#include "vmm/guest_mem.h"
-#include "vmm/log.h"
+#include "vmm/vm/guest_mem.h"
+#include "vmm/util/log.h"
 
 #ifndef MAP_HUGE_SHIFT
 #define MAP_HUGE_SHIFT 26

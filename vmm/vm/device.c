@@ -12,9 +12,9 @@
 #include "vmm/dev/devices.h"
 #include "vmm/dev/flash.h"
 #include "vmm/dev/pci_devices.h"
-#include "vmm/device.h"
-#include "vmm/log.h"
-#include "vmm/vm.h"
+#include "vmm/vm/device.h"
+#include "vmm/util/log.h"
+#include "vmm/vm/vm.h"
 
 static const struct device_type *const device_types[] = {
     &legacy_ports_device, /* port 0x80, 0xe9 debugcon, 0xf4 debug exit */

@@ -16,11 +16,11 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "vmm/irq_internal.h"
+#include "vmm/vm/irq_internal.h"
 #include "vmm/kvm_diag.h"
-#include "vmm/log.h"
-#include "vmm/vcpu.h"
-#include "vmm/vm.h"
+#include "vmm/util/log.h"
+#include "vmm/vm/vcpu.h"
+#include "vmm/vm/vm.h"
 #include "vmm/vm_config.h"
 
 static const char *const exit_names[] = {

@@ -10,7 +10,7 @@
 #include <sys/timerfd.h>
 #include <unistd.h>
 
-#include "vmm/event.h"
+#include "vmm/util/event.h"
 
 struct event_handler {
 	int fd;

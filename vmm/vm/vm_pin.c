@@ -19,9 +19,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "vmm/log.h"
-#include "vmm/vcpu.h"
-#include "vmm/vm.h"
+#include "vmm/util/log.h"
+#include "vmm/vm/vcpu.h"
+#include "vmm/vm/vm.h"
 #include "vmm/vm_config.h"
 
 #define PIN_FIELD "spec.template.spec.domain.cpu.dedicatedCpuPlacement"

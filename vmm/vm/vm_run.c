@@ -15,10 +15,10 @@
 #include <sys/signalfd.h>
 #include <unistd.h>
 
-#include "vmm/log.h"
+#include "vmm/util/log.h"
 #include "vmm/sandbox/sandbox.h"
-#include "vmm/vcpu.h"
-#include "vmm/vm.h"
+#include "vmm/vm/vcpu.h"
+#include "vmm/vm/vm.h"
 #include "vmm/vm_config.h"
 
 struct vm_stopper {
@@ -123,7 +123,7 @@ int vm_run(struct vm *vm)
 	if (ret)
 		goto out;
 	/* The vCPU threads start now, each confined by its own filter, and
-	 * are held before their first KVM_RUN (the pause gate, vmm/vm_pause.c):
+	 * are held before their first KVM_RUN (the pause gate, vmm/vm/vm_pause.c):
 	 * the main thread then installs its filter, which need not admit
 	 * thread creation or vCPU ioctls (filters stack on the creator's),
 	 * and only then lets guest code run (vmm/sandbox/sandbox.h). They start

@@ -15,7 +15,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "vmm/file.h"
+#include "vmm/util/file.h"
 
 /* path relative to root (ROOT/REL or a relative REL), or NULL when path
  * is absolute and not under root. */

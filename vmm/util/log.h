@@ -6,7 +6,7 @@
  * ("kvm: ...", "virtio-blk: ..."). Output goes to stderr, one JSON object
  * per line by default ({"level","timestamp","component","msg", ...}) or
  * plain text with --log-format text; a JSON line is written through
- * vmm/json_out.h like all of vmm/'s JSON. Thread-safe.
+ * vmm/util/json_out.h like all of vmm/'s JSON. Thread-safe.
  *
  * error() and error_errno() return a value so a failure path is one line:
  *     return error_errno(-errno, "kvm: KVM_SET_SREGS");
