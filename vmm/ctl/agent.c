@@ -1,14 +1,9 @@
 // SPDX-License-Identifier: MIT
 /*
- * agent.c - `vmlet ctl SOCKET guest-info`: QEMU's guest-agent protocol
- * spoken on the guest-agent channel's host socket (SOCKET.NAME, docs/devices.md:
- * Guest-agent channel), from the client process (never the sandboxed VMM).
- *
- * The guest's answers are untrusted: every read has a deadline, a reply
- * larger than CTL_AGENT_MAX_REPLY is an error, and the handshake
- * (guest-sync-delimited: a 0xFF byte resets the agent's parser, and the
- * agent puts 0xFF before its answer) skips whatever stale bytes an earlier
- * client left in the channel.
+ * agent.c - a session of QEMU's guest-agent protocol on the guest-agent
+ * channel's host socket (agent.h): connect, the guest-sync-delimited
+ * handshake, one command at a time, every read against the session's
+ * deadline.
  */
 #include <errno.h>
 #include <json-c/json.h>
@@ -21,9 +16,10 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "vmm/ctl/agent.h"
 #include "vmm/ctl/ctl.h"
 
-struct agent {
+struct ctl_agent {
 	int fd;
 	uint64_t deadline_ms;
 	json_tokener *tok;
@@ -38,7 +34,7 @@ static uint64_t agent_now_ms(void)
 }
 
 /* Wait for ev on the socket until the deadline: 0, -ETIMEDOUT or -errno. */
-static int agent_wait(struct agent *a, short ev)
+static int agent_wait(struct ctl_agent *a, short ev)
 {
 	struct pollfd p = {a->fd, ev, 0};
 	uint64_t now;
@@ -56,7 +52,7 @@ static int agent_wait(struct agent *a, short ev)
 	}
 }
 
-static int agent_send(struct agent *a, const char *buf, size_t len)
+static int agent_send(struct ctl_agent *a, const char *buf, size_t len)
 {
 	while (len) {
 		ssize_t n = send(a->fd, buf, len, MSG_DONTWAIT | MSG_NOSIGNAL);
@@ -77,7 +73,7 @@ static int agent_send(struct agent *a, const char *buf, size_t len)
 }
 
 /* One byte: 1, 0 at EOF, -errno. */
-static int agent_byte(struct agent *a, char *c)
+static int agent_byte(struct ctl_agent *a, char *c)
 {
 	for (;;) {
 		ssize_t n = recv(a->fd, c, 1, MSG_DONTWAIT);
@@ -94,7 +90,7 @@ static int agent_byte(struct agent *a, char *c)
 }
 
 /* The next JSON object the agent sends (a sentinel 0xFF restarts it). */
-static int agent_read(struct agent *a, json_object **out)
+static int agent_read(struct ctl_agent *a, json_object **out)
 {
 	size_t total = 0;
 	char c;
@@ -125,7 +121,7 @@ static int agent_read(struct agent *a, json_object **out)
 }
 
 /* guest-sync-delimited with a fresh id; stale answers are skipped. */
-static int agent_sync(struct agent *a)
+static int agent_sync(struct ctl_agent *a)
 {
 	int64_t id = (int64_t)(agent_now_ms() ^ ((uint64_t)getpid() << 20)) & 0x7fffffff;
 	char req[128];
@@ -150,80 +146,121 @@ static int agent_sync(struct agent *a)
 	return r;
 }
 
-/* Run one command; its "return" (or {"error": ...}) goes into out[key]. */
-static int agent_cmd(struct agent *a, const char *cmd, const char *key, json_object *out)
+void ctl_agent_set_timeout(struct ctl_agent *a, unsigned int timeout_ms)
 {
-	char req[96];
-	json_object *o, *v;
-	int r, n;
+	a->deadline_ms = agent_now_ms() + timeout_ms;
+}
 
-	n = snprintf(req, sizeof(req), "{\"execute\":\"%s\"}\n", cmd);
-	r = agent_send(a, req, (size_t)n);
+/* The agent's error, printable: "Class: desc", control bytes as '?'. */
+static void agent_err_fill(json_object *e, struct ctl_agent_err *err)
+{
+	json_object *cls = NULL, *desc = NULL;
+	size_t i;
+
+	if (!err)
+		return;
+	json_object_object_get_ex(e, "class", &cls);
+	json_object_object_get_ex(e, "desc", &desc);
+	snprintf(err->msg, sizeof(err->msg), "%s: %s",
+		 json_object_is_type(cls, json_type_string) ? json_object_get_string(cls) : "error",
+		 json_object_is_type(desc, json_type_string) ? json_object_get_string(desc)
+							     : "(no description)");
+	for (i = 0; err->msg[i]; i++)
+		if ((unsigned char)err->msg[i] < 0x20 || err->msg[i] == 0x7f)
+			err->msg[i] = '?';
+}
+
+int ctl_agent_exec(struct ctl_agent *a, const char *cmd, json_object *args, json_object **ret,
+		   struct ctl_agent_err *err)
+{
+	json_object *req = json_object_new_object(), *o = NULL, *v;
+	const char *txt;
+	char *line = NULL;
+	int r;
+
+	*ret = NULL;
+	if (!req)
+		return -ENOMEM;
+	json_object_object_add(req, "execute", json_object_new_string(cmd));
+	if (args)
+		json_object_object_add(req, "arguments", json_object_get(args));
+	txt = json_object_to_json_string_ext(req, JSON_C_TO_STRING_PLAIN);
+	r = txt && asprintf(&line, "%s\n", txt) > 0 ? 0 : -ENOMEM;
+	if (!r)
+		r = agent_send(a, line, strlen(line));
 	if (!r)
 		r = agent_read(a, &o);
 	if (r)
-		return r;
-	if (json_object_object_get_ex(o, "return", &v))
-		json_object_object_add(out, key, json_object_get(v));
-	else if (json_object_object_get_ex(o, "error", &v))
-		json_object_object_add(out, key, json_object_get(o));
+		goto out;
+	if (json_object_object_get_ex(o, "return", &v)) {
+		*ret = json_object_get(v);
+	} else if (json_object_object_get_ex(o, "error", &v)) {
+		agent_err_fill(v, err);
+		*ret = json_object_get(v);
+		r = -EREMOTEIO;
+	} else {
+		r = -EPROTO;
+	}
+out:
 	json_object_put(o);
-	return 0;
+	json_object_put(req);
+	if (line) {
+		explicit_bzero(line, strlen(line)); /* may carry a password */
+		free(line);
+	}
+	return r;
 }
 
-static const struct {
-	const char *cmd, *key;
-} agent_queries[] = {
-    {"guest-info", "agent"},
-    {"guest-get-osinfo", "os"},
-    {"guest-get-host-name", "hostname"},
-    {"guest-network-get-interfaces", "interfaces"},
-    {"guest-get-fsinfo", "filesystems"},
-    {"guest-get-users", "users"},
-};
-
-int ctl_agent_guest_info(const char *path, unsigned int timeout_ms, json_object **out)
+int ctl_agent_open(struct ctl_agent **out, const char *path, unsigned int timeout_ms)
 {
 	struct sockaddr_un sa = {.sun_family = AF_UNIX};
-	struct agent a = {.fd = -1};
-	json_object *o = NULL;
+	struct ctl_agent *a;
 	int r;
 
+	*out = NULL;
 	if (strlen(path) >= sizeof(sa.sun_path))
 		return -ENAMETOOLONG;
 	strcpy(sa.sun_path, path);
-	a.deadline_ms = agent_now_ms() + timeout_ms;
-	a.tok = json_tokener_new_ex(32);
+	a = calloc(1, sizeof(*a));
+	if (!a)
+		return -ENOMEM;
+	a->fd = -1;
+	a->deadline_ms = agent_now_ms() + timeout_ms;
+	a->tok = json_tokener_new_ex(32);
 	/* the agent is the guest's: text that is not UTF-8 is no answer (it
 	 * would reach the ctl client's output as invalid JSON) */
-	if (a.tok)
-		json_tokener_set_flags(a.tok, JSON_TOKENER_VALIDATE_UTF8);
-	a.fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-	if (!a.tok || a.fd < 0) {
-		r = a.tok ? -errno : -ENOMEM;
-		goto out;
+	if (a->tok)
+		json_tokener_set_flags(a->tok, JSON_TOKENER_VALIDATE_UTF8);
+	a->fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	if (!a->tok || a->fd < 0) {
+		r = a->tok ? -errno : -ENOMEM;
+		goto fail;
 	}
-	if (connect(a.fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+	if (connect(a->fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
 		r = -errno;
 		if (r != -EAGAIN && r != -EINPROGRESS)
-			goto out;
-		r = agent_wait(&a, POLLOUT);
+			goto fail;
+		r = agent_wait(a, POLLOUT);
 		if (r)
-			goto out;
+			goto fail;
 	}
-	r = agent_sync(&a);
-	o = json_object_new_object();
-	for (unsigned int i = 0; !r && i < sizeof(agent_queries) / sizeof(agent_queries[0]); i++)
-		r = agent_cmd(&a, agent_queries[i].cmd, agent_queries[i].key, o);
-out:
-	if (a.fd >= 0)
-		close(a.fd);
-	if (a.tok)
-		json_tokener_free(a.tok);
-	if (r) {
-		json_object_put(o);
-		return r;
-	}
-	*out = o;
+	r = agent_sync(a);
+	if (r)
+		goto fail;
+	*out = a;
 	return 0;
+fail:
+	ctl_agent_close(a);
+	return r;
+}
+
+void ctl_agent_close(struct ctl_agent *a)
+{
+	if (!a)
+		return;
+	if (a->fd >= 0)
+		close(a->fd);
+	if (a->tok)
+		json_tokener_free(a->tok);
+	free(a);
 }

@@ -9,8 +9,10 @@
  *   stop           power button, hard stop after the grace period
  *   metrics        Prometheus text
  *   console        attach to the serial console; Ctrl-] detaches
- *   guest-info     ask the guest agent (agent.c) on SOCKET.org.qemu.guest_agent.0
+ *   guest-info     ask the guest agent (agent.h) on SOCKET.org.qemu.guest_agent.0
  *                  (or on SOCKET itself when it names that channel)
+ *   fsfreeze, fsthaw, fsfreeze-status
+ *                  freeze / thaw the guest's filesystems through the agent
  *
  * Exit status: 0 done, 1 the VM refused or vmlet is not reachable,
  * 2 usage.
@@ -27,6 +29,7 @@
 #include <unistd.h>
 
 #include "vmm/cmd/cmd.h"
+#include "vmm/ctl/agent.h"
 #include "vmm/ctl/ctl.h"
 
 #define CONSOLE_ESCAPE 0x1d /* Ctrl-] */
@@ -35,7 +38,8 @@ static void usage(FILE *f)
 {
 	fprintf(f, "usage: vmlet ctl [-o json|text] SOCKET VERB\n\n"
 		   "verbs: status, pause, resume (unpause), power-button, stop,\n"
-		   "       metrics, console (Ctrl-] detaches), guest-info (the guest agent)\n");
+		   "       metrics, console (Ctrl-] detaches), guest-info (the guest agent),\n"
+		   "       fsfreeze, fsthaw, fsfreeze-status (through the guest agent)\n");
 }
 
 /* Copy the console both ways until either side closes or Ctrl-]. */
@@ -101,27 +105,66 @@ static void print_text(json_object *o)
 	}
 }
 
-/* guest-info: the agent's channel next to the control socket. */
-static int ctl_guest_info(const char *sock, bool text)
+/* The agent's channel: SOCKET itself when it names the channel, else
+ * next to the control socket. NULL without memory. */
+static char *agent_path(const char *sock, bool *is_channel)
 {
 	size_t n = strlen(sock), m = strlen(CTL_AGENT_CHANNEL);
-	json_object *o = NULL;
 	char *path = NULL;
+
+	*is_channel = n >= m && !strcmp(sock + n - m, CTL_AGENT_CHANNEL);
+	if (*is_channel)
+		return strdup(sock);
+	return asprintf(&path, "%s.%s", sock, CTL_AGENT_CHANNEL) < 0 ? NULL : path;
+}
+
+/* Through the control socket: is the agent connected? Quietly true when
+ * the VM cannot say (then the agent's own timeout answers). */
+static bool agent_connected(const char *sock)
+{
+	json_object *o, *v;
+	char *reply = NULL;
+	bool connected = true;
+	int fd;
+
+	fd = ctl_client_request(sock, CTL_STATUS, &reply);
+	if (fd < 0)
+		return true;
+	close(fd);
+	o = json_tokener_parse(reply);
+	if (json_object_object_get_ex(o, "agent_connected", &v) &&
+	    json_object_is_type(v, json_type_boolean))
+		connected = json_object_get_boolean(v);
+	json_object_put(o);
+	free(reply);
+	return connected;
+}
+
+static int agent_fail(const char *verb, const char *path, int r, const struct ctl_agent_err *err)
+{
+	const char *why = strerror(-r);
+
+	if (r == -ETIMEDOUT)
+		why = "the guest agent did not answer in time";
+	else if (r == -ENOENT || r == -ECONNREFUSED)
+		why = "no guest-agent channel there (is the VM running?)";
+	else if (r == -EREMOTEIO)
+		why = err->msg;
+	else if (r == -EPROTO)
+		why = "the guest agent's answer has the wrong shape";
+	fprintf(stderr, "vmlet ctl: %s: %s: %s\n", verb, path, why);
+	return VMLET_EXIT_ERROR;
+}
+
+/* guest-info: the whole answer as JSON (or one key per line). */
+static int ctl_guest_info(const char *path, bool text)
+{
+	json_object *o = NULL;
 	int r;
 
-	if (n >= m && !strcmp(sock + n - m, CTL_AGENT_CHANNEL))
-		path = strdup(sock);
-	else if (asprintf(&path, "%s.%s", sock, CTL_AGENT_CHANNEL) < 0)
-		path = NULL;
-	if (!path)
-		return VMLET_EXIT_ERROR;
 	r = ctl_agent_guest_info(path, CTL_AGENT_TIMEOUT_MS, &o);
-	if (r) {
-		fprintf(stderr, "vmlet ctl: guest-info: %s: %s\n", path,
-			r == -ETIMEDOUT ? "the guest agent did not answer in time" : strerror(-r));
-		free(path);
-		return VMLET_EXIT_ERROR;
-	}
+	if (r)
+		return agent_fail("guest-info", path, r, NULL);
 	if (text) {
 		json_object_object_foreach(o, key, val)
 		{
@@ -132,8 +175,56 @@ static int ctl_guest_info(const char *sock, bool text)
 		printf("%s\n", json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN));
 	}
 	json_object_put(o);
-	free(path);
 	return VMLET_EXIT_OK;
+}
+
+/* fsfreeze, fsthaw: {"ok":true,"filesystems":N}; fsfreeze-status:
+ * {"ok":true,"status":"frozen"|"thawed"} (-o text: key: value). */
+static int ctl_fsfreeze(const char *path, const char *verb, bool text)
+{
+	struct ctl_agent_err err = {""};
+	bool frozen = false;
+	int r, count = 0;
+
+	if (!strcmp(verb, "fsfreeze"))
+		r = ctl_agent_fsfreeze(path, CTL_AGENT_FREEZE_TIMEOUT_MS, &count, &err);
+	else if (!strcmp(verb, "fsthaw"))
+		r = ctl_agent_fsthaw(path, CTL_AGENT_TIMEOUT_MS, &count, &err);
+	else
+		r = ctl_agent_fsfreeze_status(path, CTL_AGENT_TIMEOUT_MS, &frozen, &err);
+	if (r)
+		return agent_fail(verb, path, r, &err);
+	if (!strcmp(verb, "fsfreeze-status"))
+		printf(text ? "status: %s\n" : "{\"ok\":true,\"status\":\"%s\"}\n",
+		       frozen ? "frozen" : "thawed");
+	else
+		printf(text ? "filesystems: %d\n" : "{\"ok\":true,\"filesystems\":%d}\n", count);
+	return VMLET_EXIT_OK;
+}
+
+/* The verbs served by the guest agent, not the control socket. */
+static int ctl_agent_verb(const char *sock, const char *verb, bool text)
+{
+	bool is_channel;
+	char *path = agent_path(sock, &is_channel);
+	int ret;
+
+	if (!path)
+		return VMLET_EXIT_ERROR;
+	if (!is_channel && !agent_connected(sock)) {
+		fprintf(stderr,
+			"vmlet ctl: %s: no guest agent is connected (the guest has not opened "
+			"%s)\n",
+			verb, CTL_AGENT_CHANNEL);
+		free(path);
+		return VMLET_EXIT_ERROR;
+	}
+	if (!strcmp(verb, "guest-info"))
+		ret = ctl_guest_info(path, text);
+	else
+		ret = ctl_fsfreeze(path, verb, text);
+	free(path);
+	return ret;
 }
 
 int cmd_ctl(int argc, char **argv)
@@ -173,8 +264,9 @@ int cmd_ctl(int argc, char **argv)
 		return VMLET_EXIT_USAGE;
 	}
 	vname = argv[optind + 1];
-	if (!strcmp(vname, "guest-info"))
-		return ctl_guest_info(argv[optind], text);
+	if (!strcmp(vname, "guest-info") || !strcmp(vname, "fsfreeze") ||
+	    !strcmp(vname, "fsthaw") || !strcmp(vname, "fsfreeze-status"))
+		return ctl_agent_verb(argv[optind], vname, text);
 	if (!strcmp(vname, "unpause"))
 		vname = "resume";
 	if (ctl_verb_parse(vname, &verb)) {

@@ -175,20 +175,6 @@ int ctl_rss_bytes(int statm_fd, uint64_t *out);
  * -errno. */
 int ctl_client_request(const char *path, enum ctl_verb verb, char **reply);
 
-/*
- * `vmlet ctl SOCKET guest-info` (agent.c): QEMU's guest-agent protocol on
- * the channel socket path: guest-sync-delimited, then guest-info,
- * guest-get-osinfo, -host-name, guest-network-get-interfaces,
- * guest-get-fsinfo and -users, all within timeout_ms. *out (the caller
- * puts it): {"agent": ..., "os": ..., "hostname": ..., "interfaces": ...,
- * "filesystems": ..., "users": ...}, each the command's "return" or its
- * whole {"error": ...} answer. 0, -ETIMEDOUT, -EMSGSIZE (an answer above
- * CTL_AGENT_MAX_REPLY), -ECONNRESET (the channel closed) or -errno.
- */
-#define CTL_AGENT_MAX_REPLY  (1u << 20)
-#define CTL_AGENT_CHANNEL    "org.qemu.guest_agent.0"
-#define CTL_AGENT_TIMEOUT_MS 10000
-struct json_object;
-int ctl_agent_guest_info(const char *path, unsigned int timeout_ms, struct json_object **out);
+/* The guest agent: vmm/ctl/agent.h. */
 
 #endif /* VMLET_CTL_H */

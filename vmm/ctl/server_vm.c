@@ -16,6 +16,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "vmm/ctl/agent.h"
 #include "vmm/ctl/ctl.h"
 #include "vmm/vm/lifecycle.h"
 #include "vmm/vm/vcpu.h"
