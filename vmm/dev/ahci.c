@@ -52,18 +52,19 @@
 #define CMD_FRE (1u << 4)
 #define CMD_FR	(1u << 14)
 #define CMD_CR	(1u << 15)
-/* bits the guest writes and reads back: SUD, POD, ICC */
-#define CMD_RW	     ((1u << 1) | (1u << 2) | (0xfu << 28))
+/* bits the guest writes and reads back: SUD, POD, ATAPI, DLAE, ICC */
+#define CMD_RW	     ((1u << 1) | (1u << 2) | (1u << 24) | (1u << 25) | (0xfu << 28))
 #define SERR_DIAG_F  (1u << 25) /* unknown FIS type */
 #define SERR_ERR_P   (1u << 10) /* protocol error */
 #define SSTS_UP	     0x113	/* DET device + phy, SPD gen 1, IPM active */
-#define SIG_ATA	     0x00000101
 #define TFD_READY    ATA_DRDY
 #define RFIS_PIO     0x20
 #define RFIS_D2H     0x40
 #define RFIS_SDB     0x58
 #define RFIS_SIZE    0x100
 #define CMD_HDR_SIZE 32
+#define CMD_HDR_A    (1u << 5) /* ATAPI: the HBA sends the ACMD */
+#define CTBA_ACMD    0x40
 #define CTBA_PRDT    0x80
 
 /* ---- interrupts (a->lock held) ------------------------------------------- */
@@ -116,13 +117,23 @@ static void ahci_post_fis(struct ahci_port *p, uint32_t off, const uint8_t *fis,
 		p->is |= PXIS_HBFS;
 }
 
-static void ahci_post_d2h(struct ahci_port *p, uint8_t status, uint8_t error, bool sig)
+static uint32_t ahci_sig(const struct ahci_port *p)
+{
+	return p->kind == AHCI_PORT_ATAPI ? AHCI_SIG_ATAPI : AHCI_SIG_ATA;
+}
+
+static void ahci_post_d2h(struct ahci_port *p, uint8_t status, uint8_t error, bool sig,
+			  uint8_t count)
 {
 	uint8_t f[20] = {FIS_TYPE_REG_D2H, 0x40, status, error};
+	uint32_t s = ahci_sig(p);
 
-	if (sig) {
-		f[4] = 1;  /* LBA low: ATA signature 00000101h */
-		f[12] = 1; /* count */
+	f[12] = count;
+	if (sig) { /* the signature: count, LBA low, mid, high */
+		f[12] = (uint8_t)s;
+		f[4] = (uint8_t)(s >> 8);
+		f[5] = (uint8_t)(s >> 16);
+		f[6] = (uint8_t)(s >> 24);
 	}
 	p->tfd = (uint32_t)error << 8 | status;
 	ahci_post_fis(p, RFIS_D2H, f, sizeof(f));
@@ -139,8 +150,10 @@ static void ahci_port_link(struct ahci_port *p)
 		return;
 	}
 	p->ssts = SSTS_UP;
-	p->sig = SIG_ATA;
+	p->sig = ahci_sig(p);
 	p->tfd = TFD_READY;
+	/* the drive's reset state (unit attention), set by its thread */
+	p->cd_reset = p->kind == AHCI_PORT_ATAPI;
 }
 
 static void ahci_port_reset(struct ahci_port *p)
@@ -251,7 +264,7 @@ static void ahci_port_write(struct ahci_port *p, uint32_t reg, uint32_t v)
 			p->stopped = false;
 			ahci_port_link(p);
 			if (p->kind != AHCI_PORT_EMPTY)
-				ahci_post_d2h(p, TFD_READY, 0, true);
+				ahci_post_d2h(p, TFD_READY, 0, true, 0);
 		} else if ((v & 0xf) == 1) {
 			p->ssts = 0;
 			p->tfd = ATA_BSY;
@@ -406,7 +419,17 @@ static bool ahci_fetch(struct ahci_port *p, unsigned int slot, struct ahci_cmd *
 	cmd->write = h[0] & (1u << 6);
 	if ((h[0] & 0x1f) < 5) /* CFL: a Register H2D FIS is 5 dwords */
 		cmd->fis[0] = 0;
-	ahci_map_prdt(p, ctba, h[0] >> 16, ahci_ata_data_len(p, cmd->fis), cmd);
+	if (p->kind == AHCI_PORT_ATAPI && (h[0] & CMD_HDR_A)) {
+		src = guest_mem_ptr(m, ctba + CTBA_ACMD, sizeof(cmd->acmd));
+		if (!src)
+			return false;
+		memcpy(cmd->acmd, src, sizeof(cmd->acmd));
+		cmd->atapi = true;
+	}
+	ahci_map_prdt(p, ctba, h[0] >> 16,
+		      p->kind == AHCI_PORT_ATAPI ? ahci_atapi_data_len(p, cmd)
+						 : ahci_ata_data_len(p, cmd->fis),
+		      cmd);
 	*ctba_out = clb + (uint64_t)slot * CMD_HDR_SIZE;
 	return cmd->niov >= 0;
 }
@@ -450,7 +473,7 @@ static void ahci_complete(struct ahci_port *p, const struct ahci_cmd *cmd, uint6
 		p->sact &= ~bit;
 		p->is |= PXIS_SDBS;
 	} else {
-		ahci_post_d2h(p, r->status, r->error, r->sig);
+		ahci_post_d2h(p, r->status, r->error, r->sig, r->count);
 	}
 	if (r->status & ATA_ERR) {
 		/* §6.2.2: the failed slot stays in PxCI, the port stops */
@@ -460,7 +483,7 @@ static void ahci_complete(struct ahci_port *p, const struct ahci_cmd *cmd, uint6
 	}
 	p->ci &= ~bit;
 	if (r->sig) {
-		p->sig = SIG_ATA;
+		p->sig = ahci_sig(p);
 		p->tfd = TFD_READY;
 	}
 irq:
@@ -502,6 +525,13 @@ static void ahci_run(struct ahci_port *p, unsigned int slot)
 	} else if (cmd.fis[0] != FIS_TYPE_REG_H2D) {
 		p->serr |= SERR_DIAG_F | SERR_ERR_P;
 		r.fatal = PXIS_IFS;
+	} else if (p->kind == AHCI_PORT_ATAPI) {
+		if (p->cd_reset)
+			ahci_atapi_reset(p);
+		p->cd_reset = false;
+		pthread_mutex_unlock(&a->lock);
+		keep = ahci_atapi_exec(p, &cmd, &r);
+		pthread_mutex_lock(&a->lock);
 	} else {
 		pthread_mutex_unlock(&a->lock);
 		keep = ahci_ata_exec(p, &cmd, &r, gen);
@@ -556,21 +586,23 @@ static void ahci_read_counters(void *opaque, struct device_counters *c)
 	c->io_pauses = __atomic_load_n(&p->st.io_pauses, __ATOMIC_RELAXED);
 }
 
-int ahci_attach_disk(struct ahci *a, unsigned int port, struct blk *be,
-		     const struct ahci_disk_params *prm)
+static int ahci_attach(struct ahci *a, unsigned int port, struct blk *be,
+		       const struct ahci_disk_params *prm, enum ahci_port_kind kind)
 {
 	struct ahci_port *p;
 	char tname[16];
 	int r;
 
 	if (port >= AHCI_PORTS || a->port[port].kind != AHCI_PORT_EMPTY) {
-		blk_close(be);
+		if (be)
+			blk_close(be);
 		return error_errno(-ENOSPC, "ahci: disk '%s': no free SATA port", prm->name);
 	}
 	p = &a->port[port];
 	p->iov = calloc(AHCI_MAX_PRD, sizeof(*p->iov));
 	if (!p->iov) {
-		blk_close(be);
+		if (be)
+			blk_close(be);
 		return -ENOMEM;
 	}
 	p->be = be;
@@ -583,7 +615,7 @@ int ahci_attach_disk(struct ahci *a, unsigned int port, struct blk *be,
 	else
 		snprintf(p->serial, sizeof(p->serial), "QM%05u", port + 1);
 	pthread_mutex_lock(&a->lock);
-	p->kind = AHCI_PORT_ATA;
+	p->kind = kind;
 	ahci_port_link(p);
 	pthread_mutex_unlock(&a->lock);
 	snprintf(tname, sizeof(tname), "vmlet-sata%u", port);
@@ -593,6 +625,18 @@ int ahci_attach_disk(struct ahci *a, unsigned int port, struct blk *be,
 	p->started = true;
 	device_add_counters(a->vm, "blk", p->name, ahci_read_counters, p);
 	return 0;
+}
+
+int ahci_attach_disk(struct ahci *a, unsigned int port, struct blk *be,
+		     const struct ahci_disk_params *prm)
+{
+	return ahci_attach(a, port, be, prm, AHCI_PORT_ATA);
+}
+
+int ahci_attach_cdrom(struct ahci *a, unsigned int port, struct blk *be,
+		      const struct ahci_disk_params *prm)
+{
+	return ahci_attach(a, port, be, prm, AHCI_PORT_ATAPI);
 }
 
 static const struct pci_dev_cb ahci_pci_cb = {

@@ -10,8 +10,8 @@
  * Each port holds one ATA disk (ahci_ata.c) over a shared block backend
  * (vmm/disk/blk.h: every volume kind, cache mode, readOnly, serial,
  * discard, image lock a virtio-blk disk has) or nothing (no device on the
- * link). ATAPI (CD-ROM) is the next kind of port: struct ahci_port's kind
- * is where it goes.
+ * link), or one CD-ROM drive (ahci_atapi.c: ATAPI, MMC commands, a
+ * read-only medium of 2048-byte blocks, or none).
  *
  * The guest's command list, FIS receive area, command tables and PRDTs
  * are read through guest_mem_ptr() once per command (the command header,
@@ -75,6 +75,10 @@ int ahci_create(struct ahci **out, struct pci_host *host, struct vm *vm,
  * ownership of be (also on failure). Setup only, before the guest runs. */
 int ahci_attach_disk(struct ahci *a, unsigned int port, struct blk *be,
 		     const struct ahci_disk_params *p);
+/* Put a CD-ROM drive on port, its medium be (read-only; NULL: an empty
+ * drive); as ahci_attach_disk() otherwise (serial, name, counters). */
+int ahci_attach_cdrom(struct ahci *a, unsigned int port, struct blk *be,
+		      const struct ahci_disk_params *prm);
 /* Teardown, vCPUs stopped: stop the I/O threads and flush the disks. */
 void ahci_quiesce(struct ahci *a);
 void ahci_destroy(struct ahci *a);

@@ -92,9 +92,7 @@ uint64_t ahci_ata_data_len(const struct ahci_port *p, const uint8_t *fis)
 
 /* ---- IDENTIFY DEVICE (ATA8-ACS §7.16) --------------------------------------- */
 
-/* An ATA string: two characters a word, the first in the high byte,
- * padded with spaces. */
-static void ata_string(uint16_t *w, const char *s, unsigned int words)
+void ahci_ata_string(uint16_t *w, const char *s, unsigned int words)
 {
 	size_t n = strlen(s);
 
@@ -139,9 +137,9 @@ void ahci_ata_identify(const struct ahci_port *p, uint16_t id[256])
 
 	memset(id, 0, 512);
 	id[0] = 0x0040; /* fixed device */
-	ata_string(id + 10, p->serial, 10);
-	ata_string(id + 23, "2.5+", 4);		  /* QEMU's firmware revision */
-	ata_string(id + 27, "QEMU HARDDISK", 20); /* QEMU's model: the same /dev/disk/by-id */
+	ahci_ata_string(id + 10, p->serial, 10);
+	ahci_ata_string(id + 23, "2.5+", 4);	       /* QEMU's firmware revision */
+	ahci_ata_string(id + 27, "QEMU HARDDISK", 20); /* QEMU's model: the same /dev/disk/by-id */
 	id[47] = 0x8010;
 	id[49] = (1u << 11) | (1u << 9) | (1u << 8); /* IORDY, LBA, DMA */
 	id[50] = 0x4000;

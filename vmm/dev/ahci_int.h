@@ -2,7 +2,7 @@
 /*
  * ahci_int.h - what ahci.c (the HBA: registers, command fetch, FIS
  * delivery, interrupts) and ahci_ata.c (the ATA device behind a port)
- * share. Only these two files include it.
+ * share. Only these files (and ahci_atapi.c, the CD-ROM) include it.
  */
 #ifndef VMLET_DEV_AHCI_INT_H
 #define VMLET_DEV_AHCI_INT_H
@@ -39,15 +39,21 @@
 #define PXIS_HBFS (1u << 29)
 #define PXIS_TFES (1u << 30)
 
-/* AHCI_PORT_ATAPI (the CD-ROM) is the next kind */
 enum ahci_port_kind {
 	AHCI_PORT_EMPTY = 0, /* no device on the link */
 	AHCI_PORT_ATA,	     /* a disk (ahci_ata.c) */
+	AHCI_PORT_ATAPI,     /* a CD-ROM drive (ahci_atapi.c) */
 };
+
+#define AHCI_SIG_ATA   0x00000101u
+#define AHCI_SIG_ATAPI 0xeb140101u
+#define ATA_PACKET     0xa0 /* the command that carries an ATAPI CDB */
 
 /* One command as the port fetched it (copied out of guest memory). */
 struct ahci_cmd {
-	uint8_t fis[20]; /* the Register H2D FIS */
+	uint8_t fis[20];  /* the Register H2D FIS */
+	uint8_t acmd[16]; /* the ATAPI command (CDB) of a PACKET command */
+	bool atapi;	  /* header A: the HBA fetched acmd */
 	unsigned int slot;
 	bool write;	      /* header W: data to the device */
 	struct iovec *iov;    /* the PRDT, mapped; niov entries */
@@ -63,6 +69,17 @@ struct ahci_result {
 	bool pio_in;	/* answer with a PIO Setup FIS (IDENTIFY) */
 	bool ncq;	/* answer with a Set Device Bits FIS */
 	bool sig;	/* a device reset: D2H with the signature */
+	uint8_t count;	/* D2H count (ATAPI: the interrupt reason) */
+};
+
+/* The state of an ATAPI port's drive (ahci_atapi.c; its thread only). */
+struct ahci_atapi {
+	uint8_t key, asc, ascq; /* sense of the last command (REQUEST SENSE) */
+	bool ua;		/* a unit attention is pending (ua_asc) */
+	uint8_t ua_asc;
+	bool tray_open; /* the guest ejected the medium (START STOP UNIT) */
+	bool locked;	/* PREVENT ALLOW MEDIUM REMOVAL */
+	uint8_t event;	/* GET EVENT STATUS NOTIFICATION media event, 0 none */
 };
 
 struct ahci;
@@ -74,12 +91,14 @@ struct ahci_port {
 	/* registers (a->lock) */
 	uint32_t clb, clbu, fb, fbu, is, ie, cmd, tfd, sig, ssts, sctl, serr, sact, ci;
 	bool stopped;	  /* an error stopped the port until ST is cleared */
+	bool cd_reset;	  /* ATAPI: the drive was reset (its thread applies it) */
 	int busy;	  /* slot the thread runs, -1 none */
 	unsigned int gen; /* bumped when ST clears or the port resets */
 	pthread_cond_t cond;
 	pthread_t thread;
 	bool started;
-	/* the disk (AHCI_PORT_ATA) */
+	/* the disk (AHCI_PORT_ATA) or the medium (AHCI_PORT_ATAPI; NULL:
+	 * an empty drive) */
 	struct blk *be;
 	char name[64];
 	char serial[21];
@@ -89,6 +108,7 @@ struct ahci_port {
 	bool flushed;
 	struct iovec *iov; /* AHCI_MAX_PRD, thread-only */
 	struct device_counters st;
+	struct ahci_atapi cd; /* AHCI_PORT_ATAPI */
 };
 
 struct ahci {
@@ -113,6 +133,20 @@ bool ahci_ata_exec(struct ahci_port *p, struct ahci_cmd *cmd, struct ahci_result
 void ahci_ata_identify(const struct ahci_port *p, uint16_t id[256]);
 /* Bytes of data cmd moves, from its FIS (0: none). */
 uint64_t ahci_ata_data_len(const struct ahci_port *p, const uint8_t *fis);
+/* An ATA string: two characters a word, the first in the high byte,
+ * padded with spaces, non-printable characters as spaces. */
+void ahci_ata_string(uint16_t *w, const char *s, unsigned int words);
+
+/*
+ * ahci_atapi.c, for AHCI_PORT_ATAPI: run cmd (ahci_ata_exec's contract);
+ * the bytes of data cmd may move, from its FIS and CDB (the PRDT is mapped
+ * for that much, 0: none); the drive's state after a device reset (power
+ * on, COMRESET, SRST).
+ */
+bool ahci_atapi_exec(struct ahci_port *p, struct ahci_cmd *cmd, struct ahci_result *r);
+uint64_t ahci_atapi_data_len(const struct ahci_port *p, const struct ahci_cmd *cmd);
+void ahci_atapi_reset(struct ahci_port *p);
+
 /* ahci.c: true while p's command unit is still wanted (the thread checks it
  * while the VM is paused for an error). */
 bool ahci_port_live(struct ahci_port *p, unsigned int gen);
