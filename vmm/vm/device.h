@@ -9,7 +9,9 @@
  * never globals. A device reaches the VM only through struct device_env
  * and the functions below: buses, guest memory, interrupts (irq.h), the
  * main event loop (event.h). scripts/check-layering.sh holds it: vmm/dev/
- * and vmm/virtio/ include neither vmm/vm/vm.h nor vmm/ctl/.
+ * and vmm/virtio/ include of the VM core only this header, bus.h,
+ * guest_mem.h and irq.h (not vm.h, vcpu.h, irq_internal.h, lifecycle.h),
+ * and nothing of vmm/ctl/.
  */
 #ifndef VMLET_DEVICE_H
 #define VMLET_DEVICE_H
