@@ -587,6 +587,8 @@ int config_from_resolution(const struct resolver *r, const struct spec_options *
 	/* KubeVirt's converter (compute/channels.go) gives every VMI the
 	 * guest-agent channel, whatever its devices say */
 	strcpy(cfg->channels[cfg->n_channels++], VM_CHANNEL_GUEST_AGENT);
+	if (config_access(r, spec, cfg))
+		return -EINVAL;
 	cfg->autoattach_serial_console = node_bval(node_get(devs, "autoattachSerialConsole"), true);
 	cfg->block_multi_queue = node_bval(node_get(devs, "blockMultiQueue"), false);
 	cfg->net_multi_queue = node_bval(node_get(devs, "networkInterfaceMultiqueue"), false);

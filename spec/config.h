@@ -43,6 +43,10 @@ int config_firmware_uuid(struct vm_config *cfg);
  * (annotations). After cfg->firmware_uuid is set (config_volume.c). */
 void config_cloud_init_meta(const struct resolver *r, struct vm_config *cfg);
 /* root/path (path's leading slashes dropped), malloc'ed. */
+/* spec.accessCredentials[] into cfg->access_creds, devices.downwardMetrics
+ * into its channel (config_access.c). 0 or -EINVAL (a diag). */
+int config_access(const struct resolver *r, const struct node *spec, struct vm_config *cfg);
+
 char *config_join(const char *root, const char *path);
 
 /* The configuration as a pretty JSON document. 0 or -EIO. */

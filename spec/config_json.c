@@ -70,6 +70,32 @@ static struct json_object *disk_json(const struct vm_disk *d)
 	return o;
 }
 
+/* the credentials without their secrets (files vmm/ reads) */
+static struct json_object *creds_json(const struct vm_config *c)
+{
+	static const char *const methods[] = {[VM_CRED_AGENT] = "qemuGuestAgent",
+					      [VM_CRED_NOCLOUD] = "noCloud",
+					      [VM_CRED_CONFIG_DRIVE] = "configDrive"};
+	struct json_object *arr = json_object_new_array(), *o, *users;
+
+	for (unsigned int i = 0; i < c->n_access_creds; i++) {
+		const struct vm_access_cred *ac = &c->access_creds[i];
+
+		o = json_object_new_object();
+		add_str(o, "type", ac->type == VM_CRED_SSH_KEY ? "sshPublicKey" : "userPassword");
+		add_str(o, "propagationMethod", methods[ac->method]);
+		add_str(o, "secretName", ac->secret);
+		if (ac->n_users) {
+			users = json_object_new_array();
+			for (unsigned int j = 0; j < ac->n_users; j++)
+				json_object_array_add(users, json_object_new_string(ac->users[j]));
+			json_object_object_add(o, "users", users);
+		}
+		json_object_array_add(arr, o);
+	}
+	return arr;
+}
+
 static struct json_object *nic_json(const struct vm_nic *n)
 {
 	struct json_object *o = json_object_new_object(), *ports, *p;
@@ -160,6 +186,10 @@ int config_emit_json(FILE *f, const struct vm_config *c)
 	for (i = 0; i < c->n_channels; i++)
 		json_object_array_add(arr, json_object_new_string(c->channels[i]));
 	json_object_object_add(o, "channels", arr);
+	if (c->downward_metrics)
+		add_bool(o, "downwardMetrics", true);
+	if (c->n_access_creds)
+		json_object_object_add(o, "accessCredentials", creds_json(c));
 	add_bool(o, "blockMultiQueue", c->block_multi_queue);
 	add_bool(o, "netMultiQueue", c->net_multi_queue);
 	json_object_object_add(o, "terminationGracePeriodSeconds",

@@ -38,6 +38,17 @@ static void disk_release(struct vm_disk *d)
 	free(d->meta_uuid);
 	free(d->meta_hostname);
 	free(d->meta_instance_type);
+	for (unsigned int i = 0; i < d->n_meta_public_keys; i++)
+		free(d->meta_public_keys[i]);
+	free(d->meta_public_keys);
+}
+
+static void cred_release(struct vm_access_cred *c)
+{
+	for (unsigned int i = 0; i < c->n_users; i++)
+		free(c->users[i]);
+	free(c->users);
+	free(c->secret);
 }
 
 static void nic_release(struct vm_nic *n)
@@ -65,6 +76,9 @@ void vm_config_release(struct vm_config *cfg)
 		disk_release(&cfg->disks[i]);
 	for (i = 0; i < cfg->n_nics; i++)
 		nic_release(&cfg->nics[i]);
+	for (i = 0; i < cfg->n_access_creds; i++)
+		cred_release(&cfg->access_creds[i]);
+	free(cfg->access_creds);
 	free(cfg->disks);
 	free(cfg->nics);
 	free(cfg->name);

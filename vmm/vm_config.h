@@ -90,6 +90,13 @@ struct vm_disk {
 	char *meta_uuid; /* ConfigDrive only */
 	char *meta_hostname;
 	char *meta_instance_type;
+	/* SSH public keys for the meta-data's public-keys (NoCloud) /
+	 * public_keys (ConfigDrive), as KubeVirt's accessCredentials with
+	 * propagationMethod noCloud / configDrive: filled by vmm/ (the
+	 * secrets are files: vmm/util/secret.h), not by spec/; each one
+	 * secret file's whole content, keyed "0", "1"... in order */
+	char **meta_public_keys;
+	unsigned int n_meta_public_keys;
 	/* Where path may be opened (vmm/disk/volume.c, vmm/util/file.h). root: the
 	 * directory path is under and must stay under when opened (--disk-root
 	 * for a containerDisk, the PVC directory, an image's unpack directory;
@@ -134,6 +141,31 @@ struct vm_nic {
 #define VM_MAX_CHANNELS	       8  /* = VIRTIO_CONSOLE_MAX_PORTS */
 #define VM_CHANNEL_NAME_MAX    63 /* = VIRTIO_CONSOLE_NAME_MAX */
 #define VM_CHANNEL_GUEST_AGENT "org.qemu.guest_agent.0"
+/* devices.downwardMetrics: vhostmd's virtio-serial port (KubeVirt's
+ * converter, compute/channels.go) */
+#define VM_CHANNEL_DOWNWARD_METRICS "org.github.vhostmd.1"
+
+/* spec.accessCredentials[] (KubeVirt's v1.AccessCredential) */
+enum vm_cred_type {
+	VM_CRED_SSH_KEY = 1, /* sshPublicKey */
+	VM_CRED_PASSWORD,    /* userPassword */
+};
+enum vm_cred_method {
+	VM_CRED_AGENT = 1,    /* propagationMethod.qemuGuestAgent */
+	VM_CRED_NOCLOUD,      /* noCloud: the cloud-init meta-data */
+	VM_CRED_CONFIG_DRIVE, /* configDrive: likewise */
+};
+#define VM_MAX_ACCESS_CREDS 64
+#define VM_MAX_CRED_USERS   64
+struct vm_access_cred {
+	enum vm_cred_type type;
+	enum vm_cred_method method;
+	char *secret; /* source.secret.secretName */
+	/* qemuGuestAgent.users of an SSH key (the guest users whose
+	 * authorized_keys get the keys); none for the others */
+	char **users;
+	unsigned int n_users;
+};
 
 struct vm_config {
 	/* identity */
@@ -203,6 +235,11 @@ struct vm_config {
 	 * converter gives every VMI "org.qemu.guest_agent.0" */
 	char channels[VM_MAX_CHANNELS][VM_CHANNEL_NAME_MAX + 1];
 	unsigned int n_channels;
+	/* devices.downwardMetrics: the channel VM_CHANNEL_DOWNWARD_METRICS is
+	 * among channels[] and its host side serves the metrics document */
+	bool downward_metrics;
+	struct vm_access_cred *access_creds;
+	unsigned int n_access_creds;
 	bool block_multi_queue;
 	bool net_multi_queue;
 

@@ -129,6 +129,52 @@ static void test_config_drive(void)
 	close(fd);
 }
 
+/* accessCredentials with noCloud / configDrive: the keys in the meta-data
+ * (KubeVirt's public-keys / public_keys), escaped: a key file whose text
+ * would end the YAML scalar or the JSON string stays one value */
+static void test_public_keys(void)
+{
+	char *keys[] = {"ssh-ed25519 AAAAC3Nz a@b\n", "ssh-rsa AAAAB3 \"x\"\ninstance-id: evil"};
+	struct vm_disk d = {.name = "c", .source = VM_DISK_CLOUDINIT_NOCLOUD, .user_data = "hi"};
+	char path[64], *out;
+	int fd;
+
+	d.meta_instance_id = "iid";
+	d.meta_public_keys = keys;
+	d.n_meta_public_keys = 2;
+	fd = cloudinit_write_fd(&d, dir);
+	CHECK(fd >= 0);
+	if (fd < 0)
+		return;
+	snprintf(path, sizeof(path), "/proc/%d/fd/%d", (int)getpid(), fd);
+	check_extract(path, "/meta-data",
+		      "instance-id: \"iid\"\n"
+		      "public-keys:\n"
+		      "  \"0\": \"ssh-ed25519 AAAAC3Nz a@b\\n\"\n"
+		      "  \"1\": \"ssh-rsa AAAAB3 \\\"x\\\"\\ninstance-id: evil\"\n");
+	out = run("isoinfo -J -i %s -x /meta-data | python3 -c 'import sys, yaml; "
+		  "m = yaml.safe_load(sys.stdin); print(m[\"instance-id\"], "
+		  "len(m[\"public-keys\"]))' 2>/dev/null",
+		  path);
+	if (out && *out)
+		CHECK_STR(out, "iid 2\n");
+	free(out);
+	close(fd);
+	d.source = VM_DISK_CLOUDINIT_CONFIGDRIVE;
+	fd = cloudinit_write_fd(&d, dir);
+	CHECK(fd >= 0);
+	if (fd < 0)
+		return;
+	snprintf(path, sizeof(path), "/proc/%d/fd/%d", (int)getpid(), fd);
+	out = run("isoinfo -J -i %s -x /openstack/latest/meta_data.json | python3 -c "
+		  "'import json,sys; m = json.load(sys.stdin); print(m[\"instance_id\"], "
+		  "m[\"public_keys\"][\"1\"].count(\"\\n\"), sorted(m[\"public_keys\"]))'",
+		  path);
+	CHECK_STR(out, "iid 1 ['0', '1']\n");
+	free(out);
+	close(fd);
+}
+
 static void test_reproducible_and_bad_input(void)
 {
 	struct vm_disk d = {.name = "c", .source = VM_DISK_CLOUDINIT_NOCLOUD, .user_data = "hi"};
@@ -161,6 +207,7 @@ int main(void)
 		return 1;
 	TEST_RUN(test_nocloud);
 	TEST_RUN(test_config_drive);
+	TEST_RUN(test_public_keys);
 	TEST_RUN(test_reproducible_and_bad_input);
 	rmdir(dir);
 	return test_summary();

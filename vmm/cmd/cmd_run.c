@@ -36,6 +36,7 @@ static void run_usage(FILE *f)
 		"                 [--run-strategy Always|RerunOnFailure|Once|Manual|Halted]\n"
 		"                 [--jail DIR] [--firmware PVH-ELF] [--efi-vars FILE]\n"
 		"                 [--tap IFACE=TAP ...] [--channel-dir DIR]\n"
+		"                 [--secret-dir DIR]\n"
 		"\n"
 		"Runs the VM the manifests describe under its runStrategy: Always restarts\n"
 		"the guest after power-off, reboot or crash, RerunOnFailure after reboot or\n"
@@ -47,6 +48,8 @@ static void run_usage(FILE *f)
 		"to start, 2 usage, 3 rebooted, 4 crashed, 5 stopped after the grace period.\n"
 		"The guest-agent channel (virtio-serial port org.qemu.guest_agent.0) is the\n"
 		"socket DIR/NAME with --channel-dir DIR, else API_SOCKET.NAME.\n"
+		"accessCredentials read Secret NAME from the files DIR/NAME/KEY of\n"
+		"--secret-dir DIR.\n"
 		"\n" SANDBOX_USAGE CTL_USAGE);
 }
 
@@ -197,6 +200,7 @@ static const struct option run_options[] = {
     {"run-strategy", required_argument, NULL, RUN_OPT_STRATEGY},
     {"jail", required_argument, NULL, RUN_OPT_JAIL},
     {"channel-dir", required_argument, NULL, CMD_OPT_CHANNEL_DIR},
+    {"secret-dir", required_argument, NULL, CMD_OPT_SECRET_DIR},
     SANDBOX_LONGOPTS,
     CTL_LONGOPTS,
     {"help", no_argument, NULL, 'h'},

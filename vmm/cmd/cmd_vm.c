@@ -226,6 +226,9 @@ int cmd_vm_option(struct cmd_vm_opts *o, int c, const char *arg)
 	case CMD_OPT_CHANNEL_DIR:
 		o->channel_dir = arg;
 		return 0;
+	case CMD_OPT_SECRET_DIR:
+		o->secret_dir = arg;
+		return 0;
 	default:
 		return 1;
 	}
@@ -347,6 +350,8 @@ int cmd_vm_config(const struct cmd_vm_opts *o, struct vm_config *cfg)
 		}
 	}
 	ret = cmd_vm_overrides(o, cfg);
+	if (!ret)
+		ret = cmd_vm_access(o, cfg);
 	if (ret)
 		vm_config_release(cfg);
 	return ret;

@@ -51,6 +51,8 @@ struct cmd_vm_opts {
 	 * --api-socket, else none (vmlet probe: never) */
 	bool channels;
 	const char *channel_dir;
+	/* --secret-dir DIR: Secret NAME is DIR/NAME/KEY (vmm/util/secret.h) */
+	const char *secret_dir;
 
 	/* a VM without efi.persistent: its variables in the open file
 	 * efi_vars_fd when efi_vars_volatile (vm_options, cmd_run.c) */
@@ -83,6 +85,7 @@ enum {
 	CMD_OPT_IMAGE_STORE,
 	CMD_OPT_CONSOLE_MAX,
 	CMD_OPT_CHANNEL_DIR,
+	CMD_OPT_SECRET_DIR,
 };
 
 /* The getopt_long entries of the options both commands take (handled by
@@ -113,6 +116,12 @@ int cmd_parse_smp(const char *s, uint32_t *sockets, uint32_t *cores, uint32_t *t
 /* Resolve -f manifests (or vmlet's defaults without any) and apply the
  * command-line overrides. 0 or -errno (message printed). */
 int cmd_vm_config(const struct cmd_vm_opts *o, struct vm_config *cfg);
+
+/* spec.accessCredentials for vmlet run (cmd_access.c): read the Secrets
+ * under o->secret_dir, put the cloud-init ones into the seed disks'
+ * meta-data; the guest agent's are applied later (vmm/ctl/creds.h).
+ * 0 or -errno (message printed). */
+int cmd_vm_access(const struct cmd_vm_opts *o, struct vm_config *cfg);
 
 /* Create, boot and run a VM to its end. Returns the enum vm_exit_reason
  * (> 0), or -errno when it could not start. When keep is not NULL the VM is

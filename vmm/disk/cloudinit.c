@@ -30,7 +30,8 @@ static int yaml_str(FILE *f, const char *s)
 }
 
 /* NoCloud's meta-data, YAML. */
-static int cloudinit_meta_yaml(FILE *f, const char *id, const char *host, const char *type)
+static int cloudinit_meta_yaml(FILE *f, const struct vm_disk *d, const char *id, const char *host,
+			       const char *type)
 {
 	int r = 0;
 
@@ -46,14 +47,24 @@ static int cloudinit_meta_yaml(FILE *f, const char *id, const char *host, const 
 		r = r ?: yaml_str(f, host);
 	}
 	fputc('\n', f);
+	/* accessCredentials with propagationMethod noCloud (KubeVirt's
+	 * NoCloudMetadata.PublicSSHKeys): "0", "1"... -> a key file each */
+	if (d->n_meta_public_keys)
+		fputs("public-keys:\n", f);
+	for (unsigned int i = 0; i < d->n_meta_public_keys; i++) {
+		fprintf(f, "  \"%u\": ", i);
+		r = r ?: yaml_str(f, d->meta_public_keys[i]);
+		fputc('\n', f);
+	}
 	return r;
 }
 
 /* ConfigDrive's meta_data.json. */
-static int cloudinit_meta_json(FILE *f, const char *id, const char *host, const char *type,
-			       const char *uuid)
+static int cloudinit_meta_json(FILE *f, const struct vm_disk *d, const char *id, const char *host,
+			       const char *type, const char *uuid)
 {
-	struct json_object *o = json_object_new_object();
+	struct json_object *o = json_object_new_object(), *keys;
+	char idx[16];
 	int r = 0;
 
 	if (type && *type)
@@ -63,6 +74,15 @@ static int cloudinit_meta_json(FILE *f, const char *id, const char *host, const 
 		r = r ?: json_out_add_str(o, "hostname", host);
 	if (uuid && *uuid)
 		r = r ?: json_out_add_str(o, "uuid", uuid);
+	/* accessCredentials with propagationMethod configDrive */
+	if (d->n_meta_public_keys) {
+		keys = json_object_new_object();
+		for (unsigned int i = 0; !r && i < d->n_meta_public_keys; i++) {
+			snprintf(idx, sizeof(idx), "%u", i);
+			r = json_out_add_str(keys, idx, d->meta_public_keys[i]);
+		}
+		json_object_object_add(o, "public_keys", keys);
+	}
 	r = r ?: json_out_write(f, o);
 	fputc('\n', f);
 	json_object_put(o);
@@ -81,8 +101,8 @@ static char *cloudinit_meta(bool nocloud, const struct vm_disk *d, size_t *len)
 
 	if (!f)
 		return NULL;
-	r = nocloud ? cloudinit_meta_yaml(f, id, host, type)
-		    : cloudinit_meta_json(f, id, host, type, d->meta_uuid);
+	r = nocloud ? cloudinit_meta_yaml(f, d, id, host, type)
+		    : cloudinit_meta_json(f, d, id, host, type, d->meta_uuid);
 	if (fclose(f) || r) {
 		free(buf);
 		return NULL;
