@@ -97,6 +97,65 @@ void arch_cpuid_host_extras(struct kvm_cpuid_entry2 *host, size_t n_host, bool t
  */
 int arch_cpu_model_apply(const char *model, struct kvm_cpuid_entry2 *host, size_t n);
 
+/* ---- Hyper-V enlightenments (hyperv.c) --------------------------------- */
+
+/* One bit per enlightenment, KubeVirt's features.hyperv names (QEMU's
+ * hv-* flag in the comment); ARCH_HV_TIME is clock.timer.hyperv. */
+#define ARCH_HV_RELAXED		(1u << 0)  /* hv-relaxed */
+#define ARCH_HV_VAPIC		(1u << 1)  /* hv-vapic */
+#define ARCH_HV_SPINLOCKS	(1u << 2)  /* hv-spinlocks=retries */
+#define ARCH_HV_VPINDEX		(1u << 3)  /* hv-vpindex */
+#define ARCH_HV_RUNTIME		(1u << 4)  /* hv-runtime */
+#define ARCH_HV_SYNIC		(1u << 5)  /* hv-synic */
+#define ARCH_HV_STIMER		(1u << 6)  /* hv-stimer (synictimer) */
+#define ARCH_HV_STIMER_DIRECT	(1u << 7)  /* hv-stimer-direct */
+#define ARCH_HV_RESET		(1u << 8)  /* hv-reset */
+#define ARCH_HV_FREQUENCIES	(1u << 9)  /* hv-frequencies */
+#define ARCH_HV_REENLIGHTENMENT (1u << 10) /* hv-reenlightenment */
+#define ARCH_HV_TLBFLUSH	(1u << 11) /* hv-tlbflush */
+#define ARCH_HV_TLBFLUSH_DIRECT (1u << 12) /* hv-tlbflush-direct */
+#define ARCH_HV_TLBFLUSH_EXT	(1u << 13) /* hv-tlbflush-ext */
+#define ARCH_HV_IPI		(1u << 14) /* hv-ipi */
+#define ARCH_HV_EVMCS		(1u << 15) /* hv-evmcs (Intel) */
+#define ARCH_HV_VENDOR_ID	(1u << 16) /* hv-vendor-id=vendor_id */
+#define ARCH_HV_TIME		(1u << 17) /* hv-time (clock.timer.hyperv) */
+
+struct arch_hv {
+	uint32_t features;	   /* ARCH_HV_* */
+	uint32_t spinlock_retries; /* with ARCH_HV_SPINLOCKS (else never notify) */
+	char vendor_id[12];	   /* with ARCH_HV_VENDOR_ID: zero-padded, no NUL */
+	uint16_t evmcs_version;	   /* with ARCH_HV_EVMCS: the range KVM enabled */
+	bool kvm_hidden;	   /* features.kvm.hidden: no KVM signature */
+};
+
+/* Whether *hv presents Hyper-V at all: any enlightenment but the vendor
+ * id alone (QEMU's hyperv_enabled()). */
+bool arch_hv_enabled(const struct arch_hv *hv);
+
+/*
+ * The first enlightenment of *hv whose CPUID bits the host's KVM does not
+ * offer in sup[] (KVM_GET_SUPPORTED_HV_CPUID: n_sup entries, NULL with 0
+ * allowed), as a phrase for an error ("synthetic timers (synictimer)");
+ * NULL when KVM offers them all. The bits checked are the bits
+ * arch_hv_cpuid() sets for the feature, as QEMU checks them.
+ */
+const char *arch_hv_unsupported(const struct arch_hv *hv, const struct kvm_cpuid_entry2 *sup,
+				size_t n_sup);
+
+/*
+ * Rewrite a vCPU's finished CPUID table e[0..*n) (from arch_cpuid_build;
+ * room for cap entries) for *hv: with an enlightenment, the Hyper-V leaves
+ * 0x4000_0000..0x4000_0005 (..0x4000_000A with a nested feature) built
+ * from hv->features, and KVM's leaves moved from 0x4000_00xx to
+ * 0x4000_01xx (QEMU's layout: Windows and Linux find Hyper-V at the base,
+ * Linux and KVM find KVM's signature at the next 0x100 step); with
+ * kvm_hidden, KVM's leaves removed. sup[] gives the implementation limits
+ * (leaf 0x4000_0005). Sorted again by (function, index). 0, -EINVAL,
+ * or -ENOSPC. Details: arch/x86_64/hyperv.c.
+ */
+int arch_hv_cpuid(const struct arch_hv *hv, const struct kvm_cpuid_entry2 *sup, size_t n_sup,
+		  struct kvm_cpuid_entry2 *e, size_t *n, size_t cap);
+
 /* ---- MSRs -------------------------------------------------------------- */
 
 /* Initial MSR values for a vCPU (PAT, MISC_ENABLE, SYSENTER/STAR zeroed,

@@ -597,6 +597,7 @@ int config_from_resolution(const struct resolver *r, const struct spec_options *
 		cfg->termination_grace_seconds = g;
 	cfg->start_paused = !strcmp(resolve_str(node_get(spec, "startStrategy")), "Paused");
 	map_clock(r, node_get(dom, "clock"), cfg);
+	config_hyperv(r, dom, cfg);
 	return r->d->n_err ? -EINVAL : 0;
 }
 

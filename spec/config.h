@@ -42,6 +42,14 @@ int config_firmware_uuid(struct vm_config *cfg);
  * instance type the cluster instancetype's name, else the instancetype's
  * (annotations). After cfg->firmware_uuid is set (config_volume.c). */
 void config_cloud_init_meta(const struct resolver *r, struct vm_config *cfg);
+/* features.hyperv, clock.timer.hyperv and features.kvm.hidden of dom into
+ * cfg->hyperv and cfg->kvm_hidden, with KubeVirt's defaults and the
+ * dependencies its webhook fills in. What QEMU or libvirt would refuse
+ * (a KubeVirt VM that never starts) is an error in r->d: synictimer
+ * without clock.timer.hyperv, tlbflush.direct without vapic, fewer than
+ * 4095 spinlock retries, a vendorid that is empty, longer than 12
+ * characters or not printable (config_hyperv.c). */
+void config_hyperv(const struct resolver *r, const struct node *dom, struct vm_config *cfg);
 /* root/path (path's leading slashes dropped), malloc'ed. */
 /* spec.accessCredentials[] into cfg->access_creds, devices.downwardMetrics
  * into its channel (config_access.c). 0 or -EINVAL (a diag). */

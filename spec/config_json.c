@@ -127,6 +127,41 @@ static struct json_object *nic_json(const struct vm_nic *n)
 	return o;
 }
 
+/* The enlightenments on, by KubeVirt's names (QEMU's hv-* each). */
+static struct json_object *hyperv_json(const struct vm_hyperv *h)
+{
+	const struct {
+		const char *name;
+		bool on;
+	} f[] = {{"relaxed", h->relaxed},
+		 {"vapic", h->vapic},
+		 {"spinlocks", h->spinlocks},
+		 {"vpindex", h->vpindex},
+		 {"runtime", h->runtime},
+		 {"synic", h->synic},
+		 {"synictimer", h->synictimer},
+		 {"synictimer.direct", h->synictimer_direct},
+		 {"reset", h->reset},
+		 {"frequencies", h->frequencies},
+		 {"reenlightenment", h->reenlightenment},
+		 {"tlbflush", h->tlbflush},
+		 {"tlbflush.direct", h->tlbflush_direct},
+		 {"tlbflush.extended", h->tlbflush_extended},
+		 {"ipi", h->ipi},
+		 {"evmcs", h->evmcs},
+		 {"time", h->time}};
+	struct json_object *o = json_object_new_object(), *arr = json_object_new_array();
+	size_t i;
+
+	for (i = 0; i < sizeof(f) / sizeof(f[0]); i++)
+		if (f[i].on)
+			json_object_array_add(arr, json_object_new_string(f[i].name));
+	json_object_object_add(o, "features", arr);
+	add_u64(o, "spinlockRetries", h->spinlocks ? h->spinlock_retries : 0);
+	add_str(o, "vendorId", h->vendor_id[0] ? h->vendor_id : NULL);
+	return o;
+}
+
 int config_emit_json(FILE *f, const struct vm_config *c)
 {
 	struct json_object *o = json_object_new_object(), *cpu, *mem, *fw, *arr;
@@ -168,6 +203,8 @@ int config_emit_json(FILE *f, const struct vm_config *c)
 	json_object_object_add(o, "firmware", fw);
 	add_bool(o, "acpi", c->acpi);
 	add_bool(o, "smm", c->smm);
+	json_object_object_add(o, "hyperv", hyperv_json(&c->hyperv));
+	add_bool(o, "kvmHidden", c->kvm_hidden);
 	add_str(o, "machineType", c->machine_type);
 	add_str(o, "architecture", c->architecture);
 	arr = json_object_new_array();

@@ -138,6 +138,21 @@ struct vm_nic {
 	unsigned int n_ports;
 };
 
+/* Hyper-V enlightenments: features.hyperv and clock.timer.hyperv as
+ * KubeVirt leaves them (a present feature is on unless "enabled: false";
+ * its mutating webhook turns on a requirement left unset: vpindex for
+ * synic, ipi and tlbflush, synic for synictimer, vapic for evmcs). Each
+ * true is the QEMU hv-* flag libvirt gives for it; the sub-features
+ * (direct, extended) only with their parent on. */
+struct vm_hyperv {
+	bool relaxed, vapic, spinlocks, vpindex, runtime, synic, synictimer;
+	bool synictimer_direct, reset, frequencies, reenlightenment, tlbflush;
+	bool tlbflush_direct, tlbflush_extended, ipi, evmcs;
+	bool time;		   /* clock.timer.hyperv: hv-time */
+	uint32_t spinlock_retries; /* with spinlocks: 4095 or more */
+	char vendor_id[13];	   /* vendorid: 1..12 printable characters; "" = none */
+};
+
 #define VM_MAX_CHANNELS	       8  /* = VIRTIO_CONSOLE_MAX_PORTS */
 #define VM_CHANNEL_NAME_MAX    63 /* = VIRTIO_CONSOLE_NAME_MAX */
 #define VM_CHANNEL_GUEST_AGENT "org.qemu.guest_agent.0"
@@ -207,6 +222,8 @@ struct vm_config {
 	/* features */
 	bool acpi; /* true unless features.acpi.enabled=false */
 	bool smm;
+	struct vm_hyperv hyperv;
+	bool kvm_hidden;    /* features.kvm.hidden: no KVM signature in CPUID */
 	char *machine_type; /* NULL = unset */
 	char *architecture; /* NULL = unset (amd64) */
 

@@ -317,8 +317,22 @@ NOT_HERE = {
 }
 
 
+def kvm_has_hyperv():
+    """KVM_CHECK_EXTENSION(KVM_CAP_HYPERV = 44) on /dev/kvm (kvm-pvm: 0)"""
+    import fcntl
+    try:
+        with open('/dev/kvm', 'rb') as f:
+            return fcntl.ioctl(f.fileno(), 0xAE03, 44) > 0
+    except OSError:
+        return False
+
+
 def host_cannot(field):
     """why this host cannot run field's row, or None"""
+    if (field.startswith(T + 'domain.features.hyperv') or
+            field.startswith(T + 'domain.clock.timer.hyperv')) and not kvm_has_hyperv():
+        return ('the host\'s KVM has no Hyper-V emulation (vmlet refuses: '
+                'tests/sh/hyperv_refused.sh; tests/nested scenario hyperv runs it)')
     if field.startswith(T + 'domain.memory.hugepages'):
         free = 0
         for line in open('/proc/meminfo'):

@@ -22,6 +22,7 @@
 #include "arch/arch.h"
 #include "vmm/util/log.h"
 #include "vmm/util/thread.h"
+#include "vmm/vm/hyperv.h"
 #include "vmm/vm/vcpu.h"
 #include "vmm/vm/vm.h"
 
@@ -60,6 +61,11 @@ static int vcpu_set_cpuid(struct vcpu *v)
 			       vm->host_cpuid->nent, c->entries, cap, &n);
 	if (ret) {
 		error_errno(ret, "vcpu%u: cannot build CPUID", v->index);
+		goto out;
+	}
+	ret = hv_cpuid(vm, c->entries, &n, cap);
+	if (ret) {
+		error_errno(ret, "vcpu%u: cannot build the Hyper-V CPUID leaves", v->index);
 		goto out;
 	}
 	c->nent = n;
@@ -143,7 +149,9 @@ int vcpu_create(struct vm *vm, uint32_t index, struct vcpu *v)
 		v->run = NULL;
 		goto out_destroy;
 	}
-	ret = vcpu_set_cpuid(v);
+	ret = hv_vcpu_init(v); /* before CPUID: KVM's eVMCS version goes in it */
+	if (!ret)
+		ret = vcpu_set_cpuid(v);
 	if (!ret)
 		ret = vcpu_set_msrs(v);
 	if (ret)
@@ -296,6 +304,9 @@ static enum vm_exit_reason vcpu_handle_exit(struct vcpu *v)
 		return VM_EXIT_CRASH;
 	case KVM_EXIT_SYSTEM_EVENT:
 		return vcpu_system_event(v);
+	case KVM_EXIT_HYPERV:
+		hv_vcpu_exit(v);
+		return VM_EXIT_NONE;
 	default:
 		log_warn("vcpu%u: unhandled KVM exit %u", v->index, r->exit_reason);
 		vcpu_log_regs(v);

@@ -16,6 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "vmm/vm/hyperv.h"
 #include "vmm/vm/irq_internal.h"
 #include "vmm/kvm_diag.h"
 #include "vmm/util/log.h"
@@ -464,6 +465,9 @@ int vm_create(struct vm **out, const struct vm_config *cfg, const struct vm_opti
 	vm->vendor = opt->vendor_set
 			 ? opt->vendor
 			 : arch_cpuid_host_vendor(vm->host_cpuid->entries, vm->host_cpuid->nent);
+	ret = hv_vm_init(vm);
+	if (ret)
+		goto out_destroy;
 	vm_tune_halt_poll(vm);
 	ret = vm_set_memory(vm);
 	if (!ret)
@@ -562,6 +566,7 @@ void vm_destroy(struct vm *vm)
 	free(vm->capture);
 	free(vm->pin_cpus);
 	free(vm->host_cpuid);
+	hv_vm_release(vm);
 	free(vm->apic_ids);
 	free(vm->vcpus);
 	free(vm);

@@ -85,6 +85,8 @@ struct vm {
 	enum arch_cpu_vendor vendor;
 	struct kvm_cpuid2 *host_cpuid; /* KVM_GET_SUPPORTED_CPUID + extras */
 	bool tsc_deadline;	       /* KVM_CAP_TSC_DEADLINE_TIMER: CPUID.1:ECX[24] */
+	struct arch_hv hv;	       /* Hyper-V enlightenments (vmm/vm/hyperv.h) */
+	struct kvm_cpuid2 *hv_sup;     /* KVM_GET_SUPPORTED_HV_CPUID, with hv on */
 	char cpu_brand[49];	       /* the guest's 0x8000_0002..4 ("" none) */
 	uint32_t n_vcpus;
 	uint32_t *apic_ids; /* by vCPU index */
