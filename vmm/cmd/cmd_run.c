@@ -8,6 +8,7 @@
 #include <getopt.h>
 #include <sched.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -16,6 +17,7 @@
 
 #include "vmm/cmd/cmd.h"
 #include "vmm/cmd/cmd_vm.h"
+#include "vmm/ctl/creds.h"
 #include "vmm/ctl/ctl.h"
 #include "vmm/sandbox/jail.h"
 #include "vmm/vm/lifecycle.h"
@@ -92,6 +94,27 @@ static enum lifecycle_end run_guest(void *p, unsigned int restarts)
 	}
 }
 
+/* The credential agent beside the guest (vmm/ctl/creds.h): when the VM
+ * has qemuGuestAgent credentials and a guest-agent socket. 0 = none. */
+static pid_t run_creds_start(const struct vm_config *cfg, const struct cmd_vm_opts *o)
+{
+	char *prefix = NULL, *chan = NULL;
+	pid_t pid = 0;
+	int r;
+
+	if (!ctl_creds_wanted(cfg) || !o->secret_dir || cmd_vm_channel_prefix(o, &prefix) ||
+	    !prefix)
+		return 0;
+	if (asprintf(&chan, "%s%s", prefix, VM_CHANNEL_GUEST_AGENT) < 0)
+		chan = NULL;
+	r = chan ? ctl_creds_start(cfg, o->secret_dir, chan, o->api_socket, &pid) : -ENOMEM;
+	if (r)
+		error_errno(r, "run: cannot start the credential agent");
+	free(chan);
+	free(prefix);
+	return r ? 0 : pid;
+}
+
 /* README "Exit statuses". */
 static int run_exit_status(enum lifecycle_end end)
 {
@@ -129,6 +152,7 @@ static int run_with_strategy(const struct vm_config *cfg, const struct cmd_vm_op
 	enum lifecycle_end end;
 	struct lifecycle lc;
 	struct termios tty;
+	pid_t creds;
 	bool on_tty;
 
 	if (lifecycle_parse(override ? override : cfg->run_strategy, &strategy)) {
@@ -158,7 +182,9 @@ static int run_with_strategy(const struct vm_config *cfg, const struct cmd_vm_op
 		log_info("run: runStrategy %s: the guest is restarted in-process after %s",
 			 lifecycle_strategy_name(strategy),
 			 strategy == LC_ALWAYS ? "power-off, reboot or crash" : "reboot or crash");
+	creds = run_creds_start(cfg, o);
 	end = cmd_vm_supervise(o, &lc, run_guest, &ctx);
+	ctl_creds_stop(creds);
 	cmd_vm_remove_channels(o, cfg);
 	if (on_tty)
 		tcsetattr(STDIN_FILENO, TCSANOW, &tty);

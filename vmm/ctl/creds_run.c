@@ -1,0 +1,137 @@
+// SPDX-License-Identifier: MIT
+/*
+ * creds_run.c - the credential agent's process (creds.h): when to apply.
+ */
+#include <errno.h>
+#include <json-c/json.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "vmm/ctl/agent.h"
+#include "vmm/ctl/creds.h"
+#include "vmm/ctl/ctl.h"
+#include "vmm/util/log.h"
+
+static uint64_t creds_now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+/* 1 connected, 0 not, -1 unknown (no control socket, or no answer). */
+static int creds_agent_connected(const char *api_socket)
+{
+	json_object *o, *v;
+	char *reply = NULL;
+	int fd, c = -1;
+
+	if (!api_socket)
+		return -1;
+	fd = ctl_client_request(api_socket, CTL_STATUS, &reply);
+	if (fd < 0)
+		return -1;
+	close(fd);
+	o = json_tokener_parse(reply);
+	if (json_object_object_get_ex(o, "agent_connected", &v) &&
+	    json_object_is_type(v, json_type_boolean))
+		c = json_object_get_boolean(v);
+	json_object_put(o);
+	free(reply);
+	return c;
+}
+
+struct creds_state {
+	bool applied, connected;
+	uint64_t hash, next_try, next_resync;
+};
+
+/* One poll: apply when the agent (re)connected, the Secrets changed, a
+ * retry or the periodic resync is due. */
+static void creds_tick(const struct vm_config *cfg, const char *dir, const char *channel,
+		       const char *api_socket, struct creds_state *st)
+{
+	int c = creds_agent_connected(api_socket), r;
+	uint64_t now = creds_now_ms(), h = 0;
+
+	if (c == 0) {
+		st->connected = false;
+		return;
+	}
+	if (c == 1 && !st->connected) {
+		st->connected = true;
+		st->applied = false; /* a new agent: apply now */
+		st->next_try = 0;
+	}
+	if (st->applied && now < st->next_resync) {
+		/* only a change of the Secrets is worth a session now */
+		if (ctl_creds_fingerprint(cfg, dir, &h) || h == st->hash)
+			return;
+		log_info("credentials: a Secret changed: applying again");
+	}
+	if (now < st->next_try)
+		return;
+	r = ctl_creds_apply(cfg, dir, channel, CTL_AGENT_TIMEOUT_MS, &h);
+	st->hash = h;
+	st->applied = !r;
+	if (r) {
+		st->next_try = creds_now_ms() + CTL_CREDS_RETRY_MS;
+		if (r != -EINVAL && r != -EREMOTEIO)
+			log_info("credentials: the guest agent did not take them (%s): retrying "
+				 "in %u s",
+				 strerror(-r), CTL_CREDS_RETRY_MS / 1000);
+	} else {
+		st->next_resync = creds_now_ms() + CTL_CREDS_RESYNC_MS;
+	}
+}
+
+static void creds_loop(const struct vm_config *cfg, const char *dir, const char *channel,
+		       const char *api_socket)
+{
+	struct creds_state st = {0};
+	struct timespec ts = {CTL_CREDS_POLL_MS / 1000, (CTL_CREDS_POLL_MS % 1000) * 1000000L};
+
+	for (;;) {
+		creds_tick(cfg, dir, channel, api_socket, &st);
+		nanosleep(&ts, NULL);
+	}
+}
+
+int ctl_creds_start(const struct vm_config *cfg, const char *secret_dir, const char *channel,
+		    const char *api_socket, pid_t *pid)
+{
+	pid_t parent = getpid(), p;
+
+	fflush(NULL);
+	p = fork();
+	if (p < 0)
+		return -errno;
+	if (p > 0) {
+		*pid = p;
+		return 0;
+	}
+	signal(SIGINT, SIG_IGN); /* Ctrl-C is the guest's business */
+	signal(SIGTERM, SIG_DFL);
+	signal(SIGPIPE, SIG_IGN);
+	if (prctl(PR_SET_PDEATHSIG, SIGTERM) || getppid() != parent)
+		_exit(0);
+	prctl(PR_SET_NAME, "vmlet-creds");
+	log_info("credentials: applying accessCredentials through %s", channel);
+	creds_loop(cfg, secret_dir, channel, api_socket);
+	_exit(0);
+}
+
+void ctl_creds_stop(pid_t pid)
+{
+	if (pid <= 0)
+		return;
+	kill(pid, SIGTERM);
+	while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
+		;
+}
