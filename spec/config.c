@@ -190,6 +190,7 @@ static int map_disk(const struct resolver *r, const struct spec_options *o, cons
 	if ((t = node_get(d, "cdrom")) && node_is_map(t)) {
 		out->device = VM_DEV_CDROM;
 		out->read_only = node_bval(node_get(t, "readonly"), true);
+		out->tray_open = strcmp(resolve_str(node_get(t, "tray")), "open") == 0;
 	} else if ((t = node_get(d, "lun")) && node_is_map(t)) {
 		out->device = VM_DEV_LUN;
 		out->read_only = node_bval(node_get(t, "readonly"), false);
@@ -198,9 +199,14 @@ static int map_disk(const struct resolver *r, const struct spec_options *o, cons
 		out->device = VM_DEV_DISK;
 		out->read_only = node_bval(node_get(t, "readonly"), false);
 	}
-	/* a CD-ROM or LUN is refused by the field table (docs/fields.md)
-	 * before this runs; the VMM refuses them too */
-	out->bus = out->device == VM_DEV_DISK ? dup_str(node_get(t, "bus")) : xstrdup("virtio");
+	/* a CD-ROM without a bus is on SATA, as KubeVirt's amd64 default
+	 * (pkg/defaults/amd64.go); a LUN is refused by the field table
+	 * (docs/fields.md) before this runs, the VMM refuses it too */
+	if (out->device == VM_DEV_CDROM && !(out->bus = dup_str(node_get(t, "bus"))))
+		out->bus = xstrdup("sata");
+	else if (out->device != VM_DEV_CDROM)
+		out->bus =
+		    out->device == VM_DEV_DISK ? dup_str(node_get(t, "bus")) : xstrdup("virtio");
 	out->serial = dup_str(node_get(d, "serial"));
 	out->shareable = node_bval(node_get(d, "shareable"), false);
 	if (error_policy_of(r, d, idx, &out->error_policy))
@@ -214,7 +220,9 @@ static int map_disk(const struct resolver *r, const struct spec_options *o, cons
 	ov = override(o, name);
 	out->operator_path = ov != NULL;
 	if (!v) {
-		out->source = VM_DISK_OTHER;
+		/* a CD-ROM without a volume is an empty drive (KubeVirt admits
+		 * it with the DeclarativeHotplugVolumes gate) */
+		out->source = out->device == VM_DEV_CDROM && !ov ? VM_DISK_NONE : VM_DISK_OTHER;
 		out->path = ov ? xstrdup(ov) : NULL;
 		return 0;
 	}

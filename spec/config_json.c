@@ -23,8 +23,9 @@ static void add_bool(struct json_object *o, const char *k, bool v)
 
 static const char *const boot_names[] = {"none", "kernel", "efi", "bios"};
 static const char *const source_names[] = {
-    "containerDisk", "hostDisk",	 "persistentVolumeClaim", "dataVolume",
-    "emptyDisk",     "cloudInitNoCloud", "cloudInitConfigDrive",  "other"};
+    "containerDisk",	    "hostDisk",	 "persistentVolumeClaim",
+    "dataVolume",	    "emptyDisk", "cloudInitNoCloud",
+    "cloudInitConfigDrive", "other",	 "none"};
 static const char *const device_names[] = {"disk", "cdrom", "lun"};
 static const char *const cache_names[] = {NULL, "none", "writethrough", "writeback"};
 static const char *const binding_names[] = {NULL,    "bridge", "masquerade", "passt",
@@ -48,6 +49,8 @@ static struct json_object *disk_json(const struct vm_disk *d)
 	if (d->source == VM_DISK_HOSTDISK)
 		add_str(o, "hostDiskType", d->create_missing ? "DiskOrCreate" : "Disk");
 	add_bool(o, "readOnly", d->read_only);
+	if (d->device == VM_DEV_CDROM)
+		add_str(o, "tray", d->tray_open ? "open" : "closed");
 	add_bool(o, "shareable", d->shareable);
 	add_str(o, "errorPolicy", error_policy_names[d->error_policy]);
 	add_str(o, "serial", d->serial);

@@ -32,6 +32,7 @@ enum vm_disk_source {
 	VM_DISK_CLOUDINIT_NOCLOUD,
 	VM_DISK_CLOUDINIT_CONFIGDRIVE,
 	VM_DISK_OTHER, /* a volume kind vmlet cannot back (secret, configMap...) */
+	VM_DISK_NONE,  /* no volume: an empty CD-ROM drive (cdrom only) */
 };
 
 enum vm_disk_device { VM_DEV_DISK = 0, VM_DEV_CDROM, VM_DEV_LUN };
@@ -66,6 +67,8 @@ struct vm_disk {
 	char *image;	  /* containerDisk.image (NULL for other volumes) */
 	char *image_path; /* containerDisk.path, NULL = the one file in /disk */
 	bool read_only;
+	bool tray_open; /* cdrom.tray: open (the guest sees no medium until it
+			 * closes the tray) */
 	bool shareable; /* several writers may use the image (lock shared) */
 	enum vm_error_policy error_policy;
 	char *serial; /* disk serial (virtio-blk GET_ID), NULL = none */

@@ -218,7 +218,15 @@ def devs(vm):
     return vm['spec']['template']['spec']['domain']['devices']
 
 
+def _cdrom(vm):
+    """disk d0 as a CD-ROM drive (its emptyDisk the medium); the row's
+    field is set on it after"""
+    devs(vm)['disks'][0] = {'name': 'd0', 'cdrom': {}}
+    return []
+
+
 CONTEXT = {
+    'cdrom': lambda vm, w: _cdrom(vm),
     T + 'volumes[].containerDisk': lambda vm, w: _pvc(vm, {'containerDisk': {'image': 'walk-img'}},
                                                       image_root(w)),
     T + 'volumes[].hostDisk': lambda vm, w: _pvc(vm, {'hostDisk': {
@@ -291,6 +299,7 @@ SOURCE_OF = [
     (T + 'volumes[].cloudInitConfigDrive.', T + 'volumes[].cloudInitConfigDrive'),
     (T + 'domain.devices.interfaces[].', T + 'domain.devices.interfaces'),
     (T + 'networks[].', T + 'networks'),
+    (T + 'domain.devices.disks[].cdrom', 'cdrom'),
 ]
 
 # Rows this host cannot run, with why (checked as listed, never silently).

@@ -199,11 +199,23 @@ static void test_differently(void)
 	CHECK(!has("disks[0].disk.bus"));
 	CHECK(c.n_disks == 2 && c.disks[0].cache == VM_CACHE_WRITEBACK);
 	vm_config_release(&c);
-	/* cdrom and lun are refused, as run refuses them (no CD-ROM, no SCSI) */
-	CHECK(resolve(MEM "        devices:\n          disks: [{name: a, cdrom: {bus: sata}}]\n"
+	/* a cdrom is on sata (KubeVirt's amd64 default), read-only; on scsi
+	 * it is refused, a lun too, as run refuses them (no SCSI) */
+	CHECK(resolve(MEM "        devices:\n          disks: [{name: a, cdrom: {}}]\n"
+			  "      volumes: [{name: a, emptyDisk: {capacity: 1Mi}}]\n",
+		      &c) == 0);
+	CHECK(c.n_disks == 1 && c.disks[0].device == VM_DEV_CDROM && c.disks[0].read_only &&
+	      c.disks[0].bus && !strcmp(c.disks[0].bus, "sata") && !c.disks[0].tray_open);
+	vm_config_release(&c);
+	CHECK(resolve(MEM "        devices:\n          disks: [{name: a, cdrom: {tray: open}}]\n",
+		      &c) == 0);
+	CHECK(c.n_disks == 1 && c.disks[0].source == VM_DISK_NONE && c.disks[0].tray_open);
+	vm_config_release(&c);
+	CHECK(resolve(MEM "        devices:\n          disks: [{name: a, cdrom: {bus: scsi}}]\n"
 			  "      volumes: [{name: a, emptyDisk: {capacity: 1Mi}}]\n",
 		      &c) == -EINVAL);
-	CHECK(has("E spec.template.spec.domain.devices.disks[0].cdrom: vmlet has no CD-ROM drive"));
+	CHECK(has(
+	    "E spec.template.spec.domain.devices.disks[0].cdrom.bus: a CD-ROM on bus \"scsi\""));
 	/* (on a claim: KubeVirt maps a lun to nothing else) */
 	CHECK(resolve(MEM "        devices:\n          disks: [{name: a, lun: {}}]\n"
 			  "      volumes: [{name: a, persistentVolumeClaim: {claimName: c}}]\n",

@@ -636,6 +636,8 @@ int ahci_attach_disk(struct ahci *a, unsigned int port, struct blk *be,
 int ahci_attach_cdrom(struct ahci *a, unsigned int port, struct blk *be,
 		      const struct ahci_disk_params *prm)
 {
+	if (port < AHCI_PORTS && a->port[port].kind == AHCI_PORT_EMPTY)
+		a->port[port].cd.tray_open = prm->tray_open;
 	return ahci_attach(a, port, be, prm, AHCI_PORT_ATAPI);
 }
 

@@ -66,6 +66,7 @@ struct ahci_disk_params {
 	const char *serial;	      /* IDENTIFY words 10-19 (<= 20 bytes used); NULL: QM000NN */
 	uint32_t physical_block_size; /* 0 = 512; logical is always 512 */
 	enum vm_error_policy error_policy;
+	bool tray_open; /* a CD-ROM whose tray starts open */
 };
 
 /* The function on host (slot: -1 = the first free one); no disks yet. */

@@ -3,8 +3,10 @@
  * pci_devices.c - the "pci" entry of the device table: the host bridge
  * and every PCI function of the VM, in a fixed order so slots are stable:
  * 00:00.0 host bridge, then one virtio-blk per virtio disk in the order of
- * the resolved VMI's disks, the AHCI controller (ahci.h) when a disk is on
- * bus sata (its ports in disk order), one virtio-net per interface, then
+ * the resolved VMI's disks, the AHCI controller (ahci.h) when a disk or a
+ * cdrom is on bus sata (its ports in disk order: ATA disks and ATAPI
+ * CD-ROM drives, an empty one for a cdrom without a volume), one
+ * virtio-net per interface, then
  * virtio-rng,
  * then the memory balloon (autoattachMemBalloon);
  * VMs that boot OVMF also get the Q35 chipset registers (q35.h: the
@@ -79,7 +81,8 @@ static int pci_devices_sata(struct pci_devices *s, const struct device_env *env,
 	    .physical_block_size = d->physical_block_size,
 	    .error_policy = d->error_policy,
 	};
-	struct blk *be;
+	bool cd = d->device == VM_DEV_CDROM;
+	struct blk *be = NULL;
 	int r;
 
 	if (!s->ahci) {
@@ -90,17 +93,25 @@ static int pci_devices_sata(struct pci_devices *s, const struct device_env *env,
 	if (s->n_sata >= AHCI_PORTS)
 		return error_errno(-ENOSPC, "disk '%s': more than %d SATA disks", d->name,
 				   AHCI_PORTS);
-	r = volume_open(env->cfg, d, &be);
+	/* an empty CD-ROM drive (no volume) has no backend */
+	r = cd && d->source == VM_DISK_NONE ? 0 : volume_open(env->cfg, d, &be);
 	if (r)
 		return r;
-	r = ahci_attach_disk(s->ahci, s->n_sata, be, &p);
+	p.tray_open = d->tray_open;
+	r = cd ? ahci_attach_cdrom(s->ahci, s->n_sata, be, &p)
+	       : ahci_attach_disk(s->ahci, s->n_sata, be, &p);
 	if (r)
 		return r;
 	s->disk_slot[i] = ahci_pci(s->ahci)->slot;
 	s->disk_port[i] = (int)s->n_sata;
-	log_info("disk '%s': SATA on 00:%02x.0 port %u (%s, %llu bytes%s)", d->name,
-		 ahci_pci(s->ahci)->slot, s->n_sata, be->format, (unsigned long long)be->size,
-		 be->read_only ? ", read-only" : "");
+	if (be)
+		log_info("disk '%s': %s on 00:%02x.0 port %u (%s, %llu bytes%s%s)", d->name,
+			 cd ? "CD-ROM (SATA)" : "SATA", ahci_pci(s->ahci)->slot, s->n_sata,
+			 be->format, (unsigned long long)be->size,
+			 be->read_only ? ", read-only" : "", d->tray_open ? ", tray open" : "");
+	else
+		log_info("disk '%s': CD-ROM (SATA) on 00:%02x.0 port %u, no medium", d->name,
+			 ahci_pci(s->ahci)->slot, s->n_sata);
 	s->n_sata++;
 	return 0;
 }

@@ -150,7 +150,9 @@ static int volume_attach(const struct vm_disk *d, const char *path, int fd, bool
 static int volume_provision(const struct vm_disk *d, struct blk **be)
 {
 	const char *path = d->path, *fmt = "raw";
-	bool ro = d->read_only, made = false;
+	/* a CD-ROM drive reads only, whatever cdrom.readonly says (QEMU's
+	 * ATAPI has no write command either) */
+	bool ro = d->read_only || d->device == VM_DEV_CDROM, made = false;
 	char label[512];
 	int fd = -1;
 
@@ -173,6 +175,7 @@ static int volume_provision(const struct vm_disk *d, struct blk **be)
 		/* the meta-data as spec/ decided it (KubeVirt's defaults) */
 		fd = made ? cloudinit_write_fd(d, tmp_dir()) : -1;
 		break;
+	case VM_DISK_NONE: /* an empty CD-ROM drive has nothing to open */
 	case VM_DISK_OTHER:
 		return error_errno(-ENOTSUP, "disk '%s': its volume kind is not supported by vmlet",
 				   d->name);
@@ -192,9 +195,14 @@ static int volume_provision(const struct vm_disk *d, struct blk **be)
 
 static int volume_check(const struct vm_disk *d)
 {
-	if (d->device != VM_DEV_DISK)
-		return error_errno(-ENOTSUP, "disk '%s': %s devices are not supported (only disk)",
-				   d->name, d->device == VM_DEV_CDROM ? "cdrom" : "lun");
+	if (d->device == VM_DEV_LUN)
+		return error_errno(-ENOTSUP,
+				   "disk '%s': lun devices are not supported (no SCSI controller)",
+				   d->name);
+	if (d->device == VM_DEV_CDROM && (!d->bus || strcmp(d->bus, "sata")))
+		return error_errno(-ENOTSUP,
+				   "disk '%s': a cdrom on bus '%s' is not supported (only sata)",
+				   d->name, d->bus ? d->bus : "");
 	if (d->bus && strcmp(d->bus, "virtio") && strcmp(d->bus, "sata"))
 		return error_errno(-ENOTSUP,
 				   "disk '%s': bus '%s' is not supported (only virtio and sata)",

@@ -29,8 +29,10 @@ struct vm_config;
 struct vm_disk;
 
 /*
- * Open d's backend into *be (blk_close() it). Refused, with an error
- * naming the disk: devices other than disk, buses other than virtio,
+ * Open d's backend into *be (blk_close() it); a cdrom's is read-only.
+ * Refused, with an error naming the disk: lun devices, a cdrom on a bus
+ * other than sata, a disk on buses other than virtio and sata, an empty
+ * drive (VM_DISK_NONE: nothing to open),
  * volume kinds vmlet does not support, volumes with no host path.
  * Returns 0 or -errno.
  */
