@@ -56,7 +56,8 @@
  * COM1; 6: two virtio-blk disks; 7: four vCPUs and a queue per vCPU; 8:
  * virtio-balloon; 9: with free page reporting; 10: virtio-console with
  * the guest-agent port and a second one; 11: the disks are on bus sata
- * instead), 2 bytes
+ * instead; 12: with 11, the first is a CD-ROM drive; 13: with 12, an empty
+ * one), 2 bytes
  * (little-endian) n, n bytes of RAM from gpa 0, then operations until the
  * input ends. Each starts with a byte op: width 1 << (op >> 3 & 3), count
  * (op >> 5) + 1, and op & 7:
@@ -406,6 +407,11 @@ static void fz_setup(struct fz_vm *f, unsigned int setup, uint8_t *ram0, uint8_t
 	f->cfg.disks = fz_disks;
 	f->cfg.n_disks = setup >> 6 & 1 ? 2 : 0;
 	fz_disks[0].bus = fz_disks[1].bus = setup >> 11 & 1 ? fz_sata_bus : NULL;
+	/* the first SATA disk a CD-ROM drive, with the image or empty */
+	fz_disks[0].device = setup >> 11 & setup >> 12 & 1 ? VM_DEV_CDROM : VM_DEV_DISK;
+	fz_disks[0].source = fz_disks[0].device == VM_DEV_CDROM && (setup >> 13 & 1)
+				 ? VM_DISK_NONE
+				 : VM_DISK_HOSTDISK;
 	f->cfg.block_multi_queue = setup >> 7 & 1;
 	f->cfg.cores = setup >> 7 & 1 ? 4 : 1;
 	f->cfg.mem_balloon = setup >> 8 & 1;

@@ -12,15 +12,17 @@
 # button and S5, RTC/CMOS, i8042, the legacy ports and the report port;
 # an AHCI driver's start on the SATA disks (HBA reset, port 0's command
 # list and FIS area, COMRESET, ST) and its commands: IDENTIFY, READ DMA
-# EXT, a write to the read-only disk, NCQ, TRIM, a PRD past RAM.
+# EXT, a write to the read-only disk, NCQ, TRIM, a PRD past RAM; the same
+# controller with a CD-ROM drive (with a medium and empty) and the ATAPI
+# commands of SeaBIOS and Linux's sr, good and bad.
 # $1: the seed directory.
 set -eu
 exec python3 - "$1" <<'PY'
 import os, struct, sys
 
 OUT = sys.argv[1]
-Q35, ACPI, RNG, EFI, NOCAP, NOCOM1, DISKS, MQ, BALLOON, REPORTING, CONSOLE, SATA = \
-    (1 << i for i in range(12))
+Q35, ACPI, RNG, EFI, NOCAP, NOCOM1, DISKS, MQ, BALLOON, REPORTING, CONSOLE, SATA, CDROM, \
+    EMPTY = (1 << i for i in range(14))
 PIO = [0x00, 0x60, 0x64, 0x70, 0x80, 0x92, 0xc0, 0xe9, 0xf4, 0x2f8, 0x3e8, 0x3f8,
        0x402, 0x600, 0x604, 0x608, 0xcf8, 0xcf9, 0xcfc, 0x510, 0xf10, 0xf18]
 ECAM, Q35ECAM, BAR1, BAR2, BAR3, MMIO32, MMIO32HI, VARS, CODE, ABAR1, ABAR2 = range(11)
@@ -257,4 +259,48 @@ for slot in range(7):
 b += wr(ABAR1, 0x180 + 0x38, 1) + serve(1, 0) + wr(ABAR1, 4, 1)
 seed("ahci", ACPI | DISKS | SATA, b, bytes(mem))
 seed("ahci-q35", Q35 | ACPI | DISKS | SATA, b, bytes(mem))
+
+# ATAPI (port 0 a CD-ROM drive on the 64 KiB image, 32 blocks): IDENTIFY
+# DEVICE (aborted) and PACKET DEVICE, then PACKETs (header bit A, the CDB at
+# 0x40 of the command table): TEST UNIT READY (the unit attention),
+# REQUEST SENSE, INQUIRY, READ CAPACITY, READ(10), READ TOC (MSF),
+# GET CONFIGURATION, GET EVENT STATUS NOTIFICATION, MODE SENSE(10),
+# READ(12) past the end, an eject, a READ(10) into a PRD past RAM, WRITE(10)
+# (command tables at 0x500 + slot * 0x100, data at 0x1400)
+mem = bytearray(0x1c00)
+def atapi_cmd(slot, cdb, prd=(0x1400, 512), ata=None):
+    fis = h2d(ata if ata is not None else 0xa0, 0, 0, 0 if ata is not None else 1)
+    struct.pack_into("<IIII", mem, slot * 32, 5 | (0 if ata is not None else 1 << 5) |
+                     (1 << 16 if prd else 0), 0, 0x500 + slot * 0x100, 0)
+    t = 0x500 + slot * 0x100
+    mem[t:t + len(fis)] = fis
+    mem[t + 0x40:t + 0x40 + len(cdb)] = cdb
+    if prd:
+        struct.pack_into("<IIII", mem, t + 0x80, prd[0], 0, 0, prd[1] - 1)
+cdb = lambda *b: bytes(b) + bytes(12 - len(b))
+atapi_cmd(0, b"", ata=0xec)
+atapi_cmd(1, b"", ata=0xa1)
+atapi_cmd(2, cdb(0x00), prd=None)
+atapi_cmd(3, cdb(0x03, 0, 0, 0, 18))
+atapi_cmd(4, cdb(0x12, 0, 0, 0, 96))
+atapi_cmd(5, cdb(0x25), prd=(0x1400, 8))
+atapi_cmd(6, cdb(0x28, 0, 0, 0, 0, 1, 0, 0, 1), prd=(0x1400, 2048))
+atapi_cmd(7, cdb(0x43, 2, 0, 0, 0, 0, 0, 0, 100))
+atapi_cmd(8, cdb(0x46, 0, 0, 0, 0, 0, 0, 0, 255))
+atapi_cmd(9, cdb(0x4a, 1, 0, 0, 0x10, 0, 0, 0, 8))
+atapi_cmd(10, cdb(0x5a, 0, 0x3f, 0, 0, 0, 0, 0, 64))
+atapi_cmd(11, cdb(0xa8, 0, 0xff, 0xff, 0xff, 0xf0, 0, 0, 0, 0x20), prd=(0x1400, 2048))
+atapi_cmd(12, cdb(0x1b, 0, 0, 0, 2), prd=None)
+atapi_cmd(13, cdb(0x28, 0, 0, 0, 0, 2, 0, 0, 1), prd=(0x1f00, 2048))
+atapi_cmd(14, cdb(0x2a, 0, 0, 0, 0, 0, 0, 0, 1), prd=(0x1400, 2048))
+b = wr(ECAM, cfg(1, 4), 0x0006, 2) + wr(ABAR1, 4, 0x80000002)
+b += wr(ABAR1, P, 0) + wr(ABAR1, P + 8, 0x400) + wr(ABAR1, P + 0x18, 0x10 | 1 << 24)
+b += wr(ABAR1, P + 0x2c, 1) + wr(ABAR1, P + 0x2c, 0) + rd(ABAR1, P + 0x24)
+b += wr(ABAR1, P + 0x10, 0xffffffff) + wr(ABAR1, P + 0x18, 0x11 | 1 << 24)
+for slot in range(15):
+    b += wr(ABAR1, P + 0x38, 1 << slot) + serve(0, 0) + rd(ABAR1, P + 0x10) + rd(ABAR1, P + 0x20)
+    b += wr(ABAR1, P + 0x10, 0xffffffff) + wr(ABAR1, P + 0x18, 0x10 | 1 << 24)
+    b += rd(ABAR1, P + 0x18) + wr(ABAR1, P + 0x18, 0x11 | 1 << 24)
+seed("atapi", ACPI | DISKS | SATA | CDROM, b, bytes(mem))
+seed("atapi-empty", ACPI | DISKS | SATA | CDROM | EMPTY, b, bytes(mem))
 PY
