@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /* config_json.c - struct vm_config as JSON (`vmlet resolve -o config`). */
 #include <json-c/json.h>
+#include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 
 #include "spec/config.h"
 #include "spec/emit.h"
@@ -239,5 +241,24 @@ int config_emit_json(FILE *f, const struct vm_config *c)
 	add_str(o, "rtcTimezone", c->rtc_timezone);
 	ret = emit_json_object(f, o);
 	json_object_put(o);
+	return ret;
+}
+
+int spec_config_json(const struct vm_config *cfg, char **out)
+{
+	size_t len = 0;
+	FILE *f = open_memstream(out, &len);
+	int ret;
+
+	*out = NULL;
+	if (!f)
+		return -ENOMEM;
+	ret = config_emit_json(f, cfg);
+	if (fclose(f) && !ret)
+		ret = -ENOMEM;
+	if (ret) {
+		free(*out);
+		*out = NULL;
+	}
 	return ret;
 }

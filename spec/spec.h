@@ -86,6 +86,10 @@ struct spec_options {
  */
 int spec_resolve_config(const struct spec_options *o, struct vm_config *cfg);
 
+/* cfg as `vmlet resolve -o config` prints it, in a malloc'd string
+ * (*out): what a snapshot records and a restore compares. 0 or -errno. */
+int spec_config_json(const struct vm_config *cfg, char **out);
+
 /* What spec_resolve_print prints (`vmlet resolve -o FORMAT ...`). */
 enum spec_format {
 	SPEC_FORMAT_JSON,   /* the VirtualMachineInstance as JSON */

@@ -38,7 +38,7 @@ static void run_usage(FILE *f)
 		"                 [--run-strategy Always|RerunOnFailure|Once|Manual|Halted]\n"
 		"                 [--jail DIR] [--firmware PVH-ELF] [--efi-vars FILE]\n"
 		"                 [--tap IFACE=TAP ...] [--channel-dir DIR]\n"
-		"                 [--secret-dir DIR]\n"
+		"                 [--secret-dir DIR] [--restore DIR]\n"
 		"\n"
 		"Runs the VM the manifests describe under its runStrategy: Always restarts\n"
 		"the guest after power-off, reboot or crash, RerunOnFailure after reboot or\n"
@@ -52,10 +52,13 @@ static void run_usage(FILE *f)
 		"socket DIR/NAME with --channel-dir DIR, else API_SOCKET.NAME.\n"
 		"accessCredentials read Secret NAME from the files DIR/NAME/KEY of\n"
 		"--secret-dir DIR.\n"
+		"--restore DIR continues the guest from a snapshot (vmlet ctl SOCKET snapshot\n"
+		"DIR) instead of booting it; the manifests and options must give the same\n"
+		"config as when it was taken (docs/snapshot.md).\n"
 		"\n" SANDBOX_USAGE CTL_USAGE);
 }
 
-enum { RUN_OPT_STRATEGY = 0x1a0, RUN_OPT_JAIL };
+enum { RUN_OPT_STRATEGY = 0x1a0, RUN_OPT_JAIL, RUN_OPT_RESTORE };
 
 struct run_ctx {
 	const struct vm_config *cfg;
@@ -77,8 +80,10 @@ static enum lifecycle_end run_guest(void *p, unsigned int restarts)
 	if (r->o->efi_vars_volatile && restarts && r->lc->last_end != LC_END_REBOOT &&
 	    ftruncate(r->o->efi_vars_fd, 0))
 		return LC_END_FAILED;
-	if (restarts)
+	if (restarts) {
 		log_info("run: starting the guest again (restart %u)", restarts);
+		o.restore = NULL; /* a restart boots the guest afresh */
+	}
 	ret = cmd_vm_run(r->cfg, &o, NULL, 0, NULL);
 	switch (ret) {
 	case VM_EXIT_POWEROFF:
@@ -227,6 +232,7 @@ static const struct option run_options[] = {
     {"jail", required_argument, NULL, RUN_OPT_JAIL},
     {"channel-dir", required_argument, NULL, CMD_OPT_CHANNEL_DIR},
     {"secret-dir", required_argument, NULL, CMD_OPT_SECRET_DIR},
+    {"restore", required_argument, NULL, RUN_OPT_RESTORE},
     SANDBOX_LONGOPTS,
     CTL_LONGOPTS,
     {"help", no_argument, NULL, 'h'},
@@ -251,6 +257,10 @@ int cmd_run(int argc, char **argv)
 		if (c == 'h') {
 			run_usage(stdout);
 			return VMLET_EXIT_OK;
+		}
+		if (c == RUN_OPT_RESTORE) {
+			o.restore = optarg;
+			continue;
 		}
 		if (c == RUN_OPT_JAIL) {
 			if (run_jail_option(&o, optarg))

@@ -12,6 +12,7 @@
 #include "vmm/cmd/cmd.h"
 #include "vmm/cmd/cmd_vm.h"
 #include "vmm/ctl/ctl.h"
+#include "vmm/snapshot/snapshot.h"
 #include "vmm/disk/image_store.h"
 #include "vmm/boot/efi_vars.h"
 #include "vmm/boot/ovmf_boot.h"
@@ -437,7 +438,7 @@ int cmd_vm_run(const struct vm_config *cfg, const struct cmd_vm_opts *o, const u
 	struct sandbox_opts sb = o->sandbox;
 	struct ctl_server *ctl = NULL;
 	struct vm *vm = NULL;
-	char *efi_vars = NULL, *ovmf_vars = NULL, *ovmf_tmpl = NULL, *chan = NULL;
+	char *efi_vars = NULL, *ovmf_vars = NULL, *ovmf_tmpl = NULL, *chan = NULL, *json = NULL;
 	sigset_t stop;
 	int ret;
 
@@ -476,12 +477,21 @@ int cmd_vm_run(const struct vm_config *cfg, const struct cmd_vm_opts *o, const u
 		if (ret)
 			goto out;
 	}
+	/* the config a snapshot records and a restore compares (not the
+	 * probe's: its payload is built in) */
+	if (!payload && spec_config_json(cfg, &json)) {
+		ret = -ENOMEM;
+		goto out;
+	}
 	ret = vm_create(&vm, cfg, &vo);
 	if (ret)
 		goto out;
+	vm->snapshot_config = json;
 	if (ctl)
 		ret = ctl_vm_serve(ctl, vm);
-	if (!ret)
+	if (!ret && o->restore && json)
+		ret = snapshot_restore(vm, o->restore, json);
+	else if (!ret)
 		ret = vm_boot(vm);
 	if (!ret)
 		ret = vm_run(vm);
@@ -496,6 +506,7 @@ out:
 	sandbox_release();
 out_free:
 	free(chan);
+	free(json);
 	free(efi_vars);
 	free(ovmf_vars);
 	free(ovmf_tmpl);

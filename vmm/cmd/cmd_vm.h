@@ -61,6 +61,9 @@ struct cmd_vm_opts {
 	/* this run follows the guest's reboot (cmd_run.c): an OVMF VM without
 	 * efi.persistent keeps its variable file, as a VMI its NVRAM */
 	bool after_reboot;
+	/* vmlet run --restore DIR: the guest continues from a snapshot
+	 * (vmm/snapshot/snapshot.h) instead of booting */
+	const char *restore;
 };
 
 /* Long options both commands accept; option values >= CMD_OPT_BASE. */

@@ -9,6 +9,11 @@
  *   stop           power button, hard stop after the grace period
  *   metrics        Prometheus text
  *   console        attach to the serial console; Ctrl-] detaches
+ *   snapshot DIR [--resume|--stop]
+ *                  write a snapshot into DIR (made 0700 if missing):
+ *                  DIR/state and DIR/memory, created here and handed to
+ *                  vmlet; the state file appears only once it is complete
+ *                  (docs/snapshot.md); then the VM resumes (default) or ends
  *   guest-info     ask the guest agent (agent.h) on SOCKET.org.qemu.guest_agent.0
  *                  (or on SOCKET itself when it names that channel)
  *   fsfreeze, fsthaw, fsfreeze-status
@@ -18,6 +23,7 @@
  * 2 usage.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <json-c/json.h>
 #include <poll.h>
@@ -25,6 +31,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <termios.h>
 #include <unistd.h>
 
@@ -39,7 +46,8 @@ static void usage(FILE *f)
 	fprintf(f, "usage: vmlet ctl [-o json|text] SOCKET VERB\n\n"
 		   "verbs: status, pause, resume (unpause), power-button, stop,\n"
 		   "       metrics, console (Ctrl-] detaches), guest-info (the guest agent),\n"
-		   "       fsfreeze, fsthaw, fsfreeze-status (through the guest agent)\n");
+		   "       fsfreeze, fsthaw, fsfreeze-status (through the guest agent),\n"
+		   "       snapshot DIR [--resume|--stop]\n");
 }
 
 /* Copy the console both ways until either side closes or Ctrl-]. */
@@ -227,6 +235,67 @@ static int ctl_agent_verb(const char *sock, const char *verb, bool text)
 	return ret;
 }
 
+/* snapshot DIR [--resume|--stop]: the files are made here, with this
+ * user's rights, and their descriptors sent; "state" is written under a
+ * temporary name and renamed once vmlet answered ok. */
+static int ctl_snapshot(const char *sock, int argc, char **argv)
+{
+	const char *dir, *mode = argc > 1 ? argv[1] : "--resume";
+	char req[64], *reply = NULL;
+	json_object *o = NULL, *ok, *field;
+	int dfd = -1, fds[2] = {-1, -1}, fd, status = VMLET_EXIT_ERROR;
+
+	if (argc < 1 || argc > 2 || (strcmp(mode, "--resume") && strcmp(mode, "--stop"))) {
+		usage(stderr);
+		return VMLET_EXIT_USAGE;
+	}
+	dir = argv[0];
+	if (mkdir(dir, 0700) && errno != EEXIST) {
+		fprintf(stderr, "vmlet ctl: snapshot: %s: %s\n", dir, strerror(errno));
+		return VMLET_EXIT_ERROR;
+	}
+	dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dfd >= 0) {
+		unlinkat(dfd, "state", 0);
+		fds[0] = openat(dfd, "state.partial", O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+		fds[1] = openat(dfd, "memory", O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	}
+	if (dfd < 0 || fds[0] < 0 || fds[1] < 0) {
+		fprintf(stderr, "vmlet ctl: snapshot: %s: %s\n", dir, strerror(errno));
+		goto out;
+	}
+	snprintf(req, sizeof(req), "{\"verb\":\"snapshot\",\"resume\":%s}",
+		 strcmp(mode, "--stop") ? "true" : "false");
+	fd = ctl_client_request_fds(sock, req, fds, 2, &reply);
+	if (fd < 0) {
+		fprintf(stderr, "vmlet ctl: %s: %s\n", sock, strerror(-fd));
+		goto out;
+	}
+	close(fd);
+	o = json_tokener_parse(reply);
+	if (!o || !json_object_object_get_ex(o, "ok", &ok) || !json_object_get_boolean(ok)) {
+		fprintf(stderr, "vmlet ctl: snapshot: %s\n",
+			o && json_object_object_get_ex(o, "error", &field)
+			    ? json_object_get_string(field)
+			    : "failed (vmlet's log says why)");
+		goto out;
+	}
+	if (renameat(dfd, "state.partial", dfd, "state") || fsync(dfd)) {
+		fprintf(stderr, "vmlet ctl: snapshot: %s: %s\n", dir, strerror(errno));
+		goto out;
+	}
+	status = VMLET_EXIT_OK;
+out:
+	json_object_put(o);
+	free(reply);
+	for (int i = 0; i < 2; i++)
+		if (fds[i] >= 0)
+			close(fds[i]);
+	if (dfd >= 0)
+		close(dfd);
+	return status;
+}
+
 int cmd_ctl(int argc, char **argv)
 {
 	static const struct option longopts[] = {
@@ -259,6 +328,8 @@ int cmd_ctl(int argc, char **argv)
 			return VMLET_EXIT_USAGE;
 		}
 	}
+	if (argc - optind >= 2 && !strcmp(argv[optind + 1], "snapshot"))
+		return ctl_snapshot(argv[optind], argc - optind - 2, argv + optind + 2);
 	if (argc - optind != 2) {
 		usage(stderr);
 		return VMLET_EXIT_USAGE;

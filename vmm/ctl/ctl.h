@@ -18,6 +18,11 @@
  *   {"verb":"stop"}          -> {"ok":true}   power button, hard stop after
  *                                             the grace period (as SIGTERM)
  *   {"verb":"metrics"}       -> {"ok":true,"metrics":"<Prometheus text>"}
+ *   {"verb":"snapshot","resume":BOOL} with two descriptors (SCM_RIGHTS:
+ *                               the state file, the memory file, made by
+ *                               the client) -> {"ok":true} once both are
+ *                               written (docs/snapshot.md); resume false
+ *                               ends the VM after it
  *   {"verb":"console"}       -> {"ok":true}, then the connection carries
  *                               the serial console both ways, raw bytes,
  *                               until either side closes it
@@ -53,6 +58,7 @@ enum ctl_verb {
 	CTL_STOP,
 	CTL_METRICS,
 	CTL_CONSOLE,
+	CTL_SNAPSHOT,
 	CTL_VERB_COUNT,
 };
 
@@ -124,6 +130,9 @@ struct ctl_vm_ops {
 	void (*console_detach)(void *vm, int fd);
 	/* Bytes the attached client typed, for the guest's serial input. */
 	int (*console_input)(void *vm, const void *buf, size_t len);
+	/* Write a snapshot into the two files (vmm/snapshot/snapshot.h);
+	 * the server closes the fds afterwards. */
+	int (*snapshot)(void *vm, int state_fd, int mem_fd, bool resume);
 };
 
 /* --api-socket PATH for run/probe: getopt_long entry and value. */
@@ -174,6 +183,11 @@ int ctl_rss_bytes(int statm_fd, uint64_t *out);
  * NUL-terminated, one line). Returns the connected fd (for console) or
  * -errno. */
 int ctl_client_request(const char *path, enum ctl_verb verb, char **reply);
+/* The same with a whole request object (one line, without its newline)
+ * and up to CTL_MAX_FDS descriptors sent with it. */
+#define CTL_MAX_FDS 2
+int ctl_client_request_fds(const char *path, const char *request, const int *fds, unsigned int nfds,
+			   char **reply);
 
 /* The guest agent: vmm/ctl/agent.h. */
 

@@ -18,7 +18,7 @@ static const char *const verb_names[CTL_VERB_COUNT] = {
     [CTL_STATUS] = "status",   [CTL_PAUSE] = "pause",
     [CTL_RESUME] = "resume",   [CTL_POWER_BUTTON] = "power-button",
     [CTL_STOP] = "stop",       [CTL_METRICS] = "metrics",
-    [CTL_CONSOLE] = "console",
+    [CTL_CONSOLE] = "console", [CTL_SNAPSHOT] = "snapshot",
 };
 
 const char *ctl_verb_name(enum ctl_verb v)
@@ -197,9 +197,23 @@ static int read_line(int fd, char **out)
 
 int ctl_client_request(const char *path, enum ctl_verb verb, char **reply)
 {
-	struct sockaddr_un sa = {.sun_family = AF_UNIX};
 	char req[64];
-	int fd, n, err;
+
+	snprintf(req, sizeof(req), "{\"verb\":\"%s\"}", ctl_verb_name(verb));
+	return ctl_client_request_fds(path, req, NULL, 0, reply);
+}
+
+int ctl_client_request_fds(const char *path, const char *request, const int *fds, unsigned int nfds,
+			   char **reply)
+{
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+	union {
+		char buf[CMSG_SPACE(CTL_MAX_FDS * sizeof(int))];
+		struct cmsghdr align;
+	} u;
+	struct msghdr msg = {0};
+	struct iovec iov[2];
+	int fd, err;
 
 	if (strlen(path) >= sizeof(sa.sun_path))
 		return -ENAMETOOLONG;
@@ -211,8 +225,27 @@ int ctl_client_request(const char *path, enum ctl_verb verb, char **reply)
 		err = -errno;
 		goto fail;
 	}
-	n = snprintf(req, sizeof(req), "{\"verb\":\"%s\"}\n", ctl_verb_name(verb));
-	if (write(fd, req, (size_t)n) != n) {
+	if (nfds > CTL_MAX_FDS || strlen(request) + 1 > CTL_MAX_REQUEST) {
+		err = -EINVAL;
+		goto fail;
+	}
+	iov[0] = (struct iovec){(void *)request, strlen(request)};
+	iov[1] = (struct iovec){(void *)"\n", 1};
+	msg.msg_iov = iov;
+	msg.msg_iovlen = 2;
+	if (nfds) { /* the descriptors travel with the request's first byte */
+		struct cmsghdr *cm;
+
+		memset(&u, 0, sizeof(u));
+		msg.msg_control = u.buf;
+		msg.msg_controllen = CMSG_SPACE(nfds * sizeof(int));
+		cm = CMSG_FIRSTHDR(&msg);
+		cm->cmsg_level = SOL_SOCKET;
+		cm->cmsg_type = SCM_RIGHTS;
+		cm->cmsg_len = CMSG_LEN(nfds * sizeof(int));
+		memcpy(CMSG_DATA(cm), fds, nfds * sizeof(int));
+	}
+	if (sendmsg(fd, &msg, MSG_NOSIGNAL) != (ssize_t)(iov[0].iov_len + 1)) {
 		err = -EIO;
 		goto fail;
 	}

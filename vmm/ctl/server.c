@@ -45,6 +45,9 @@ struct ctl_conn {
 	uint64_t deadline_ms; /* dropped then unless it sent its request */
 	size_t len;
 	char buf[CTL_MAX_REQUEST];
+	/* descriptors that came with the request (SCM_RIGHTS), -1 none */
+	int fds[CTL_MAX_FDS];
+	unsigned int nfds;
 };
 
 struct ctl_server {
@@ -138,6 +141,8 @@ static void conn_close(struct ctl_conn *c)
 		s->ops->console_detach(s->vm, c->fd);
 	event_del(s->loop, c->fd);
 	close(c->fd);
+	for (unsigned int k = 0; k < c->nfds; k++)
+		close(c->fds[k]);
 	for (i = 0; i < CTL_MAX_CLIENTS; i++)
 		if (s->conns[i] == c)
 			s->conns[i] = NULL;
@@ -221,6 +226,61 @@ static json_object *do_metrics(struct ctl_server *s)
 	return o;
 }
 
+/* snapshot: the state and memory files came with the request. */
+static json_object *do_snapshot(struct ctl_conn *c, json_object *req)
+{
+	struct ctl_server *s = c->srv;
+	json_object *resume;
+	bool r = true;
+
+	if (json_object_object_get_ex(req, "resume", &resume)) {
+		if (!json_object_is_type(resume, json_type_boolean))
+			return answer(-EINVAL);
+		r = json_object_get_boolean(resume);
+	}
+	if (!s->ops->snapshot)
+		return answer(-ENOTSUP);
+	if (c->nfds != 2)
+		return answer(-EBADF);
+	return answer(s->ops->snapshot(s->vm, c->fds[0], c->fds[1], r));
+}
+
+/* Read request bytes, keeping descriptors sent with them (at most
+ * CTL_MAX_FDS in all; others are closed at once). */
+static ssize_t conn_recv(struct ctl_conn *c)
+{
+	union {
+		char buf[CMSG_SPACE(8 * sizeof(int))];
+		struct cmsghdr align;
+	} u;
+	struct iovec iov = {c->buf + c->len, sizeof(c->buf) - 1 - c->len};
+	struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1};
+	struct cmsghdr *cm;
+	ssize_t n;
+
+	msg.msg_control = u.buf;
+	msg.msg_controllen = sizeof(u.buf);
+	n = recvmsg(c->fd, &msg, MSG_CMSG_CLOEXEC | MSG_DONTWAIT);
+	if (n < 0)
+		return n;
+	for (cm = CMSG_FIRSTHDR(&msg); cm; cm = CMSG_NXTHDR(&msg, cm)) {
+		size_t k, nf;
+		int fd;
+
+		if (cm->cmsg_level != SOL_SOCKET || cm->cmsg_type != SCM_RIGHTS)
+			continue;
+		nf = (cm->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+		for (k = 0; k < nf; k++) {
+			memcpy(&fd, CMSG_DATA(cm) + k * sizeof(int), sizeof(int));
+			if (c->nfds < CTL_MAX_FDS)
+				c->fds[c->nfds++] = fd;
+			else
+				close(fd);
+		}
+	}
+	return n;
+}
+
 static bool console_taken(const struct ctl_server *s)
 {
 	int i;
@@ -249,7 +309,7 @@ static void handle_request(struct ctl_conn *c)
 		    o, "error",
 		    json_object_new_string(
 			"bad request: want {\"verb\":\"status|pause|resume|power-button|"
-			"stop|metrics|console\"}"));
+			"stop|metrics|console|snapshot\"}"));
 		goto send;
 	}
 	log_info("ctl: %s", ctl_verb_name(verb));
@@ -271,6 +331,9 @@ static void handle_request(struct ctl_conn *c)
 		break;
 	case CTL_POWER_BUTTON:
 		o = answer(ops->power_button ? ops->power_button(s->vm) : -ENOTSUP);
+		break;
+	case CTL_SNAPSHOT:
+		o = do_snapshot(c, req);
 		break;
 	case CTL_CONSOLE:
 		err = !ops->console_attach ? -ENOTSUP : console_taken(s) ? -EBUSY : 0;
@@ -318,7 +381,7 @@ static void conn_event(void *opaque, uint32_t events)
 			conn_close(c);
 		return;
 	}
-	n = read(c->fd, c->buf + c->len, sizeof(c->buf) - 1 - c->len);
+	n = conn_recv(c);
 	if (n < 0 && (errno == EAGAIN || errno == EINTR))
 		return;
 	if (n <= 0) {

@@ -21,6 +21,7 @@
 #include "vmm/vm/lifecycle.h"
 #include "vmm/vm/vcpu.h"
 #include "vmm/vm/vm.h"
+#include "vmm/snapshot/snapshot.h"
 #include "vmm/vm_config.h"
 
 struct ctl_vm {
@@ -80,6 +81,11 @@ static int vm_status(void *p, struct ctl_status *st)
 static int vm_op_pause(void *p)
 {
 	return vm_pause(((struct ctl_vm *)p)->vm);
+}
+
+static int vm_op_snapshot(void *p, int state_fd, int mem_fd, bool resume)
+{
+	return snapshot_save(((struct ctl_vm *)p)->vm, state_fd, mem_fd, resume);
 }
 
 static int vm_op_resume(void *p)
@@ -335,6 +341,7 @@ static const struct ctl_vm_ops vm_ops = {
     .console_attach = vm_op_console_attach,
     .console_detach = vm_op_console_detach,
     .console_input = vm_op_console_input,
+    .snapshot = vm_op_snapshot,
 };
 
 int ctl_vm_serve(struct ctl_server *s, struct vm *vm)

@@ -17,6 +17,7 @@
 #include "vmm/dev/devices.h"
 #include "vmm/vm/device.h"
 #include "vmm/util/log.h"
+#include "vmm/snapshot/snap_buf.h"
 
 #define I8042_DATA_PORT 0x60
 #define I8042_CMD_PORT	0x64
@@ -145,8 +146,44 @@ static int i8042_create(const struct device_env *env, unsigned int index, void *
 	return 0;
 }
 
+/* Snapshot: the command byte, the output buffer and a pending command. */
+enum { I8042_SNAP_REGS = 1 };
+
+static int i8042_save(void *state, struct snap_buf *b)
+{
+	struct i8042 *k = state;
+	uint8_t r[4];
+
+	pthread_mutex_lock(&k->lock);
+	r[0] = k->cmd_byte;
+	r[1] = k->out;
+	r[2] = k->pending_cmd;
+	r[3] = k->have_out != 0;
+	pthread_mutex_unlock(&k->lock);
+	snap_buf_item(b, I8042_SNAP_REGS, r, sizeof(r));
+	return b->err;
+}
+
+static int i8042_load(void *state, struct snap_cur *c)
+{
+	struct i8042 *k = state;
+	uint8_t r[4];
+
+	if (snap_cur_want(c, I8042_SNAP_REGS, r, sizeof(r)) || r[3] > 1)
+		return -EBADMSG;
+	pthread_mutex_lock(&k->lock);
+	k->cmd_byte = r[0];
+	k->out = r[1];
+	k->pending_cmd = r[2];
+	k->have_out = r[3];
+	pthread_mutex_unlock(&k->lock);
+	return 0;
+}
+
 const struct device_type i8042_device = {
     .name = "i8042",
     .create = i8042_create,
     .destroy = i8042_destroy,
+    .save = i8042_save,
+    .load = i8042_load,
 };

@@ -305,6 +305,17 @@ out:
 		pci_msix_ctrl_changed(d, msix_old);
 }
 
+/* After a snapshot's load wrote cfg and the MSI-X table (pci_snap.c):
+ * decode the BARs as cfg says and tell the device about every vector. */
+void pci_dev_resync(struct pci_host *h, struct pci_dev *d)
+{
+	pthread_rwlock_wrlock(&h->lock);
+	pci_bars_update(d);
+	pthread_rwlock_unlock(&h->lock);
+	if (d->msix_cap)
+		pci_msix_ctrl_changed(d, 0xffff);
+}
+
 /* ---- MSI-X -------------------------------------------------------------- */
 
 bool pci_msix_enabled(struct pci_dev *d)

@@ -152,6 +152,17 @@ uint32_t pci_intx_gsi(int slot);
 
 /* Config space access as the guest sees it (also used by tests). */
 void pci_cfg_read(struct pci_host *h, int slot, uint32_t off, void *data, uint32_t len);
+/* Snapshot (pci_snap.c): the host's latch and each function's config
+ * space and MSI-X state; the caller adds what a function's device keeps.
+ * pci_dev_load() checks the bytes against the function as created (its
+ * writable bits, its vector count): -EBADMSG otherwise. */
+struct snap_buf;
+struct snap_cur;
+void pci_host_save(struct pci_host *h, struct snap_buf *b);
+int pci_host_load(struct pci_host *h, struct snap_cur *c);
+void pci_dev_save(struct pci_dev *d, struct snap_buf *b);
+int pci_dev_load(struct pci_host *h, struct pci_dev *d, struct snap_cur *c);
+void pci_dev_resync(struct pci_host *h, struct pci_dev *d);
 void pci_cfg_write(struct pci_host *h, int slot, uint32_t off, const void *data, uint32_t len);
 
 #endif /* VMLET_PCI_H */

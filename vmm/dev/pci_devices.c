@@ -32,6 +32,7 @@
 #include "vmm/virtio/virtio_rng.h"
 #include "vmm/vm/device.h"
 #include "vmm/util/log.h"
+#include "vmm/snapshot/snap_buf.h"
 #include "vmm/vm_config.h"
 
 struct pci_devices {
@@ -306,9 +307,73 @@ out:
 	return r;
 }
 
+/*
+ * Snapshot: the host's latch, then per populated slot its number, the
+ * function's PCI state and, for a virtio function, the transport's
+ * (virtio_pci.h says which ones it captures). AHCI and the Q35 chipset
+ * registers have no snapshot state yet: a VM with them is refused.
+ */
+enum { PCI_DEVICES_SNAP_SLOT = 0x100 };
+
+static int pci_devices_save(void *state, struct snap_buf *b)
+{
+	struct pci_devices *s = state;
+	int ret = 0;
+
+	if (s->ahci || s->q35)
+		return error_errno(-ENOTSUP, "snapshot: %s has no snapshot state yet",
+				   s->ahci ? "the AHCI (SATA) controller" : "the Q35 chipset");
+	pci_host_save(&s->host, b);
+	for (uint32_t slot = 0; slot < PCI_SLOTS && !ret; slot++) {
+		struct pci_dev *d = s->host.dev[slot];
+		struct virtio_pci *vp;
+
+		if (!d)
+			continue;
+		snap_buf_item(b, PCI_DEVICES_SNAP_SLOT, &slot, sizeof(slot));
+		pci_dev_save(d, b);
+		vp = virtio_pci_of(d);
+		if (vp)
+			ret = virtio_pci_save(vp, b);
+		else if (d != &s->host.bridge)
+			ret = error_errno(-ENOTSUP, "snapshot: PCI slot %u has no snapshot state",
+					  slot);
+	}
+	return ret ? ret : b->err;
+}
+
+static int pci_devices_load(void *state, struct snap_cur *c)
+{
+	struct pci_devices *s = state;
+	uint32_t slot;
+	int ret;
+
+	if (s->ahci || s->q35)
+		return -ENOTSUP;
+	ret = pci_host_load(&s->host, c);
+	for (uint32_t want = 0; want < PCI_SLOTS && !ret; want++) {
+		struct pci_dev *d = s->host.dev[want];
+
+		if (!d)
+			continue;
+		if (snap_cur_want(c, PCI_DEVICES_SNAP_SLOT, &slot, sizeof(slot)) || slot != want)
+			return error_errno(-EBADMSG, "snapshot: PCI slot %u: not in the snapshot",
+					   want);
+		ret = pci_dev_load(&s->host, d, c);
+		if (!ret && virtio_pci_of(d))
+			ret = virtio_pci_load(virtio_pci_of(d), c);
+	}
+	for (uint32_t i = 0; i < PCI_SLOTS && !ret; i++)
+		if (s->host.dev[i])
+			pci_dev_resync(&s->host, s->host.dev[i]);
+	return ret;
+}
+
 const struct device_type pci_devices_device = {
     .name = "pci",
     .create = pci_devices_create,
     .quiesce = pci_devices_quiesce,
     .destroy = pci_devices_destroy,
+    .save = pci_devices_save,
+    .load = pci_devices_load,
 };

@@ -25,6 +25,7 @@
 #include "vmm/vm/device.h"
 #include "vmm/vm/irq.h"
 #include "vmm/util/log.h"
+#include "vmm/snapshot/snap_buf.h"
 #include "vmm/vm_config.h"
 
 /* Byte layout of our window: STS(2) EN(2) CNT(2), contiguous by layout.h */
@@ -171,8 +172,45 @@ static int pm_create(const struct device_env *env, unsigned int index, void **st
 	return 0;
 }
 
+/* Snapshot: PM1 status, enable and control, and the SCI line's level
+ * (the in-kernel irqchip's copy of it is restored with the VM). */
+enum { PM_SNAP_REGS = 1 };
+
+static int pm_save(void *state, struct snap_buf *b)
+{
+	struct acpi_pm *p = state;
+	uint16_t r[4];
+
+	pthread_mutex_lock(&p->lock);
+	r[0] = p->sts;
+	r[1] = p->en;
+	r[2] = p->cnt;
+	r[3] = p->sci_level != 0;
+	pthread_mutex_unlock(&p->lock);
+	snap_buf_item(b, PM_SNAP_REGS, r, sizeof(r));
+	return b->err;
+}
+
+static int pm_load(void *state, struct snap_cur *c)
+{
+	struct acpi_pm *p = state;
+	uint16_t r[4];
+
+	if (snap_cur_want(c, PM_SNAP_REGS, r, sizeof(r)) || r[3] > 1)
+		return -EBADMSG;
+	pthread_mutex_lock(&p->lock);
+	p->sts = r[0];
+	p->en = r[1];
+	p->cnt = r[2];
+	p->sci_level = r[3];
+	pthread_mutex_unlock(&p->lock);
+	return 0;
+}
+
 const struct device_type acpi_pm_device = {
     .name = "acpi-pm",
     .create = pm_create,
     .destroy = pm_destroy,
+    .save = pm_save,
+    .load = pm_load,
 };

@@ -24,6 +24,7 @@
 #include "vmm/vm/device.h"
 #include "vmm/vm/guest_mem.h"
 #include "vmm/util/log.h"
+#include "vmm/snapshot/snap_buf.h"
 #include "vmm/vm_config.h"
 
 #define RTC_PORT    0x70
@@ -196,8 +197,45 @@ static int rtc_create(const struct device_env *env, unsigned int index, void **s
 	return 0;
 }
 
+/* Snapshot: the guest's offset from host time, the index and CMOS bytes.
+ * Restored, the clock reads host time plus the same offset: the guest's
+ * wall clock moved on while the snapshot waited, as a real RTC would. */
+enum { RTC_SNAP_OFFSET = 1, RTC_SNAP_INDEX, RTC_SNAP_CMOS };
+
+static int rtc_save(void *state, struct snap_buf *b)
+{
+	struct rtc *r = state;
+
+	pthread_mutex_lock(&r->lock);
+	snap_buf_item(b, RTC_SNAP_OFFSET, &r->offset, sizeof(r->offset));
+	snap_buf_item(b, RTC_SNAP_INDEX, &r->index, sizeof(r->index));
+	snap_buf_item(b, RTC_SNAP_CMOS, r->cmos, sizeof(r->cmos));
+	pthread_mutex_unlock(&r->lock);
+	return b->err;
+}
+
+static int rtc_load(void *state, struct snap_cur *c)
+{
+	struct rtc *r = state;
+	uint8_t cmos[sizeof(r->cmos)], index;
+	int64_t offset;
+
+	if (snap_cur_want(c, RTC_SNAP_OFFSET, &offset, sizeof(offset)) ||
+	    snap_cur_want(c, RTC_SNAP_INDEX, &index, sizeof(index)) ||
+	    snap_cur_want(c, RTC_SNAP_CMOS, cmos, sizeof(cmos)))
+		return -EBADMSG;
+	pthread_mutex_lock(&r->lock);
+	r->offset = offset;
+	r->index = index & 0x7f;
+	memcpy(r->cmos, cmos, sizeof(cmos));
+	pthread_mutex_unlock(&r->lock);
+	return 0;
+}
+
 const struct device_type rtc_device = {
     .name = "rtc",
     .create = rtc_create,
     .destroy = rtc_destroy,
+    .save = rtc_save,
+    .load = rtc_load,
 };

@@ -33,6 +33,7 @@
 #include "vmm/util/event.h"
 #include "vmm/vm/irq.h"
 #include "vmm/util/log.h"
+#include "vmm/snapshot/snap_buf.h"
 #include "vmm/vm_config.h"
 
 #define UART_IER_RDI   0x01
@@ -453,6 +454,50 @@ static int serial_create(const struct device_env *env, unsigned int index, void 
 	return 0;
 }
 
+/* Snapshot: the UART's registers, its receive FIFO (in order) and the
+ * interrupt line's level; the host side (console file, terminal) is the
+ * restoring vmlet's own. */
+enum { SERIAL_SNAP_REGS = 1, SERIAL_SNAP_RX };
+
+static int serial_save(void *state, struct snap_buf *b)
+{
+	struct serial8250 *s = state;
+	uint8_t r[10], rx[UART_RX_FIFO];
+	unsigned int i, n;
+
+	pthread_mutex_lock(&s->lock);
+	r[0] = s->ier, r[1] = s->lcr, r[2] = s->mcr, r[3] = s->lsr_err, r[4] = s->scr;
+	r[5] = s->dll, r[6] = s->dlm, r[7] = s->fcr, r[8] = s->thr_pending;
+	r[9] = s->irq_level != 0;
+	n = s->rx_count;
+	for (i = 0; i < n; i++)
+		rx[i] = s->rx[(s->rx_head + i) % UART_RX_FIFO];
+	pthread_mutex_unlock(&s->lock);
+	snap_buf_item(b, SERIAL_SNAP_REGS, r, sizeof(r));
+	snap_buf_item(b, SERIAL_SNAP_RX, rx, n);
+	return b->err;
+}
+
+static int serial_load(void *state, struct snap_cur *c)
+{
+	struct serial8250 *s = state;
+	struct snap_cur rx;
+	uint8_t r[10];
+
+	if (snap_cur_want(c, SERIAL_SNAP_REGS, r, sizeof(r)) || r[8] > 1 || r[9] > 1 ||
+	    snap_cur_want_any(c, SERIAL_SNAP_RX, &rx) || rx.left > UART_RX_FIFO)
+		return -EBADMSG;
+	pthread_mutex_lock(&s->lock);
+	s->ier = r[0], s->lcr = r[1], s->mcr = r[2], s->lsr_err = r[3], s->scr = r[4];
+	s->dll = r[5], s->dlm = r[6], s->fcr = r[7], s->thr_pending = r[8];
+	s->irq_level = r[9];
+	s->rx_head = 0;
+	s->rx_count = (unsigned int)rx.left;
+	memcpy(s->rx, rx.p, rx.left);
+	pthread_mutex_unlock(&s->lock);
+	return 0;
+}
+
 /* autoattachSerialConsole: false: no COM1 at all (nor its ACPI entry) */
 static unsigned int serial_count(const struct vm_config *cfg)
 {
@@ -464,4 +509,6 @@ const struct device_type serial8250_device = {
     .count = serial_count,
     .create = serial_create,
     .destroy = serial_destroy,
+    .save = serial_save,
+    .load = serial_load,
 };

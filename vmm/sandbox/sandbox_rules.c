@@ -248,6 +248,22 @@ static const struct sandbox_rule main_loop[] = {
 	 * registers, read once its thread has been joined (vm_run.c) */
 	ALLOW_IOCTL(KVM_GET_REGS),
 	ALLOW_IOCTL(KVM_GET_SREGS),
+	/* `vmlet ctl SOCKET snapshot` (vmm/snapshot/): the two files arrive
+	 * as SCM_RIGHTS with the request (no path is opened); the state is
+	 * read from KVM (GET only) and written there, guest RAM sparsely */
+	ALLOW(recvmsg),
+	ALLOW(pwrite64),
+	ALLOW_IOCTL(KVM_GET_MSR_INDEX_LIST),
+	ALLOW_IOCTL(KVM_GET_XSAVE),
+	ALLOW_IOCTL(KVM_GET_XCRS),
+	ALLOW_IOCTL(KVM_GET_LAPIC),
+	ALLOW_IOCTL(KVM_GET_MSRS),
+	ALLOW_IOCTL(KVM_GET_VCPU_EVENTS),
+	ALLOW_IOCTL(KVM_GET_MP_STATE),
+	ALLOW_IOCTL(KVM_GET_DEBUGREGS),
+	ALLOW_IOCTL(KVM_GET_CLOCK),
+	ALLOW_IOCTL(KVM_GET_IRQCHIP),
+	ALLOW_IOCTL(KVM_GET_PIT2),
 	/* stdio's first use of a stream (console on stdout): fstat only,
 	 * never a path */
 	ALLOW(fstat),

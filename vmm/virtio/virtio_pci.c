@@ -125,6 +125,11 @@ static const struct pci_dev_cb vp_pci_cb = {
     .cfg_read = vp_cfg_read,
 };
 
+struct virtio_pci *virtio_pci_of(struct pci_dev *d)
+{
+	return d->cb == &vp_pci_cb ? d->opaque : NULL;
+}
+
 /* ---- setup ----------------------------------------------------------------- */
 
 static int vp_add_cap(struct virtio_pci *vp, uint8_t type, uint32_t off, uint32_t len,

@@ -160,6 +160,22 @@ void virtio_pci_config_interrupt(struct virtio_pci *vp);
 /* The device hit a broken ring: set NEEDS_RESET and tell the driver. */
 void virtio_pci_needs_reset(struct virtio_pci *vp);
 
+/* The transport of PCI function d, NULL when d is not a virtio function. */
+struct virtio_pci *virtio_pci_of(struct pci_dev *d);
+
+/*
+ * Snapshot (virtio_pci_snap.c, docs/snapshot.md): the transport's
+ * registers and queues, called between pci_dev_load() and
+ * pci_dev_resync(). A device whose driver has set DRIVER_OK is refused
+ * (-ENOTSUP, logged): its queues' in-flight state and its device's own
+ * state (ports, balloon size, receive buffers) are not captured yet.
+ * load() checks every value as the guest's: -EBADMSG.
+ */
+struct snap_buf;
+struct snap_cur;
+int virtio_pci_save(struct virtio_pci *vp, struct snap_buf *b);
+int virtio_pci_load(struct virtio_pci *vp, struct snap_cur *c);
+
 /* BAR 0 accesses as the guest makes them (used by tests too). */
 extern const struct io_ops virtio_pci_bar_ops;
 

@@ -25,6 +25,8 @@ struct vm_config;
 struct bus;
 struct guest_mem;
 struct event_loop;
+struct snap_buf;
+struct snap_cur;
 
 /* Why the VM ended, in precedence order of nothing: the first one wins. */
 enum vm_exit_reason {
@@ -99,6 +101,16 @@ struct device_type {
 	 * flushed), so that nothing a later release does can lose it. */
 	void (*quiesce)(void *state);
 	void (*destroy)(void *state); /* optional; state may be NULL-checked */
+	/* Optional: the snapshot (vmm/snapshot/, docs/snapshot.md). save()
+	 * appends the guest-visible state as items (snap_buf.h) while every
+	 * vCPU is held; load() sets it from the items save() wrote, in a VM
+	 * created from the same config whose vCPUs have not run, and must
+	 * check every value as guest input (-EBADMSG, or -EINVAL with the
+	 * reason logged). A device without save() makes a snapshot refuse,
+	 * naming it; save() may refuse too (-ENOTSUP, reason logged) for a
+	 * state it cannot capture. */
+	int (*save)(void *state, struct snap_buf *out);
+	int (*load)(void *state, struct snap_cur *in);
 };
 
 /* End the VM (thread-safe; the first reason wins). */

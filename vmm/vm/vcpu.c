@@ -314,6 +314,27 @@ static enum vm_exit_reason vcpu_handle_exit(struct vcpu *v)
 	}
 }
 
+/*
+ * Before a pause holds the vCPU: one KVM_RUN with immediate_exit set, in
+ * which KVM completes the port or MMIO access the last exit handed us
+ * (the value of an IN lands in the register) and returns EINTR without
+ * entering the guest (KVM's API: "complete pending operations"). Its
+ * registers are then whole for a snapshot. True when that produced
+ * another exit (a string I/O that goes on), which was handled.
+ */
+static bool vcpu_complete(struct vcpu *v)
+{
+	enum vm_exit_reason why;
+
+	__atomic_store_n(&v->run->immediate_exit, 1, __ATOMIC_SEQ_CST);
+	if (ioctl(v->fd, KVM_RUN, 0) < 0)
+		return false;
+	why = vcpu_handle_exit(v);
+	if (why != VM_EXIT_NONE)
+		vm_request_exit(v->vm, why);
+	return true;
+}
+
 static void *vcpu_thread(void *arg)
 {
 	struct vcpu *v = arg;
@@ -323,6 +344,8 @@ static void *vcpu_thread(void *arg)
 
 	while (vm_exit_reason(vm) == VM_EXIT_NONE) {
 		if (vm_is_paused(vm)) { /* vmlet ctl pause: hold here */
+			if (ran && vcpu_complete(v))
+				continue; /* an exit to handle first */
 			vm_pause_point(v);
 			continue;
 		}

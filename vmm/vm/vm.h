@@ -143,6 +143,10 @@ struct vm {
 	int *pin_cpus;
 	struct device_counters_src counters[VM_MAX_COUNTERS];
 	unsigned int n_counters;
+	/* The config as spec_config_json() printed it, recorded in a
+	 * snapshot (vmm/snapshot/); NULL: this VM cannot be snapshotted.
+	 * Owned by the caller of vm_create(). */
+	const char *snapshot_config;
 };
 
 int vm_create(struct vm **out, const struct vm_config *cfg, const struct vm_options *opt);

@@ -1,0 +1,124 @@
+#!/usr/bin/env bash
+# Snapshot and restore (vmm/snapshot/, docs/snapshot.md) with the tiny
+# guest that prints "x" on COM1 until the power button is pressed: a
+# snapshot with --resume leaves it running; one with --stop ends vmlet
+# with 0 and leaves DIR/state and a sparse DIR/memory; `run --restore`
+# continues the guest where it stopped (it goes on printing and powers
+# off on the button, exit 0), twice from the same files; a snapshot of a
+# paused guest keeps it paused. Refused with a clear error and exit 1:
+# a restore whose options give another config, a state file cut short or
+# with a flipped byte, a memory file cut short, a directory without
+# snapshot; a snapshot of a VM with a device that has no snapshot state
+# (AHCI) names it, writes no state file and leaves the guest running.
+source "$(dirname "$0")/../lib/sh.sh"
+have_kvm || skip "no /dev/kvm"
+tiny_guests 8
+SOCK=$TMPD/api.sock
+G=$TMPD/mode8.elf
+
+start() { # OUT ERR ARGS...
+	local out=$1 err=$2; shift 2
+	rm -f "$SOCK"
+	"$VMLET" run --kernel "$G" --api-socket "$SOCK" --log-format text "$@" >"$out" 2>"$err" &
+	PID=$!
+	for _ in $(seq 600); do
+		[[ -S $SOCK ]] && grep -q "x" "$out" && return 0
+		kill -0 "$PID" 2>/dev/null || break
+		sleep 0.05
+	done
+	fail "vmlet did not start: $(tail -2 "$err")"
+	kill -KILL "$PID" 2>/dev/null
+	return 1
+}
+xs() { tr -cd x <"$1" | wc -c; }
+# the guest prints: the count of x grows
+grows() {
+	local a b
+	a=$(xs "$1"); sleep 0.3; b=$(xs "$1")
+	((b > a))
+}
+
+if start "$TMPD/out1" "$TMPD/err1"; then
+	"$VMLET" ctl "$SOCK" snapshot "$TMPD/s0" --resume && [[ -f $TMPD/s0/state ]] &&
+		grows "$TMPD/out1" && ok "snapshot --resume: files written, the guest runs on" ||
+		fail "snapshot --resume: $(tail -3 "$TMPD/err1")"
+	"$VMLET" ctl "$SOCK" pause
+	"$VMLET" ctl "$SOCK" snapshot "$TMPD/s1" --resume &&
+		"$VMLET" ctl -o text "$SOCK" status | grep -q '^state: Paused$' &&
+		ok "snapshot of a paused guest: still paused" || fail "snapshot while paused"
+	"$VMLET" ctl "$SOCK" resume
+	"$VMLET" ctl "$SOCK" snapshot "$TMPD/snap" --stop && ok "snapshot --stop accepted" ||
+		fail "snapshot --stop: $(tail -3 "$TMPD/err1")"
+	wait "$PID"
+	rc=$?
+	((rc == 0)) && ok "vmlet ended with 0 after --stop" || fail "exit $rc after --stop"
+	[[ -f $TMPD/snap/state && ! -e $TMPD/snap/state.partial ]] && ok "state file complete" ||
+		fail "state file: $(ls "$TMPD/snap")"
+	size=$(stat -c %s "$TMPD/snap/memory")
+	used=$(($(stat -c %b "$TMPD/snap/memory") * 512))
+	((size >= 64 << 20 && used < size / 8)) && ok "memory file sparse ($used of $size bytes)" ||
+		fail "memory file: $used of $size bytes allocated"
+fi
+
+# restore, twice from the same snapshot: the guest prints on and powers off
+for n in 1 2; do
+	if start "$TMPD/rout$n" "$TMPD/rerr$n" --restore "$TMPD/snap"; then
+		grep -q "restore: the guest continues" "$TMPD/rerr$n" && grows "$TMPD/rout$n" &&
+			! grep -q "tiny-guest: up" "$TMPD/rout$n" &&
+			ok "restore $n: the guest continues (no new boot)" ||
+			fail "restore $n: $(tail -3 "$TMPD/rerr$n")"
+		"$VMLET" ctl "$SOCK" power-button
+		wait "$PID"
+		rc=$?
+		((rc == 0)) && grep -q "guest entered S5" "$TMPD/rerr$n" &&
+			ok "restore $n: powers off on the button (exit 0)" ||
+			fail "restore $n: exit $rc: $(tail -3 "$TMPD/rerr$n")"
+	fi
+done
+
+refused() { # WHAT ERE ARGS...: run --restore must fail with a message
+	local what=$1 ere=$2; shift 2
+	timeout 60 "$VMLET" run --kernel "$G" --log-format text "$@" >"$TMPD/o" 2>"$TMPD/e"
+	local rc=$?
+	((rc == 1)) && grep -qE -- "$ere" "$TMPD/e" && ok "refused: $what" ||
+		fail "$what: exit $rc: $(tail -2 "$TMPD/e")"
+}
+refused "another memory size" "bytes of memory" --memory 96M --restore "$TMPD/snap"
+refused "another config (--cmdline)" "another config" --cmdline other --restore "$TMPD/snap"
+cp -r "$TMPD/snap" "$TMPD/cut"
+truncate -s 1000 "$TMPD/cut/state"
+refused "a truncated state file" "state: .*(truncated|past the end)" --restore "$TMPD/cut"
+cp "$TMPD/snap/state" "$TMPD/cut/state"
+python3 - "$TMPD/cut/state" <<'PY'
+import sys
+p = sys.argv[1]
+b = bytearray(open(p, "rb").read())
+b[len(b) // 2] ^= 0x20
+open(p, "wb").write(b)
+PY
+refused "a flipped byte" "checksum mismatch" --restore "$TMPD/cut"
+cp "$TMPD/snap/state" "$TMPD/cut/state"
+truncate -s 4096 "$TMPD/cut/memory"
+refused "a memory file cut short" "outside memory" --restore "$TMPD/cut"
+mkdir -p "$TMPD/empty"
+refused "no snapshot in the directory" "restore: .*state" --restore "$TMPD/empty"
+
+# a device without snapshot state: named, no state file, the guest runs on
+truncate -s 1M "$TMPD/sata.img"
+vm_manifest sata 64Mi Once >"$TMPD/sata.yaml"
+cat >>"$TMPD/sata.yaml" <<EOF
+          disks:
+          - {name: d, disk: {bus: sata}}
+      volumes:
+      - {name: d, hostDisk: {path: $TMPD/sata.img, type: Disk}}
+EOF
+if start "$TMPD/out3" "$TMPD/err3" -f "$TMPD/sata.yaml"; then
+	"$VMLET" ctl "$SOCK" snapshot "$TMPD/s3" --stop 2>"$TMPD/cerr"
+	rc=$?
+	((rc == 1)) && grep -q "AHCI" "$TMPD/err3" && [[ ! -e $TMPD/s3/state ]] &&
+		grows "$TMPD/out3" && ok "refused: a VM with AHCI (named; it runs on)" ||
+		fail "AHCI snapshot: exit $rc: $(tail -2 "$TMPD/err3")"
+	"$VMLET" ctl "$SOCK" power-button
+	wait "$PID"
+fi
+finish

@@ -1,0 +1,264 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * snap_vcpu.c - KVM's state of a vCPU, of the in-kernel irqchip and PIT,
+ * and of the KVM clock, as snapshot items (snapshot.h). The kernel's own
+ * structs are stored as they are (their layout is KVM's stable ABI); a
+ * load requires each at exactly its size, in order.
+ *
+ * Load order follows what KVM needs: general and FPU/XSAVE registers,
+ * XCRs, sregs (CR4 before the MSRs that depend on it), the LAPIC (its
+ * mode before the TSC-deadline MSR), the MSRs, pending events, the MP
+ * state, debug registers.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+
+#include "vmm/util/log.h"
+#include "vmm/snapshot/snap_buf.h"
+#include "vmm/snapshot/snapshot.h"
+#include "vmm/vm/vcpu.h"
+#include "vmm/vm/vm.h"
+
+enum {
+	VS_REGS = 1,
+	VS_XSAVE,
+	VS_XCRS,
+	VS_SREGS,
+	VS_LAPIC,
+	VS_MSRS,
+	VS_EVENTS,
+	VS_MP_STATE,
+	VS_DEBUGREGS,
+};
+enum { CS_CLOCK = 1, CS_PIC_MASTER, CS_PIC_SLAVE, CS_IOAPIC, CS_PIT };
+
+#define SNAP_MAX_MSRS 1024
+
+/* KVM's list of MSRs to save and restore (KVM_GET_MSR_INDEX_LIST). */
+static struct kvm_msr_list *msr_list(struct vm *vm)
+{
+	struct kvm_msr_list probe = {.nmsrs = 0}, *l;
+
+	if (ioctl(vm->kvm_fd, KVM_GET_MSR_INDEX_LIST, &probe) < 0 && errno != E2BIG)
+		return NULL;
+	if (!probe.nmsrs || probe.nmsrs > SNAP_MAX_MSRS)
+		return NULL;
+	l = calloc(1, sizeof(*l) + probe.nmsrs * sizeof(l->indices[0]));
+	if (!l)
+		return NULL;
+	l->nmsrs = probe.nmsrs;
+	if (ioctl(vm->kvm_fd, KVM_GET_MSR_INDEX_LIST, l) < 0) {
+		free(l);
+		return NULL;
+	}
+	return l;
+}
+
+/* Every listed MSR the vCPU has (an index KVM refuses is left out). */
+static int save_msrs(struct vm *vm, struct vcpu *v, struct snap_buf *b)
+{
+	struct kvm_msr_list *l = msr_list(vm);
+	struct kvm_msrs *m;
+	uint32_t i, n = 0;
+	int got;
+
+	if (!l)
+		return error_errno(-EIO, "snapshot: KVM_GET_MSR_INDEX_LIST failed");
+	m = calloc(1, sizeof(*m) + l->nmsrs * sizeof(m->entries[0]));
+	if (!m) {
+		free(l);
+		return -ENOMEM;
+	}
+	for (i = 0; i < l->nmsrs; i++) {
+		struct {
+			struct kvm_msrs h;
+			struct kvm_msr_entry e;
+		} one = {.h.nmsrs = 1, .e.index = l->indices[i]};
+
+		got = ioctl(v->fd, KVM_GET_MSRS, &one);
+		if (got == 1)
+			m->entries[n++] = one.e;
+	}
+	m->nmsrs = n;
+	snap_buf_item(b, VS_MSRS, m->entries, n * sizeof(m->entries[0]));
+	free(m);
+	free(l);
+	return 0;
+}
+
+#define GET(req, tag, obj)                                                                         \
+	do {                                                                                       \
+		if (ioctl(v->fd, req, &(obj)) < 0)                                                 \
+			return error_errno(-errno, "snapshot: vcpu%u: " #req, v->index);           \
+		snap_buf_item(b, tag, &(obj), sizeof(obj));                                        \
+	} while (0)
+
+int snap_vcpu_save(struct vm *vm, struct vcpu *v, struct snap_buf *b)
+{
+	struct kvm_regs regs;
+	struct kvm_xsave *xs;
+	struct kvm_xcrs xcrs;
+	struct kvm_sregs sregs;
+	struct kvm_lapic_state lapic;
+	struct kvm_vcpu_events ev;
+	struct kvm_mp_state mp;
+	struct kvm_debugregs dr;
+	int ret;
+
+	GET(KVM_GET_REGS, VS_REGS, regs);
+	xs = calloc(1, sizeof(*xs));
+	if (!xs)
+		return -ENOMEM;
+	if (ioctl(v->fd, KVM_GET_XSAVE, xs) < 0) {
+		free(xs);
+		return error_errno(-errno, "snapshot: vcpu%u: KVM_GET_XSAVE", v->index);
+	}
+	snap_buf_item(b, VS_XSAVE, xs, sizeof(*xs));
+	free(xs);
+	GET(KVM_GET_XCRS, VS_XCRS, xcrs);
+	GET(KVM_GET_SREGS, VS_SREGS, sregs);
+	GET(KVM_GET_LAPIC, VS_LAPIC, lapic);
+	ret = save_msrs(vm, v, b);
+	if (ret)
+		return ret;
+	GET(KVM_GET_VCPU_EVENTS, VS_EVENTS, ev);
+	GET(KVM_GET_MP_STATE, VS_MP_STATE, mp);
+	GET(KVM_GET_DEBUGREGS, VS_DEBUGREGS, dr);
+	return b->err;
+}
+
+#define PUT(req, tag, obj)                                                                         \
+	do {                                                                                       \
+		if (snap_cur_want(c, tag, &(obj), sizeof(obj)))                                    \
+			return error_errno(-EBADMSG, "snapshot: vcpu%u: bad " #tag " item",        \
+					   v->index);                                              \
+		if (ioctl(v->fd, req, &(obj)) < 0)                                                 \
+			return error_errno(-errno, "snapshot: vcpu%u: " #req, v->index);           \
+	} while (0)
+
+/* The saved MSRs, one at a time: one KVM refuses on this host is named. */
+static int load_msrs(struct vcpu *v, struct snap_cur *c)
+{
+	struct snap_cur body;
+	size_t n;
+
+	if (snap_cur_want_any(c, VS_MSRS, &body) || body.left % sizeof(struct kvm_msr_entry) ||
+	    body.left / sizeof(struct kvm_msr_entry) > SNAP_MAX_MSRS)
+		return error_errno(-EBADMSG, "snapshot: vcpu%u: bad MSR list", v->index);
+	n = body.left / sizeof(struct kvm_msr_entry);
+	for (size_t i = 0; i < n; i++) {
+		struct {
+			struct kvm_msrs h;
+			struct kvm_msr_entry e;
+		} one = {.h.nmsrs = 1};
+
+		memcpy(&one.e, body.p + i * sizeof(one.e), sizeof(one.e));
+		one.e.reserved = 0;
+		if (ioctl(v->fd, KVM_SET_MSRS, &one) != 1)
+			return error_errno(-EINVAL,
+					   "snapshot: vcpu%u: KVM refuses MSR 0x%x = 0x%llx",
+					   v->index, one.e.index, (unsigned long long)one.e.data);
+	}
+	return 0;
+}
+
+int snap_vcpu_load(struct vm *vm, struct vcpu *v, struct snap_cur *c)
+{
+	struct kvm_regs regs;
+	struct kvm_xsave *xs;
+	struct kvm_xcrs xcrs;
+	struct kvm_sregs sregs;
+	struct kvm_lapic_state lapic;
+	struct kvm_vcpu_events ev;
+	struct kvm_mp_state mp;
+	struct kvm_debugregs dr;
+	int ret;
+
+	(void)vm;
+	PUT(KVM_SET_REGS, VS_REGS, regs);
+	xs = calloc(1, sizeof(*xs));
+	if (!xs)
+		return -ENOMEM;
+	ret = snap_cur_want(c, VS_XSAVE, xs, sizeof(*xs)) ? -EBADMSG : 0;
+	if (!ret && ioctl(v->fd, KVM_SET_XSAVE, xs) < 0)
+		ret = error_errno(-errno, "snapshot: vcpu%u: KVM_SET_XSAVE", v->index);
+	free(xs);
+	if (ret)
+		return ret;
+	PUT(KVM_SET_XCRS, VS_XCRS, xcrs);
+	PUT(KVM_SET_SREGS, VS_SREGS, sregs);
+	PUT(KVM_SET_LAPIC, VS_LAPIC, lapic);
+	ret = load_msrs(v, c);
+	if (ret)
+		return ret;
+	PUT(KVM_SET_VCPU_EVENTS, VS_EVENTS, ev);
+	PUT(KVM_SET_MP_STATE, VS_MP_STATE, mp);
+	PUT(KVM_SET_DEBUGREGS, VS_DEBUGREGS, dr);
+	return 0;
+}
+
+int snap_chips_save(struct vm *vm, struct snap_buf *b)
+{
+	struct kvm_clock_data clock = {0};
+	struct kvm_irqchip chip[3];
+	struct kvm_pit_state2 pit;
+
+	if (ioctl(vm->vm_fd, KVM_GET_CLOCK, &clock) < 0)
+		return error_errno(-errno, "snapshot: KVM_GET_CLOCK");
+	snap_buf_item(b, CS_CLOCK, &clock, sizeof(clock));
+	for (uint32_t i = 0; i < 3; i++) {
+		memset(&chip[i], 0, sizeof(chip[i]));
+		chip[i].chip_id = i; /* KVM_IRQCHIP_PIC_MASTER, _SLAVE, _IOAPIC */
+		if (ioctl(vm->vm_fd, KVM_GET_IRQCHIP, &chip[i]) < 0)
+			return error_errno(-errno, "snapshot: KVM_GET_IRQCHIP %u", i);
+		snap_buf_item(b, CS_PIC_MASTER + i, &chip[i], sizeof(chip[i]));
+	}
+	if (ioctl(vm->vm_fd, KVM_GET_PIT2, &pit) < 0)
+		return error_errno(-errno, "snapshot: KVM_GET_PIT2");
+	snap_buf_item(b, CS_PIT, &pit, sizeof(pit));
+	return b->err;
+}
+
+/* The chips (the clock item is skipped here: snap_clock_load()). */
+int snap_chips_load(struct vm *vm, struct snap_cur *c)
+{
+	struct kvm_clock_data clock;
+	struct kvm_irqchip chip;
+	struct kvm_pit_state2 pit;
+
+	if (snap_cur_want(c, CS_CLOCK, &clock, sizeof(clock)))
+		return error_errno(-EBADMSG, "snapshot: bad clock item");
+	for (uint32_t i = 0; i < 3; i++) {
+		if (snap_cur_want(c, CS_PIC_MASTER + i, &chip, sizeof(chip)) || chip.chip_id != i)
+			return error_errno(-EBADMSG, "snapshot: bad irqchip item %u", i);
+		if (ioctl(vm->vm_fd, KVM_SET_IRQCHIP, &chip) < 0)
+			return error_errno(-errno, "snapshot: KVM_SET_IRQCHIP %u", i);
+	}
+	if (snap_cur_want(c, CS_PIT, &pit, sizeof(pit)))
+		return error_errno(-EBADMSG, "snapshot: bad PIT item");
+	if (ioctl(vm->vm_fd, KVM_SET_PIT2, &pit) < 0)
+		return error_errno(-errno, "snapshot: KVM_SET_PIT2");
+	return 0;
+}
+
+/*
+ * The guest's kvmclock continues from the value it had when saved: time
+ * the snapshot spent on disk is not seen as elapsed by its monotonic
+ * clocks (no jump, forwards or backwards); its wall clock is behind by
+ * that time until it steps it (NTP, the RTC). KVM_CLOCK_REALTIME and the
+ * other flags are not passed back: they would make KVM add the elapsed
+ * host time.
+ */
+int snap_clock_load(struct vm *vm, struct snap_cur *c)
+{
+	struct kvm_clock_data clock, set = {0};
+
+	if (snap_cur_want(c, CS_CLOCK, &clock, sizeof(clock)))
+		return error_errno(-EBADMSG, "snapshot: bad clock item");
+	set.clock = clock.clock;
+	if (ioctl(vm->vm_fd, KVM_SET_CLOCK, &set) < 0)
+		return error_errno(-errno, "snapshot: KVM_SET_CLOCK");
+	return 0;
+}

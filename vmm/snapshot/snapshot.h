@@ -1,0 +1,46 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * snapshot.h - save a running VM into a snapshot and start a VM from one
+ * (docs/snapshot.md has the format and what is and is not captured).
+ *
+ * Save (main thread, from the control socket's `snapshot` verb): the VM
+ * is paused (every vCPU completes the port or MMIO access it was in and is
+ * held), then each vCPU's registers, the in-kernel irqchip, PIT and KVM
+ * clock, every device's state (device.h save(): a device without it makes
+ * the snapshot refuse, naming it) and the resolved config go to state_fd,
+ * guest RAM to mem_fd as a sparse image (zero pages are holes). Both fds
+ * come from the client, which created the files. Then the VM resumes, or
+ * with resume false ends (exit status 0, no restart).
+ *
+ * Restore (setup, before the sandbox): in place of vm_boot(), for a VM
+ * created from the same config: the files are checked completely first
+ * (snap_file.h), then guest RAM is mapped from DIR/memory copy-on-write
+ * (MAP_PRIVATE: VMs restored from one snapshot share its unwritten pages)
+ * and the state is loaded. Any mismatch (config, vCPUs, memory layout,
+ * CPU vendor, XSAVE features the host lacks) is refused with the reason.
+ */
+#ifndef VMLET_SNAPSHOT_H
+#define VMLET_SNAPSHOT_H
+
+#include <stdbool.h>
+
+struct vm;
+struct snap_buf;
+struct snap_cur;
+
+int snapshot_save(struct vm *vm, int state_fd, int mem_fd, bool resume);
+/* dir: the snapshot directory; config_json: the VM's config as
+ * spec_config_json() prints it (must equal the snapshot's). */
+int snapshot_restore(struct vm *vm, const char *dir, const char *config_json);
+
+/* snap_vcpu.c: one vCPU's state (vCPU held or not yet run) and the VM's
+ * in-kernel chips and clock. 0 or -errno (logged). */
+struct vcpu;
+int snap_vcpu_save(struct vm *vm, struct vcpu *v, struct snap_buf *b);
+int snap_vcpu_load(struct vm *vm, struct vcpu *v, struct snap_cur *c);
+int snap_chips_save(struct vm *vm, struct snap_buf *b);
+int snap_chips_load(struct vm *vm, struct snap_cur *c);
+/* The clock last: after every vCPU's TSC. */
+int snap_clock_load(struct vm *vm, struct snap_cur *c);
+
+#endif /* VMLET_SNAPSHOT_H */
