@@ -11,8 +11,10 @@
 # with tests/data/bios_cd.S as its no-emulation boot image), whose code
 # reads the volume descriptor through INT 13h (READ(10) on the drive); QEMU
 # q35 with the same ISO on ide-cd is the oracle: SeaBIOS must name both
-# drives alike and boot both. What a driver makes of every command is
-# tests/unit/atapi_test.c's.
+# drives alike and boot both. bootOrder across a SATA disk, the CD and a
+# virtio disk gives SeaBIOS the bootorder QEMU gives it for the same
+# devices (the controller's slot aside). What a driver makes of every
+# command is tests/unit/atapi_test.c's.
 source "$(dirname "$0")/../lib/sh.sh"
 have_kvm || skip "no /dev/kvm"
 command -v python3 >/dev/null || skip "no python3"
@@ -159,6 +161,44 @@ YAML
 			grep -aqF "$want" "$TMPD/qemu" && grep -aqF "Booting from DVD/CD..." "$TMPD/qemu.dbg" &&
 			ok "QEMU q35 boots the same ISO; SeaBIOS names both drives alike: ${q#*registering: }" ||
 			fail "QEMU: '$q' vs vmlet: '$v'"
+	fi
+	# bootOrder across a SATA disk (2, port 0), the CD (1, port 1) and a
+	# virtio disk without: the bootorder SeaBIOS reads is QEMU's for the
+	# same devices (ide-hd on ide.0, ide-cd on ide.1, -boot strict=on as
+	# libvirt gives it), the controller's slot aside; the CD boots
+	sed -e 's/- {name: cd, cdrom: {bus: sata}, bootOrder: 1}/- {name: hd, disk: {bus: sata}, bootOrder: 2}\
+          - {name: cd, cdrom: {bus: sata}, bootOrder: 1}/' \
+		-e 's/- {name: cd, hostDisk:/- {name: hd, hostDisk: {path: BLANK2, type: Disk}}\
+      - {name: cd, hostDisk:/' -e "s#BLANK2#$TMPD/blank2.img#" "$TMPD/bios.yaml" >"$TMPD/order.yaml"
+	truncate -s 1M "$TMPD/blank2.img"
+	VMLET_SEABIOS=/usr/share/seabios/bios.bin timeout 300 "$VMLET" run -f "$TMPD/order.yaml" \
+		--log-level debug --log-format text >"$TMPD/order.out" 2>"$TMPD/order.log"
+	rc=$?
+	order() { # the "boot order:" list of a SeaBIOS log, the AHCI slot as S
+		sed -n 's/^\(vmlet: debugcon: \)\?\([0-9]*: .*\)$/\2/p' "$1" | tr -d '\r' |
+			sed 's/pci8086,2922@[0-9a-f,]*/pci8086,2922@S/' | grep -v '^[0-9]*: $'
+	}
+	order "$TMPD/order.log" >"$TMPD/order.v"
+	((rc == 0)) && grep -aqF "$want" "$TMPD/order.out" &&
+		[[ $(head -1 "$TMPD/order.v") == "1: /pci@i0cf8/pci8086,2922@S/drive@1/disk@0" ]] &&
+		ok "bootOrder: the CD on port 1 ahead of the SATA disk on port 0; SeaBIOS boots the CD" ||
+		fail "bootOrder: exit $rc, $(tr '\n' ' ' <"$TMPD/order.v")"
+	if command -v qemu-system-x86_64 >/dev/null; then
+		timeout 300 qemu-system-x86_64 -M q35 -accel kvm -cpu qemu64 -m 128 -nodefaults \
+			-no-user-config -nographic -serial stdio -debugcon "file:$TMPD/qorder.dbg" \
+			-global isa-debugcon.iobase=0x402 -boot strict=on \
+			-drive "file=$TMPD/blank.img,if=none,id=v,format=raw,snapshot=on" \
+			-device virtio-blk-pci,drive=v \
+			-drive "file=$TMPD/blank2.img,if=none,id=hd,format=raw,snapshot=on" \
+			-device ide-hd,drive=hd,bus=ide.0,bootindex=2 \
+			-drive "file=$TMPD/cd.iso,if=none,id=cd,format=raw,readonly=on,media=cdrom" \
+			-device ide-cd,drive=cd,bus=ide.1,bootindex=1 \
+			-device isa-debug-exit,iobase=0xf4,iosize=4 </dev/null >"$TMPD/qorder" 2>&1
+		order "$TMPD/qorder.dbg" >"$TMPD/order.q"
+		[[ -s $TMPD/order.q ]] && cmp -s "$TMPD/order.q" "$TMPD/order.v" &&
+			grep -aqF "$want" "$TMPD/qorder" &&
+			ok "QEMU's bootorder for the same devices is vmlet's: $(tr '\n' ' ' <"$TMPD/order.q")" ||
+			fail "bootorder: QEMU '$(tr '\n' ' ' <"$TMPD/order.q")' vmlet '$(tr '\n' ' ' <"$TMPD/order.v")'"
 	fi
 else
 	echo "skip: SeaBIOS's CD boot (no /usr/share/seabios/bios.bin)"
