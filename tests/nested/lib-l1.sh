@@ -14,8 +14,11 @@ l2_cmdline() {
 		"nested.scn=$SCN${L2_APPEND:+ $L2_APPEND} $(cat /nested/l2-append)"
 }
 
+# l2_dir: where the scenario's L2 kernel and initramfs are (L2_FLAVOR)
+l2_dir() { [ "${L2_FLAVOR:-cloud}" = generic ] && echo /l2/generic || echo /l2; }
+
 # vmlet_run [ARGS...]: vmlet run with $D/vm.yaml, the L2 kernel and
-# initramfs, the console on stdout, vmlet's log in $D/vmm.log; its exit
+# initramfs (l2_dir), the console on stdout, vmlet's log in $D/vmm.log; its exit
 # status. TIMEBOX (default 300 s) bounds it; NETNS=PID runs it in the
 # network namespace of process PID; BOOT=efi boots vm.yaml's ESP through
 # vmlet's firmware (the kernel and initramfs on it, see scenarios/efi.sh).
@@ -23,7 +26,7 @@ vmlet_run() {
 	if [ "${BOOT:-}" = efi ]; then # the firmware boots the ESP of vm.yaml
 		set -- --cmdline "initrd=\\initrd.img $(l2_cmdline)" "$@"
 	else
-		set -- --kernel /l2/vmlinuz --initrd /l2/initrd.img --cmdline "$(l2_cmdline)" "$@"
+		set -- --kernel "$(l2_dir)/vmlinuz" --initrd "$(l2_dir)/initrd.img" --cmdline "$(l2_cmdline)" "$@"
 	fi
 	# (at TIMEBOX SIGTERM, not SIGKILL: vmlet presses the power button, and
 	# after the grace period stops a hung guest itself, exit 5, logging where
@@ -45,7 +48,7 @@ qemu_run() {
 		-cpu "$(qemu_cpu)" \
 		-smp "$(cat "$D/qemu.smp")" -m "$(cat "$D/qemu.mem")" \
 		-nodefaults -no-user-config -nographic -display none -no-reboot -serial stdio \
-		-kernel /l2/vmlinuz -initrd /l2/initrd.img -append "$(l2_cmdline)" "$@" 2>"$D/vmm.log"
+		-kernel "$(l2_dir)/vmlinuz" -initrd "$(l2_dir)/initrd.img" -append "$(l2_cmdline)" "$@" 2>"$D/vmm.log"
 }
 
 vendor_id() { case $1 in intel) echo GenuineIntel ;; *) echo AuthenticAMD ;; esac; }

@@ -16,6 +16,7 @@
 #include "tests/lib/test.h"
 #include "tests/unit/virtio_test_pci.h"
 #include "vmm/dev/ahci.h"
+#include "vmm/dev/ahci_int.h" /* the ports' serials */
 #include "vmm/disk/blk.h"
 
 #define IMG_SIZE (1u << 20)
@@ -216,6 +217,30 @@ static void test_identify(void)
 	CHECK_EQ_U64(*(uint32_t *)tdrv_ptr(&e.d, CLB + 4), 512); /* PRDBC */
 	CHECK(rd(&e, 0x08) & 1);				 /* HBA IS: port 0 */
 	env_down(&e);
+}
+
+/* A disk without a serial gets QEMU's default, which Linux shows (sysfs
+ * vpd_pg80, /dev/disk/by-id): QM00001 on port 0, QM00003 on port 1, QM00005
+ * on port 2 (QEMU counts two IDE units a port; tests/nested scenario sata
+ * compares it with QEMU's q35) */
+static void test_default_serial(void)
+{
+	struct ahci_disk_params p = {.name = "sata2"};
+	char path[64] = "/tmp/vmlet-ahci-test.XXXXXX";
+	struct blk *be;
+	struct env e;
+	int fd;
+
+	CHECK(env_up(&e, false, NULL) == 0);
+	fd = mkstemp(path);
+	CHECK(fd >= 0 && ftruncate(fd, 1 << 20) == 0);
+	CHECK(blk_open(&be, path, false, BLK_CACHE_WRITEBACK) == 0);
+	CHECK(ahci_attach_disk(e.ahci, 2, be, &p) == 0);
+	CHECK_STR(e.ahci->port[0].serial, "QM00001");
+	CHECK_STR(e.ahci->port[2].serial, "QM00005");
+	env_down(&e);
+	close(fd);
+	unlink(path);
 }
 
 static void test_read_write_ncq_trim(void)
@@ -435,6 +460,7 @@ static void test_enospc_enospace(void)
 int main(void)
 {
 	TEST_RUN(test_identify);
+	TEST_RUN(test_default_serial);
 	TEST_RUN(test_read_write_ncq_trim);
 	TEST_RUN(test_read_only_and_range);
 	TEST_RUN(test_hostile_driver);

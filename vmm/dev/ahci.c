@@ -612,8 +612,8 @@ static int ahci_attach(struct ahci *a, unsigned int port, struct blk *be,
 	snprintf(p->name, sizeof(p->name), "%s", prm->name ? prm->name : "disk");
 	if (prm->serial)
 		snprintf(p->serial, sizeof(p->serial), "%.20s", prm->serial);
-	else
-		snprintf(p->serial, sizeof(p->serial), "QM%05u", port + 1);
+	else /* QEMU's: a counter over IDE units, two a port (master, slave) */
+		snprintf(p->serial, sizeof(p->serial), "QM%05u", 2 * port + 1);
 	pthread_mutex_lock(&a->lock);
 	p->kind = kind;
 	ahci_port_link(p);

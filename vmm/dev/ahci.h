@@ -63,7 +63,8 @@ struct vm;
 
 struct ahci_disk_params {
 	const char *name;	      /* disk name, for messages and counters */
-	const char *serial;	      /* IDENTIFY words 10-19 (<= 20 bytes used); NULL: QM000NN */
+	const char *serial;	      /* IDENTIFY words 10-19 (<= 20 bytes used); NULL: QEMU's
+				       * QM%05u of 2 * port + 1 (QM00001, QM00003...) */
 	uint32_t physical_block_size; /* 0 = 512; logical is always 512 */
 	enum vm_error_policy error_policy;
 	bool tray_open; /* a CD-ROM whose tray starts open */
