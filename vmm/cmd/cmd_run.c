@@ -18,6 +18,7 @@
 #include "vmm/cmd/cmd.h"
 #include "vmm/cmd/cmd_vm.h"
 #include "vmm/ctl/creds.h"
+#include "vmm/ctl/dmetrics.h"
 #include "vmm/ctl/ctl.h"
 #include "vmm/sandbox/jail.h"
 #include "vmm/vm/lifecycle.h"
@@ -99,25 +100,38 @@ static enum lifecycle_end run_guest(void *p, unsigned int restarts)
 	}
 }
 
-/* The credential agent beside the guest (vmm/ctl/creds.h): when the VM
- * has qemuGuestAgent credentials and a guest-agent socket. 0 = none. */
-static pid_t run_creds_start(const struct vm_config *cfg, const struct cmd_vm_opts *o)
+/* The helpers beside the guest, outside the sandboxed VMM, on the
+ * channels' host sockets: the credential agent (vmm/ctl/creds.h) when the
+ * VM has qemuGuestAgent credentials, the downward metrics server
+ * (vmm/ctl/dmetrics.h) with devices.downwardMetrics. pid[i] 0 = none. */
+static void run_helpers_start(const struct vm_config *cfg, const struct cmd_vm_opts *o,
+			      pid_t pid[2])
 {
 	char *prefix = NULL, *chan = NULL;
-	pid_t pid = 0;
-	int r;
+	int r = 0;
 
-	if (!ctl_creds_wanted(cfg) || !o->secret_dir || cmd_vm_channel_prefix(o, &prefix) ||
-	    !prefix)
-		return 0;
-	if (asprintf(&chan, "%s%s", prefix, VM_CHANNEL_GUEST_AGENT) < 0)
-		chan = NULL;
-	r = chan ? ctl_creds_start(cfg, o->secret_dir, chan, o->api_socket, &pid) : -ENOMEM;
-	if (r)
-		error_errno(r, "run: cannot start the credential agent");
-	free(chan);
+	pid[0] = pid[1] = 0;
+	if (cmd_vm_channel_prefix(o, &prefix) || !prefix) {
+		if (cfg->downward_metrics)
+			log_warn("run: devices.downwardMetrics: no channel socket (--api-socket or "
+				 "--channel-dir): nothing answers the guest's requests");
+		return;
+	}
+	if (ctl_creds_wanted(cfg) && o->secret_dir &&
+	    asprintf(&chan, "%s%s", prefix, VM_CHANNEL_GUEST_AGENT) >= 0) {
+		r = ctl_creds_start(cfg, o->secret_dir, chan, o->api_socket, &pid[0]);
+		if (r)
+			error_errno(r, "run: cannot start the credential agent");
+		free(chan);
+	}
+	if (cfg->downward_metrics &&
+	    asprintf(&chan, "%s%s", prefix, VM_CHANNEL_DOWNWARD_METRICS) >= 0) {
+		r = ctl_dmetrics_start(cfg, chan, &pid[1]);
+		if (r)
+			error_errno(r, "run: cannot start the downward metrics server");
+		free(chan);
+	}
 	free(prefix);
-	return r ? 0 : pid;
 }
 
 /* README "Exit statuses". */
@@ -157,7 +171,7 @@ static int run_with_strategy(const struct vm_config *cfg, const struct cmd_vm_op
 	enum lifecycle_end end;
 	struct lifecycle lc;
 	struct termios tty;
-	pid_t creds;
+	pid_t helpers[2];
 	bool on_tty;
 
 	if (lifecycle_parse(override ? override : cfg->run_strategy, &strategy)) {
@@ -187,9 +201,10 @@ static int run_with_strategy(const struct vm_config *cfg, const struct cmd_vm_op
 		log_info("run: runStrategy %s: the guest is restarted in-process after %s",
 			 lifecycle_strategy_name(strategy),
 			 strategy == LC_ALWAYS ? "power-off, reboot or crash" : "reboot or crash");
-	creds = run_creds_start(cfg, o);
+	run_helpers_start(cfg, o, helpers);
 	end = cmd_vm_supervise(o, &lc, run_guest, &ctx);
-	ctl_creds_stop(creds);
+	ctl_creds_stop(helpers[0]);
+	ctl_creds_stop(helpers[1]);
 	cmd_vm_remove_channels(o, cfg);
 	if (on_tty)
 		tcsetattr(STDIN_FILENO, TCSANOW, &tty);
