@@ -338,8 +338,9 @@ def kvm_has_hyperv():
 
 def host_cannot(field):
     """why this host cannot run field's row, or None"""
-    if (field.startswith(T + 'domain.features.hyperv') or
-            field.startswith(T + 'domain.clock.timer.hyperv')) and not kvm_has_hyperv():
+    hv = (field == T + 'domain.features.hyperv' or field.startswith(T + 'domain.features.hyperv.')
+          or field.startswith(T + 'domain.clock.timer.hyperv'))
+    if hv and not kvm_has_hyperv():
         return ('the host\'s KVM has no Hyper-V emulation (vmlet refuses: '
                 'tests/sh/hyperv_refused.sh; tests/nested scenario hyperv runs it)')
     if field.startswith(T + 'domain.memory.hugepages'):

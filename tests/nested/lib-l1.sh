@@ -53,14 +53,15 @@ qemu_run() {
 
 vendor_id() { case $1 in intel) echo GenuineIntel ;; *) echo AuthenticAMD ;; esac; }
 
-# qemu_cpu: QEMU's -cpu for VENDOR. A guest of the other vendor than L1's
-# gets no hypercall-based PV features, as under vmlet (its CPUID does the
+# qemu_cpu: QEMU's -cpu for VENDOR (without one: host and QEMU_CPU_EXTRA's
+# flags, e.g. the hyperv-qemu scenario's hv-*). A guest of the other
+# vendor than L1's gets no hypercall-based PV features, as under vmlet (its CPUID does the
 # same): Linux would issue that vendor's hypercall instruction (VMCALL on
 # AMD), which KVM patches into the guest's read-only kernel text, an oops
 # (seen in QEMU's L2: "BUG: unable to handle page fault" at the VMCALL in
 # __send_ipi_mask, 1 of 3 runs of topo-2s3c2t-intel-qemu).
 qemu_cpu() {
-	[ -n "${VENDOR:-}" ] || { echo host; return; }
+	[ -n "${VENDOR:-}" ] || { echo "host${QEMU_CPU_EXTRA:+,$QEMU_CPU_EXTRA}"; return; }
 	_v=$(vendor_id "$VENDOR")
 	if grep -q "^vendor_id.*$_v" /proc/cpuinfo; then
 		echo "host,vendor=$_v"

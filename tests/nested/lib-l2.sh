@@ -142,3 +142,20 @@ pod_traffic() {
 	rep recv-8080 "$(cat /tmp/in8080)"
 	rep recv-8081 "$(cat /tmp/in8081)"
 }
+
+# hv_report: what Linux makes of Hyper-V enlightenments (scenarios hyperv,
+# hyperv-qemu): the hypervisor it detected, the privilege flags, hints and
+# misc features it printed, the clocksources and clock event device, the
+# Hyper-V vectors of /proc/interrupts with their counts on CPU0
+hv_report() {
+	rep hv-detected "$(dmesg | grep -m1 -o 'Hypervisor detected: .*')"
+	rep hv-flags "$(dmesg | grep -m1 -o 'Hyper-V: privilege flags.*')"
+	cs=/sys/devices/system/clocksource/clocksource0
+	rep hv-clocksource "$(cat $cs/current_clocksource)"
+	rep hv-clocksources "$(cat $cs/available_clocksource)"
+	rep hv-clockevent "$(cat /sys/devices/system/clockevents/clockevent0/current_device)"
+	sleep 1
+	# "NAME COUNT-OF-CPU0" for the Hyper-V vectors
+	rep hv-irqs "$(grep -E '^ *(HYP|HRE|HVS):' /proc/interrupts | awk '{ printf "%s%s ", $1, $2 }')"
+	rep hv-dmesg "$(dmesg | grep -i 'hyper-v' | sed 's/^\[[ 0-9.]*\] //' | tr '\n' ';' | cut -c1-600)"
+}
