@@ -163,8 +163,10 @@ int hv_vcpu_init(struct vcpu *v)
 					  v->index, evmcs & 0xff, evmcs >> 8);
 		vm->hv.evmcs_version = HV_EVMCS_VERSION;
 	}
-	if (!ret && (vm->hv.features & ARCH_HV_TLBFLUSH_DIRECT))
-		ret = hv_enable(v, KVM_CAP_HYPERV_DIRECT_TLBFLUSH, 0, "tlbflush.direct");
+	/* tlbflush.direct needs no capability: it lets a guest that is a
+	 * hypervisor itself have KVM flush for its own guests
+	 * (KVM_CAP_HYPERV_DIRECT_TLBFLUSH is the other way round, KVM on
+	 * Hyper-V, and QEMU does not enable it for hv-tlbflush-direct) */
 	return ret;
 }
 

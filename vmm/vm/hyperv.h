@@ -29,8 +29,8 @@ struct vcpu;
 int hv_vm_init(struct vm *vm);
 
 /* Before the vCPU's KVM_SET_CPUID2 (on the thread that creates it): the
- * SynIC (KVM_CAP_HYPERV_SYNIC2), the enlightened VMCS and direct TLB
- * flush capabilities the config asks for. 0 or -errno, logged. */
+ * SynIC (KVM_CAP_HYPERV_SYNIC2) and enlightened VMCS capabilities the
+ * config asks for. 0 or -errno, logged. */
 int hv_vcpu_init(struct vcpu *v);
 
 /* The vCPU's CPUID table e[0..*n) (room for cap) rewritten for vm->hv
