@@ -15,6 +15,7 @@
 
 #include "vmm/vm/bus.h"
 #include "vmm/dev/pci.h"
+#include "vmm/vm/device.h"
 #include "vmm/util/log.h"
 #include "vmm/snapshot/snap_buf.h"
 #include "vmm/snapshot/snap_file.h"
@@ -28,11 +29,12 @@ static struct pci_dev dev;
 
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
+	const struct device_env env = {.pio = &pio, .mmio = &mmio};
+
 	(void)argc;
 	(void)argv;
 	log_setup(LOG_FORMAT_TEXT, LOG_ERROR, "snapshot-fuzz", NULL);
-	if (bus_init(&pio, "pio") || bus_init(&mmio, "mmio") ||
-	    pci_host_init(&host, NULL, &pio, &mmio))
+	if (bus_init(&pio, "pio") || bus_init(&mmio, "mmio") || pci_host_init(&host, &env))
 		abort();
 	pci_dev_init(&dev, 0x1af4, 0x1041, 0x020000, 1, 0x1af4, 1, NULL, NULL);
 	if (pci_bar_add(&dev, 0, 0x8000, NULL, NULL) || pci_msix_init(&dev, 3, 0, 0x4000, 0x5000) ||

@@ -107,8 +107,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	n = n < size - 4 ? n : size - 4;
 	ram = vfz_ram(&mem, data + 4, n);
 	tbus_n = 0;
-	if (pci_host_init(&h, NULL, &tbus_pio, &tbus_mmio) ||
-	    virtio_blk_create(&vb, &h, NULL, &mem, be, &p) || tvdev_probe(&v, 1))
+	if (thost_init(&h, &mem) || virtio_blk_create(&vb, &h, be, &p) || tvdev_probe(&v, 1))
 		abort();
 	w = tthread_arg; /* the disk's worker: its thread does nothing */
 	tvdev_msix(&v, p.num_queues + 1);

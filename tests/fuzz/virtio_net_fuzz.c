@@ -200,9 +200,9 @@ static int guest_up(struct guest *g, uint8_t setup, const uint8_t *ram, size_t n
 		att.lease.router = 0x0a000201;
 		att.lease.mtu = att.mtu;
 	}
-	if (pci_host_init(&g->h, NULL, &tbus_pio, &tbus_mmio))
+	if (thost_init(&g->h, &g->mem))
 		abort();
-	if (virtio_net_create(&g->net, &g->h, NULL, &g->mem, &att) || tvdev_probe(&g->v, 1))
+	if (virtio_net_create(&g->net, &g->h, &att) || tvdev_probe(&g->v, 1))
 		abort();
 	tvdev_msix(&g->v, g->nq + 1);
 	return 0;

@@ -85,10 +85,8 @@ static int env_up(struct env *e, bool ro, const char *serial)
 	}
 	free(buf);
 	tdrv_init(&e->d, RAM, 16);
-	if (pci_host_init(&e->h, NULL, &tbus_pio, &tbus_mmio) ||
-	    blk_open(&be, e->path, ro, BLK_CACHE_WRITEBACK) ||
-	    ahci_create(&e->ahci, &e->h, NULL, &e->d.mem, -1) ||
-	    ahci_attach_disk(e->ahci, 0, be, &p))
+	if (thost_init(&e->h, &e->d.mem) || blk_open(&be, e->path, ro, BLK_CACHE_WRITEBACK) ||
+	    ahci_create(&e->ahci, &e->h, -1) || ahci_attach_disk(e->ahci, 0, be, &p))
 		return -1;
 	e->slot = ahci_pci(e->ahci)->slot;
 	if (ecam_rd(e->slot, 0, 4) != (0x2922u << 16 | 0x8086) ||

@@ -79,8 +79,7 @@ static int env_up(struct env *e, bool medium)
 			return -1;
 	}
 	tdrv_init(&e->d, RAM, 16);
-	if (pci_host_init(&e->h, NULL, &tbus_pio, &tbus_mmio) ||
-	    ahci_create(&e->ahci, &e->h, NULL, &e->d.mem, -1) ||
+	if (thost_init(&e->h, &e->d.mem) || ahci_create(&e->ahci, &e->h, -1) ||
 	    ahci_attach_cdrom(e->ahci, 0, be, &p))
 		return -1;
 	slot = ahci_pci(e->ahci)->slot;

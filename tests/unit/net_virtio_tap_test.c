@@ -147,7 +147,7 @@ static void test_create_nic(void)
 	}
 	nic.model = "e1000";
 	n = NULL;
-	CHECK(virtio_net_create_nic(&n, &e.h, NULL, &e.d.mem, &cfg, 0) == -ENOTSUP && !n);
+	CHECK(virtio_net_create_nic(&n, &e.h, &cfg, 0) == -ENOTSUP && !n);
 	pci_host_release(&e.h);
 	tdrv_release(&e.d);
 }

@@ -48,8 +48,8 @@ static void test_cf8_matches_ecam(void)
 
 	tbus_n = 0;
 	tdrv_init(&d, 1 << 20, 16);
-	CHECK(pci_host_init(&h, NULL, &tbus_pio, &tbus_mmio) == 0);
-	CHECK(virtio_rng_create(&rng, &h, NULL, &d.mem, 0, 0) == 0);
+	CHECK(thost_init(&h, &d.mem) == 0);
+	CHECK(virtio_rng_create(&rng, &h, 0, 0) == 0);
 
 	/* every dword of the first 256 bytes of both functions and of an
 	 * empty slot reads the same through both mechanisms */

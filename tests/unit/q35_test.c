@@ -24,7 +24,7 @@ static void test_chipset(void)
 	struct q35 *q;
 
 	tbus_n = 0;
-	CHECK(pci_host_init(&h, NULL, &tbus_pio, &tbus_mmio) == 0);
+	CHECK(thost_init(&h, NULL) == 0);
 	CHECK(q35_create(&q, &h, &tbus_pio) == 0);
 	/* MCH and LPC through vmlet's ECAM and the one OVMF programs */
 	CHECK_EQ_U64(ecam_rd(0, 0, 4), 0x29c08086);
@@ -72,7 +72,7 @@ static void test_pm_timer(void)
 	CHECK_EQ_U64(q35_pm_timer(0, 4000000000ull), (3579545ull * 4) & 0xffffff); /* wraps */
 	CHECK(q35_pm_timer(0, 1ull << 62) <= 0xffffff);
 	tbus_n = 0;
-	CHECK(pci_host_init(&h, NULL, &tbus_pio, &tbus_mmio) == 0);
+	CHECK(thost_init(&h, NULL) == 0);
 	CHECK(q35_create(&q, &h, &tbus_pio) == 0);
 	tbus_access(&tbus_pio, ARCH_PM_TMR_PORT, &a, 4, 0);
 	for (int i = 0; i < 1000000 && b == a; i++)

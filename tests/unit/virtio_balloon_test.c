@@ -111,8 +111,8 @@ static void tb_start(struct tb *t, bool reporting, uint64_t want, unsigned int n
 	CHECK(t->ram != MAP_FAILED);
 	t->mem = (struct guest_mem){.n = 1, .total = RAM, .page_size = PAGE};
 	t->mem.r[0] = (struct guest_mem_region){0, RAM, t->ram};
-	CHECK(pci_host_init(&t->h, NULL, &tbus_pio, &tbus_mmio) == 0);
-	CHECK(virtio_balloon_create(&t->b, &t->h, NULL, &t->mem, &p) == 0);
+	CHECK(thost_init(&t->h, &t->mem) == 0);
+	CHECK(virtio_balloon_create(&t->b, &t->h, &p) == 0);
 	CHECK(tvdev_probe(&t->v, 1) == 0);
 	tvdev_msix(&t->v, 6);
 	tvdev_negotiate(&t->v, want, NULL);

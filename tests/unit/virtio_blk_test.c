@@ -55,9 +55,8 @@ static int env_up(struct env *e, bool ro, const char *serial)
 	}
 	free(buf);
 	tdrv_init(&e->d, 4 << 20, 64);
-	if (pci_host_init(&e->h, NULL, &tbus_pio, &tbus_mmio) ||
-	    blk_open(&be, e->path, ro, img_cache) ||
-	    virtio_blk_create(&e->blk, &e->h, NULL, &e->d.mem, be, &p) || tvdev_probe(&e->v, 1))
+	if (thost_init(&e->h, &e->d.mem) || blk_open(&be, e->path, ro, img_cache) ||
+	    virtio_blk_create(&e->blk, &e->h, be, &p) || tvdev_probe(&e->v, 1))
 		return -1;
 	tvdev_msix(&e->v, 2);
 	return 0;

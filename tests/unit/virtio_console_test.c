@@ -144,8 +144,8 @@ static void tc_start_mask(struct tc *t, const char *prefix, unsigned int qmask)
 	CHECK(t->ram != MAP_FAILED);
 	t->mem = (struct guest_mem){.n = 1, .total = RAM, .page_size = 4096};
 	t->mem.r[0] = (struct guest_mem_region){0, RAM, t->ram};
-	CHECK(pci_host_init(&t->h, NULL, &tbus_pio, &tbus_mmio) == 0);
-	CHECK(virtio_console_create(&t->c, &t->h, NULL, &t->mem, names, 2, prefix) == 0);
+	CHECK(thost_init(&t->h, &t->mem) == 0);
+	CHECK(virtio_console_create(&t->c, &t->h, names, 2, prefix) == 0);
 	CHECK(tvdev_probe(&t->v, 1) == 0);
 	CHECK_EQ_U64(ecam_rd(1, 0, 4), 0x10431af4); /* virtio device id 3 */
 	tvdev_msix(&t->v, NQ + 1);
@@ -470,7 +470,7 @@ static void test_socket_path_attacks(void)
 	int fd;
 
 	tbus_n = 0;
-	CHECK(pci_host_init(&h, NULL, &tbus_pio, &tbus_mmio) == 0);
+	CHECK(thost_init(&h, &mem) == 0);
 	snprintf(prefix, sizeof(prefix), "%s/va%d.", getenv("TMPDIR") ?: "/tmp", getpid());
 	snprintf(path, sizeof(path), "%s%s", prefix, AGENT);
 	snprintf(target, sizeof(target), "%starget", prefix);
@@ -479,13 +479,13 @@ static void test_socket_path_attacks(void)
 	CHECK(fd >= 0);
 	close(fd);
 	CHECK(symlink(target, path) == 0);
-	CHECK(virtio_console_create(&c, &h, NULL, &mem, names, 1, prefix) == -EEXIST);
+	CHECK(virtio_console_create(&c, &h, names, 1, prefix) == -EEXIST);
 	CHECK(lstat(path, &st) == 0 && S_ISLNK(st.st_mode));
 	CHECK(lstat(target, &st) == 0 && S_ISREG(st.st_mode));
 	unlink(path);
 	/* a regular file */
 	CHECK(rename(target, path) == 0);
-	CHECK(virtio_console_create(&c, &h, NULL, &mem, names, 1, prefix) == -EEXIST);
+	CHECK(virtio_console_create(&c, &h, names, 1, prefix) == -EEXIST);
 	CHECK(lstat(path, &st) == 0 && S_ISREG(st.st_mode));
 	unlink(path);
 	/* a stale socket is replaced */
@@ -497,12 +497,12 @@ static void test_socket_path_attacks(void)
 		CHECK(bind(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0);
 		close(fd);
 	}
-	CHECK(virtio_console_create(&c, &h, NULL, &mem, names, 1, prefix) == 0);
+	CHECK(virtio_console_create(&c, &h, names, 1, prefix) == 0);
 	CHECK(lstat(path, &st) == 0 && S_ISSOCK(st.st_mode) && (st.st_mode & 0777) == 0600);
 	virtio_console_destroy(c);
 	unlink(path);
-	CHECK(virtio_console_create(&c, &h, NULL, &mem, evil, 1, prefix) == -EINVAL);
-	CHECK(virtio_console_create(&c, &h, NULL, &mem, names, 0, prefix) == -EINVAL);
+	CHECK(virtio_console_create(&c, &h, evil, 1, prefix) == -EINVAL);
+	CHECK(virtio_console_create(&c, &h, names, 0, prefix) == -EINVAL);
 	pci_host_release(&h);
 }
 

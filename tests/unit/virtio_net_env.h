@@ -227,8 +227,8 @@ static inline int env_up_any(struct env *e, bool vnet, unsigned int pairs, bool 
 		att.lease.router = 0x0a000201;
 	}
 	e->nq = 2 * pairs + 1;
-	if (pci_host_init(&e->h, NULL, &tbus_pio, &tbus_mmio) ||
-	    virtio_net_create(&e->net, &e->h, NULL, &e->d.mem, &att) || tvdev_probe(&e->v, 1))
+	if (thost_init(&e->h, &e->d.mem) || virtio_net_create(&e->net, &e->h, &att) ||
+	    tvdev_probe(&e->v, 1))
 		return -1;
 	CHECK(att.be[0] == NULL); /* moved into the device */
 	tvdev_msix(&e->v, e->nq + 1);
@@ -247,8 +247,8 @@ static inline int env_up_nic(struct env *e, const struct vm_config *cfg, struct 
 	memset(e, 0, sizeof(*e));
 	tbus_n = 0;
 	tdrv_init(&e->d, 4 << 20, QSIZE);
-	CHECK(pci_host_init(&e->h, NULL, &tbus_pio, &tbus_mmio) == 0);
-	return virtio_net_create_nic(n, &e->h, NULL, &e->d.mem, cfg, 0);
+	CHECK(thost_init(&e->h, &e->d.mem) == 0);
+	return virtio_net_create_nic(n, &e->h, cfg, 0);
 }
 
 static inline void env_down(struct env *e)

@@ -26,9 +26,9 @@ static void test_entropy_and_rate(void)
 
 	tbus_n = 0;
 	tdrv_init(&d, 1 << 20, 16);
-	CHECK(pci_host_init(&h, NULL, &tbus_pio, &tbus_mmio) == 0);
+	CHECK(thost_init(&h, &d.mem) == 0);
 	/* 32 KiB/s with a 4 KiB bucket */
-	CHECK(virtio_rng_create(&rng, &h, NULL, &d.mem, 32768, 4096) == 0);
+	CHECK(virtio_rng_create(&rng, &h, 32768, 4096) == 0);
 	CHECK(tvdev_probe(&v, 1) == 0);
 	CHECK_EQ_U64(ecam_rd(1, 0, 4), 0x10441af4);
 	tvdev_msix(&v, 2);

@@ -21,6 +21,7 @@
 #include "tests/unit/virtio_test_driver.h"
 #include "vmm/vm/bus.h"
 #include "vmm/dev/pci.h"
+#include "vmm/vm/device.h"
 #include "vmm/virtio/virtio_pci.h"
 #include "vmm/vm/irq.h"
 #include "vmm/util/thread.h"
@@ -70,6 +71,15 @@ static inline int tbus_access(struct bus *b, uint64_t a, void *d, uint32_t len, 
 }
 
 static struct bus tbus_pio, tbus_mmio;
+
+/* pci_host_init() on the test buses, without a VM: the functions added to
+ * h reach guest memory mem (NULL: none) */
+static inline int thost_init(struct pci_host *h, struct guest_mem *mem)
+{
+	const struct device_env env = {.pio = &tbus_pio, .mmio = &tbus_mmio, .mem = mem};
+
+	return pci_host_init(h, &env);
+}
 
 static inline uint32_t mmio_rd(uint64_t a, uint32_t len)
 {

@@ -645,16 +645,15 @@ static const struct pci_dev_cb ahci_pci_cb = {
     .msix_update = ahci_msix_update,
 };
 
-int ahci_create(struct ahci **out, struct pci_host *host, struct vm *vm,
-		const struct guest_mem *mem, int slot)
+int ahci_create(struct ahci **out, struct pci_host *host, int slot)
 {
 	struct ahci *a = calloc(1, sizeof(*a));
 	int r;
 
 	if (!a)
 		return -ENOMEM;
-	a->vm = vm;
-	a->mem = mem;
+	a->vm = host->vm;
+	a->mem = host->mem;
 	pthread_mutex_init(&a->lock, NULL);
 	for (unsigned int i = 0; i < AHCI_PORTS; i++) {
 		a->port[i] = (struct ahci_port){.a = a, .index = i, .busy = -1};

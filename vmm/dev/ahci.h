@@ -58,8 +58,6 @@ struct ahci;
 struct blk;
 struct pci_host;
 struct pci_dev;
-struct guest_mem;
-struct vm;
 
 struct ahci_disk_params {
 	const char *name;	      /* disk name, for messages and counters */
@@ -71,8 +69,7 @@ struct ahci_disk_params {
 };
 
 /* The function on host (slot: -1 = the first free one); no disks yet. */
-int ahci_create(struct ahci **out, struct pci_host *host, struct vm *vm,
-		const struct guest_mem *mem, int slot);
+int ahci_create(struct ahci **out, struct pci_host *host, int slot);
 /* Put a disk on port (< AHCI_PORTS, free) and start its I/O thread; takes
  * ownership of be (also on failure). Setup only, before the guest runs. */
 int ahci_attach_disk(struct ahci *a, unsigned int port, struct blk *be,

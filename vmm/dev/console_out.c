@@ -272,15 +272,16 @@ static int out_open_file(struct console_out *o, const struct vm_console *c)
 	return 0;
 }
 
-int console_out_create(struct vm *vm, struct event_loop *loop, const struct vm_console *c,
-		       struct console_out **out)
+int console_out_create(const struct device_env *env, struct console_out **out)
 {
+	const struct vm_console *c = env->console;
+	struct event_loop *loop = env->loop;
 	struct console_out *o = calloc(1, sizeof(*o));
 	int ret = 0;
 
 	if (!o)
 		return -ENOMEM;
-	o->vm = vm;
+	o->vm = env->vm;
 	o->loop = loop;
 	o->fd = o->rot_fd = -1;
 	pthread_mutex_init(&o->lock, NULL);

@@ -25,14 +25,12 @@
 
 #define CONSOLE_OUT_RING (64u << 10) /* bytes waiting for a slow reader */
 
-struct event_loop;
 struct console_out;
 
-/* Setup, main thread: the sink for console c (stdout, a file, or none:
- * then only an attached control client gets the output). 0 or -errno
- * (logged). */
-int console_out_create(struct vm *vm, struct event_loop *loop, const struct vm_console *c,
-		       struct console_out **out);
+/* Setup, main thread: the sink for env->console (stdout, a file, or
+ * none: then only an attached control client gets the output), watched
+ * from env->loop. 0 or -errno (logged). */
+int console_out_create(const struct device_env *env, struct console_out **out);
 /* Any thread: queue n bytes (those that do not fit are dropped). */
 void console_out_write(struct console_out *o, const void *buf, size_t n);
 /* Bytes handed to the console so far, and dropped (atomic reads). */

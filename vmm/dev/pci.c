@@ -7,6 +7,7 @@
 
 #include "arch/x86_64/layout.h"
 #include "vmm/dev/pci.h"
+#include "vmm/vm/device.h"
 #include "vmm/vm/irq.h"
 #include "vmm/util/log.h"
 
@@ -577,12 +578,14 @@ static const struct io_ops pci_pio_ops = {pci_pio_read, pci_pio_write};
 static const struct io_ops pci_mmio_ops = {pci_mmio_read, pci_mmio_write};
 static const struct io_ops pci_mmio_hi_ops = {pci_mmio_hi_read, pci_mmio_hi_write};
 
-int pci_host_init(struct pci_host *h, struct vm *vm, struct bus *pio, struct bus *mmio)
+int pci_host_init(struct pci_host *h, const struct device_env *env)
 {
+	struct bus *mmio = env->mmio, *pio = env->pio;
 	int r;
 
 	memset(h, 0, sizeof(*h));
-	h->vm = vm;
+	h->vm = env->vm;
+	h->mem = env->mem;
 	h->pio = pio;
 	h->mmio = mmio;
 	h->mmio_next = ARCH_PCI_MMIO32_START;

@@ -31,6 +31,8 @@
 #include "vmm/vm/bus.h"
 
 struct vm;
+struct guest_mem;
+struct device_env;
 
 #define PCI_SLOTS    32
 #define PCI_CFG_SIZE 256 /* conventional space; ECAM 256..4095 reads 0 */
@@ -91,7 +93,11 @@ struct pci_dev {
 };
 
 struct pci_host {
-	struct vm *vm; /* for irq_line (INTx); may be NULL in tests */
+	/* From the device_env of pci_host_init(), for the functions on this
+	 * bus: the VM handle (irq_*(), device_*(); NULL in tests: no INTx)
+	 * and the guest memory they DMA to. */
+	struct vm *vm;
+	const struct guest_mem *mem;
 	struct bus *pio, *mmio;
 	struct pci_dev bridge; /* 00:00.0 */
 	struct pci_dev *dev[PCI_SLOTS];
@@ -103,10 +109,12 @@ struct pci_host {
 };
 
 /*
- * Claim ECAM, 0xcf8..0xcff and the MMIO32 window on the buses and create
- * the host bridge at 00:00.0. vm may be NULL (no INTx delivery).
+ * Claim ECAM, 0xcf8..0xcff and the MMIO32 window on env's buses and create
+ * the host bridge at 00:00.0. The host keeps env->vm (may be NULL: no INTx
+ * delivery) and env->mem for the functions added to it, which reach the
+ * VM only through them: their create functions take the host, no VM.
  */
-int pci_host_init(struct pci_host *h, struct vm *vm, struct bus *pio, struct bus *mmio);
+int pci_host_init(struct pci_host *h, const struct device_env *env);
 /* Unclaim the windows. Devices are owned and destroyed by their creators. */
 void pci_host_release(struct pci_host *h);
 

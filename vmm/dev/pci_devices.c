@@ -87,7 +87,7 @@ static int pci_devices_sata(struct pci_devices *s, const struct device_env *env,
 	int r;
 
 	if (!s->ahci) {
-		r = ahci_create(&s->ahci, &s->host, env->vm, env->mem, -1);
+		r = ahci_create(&s->ahci, &s->host, -1);
 		if (r)
 			return r;
 	}
@@ -149,7 +149,7 @@ static int pci_devices_disks(struct pci_devices *s, const struct device_env *env
 		r = volume_open(cfg, d, &be);
 		if (r)
 			return r;
-		r = virtio_blk_create(&s->blk[s->n_blk], &s->host, env->vm, env->mem, be, &p);
+		r = virtio_blk_create(&s->blk[s->n_blk], &s->host, be, &p);
 		if (r) {
 			blk_close(be);
 			return r;
@@ -173,7 +173,7 @@ static int pci_devices_nics(struct pci_devices *s, const struct device_env *env)
 	if (!s->net)
 		return -ENOMEM;
 	for (unsigned int i = 0; i < cfg->n_nics; i++) {
-		r = virtio_net_create_nic(&s->net[s->n_net], &s->host, env->vm, env->mem, cfg, i);
+		r = virtio_net_create_nic(&s->net[s->n_net], &s->host, cfg, i);
 		if (r)
 			return r;
 		s->n_net++;
@@ -215,7 +215,7 @@ static int pci_devices_balloon(struct pci_devices *s, const struct device_env *e
 		log_warn("no PCI slot left for the memory balloon: the VM runs without it");
 		return 0;
 	}
-	return virtio_balloon_create(&s->balloon, &s->host, env->vm, env->mem, &bp);
+	return virtio_balloon_create(&s->balloon, &s->host, &bp);
 }
 
 static int pci_devices_console(struct pci_devices *s, const struct device_env *env)
@@ -227,7 +227,7 @@ static int pci_devices_console(struct pci_devices *s, const struct device_env *e
 	_Static_assert(VM_CHANNEL_NAME_MAX <= VIRTIO_CONSOLE_NAME_MAX, "names fit the device");
 	for (unsigned int i = 0; i < n && i < VM_MAX_CHANNELS; i++)
 		names[i] = env->cfg->channels[i];
-	return virtio_console_create(&s->console, &s->host, env->vm, env->mem, names,
+	return virtio_console_create(&s->console, &s->host, names,
 				     n < VM_MAX_CHANNELS ? n : VM_MAX_CHANNELS,
 				     env->channel_prefix);
 }
@@ -274,7 +274,7 @@ static int pci_devices_create(const struct device_env *env, unsigned int index, 
 	s = calloc(1, sizeof(*s));
 	if (!s)
 		return -ENOMEM;
-	r = pci_host_init(&s->host, env->vm, env->pio, env->mmio);
+	r = pci_host_init(&s->host, env);
 	if (r)
 		goto out;
 	s->host_up = true;
@@ -287,7 +287,7 @@ static int pci_devices_create(const struct device_env *env, unsigned int index, 
 	if (!r)
 		r = pci_devices_nics(s, env);
 	if (!r && env->cfg->rng)
-		r = virtio_rng_create(&s->rng, &s->host, env->vm, env->mem, 0, 0);
+		r = virtio_rng_create(&s->rng, &s->host, 0, 0);
 	if (!r && env->cfg->n_channels)
 		r = pci_devices_console(s, env);
 	if (!r && env->cfg->mem_balloon)

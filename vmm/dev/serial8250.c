@@ -373,13 +373,14 @@ static void serial_setup_tty(struct serial8250 *s)
 		s->tty_raw = true;
 }
 
-static int serial_open_console(struct serial8250 *s, const struct vm_console *c)
+static int serial_open_console(struct serial8250 *s, const struct device_env *env)
 {
+	const struct vm_console *c = env->console;
 	int ret;
 
 	s->kind = c->kind;
 	s->in_fd = -1;
-	ret = console_out_create(s->vm, s->loop, c, &s->out);
+	ret = console_out_create(env, &s->out);
 	if (ret)
 		return ret;
 	if (c->kind == VM_CONSOLE_STDIO) {
@@ -437,7 +438,7 @@ static int serial_create(const struct device_env *env, unsigned int index, void 
 	s->pio = env->pio;
 	s->mcr = 0x08; /* OUT2 */
 	pthread_mutex_init(&s->lock, NULL);
-	ret = serial_open_console(s, env->console);
+	ret = serial_open_console(s, env);
 	if (!ret)
 		ret = bus_register(env->pio, ARCH_COM1_PORT, 8, &serial_ops, s);
 	s->registered = !ret;

@@ -343,8 +343,8 @@ static void balloon_read_counters(void *opaque, struct device_counters *c)
 	memcpy(c->balloon_stat, n.stat, sizeof(c->balloon_stat));
 }
 
-int virtio_balloon_create(struct virtio_balloon **out, struct pci_host *host, struct vm *vm,
-			  const struct guest_mem *mem, const struct virtio_balloon_params *p)
+int virtio_balloon_create(struct virtio_balloon **out, struct pci_host *host,
+			  const struct virtio_balloon_params *p)
 {
 	struct virtio_balloon *b;
 	int ret;
@@ -352,12 +352,12 @@ int virtio_balloon_create(struct virtio_balloon **out, struct pci_host *host, st
 	b = calloc(1, sizeof(*b));
 	if (!b)
 		return -ENOMEM;
-	b->mem = mem;
+	b->mem = host->mem;
 	b->reporting = p && p->reporting;
 	b->period_ns = (uint64_t)(p && p->stats_period_ms ? p->stats_period_ms
 							  : VIRTIO_BALLOON_STATS_PERIOD_MS) *
 		       1000000ull;
-	ret = virtio_pci_init(&b->vp, host, vm, mem, "virtio-balloon", &virtio_balloon_ops, b,
+	ret = virtio_pci_init(&b->vp, host, "virtio-balloon", &virtio_balloon_ops, b,
 			      b->reporting ? BALLOON_NQ : BALLOON_NQ_NO_REP, BALLOON_QUEUE_SIZE,
 			      sizeof(struct balloon_config));
 	if (ret)
@@ -373,7 +373,7 @@ int virtio_balloon_create(struct virtio_balloon **out, struct pci_host *host, st
 		virtio_pci_release(&b->vp);
 		goto out_free;
 	}
-	ret = device_add_counters(vm, "balloon", "balloon", balloon_read_counters, b);
+	ret = device_add_counters(host->vm, "balloon", "balloon", balloon_read_counters, b);
 	if (ret) {
 		virtio_balloon_destroy(b);
 		return error_errno(ret, "virtio-balloon: cannot register its counters");

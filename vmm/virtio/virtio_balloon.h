@@ -45,8 +45,6 @@
 #include <linux/virtio_balloon.h>
 
 struct pci_host;
-struct vm;
-struct guest_mem;
 struct virtio_balloon;
 struct virtio_pci;
 
@@ -73,8 +71,8 @@ struct virtio_balloon_counters {
 	uint64_t refused; /* buffers or PFNs refused (outside RAM, unaligned) */
 };
 
-int virtio_balloon_create(struct virtio_balloon **out, struct pci_host *host, struct vm *vm,
-			  const struct guest_mem *mem, const struct virtio_balloon_params *p);
+int virtio_balloon_create(struct virtio_balloon **out, struct pci_host *host,
+			  const struct virtio_balloon_params *p);
 void virtio_balloon_destroy(struct virtio_balloon *b);
 struct virtio_pci *virtio_balloon_pci(struct virtio_balloon *b);
 /* Any thread. */

@@ -330,8 +330,7 @@ static void blk_fill_config(struct virtio_blk *b, const struct virtio_blk_params
 	b->cfg.write_zeroes_may_unmap = 1;
 }
 
-int virtio_blk_create(struct virtio_blk **out, struct pci_host *host, struct vm *vm,
-		      const struct guest_mem *mem, struct blk *be,
+int virtio_blk_create(struct virtio_blk **out, struct pci_host *host, struct blk *be,
 		      const struct virtio_blk_params *p)
 {
 	struct virtio_blk *b;
@@ -342,7 +341,7 @@ int virtio_blk_create(struct virtio_blk **out, struct pci_host *host, struct vm 
 	if (!b)
 		return -ENOMEM;
 	b->be = be;
-	b->vm = vm;
+	b->vm = host->vm;
 	b->policy = p->error_policy;
 	b->nq = p->num_queues ? p->num_queues : 1;
 	if (b->nq > VIRTIO_PCI_MAX_QUEUES - 1)
@@ -353,13 +352,13 @@ int virtio_blk_create(struct virtio_blk **out, struct pci_host *host, struct vm 
 		memcpy(b->serial, p->serial, strnlen(p->serial, sizeof(b->serial)));
 	blk_fill_config(b, p);
 	snprintf(vname, sizeof(vname), "virtio-blk %.20s", b->name);
-	r = virtio_pci_init(&b->vp, host, vm, mem, vname, &virtio_blk_ops, b, b->nq, BLK_QUEUE_SIZE,
+	r = virtio_pci_init(&b->vp, host, vname, &virtio_blk_ops, b, b->nq, BLK_QUEUE_SIZE,
 			    BLK_CONFIG_LEN);
 	if (r) {
 		free(b);
 		return error_errno(r, "virtio-blk: disk '%s': cannot create the device", p->name);
 	}
-	device_add_counters(vm, "blk", b->name, blk_read_counters, b);
+	device_add_counters(host->vm, "blk", b->name, blk_read_counters, b);
 	b->worker =
 	    (struct virtio_worker){.vp = &b->vp, .nq = b->nq, .drain = blk_drain, .opaque = b};
 	r = virtio_worker_start(&b->worker, THREAD_BLK_IO, "vmlet-blk");

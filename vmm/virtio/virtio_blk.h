@@ -26,8 +26,6 @@
 
 struct blk;
 struct pci_host;
-struct vm;
-struct guest_mem;
 struct virtio_blk;
 
 enum virtio_blk_error_policy {
@@ -47,8 +45,7 @@ struct virtio_blk_params {
 };
 
 /* Create the device on host; takes ownership of be (closed by destroy). */
-int virtio_blk_create(struct virtio_blk **out, struct pci_host *host, struct vm *vm,
-		      const struct guest_mem *mem, struct blk *be,
+int virtio_blk_create(struct virtio_blk **out, struct pci_host *host, struct blk *be,
 		      const struct virtio_blk_params *p);
 /* Teardown, vCPUs stopped: stop the I/O thread and flush the disk (once;
  * virtio_blk_destroy() flushes if this was not called). 0 or -errno. */

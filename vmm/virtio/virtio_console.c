@@ -267,9 +267,8 @@ static void vcon_free(struct virtio_console *c)
 	free(c);
 }
 
-int virtio_console_create(struct virtio_console **out, struct pci_host *host, struct vm *vm,
-			  const struct guest_mem *mem, const char *const *names, unsigned int n,
-			  const char *prefix)
+int virtio_console_create(struct virtio_console **out, struct pci_host *host,
+			  const char *const *names, unsigned int n, const char *prefix)
 {
 	struct virtio_console *c;
 	int r;
@@ -280,8 +279,8 @@ int virtio_console_create(struct virtio_console **out, struct pci_host *host, st
 	r = vcon_ports(c, names, n, prefix);
 	if (r)
 		goto fail;
-	r = virtio_pci_init(&c->vp, host, vm, mem, "virtio-console", &virtio_console_ops, c,
-			    2 * (n + 2), VCON_QUEUE_SIZE, sizeof(c->cfg));
+	r = virtio_pci_init(&c->vp, host, "virtio-console", &virtio_console_ops, c, 2 * (n + 2),
+			    VCON_QUEUE_SIZE, sizeof(c->cfg));
 	if (r)
 		goto fail;
 	c->worker = (struct virtio_worker){.vp = &c->vp,
@@ -297,7 +296,7 @@ int virtio_console_create(struct virtio_console **out, struct pci_host *host, st
 		goto fail;
 	}
 	for (unsigned int i = 0; i < n; i++) {
-		r = device_add_counters(vm, "channel", c->port[i].name, vcon_read_counters,
+		r = device_add_counters(host->vm, "channel", c->port[i].name, vcon_read_counters,
 					&c->port[i]);
 		if (r) {
 			virtio_console_destroy(c);

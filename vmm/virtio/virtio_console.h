@@ -33,8 +33,6 @@
 struct virtio_console;
 struct virtio_pci;
 struct pci_host;
-struct vm;
-struct guest_mem;
 
 /* Named ports per device: 2 * (ports + 2) queues fit the transport. */
 #define VIRTIO_CONSOLE_MAX_PORTS 8
@@ -47,9 +45,8 @@ struct guest_mem;
  * replaced; any other file makes it fail), and add it to host. 0 or -errno
  * (logged).
  */
-int virtio_console_create(struct virtio_console **out, struct pci_host *host, struct vm *vm,
-			  const struct guest_mem *mem, const char *const *names, unsigned int n,
-			  const char *prefix);
+int virtio_console_create(struct virtio_console **out, struct pci_host *host,
+			  const char *const *names, unsigned int n, const char *prefix);
 /* Stop the device, close its sockets (the socket files stay: a sandboxed
  * vmlet may not unlink; the next start replaces them). NULL is a no-op. */
 void virtio_console_destroy(struct virtio_console *c);

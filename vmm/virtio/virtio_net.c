@@ -152,8 +152,7 @@ static void net_read_counters(void *opaque, struct device_counters *c)
 	c->tx_dropped = st.tx_dropped;
 }
 
-int virtio_net_create(struct virtio_net **out, struct pci_host *host, struct vm *vm,
-		      const struct guest_mem *mem, struct net_attach *att)
+int virtio_net_create(struct virtio_net **out, struct pci_host *host, struct net_attach *att)
 {
 	struct virtio_net *n;
 	char vname[32];
@@ -191,14 +190,14 @@ int virtio_net_create(struct virtio_net **out, struct pci_host *host, struct vm 
 	n->cfg.max_virtqueue_pairs = (uint16_t)n->pairs;
 	n->cfg.mtu = n->att.mtu <= 65535 ? (uint16_t)n->att.mtu : 0;
 	snprintf(vname, sizeof(vname), "virtio-net %.20s", n->name);
-	r = virtio_pci_init(&n->vp, host, vm, mem, vname, &virtio_net_ops, n, n->nq, NET_QUEUE_SIZE,
+	r = virtio_pci_init(&n->vp, host, vname, &virtio_net_ops, n, n->nq, NET_QUEUE_SIZE,
 			    NET_CONFIG_LEN);
 	if (r) {
 		net_free(n);
 		return error_errno(r, "virtio-net: interface '%s': cannot create the device",
 				   att->name);
 	}
-	device_add_counters(vm, "net", n->name, net_read_counters, n);
+	device_add_counters(host->vm, "net", n->name, net_read_counters, n);
 	r = virtio_net_io_start(n);
 	if (r) {
 		virtio_pci_release(&n->vp);
@@ -210,9 +209,8 @@ int virtio_net_create(struct virtio_net **out, struct pci_host *host, struct vm 
 	return 0;
 }
 
-int virtio_net_create_nic(struct virtio_net **out, struct pci_host *host, struct vm *vm,
-			  const struct guest_mem *mem, const struct vm_config *cfg,
-			  unsigned int index)
+int virtio_net_create_nic(struct virtio_net **out, struct pci_host *host,
+			  const struct vm_config *cfg, unsigned int index)
 {
 	unsigned int vcpus = (unsigned int)vm_config_vcpus(cfg), q;
 	struct net_env env;
@@ -224,7 +222,7 @@ int virtio_net_create_nic(struct virtio_net **out, struct pci_host *host, struct
 	r = net_attach(cfg, index, q < NET_MAX_PAIRS ? q : NET_MAX_PAIRS, &env, &att);
 	if (r)
 		return r;
-	r = virtio_net_create(out, host, vm, mem, &att);
+	r = virtio_net_create(out, host, &att);
 	if (r)
 		net_detach(&att);
 	return r;

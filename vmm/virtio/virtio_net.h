@@ -31,12 +31,10 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-struct guest_mem;
 struct net_attach;
 struct pci_host;
 struct virtio_net;
 struct virtio_pci;
-struct vm;
 struct vm_config;
 
 struct virtio_net_stats {
@@ -52,17 +50,15 @@ struct virtio_net_stats {
  * moved into the device (its backends are closed by destroy; *att is
  * zeroed). The I/O thread starts here, before the sandbox.
  */
-int virtio_net_create(struct virtio_net **out, struct pci_host *host, struct vm *vm,
-		      const struct guest_mem *mem, struct net_attach *att);
+int virtio_net_create(struct virtio_net **out, struct pci_host *host, struct net_attach *att);
 /*
  * The whole job for cfg->nics[index]: validate it, attach its binding
  * (net_attach() with the environment's pod/capability facts) with one
  * queue pair per vCPU when cfg->net_multi_queue, and create the device.
  * Call during setup, before the sandbox.
  */
-int virtio_net_create_nic(struct virtio_net **out, struct pci_host *host, struct vm *vm,
-			  const struct guest_mem *mem, const struct vm_config *cfg,
-			  unsigned int index);
+int virtio_net_create_nic(struct virtio_net **out, struct pci_host *host,
+			  const struct vm_config *cfg, unsigned int index);
 void virtio_net_destroy(struct virtio_net *n);
 
 struct virtio_pci *virtio_net_pci(struct virtio_net *n);

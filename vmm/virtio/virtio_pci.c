@@ -181,9 +181,9 @@ static void vp_close_fds(struct virtio_pci *vp)
 	}
 }
 
-int virtio_pci_init(struct virtio_pci *vp, struct pci_host *host, struct vm *vm,
-		    const struct guest_mem *mem, const char *name, const struct virtio_dev_ops *ops,
-		    void *dev, unsigned int nq, uint16_t queue_max_size, uint32_t config_len)
+int virtio_pci_init(struct virtio_pci *vp, struct pci_host *host, const char *name,
+		    const struct virtio_dev_ops *ops, void *dev, unsigned int nq,
+		    uint16_t queue_max_size, uint32_t config_len)
 {
 	int r;
 
@@ -198,8 +198,8 @@ int virtio_pci_init(struct virtio_pci *vp, struct pci_host *host, struct vm *vm,
 		return -EINVAL;
 	vp->ops = ops;
 	vp->dev = dev;
-	vp->vm = vm;
-	vp->mem = mem;
+	vp->vm = host->vm;
+	vp->mem = host->mem;
 	vp->nq = nq;
 	vp->config_len = config_len;
 	snprintf(vp->name, sizeof(vp->name), "%s", name);

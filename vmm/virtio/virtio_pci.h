@@ -126,11 +126,12 @@ struct virtio_pci {
 /*
  * Build the PCI function for ops/dev with nq queues of at most
  * queue_max_size entries and config_len bytes of device config, and add
- * it to host. name is copied. Returns 0 or -errno.
+ * it to host, whose VM handle and guest memory it uses. name is copied.
+ * Returns 0 or -errno.
  */
-int virtio_pci_init(struct virtio_pci *vp, struct pci_host *host, struct vm *vm,
-		    const struct guest_mem *mem, const char *name, const struct virtio_dev_ops *ops,
-		    void *dev, unsigned int nq, uint16_t queue_max_size, uint32_t config_len);
+int virtio_pci_init(struct virtio_pci *vp, struct pci_host *host, const char *name,
+		    const struct virtio_dev_ops *ops, void *dev, unsigned int nq,
+		    uint16_t queue_max_size, uint32_t config_len);
 /* Reset the device (ops->reset), unbind doorbells and routes, remove the
  * function from its host and close the eventfds. */
 void virtio_pci_release(struct virtio_pci *vp);

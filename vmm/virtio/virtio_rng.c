@@ -142,8 +142,7 @@ static const struct virtio_dev_ops virtio_rng_ops = {
     .reset = rng_reset,
 };
 
-int virtio_rng_create(struct virtio_rng **out, struct pci_host *host, struct vm *vm,
-		      const struct guest_mem *mem, uint32_t rate, uint32_t burst)
+int virtio_rng_create(struct virtio_rng **out, struct pci_host *host, uint32_t rate, uint32_t burst)
 {
 	struct virtio_rng *r;
 	int ret;
@@ -161,8 +160,7 @@ int virtio_rng_create(struct virtio_rng **out, struct pci_host *host, struct vm 
 		free(r);
 		return ret;
 	}
-	ret = virtio_pci_init(&r->vp, host, vm, mem, "virtio-rng", &virtio_rng_ops, r, 1,
-			      RNG_QUEUE_SIZE, 0);
+	ret = virtio_pci_init(&r->vp, host, "virtio-rng", &virtio_rng_ops, r, 1, RNG_QUEUE_SIZE, 0);
 	if (ret)
 		goto out_close;
 	r->worker = (struct virtio_worker){.vp = &r->vp,

@@ -12,8 +12,6 @@
 #include <stdint.h>
 
 struct pci_host;
-struct vm;
-struct guest_mem;
 struct virtio_rng;
 struct virtio_pci;
 
@@ -21,8 +19,8 @@ struct virtio_pci;
 #define VIRTIO_RNG_BURST_DEFAULT (64u << 10)
 
 /* rate bytes/s refilled into a bucket of burst bytes (0: defaults). */
-int virtio_rng_create(struct virtio_rng **out, struct pci_host *host, struct vm *vm,
-		      const struct guest_mem *mem, uint32_t rate, uint32_t burst);
+int virtio_rng_create(struct virtio_rng **out, struct pci_host *host, uint32_t rate,
+		      uint32_t burst);
 void virtio_rng_destroy(struct virtio_rng *r);
 struct virtio_pci *virtio_rng_pci(struct virtio_rng *r);
 

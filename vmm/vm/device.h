@@ -73,8 +73,10 @@ struct device_firmware {
 /*
  * What create() gets (valid during create() only: a device copies what it
  * keeps). vm is an opaque handle for irq_*() and the device_*() functions
- * below; a device never looks inside it. NULL fw: no firmware files (unit
- * tests).
+ * below; a device never looks inside it. The PCI functions (virtio, AHCI)
+ * get it and mem from the struct pci_host they are added to (vmm/dev/pci.h,
+ * made from this env): no device's create function takes a VM. NULL fw:
+ * no firmware files (unit tests).
  */
 struct device_env {
 	struct vm *vm;
