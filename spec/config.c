@@ -179,6 +179,34 @@ static int error_policy_of(const struct resolver *r, const struct node *d, unsig
 	return -EINVAL;
 }
 
+/* A disk's bus. KubeVirt's VMI mutating webhook gives a disk without one
+ * the architecture's default (pkg/defaults/amd64.go: SATA on amd64, the
+ * default architecture; virtio on arm64 and s390x), which resolution leaves
+ * unset (docs/resolution.md); its validating webhook then refuses a
+ * read-only SATA disk, as spec/admit_disks.c does one that names the bus. */
+static int disk_bus(const struct resolver *r, const struct node *t, unsigned int idx, char **out)
+{
+	const char *arch = resolve_str(node_path(r->vmi, "spec.architecture"));
+
+	if (*resolve_str(node_get(t, "bus"))) {
+		*out = dup_str(node_get(t, "bus"));
+		return 0;
+	}
+	if (!strcmp(arch, "arm64") || !strcmp(arch, "s390x")) {
+		*out = xstrdup("virtio");
+		return 0;
+	}
+	*out = xstrdup("sata");
+	if (!node_bval(node_get(t, "readonly"), false))
+		return 0;
+	diag_err(r->d, t,
+		 arena_printf(r->a, "%sdomain.devices.disks[%u].disk.bus",
+			      r->vmi_only ? "spec." : "spec.template.spec.", idx),
+		 "sata hard-disks do not support read-only. (a disk without a bus is SATA on "
+		 "amd64, as in KubeVirt: set bus: virtio for a read-only disk)");
+	return -EINVAL;
+}
+
 static int map_disk(const struct resolver *r, const struct spec_options *o, const char *root,
 		    const struct node *d, unsigned int idx, const struct node *vols,
 		    struct vm_disk *out)
@@ -200,13 +228,17 @@ static int map_disk(const struct resolver *r, const struct spec_options *o, cons
 		out->read_only = node_bval(node_get(t, "readonly"), false);
 	}
 	/* a CD-ROM without a bus is on SATA, as KubeVirt's amd64 default
-	 * (pkg/defaults/amd64.go); a LUN is refused by the field table
-	 * (docs/fields.md) before this runs, the VMM refuses it too */
-	if (out->device == VM_DEV_CDROM && !(out->bus = dup_str(node_get(t, "bus"))))
-		out->bus = xstrdup("sata");
-	else if (out->device != VM_DEV_CDROM)
-		out->bus =
-		    out->device == VM_DEV_DISK ? dup_str(node_get(t, "bus")) : xstrdup("virtio");
+	 * (pkg/defaults/amd64.go), a disk as disk_bus() says; a LUN is refused
+	 * by the field table (docs/fields.md) before this runs, the VMM
+	 * refuses it too */
+	if (out->device == VM_DEV_CDROM) {
+		if (!(out->bus = dup_str(node_get(t, "bus"))))
+			out->bus = xstrdup("sata");
+	} else if (out->device == VM_DEV_LUN) {
+		out->bus = xstrdup("virtio");
+	} else if (disk_bus(r, t, idx, &out->bus)) {
+		return -EINVAL;
+	}
 	out->serial = dup_str(node_get(d, "serial"));
 	out->shareable = node_bval(node_get(d, "shareable"), false);
 	if (error_policy_of(r, d, idx, &out->error_policy))

@@ -170,26 +170,6 @@ static void walk_map(struct fwalk *w, const struct node *m, const char *skip)
 	}
 }
 
-/* KubeVirt attaches a disk without a bus as SATA on amd64 */
-static void check_disk_buses(struct fwalk *w, const struct node *spec)
-{
-	const struct node *disks = node_path(spec, "domain.devices.disks"), *d, *t;
-	unsigned int i;
-
-	for (i = 0; node_is_seq(disks) && i < disks->n; i++) {
-		d = disks->items[i];
-		if (node_get(d, "cdrom") || node_get(d, "lun"))
-			continue;
-		t = node_get(d, "disk");
-		if (is_set(node_get(t, "bus")))
-			continue;
-		diag_warn(w->r->d, t ? t : d,
-			  arena_printf(w->r->a, "%s.domain.devices.disks[%u].disk.bus", w->msg, i),
-			  "unset: KubeVirt attaches a SATA disk here (amd64); vmlet attaches "
-			  "virtio-blk (set bus: virtio to say so)");
-	}
-}
-
 int fields_check(const struct resolver *r)
 {
 	struct fwalk w = {.r = r};
@@ -203,7 +183,6 @@ int fields_check(const struct resolver *r)
 	strcpy(w.schema, "spec.template.spec");
 	strcpy(w.msg, r->vmi_only ? "spec" : "spec.template.spec");
 	walk_map(&w, spec, NULL);
-	check_disk_buses(&w, spec);
 	if (fields_check_annotations(r))
 		w.err = -EINVAL;
 	return w.err;

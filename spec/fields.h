@@ -37,8 +37,7 @@ const struct field_rule *fields_find(const char *path);
 
 /*
  * Apply the table to r's VirtualMachine spec (without its template) and
- * its VirtualMachineInstance spec, plus the checks the table cannot say
- * (a disk without a bus). Diagnostics go to r->d; returns 0, or -EINVAL
+ * its VirtualMachineInstance spec. Diagnostics go to r->d; returns 0, or -EINVAL
  * when a field is refused.
  */
 int fields_check(const struct resolver *r);

@@ -194,11 +194,24 @@ static void test_differently(void)
 	CHECK(
 	    has("W spec.template.spec.domain.devices.autoattachVSOCK: vmlet has no virtio-vsock"));
 	CHECK(has("W spec.template.spec.domain.devices.tpm: vmlet has no TPM"));
-	CHECK(has("W spec.template.spec.domain.devices.disks[1].disk.bus: unset: KubeVirt attaches "
-		  "a SATA disk"));
-	CHECK(!has("disks[0].disk.bus"));
+	/* a disk without a bus is SATA, KubeVirt's amd64 default: no warning */
+	CHECK(!has("disk.bus"));
 	CHECK(c.n_disks == 2 && c.disks[0].cache == VM_CACHE_WRITEBACK);
+	CHECK_STR(c.disks[0].bus, "virtio");
+	CHECK_STR(c.disks[1].bus, "sata");
 	vm_config_release(&c);
+	CHECK(resolve(MEM "        devices:\n          disks: [{name: a, disk: {}}]\n"
+			  "      volumes: [{name: a, emptyDisk: {capacity: 1Mi}}]\n",
+		      &c) == 0);
+	CHECK_STR(c.disks[0].bus, "sata");
+	vm_config_release(&c);
+	/* then read-only is refused, as KubeVirt's VMI webhook refuses it once
+	 * its mutating webhook has set the bus */
+	CHECK(resolve(MEM "        devices:\n          disks: [{name: a, disk: {readonly: true}}]\n"
+			  "      volumes: [{name: a, emptyDisk: {capacity: 1Mi}}]\n",
+		      &c) == -EINVAL);
+	CHECK(has("E spec.template.spec.domain.devices.disks[0].disk.bus: sata hard-disks do not "
+		  "support read-only."));
 	/* a cdrom is on sata (KubeVirt's amd64 default), read-only; on scsi
 	 * it is refused, a lun too, as run refuses them (no SCSI) */
 	CHECK(resolve(MEM "        devices:\n          disks: [{name: a, cdrom: {}}]\n"

@@ -144,13 +144,21 @@ static int bios_fw_fill(struct vm *vm, struct fw_cfg *fc)
 	return r;
 }
 
+static bool bios_has_sata(const struct vm_config *cfg)
+{
+	for (unsigned int i = 0; cfg && i < cfg->n_disks; i++)
+		if (cfg->disks[i].bus && strcmp(cfg->disks[i].bus, "sata") == 0)
+			return true;
+	return false;
+}
+
 int bios_boot_setup(struct vm *vm, struct kvm_regs *regs, struct kvm_sregs *sregs)
 {
 	const char *path = getenv("VMLET_SEABIOS");
 	int r;
 
 	if (!path || !*path)
-		path = BIOS_IMAGE_DEFAULT;
+		path = bios_has_sata(vm->cfg) ? BIOS_IMAGE_AHCI : BIOS_IMAGE_DEFAULT;
 	if (!vm->fw_cfg)
 		return error_errno(-ENODEV, "bios: the VM has no fw_cfg device");
 	r = bios_load_image(vm, path);

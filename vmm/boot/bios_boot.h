@@ -35,6 +35,10 @@
 struct vm;
 
 #define BIOS_IMAGE_DEFAULT "/usr/share/seabios/bios-microvm.bin"
+/* the image of a VM with a disk on bus sata (a disk without a bus is one,
+ * KubeVirt's default): SeaBIOS's q35 build, whose AHCI driver the microvm
+ * build lacks (tests/sh/sata_run.sh boots a SATA disk through it) */
+#define BIOS_IMAGE_AHCI "/usr/share/seabios/bios.bin"
 /* vm_options.bios_payload (vmlet probe on a BIOS VM): QEMU's option ROM
  * that boots a PVH ELF from fw_cfg (Debian package qemu-system-data) */
 #define BIOS_PVH_ROM	  "/usr/share/qemu/pvh.bin"
