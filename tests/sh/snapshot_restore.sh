@@ -103,6 +103,57 @@ refused "a memory file cut short" "outside memory" --restore "$TMPD/cut"
 mkdir -p "$TMPD/empty"
 refused "no snapshot in the directory" "restore: .*state" --restore "$TMPD/empty"
 
+# started virtio devices: the probe guest (its report done, it waits for
+# the power button) with a virtio disk and virtio-rng it drove; restored,
+# it powers off on the button; a restore after the disk was written to
+# (touched) is refused, naming the disk
+PROBE=build/fw/probe.elf
+if [[ -f $PROBE ]]; then
+	truncate -s 4M "$TMPD/pdisk.img"
+	vm_manifest pvm 128Mi Once d="$TMPD/pdisk.img" | sed 's/autoattachPodInterface: false/autoattachPodInterface: false\n          rng: {}/' >"$TMPD/pvm.yaml"
+	pstart() { # OUT ERR ARGS...
+		local out=$1 err=$2; shift 2
+		rm -f "$SOCK"
+		"$VMLET" run -f "$TMPD/pvm.yaml" --kernel "$PROBE" --cmdline vmlet.end=button \
+			--api-socket "$SOCK" --log-format text "$@" >"$out" 2>"$err" &
+		PID=$!
+		for _ in $(seq 600); do
+			[[ -S $SOCK ]] && { [[ $# -gt 0 ]] || grep -q VMLET-PROBE-END "$out"; } && return 0
+			kill -0 "$PID" 2>/dev/null || break
+			sleep 0.05
+		done
+		fail "probe did not start: $(tail -2 "$err")"
+		kill -KILL "$PID" 2>/dev/null
+		return 1
+	}
+	if pstart "$TMPD/pout" "$TMPD/perr"; then
+		grep -q "^disk=" "$TMPD/pout" && grep -q "^rng=.* ok" "$TMPD/pout" && ! grep -q "^error=" "$TMPD/pout" ||
+			fail "probe report: $(grep -E '^(disk|rng|error)=' "$TMPD/pout")"
+		"$VMLET" ctl "$SOCK" snapshot "$TMPD/psnap" --stop
+		wait "$PID"
+		rc=$?
+		((rc == 0)) && ok "probe with started virtio-blk and virtio-rng: snapshot --stop" ||
+			fail "probe snapshot: exit $rc: $(tail -3 "$TMPD/perr")"
+	fi
+	if pstart "$TMPD/pout2" "$TMPD/perr2" --restore "$TMPD/psnap"; then
+		sleep 0.3
+		"$VMLET" ctl "$SOCK" power-button
+		wait "$PID"
+		rc=$?
+		((rc == 0)) && grep -q "guest entered S5" "$TMPD/perr2" &&
+			ok "probe restored: powers off on the button" ||
+			fail "probe restore: exit $rc: $(tail -3 "$TMPD/perr2")"
+	fi
+	touch "$TMPD/pdisk.img"
+	timeout 60 "$VMLET" run -f "$TMPD/pvm.yaml" --kernel "$PROBE" --cmdline vmlet.end=button \
+		--restore "$TMPD/psnap" --log-format text >/dev/null 2>"$TMPD/e"
+	rc=$?
+	((rc == 1)) && grep -q "disk 'd' is not the disk of the snapshot" "$TMPD/e" &&
+		ok "refused: the disk was written since" || fail "disk check: exit $rc: $(tail -2 "$TMPD/e")"
+else
+	fail "no $PROBE (make)"
+fi
+
 # a device without snapshot state: named, no state file, the guest runs on
 truncate -s 1M "$TMPD/sata.img"
 vm_manifest sata 64Mi Once >"$TMPD/sata.yaml"

@@ -342,6 +342,32 @@ static int pci_devices_save(void *state, struct snap_buf *b)
 	return ret ? ret : b->err;
 }
 
+static int pci_devices_freeze(void *state)
+{
+	struct pci_devices *s = state;
+	int ret = 0;
+
+	for (int slot = 0; slot < PCI_SLOTS && !ret; slot++) {
+		struct virtio_pci *vp = s->host.dev[slot] ? virtio_pci_of(s->host.dev[slot]) : NULL;
+
+		if (vp)
+			ret = virtio_pci_freeze(vp);
+	}
+	return ret;
+}
+
+static void pci_devices_thaw(void *state)
+{
+	struct pci_devices *s = state;
+
+	for (int slot = 0; slot < PCI_SLOTS; slot++) {
+		struct virtio_pci *vp = s->host.dev[slot] ? virtio_pci_of(s->host.dev[slot]) : NULL;
+
+		if (vp)
+			virtio_pci_thaw(vp);
+	}
+}
+
 static int pci_devices_load(void *state, struct snap_cur *c)
 {
 	struct pci_devices *s = state;
@@ -366,6 +392,10 @@ static int pci_devices_load(void *state, struct snap_cur *c)
 	for (uint32_t i = 0; i < PCI_SLOTS && !ret; i++)
 		if (s->host.dev[i])
 			pci_dev_resync(&s->host, s->host.dev[i]);
+	/* the devices the driver had started start now, on their rings */
+	for (uint32_t i = 0; i < PCI_SLOTS && !ret; i++)
+		if (s->host.dev[i] && virtio_pci_of(s->host.dev[i]))
+			ret = virtio_pci_start(virtio_pci_of(s->host.dev[i]));
 	return ret;
 }
 
@@ -376,4 +406,6 @@ const struct device_type pci_devices_device = {
     .destroy = pci_devices_destroy,
     .save = pci_devices_save,
     .load = pci_devices_load,
+    .freeze = pci_devices_freeze,
+    .thaw = pci_devices_thaw,
 };

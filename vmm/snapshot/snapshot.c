@@ -167,11 +167,35 @@ out:
 	return ret;
 }
 
+/* Hold every device's threads (device.h freeze), or none. */
+static int freeze_devices(struct vm *vm)
+{
+	unsigned int i;
+	int ret = 0;
+
+	for (i = 0; i < vm->n_devs && !ret; i++)
+		if (vm->devs[i].type->freeze)
+			ret = vm->devs[i].type->freeze(vm->devs[i].state);
+	if (ret)
+		while (i-- > 0)
+			if (vm->devs[i].type->thaw)
+				vm->devs[i].type->thaw(vm->devs[i].state);
+	return ret;
+}
+
+static void thaw_devices(struct vm *vm)
+{
+	for (unsigned int i = 0; i < vm->n_devs; i++)
+		if (vm->devs[i].type->thaw)
+			vm->devs[i].type->thaw(vm->devs[i].state);
+}
+
 int snapshot_save(struct vm *vm, int state_fd, int mem_fd, bool resume)
 {
 	struct snap_buf out = {0};
 	bool was_paused = vm_is_paused(vm);
 	const char *config;
+	char reason[32], msg[256];
 	uint64_t t0 = vm_now_ns();
 	int ret;
 
@@ -181,12 +205,20 @@ int snapshot_save(struct vm *vm, int state_fd, int mem_fd, bool resume)
 		return ret;
 	}
 	config = vm->snapshot_config;
+	if (vm_paused_because(vm, reason, sizeof(reason), msg, sizeof(msg)) &&
+	    strcmp(reason, "PausedByUser"))
+		return error_errno(-EBUSY,
+				   "snapshot: the VM is paused for an error (%s): resume "
+				   "or stop it first",
+				   reason);
 	if (!was_paused) {
 		ret = vm_pause(vm);
 		if (ret)
 			return ret;
 	}
-	ret = save_state(vm, config, mem_fd, &out);
+	ret = freeze_devices(vm);
+	if (!ret)
+		ret = save_state(vm, config, mem_fd, &out);
 	if (!ret)
 		ret = write_all(state_fd, out.p, out.len, 0);
 	if (!ret && (fsync(mem_fd) || fsync(state_fd)))
@@ -199,8 +231,10 @@ int snapshot_save(struct vm *vm, int state_fd, int mem_fd, bool resume)
 		log_info("snapshot: the VM stops (--stop)");
 		lifecycle_request_stop();
 		vm_request_exit(vm, VM_EXIT_POWEROFF);
-	} else if (!was_paused) {
-		vm_resume(vm);
+	} else {
+		thaw_devices(vm);
+		if (!was_paused)
+			vm_resume(vm);
 	}
 	return ret;
 }

@@ -15,6 +15,7 @@
 #include "vmm/virtio/virtio_worker.h"
 #include "vmm/vm/device.h"
 #include "vmm/util/log.h"
+#include "vmm/snapshot/snap_buf.h"
 
 #define BALLOON_QUEUE_SIZE 128
 #define BALLOON_PFNS_MAX   4096 /* PFNs looked at per inflate/deflate buffer */
@@ -47,6 +48,9 @@ struct virtio_balloon {
 	/* the statistics buffer held until the next period (worker only) */
 	bool stats_held;
 	uint16_t stats_head;
+	/* a restored snapshot's held buffer, taken over at activate() */
+	bool restored_held;
+	uint16_t restored_head;
 	unsigned int stats_q;
 	uint64_t stats_due_ns;
 	struct virtio_balloon_counters n; /* atomics */
@@ -306,7 +310,10 @@ static int balloon_activate(void *dev, struct virtio_pci *vp, uint64_t features)
 	}
 	b->stats_q = 2;
 	b->poison = features & 1ull << VIRTIO_BALLOON_F_PAGE_POISON;
-	b->stats_held = false;
+	b->stats_held = b->restored_held && stats;
+	b->stats_head = b->restored_head;
+	b->stats_due_ns = balloon_now_ns() + b->period_ns;
+	b->restored_held = false;
 	virtio_worker_activate(&b->worker);
 	return 0;
 }
@@ -321,6 +328,48 @@ static void balloon_reset(void *dev)
 	__atomic_store_n(&b->cfg.poison_val, 0, __ATOMIC_RELAXED);
 }
 
+/* Snapshot: the config (target and actual size, poison value) and the
+ * statistics buffer the device holds until its next period. */
+enum { BALLOON_SNAP_CFG = 1, BALLOON_SNAP_STATS };
+
+static void balloon_freeze(void *dev)
+{
+	virtio_worker_pause(&((struct virtio_balloon *)dev)->worker);
+}
+
+static void balloon_thaw(void *dev)
+{
+	virtio_worker_activate(&((struct virtio_balloon *)dev)->worker);
+}
+
+static int balloon_save(void *dev, struct snap_buf *out)
+{
+	struct virtio_balloon *b = dev;
+	uint32_t held[2] = {b->stats_held, b->stats_head};
+
+	snap_buf_item(out, BALLOON_SNAP_CFG, &b->cfg, sizeof(b->cfg));
+	snap_buf_item(out, BALLOON_SNAP_STATS, held, sizeof(held));
+	return out->err;
+}
+
+static int balloon_load(void *dev, struct snap_cur *c)
+{
+	struct virtio_balloon *b = dev;
+	struct balloon_config cfg;
+	uint32_t held[2];
+
+	if (snap_cur_want(c, BALLOON_SNAP_CFG, &cfg, sizeof(cfg)) ||
+	    snap_cur_want(c, BALLOON_SNAP_STATS, held, sizeof(held)) || held[0] > 1 ||
+	    held[1] >= BALLOON_QUEUE_SIZE)
+		return -EBADMSG;
+	b->cfg.actual = cfg.actual;
+	b->cfg.num_pages = cfg.num_pages;
+	__atomic_store_n(&b->cfg.poison_val, cfg.poison_val, __ATOMIC_RELAXED);
+	b->restored_held = held[0];
+	b->restored_head = (uint16_t)held[1];
+	return 0;
+}
+
 static const struct virtio_dev_ops virtio_balloon_ops = {
     .device_id = VIRTIO_ID_BALLOON,
     .class_code = 0xff0000, /* other (QEMU's virtio-balloon-pci: PCI_CLASS_OTHERS) */
@@ -329,6 +378,10 @@ static const struct virtio_dev_ops virtio_balloon_ops = {
     .config_write = balloon_config_write,
     .activate = balloon_activate,
     .reset = balloon_reset,
+    .freeze = balloon_freeze,
+    .thaw = balloon_thaw,
+    .save = balloon_save,
+    .load = balloon_load,
 };
 
 static void balloon_read_counters(void *opaque, struct device_counters *c)

@@ -11,6 +11,7 @@
 #include "vmm/vm/device.h"
 #include "vmm/util/iov.h"
 #include "vmm/util/log.h"
+#include "vmm/snapshot/snap_buf.h"
 #include "vmm/virtio/virtio_console_int.h"
 
 struct vcon_port *vcon_port_by_id(struct virtio_console *c, uint32_t id)
@@ -206,6 +207,75 @@ static void vcon_reset(void *dev)
 	}
 }
 
+/*
+ * Snapshot: whether the driver said DEVICE_READY, and per port PORT_READY,
+ * the guest's PORT_OPEN and the control messages still to send. The host
+ * clients are this process's: a restored port has none, and a port the
+ * guest had ready is told the host's state again (PORT_OPEN). A transmit
+ * chain half written to a host client cannot be captured yet: refused
+ * (-EAGAIN: the next try may find it done).
+ */
+enum { VCON_SNAP_CTRL = 1, VCON_SNAP_PORT };
+
+static void vcon_freeze(void *dev)
+{
+	virtio_worker_pause(&((struct virtio_console *)dev)->worker);
+}
+
+static void vcon_thaw(void *dev)
+{
+	virtio_worker_activate(&((struct virtio_console *)dev)->worker);
+}
+
+static int vcon_save(void *dev, struct snap_buf *out)
+{
+	struct virtio_console *c = dev;
+	uint32_t ready = c->ctrl_ready, n = c->n_ports;
+
+	for (unsigned int i = 0; i < c->n_ports; i++)
+		if (c->port[i].tx_busy)
+			return error_errno(-EAGAIN,
+					   "snapshot: %s: port %s is sending to its host client: "
+					   "try again",
+					   c->vp.name, c->port[i].name);
+	snap_buf_u32(out, VCON_SNAP_CTRL);
+	snap_buf_u32(out, 8);
+	snap_buf_u32(out, ready);
+	snap_buf_u32(out, n);
+	for (unsigned int i = 0; i < c->n_ports; i++) {
+		const struct vcon_port *p = &c->port[i];
+		uint32_t v[3] = {p->guest_ready, p->guest_open, p->pending};
+
+		snap_buf_item(out, VCON_SNAP_PORT, v, sizeof(v));
+	}
+	return out->err;
+}
+
+static int vcon_load(void *dev, struct snap_cur *c)
+{
+	struct virtio_console *con = dev;
+	uint32_t ctrl[2], v[VIRTIO_CONSOLE_MAX_PORTS][3];
+	const uint32_t all = VCON_SEND_ADD | VCON_SEND_NAME | VCON_SEND_OPEN;
+
+	if (snap_cur_want(c, VCON_SNAP_CTRL, ctrl, sizeof(ctrl)) || ctrl[0] > 1 ||
+	    ctrl[1] != con->n_ports)
+		return -EBADMSG;
+	for (unsigned int i = 0; i < con->n_ports; i++)
+		if (snap_cur_want(c, VCON_SNAP_PORT, v[i], sizeof(v[i])) || v[i][0] > 1 ||
+		    v[i][1] > 1 || (v[i][2] & ~all))
+			return -EBADMSG;
+	con->ctrl_ready = ctrl[0];
+	for (unsigned int i = 0; i < con->n_ports; i++) {
+		struct vcon_port *p = &con->port[i];
+
+		p->guest_ready = v[i][0];
+		p->guest_open = v[i][1];
+		p->pending = v[i][2] | (p->guest_ready ? VCON_SEND_OPEN : 0);
+		vcon_publish(p);
+	}
+	return 0;
+}
+
 static const struct virtio_dev_ops virtio_console_ops = {
     .device_id = VIRTIO_ID_CONSOLE,
     .class_code = 0x078000, /* simple communication controller, other */
@@ -213,6 +283,10 @@ static const struct virtio_dev_ops virtio_console_ops = {
     .config_read = vcon_config_read,
     .activate = vcon_activate,
     .reset = vcon_reset,
+    .freeze = vcon_freeze,
+    .thaw = vcon_thaw,
+    .save = vcon_save,
+    .load = vcon_load,
 };
 
 static bool vcon_name_ok(const char *s)

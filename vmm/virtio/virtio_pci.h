@@ -40,6 +40,8 @@
 
 struct vm;
 struct guest_mem;
+struct snap_buf;
+struct snap_cur;
 
 #define VIRTIO_PCI_MAX_QUEUES 32
 
@@ -78,6 +80,17 @@ struct virtio_dev_ops {
 	void (*notify)(void *dev, unsigned int queue);
 	/* Stop the workers; on return no worker touches a queue any more. */
 	void (*reset)(void *dev);
+	/* Snapshot (virtio_pci_snap.c), all optional. freeze: hold the
+	 * workers as reset() does, keeping every state (each chain a worker
+	 * popped is completed first) and make written data durable; thaw:
+	 * let them run again (a snapshot with --resume). A started device
+	 * without freeze cannot be snapshotted. save/load: the device's
+	 * own state beyond the transport's, items of snap_buf.h; load runs
+	 * before activate() and checks everything as guest input. */
+	void (*freeze)(void *dev);
+	void (*thaw)(void *dev);
+	int (*save)(void *dev, struct snap_buf *b);
+	int (*load)(void *dev, struct snap_cur *c);
 };
 
 /*
@@ -111,6 +124,7 @@ struct virtio_pci {
 	uint8_t config_gen;
 	uint16_t queue_select, config_vector;
 	bool active; /* ops->activate succeeded */
+	bool frozen; /* virtio_pci_freeze() held the workers */
 	uint8_t isr; /* under isr_lock */
 	pthread_mutex_t isr_lock;
 	unsigned int nq;
@@ -165,17 +179,19 @@ void virtio_pci_needs_reset(struct virtio_pci *vp);
 struct virtio_pci *virtio_pci_of(struct pci_dev *d);
 
 /*
- * Snapshot (virtio_pci_snap.c, docs/snapshot.md): the transport's
- * registers and queues, called between pci_dev_load() and
- * pci_dev_resync(). A device whose driver has set DRIVER_OK is refused
- * (-ENOTSUP, logged): its queues' in-flight state and its device's own
- * state (ports, balloon size, receive buffers) are not captured yet.
- * load() checks every value as the guest's: -EBADMSG.
+ * Snapshot (virtio_pci_snap.c, docs/snapshot.md): freeze() holds a
+ * started device's workers (ops->freeze; -ENOTSUP, logged, when it has
+ * none), save() writes the transport's registers, each queue's ring
+ * indices and the device's own state (ops->save), thaw() lets the
+ * workers go on. load() is called between pci_dev_load() and
+ * pci_dev_resync() and checks every value as the guest's (-EBADMSG);
+ * start() after the resync activates a device the driver had started.
  */
-struct snap_buf;
-struct snap_cur;
+int virtio_pci_freeze(struct virtio_pci *vp);
+void virtio_pci_thaw(struct virtio_pci *vp);
 int virtio_pci_save(struct virtio_pci *vp, struct snap_buf *b);
 int virtio_pci_load(struct virtio_pci *vp, struct snap_cur *c);
+int virtio_pci_start(struct virtio_pci *vp);
 
 /* BAR 0 accesses as the guest makes them (used by tests too). */
 extern const struct io_ops virtio_pci_bar_ops;

@@ -135,11 +135,25 @@ static void rng_reset(void *dev)
 	r->starved = false;
 }
 
+/* Snapshot: the worker held and let go; no state of its own (the rate
+ * limiter starts afresh). */
+static void rng_freeze(void *dev)
+{
+	virtio_worker_pause(&((struct virtio_rng *)dev)->worker);
+}
+
+static void rng_thaw(void *dev)
+{
+	virtio_worker_activate(&((struct virtio_rng *)dev)->worker);
+}
+
 static const struct virtio_dev_ops virtio_rng_ops = {
     .device_id = VIRTIO_ID_RNG,
     .class_code = 0x00ff00, /* unclassified */
     .activate = rng_activate,
     .reset = rng_reset,
+    .freeze = rng_freeze,
+    .thaw = rng_thaw,
 };
 
 int virtio_rng_create(struct virtio_rng **out, struct pci_host *host, uint32_t rate, uint32_t burst)

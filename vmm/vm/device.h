@@ -113,6 +113,12 @@ struct device_type {
 	 * state it cannot capture. */
 	int (*save)(void *state, struct snap_buf *out);
 	int (*load)(void *state, struct snap_cur *in);
+	/* Optional, around save() (vCPUs held): freeze holds the device's
+	 * own threads with their work completed and written data durable
+	 * (0, or -ENOTSUP naming what cannot be held); thaw lets them go on
+	 * (a snapshot with --resume, or a refused one). */
+	int (*freeze)(void *state);
+	void (*thaw)(void *state);
 };
 
 /* End the VM (thread-safe; the first reason wins). */
