@@ -8,7 +8,8 @@
  * `vmlet run` forks it beside the guest (never inside the sandboxed VMM:
  * it reads Secrets, the VMM must not): a process that, every
  * CTL_CREDS_POLL_MS, asks the control socket whether the agent is
- * connected (without a control socket it just tries) and reads the
+ * connected (while it does not answer, the VM is not up: nothing is tried;
+ * without a control socket it just tries) and reads the
  * Secrets (vmm/util/secret.h). It applies them when the agent has
  * (re)connected, when a Secret's content changed, after a failure every
  * CTL_CREDS_RETRY_MS, and every CTL_CREDS_RESYNC_MS regardless (KubeVirt:

@@ -60,7 +60,9 @@ static void creds_tick(const struct vm_config *cfg, const char *dir, const char 
 	int c = creds_agent_connected(api_socket), r;
 	uint64_t now = creds_now_ms(), h = 0;
 
-	if (c == 0) {
+	/* not connected, or a control socket not answering (the VM is not
+	 * up yet, or restarting): nothing to talk to */
+	if (c == 0 || (c < 0 && api_socket)) {
 		st->connected = false;
 		return;
 	}
