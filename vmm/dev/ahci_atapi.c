@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
- * ahci_atapi.c - the CD-ROM drive behind an AHCI port (ahci_int.h): an
+ * ahci_atapi.c - the CD-ROM drive behind an AHCI port (ahci_int.h; the
+ * MMC commands that only report are ahci_mmc.c's): an
  * ATAPI device (signature EB140101h) that answers IDENTIFY PACKET DEVICE
  * and carries MMC commands in the PACKET command, the CDB in the command
  * table's ACMD area (AHCI 1.3.1 §4.2.3), the data to the PRDs (PIO and
@@ -33,8 +34,6 @@
 #include "vmm/util/iov.h"
 #include "vmm/util/log.h"
 
-#define CD_BLOCK	  2048u
-#define CD_MAX_BLOCKS	  360000u /* 80 minutes; larger media are DVDs */
 #define ATA_IDENTIFY	  0xec
 #define ATA_IDENTIFY_PKT  0xa1
 #define ATA_DEVICE_RESET  0x08
@@ -60,26 +59,9 @@
 #define MMC_READ_12	    0xa8
 #define MMC_MECH_STATUS	    0xbd
 
-/* sense keys and additional sense codes */
-#define SK_NOT_READY	   0x02
-#define SK_MEDIUM_ERROR	   0x03
-#define SK_ILLEGAL_REQUEST 0x05
-#define SK_UNIT_ATTENTION  0x06
-#define ASC_INVALID_OPCODE 0x20
-#define ASC_LBA_RANGE	   0x21
-#define ASC_INVALID_FIELD  0x24
-#define ASC_MEDIUM_CHANGED 0x28
-#define ASC_RESET	   0x29
-#define ASC_NO_SAVING	   0x39
-#define ASC_NO_MEDIUM	   0x3a
-#define ASC_READ_ERROR	   0x11
-#define ASC_REMOVAL_PREV   0x53
-
 /* GET EVENT STATUS NOTIFICATION media events */
 #define EV_NEW_MEDIA	 2
 #define EV_MEDIA_REMOVAL 3
-
-#define ANSWER_MAX 128 /* the longest answer below */
 
 static uint16_t be16(const uint8_t *b)
 {
@@ -91,32 +73,15 @@ static uint32_t be32(const uint8_t *b)
 	return (uint32_t)b[0] << 24 | (uint32_t)b[1] << 16 | (uint32_t)b[2] << 8 | b[3];
 }
 
-static void put16(uint8_t *b, uint32_t v)
-{
-	b[0] = (uint8_t)(v >> 8);
-	b[1] = (uint8_t)v;
-}
-
-static void put32(uint8_t *b, uint32_t v)
-{
-	put16(b, v >> 16);
-	put16(b + 2, v);
-}
-
-static bool cd_medium(const struct ahci_port *p)
+bool ahci_cd_medium(const struct ahci_port *p)
 {
 	return p->be && !p->cd.tray_open;
 }
 
 /* Blocks on the medium (0 without one). */
-static uint64_t cd_blocks(const struct ahci_port *p)
+uint64_t ahci_cd_blocks(const struct ahci_port *p)
 {
-	return cd_medium(p) ? p->be->size / CD_BLOCK : 0;
-}
-
-static bool cd_is_dvd(const struct ahci_port *p)
-{
-	return cd_blocks(p) > CD_MAX_BLOCKS;
+	return ahci_cd_medium(p) ? p->be->size / AHCI_CD_BLOCK : 0;
 }
 
 void ahci_atapi_reset(struct ahci_port *p)
@@ -140,9 +105,9 @@ static uint64_t cdb_data_len(const uint8_t *cdb)
 	case MMC_READ_CAPACITY:
 		return 8;
 	case MMC_READ_10:
-		return be16(cdb + 7) * (uint64_t)CD_BLOCK;
+		return be16(cdb + 7) * (uint64_t)AHCI_CD_BLOCK;
 	case MMC_READ_12:
-		return be32(cdb + 6) * (uint64_t)CD_BLOCK;
+		return be32(cdb + 6) * (uint64_t)AHCI_CD_BLOCK;
 	case MMC_READ_TOC:
 	case MMC_GET_CONFIG:
 	case MMC_GET_EVENT:
@@ -196,15 +161,7 @@ static void atapi_identify(const struct ahci_port *p, uint16_t id[256])
 
 /* ---- answers ------------------------------------------------------------------ */
 
-struct cd_req {
-	struct ahci_port *p;
-	const uint8_t *cdb;
-	uint8_t key, asc, ascq; /* out: the CHECK CONDITION, key 0 = GOOD */
-	uint8_t buf[ANSWER_MAX];
-	uint32_t len; /* bytes of buf the answer has */
-};
-
-static void cd_check(struct cd_req *q, uint8_t key, uint8_t asc, uint8_t ascq)
+void ahci_cd_check(struct ahci_cd_req *q, uint8_t key, uint8_t asc, uint8_t ascq)
 {
 	q->key = key;
 	q->asc = asc;
@@ -212,15 +169,15 @@ static void cd_check(struct cd_req *q, uint8_t key, uint8_t asc, uint8_t ascq)
 }
 
 /* false (with NOT READY) when there is no medium to answer from. */
-static bool cd_ready(struct cd_req *q)
+bool ahci_cd_ready(struct ahci_cd_req *q)
 {
-	if (cd_medium(q->p))
+	if (ahci_cd_medium(q->p))
 		return true;
-	cd_check(q, SK_NOT_READY, ASC_NO_MEDIUM, q->p->cd.tray_open ? 2 : 1);
+	ahci_cd_check(q, SK_NOT_READY, ASC_NO_MEDIUM, q->p->cd.tray_open ? 2 : 1);
 	return false;
 }
 
-static void cd_request_sense(struct cd_req *q)
+static void cd_request_sense(struct ahci_cd_req *q)
 {
 	struct ahci_atapi *s = &q->p->cd;
 
@@ -238,218 +195,9 @@ static void cd_request_sense(struct cd_req *q)
 	q->len = 18;
 }
 
-static void cd_inquiry(struct cd_req *q)
-{
-	if (q->cdb[1] & 1) { /* EVPD: the list of supported pages only */
-		if (q->cdb[2])
-			return cd_check(q, SK_ILLEGAL_REQUEST, ASC_INVALID_FIELD, 0);
-		q->buf[0] = 5;
-		q->buf[3] = 1; /* page 00h lists itself */
-		q->len = 5;
-		return;
-	}
-	q->buf[0] = 5;	  /* CD/DVD device */
-	q->buf[1] = 0x80; /* removable */
-	q->buf[2] = 5;	  /* SPC-3 */
-	q->buf[3] = 0x32; /* response data format 2 */
-	q->buf[4] = 31;	  /* additional length */
-	memcpy(q->buf + 8, "QEMU    QEMU DVD-ROM    2.5+", 28);
-	q->len = 36;
-}
-
-static void cd_read_capacity(struct cd_req *q)
-{
-	if (!cd_ready(q))
-		return;
-	put32(q->buf, (uint32_t)(cd_blocks(q->p) ? cd_blocks(q->p) - 1 : 0));
-	put32(q->buf + 4, CD_BLOCK);
-	q->len = 8;
-}
-
-/* An address as READ TOC gives it: an LBA, or with MSF minutes, seconds,
- * frames of the 150 frames earlier start. */
-static void toc_addr(uint8_t *b, uint64_t lba, bool msf)
-{
-	if (!msf) {
-		put32(b, (uint32_t)lba);
-		return;
-	}
-	lba += 150;
-	b[0] = 0;
-	b[1] = (uint8_t)(lba / (75 * 60) > 255 ? 255 : lba / (75 * 60));
-	b[2] = (uint8_t)(lba / 75 % 60);
-	b[3] = (uint8_t)(lba % 75);
-}
-
-/* READ TOC/PMA/ATIP (MMC-6 §6.26): one data track, formats 0 (TOC) and 1
- * (session information). */
-static void cd_read_toc(struct cd_req *q)
-{
-	const uint8_t *cdb = q->cdb;
-	bool msf = cdb[1] & 2;
-	unsigned int format = cdb[2] & 0xf, start = cdb[6];
-	uint8_t *d = q->buf + 4;
-
-	if (!cd_ready(q))
-		return;
-	if (!format)
-		format = cdb[9] >> 6; /* SFF-8020's place for it (Linux's sr) */
-	if (format == 1) {
-		put16(q->buf, 10);
-		q->buf[2] = q->buf[3] = 1; /* first, last session */
-		d[1] = 0x14;		   /* ADR 1, data track */
-		d[2] = 1;		   /* first track of the last session */
-		toc_addr(d + 4, 0, msf);
-		q->len = 12;
-		return;
-	}
-	if (format != 0 || (start > 1 && start != 0xaa))
-		return cd_check(q, SK_ILLEGAL_REQUEST, ASC_INVALID_FIELD, 0);
-	q->buf[2] = q->buf[3] = 1; /* first, last track */
-	if (start <= 1) {
-		d[1] = 0x14;
-		d[2] = 1;
-		toc_addr(d + 4, 0, msf);
-		d += 8;
-	}
-	d[1] = 0x14;
-	d[2] = 0xaa; /* the lead-out */
-	toc_addr(d + 4, cd_blocks(q->p), msf);
-	d += 8;
-	q->len = (uint32_t)(d - q->buf);
-	put16(q->buf, q->len - 2);
-}
-
-/* One feature descriptor of GET CONFIGURATION at b: its length. */
-static uint32_t feature(uint8_t *b, uint16_t code, uint8_t ver, bool cur, const uint8_t *data,
-			uint8_t n)
-{
-	put16(b, code);
-	b[2] = (uint8_t)(ver << 2 | 2 | (cur ? 1 : 0)); /* persistent */
-	b[3] = n;
-	memcpy(b + 4, data, n);
-	return 4u + n;
-}
-
-/* GET CONFIGURATION (MMC-6 §6.6): Profile List, Core, Removable Medium,
- * Random Readable; RT 0 all from the starting feature, 1 the current
- * ones, 2 that one. */
-static void cd_get_config(struct cd_req *q)
-{
-	struct ahci_port *p = q->p;
-	unsigned int rt = q->cdb[1] & 3, from = be16(q->cdb + 2);
-	bool dvd = cd_is_dvd(p), med = cd_medium(p);
-	const uint8_t profiles[8] = {0, 0x10, dvd && med, 0, 0, 0x08, !dvd && med, 0};
-	const uint8_t core[8] = {0, 0, 0, 2, 1}; /* ATAPI, DBE */
-	const uint8_t removable[4] = {0x29};	 /* tray, eject, lock */
-	const uint8_t random[8] = {0, 0, CD_BLOCK >> 8, 0, 0, dvd ? 16 : 1};
-	const struct {
-		uint16_t code;
-		uint8_t ver;
-		bool cur;
-		const uint8_t *data;
-		uint8_t n;
-	} f[] = {{0x0000, 0, true, profiles, 8},
-		 {0x0001, 2, true, core, 8},
-		 {0x0003, 0, true, removable, 4},
-		 {0x0010, 0, med, random, 8}};
-	uint32_t off = 8;
-
-	if (rt == 3)
-		return cd_check(q, SK_ILLEGAL_REQUEST, ASC_INVALID_FIELD, 0);
-	for (unsigned int i = 0; i < sizeof(f) / sizeof(f[0]); i++) {
-		if (rt == 2 ? f[i].code != from : f[i].code < from || (rt == 1 && !f[i].cur))
-			continue;
-		off += feature(q->buf + off, f[i].code, f[i].ver, f[i].cur, f[i].data, f[i].n);
-	}
-	put32(q->buf, off - 4);
-	put16(q->buf + 6, med ? (dvd ? 0x10 : 0x08) : 0);
-	q->len = off;
-}
-
-/* GET EVENT STATUS NOTIFICATION (MMC-6 §6.7), polled, the media class. */
-static void cd_get_event(struct cd_req *q)
-{
-	struct ahci_atapi *s = &q->p->cd;
-
-	if (!(q->cdb[1] & 1)) /* asynchronous operation is not supported */
-		return cd_check(q, SK_ILLEGAL_REQUEST, ASC_INVALID_FIELD, 0);
-	q->buf[3] = 1u << 4; /* supported: media */
-	if (!(q->cdb[4] & (1u << 4))) {
-		put16(q->buf, 2);
-		q->buf[2] = 0x80; /* no event available */
-		q->len = 4;
-		return;
-	}
-	put16(q->buf, 6);
-	q->buf[2] = 4; /* media class */
-	q->buf[4] = s->event;
-	q->buf[5] = (uint8_t)((cd_medium(q->p) ? 2 : 0) | (s->tray_open ? 1 : 0));
-	s->event = 0;
-	q->len = 8;
-}
-
-static void cd_read_disc_info(struct cd_req *q)
-{
-	if (!cd_ready(q))
-		return;
-	if (q->cdb[1] & 7) /* other data types: not on a CD-ROM */
-		return cd_check(q, SK_ILLEGAL_REQUEST, ASC_INVALID_FIELD, 0);
-	put16(q->buf, 32);
-	q->buf[2] = 0x0e; /* last session complete, disc finalized */
-	q->buf[3] = 1;	  /* first track */
-	q->buf[4] = 1;	  /* sessions */
-	q->buf[5] = 1;	  /* first track of the last session */
-	q->buf[6] = 1;	  /* last track of the last session */
-	q->buf[7] = 0x20; /* unrestricted use */
-	q->len = 34;
-}
-
-/* One mode page at b (changeable: only its header): its length. */
-static uint32_t mode_page(struct ahci_port *p, uint8_t *b, unsigned int code, bool changeable)
-{
-	memset(b, 0, 22);
-	b[0] = (uint8_t)code;
-	if (code == 0x01) {
-		b[1] = 6;
-		if (!changeable)
-			b[3] = 5; /* read retry count */
-		return 8;
-	}
-	b[1] = 0x14;
-	if (changeable)
-		return 22;
-	b[2] = 0x3b; /* reads CD-R, CD-RW, DVD-ROM, DVD-R, DVD-RAM */
-	b[4] = 0x71; /* audio play, mode 2 form 1 and 2, multi-session */
-	b[6] = (uint8_t)(0x29 | (p->cd.locked ? 2 : 0)); /* tray, eject, lock (state) */
-	put16(b + 8, 706);				 /* kB/s, 4x */
-	put16(b + 12, 512);				 /* buffer, KiB */
-	put16(b + 14, 706);
-	return 22;
-}
-
-/* MODE SENSE(10): pages 01h (read error recovery), 2Ah (capabilities and
- * mechanical status), 3Fh (both); no saved values. */
-static void cd_mode_sense(struct cd_req *q)
-{
-	unsigned int pc = q->cdb[2] >> 6, code = q->cdb[2] & 0x3f;
-	uint32_t off = 8;
-
-	if (pc == 3)
-		return cd_check(q, SK_ILLEGAL_REQUEST, ASC_NO_SAVING, 0);
-	if (code != 0x01 && code != 0x2a && code != 0x3f)
-		return cd_check(q, SK_ILLEGAL_REQUEST, ASC_INVALID_FIELD, 0);
-	if (code != 0x2a)
-		off += mode_page(q->p, q->buf + off, 0x01, pc == 1);
-	if (code != 0x01)
-		off += mode_page(q->p, q->buf + off, 0x2a, pc == 1);
-	put16(q->buf, off - 2);
-	q->len = off;
-}
-
 /* START STOP UNIT: LoEj with Start clear opens the tray (unless the
  * medium is locked in), with Start set closes it. */
-static void cd_start_stop(struct cd_req *q)
+static void cd_start_stop(struct ahci_cd_req *q)
 {
 	struct ahci_atapi *s = &q->p->cd;
 	uint8_t b = q->cdb[4];
@@ -458,7 +206,7 @@ static void cd_start_stop(struct cd_req *q)
 		return;
 	if (!(b & 1)) {
 		if (s->locked)
-			return cd_check(q, SK_ILLEGAL_REQUEST, ASC_REMOVAL_PREV, 2);
+			return ahci_cd_check(q, SK_ILLEGAL_REQUEST, ASC_REMOVAL_PREV, 2);
 		if (!s->tray_open && q->p->be)
 			s->event = EV_MEDIA_REMOVAL;
 		s->tray_open = true;
@@ -472,41 +220,35 @@ static void cd_start_stop(struct cd_req *q)
 	s->tray_open = false;
 }
 
-static void cd_mech_status(struct cd_req *q)
-{
-	q->buf[1] = q->p->cd.tray_open ? 0x10 : 0; /* door open */
-	q->len = 8;
-}
-
 /* READ(10), READ(12): into the PRDs. false: a fatal error (r->fatal). */
-static bool cd_read(struct cd_req *q, struct ahci_cmd *c, struct ahci_result *r)
+static bool cd_read(struct ahci_cd_req *q, struct ahci_cmd *c, struct ahci_result *r)
 {
 	struct ahci_port *p = q->p;
-	uint64_t lba = be32(q->cdb + 2), n, cap = cd_blocks(p);
+	uint64_t lba = be32(q->cdb + 2), n, cap = ahci_cd_blocks(p);
 	int e;
 
 	n = q->cdb[0] == MMC_READ_10 ? be16(q->cdb + 7) : be32(q->cdb + 6);
-	if (!cd_ready(q))
+	if (!ahci_cd_ready(q))
 		return true;
 	if (lba > cap || n > cap - lba) {
-		cd_check(q, SK_ILLEGAL_REQUEST, ASC_LBA_RANGE, 0);
+		ahci_cd_check(q, SK_ILLEGAL_REQUEST, ASC_LBA_RANGE, 0);
 		return true;
 	}
-	if (c->prd_bytes < n * CD_BLOCK) {
+	if (c->prd_bytes < n * AHCI_CD_BLOCK) {
 		r->fatal = PXIS_OFS;
 		return false;
 	}
 	if (!n)
 		return true;
-	e = blk_preadv(p->be, c->iov, c->niov, lba * CD_BLOCK);
+	e = blk_preadv(p->be, c->iov, c->niov, lba * AHCI_CD_BLOCK);
 	if (e) {
 		log_warn_once("ahci: cdrom '%s': read at block %llu failed: %s", p->name,
 			      (unsigned long long)lba, strerror(-e));
-		cd_check(q, SK_MEDIUM_ERROR, ASC_READ_ERROR, 0);
+		ahci_cd_check(q, SK_MEDIUM_ERROR, ASC_READ_ERROR, 0);
 		return true;
 	}
-	c->transferred = n * CD_BLOCK;
-	__atomic_add_fetch(&p->st.read_bytes, n * CD_BLOCK, __ATOMIC_RELAXED);
+	c->transferred = n * AHCI_CD_BLOCK;
+	__atomic_add_fetch(&p->st.read_bytes, n * AHCI_CD_BLOCK, __ATOMIC_RELAXED);
 	return true;
 }
 
@@ -518,38 +260,38 @@ static bool cd_allow_ua(uint8_t op)
 }
 
 /* Answer the CDB into q (or read into the PRDs); false: fatal. */
-static bool cd_dispatch(struct cd_req *q, struct ahci_cmd *c, struct ahci_result *r)
+static bool cd_dispatch(struct ahci_cd_req *q, struct ahci_cmd *c, struct ahci_result *r)
 {
 	switch (q->cdb[0]) {
 	case MMC_TEST_UNIT_READY:
-		cd_ready(q);
+		ahci_cd_ready(q);
 		break;
 	case MMC_REQUEST_SENSE:
 		cd_request_sense(q);
 		break;
 	case MMC_INQUIRY:
-		cd_inquiry(q);
+		ahci_mmc_inquiry(q);
 		break;
 	case MMC_READ_CAPACITY:
-		cd_read_capacity(q);
+		ahci_mmc_read_capacity(q);
 		break;
 	case MMC_READ_10:
 	case MMC_READ_12:
 		return cd_read(q, c, r);
 	case MMC_READ_TOC:
-		cd_read_toc(q);
+		ahci_mmc_read_toc(q);
 		break;
 	case MMC_GET_CONFIG:
-		cd_get_config(q);
+		ahci_mmc_get_config(q);
 		break;
 	case MMC_GET_EVENT:
-		cd_get_event(q);
+		ahci_mmc_get_event(q);
 		break;
 	case MMC_READ_DISC_INFO:
-		cd_read_disc_info(q);
+		ahci_mmc_read_disc_info(q);
 		break;
 	case MMC_MODE_SENSE_10:
-		cd_mode_sense(q);
+		ahci_mmc_mode_sense(q);
 		break;
 	case MMC_START_STOP:
 		cd_start_stop(q);
@@ -558,10 +300,10 @@ static bool cd_dispatch(struct cd_req *q, struct ahci_cmd *c, struct ahci_result
 		q->p->cd.locked = q->cdb[4] & 1;
 		break;
 	case MMC_MECH_STATUS:
-		cd_mech_status(q);
+		ahci_mmc_mech_status(q);
 		break;
 	default: /* writes too: the drive reads only */
-		cd_check(q, SK_ILLEGAL_REQUEST, ASC_INVALID_OPCODE, 0);
+		ahci_cd_check(q, SK_ILLEGAL_REQUEST, ASC_INVALID_OPCODE, 0);
 	}
 	return true;
 }
@@ -570,7 +312,7 @@ static bool cd_dispatch(struct cd_req *q, struct ahci_cmd *c, struct ahci_result
  * allocation length), keep the sense. */
 static void cd_packet(struct ahci_port *p, struct ahci_cmd *c, struct ahci_result *r)
 {
-	struct cd_req q = {.p = p, .cdb = c->acmd};
+	struct ahci_cd_req q = {.p = p, .cdb = c->acmd};
 	uint64_t alloc = cdb_data_len(c->acmd), len;
 
 	if (!c->atapi) { /* header A clear: no CDB was fetched */
@@ -581,7 +323,7 @@ static void cd_packet(struct ahci_port *p, struct ahci_cmd *c, struct ahci_resul
 	r->count = ATAPI_IREASON_END;
 	r->pio_in = !(c->fis[3] & 1); /* features: DMA clear, PIO */
 	if (p->cd.ua && !cd_allow_ua(q.cdb[0])) {
-		cd_check(&q, SK_UNIT_ATTENTION, p->cd.ua_asc, 0);
+		ahci_cd_check(&q, SK_UNIT_ATTENTION, p->cd.ua_asc, 0);
 		p->cd.ua = false;
 	} else if (!cd_dispatch(&q, c, r)) {
 		return;

@@ -2,7 +2,8 @@
 /*
  * ahci_int.h - what ahci.c (the HBA: registers, command fetch, FIS
  * delivery, interrupts) and ahci_ata.c (the ATA device behind a port)
- * share. Only these files (and ahci_atapi.c, the CD-ROM) include it.
+ * share. Only these files (and ahci_atapi.c, ahci_mmc.c: the CD-ROM)
+ * include it.
  */
 #ifndef VMLET_DEV_AHCI_INT_H
 #define VMLET_DEV_AHCI_INT_H
@@ -136,6 +137,50 @@ uint64_t ahci_ata_data_len(const struct ahci_port *p, const uint8_t *fis);
 /* An ATA string: two characters a word, the first in the high byte,
  * padded with spaces, non-printable characters as spaces. */
 void ahci_ata_string(uint16_t *w, const char *s, unsigned int words);
+
+/* ---- the CD-ROM drive: ahci_atapi.c (PACKET, sense, medium), ahci_mmc.c */
+
+#define AHCI_CD_BLOCK	   2048u
+#define SK_NOT_READY	   0x02
+#define SK_MEDIUM_ERROR	   0x03
+#define SK_ILLEGAL_REQUEST 0x05
+#define SK_UNIT_ATTENTION  0x06
+#define ASC_INVALID_OPCODE 0x20
+#define ASC_LBA_RANGE	   0x21
+#define ASC_INVALID_FIELD  0x24
+#define ASC_MEDIUM_CHANGED 0x28
+#define ASC_RESET	   0x29
+#define ASC_NO_SAVING	   0x39
+#define ASC_NO_MEDIUM	   0x3a
+#define ASC_READ_ERROR	   0x11
+#define ASC_REMOVAL_PREV   0x53
+#define AHCI_CD_ANSWER_MAX 128 /* the longest answer of ahci_mmc.c */
+
+/* One PACKET command: the CDB and the answer or CHECK CONDITION. */
+struct ahci_cd_req {
+	struct ahci_port *p;
+	const uint8_t *cdb;
+	uint8_t key, asc, ascq; /* out: the CHECK CONDITION, key 0 = GOOD */
+	uint8_t buf[AHCI_CD_ANSWER_MAX];
+	uint32_t len; /* bytes of buf the answer has */
+};
+
+/* ahci_atapi.c: set the CHECK CONDITION; false (NOT READY) without a
+ * medium; a medium is there (a volume, the tray closed); its blocks. */
+void ahci_cd_check(struct ahci_cd_req *q, uint8_t key, uint8_t asc, uint8_t ascq);
+bool ahci_cd_ready(struct ahci_cd_req *q);
+bool ahci_cd_medium(const struct ahci_port *p);
+uint64_t ahci_cd_blocks(const struct ahci_port *p);
+
+/* ahci_mmc.c: the answers to q->cdb */
+void ahci_mmc_inquiry(struct ahci_cd_req *q);
+void ahci_mmc_read_capacity(struct ahci_cd_req *q);
+void ahci_mmc_read_toc(struct ahci_cd_req *q);
+void ahci_mmc_get_config(struct ahci_cd_req *q);
+void ahci_mmc_get_event(struct ahci_cd_req *q);
+void ahci_mmc_read_disc_info(struct ahci_cd_req *q);
+void ahci_mmc_mode_sense(struct ahci_cd_req *q);
+void ahci_mmc_mech_status(struct ahci_cd_req *q);
 
 /*
  * ahci_atapi.c, for AHCI_PORT_ATAPI: run cmd (ahci_ata_exec's contract);
