@@ -114,6 +114,55 @@ static int with_b64(const char *b64)
 	return resolve(text);
 }
 
+/* validateAccessCredentials: one type, one source, one method, users for
+ * qemuGuestAgent, a cloud-init volume of the method's kind */
+static int with_creds(const char *creds)
+{
+	char text[2048];
+
+	snprintf(text, sizeof(text), VM("", "%s      accessCredentials:\n%s"),
+		 strstr(creds, "noCloud") ? "      - {name: ci, cloudInitNoCloud: {userData: x}}\n"
+					  : "",
+		 creds);
+	return resolve(text);
+}
+
+#define KEY(method)                                                                                \
+	"      - sshPublicKey: {source: {secret: {secretName: k}}, propagationMethod: " method "}" \
+											       "\n"
+#define PW(method) "      - userPassword: {source: {secret: {secretName: p}}" method "}\n"
+
+static void test_access_credentials(void)
+{
+	CHECK(with_creds(KEY("{qemuGuestAgent: {users: [root]}}") PW(", propagationMethod: "
+								     "{qemuGuestAgent: {}}")) == 0);
+	CHECK(with_creds(KEY("{noCloud: {}}")) == 0);
+	CHECK(with_creds(KEY("{configDrive: {}}")) != 0);
+	CHECK(
+	    count("spec.template.spec.accessCredentials[0].sshPublicKey.propagationMethod",
+		  "spec.template.spec.accessCredentials[0] requires a configDrive volume to exist "
+		  "when the configDrive propagationMethod is in use.") == 1);
+	CHECK(with_creds(KEY("{qemuGuestAgent: {users: []}}")) != 0);
+	CHECK(count("spec.template.spec.accessCredentials[0].sshPublicKey.propagationMethod."
+		    "qemuGuestAgent.users",
+		    "requires at least one user to be present in the users list") == 1);
+	CHECK(with_creds(KEY("{noCloud: {}, qemuGuestAgent: {users: [a]}}")) != 0);
+	CHECK(count(NULL, "must have exactly one propagationMethod set") == 1);
+	/* (a missing source or method is the schema's "Required value") */
+	CHECK(with_creds(
+		  "      - sshPublicKey: {source: {}, propagationMethod: {noCloud: {}}}\n") != 0);
+	CHECK(count("spec.template.spec.accessCredentials[0].sshPublicKey.source",
+		    "must have exactly one source set") == 1);
+	CHECK(with_creds(PW(", propagationMethod: {}")) != 0);
+	CHECK(count(NULL, "must have exactly one propagationMethod set") == 1);
+	CHECK(with_creds("      - sshPublicKey: {source: {secret: {secretName: k}}, "
+			 "propagationMethod: {qemuGuestAgent: {users: [a]}}}\n"
+			 "        userPassword: {source: {secret: {secretName: p}}, "
+			 "propagationMethod: {qemuGuestAgent: {}}}\n") != 0);
+	CHECK(count("spec.template.spec.accessCredentials[0]",
+		    "must have exactly one access credential type set") == 1);
+}
+
 static void test_base64(void)
 {
 	CHECK(with_b64("I2Nsb3VkLWNvbmZpZw==") == 0);
@@ -248,6 +297,7 @@ int main(void)
 	TEST_RUN(test_dns);
 	TEST_RUN(test_mac);
 	TEST_RUN(test_base64);
+	TEST_RUN(test_access_credentials);
 	TEST_RUN(test_many_duplicates);
 	TEST_RUN(test_label_names);
 	TEST_RUN(test_huge_cpu);
