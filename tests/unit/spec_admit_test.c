@@ -129,7 +129,7 @@ static int with_creds(const char *creds)
 
 #define KEY(method)                                                                                \
 	"      - sshPublicKey: {source: {secret: {secretName: k}}, propagationMethod: " method "}" \
-											       "\n"
+	"\n"
 #define PW(method) "      - userPassword: {source: {secret: {secretName: p}}" method "}\n"
 
 static void test_access_credentials(void)
