@@ -521,6 +521,25 @@ static void map_balloon(const struct resolver *r, const struct node *dom, const 
 }
 
 /*
+ * KubeVirt's virt-controller allocates each VMI with autoattachVSOCK a CID
+ * >= 3 unique on its node (status.VSOCKCID). vmlet's vsock needs no
+ * node-wide uniqueness (each VM's device has its own Unix socket, no
+ * kernel vsock), so the CID is a pure function of the VM's identity:
+ * 3 + FNV-1a("namespace/name") mod (2^31 - 3), stable across runs and
+ * restarts, in the range every guest's 32-bit CID field takes.
+ */
+uint64_t spec_vsock_cid(const char *ns, const char *name)
+{
+	uint32_t h = 2166136261u;
+	const char *parts[3] = {ns ? ns : "", "/", name ? name : ""};
+
+	for (unsigned int i = 0; i < 3; i++)
+		for (const char *s = parts[i]; *s; s++)
+			h = (h ^ (uint8_t)*s) * 16777619u;
+	return 3 + (uint64_t)h % (0x7fffffffu - 3);
+}
+
+/*
  * vmlet runs at most a few dozen disks and NICs (its PCI bus has 32 slots,
  * its AHCI controller 6 ports), so a list longer than CONFIG_MAX_ITEMS
  * can never run; refusing it here, before any per-item work, also bounds
@@ -630,6 +649,8 @@ int config_from_resolution(const struct resolver *r, const struct spec_options *
 	if (config_access(r, spec, cfg))
 		return -EINVAL;
 	cfg->autoattach_serial_console = node_bval(node_get(devs, "autoattachSerialConsole"), true);
+	if (node_bval(node_get(devs, "autoattachVSOCK"), false))
+		cfg->vsock_cid = spec_vsock_cid(cfg->namespace, cfg->name);
 	cfg->block_multi_queue = node_bval(node_get(devs, "blockMultiQueue"), false);
 	cfg->net_multi_queue = node_bval(node_get(devs, "networkInterfaceMultiqueue"), false);
 	if (node_ival(node_get(spec, "terminationGracePeriodSeconds"), INT64_MIN, INT64_MAX, &g) ==

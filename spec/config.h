@@ -16,6 +16,8 @@
  * 0 or -EINVAL; cfg may be partially filled on error. */
 int config_from_resolution(const struct resolver *r, const struct spec_options *o,
 			   struct vm_config *cfg);
+/* autoattachVSOCK's guest CID for the VM namespace/name (config.c). */
+uint64_t spec_vsock_cid(const char *ns, const char *name);
 /* The host file of containerDisk volume name (cd: its containerDisk node;
  * vols: the VMI's volumes) under root, malloc'ed; NULL after an error in
  * r->d (ambiguous or missing images) (config_cdisk.c). */

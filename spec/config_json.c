@@ -224,6 +224,8 @@ int config_emit_json(FILE *f, const struct vm_config *c)
 	add_bool(o, "memBalloon", c->mem_balloon);
 	add_bool(o, "freePageReporting", c->free_page_reporting);
 	add_bool(o, "serialConsole", c->autoattach_serial_console);
+	if (c->vsock_cid) /* only with autoattachVSOCK: older outputs unchanged */
+		json_object_object_add(o, "vsockCID", json_object_new_int64((int64_t)c->vsock_cid));
 	arr = json_object_new_array();
 	for (i = 0; i < c->n_channels; i++)
 		json_object_array_add(arr, json_object_new_string(c->channels[i]));

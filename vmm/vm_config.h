@@ -251,6 +251,10 @@ struct vm_config {
 	 * annotation kubevirt.io/free-page-reporting-disabled: "true" */
 	bool free_page_reporting;
 	bool autoattach_serial_console; /* default true */
+	/* autoattachVSOCK: the guest's vsock context id (3..2^31-1, spec/
+	 * derives it from namespace/name: spec_vsock_cid()), 0 = no device
+	 * (vmm/virtio/virtio_vsock.h) */
+	uint64_t vsock_cid;
 	/* virtio-serial channels (vmm/virtio/virtio_console.h): KubeVirt's
 	 * converter gives every VMI "org.qemu.guest_agent.0" */
 	char channels[VM_MAX_CHANNELS][VM_CHANNEL_NAME_MAX + 1];

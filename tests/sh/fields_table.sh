@@ -31,14 +31,14 @@ vm '      domain:
         launchSecurity: {sev: {}}
         devices:
           autoattachPodInterface: false
-          autoattachVSOCK: true
+          autoattachInputDevice: true
         firmware: {bootloader: {efi: {secureBoot: false}}}' >"$TMPD/sev.yaml"
 "$VMLET" resolve -f "$TMPD/sev.yaml" -o config >"$TMPD/out" 2>"$TMPD/err" && fail "launchSecurity accepted"
 grep -qx "$TMPD/sev.yaml:9:25: spec.template.spec.domain.launchSecurity: vmlet cannot run encrypted guests (SEV, SEV-SNP, TDX): the guest would run unencrypted" "$TMPD/err" &&
 	[[ ! -s $TMPD/out ]] && ok "resolve -o config refuses launchSecurity (FILE:LINE:COL: path)" ||
 	fail "launchSecurity: $(cat "$TMPD/err")"
-grep -q "^$TMPD/sev.yaml:12:28: warning: spec.template.spec.domain.devices.autoattachVSOCK: vmlet has no virtio-vsock device$" "$TMPD/err" &&
-	ok "resolve -o config warns about a field run differently" || fail "no vsock warning: $(cat "$TMPD/err")"
+grep -q "^$TMPD/sev.yaml:12:34: warning: spec.template.spec.domain.devices.autoattachInputDevice: vmlet has no input device (USB tablet)$" "$TMPD/err" &&
+	ok "resolve -o config warns about a field run differently" || fail "no input-device warning: $(cat "$TMPD/err")"
 # KubeVirt's own view (resolve without -o config) is untouched
 "$VMLET" resolve -f "$TMPD/sev.yaml" >/dev/null 2>"$TMPD/err" && [[ ! -s $TMPD/err ]] &&
 	ok "resolve (KubeVirt's VMI) neither warns nor refuses" || fail "plain resolve: $(cat "$TMPD/err")"
@@ -58,10 +58,10 @@ if have_kvm && command -v as >/dev/null; then
 	python3 - "$TMPD/err" "$TMPD/warn.yaml" <<'PY' && ((rc == 0)) && ok "run: the warning is a JSON log line with field and source" || fail "run (exit $rc): $(head -3 "$TMPD/err")"
 import json, sys
 lines = [json.loads(l) for l in open(sys.argv[1]) if l.startswith("{")]
-w = [l for l in lines if l.get("field") == "spec.template.spec.domain.devices.autoattachVSOCK"]
+w = [l for l in lines if l.get("field") == "spec.template.spec.domain.devices.autoattachInputDevice"]
 assert len(w) == 1 and w[0]["level"] == "warning", lines
-assert w[0]["source"] == sys.argv[2] + ":11:28", w[0]
-assert "vmlet has no virtio-vsock device" in w[0]["msg"], w[0]
+assert w[0]["source"] == sys.argv[2] + ":11:34", w[0]
+assert "vmlet has no input device" in w[0]["msg"], w[0]
 PY
 	timeout 60 "$VMLET" run -f "$TMPD/sev.yaml" --kernel "$TMPD/mode5.elf" >"$TMPD/out" 2>"$TMPD/err"
 	rc=$?

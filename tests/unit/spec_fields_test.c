@@ -182,7 +182,7 @@ static void test_differently(void)
 
 	CHECK(resolve(
 		  "      nodeSelector: {disk: ssd}\n" MEM
-		  "        devices:\n          autoattachVSOCK: true\n"
+		  "        devices:\n          autoattachInputDevice: true\n"
 		  "          tpm: {}\n"
 		  "          disks:\n          - {name: a, cache: writeback, disk: {bus: virtio}}\n"
 		  "          - {name: b}\n"
@@ -191,8 +191,8 @@ static void test_differently(void)
 		  &c) == 0);
 	CHECK(has("W spec.template.spec.nodeSelector: scheduling: vmlet runs the VM on this host "
 		  "@7:21"));
-	CHECK(
-	    has("W spec.template.spec.domain.devices.autoattachVSOCK: vmlet has no virtio-vsock"));
+	CHECK(has("W spec.template.spec.domain.devices.autoattachInputDevice: vmlet has no input "
+		  "device"));
 	CHECK(has("W spec.template.spec.domain.devices.tpm: vmlet has no TPM"));
 	/* a disk without a bus is SATA, KubeVirt's amd64 default: no warning */
 	CHECK(!has("disk.bus"));

@@ -11,6 +11,7 @@
 #include "spec/spec.h"
 #include "vmm/cmd/cmd.h"
 #include "vmm/cmd/cmd_vm.h"
+#include "vmm/virtio/virtio_vsock.h"
 #include "vmm/ctl/ctl.h"
 #include "vmm/snapshot/snapshot.h"
 #include "vmm/disk/image_store.h"
@@ -538,6 +539,10 @@ void cmd_vm_remove_channels(const struct cmd_vm_opts *o, const struct vm_config 
 			ctl_remove_socket(path);
 			free(path);
 		}
+	if (cfg->vsock_cid && asprintf(&path, "%s%s", prefix, VIRTIO_VSOCK_SOCKET_NAME) >= 0) {
+		ctl_remove_socket(path);
+		free(path);
+	}
 	free(prefix);
 }
 

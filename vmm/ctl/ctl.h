@@ -81,6 +81,10 @@ struct ctl_status {
 	/* the guest has the guest-agent channel's port open (its agent
 	 * runs); false without the channel */
 	bool agent_connected;
+	/* autoattachVSOCK: the guest's CID (0: no vsock) and the host socket
+	 * (vmm/virtio/virtio_vsock.h; NULL without) */
+	uint64_t vsock_cid;
+	const char *vsock_socket;
 	const char *reason;  /* when paused: KubeVirt's Paused condition reason */
 	const char *message; /* when paused: what failed (NULL or "" = none) */
 };

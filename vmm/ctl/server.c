@@ -199,6 +199,11 @@ static json_object *do_status(struct ctl_server *s)
 	json_object_object_add(o, "console_dropped_bytes",
 			       json_object_new_int64((int64_t)st.console_dropped_bytes));
 	json_object_object_add(o, "agent_connected", json_object_new_boolean(st.agent_connected));
+	if (st.vsock_cid) {
+		json_object_object_add(o, "vsock_cid",
+				       json_object_new_int64((int64_t)st.vsock_cid));
+		add_str(o, "vsock_socket", st.vsock_socket);
+	}
 	return o;
 }
 

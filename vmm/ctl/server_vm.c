@@ -65,6 +65,12 @@ static int vm_status(void *p, struct ctl_status *st)
 			st->agent_connected = dc.channel_guest_open;
 			continue;
 		}
+		if (!strcmp(c->vm->counters[i].kind, "vsock")) {
+			st->vsock_cid = cfg->vsock_cid;
+			if (strcmp(c->vm->counters[i].name, "-"))
+				st->vsock_socket = c->vm->counters[i].name;
+			continue;
+		}
 		if (strcmp(c->vm->counters[i].kind, "console"))
 			continue;
 		c->vm->counters[i].read(c->vm->counters[i].opaque, &dc);
@@ -180,6 +186,15 @@ static const struct {
     {"channel", "vmlet_channel_tx_bytes_total",
      "Bytes from the guest to the host client, by virtio-serial channel.",
      offsetof(struct device_counters, tx_bytes)},
+    {"vsock", "vmlet_vsock_rx_bytes_total",
+     "Bytes from host sockets to the guest over virtio-vsock, by host socket.",
+     offsetof(struct device_counters, rx_bytes)},
+    {"vsock", "vmlet_vsock_tx_bytes_total",
+     "Bytes from the guest to host sockets over virtio-vsock, by host socket.",
+     offsetof(struct device_counters, tx_bytes)},
+    {"vsock", "vmlet_vsock_resets_total",
+     "virtio-vsock connections reset or refused by the host side, by host socket.",
+     offsetof(struct device_counters, rx_dropped)},
 };
 
 /* The label a device kind's samples carry. */
@@ -188,6 +203,7 @@ static const char *counter_label(const char *kind)
 	return !strcmp(kind, "blk")	  ? "disk"
 	       : !strcmp(kind, "console") ? "console"
 	       : !strcmp(kind, "channel") ? "channel"
+	       : !strcmp(kind, "vsock")	  ? "socket"
 					  : "interface";
 }
 

@@ -66,7 +66,12 @@ void vm_log_counters(struct vm *vm)
 				    "not keep up)",
 				    (unsigned long long)c.tx_bytes,
 				    (unsigned long long)c.tx_dropped);
-		} else if (!strcmp(vm->counters[i].kind, "channel"))
+		} else if (!strcmp(vm->counters[i].kind, "vsock"))
+			log_info("vsock: %llu bytes to the guest, %llu from it, %llu connections "
+				 "reset or refused",
+				 (unsigned long long)c.rx_bytes, (unsigned long long)c.tx_bytes,
+				 (unsigned long long)c.rx_dropped);
+		else if (!strcmp(vm->counters[i].kind, "channel"))
 			log_info("channel '%s': %llu bytes to the guest, %llu from it",
 				 vm->counters[i].name, (unsigned long long)c.rx_bytes,
 				 (unsigned long long)c.tx_bytes);

@@ -7,14 +7,15 @@
  * cdrom is on bus sata (its ports in disk order: ATA disks and ATAPI
  * CD-ROM drives, an empty one for a cdrom without a volume), one
  * virtio-net per interface, then
- * virtio-rng,
- * then the memory balloon (autoattachMemBalloon);
+ * virtio-rng, the virtio-serial controller (channels), virtio-vsock
+ * (autoattachVSOCK), then the memory balloon (autoattachMemBalloon);
  * VMs that boot OVMF also get the Q35 chipset registers (q35.h: the
  * bridge as the MCH, the LPC bridge at 00:1f.0).
  *
  * Each disk's backend comes from vmm/disk/volume.h.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -30,6 +31,7 @@
 #include "vmm/virtio/virtio_net.h"
 #include "vmm/virtio/virtio_pci.h"
 #include "vmm/virtio/virtio_rng.h"
+#include "vmm/virtio/virtio_vsock.h"
 #include "vmm/vm/device.h"
 #include "vmm/util/log.h"
 #include "vmm/snapshot/snap_buf.h"
@@ -48,6 +50,7 @@ struct pci_devices {
 	unsigned int n_net;
 	struct virtio_rng *rng;
 	struct virtio_console *console;
+	struct virtio_vsock *vsock; /* autoattachVSOCK */
 	struct virtio_balloon *balloon;
 	struct q35 *q35; /* OVMF VMs: the MCH and LPC registers */
 };
@@ -232,6 +235,23 @@ static int pci_devices_console(struct pci_devices *s, const struct device_env *e
 				     env->channel_prefix);
 }
 
+/* autoattachVSOCK: the device, its socket PREFIX + "vsock.sock" beside
+ * the channels' (none without a prefix: vmlet probe) */
+static int pci_devices_vsock(struct pci_devices *s, const struct device_env *env)
+{
+	char *path = NULL;
+	int r;
+
+	if (!env->cfg->vsock_cid)
+		return 0;
+	if (env->channel_prefix &&
+	    asprintf(&path, "%s%s", env->channel_prefix, VIRTIO_VSOCK_SOCKET_NAME) < 0)
+		return -ENOMEM;
+	r = virtio_vsock_create(&s->vsock, &s->host, env->cfg->vsock_cid, path);
+	free(path);
+	return r;
+}
+
 static void pci_devices_quiesce(void *state)
 {
 	struct pci_devices *s = state;
@@ -248,6 +268,7 @@ static void pci_devices_destroy(void *state)
 	if (!s)
 		return;
 	virtio_balloon_destroy(s->balloon);
+	virtio_vsock_destroy(s->vsock);
 	virtio_console_destroy(s->console);
 	virtio_rng_destroy(s->rng);
 	q35_destroy(s->q35);
@@ -290,6 +311,8 @@ static int pci_devices_create(const struct device_env *env, unsigned int index, 
 		r = virtio_rng_create(&s->rng, &s->host, 0, 0);
 	if (!r && env->cfg->n_channels)
 		r = pci_devices_console(s, env);
+	if (!r)
+		r = pci_devices_vsock(s, env);
 	if (!r && env->cfg->mem_balloon)
 		r = pci_devices_balloon(s, env);
 	if (!r) {

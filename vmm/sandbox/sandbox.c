@@ -35,6 +35,7 @@
 #include "vmm/sandbox/jail.h"
 #include "vmm/util/log.h"
 #include "vmm/sandbox/caps.h"
+#include "vmm/sandbox/connector.h"
 #include "vmm/sandbox/sandbox.h"
 #include "vmm/sandbox/sandbox_rules.h"
 
@@ -112,6 +113,7 @@ bool sandbox_default_user(struct sandbox_opts *opts)
 }
 
 static long elapsed_ns(const struct timespec *a, const struct timespec *b);
+static int confine_connector(void);
 
 int sandbox_option(struct sandbox_opts *o, int c, const char *arg)
 {
@@ -312,6 +314,7 @@ int sandbox_prepare(const struct sandbox_opts *opts)
 	if (sb.prepared)
 		sandbox_release();
 	sb.opts = *opts;
+	connector_confine = confine_connector;
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
 		return error_errno(-errno, "sandbox: PR_SET_NO_NEW_PRIVS");
 	sandbox_test_hook_parse();
@@ -383,6 +386,20 @@ static int drop_privileges_self(void)
 	if (capng_apply(CAPNG_SELECT_CAPS) < 0)
 		return error_errno(-EPERM, "sandbox: dropping capabilities");
 	return 0;
+}
+
+/* The connector's child (connector.h), single-threaded after fork: as
+ * confined as vmlet will be (--user, no capability) and its own filter. */
+static int confine_connector(void)
+{
+	int err;
+
+	if (!sb.prepared)
+		return 0;
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
+		return -errno;
+	err = drop_privileges_self();
+	return err ? err : connector_filter(sb.opts.seccomp);
 }
 
 static long elapsed_ns(const struct timespec *a, const struct timespec *b)

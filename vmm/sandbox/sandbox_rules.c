@@ -13,7 +13,8 @@
  *           map memory or touch a disk's ioctls);
  *   mmap/mprotect   never PROT_EXEC: no new executable memory after setup;
  *   socket/connect  no role (every socket is made or handed in during
- *           setup: passt's streams come from its supervisor);
+ *           setup: passt's streams come from its supervisor, vsock's
+ *           guest-initiated streams from the connector process);
  *   fallocate  punch hole or zero range, keeping the size (block I/O);
  *   write   stderr only for threads that have no other reason to write;
  *   read/write  a vCPU: only eventfds, stdout/stderr, append-only files
@@ -170,8 +171,14 @@ static const struct sandbox_rule net_io[] = {
 	 * client that left */
 	ALLOW(close),
 	/* virtio-console: a port's host client connecting to the socket bound
-	 * in setup (vmm/virtio/virtio_console_io.c) */
+	 * in setup (vmm/virtio/virtio_console_io.c); virtio-vsock's host
+	 * clients likewise (vmm/virtio/virtio_vsock_conn.c) */
 	ALLOW(accept4),
+	/* virtio-vsock: the guest's SHUTDOWN passed on to the host side of a
+	 * stream (SHUT_WR on a socket it holds; its guest-initiated sockets
+	 * come from the connector process, vmm/sandbox/connector.h: still no
+	 * socket() or connect() here) */
+	ALLOW(shutdown),
 	/* virtio-net: the receive offloads the guest negotiated, set on the
 	 * tap at each DRIVER_OK (virtio_net_io.c) */
 	ALLOW_IOCTL(TUNSETOFFLOAD),
