@@ -118,6 +118,10 @@ static void port_restart(struct env *e)
 	wr(e, P0 + 0x18, 1u << 4 | 1u << 24 | 1);
 }
 
+/* The PACKET's features: bit 0 DMA (SeaBIOS, Linux's DMA commands), else
+ * PIO (Linux's PIO ones) */
+static uint8_t pkt_features = 1;
+
 /* Run an ATA command (cmd) or a PACKET (cmd 0xa0, cdb of 12 bytes, bit A
  * set unless no_a) in slot 0 with one PRD (buf, len); returns PxIS and
  * restarts the port after an error. */
@@ -133,7 +137,7 @@ static uint32_t run(struct env *e, uint8_t cmd, const uint8_t *cdb, bool no_a, u
 	f[0] = 0x27;
 	f[1] = 0x80;
 	f[2] = cmd;
-	f[3] = 1; /* DMA, as SeaBIOS and Linux send a PACKET */
+	f[3] = pkt_features;
 	if (cdb)
 		memcpy(f + 0x40, cdb, 12);
 	h[0] = 5u | (cdb && !no_a ? 1u << 5 : 0) | (len ? 1u << 16 : 0);
@@ -375,6 +379,52 @@ static void test_empty_drive(void)
 	env_down(&e);
 }
 
+/* PIO: the data to the PRDs all the same, a PIO Setup FIS (its byte
+ * count) before the D2H FIS, none after an error; a software reset (SRST
+ * set, then cleared, in Device Control FISes) signs on again with a new
+ * unit attention. */
+static void test_pio_and_srst(void)
+{
+	const uint8_t inq[12] = {0x12, 0, 0, 0, 96}, cap[12] = {0x25};
+	uint8_t *pio, *d2h, *b, *f;
+	uint32_t *h;
+	struct env e;
+
+	CHECK(env_up(&e, true) == 0);
+	run(&e, 0xa0, tur, false, 0, 0);
+	pkt_features = 0;
+	pio = tdrv_ptr(&e.d, FB + 0x20);
+	d2h = tdrv_ptr(&e.d, FB + 0x40);
+	memset(pio, 0, 20);
+	CHECK_EQ_U64(run(&e, 0xa0, inq, false, DATA, 96), 3); /* DHRS, PSS */
+	b = tdrv_ptr(&e.d, DATA);
+	CHECK(b[0] == 5 && prdbc(&e) == 36);
+	CHECK(pio[0] == 0x5f && pio[16] == 36 && pio[17] == 0 && (pio[2] & 0x89) == 0);
+	CHECK(d2h[0] == 0x34 && d2h[2] == 0x50 && d2h[12] == 3);
+	/* an error: no PIO Setup FIS */
+	memset(pio, 0, 20);
+	CHECK(run(&e, 0xa0, (const uint8_t[12]){0x12, 1, 0x83, 0, 64}, false, DATA, 64) & IS_TFE);
+	CHECK_EQ_U64(pio[0], 0);
+	pkt_features = 1;
+	/* SRST: a control FIS with SRST, then one without */
+	for (int set = 1; set >= 0; set--) {
+		h = tdrv_ptr(&e.d, CLB);
+		f = tdrv_ptr(&e.d, CTBA);
+		memset(f, 0, 0x100);
+		f[0] = 0x27;
+		f[15] = set ? 0x04 : 0;
+		h[0] = 5u | (set ? 1u << 10 | 1u << 8 : 0); /* C, R: reset, clear BSY */
+		h[2] = (uint32_t)CTBA;
+		wr(&e, P0 + 0x10, ~0u);
+		wr(&e, P0 + 0x38, 1);
+		CHECK(wait_reg(&e, P0 + 0x38, 1, 0));
+	}
+	CHECK(d2h[4] == 0x01 && d2h[5] == 0x14 && d2h[6] == 0xeb && d2h[12] == 0x01);
+	check_sense(&e, cap, 8, 6, 0x29, 0);
+	CHECK_EQ_U64(run(&e, 0xa0, cap, false, DATA, 8) & IS_TFE, 0);
+	env_down(&e);
+}
+
 int main(void)
 {
 	TEST_RUN(test_identify_and_reset);
@@ -382,5 +432,6 @@ int main(void)
 	TEST_RUN(test_hostile_driver);
 	TEST_RUN(test_tray_and_events);
 	TEST_RUN(test_empty_drive);
+	TEST_RUN(test_pio_and_srst);
 	return test_summary();
 }
