@@ -149,12 +149,10 @@ const char *arch_hv_unsupported(const struct arch_hv *hv, const struct kvm_cpuid
  * from hv->features, and KVM's leaves moved from 0x4000_00xx to
  * 0x4000_01xx (QEMU's layout: Windows and Linux find Hyper-V at the base,
  * Linux and KVM find KVM's signature at the next 0x100 step); with
- * kvm_hidden, KVM's leaves removed. sup[] gives the implementation limits
- * (leaf 0x4000_0005). Sorted again by (function, index). 0, -EINVAL,
- * or -ENOSPC. Details: arch/x86_64/hyperv.c.
+ * kvm_hidden, KVM's leaves removed. Sorted again by (function, index).
+ * 0, -EINVAL, or -ENOSPC. Details: arch/x86_64/hyperv.c.
  */
-int arch_hv_cpuid(const struct arch_hv *hv, const struct kvm_cpuid_entry2 *sup, size_t n_sup,
-		  struct kvm_cpuid_entry2 *e, size_t *n, size_t cap);
+int arch_hv_cpuid(const struct arch_hv *hv, struct kvm_cpuid_entry2 *e, size_t *n, size_t cap);
 
 /* ---- MSRs -------------------------------------------------------------- */
 

@@ -14,7 +14,8 @@
  *    and hypercalls exist), EDX the miscellaneous features;
  *  - 0x4000_0004: EAX the recommendations (hints), EBX the spinlock
  *    retries before a guest notifies (0xFFFFFFFF: never);
- *  - 0x4000_0005: the implementation limits, KVM's own;
+ *  - 0x4000_0005: the implementation limits QEMU reports by default: no
+ *    limit on virtual processors (0xFFFFFFFF), 64 logical processors;
  *  - 0x4000_0006..9 zero and 0x4000_000A EAX the nested features.
  * Which bits each feature sets is the one table below; the same table
  * says which bits KVM must offer (KVM_GET_SUPPORTED_HV_CPUID) for the
@@ -42,6 +43,8 @@
 #define HV_VERSION_BUILD 0x3839u     /* QEMU's default hv-version-id-build */
 #define HV_VERSION_MAJOR 0x000Au
 #define HV_NEVER_NOTIFY	 0xFFFFFFFFu
+#define HV_MAX_VPS	 0xFFFFFFFFu /* QEMU's hv-max-vps default */
+#define HV_MAX_LPS	 64u	     /* QEMU's, "matches Hyper-V 2016" */
 
 /* 0x4000_0003 EAX: partition privileges, low word */
 #define HV_VP_RUNTIME	   (1u << 0)
@@ -222,13 +225,11 @@ static int cmp_fn(const void *a, const void *b)
 	return x->index < y->index ? -1 : x->index > y->index;
 }
 
-static int hv_leaves(const struct arch_hv *hv, const struct kvm_cpuid_entry2 *sup, size_t n_sup,
-		     struct kvm_cpuid_entry2 *e, size_t *n, size_t cap)
+static int hv_leaves(const struct arch_hv *hv, struct kvm_cpuid_entry2 *e, size_t *n, size_t cap)
 {
 	static const char ms[12] = "Microsoft Hv";
 	uint32_t v[3], nested = hv_collect(hv, HV_LEAF_NESTED, R_EAX);
 	uint32_t eax, ebx, edx, fn;
-	const struct kvm_cpuid_entry2 *lim = entry_find(sup, n_sup, HV_LEAF_LIMITS);
 	const char *vendor = (hv->features & ARCH_HV_VENDOR_ID) ? hv->vendor_id : ms;
 	int r;
 
@@ -256,8 +257,7 @@ static int hv_leaves(const struct arch_hv *hv, const struct kvm_cpuid_entry2 *su
 			(hv->features & ARCH_HV_SPINLOCKS) ? hv->spinlock_retries : HV_NEVER_NOTIFY,
 			0, 0);
 	if (!r)
-		r = add(e, n, cap, HV_LEAF_LIMITS, lim ? lim->eax : 0, lim ? lim->ebx : 0,
-			lim ? lim->ecx : 0, lim ? lim->edx : 0);
+		r = add(e, n, cap, HV_LEAF_LIMITS, HV_MAX_VPS, HV_MAX_LPS, 0, 0);
 	for (fn = HV_LEAF_LIMITS + 1; !r && nested && fn < HV_LEAF_NESTED; fn++)
 		r = add(e, n, cap, fn, 0, 0, 0, 0);
 	if (!r && nested)
@@ -265,8 +265,7 @@ static int hv_leaves(const struct arch_hv *hv, const struct kvm_cpuid_entry2 *su
 	return r;
 }
 
-int arch_hv_cpuid(const struct arch_hv *hv, const struct kvm_cpuid_entry2 *sup, size_t n_sup,
-		  struct kvm_cpuid_entry2 *e, size_t *n, size_t cap)
+int arch_hv_cpuid(const struct arch_hv *hv, struct kvm_cpuid_entry2 *e, size_t *n, size_t cap)
 {
 	bool on = arch_hv_enabled(hv);
 	int r;
@@ -277,7 +276,7 @@ int arch_hv_cpuid(const struct arch_hv *hv, const struct kvm_cpuid_entry2 *sup, 
 		return 0;
 	kvm_leaves(e, n, hv->kvm_hidden);
 	if (on) {
-		r = hv_leaves(hv, sup, n_sup, e, n, cap);
+		r = hv_leaves(hv, e, n, cap);
 		if (r)
 			return r;
 	}

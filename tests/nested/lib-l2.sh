@@ -146,7 +146,8 @@ pod_traffic() {
 # hv_report: what Linux makes of Hyper-V enlightenments (scenarios hyperv,
 # hyperv-qemu): the hypervisor it detected, the privilege flags, hints and
 # misc features it printed, the clocksources and clock event device, the
-# Hyper-V vectors of /proc/interrupts with their counts on CPU0
+# Hyper-V vectors of /proc/interrupts with their counts on CPU0, the raw
+# leaves 0x40000000.. and 0x40000100..
 hv_report() {
 	rep hv-detected "$(dmesg | grep -m1 -o 'Hypervisor detected: .*')"
 	rep hv-flags "$(dmesg | grep -m1 -o 'Hyper-V: privilege flags.*')"
@@ -158,4 +159,9 @@ hv_report() {
 	# "NAME COUNT-OF-CPU0" for the Hyper-V vectors
 	rep hv-irqs "$(grep -E '^ *(HYP|HRE|HVS):' /proc/interrupts | awk '{ printf "%s%s ", $1, $2 }')"
 	rep hv-dmesg "$(dmesg | grep -i 'hyper-v' | sed 's/^\[[ 0-9.]*\] //' | tr '\n' ';' | cut -c1-600)"
+	# the hypervisor leaves themselves (Debian's cpuid: L2_DEBS)
+	for l in 0x40000000 0x40000001 0x40000002 0x40000003 0x40000004 0x40000005 0x40000006 \
+		0x4000000a 0x40000100 0x40000101; do
+		rep hv-cpuid "$l $(cpuid -1 -r -l $l 2>&1 | grep -o 'eax=.*')"
+	done
 }

@@ -172,8 +172,7 @@ int hv_vcpu_init(struct vcpu *v)
 
 int hv_cpuid(const struct vm *vm, struct kvm_cpuid_entry2 *e, size_t *n, size_t cap)
 {
-	return arch_hv_cpuid(&vm->hv, vm->hv_sup ? vm->hv_sup->entries : NULL,
-			     vm->hv_sup ? vm->hv_sup->nent : 0, e, n, cap);
+	return arch_hv_cpuid(&vm->hv, e, n, cap);
 }
 
 void hv_vcpu_exit(struct vcpu *v)

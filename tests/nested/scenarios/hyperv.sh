@@ -9,6 +9,7 @@
 # QEMU -cpu host with the same hv-* flags and kvm=off in the same L1; the
 # privilege flags, hints and misc features Linux prints must be the same.
 SHAPE=1,2,1 MEM=256Mi
+L2_DEBS="cpuid:usr/bin/cpuid"
 HV_KVM='{hidden: true}'
 HV_BLOCK='        clock: {timer: {hyperv: {}}}
         features:
@@ -57,6 +58,9 @@ host_check() {
 		[[ $(rep "$key") == "$(sed -n "s/^$key //p" "$q")" ]] && ok "$key as under QEMU" ||
 			fail "$key: vmlet '$(rep "$key")', QEMU '$(sed -n "s/^$key //p" "$q")'"
 	done
+	[[ $(rep hv-cpuid) == "$(sed -n 's/^hv-cpuid //p' "$q")" ]] &&
+		ok "CPUID 0x40000000.. as under QEMU: $(rep hv-cpuid | tr '\n' ';')" ||
+		fail "CPUID: vmlet '$(rep hv-cpuid | tr '\n' ';')', QEMU '$(sed -n 's/^hv-cpuid //p' "$q" | tr '\n' ';')'"
 	[[ $(rep hv-irqs | sed 's/[0-9]* / /g') == "$(sed -n 's/^hv-irqs //p' "$q" | sed 's/[0-9]* / /g')" ]] &&
 		ok "the same Hyper-V vectors as under QEMU" ||
 		fail "vectors: vmlet '$(rep hv-irqs)', QEMU '$(sed -n 's/^hv-irqs //p' "$q")'"
