@@ -5,8 +5,9 @@
  * ATAPI device (signature EB140101h) that answers IDENTIFY PACKET DEVICE
  * and carries MMC commands in the PACKET command, the CDB in the command
  * table's ACMD area (AHCI 1.3.1 §4.2.3), the data to the PRDs (PIO and
- * DMA alike: the HBA moves it). What Linux's sr/libata, SeaBIOS and OVMF
- * send is answered (MMC-6, SPC-4); every other opcode, writes included,
+ * DMA alike: the HBA moves it). The commands Linux's sr/libata, SeaBIOS
+ * and OVMF send are answered (MMC-6, SPC-4; SeaBIOS seen booting, Linux
+ * and OVMF not run against it yet); every other opcode, writes included,
  * is a CHECK CONDITION with ILLEGAL REQUEST / INVALID COMMAND OPERATION
  * CODE, and REQUEST SENSE returns the sense of the last command.
  *
