@@ -64,6 +64,9 @@ done
 helper=$(ps -o pid=,comm= --ppid "$PID" | awk '$2 == "vmlet-creds" {print $1}')
 [[ -n $helper ]] && ok "the credential agent runs beside the guest (pid $helper)" ||
 	fail "no vmlet-creds child of $PID: $(ps -o pid,comm --ppid "$PID")"
+st=$(grep -E '^(CapEff|CapBnd|NoNewPrivs):' "/proc/$helper/status" 2>/dev/null | tr -s '\t ' ' ')
+[[ $st == *"CapEff: 0000000000000000"*"CapBnd: 0000000000000000"*"NoNewPrivs: 1"* ]] &&
+	ok "vmlet-creds has no capabilities and no_new_privs" || fail "vmlet-creds: $st"
 sleep 3 # a few of its polls: it asks the status, sees no agent, keeps off the channel
 m=$("$VMLET" ctl "$TMPD/api.sock" metrics)
 grep -q 'vmlet_channel_host_connected{channel="org.qemu.guest_agent.0"} 0' <<<"$m" &&

@@ -23,6 +23,9 @@ done
 helper=$(ps -o pid=,comm= --ppid "$PID" | awk '$2 == "vmlet-dmetrics" {print $1}')
 [[ -n $helper ]] && ok "vmlet-dmetrics runs beside the guest" ||
 	fail "no vmlet-dmetrics child: $(ps -o pid,comm --ppid "$PID")"
+st=$(grep -E '^(CapEff|CapBnd|NoNewPrivs):' "/proc/$helper/status" 2>/dev/null | tr -s '\t ' ' ')
+[[ $st == *"CapEff: 0000000000000000"*"CapBnd: 0000000000000000"*"NoNewPrivs: 1"* ]] &&
+	ok "vmlet-dmetrics has no capabilities and no_new_privs" || fail "vmlet-dmetrics: $st"
 # it connects to the port's socket (this guest has no virtio driver, so
 # the device does not serve it yet: the connection waits in the backlog)
 for _ in $(seq 100); do

@@ -6,7 +6,8 @@
  * (access-credentials/access_credentials.go).
  *
  * `vmlet run` forks it beside the guest (never inside the sandboxed VMM:
- * it reads Secrets, the VMM must not): a process that, every
+ * it reads Secrets, the VMM must not), without capabilities and with
+ * no_new_privs (ctl_helper_confine()): a process that, every
  * CTL_CREDS_POLL_MS, asks the control socket whether the agent is
  * connected (while it does not answer, the VM is not up: nothing is tried;
  * without a control socket it just tries) and reads the
@@ -64,6 +65,11 @@ int ctl_creds_fingerprint(const struct vm_config *cfg, const char *secret_dir, u
  */
 int ctl_creds_start(const struct vm_config *cfg, const char *secret_dir, const char *channel,
 		    const char *api_socket, pid_t *pid);
+/* In a helper child (this one, vmlet-dmetrics): no_new_privs, and no
+ * capabilities left, the bounding set emptied too (it keeps its uid: the
+ * channel sockets and the Secrets are that user's). */
+void ctl_helper_confine(void);
+
 /* SIGTERM the child pid and reap it (0: none). */
 void ctl_creds_stop(pid_t pid);
 

@@ -2,6 +2,7 @@
 /*
  * creds_run.c - the credential agent's process (creds.h): when to apply.
  */
+#include <cap-ng.h>
 #include <errno.h>
 #include <json-c/json.h>
 #include <signal.h>
@@ -105,6 +106,17 @@ static void creds_loop(const struct vm_config *cfg, const char *dir, const char 
 	}
 }
 
+void ctl_helper_confine(void)
+{
+	prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0);
+	/* the bounding set first (needs CAP_SETPCAP), then the rest */
+	capng_clear(CAPNG_SELECT_BOTH);
+	capng_apply(CAPNG_SELECT_BOUNDS);
+	capng_clear(CAPNG_SELECT_CAPS);
+	if (capng_apply(CAPNG_SELECT_CAPS) < 0)
+		log_warn("helper: cannot drop its capabilities");
+}
+
 int ctl_creds_start(const struct vm_config *cfg, const char *secret_dir, const char *channel,
 		    const char *api_socket, pid_t *pid)
 {
@@ -124,6 +136,7 @@ int ctl_creds_start(const struct vm_config *cfg, const char *secret_dir, const c
 	if (prctl(PR_SET_PDEATHSIG, SIGTERM) || getppid() != parent)
 		_exit(0);
 	prctl(PR_SET_NAME, "vmlet-creds");
+	ctl_helper_confine();
 	log_info("credentials: applying accessCredentials through %s", channel);
 	creds_loop(cfg, secret_dir, channel, api_socket);
 	_exit(0);

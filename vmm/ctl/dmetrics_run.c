@@ -14,6 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "vmm/ctl/creds.h"
 #include "vmm/ctl/dmetrics.h"
 #include "vmm/util/log.h"
 
@@ -142,6 +143,7 @@ int ctl_dmetrics_start(const struct vm_config *cfg, const char *channel, pid_t *
 	if (prctl(PR_SET_PDEATHSIG, SIGTERM) || getppid() != parent)
 		_exit(0);
 	prctl(PR_SET_NAME, "vmlet-dmetrics");
+	ctl_helper_confine();
 	for (;;) {
 		fd = dm_connect(channel);
 		if (fd >= 0) {
