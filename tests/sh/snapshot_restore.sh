@@ -104,13 +104,18 @@ mkdir -p "$TMPD/empty"
 refused "no snapshot in the directory" "restore: .*state" --restore "$TMPD/empty"
 
 # started virtio devices: the probe guest (its report done, it waits for
-# the power button) with a virtio disk and virtio-rng it drove; restored,
+# the power button) with a virtio disk, virtio-rng and (with passt) the pod
+# network's virtio-net it drove; restored,
 # it powers off on the button; a restore after the disk was written to
 # (touched) is refused, naming the disk
 PROBE=build/fw/probe.elf
 if [[ -f $PROBE ]]; then
 	truncate -s 4M "$TMPD/pdisk.img"
-	vm_manifest pvm 128Mi Once d="$TMPD/pdisk.img" | sed 's/autoattachPodInterface: false/autoattachPodInterface: false\n          rng: {}/' >"$TMPD/pvm.yaml"
+	# with passt, the pod network's virtio-net too (DHCP, ARP, ping by the probe)
+	nic=false
+	command -v passt >/dev/null && nic=true
+	vm_manifest pvm 128Mi Once d="$TMPD/pdisk.img" |
+		sed "s/autoattachPodInterface: false/autoattachPodInterface: $nic\\n          rng: {}/" >"$TMPD/pvm.yaml"
 	pstart() { # OUT ERR ARGS...
 		local out=$1 err=$2; shift 2
 		rm -f "$SOCK"
@@ -127,12 +132,13 @@ if [[ -f $PROBE ]]; then
 		return 1
 	}
 	if pstart "$TMPD/pout" "$TMPD/perr"; then
-		grep -q "^disk=" "$TMPD/pout" && grep -q "^rng=.* ok" "$TMPD/pout" && ! grep -q "^error=" "$TMPD/pout" ||
-			fail "probe report: $(grep -E '^(disk|rng|error)=' "$TMPD/pout")"
+		grep -q "^disk=" "$TMPD/pout" && grep -q "^rng=.* ok" "$TMPD/pout" && ! grep -q "^error=" "$TMPD/pout" &&
+			{ ! $nic || grep -q "^nic=.* ok " "$TMPD/pout"; } ||
+			fail "probe report: $(grep -E '^(disk|rng|nic|error)=' "$TMPD/pout")"
 		"$VMLET" ctl "$SOCK" snapshot "$TMPD/psnap" --stop
 		wait "$PID"
 		rc=$?
-		((rc == 0)) && ok "probe with started virtio-blk and virtio-rng: snapshot --stop" ||
+		((rc == 0)) && ok "probe with started virtio-blk, virtio-rng (virtio-net: $nic): snapshot --stop" ||
 			fail "probe snapshot: exit $rc: $(tail -3 "$TMPD/perr")"
 	fi
 	if pstart "$TMPD/pout2" "$TMPD/perr2" --restore "$TMPD/psnap"; then

@@ -4,14 +4,20 @@
  * of damage (truncation at every length, each byte flipped, a length
  * that runs past the end, a duplicate section, bytes after the end, a
  * future version) is refused with a message, never read past; items are
- * bounded the same way. */
+ * bounded the same way. And fw_cfg's state (dev/fw_cfg.c), the one device
+ * whose snapshot carries what the boot code made: a restored device goes
+ * on reading where the saved one stopped; a name without its NUL, a
+ * reserved key and a loaded, non-fresh device are refused. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "tests/lib/test.h"
+#include "vmm/dev/devices.h"
+#include "vmm/dev/fw_cfg.h"
 #include "vmm/snapshot/snap_buf.h"
 #include "vmm/snapshot/snap_file.h"
+#include "vmm/vm/device.h"
 
 static void build(struct snap_buf *b)
 {
@@ -182,11 +188,66 @@ static void test_items(void)
 	CHECK_EQ_U64(snap_cur_next(&c, &tag, &body), (uint64_t)-EBADMSG);
 }
 
+static void fwcfg_read(struct fw_cfg *fc, uint8_t *out, unsigned int n)
+{
+	for (unsigned int i = 0; i < n; i++)
+		fw_cfg_pio_read(fc, FW_CFG_PORT_DATA, &out[i], 1);
+}
+
+static void test_fw_cfg(void)
+{
+	static const uint8_t file[10] = "0123456789";
+	struct fw_cfg *a, *b;
+	struct snap_buf s = {0}, bad = {0};
+	struct snap_cur c;
+	uint16_t key = FW_CFG_FILE_FIRST, cpus = 4;
+	uint8_t got[4];
+
+	CHECK(fw_cfg_create(&a, NULL) == 0 && fw_cfg_create(&b, NULL) == 0);
+	CHECK(fw_cfg_add_item(a, FW_CFG_NB_CPUS, &cpus, 2) == 0);
+	CHECK(fw_cfg_add_file(a, "etc/test", file, sizeof(file)) == 0);
+	fw_cfg_pio_write(a, FW_CFG_PORT_SEL, &key, 2);
+	fwcfg_read(a, got, 3);
+	CHECK(!memcmp(got, "012", 3));
+	CHECK_EQ_U64(fw_cfg_device.save(a, &s), 0);
+	c = snap_cur_make(s.p, s.len);
+	CHECK_EQ_U64(fw_cfg_device.load(b, &c), 0);
+	fwcfg_read(b, got, 4);
+	CHECK(!memcmp(got, "3456", 4)); /* where the saved one was */
+	key = FW_CFG_NB_CPUS;
+	fw_cfg_pio_write(b, FW_CFG_PORT_SEL, &key, 2);
+	fwcfg_read(b, got, 2);
+	CHECK(got[0] == 4 && got[1] == 0);
+	c = snap_cur_make(s.p, s.len); /* b is no longer fresh */
+	CHECK(fw_cfg_device.load(b, &c) != 0);
+	fw_cfg_destroy(b);
+
+	/* the file's name without its NUL (the item after the registers and
+	 * the NB_CPUS item: 8 + 24, then 8 + 4 + 2 + 2 padding; its header 8) */
+	snap_buf_put(&bad, s.p, s.len);
+	memset(bad.p + 32 + 24 + 8, 'x', FW_CFG_NAME_MAX);
+	CHECK(fw_cfg_create(&b, NULL) == 0);
+	c = snap_cur_make(bad.p, bad.len);
+	CHECK_EQ_U64(fw_cfg_device.load(b, &c), (uint64_t)-EBADMSG);
+	fw_cfg_destroy(b);
+	/* a reserved key (the signature) */
+	memcpy(bad.p, s.p, s.len);
+	memset(bad.p + 32 + 8, 0, 4);
+	CHECK(fw_cfg_create(&b, NULL) == 0);
+	c = snap_cur_make(bad.p, bad.len);
+	CHECK_EQ_U64(fw_cfg_device.load(b, &c), (uint64_t)-EBADMSG);
+	fw_cfg_destroy(b);
+	fw_cfg_destroy(a);
+	snap_buf_release(&s);
+	snap_buf_release(&bad);
+}
+
 int main(void)
 {
 	TEST_RUN(test_roundtrip);
 	TEST_RUN(test_damage);
 	TEST_RUN(test_hostile);
 	TEST_RUN(test_items);
+	TEST_RUN(test_fw_cfg);
 	return test_summary();
 }

@@ -17,6 +17,7 @@
 #include "vmm/vm/device.h"
 #include "vmm/vm/guest_mem.h"
 #include "vmm/util/log.h"
+#include "vmm/snapshot/snap_buf.h"
 #include "vmm/vm_config.h"
 
 #define FW_CFG_DMA_SIGNATURE 0x51454d5520434647ull /* "QEMU CFG" */
@@ -353,8 +354,83 @@ static void fw_cfg_dev_destroy(void *state)
 	fw_cfg_destroy(state);
 }
 
+/*
+ * Snapshot: the selector, offset and DMA address, and every item and file
+ * the boot code added (a restore does not run it: the firmware may still
+ * read them, Linux's qemu_fw_cfg too). Loaded only into a fresh device,
+ * through fw_cfg_add_item() and fw_cfg_add_file(), which refuse the keys
+ * and names they refuse from the boot code.
+ */
+enum { FWCFG_SNAP_REGS = 1, FWCFG_SNAP_ITEM, FWCFG_SNAP_FILE };
+
+static int fw_cfg_save(void *state, struct snap_buf *b)
+{
+	struct fw_cfg *fc = state;
+	uint64_t r[3];
+
+	pthread_mutex_lock(&fc->lock);
+	r[0] = fc->sel, r[1] = fc->off, r[2] = fc->dma_addr;
+	snap_buf_item(b, FWCFG_SNAP_REGS, r, sizeof(r));
+	for (unsigned int i = 0; i < fc->n_items; i++) {
+		const struct fw_cfg_item *it = &fc->items[i];
+		size_t m;
+
+		if (it->key == FW_CFG_SIGNATURE || it->key == FW_CFG_ID)
+			continue; /* every fw_cfg has them */
+		m = snap_buf_open(b, FWCFG_SNAP_ITEM);
+		snap_buf_u32(b, it->key);
+		snap_buf_put(b, it->data, it->len);
+		snap_buf_close(b, m);
+	}
+	for (unsigned int i = 0; i < fc->n_files; i++) {
+		size_t m = snap_buf_open(b, FWCFG_SNAP_FILE);
+
+		snap_buf_put(b, fc->names[i], FW_CFG_NAME_MAX);
+		snap_buf_put(b, fc->files[i].data, fc->files[i].len);
+		snap_buf_close(b, m);
+	}
+	pthread_mutex_unlock(&fc->lock);
+	return b->err;
+}
+
+static int fw_cfg_load(void *state, struct snap_cur *c)
+{
+	struct fw_cfg *fc = state;
+	struct snap_cur body;
+	char name[FW_CFG_NAME_MAX];
+	uint32_t tag, key;
+	uint64_t r[3];
+	int ret = 0;
+
+	if (snap_cur_want(c, FWCFG_SNAP_REGS, r, sizeof(r)) || r[0] > 0xffff)
+		return -EBADMSG;
+	if (fc->n_files || fc->n_items != 2)
+		return -EINVAL; /* not a fresh device */
+	while (!ret && c->left) {
+		if (snap_cur_next(c, &tag, &body))
+			return -EBADMSG;
+		if (tag == FWCFG_SNAP_ITEM && !snap_cur_u32(&body, &key) && key <= 0xffff)
+			ret = fw_cfg_add_item(fc, (uint16_t)key, body.p, body.left);
+		else if (tag == FWCFG_SNAP_FILE && !snap_cur_bytes(&body, name, sizeof(name)) &&
+			 memchr(name, 0, sizeof(name)))
+			ret = fw_cfg_add_file(fc, name, body.p, body.left);
+		else
+			ret = -EBADMSG;
+	}
+	if (ret)
+		return ret == -ENOMEM ? ret : -EBADMSG;
+	pthread_mutex_lock(&fc->lock);
+	fc->sel = (uint16_t)r[0];
+	fc->off = (size_t)r[1];
+	fc->dma_addr = r[2];
+	pthread_mutex_unlock(&fc->lock);
+	return 0;
+}
+
 const struct device_type fw_cfg_device = {
     .name = "fw_cfg",
     .create = fw_cfg_dev_create,
     .destroy = fw_cfg_dev_destroy,
+    .save = fw_cfg_save,
+    .load = fw_cfg_load,
 };

@@ -199,15 +199,20 @@ int snap_vcpu_load(struct vm *vm, struct vcpu *v, struct snap_cur *c)
 	return 0;
 }
 
-int snap_chips_save(struct vm *vm, struct snap_buf *b)
+int snap_clock_save(struct vm *vm, struct kvm_clock_data *clock)
 {
-	struct kvm_clock_data clock = {0};
+	memset(clock, 0, sizeof(*clock));
+	if (ioctl(vm->vm_fd, KVM_GET_CLOCK, clock) < 0)
+		return error_errno(-errno, "snapshot: KVM_GET_CLOCK");
+	return 0;
+}
+
+int snap_chips_save(struct vm *vm, const struct kvm_clock_data *clock, struct snap_buf *b)
+{
 	struct kvm_irqchip chip[3];
 	struct kvm_pit_state2 pit;
 
-	if (ioctl(vm->vm_fd, KVM_GET_CLOCK, &clock) < 0)
-		return error_errno(-errno, "snapshot: KVM_GET_CLOCK");
-	snap_buf_item(b, CS_CLOCK, &clock, sizeof(clock));
+	snap_buf_item(b, CS_CLOCK, clock, sizeof(*clock));
 	for (uint32_t i = 0; i < 3; i++) {
 		memset(&chip[i], 0, sizeof(chip[i]));
 		chip[i].chip_id = i; /* KVM_IRQCHIP_PIC_MASTER, _SLAVE, _IOAPIC */

@@ -132,7 +132,8 @@ static int save_vcpus(struct vm *vm, struct snap_buf *out, uint64_t *xcr0)
 }
 
 /* Everything but memory into out, in file order. */
-static int save_state(struct vm *vm, const char *config, int mem_fd, struct snap_buf *out)
+static int save_state(struct vm *vm, const struct kvm_clock_data *clock, const char *config,
+		      int mem_fd, struct snap_buf *out)
 {
 	struct snap_header h = {.version = SNAP_VERSION,
 				.vendor = (uint32_t)vm->vendor,
@@ -145,7 +146,7 @@ static int save_state(struct vm *vm, const char *config, int mem_fd, struct snap
 	snprintf(h.writer, sizeof(h.writer), "%s", SNAP_WRITER);
 	ret = save_vcpus(vm, &vcpus, &h.xcr0);
 	if (!ret)
-		ret = snap_chips_save(vm, &b);
+		ret = snap_chips_save(vm, clock, &b);
 	if (ret)
 		goto out;
 	snap_file_begin(out, &h);
@@ -196,6 +197,7 @@ int snapshot_save(struct vm *vm, int state_fd, int mem_fd, bool resume)
 	bool was_paused = vm_is_paused(vm);
 	const char *config;
 	char reason[32], msg[256];
+	struct kvm_clock_data clock;
 	uint64_t t0 = vm_now_ns();
 	int ret;
 
@@ -216,9 +218,11 @@ int snapshot_save(struct vm *vm, int state_fd, int mem_fd, bool resume)
 		if (ret)
 			return ret;
 	}
-	ret = freeze_devices(vm);
+	ret = snap_clock_save(vm, &clock);
 	if (!ret)
-		ret = save_state(vm, config, mem_fd, &out);
+		ret = freeze_devices(vm);
+	if (!ret)
+		ret = save_state(vm, &clock, config, mem_fd, &out);
 	if (!ret)
 		ret = write_all(state_fd, out.p, out.len, 0);
 	if (!ret && (fsync(mem_fd) || fsync(state_fd)))

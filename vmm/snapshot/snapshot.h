@@ -38,7 +38,11 @@ int snapshot_restore(struct vm *vm, const char *dir, const char *config_json);
 struct vcpu;
 int snap_vcpu_save(struct vm *vm, struct vcpu *v, struct snap_buf *b);
 int snap_vcpu_load(struct vm *vm, struct vcpu *v, struct snap_cur *c);
-int snap_chips_save(struct vm *vm, struct snap_buf *b);
+/* The KVM clock, read first (right after the pause: the guest's time
+ * stops there, not after the seconds that saving its state may take). */
+struct kvm_clock_data;
+int snap_clock_save(struct vm *vm, struct kvm_clock_data *clock);
+int snap_chips_save(struct vm *vm, const struct kvm_clock_data *clock, struct snap_buf *b);
 int snap_chips_load(struct vm *vm, struct snap_cur *c);
 /* The clock last: after every vCPU's TSC. */
 int snap_clock_load(struct vm *vm, struct snap_cur *c);

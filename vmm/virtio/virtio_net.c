@@ -65,6 +65,10 @@ static const struct virtio_dev_ops virtio_net_ops = {
     .config_read = net_config_read,
     .activate = net_activate,
     .reset = net_reset,
+    .freeze = virtio_net_snap_freeze,
+    .thaw = virtio_net_snap_thaw,
+    .save = virtio_net_snap_save,
+    .load = virtio_net_snap_load,
 };
 
 /* One control command; returns the ack byte. */

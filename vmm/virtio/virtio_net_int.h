@@ -84,6 +84,11 @@ struct virtio_net {
 	struct virtio_worker worker;
 	uint64_t want_features; /* what activation takes (virtio_net_io_activate()) */
 	bool io_active;		/* the I/O thread's copy of worker.active */
+	/* snapshot (virtio_net_snap.c), read by the next activation: keep
+	 * the RX state (a thaw after a snapshot), or start with this many
+	 * queue pairs (a restore; 0: one) */
+	bool keep_rx;
+	unsigned int restored_pairs;
 
 	struct virtio_net_stats st; /* updated atomically */
 
@@ -112,6 +117,14 @@ int virtio_net_io_turn(struct virtio_net *n, int max_wait);
 
 /* virtio_net.c: serve the control queue (I/O thread). */
 void virtio_net_ctrl(struct virtio_net *n);
+
+/* Snapshot ops (virtio_net_snap.c, virtio_pci.h's freeze/thaw/save/load). */
+void virtio_net_snap_freeze(void *dev);
+void virtio_net_snap_thaw(void *dev);
+struct snap_buf;
+struct snap_cur;
+int virtio_net_snap_save(void *dev, struct snap_buf *b);
+int virtio_net_snap_load(void *dev, struct snap_cur *c);
 
 static inline bool net_has(const struct virtio_net *n, unsigned int bit)
 {

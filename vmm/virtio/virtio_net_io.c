@@ -459,6 +459,10 @@ static void io_on_activate(void *opaque)
 	struct virtio_net *n = opaque;
 	unsigned int i;
 
+	if (n->keep_rx) { /* a thaw after a snapshot: as it was */
+		n->keep_rx = false;
+		return;
+	}
 	n->features = n->want_features;
 	n->active_pairs = 1;
 	n->inject_n = 0;
@@ -471,6 +475,9 @@ static void io_on_activate(void *opaque)
 		p->rx_notify = true;
 		p->rx_wait_guest = false;
 	}
+	if (n->restored_pairs > 1) /* a restored snapshot's pairs */
+		virtio_net_io_set_pairs(n, n->restored_pairs);
+	n->restored_pairs = 0;
 }
 
 struct io_fds {

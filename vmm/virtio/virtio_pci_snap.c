@@ -230,8 +230,10 @@ int virtio_pci_load(struct virtio_pci *vp, struct snap_cur *c)
 		ret = vp->ops->load(vp->dev, &dev);
 	else if (!ret && dev.left)
 		ret = -EBADMSG;
-	if (ret) /* nothing half-set stays: the device as after a reset */
+	if (ret) { /* nothing half-set stays: the device as after a reset */
+		error_errno(ret, "restore: %s: its saved state is refused", vp->name);
 		virtio_pci_reset_locked(vp);
+	}
 	pthread_mutex_unlock(&vp->lock);
 	return ret;
 }
