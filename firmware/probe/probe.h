@@ -78,6 +78,10 @@ void probe_virtio_report(struct fw_buf *out, uint64_t ecam, bool hostile);
  * not). Appends
  * blkBench=<bb:dd.f> <mode> <requests> <bytes> <TSC ticks> <errors>. */
 void probe_blk_bench(struct fw_buf *out, uint64_t ecam, const char *mode);
+/* The same on the first ATA disk of the first AHCI function (ahcibench.c):
+ * modes idle, qd1, qd32 (READ FPDMA QUEUED, 32 slots), seqread, seqwrite
+ * (then FLUSH CACHE EXT, untimed); the same blkBench= line. */
+void probe_sata_bench(struct fw_buf *out, uint64_t ecam, const char *mode);
 
 /* Write test of the virtio-blk at PCI address where ("00:03.0"), or of
  * the nth one in bus order ("#2") (blktest.c; vmlet.iotest=<where>, which

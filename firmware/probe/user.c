@@ -325,6 +325,8 @@ void probe_user_main(void *arg)
 		probe_blk_test(&st.out, ecam, mode);
 	if (cmdline_value((uint32_t)(uintptr_t)arg, "vmlet.blkbench=", mode, sizeof(mode)))
 		probe_blk_bench(&st.out, ecam, mode);
+	if (cmdline_value((uint32_t)(uintptr_t)arg, "vmlet.satabench=", mode, sizeof(mode)))
+		probe_sata_bench(&st.out, ecam, mode);
 	if (cmdline_value((uint32_t)(uintptr_t)arg, "vmlet.netbench=", mode, sizeof(mode)))
 		probe_net_bench(&st.out, ecam, mode);
 	if (st.out.overflow) {

@@ -12,7 +12,8 @@
 #   with KubeVirt's error (its VMI webhook checks the bus it defaulted);
 # - a BIOS VM boots a disk without a bus through the default SeaBIOS image,
 #   which is then the q35 build with its AHCI driver (bios.bin).
-# cdrom and lun are run by fields_rows_run.sh.
+# The cdrom rows are run by cdrom_run.sh (sata, and without a bus), lun and
+# cdrom on scsi (refused) by fields_rows_run.sh.
 source "$(dirname "$0")/../lib/sh.sh"
 have_kvm || skip "no /dev/kvm"
 command -v python3 >/dev/null || skip "no python3"

@@ -3,7 +3,8 @@
 # function (8086:2922, class 01/06/01) the probe guest finds on the bus;
 # a read-only claim on SATA runs too (KubeVirt refuses disk.readonly on
 # sata itself); a seventh SATA disk and bus scsi are refused before
-# anything starts. A driver no one here wrote: SeaBIOS's AHCI driver (its
+# anything starts; the probe's polled AHCI bench driver (scripts/bench-blk's
+# SATA rows) completes its queue-depth-1 and NCQ reads. A driver no one here wrote: SeaBIOS's AHCI driver (its
 # q35 build, bios.bin: Debian's bios-microvm.bin that vmlet runs by default
 # has no AHCI) finds the controller, identifies the disk (QEMU's model
 # string), finds it in the bootorder vmlet wrote
@@ -41,6 +42,17 @@ rc=$?
 	grep -q "disk 'd': SATA on 00:0[0-9a-f].0 port 0 (raw, 16777216 bytes)" "$TMPD/run.err" &&
 	ok "bus: sata: the guest finds the AHCI function, the disk is on port 0" ||
 	fail "sata: exit $rc $(tail -3 "$TMPD/p.err" "$TMPD/run.err" 2>&1)"
+
+# the probe's polled AHCI driver (firmware/probe/ahcibench.c, bench-blk's
+# SATA rows): 8192 reads at queue depth 1 (READ DMA EXT) and 65536 NCQ reads
+# with 32 slots (READ FPDMA QUEUED), every one completed without an error
+for m in qd1 qd32; do
+	timeout 120 "$VMLET" probe -f "$TMPD/sata.yaml" --cmdline "vmlet.satabench=$m" --show-console \
+		>/dev/null 2>"$TMPD/bench.err"
+	line=$(grep -a "^blkBench=" "$TMPD/bench.err")
+	[[ $line =~ ^blkBench=00:[0-9a-f]{2}\.0\ $m\ (8192|65536)\ [0-9]+\ [1-9][0-9]*\ 0$ ]] &&
+		ok "satabench $m: ${line#* }" || fail "satabench $m: '$line' $(grep -a '^error=' "$TMPD/bench.err")"
+done
 
 head -c 1048576 /dev/zero >"$TMPD/ro.img"
 vm ro '{name: d, disk: {bus: sata, }}, {name: e, disk: {bus: virtio}}' \
