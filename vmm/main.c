@@ -7,6 +7,7 @@
 
 #include "vmm/cmd/cmd.h"
 #include "vmm/sandbox/sandbox.h"
+#include "vmm/util/timings.h"
 
 static const struct {
 	const char *name;
@@ -32,7 +33,9 @@ static void usage(FILE *f)
 int main(int argc, char **argv)
 {
 	size_t i;
+	int ret;
 
+	timings_start();
 	sandbox_malloc_setup(); /* before any thread starts */
 	if (argc < 2) {
 		usage(stderr);
@@ -43,8 +46,12 @@ int main(int argc, char **argv)
 		return VMLET_EXIT_OK;
 	}
 	for (i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
-		if (!strcmp(argv[1], commands[i].name))
-			return commands[i].fn(argc - 1, argv + 1);
+		if (!strcmp(argv[1], commands[i].name)) {
+			ret = commands[i].fn(argc - 1, argv + 1);
+			timings_mark(TIMINGS_EXIT);
+			timings_print(); /* --timings */
+			return ret;
+		}
 	fprintf(stderr, "vmlet: unknown command '%s'\n", argv[1]);
 	usage(stderr);
 	return VMLET_EXIT_USAGE;

@@ -39,7 +39,7 @@ static void run_usage(FILE *f)
 		"                 [--run-strategy Always|RerunOnFailure|Once|Manual|Halted]\n"
 		"                 [--jail DIR] [--firmware PVH-ELF] [--efi-vars FILE]\n"
 		"                 [--tap IFACE=TAP ...] [--channel-dir DIR]\n"
-		"                 [--secret-dir DIR] [--restore DIR]\n"
+		"                 [--secret-dir DIR] [--restore DIR] [--timings]\n"
 		"\n"
 		"Runs the VM the manifests describe under its runStrategy: Always restarts\n"
 		"the guest after power-off, reboot or crash, RerunOnFailure after reboot or\n"
@@ -56,6 +56,9 @@ static void run_usage(FILE *f)
 		"--restore DIR continues the guest from a snapshot (vmlet ctl SOCKET snapshot\n"
 		"DIR) instead of booting it; the manifests and options must give the same\n"
 		"config as when it was taken (docs/snapshot.md).\n"
+		"--timings prints vmlet's phases on stderr when it ends, microseconds of\n"
+		"CLOCK_MONOTONIC since exec: resolved, mapped, loaded, first_run, poweroff,\n"
+		"exit (docs/performance.md).\n"
 		"\n" SANDBOX_USAGE CTL_USAGE);
 }
 

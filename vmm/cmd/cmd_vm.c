@@ -17,6 +17,7 @@
 #include "vmm/disk/image_store.h"
 #include "vmm/boot/efi_vars.h"
 #include "vmm/boot/ovmf_boot.h"
+#include "vmm/util/timings.h"
 #include "vmm/vm/vm.h"
 #include "vmm/vm_config.h"
 
@@ -172,6 +173,11 @@ int cmd_vm_option(struct cmd_vm_opts *o, int c, const char *arg)
 	case CMD_OPT_MEMORY:
 		o->memory = arg;
 		return cmd_check_memory(arg);
+	case CMD_OPT_TIMINGS: /* vmm/util/timings.h */
+		if (!timings_enable())
+			return 0;
+		fprintf(stderr, "vmlet: --timings: cannot map its table\n");
+		return -1;
 	case CMD_OPT_GRACE:
 		o->grace = arg;
 		return cmd_check_grace(arg);
@@ -356,6 +362,8 @@ int cmd_vm_config(const struct cmd_vm_opts *o, struct vm_config *cfg)
 		ret = cmd_vm_access(o, cfg);
 	if (ret)
 		vm_config_release(cfg);
+	else
+		timings_mark(TIMINGS_RESOLVED);
 	return ret;
 }
 
@@ -494,8 +502,10 @@ int cmd_vm_run(const struct vm_config *cfg, const struct cmd_vm_opts *o, const u
 		ret = snapshot_restore(vm, o->restore, json);
 	else if (!ret)
 		ret = vm_boot(vm);
-	if (!ret)
+	if (!ret) {
+		timings_mark(TIMINGS_LOADED); /* or the snapshot restored */
 		ret = vm_run(vm);
+	}
 	ctl_server_close(ctl); /* before vm_destroy(): it uses the VM's loop */
 	ctl = NULL;
 	if (keep && ret > 0)

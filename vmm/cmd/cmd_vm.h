@@ -89,6 +89,7 @@ enum {
 	CMD_OPT_CONSOLE_MAX,
 	CMD_OPT_CHANNEL_DIR,
 	CMD_OPT_SECRET_DIR,
+	CMD_OPT_TIMINGS,
 };
 
 /* The getopt_long entries of the options both commands take (handled by
@@ -106,7 +107,8 @@ enum {
 	{"log-format", required_argument, NULL, CMD_OPT_LOG_FORMAT},            \
 	{"log-level", required_argument, NULL, CMD_OPT_LOG_LEVEL},              \
 	{"smp", required_argument, NULL, CMD_OPT_SMP},                          \
-	{"memory", required_argument, NULL, CMD_OPT_MEMORY}
+	{"memory", required_argument, NULL, CMD_OPT_MEMORY},                    \
+	{"timings", no_argument, NULL, CMD_OPT_TIMINGS}
 /* clang-format on */
 
 /* Handle one shared option (getopt_long result c with optarg arg):

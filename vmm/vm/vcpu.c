@@ -22,6 +22,7 @@
 #include "arch/arch.h"
 #include "vmm/util/log.h"
 #include "vmm/util/thread.h"
+#include "vmm/util/timings.h"
 #include "vmm/vm/hyperv.h"
 #include "vmm/vm/vcpu.h"
 #include "vmm/vm/vm.h"
@@ -349,8 +350,10 @@ static void *vcpu_thread(void *arg)
 			vm_pause_point(v);
 			continue;
 		}
-		if (!ran && v->index == 0 && !vm->t_first_run)
+		if (!ran && v->index == 0 && !vm->t_first_run) {
 			vm->t_first_run = vm_now_ns();
+			timings_mark(TIMINGS_FIRST_RUN);
+		}
 		if (ioctl(v->fd, KVM_RUN, 0) < 0) {
 			/* EINTR: kicked (the loop condition decides);
 			 * EAGAIN: an AP after INIT, waiting for its SIPI */

@@ -20,6 +20,7 @@
 #include "vmm/vm/irq_internal.h"
 #include "vmm/kvm_diag.h"
 #include "vmm/util/log.h"
+#include "vmm/util/timings.h"
 #include "vmm/vm/vcpu.h"
 #include "vmm/vm/vm.h"
 #include "vmm/vm_config.h"
@@ -474,6 +475,7 @@ int vm_create(struct vm **out, const struct vm_config *cfg, const struct vm_opti
 		ret = vm_enable_x2apic_api(vm);
 	if (!ret) {
 		vm_stamp(vm, "memory");
+		timings_mark(TIMINGS_MAPPED);
 		ret = vm_create_chips(vm);
 	}
 	if (!ret) {
@@ -503,6 +505,8 @@ void vm_request_exit(struct vm *vm, enum vm_exit_reason reason)
 					 __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
 		return;
 	vm->t_end = vm_now_ns();
+	if (vm->t_first_run) /* the guest ran: its end (not a failed start's) */
+		timings_mark(TIMINGS_POWEROFF);
 	for (i = 0; i < vm->n_vcpus; i++)
 		vcpu_kick(&vm->vcpus[i]);
 	vm_pause_wake(vm); /* paused vCPUs finish too */
