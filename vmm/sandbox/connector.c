@@ -26,6 +26,8 @@ int (*connector_confine)(void);
 /* The child's allowlist: its loop and nothing else. */
 int connector_filter(enum sandbox_seccomp mode)
 {
+	const struct scmp_arg_cmp unix_only = {
+	    .arg = 0, .op = SCMP_CMP_EQ, .datum_a = AF_UNIX, .datum_b = 0};
 	scmp_filter_ctx ctx;
 	int r = 0;
 
@@ -34,8 +36,7 @@ int connector_filter(enum sandbox_seccomp mode)
 	ctx = seccomp_init(mode == SANDBOX_SECCOMP_LOG ? SCMP_ACT_LOG : SCMP_ACT_KILL_PROCESS);
 	if (!ctx)
 		return -ENOMEM;
-	r |= seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(socket), 1,
-			      SCMP_A0(SCMP_CMP_EQ, AF_UNIX));
+	r |= seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(socket), 1, unix_only);
 	r |= seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(connect), 0);
 	r |= seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(recvmsg), 0);
 	r |= seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(sendmsg), 0);

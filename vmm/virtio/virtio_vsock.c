@@ -22,7 +22,6 @@ void vsock_owe_rst(struct virtio_vsock *v, uint32_t local_port, uint32_t peer_po
 		return; /* vsock_tx stops before this can happen */
 	v->rst[(v->rst_head + v->rst_len++) % VSOCK_RST_BACKLOG] =
 	    (struct vsock_rst){local_port, peer_port};
-	__atomic_add_fetch(&v->st_resets, 1, __ATOMIC_RELAXED);
 }
 
 static void vsock_hdr(const struct virtio_vsock *v, struct virtio_vsock_hdr *h, uint32_t local,

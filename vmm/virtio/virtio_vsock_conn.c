@@ -300,13 +300,12 @@ void vsock_guest_connect(struct virtio_vsock *v, const struct virtio_vsock_hdr *
 	struct vsock_conn *c;
 	int fd;
 
-	if (!v->path[0] || v->n_conns >= VIRTIO_VSOCK_MAX_CONNS) {
+	fd = !v->path[0] || v->n_conns >= VIRTIO_VSOCK_MAX_CONNS
+		 ? -ECONNREFUSED
+		 : connector_connect(&v->connector, local, VSOCK_CONNECT_MS);
+	if (fd < 0) { /* nothing listens on PATH_<local>, or too many: refused */
 		vsock_owe_rst(v, local, peer);
-		return;
-	}
-	fd = connector_connect(&v->connector, local, VSOCK_CONNECT_MS);
-	if (fd < 0) { /* nothing listens on PATH_<local>: refused */
-		vsock_owe_rst(v, local, peer);
+		__atomic_add_fetch(&v->st_resets, 1, __ATOMIC_RELAXED);
 		return;
 	}
 	c = vsock_conn_new(v, fd, VS_ESTABLISHED);
@@ -393,7 +392,7 @@ static uint32_t vsock_local_port(struct virtio_vsock *v)
 	}
 }
 
-static void vsock_accept(struct virtio_vsock *v)
+void vsock_accept(struct virtio_vsock *v)
 {
 	int fd = accept4(v->listen_fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
 	struct vsock_conn *c;
@@ -429,7 +428,7 @@ static short vsock_conn_events(const struct virtio_vsock *v, const struct vsock_
 	return ev ? ev : -1;
 }
 
-static void vsock_conn_event(struct virtio_vsock *v, struct vsock_conn *c, short rev)
+void vsock_conn_event(struct virtio_vsock *v, struct vsock_conn *c, short rev)
 {
 	if (c->state == VS_LINE) {
 		vsock_conn_line(v, c);

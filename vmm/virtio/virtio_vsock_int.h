@@ -93,6 +93,8 @@ struct virtio_vsock {
 	unsigned int rst_head, rst_len;
 	struct iovec out[VSOCK_QUEUE_SIZE], in[VSOCK_QUEUE_SIZE], tmp[VSOCK_QUEUE_SIZE];
 	/* statistics (any thread reads them) */
+	/* st_resets: streams reset (not the clean close's RST) and guest
+	 * connections refused */
 	uint64_t st_rx_bytes, st_tx_bytes, st_resets;
 };
 
@@ -126,6 +128,10 @@ void vsock_conn_packet(struct virtio_vsock *v, struct vsock_conn *c,
 void vsock_guest_connect(struct virtio_vsock *v, const struct virtio_vsock_hdr *h);
 /* Host bytes the guest may take now (credit, state), 0 none. */
 uint32_t vsock_conn_rx_room(const struct vsock_conn *c);
+/* What poll said of c's host socket (revents), and a host client on the
+ * listening socket: the loop's handlers (the fuzzer calls them too). */
+void vsock_conn_event(struct virtio_vsock *v, struct vsock_conn *c, short rev);
+void vsock_accept(struct virtio_vsock *v);
 /* The worker's loop (virtio_worker.h turn). */
 int vsock_turn(void *opaque);
 
