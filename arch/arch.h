@@ -119,6 +119,11 @@ int arch_cpu_model_apply(const char *model, struct kvm_cpuid_entry2 *host, size_
 #define ARCH_HV_EVMCS		(1u << 15) /* hv-evmcs (Intel) */
 #define ARCH_HV_VENDOR_ID	(1u << 16) /* hv-vendor-id=vendor_id */
 #define ARCH_HV_TIME		(1u << 17) /* hv-time (clock.timer.hyperv) */
+/* only through hypervPassthrough (hv-passthrough), as QEMU has them */
+#define ARCH_HV_CRASH	   (1u << 18) /* hv-crash */
+#define ARCH_HV_AVIC	   (1u << 19) /* hv-avic */
+#define ARCH_HV_XMM_INPUT  (1u << 20) /* hv-xmm-input */
+#define ARCH_HV_MSR_BITMAP (1u << 21) /* hv-emsr-bitmap */
 
 struct arch_hv {
 	uint32_t features;	   /* ARCH_HV_* */
@@ -126,11 +131,23 @@ struct arch_hv {
 	char vendor_id[12];	   /* with ARCH_HV_VENDOR_ID: zero-padded, no NUL */
 	uint16_t evmcs_version;	   /* with ARCH_HV_EVMCS: the range KVM enabled */
 	bool kvm_hidden;	   /* features.kvm.hidden: no KVM signature */
+	/* hypervPassthrough: the version (0x4000_0002) and limits
+	 * (0x4000_0005) KVM reports, in place of QEMU's defaults */
+	bool host_ids;
+	uint32_t version[4], limits[4];
 };
 
 /* Whether *hv presents Hyper-V at all: any enlightenment but the vendor
  * id alone (QEMU's hyperv_enabled()). */
 bool arch_hv_enabled(const struct arch_hv *hv);
+
+/*
+ * hypervPassthrough (QEMU's hv-passthrough): every enlightenment whose
+ * bits KVM offers in sup[] (KVM_GET_SUPPORTED_HV_CPUID), and KVM's vendor,
+ * version, limits and spinlock retries, into *hv (features added to what
+ * it has). 0, or -EINVAL without KVM's leaf 0x4000_0000.
+ */
+int arch_hv_passthrough(struct arch_hv *hv, const struct kvm_cpuid_entry2 *sup, size_t n_sup);
 
 /*
  * The first enlightenment of *hv whose CPUID bits the host's KVM does not

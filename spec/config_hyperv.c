@@ -15,7 +15,8 @@
  * then refuse stops the VM there, so vmlet refuses it here, with what
  * they say: hv-stimer without hv-time, hv-tlbflush-direct without
  * hv-vapic, spinlocks below 4095 retries, a vendor_id that is not 1..12
- * characters.
+ * characters. hypervPassthrough (enabled: true) is libvirt's passthrough
+ * mode, QEMU's hv-passthrough: whatever the host's KVM offers (vmm/).
  */
 #include <string.h>
 
@@ -95,6 +96,8 @@ void config_hyperv(const struct resolver *r, const struct node *dom, struct vm_c
 	memset(h, 0, sizeof(*h));
 	cfg->kvm_hidden = node_bval(node_path(dom, "features.kvm.hidden"), false);
 	h->time = on(node_path(dom, "clock.timer.hyperv"), "present");
+	/* the converter's "HypervPassthrough != nil && *Enabled" */
+	h->passthrough = node_bval(node_path(dom, "features.hypervPassthrough.enabled"), false);
 	if (!node_is_map(hv))
 		return;
 	h->relaxed = on(node_get(hv, "relaxed"), "enabled");

@@ -164,6 +164,7 @@ static struct json_object *hyperv_json(const struct vm_hyperv *h)
 	json_object_object_add(o, "features", arr);
 	add_u64(o, "spinlockRetries", h->spinlocks ? h->spinlock_retries : 0);
 	add_str(o, "vendorId", h->vendor_id[0] ? h->vendor_id : NULL);
+	add_bool(o, "passthrough", h->passthrough);
 	return o;
 }
 

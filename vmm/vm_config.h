@@ -152,6 +152,7 @@ struct vm_hyperv {
 	bool synictimer_direct, reset, frequencies, reenlightenment, tlbflush;
 	bool tlbflush_direct, tlbflush_extended, ipi, evmcs;
 	bool time;		   /* clock.timer.hyperv: hv-time */
+	bool passthrough;	   /* hypervPassthrough: hv-passthrough */
 	uint32_t spinlock_retries; /* with spinlocks: 4095 or more */
 	char vendor_id[13];	   /* vendorid: 1..12 printable characters; "" = none */
 };

@@ -64,6 +64,8 @@
 /* 0x4000_0003 EDX */
 #define HV_DYN_PARTITIONING (1u << 3)
 #define HV_FREQUENCY_AVAIL  (1u << 8)
+#define HV_XMM_INPUT	    (1u << 4)
+#define HV_CRASH_MSRS	    (1u << 10)
 #define HV_EXT_GVA_FLUSH    (1u << 14)
 #define HV_STIMER_DIRECT    (1u << 19)
 /* 0x4000_0004 EAX: recommendations */
@@ -72,9 +74,11 @@
 #define HV_RELAXED_TIMING_REC	(1u << 5)
 #define HV_CLUSTER_IPI_REC	(1u << 10)
 #define HV_EX_PROC_MASKS_REC	(1u << 11)
+#define HV_DEPRECATING_AEOI_REC (1u << 9)
 #define HV_EVMCS_REC		(1u << 14)
 /* 0x4000_000A EAX */
 #define HV_NESTED_DIRECT_FLUSH (1u << 17)
+#define HV_NESTED_MSR_BITMAP   (1u << 19)
 
 enum hv_reg { R_EAX, R_EBX, R_ECX, R_EDX };
 
@@ -126,6 +130,10 @@ static const struct {
      "paravirtualized IPI (ipi)",
      {{HV_LEAF_HINTS, R_EAX, HV_CLUSTER_IPI_REC | HV_EX_PROC_MASKS_REC}}},
     {ARCH_HV_EVMCS, "enlightened VMCS (evmcs)", {{HV_LEAF_HINTS, R_EAX, HV_EVMCS_REC}}},
+    {ARCH_HV_CRASH, "crash MSRs", {{HV_LEAF_FEATURES, R_EDX, HV_CRASH_MSRS}}},
+    {ARCH_HV_AVIC, "AVIC/APICv support", {{HV_LEAF_HINTS, R_EAX, HV_DEPRECATING_AEOI_REC}}},
+    {ARCH_HV_XMM_INPUT, "XMM fast hypercall input", {{HV_LEAF_FEATURES, R_EDX, HV_XMM_INPUT}}},
+    {ARCH_HV_MSR_BITMAP, "enlightened MSR-Bitmap", {{HV_LEAF_NESTED, R_EAX, HV_NESTED_MSR_BITMAP}}},
 };
 
 #define HV_TABLE_N (sizeof(hv_table) / sizeof(hv_table[0]))
@@ -180,6 +188,36 @@ const char *arch_hv_unsupported(const struct arch_hv *hv, const struct kvm_cpuid
 		}
 	}
 	return NULL;
+}
+
+int arch_hv_passthrough(struct arch_hv *hv, const struct kvm_cpuid_entry2 *sup, size_t n_sup)
+{
+	const struct kvm_cpuid_entry2 *v = entry_find(sup, n_sup, HV_LEAF_VENDOR);
+	const struct kvm_cpuid_entry2 *ver = entry_find(sup, n_sup, HV_LEAF_VERSION);
+	const struct kvm_cpuid_entry2 *lim = entry_find(sup, n_sup, HV_LEAF_LIMITS);
+	const struct kvm_cpuid_entry2 *h = entry_find(sup, n_sup, HV_LEAF_HINTS);
+	struct arch_hv one = {0};
+
+	if (!hv || !v)
+		return -EINVAL;
+	for (size_t i = 0; i < HV_TABLE_N; i++) {
+		one.features = hv_table[i].feature;
+		if (!arch_hv_unsupported(&one, sup, n_sup))
+			hv->features |= hv_table[i].feature;
+	}
+	hv->features |= ARCH_HV_VENDOR_ID | ARCH_HV_SPINLOCKS;
+	memcpy(hv->vendor_id, &v->ebx, 4);
+	memcpy(hv->vendor_id + 4, &v->ecx, 4);
+	memcpy(hv->vendor_id + 8, &v->edx, 4);
+	hv->spinlock_retries = h ? h->ebx : HV_NEVER_NOTIFY;
+	hv->host_ids = true;
+	if (ver)
+		memcpy(hv->version, (uint32_t[4]){ver->eax, ver->ebx, ver->ecx, ver->edx},
+		       sizeof(hv->version));
+	if (lim)
+		memcpy(hv->limits, (uint32_t[4]){lim->eax, lim->ebx, lim->ecx, lim->edx},
+		       sizeof(hv->limits));
+	return 0;
 }
 
 /* Move KVM's leaves 0x4000_00xx to 0x4000_01xx, or drop them (hidden). */
@@ -241,7 +279,10 @@ static int hv_leaves(const struct arch_hv *hv, struct kvm_cpuid_entry2 *e, size_
 	if (!r)
 		r = add(e, n, cap, HV_LEAF_IFACE, HV_IFACE_HV1, 0, 0, 0);
 	if (!r)
-		r = add(e, n, cap, HV_LEAF_VERSION, HV_VERSION_BUILD, HV_VERSION_MAJOR << 16, 0, 0);
+		r = hv->host_ids ? add(e, n, cap, HV_LEAF_VERSION, hv->version[0], hv->version[1],
+				       hv->version[2], hv->version[3])
+				 : add(e, n, cap, HV_LEAF_VERSION, HV_VERSION_BUILD,
+				       HV_VERSION_MAJOR << 16, 0, 0);
 	eax = hv_collect(hv, HV_LEAF_FEATURES, R_EAX) | HV_HYPERCALL;
 	ebx = hv_collect(hv, HV_LEAF_FEATURES, R_EBX);
 	if (hv->features & ARCH_HV_SYNIC)
@@ -250,14 +291,16 @@ static int hv_leaves(const struct arch_hv *hv, struct kvm_cpuid_entry2 *e, size_
 	if (!r)
 		r = add(e, n, cap, HV_LEAF_FEATURES, eax, ebx, 0, edx);
 	eax = hv_collect(hv, HV_LEAF_HINTS, R_EAX);
-	if (hv->features & ARCH_HV_VAPIC)
+	if ((hv->features & ARCH_HV_VAPIC) && !(hv->features & ARCH_HV_AVIC))
 		eax |= HV_APIC_ACCESS_REC;
 	if (!r)
 		r = add(e, n, cap, HV_LEAF_HINTS, eax,
 			(hv->features & ARCH_HV_SPINLOCKS) ? hv->spinlock_retries : HV_NEVER_NOTIFY,
 			0, 0);
 	if (!r)
-		r = add(e, n, cap, HV_LEAF_LIMITS, HV_MAX_VPS, HV_MAX_LPS, 0, 0);
+		r = hv->host_ids ? add(e, n, cap, HV_LEAF_LIMITS, hv->limits[0], hv->limits[1],
+				       hv->limits[2], hv->limits[3])
+				 : add(e, n, cap, HV_LEAF_LIMITS, HV_MAX_VPS, HV_MAX_LPS, 0, 0);
 	for (fn = HV_LEAF_LIMITS + 1; !r && nested && fn < HV_LEAF_NESTED; fn++)
 		r = add(e, n, cap, fn, 0, 0, 0, 0);
 	if (!r && nested)

@@ -339,6 +339,7 @@ def kvm_has_hyperv():
 def host_cannot(field):
     """why this host cannot run field's row, or None"""
     hv = (field == T + 'domain.features.hyperv' or field.startswith(T + 'domain.features.hyperv.')
+          or field.startswith(T + 'domain.features.hypervPassthrough')
           or field.startswith(T + 'domain.clock.timer.hyperv'))
     if hv and not kvm_has_hyperv():
         return ('the host\'s KVM has no Hyper-V emulation (vmlet refuses: '

@@ -37,6 +37,10 @@ got=$(features "$TMPD/deps.yaml")
 want="spinlocks vpindex synic synictimer synictimer.direct tlbflush time 4096 True"
 [[ $got == "$want" ]] && ok "dependencies filled in as KubeVirt's webhook: $got" ||
 	fail "config: '$got', want '$want'"
+vm pass '          hypervPassthrough: {enabled: true}
+' '' >"$TMPD/pass.yaml"
+got=$("$VMLET" resolve -f "$TMPD/pass.yaml" -o config | python3 -c 'import json, sys; print(json.load(sys.stdin)["hyperv"]["passthrough"])')
+[[ $got == True ]] && ok "hypervPassthrough: passthrough in the config" || fail "passthrough: '$got'"
 
 refused() { # NAME FEATURES CLOCK ERE
 	vm "$1" "$2" "$3" >"$TMPD/$1.yaml"
@@ -78,6 +82,12 @@ if [[ $hv == 0 ]]; then
 	((rc != 0)) && grep -q "features.hyperv: this host's KVM has no Hyper-V emulation" "$TMPD/full.out" &&
 		! grep -q "^match:" "$TMPD/full.out" &&
 		ok "no Hyper-V in this host's KVM: refused (exit $rc)" || fail "full: exit $rc, $(tail -2 "$TMPD/full.out")"
+	vm pass '          hypervPassthrough: {enabled: true}
+' '' >"$TMPD/pass.yaml"
+	timeout 60 "$VMLET" probe -f "$TMPD/pass.yaml" >"$TMPD/pass.out" 2>&1
+	rc=$?
+	((rc != 0)) && grep -q "features.hypervPassthrough: this host's KVM has no Hyper-V emulation" "$TMPD/pass.out" &&
+		ok "hypervPassthrough without Hyper-V in KVM: refused (exit $rc)" || fail "pass: exit $rc, $(tail -2 "$TMPD/pass.out")"
 else
 	echo "note: this host's KVM emulates Hyper-V: the refusal is not tested here"
 fi

@@ -196,7 +196,7 @@ static size_t amd_sup(struct kvm_cpuid_entry2 *s)
 
 static void test_unsupported(void)
 {
-	struct kvm_cpuid_entry2 s[4];
+	struct kvm_cpuid_entry2 s[7];
 	size_t n = amd_sup(s);
 	struct arch_hv hv = {.features = ~0u & ~ARCH_HV_EVMCS};
 
@@ -214,6 +214,37 @@ static void test_unsupported(void)
 	CHECK(arch_hv_unsupported(&hv, NULL, 0) == NULL);
 }
 
+/* hypervPassthrough: everything KVM offers, KVM's ids (QEMU's
+ * hv-passthrough); the hints without APIC_ACCESS_RECOMMENDED, as AVIC is
+ * among them */
+static void test_passthrough(void)
+{
+	struct kvm_cpuid_entry2 s[7], e[CAP];
+	size_t ns = amd_sup(s), n = base_table(e);
+	struct arch_hv hv = {0};
+	char v[13];
+
+	s[ns] = (struct kvm_cpuid_entry2){.function = 0x40000000, .eax = 0x4000000a};
+	memcpy(&s[ns].ebx, "Linux KVM Hv", 12);
+	s[ns + 1] =
+	    (struct kvm_cpuid_entry2){.function = 0x40000002, .eax = 0x3839, .ebx = 0xa0000};
+	s[1].ebx = 0xfff;
+	s[2].ebx = 64;
+	CHECK(arch_hv_passthrough(&hv, s, 1) == -EINVAL); /* no vendor leaf */
+	CHECK(arch_hv_passthrough(&hv, s, ns + 2) == 0);
+	CHECK_EQ_U64(hv.features, ~0u & ((1u << 22) - 1) & ~ARCH_HV_EVMCS);
+	CHECK(arch_hv_cpuid(&hv, e, &n, CAP) == 0);
+	CHECK_STR(sig(e, n, 0x40000000, v), "Linux KVM Hv");
+	CHECK_EQ_U64(reg(e, n, 0x40000000, 'a'), 0x4000000a);
+	/* the table's hints: tlbflush, relaxed, AVIC, ipi, ex masks */
+	CHECK_EQ_U64(reg(e, n, 0x40000004, 'a'),
+		     (1u << 2) | (1u << 5) | (1u << 9) | (1u << 10) | (1u << 11));
+	CHECK_EQ_U64(reg(e, n, 0x40000004, 'b'), 0xfff);
+	CHECK_EQ_U64(reg(e, n, 0x40000005, 'a'), 1024);
+	CHECK_EQ_U64(reg(e, n, 0x40000005, 'b'), 64);
+	CHECK_EQ_U64(reg(e, n, 0x4000000a, 'a'), (1u << 17) | (1u << 19));
+}
+
 int main(void)
 {
 	TEST_RUN(test_each_flag);
@@ -221,5 +252,6 @@ int main(void)
 	TEST_RUN(test_kvm_hidden);
 	TEST_RUN(test_no_room);
 	TEST_RUN(test_unsupported);
+	TEST_RUN(test_passthrough);
 	return test_summary();
 }

@@ -91,6 +91,7 @@ int hv_vm_init(struct vm *vm)
 {
 	int kvm_fd = vm->kvm_fd;
 	const struct vm_hyperv *h = &vm->cfg->hyperv;
+	const char *field = h->passthrough ? HV_FIELD "Passthrough" : HV_FIELD;
 	const char *missing;
 	int ret;
 
@@ -99,7 +100,7 @@ int hv_vm_init(struct vm *vm)
 	vm->hv.spinlock_retries = h->spinlock_retries;
 	memcpy(vm->hv.vendor_id, h->vendor_id, strnlen(h->vendor_id, sizeof(vm->hv.vendor_id)));
 	vm->hv.kvm_hidden = vm->cfg->kvm_hidden;
-	if (!arch_hv_enabled(&vm->hv))
+	if (!arch_hv_enabled(&vm->hv) && !h->passthrough)
 		return 0;
 	if (h->evmcs && vm->vendor != ARCH_VENDOR_INTEL)
 		return error_errno(-ENOTSUP, HV_FIELD
@@ -108,15 +109,20 @@ int hv_vm_init(struct vm *vm)
 				   "host either: evmcs requires the vmx CPU feature)");
 	if (hv_cap(kvm_fd, KVM_CAP_HYPERV) <= 0)
 		return error_errno(-ENOTSUP,
-				   HV_FIELD ": this host's KVM has no Hyper-V emulation "
-					    "(KVM_CAP_HYPERV; kvm-pvm has none: docs/hosts.md)");
+				   "%s: this host's KVM has no Hyper-V emulation (KVM_CAP_HYPERV; "
+				   "kvm-pvm has none: docs/hosts.md)",
+				   field);
 	if (hv_cap(kvm_fd, KVM_CAP_SYS_HYPERV_CPUID) <= 0)
 		return error_errno(-ENOTSUP,
-				   HV_FIELD ": this host's KVM cannot say which Hyper-V features "
-					    "it emulates (KVM_CAP_SYS_HYPERV_CPUID, Linux 5.11)");
+				   "%s: this host's KVM cannot say which Hyper-V features it "
+				   "emulates (KVM_CAP_SYS_HYPERV_CPUID, Linux 5.11)",
+				   field);
 	ret = hv_get_supported(vm, kvm_fd);
 	if (ret)
 		return ret;
+	if (h->passthrough && arch_hv_passthrough(&vm->hv, vm->hv_sup->entries, vm->hv_sup->nent))
+		return error_errno(-ENOTSUP, HV_FIELD "Passthrough: this host's KVM reports no "
+						      "Hyper-V vendor leaf");
 	if (h->evmcs && hv_cap(kvm_fd, KVM_CAP_HYPERV_ENLIGHTENED_VMCS) > 0)
 		for (uint32_t i = 0; i < vm->hv_sup->nent; i++)
 			if (vm->hv_sup->entries[i].function == 0x40000004)
@@ -125,7 +131,7 @@ int hv_vm_init(struct vm *vm)
 	if (missing)
 		return error_errno(
 		    -ENOTSUP, HV_FIELD ": Hyper-V %s is not supported by this host's KVM", missing);
-	if (h->synic && hv_cap(kvm_fd, KVM_CAP_HYPERV_SYNIC2) <= 0)
+	if ((vm->hv.features & ARCH_HV_SYNIC) && hv_cap(kvm_fd, KVM_CAP_HYPERV_SYNIC2) <= 0)
 		return error_errno(-ENOTSUP, HV_FIELD
 				   ".synic: this host's KVM has no SynIC (KVM_CAP_HYPERV_SYNIC2)");
 	log_debug("hyperv: enlightenments 0x%x%s", vm->hv.features,
