@@ -4,9 +4,11 @@
  * `vmlet run --restore` reads it (vmm/snapshot/snap_file.c, snap_buf.c):
  * the whole check of header and sections, then every section's items
  * walked the way the loaders walk them (nested items three deep, fixed
- * sizes asked for by tag), and the PCI function loader (vmm/dev/
- * pci_snap.c) fed each device section against a function with MSI-X as
- * vmlet builds them. Input: the file's bytes. The seeds in
+ * sizes asked for by tag), the PCI function loader (vmm/dev/pci_snap.c)
+ * fed each device section against a function with MSI-X as vmlet builds
+ * them, and fw_cfg's loader (vmm/dev/fw_cfg.c) each device section
+ * against a fresh fw_cfg, then a few reads from where it was left.
+ * Input: the file's bytes. The seeds in
  * tests/fuzz/corpus/snapshot_fuzz/ are state files vmlet wrote.
  */
 #include <stdint.h>
@@ -14,13 +16,30 @@
 #include <string.h>
 
 #include "vmm/vm/bus.h"
+#include "vmm/dev/devices.h"
+#include "vmm/dev/fw_cfg.h"
 #include "vmm/dev/pci.h"
 #include "vmm/vm/device.h"
 #include "vmm/util/log.h"
 #include "vmm/snapshot/snap_buf.h"
 #include "vmm/snapshot/snap_file.h"
+#include "vmm/vm/device.h"
 
 int LLVMFuzzerInitialize(int *argc, char ***argv);
+/* fw_cfg's loader on a fresh device, then reads where it left off. */
+static void fuzz_fw_cfg(struct snap_cur c)
+{
+	struct fw_cfg *fc;
+	uint8_t b[16];
+
+	if (fw_cfg_create(&fc, NULL))
+		abort();
+	if (!fw_cfg_device.load(fc, &c))
+		for (unsigned int i = 0; i < sizeof(b); i++)
+			fw_cfg_pio_read(fc, FW_CFG_PORT_DATA, &b[i], 1);
+	fw_cfg_destroy(fc);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 static struct bus pio, mmio;
@@ -80,8 +99,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (s->data < data || s->data + s->len > data + size)
 			abort();
 		sink += walk(c, 3);
-		if (s->type != SNAP_SEC_DEVICE || snap_cur_want_any(&c, 0, &name) ||
-		    pci_host_load(&host, &c))
+		if (s->type != SNAP_SEC_DEVICE || snap_cur_want_any(&c, 0, &name))
+			continue;
+		fuzz_fw_cfg(c);
+		if (pci_host_load(&host, &c))
 			continue;
 		/* pci_devices.c's order: a slot number, then the function */
 		if (!snap_cur_want(&c, 0x100, &slot, sizeof(slot)) &&

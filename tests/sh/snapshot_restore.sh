@@ -160,6 +160,30 @@ else
 	fail "no $PROBE (make)"
 fi
 
+# a BIOS VM (SeaBIOS, fw_cfg; no bootable disk: SeaBIOS keeps trying):
+# snapshot --stop, restored it runs on (no crash) until stopped
+vm_manifest bios 64Mi Once >"$TMPD/bios.yaml"
+rm -f "$SOCK"
+"$VMLET" run -f "$TMPD/bios.yaml" --api-socket "$SOCK" --grace-period 1 --log-format text \
+	>/dev/null 2>"$TMPD/berr" &
+PID=$!
+wait_log "$TMPD/berr" "ctl: listening" 300 && sleep 1
+"$VMLET" ctl "$SOCK" snapshot "$TMPD/bsnap" --stop
+wait "$PID"
+rc=$?
+((rc == 0)) && ok "BIOS VM (fw_cfg): snapshot --stop" || fail "BIOS snapshot: exit $rc: $(tail -2 "$TMPD/berr")"
+rm -f "$SOCK"
+"$VMLET" run -f "$TMPD/bios.yaml" --api-socket "$SOCK" --grace-period 1 --log-format text \
+	--restore "$TMPD/bsnap" >/dev/null 2>"$TMPD/berr2" &
+PID=$!
+wait_log "$TMPD/berr2" "restore: the guest continues" 300 && sleep 1
+state=$("$VMLET" ctl -o text "$SOCK" status | sed -n 's/^state: //p')
+"$VMLET" ctl "$SOCK" stop
+wait "$PID"
+rc=$?
+[[ $state == Running ]] && ((rc == 5)) && ok "BIOS VM restored: runs on, stopped after the grace period" ||
+	fail "BIOS restore: state '$state', exit $rc: $(tail -2 "$TMPD/berr2")"
+
 # a device without snapshot state: named, no state file, the guest runs on
 truncate -s 1M "$TMPD/sata.img"
 vm_manifest sata 64Mi Once >"$TMPD/sata.yaml"
