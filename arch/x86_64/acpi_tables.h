@@ -2,59 +2,15 @@
 /*
  * acpi_tables.h - the ACPI table layouts vmlet builds (ACPI 6.5), packed,
  * little-endian as on x86, with their sizes checked at compile time.
- *
- * The RSDP, the table header and the Generic Address Structure are read
- * by the guest firmware too, which declares them again in
- * firmware/lib/acpi.h (field names differ; creator_id is a uint32_t
- * there): arch/ may include only arch/ headers and firmware/ only
- * firmware/ ones (scripts/check-layering.sh), so neither can own the
- * other's copy. tests/unit/acpi_layout_test.c holds the two to the same
- * wire layout: the offset and size of every field, and each struct's size.
+ * The RSDP, the table header and the Generic Address Structure, which the
+ * guest firmware reads too, are in acpi_wire.h.
  */
 #ifndef VMLET_ARCH_X86_64_ACPI_TABLES_H
 #define VMLET_ARCH_X86_64_ACPI_TABLES_H
 
 #include <stdint.h>
 
-#define ACPI_PACKED __attribute__((packed))
-
-/* §5.2.5.3 Root System Description Pointer (revision 2). */
-struct acpi_rsdp {
-	char signature[8]; /* "RSD PTR " */
-	uint8_t checksum;  /* first 20 bytes */
-	char oem_id[6];
-	uint8_t revision; /* 2 */
-	uint32_t rsdt_address;
-	uint32_t length; /* 36 */
-	uint64_t xsdt_address;
-	uint8_t extended_checksum; /* all 36 bytes */
-	uint8_t reserved[3];
-} ACPI_PACKED;
-_Static_assert(sizeof(struct acpi_rsdp) == 36, "RSDP size");
-
-/* §5.2.6 System Description Table Header. */
-struct acpi_header {
-	char signature[4];
-	uint32_t length;
-	uint8_t revision;
-	uint8_t checksum;
-	char oem_id[6];
-	char oem_table_id[8];
-	uint32_t oem_revision;
-	char creator_id[4];
-	uint32_t creator_revision;
-} ACPI_PACKED;
-_Static_assert(sizeof(struct acpi_header) == 36, "header size");
-
-/* §5.2.3.2 Generic Address Structure. */
-struct acpi_gas {
-	uint8_t space_id; /* 0 memory, 1 system I/O */
-	uint8_t bit_width;
-	uint8_t bit_offset;
-	uint8_t access_size; /* 1 byte, 2 word, 3 dword, 4 qword */
-	uint64_t address;
-} ACPI_PACKED;
-_Static_assert(sizeof(struct acpi_gas) == 12, "GAS size");
+#include "arch/x86_64/acpi_wire.h"
 
 #define ACPI_GAS_IO	1
 #define ACPI_ACCESS_U8	1

@@ -121,7 +121,7 @@ static void acpi_init(const struct hvm_start_info *si)
 	/* ResetSystem writes a HW-reduced sleep register at runtime (Linux
 	 * powers such platforms off through it): the OS maps only runtime
 	 * regions of the memory map for runtime calls */
-	if (efi_power.sleep_ctl.address && efi_power.sleep_ctl.space == 0)
+	if (efi_power.sleep_ctl.address && efi_power.sleep_ctl.space_id == 0)
 		mem_set(&efi_mem, efi_power.sleep_ctl.address, 1, EfiMemoryMappedIO);
 	pci_ecam = fw_pci_ecam_from_mcfg(fw_acpi_find(tables, n, "MCFG"));
 	if (fadt && fadt->length >= 129 &&

@@ -407,7 +407,7 @@ static void EFIAPI reset_system(uint32_t type, efi_status st, uint64_t size, con
 {
 	(void)st, (void)size, (void)data;
 	if (type != EfiResetShutdown) {
-		if (efi_reset_reg.address && efi_reset_reg.space == 1)
+		if (efi_reset_reg.address && efi_reset_reg.space_id == 1)
 			outb((uint16_t)efi_reset_reg.address, efi_reset_value);
 		outb(0x64, 0xfe); /* i8042 pulse reset */
 		outb(0xcf9, 0x06);

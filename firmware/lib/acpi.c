@@ -23,7 +23,7 @@ static const struct acpi_rsdp *rsdp_at(uint64_t addr)
 {
 	const struct acpi_rsdp *r = (const struct acpi_rsdp *)(uintptr_t)addr;
 
-	if (!in_map(addr, sizeof(*r)) || memcmp(r->sig, "RSD PTR ", 8))
+	if (!in_map(addr, sizeof(*r)) || memcmp(r->signature, "RSD PTR ", 8))
 		return NULL;
 	if (!fw_acpi_checksum_ok(r, 20))
 		return NULL;
@@ -93,7 +93,7 @@ static void add_table(struct fw_acpi_table *out, int cap, int *n, int *errors, u
 		(*errors)++;
 		return;
 	}
-	add(out, cap, n, h->sig, addr, h->length, true, fw_acpi_checksum_ok(h, h->length));
+	add(out, cap, n, h->signature, addr, h->length, true, fw_acpi_checksum_ok(h, h->length));
 }
 
 /* FACS: signature and length only (it has no checksum). */
@@ -101,7 +101,7 @@ static void add_facs(struct fw_acpi_table *out, int cap, int *n, int *errors, ui
 {
 	const struct acpi_header *h = (const struct acpi_header *)(uintptr_t)addr;
 
-	if (!in_map(addr, 64) || memcmp(h->sig, "FACS", 4)) {
+	if (!in_map(addr, 64) || memcmp(h->signature, "FACS", 4)) {
 		(*errors)++;
 		return;
 	}
@@ -144,19 +144,19 @@ static void walk_fadt(const struct acpi_header *f, struct fw_acpi_table *out, in
 int fw_acpi_walk(const struct acpi_rsdp *rsdp, struct fw_acpi_table *out, int cap, int *errors)
 {
 	const struct acpi_header *root;
-	bool xsdt = rsdp->revision >= 2 && rsdp->xsdt;
+	bool xsdt = rsdp->revision >= 2 && rsdp->xsdt_address;
 	uint32_t esize = xsdt ? 8 : 4;
 	int n = 0, first;
 
 	*errors = 0;
 	add(out, cap, &n, "RSDP", (uintptr_t)rsdp, rsdp->revision >= 2 ? rsdp->length : 20, true,
 	    true);
-	root = table_at(xsdt ? rsdp->xsdt : rsdp->rsdt);
+	root = table_at(xsdt ? rsdp->xsdt_address : rsdp->rsdt_address);
 	if (!root) {
 		(*errors)++;
 		return n;
 	}
-	add(out, cap, &n, root->sig, (uintptr_t)root, root->length, true,
+	add(out, cap, &n, root->signature, (uintptr_t)root, root->length, true,
 	    fw_acpi_checksum_ok(root, root->length));
 	first = n;
 	for (uint32_t off = sizeof(*root); off + esize <= root->length; off += esize) {
@@ -267,9 +267,9 @@ void fw_acpi_power_info(const struct acpi_header *fadt, const struct acpi_header
 
 		memcpy(&xa, b + 172, sizeof(xa));
 		memcpy(&xb, b + 184, sizeof(xb));
-		if (xa.address && xa.space == 1 && xa.address < 0x10000)
+		if (xa.address && xa.space_id == 1 && xa.address < 0x10000)
 			p->pm1a_cnt = (uint16_t)xa.address;
-		if (xb.address && xb.space == 1 && xb.address < 0x10000)
+		if (xb.address && xb.space_id == 1 && xb.address < 0x10000)
 			p->pm1b_cnt = (uint16_t)xb.address;
 	}
 	if (fadt->length >= 256)
@@ -295,9 +295,9 @@ void fw_poweroff(const struct fw_acpi_power *p)
 			outw(p->pm1a_cnt, (inw(p->pm1a_cnt) & (uint16_t)~PM1_SLP_MASK) | v);
 			if (p->pm1b_cnt)
 				outw(p->pm1b_cnt, (inw(p->pm1b_cnt) & (uint16_t)~PM1_SLP_MASK) | v);
-		} else if (p->sleep_ctl.address && p->sleep_ctl.space == 1) {
+		} else if (p->sleep_ctl.address && p->sleep_ctl.space_id == 1) {
 			outb((uint16_t)p->sleep_ctl.address, s);
-		} else if (p->sleep_ctl.address && p->sleep_ctl.space == 0 &&
+		} else if (p->sleep_ctl.address && p->sleep_ctl.space_id == 0 &&
 			   p->sleep_ctl.address < ACPI_LIMIT) {
 			mmio_write8((uintptr_t)p->sleep_ctl.address, s);
 		}

@@ -7,47 +7,15 @@
  * identity map, so only tables below 4 GiB are reachable; every length is
  * bounded. Pure readers: usable at CPL3.
  *
- * struct acpi_rsdp, acpi_header and acpi_gas are the wire layouts vmlet's
- * ACPI builder declares in arch/x86_64/acpi_tables.h. firmware/ may
- * include only firmware/ headers and arch/ only arch/ ones
- * (scripts/check-layering.sh), so each keeps its copy;
- * tests/unit/acpi_layout_test.c asserts the two are identical (offset and
- * size of every field, size of each struct). Change both or neither.
+ * struct acpi_rsdp, acpi_header and acpi_gas are the wire layouts of
+ * arch/x86_64/acpi_wire.h, the one header vmlet's ACPI builder and this
+ * reader share.
  */
 #ifndef FW_LIB_ACPI_H
 #define FW_LIB_ACPI_H
 
+#include "arch/x86_64/acpi_wire.h"
 #include "firmware/lib/fw.h"
-
-struct acpi_rsdp {
-	char sig[8];
-	uint8_t checksum;
-	char oem_id[6];
-	uint8_t revision;
-	uint32_t rsdt;
-	uint32_t length; /* revision >= 2 */
-	uint64_t xsdt;
-	uint8_t ext_checksum;
-	uint8_t res[3];
-} FW_PACKED;
-
-struct acpi_header {
-	char sig[4];
-	uint32_t length;
-	uint8_t revision;
-	uint8_t checksum;
-	char oem_id[6];
-	char oem_table_id[8];
-	uint32_t oem_revision;
-	uint32_t creator_id;
-	uint32_t creator_revision;
-} FW_PACKED;
-
-struct acpi_gas {
-	uint8_t space; /* 0 memory, 1 I/O */
-	uint8_t bit_width, bit_offset, access_size;
-	uint64_t address;
-} FW_PACKED;
 
 #define ACPI_MAX_TABLE_LEN (16u << 20)
 #define ACPI_LIMIT	   0x100000000ull /* end of the identity map */

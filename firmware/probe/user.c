@@ -111,7 +111,7 @@ static void report_acpi(uint64_t rsdp_hint)
 		fw_buf_printf(&st.out, "acpiPowerOff=pm1a-io 0x%x\n", probe_power.pm1a_cnt);
 	else if (probe_power.sleep_ctl.address)
 		fw_buf_printf(&st.out, "acpiPowerOff=sleep-control-%s 0x%llx\n",
-			      probe_power.sleep_ctl.space == 1 ? "io" : "mem",
+			      probe_power.sleep_ctl.space_id == 1 ? "io" : "mem",
 			      (unsigned long long)probe_power.sleep_ctl.address);
 	else
 		fw_buf_printf(&st.out, "acpiPowerOff=none\n");

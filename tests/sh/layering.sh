@@ -91,6 +91,8 @@ plant fail arch/x86_64/acpi.c '#include <vmm/vm/vm.h>' "arch/ includes <vmm/vm/v
 plant fail spec/node.c '#include <vmm/vm/vm.h>' "spec/ includes <vmm/vm/vm.h>"
 plant fail vmm/vm/vm.c '#include <spec/node.h>' "vmm/ includes <spec/node.h>"
 plant fail firmware/lib/string.c '#include <arch/arch.h>' "firmware/ includes <arch/arch.h>"
+plant fail firmware/lib/acpi.c '#include "arch/x86_64/acpi_tables.h"' "firmware/ includes arch/ beyond acpi_wire.h"
+plant fail arch/x86_64/acpi_wire.h '#include <string.h>' "acpi_wire.h, which firmware/ includes, includes libc"
 
 # every file of the roots counts, not only *.c, *.h and *.S
 newfile() { # newfile pass|fail FILE CONTENT WHAT: a new file in the copy
@@ -192,5 +194,6 @@ plant pass arch/x86_64/memmap.c '/* no ioctl(fd, ...) here */' "ioctl( in an arc
 plant pass arch/x86_64/memmap.c 'static const char s_[] = "ioctl(";' "ioctl( in an arch/ string"
 plant pass arch/x86_64/memmap.c '#include "arch/x86_64/util.h"' "arch/ includes arch/"
 plant pass firmware/lib/string.c '#include <stdint.h>' "firmware/ includes <stdint.h>"
+plant pass firmware/probe/topo.c '#include "arch/x86_64/acpi_wire.h"' "firmware/ includes the ACPI wire layouts"
 plant pass spec/node.c '#include <spec/diag.h>' "spec/ includes <spec/diag.h>"
 finish
