@@ -342,6 +342,19 @@ static void test_guest_mem(void)
 	m.r[1].host[(2ull << 30) - 1] = 1; /* the last byte is writable */
 	guest_mem_release(&m);
 	CHECK(m.n == 0);
+	/* every region starts 2 MiB-aligned (THP, and KVM's 2 MiB mappings),
+	 * also for a size Linux does not align itself (not a multiple of 2 MiB:
+	 * KubeVirt's "1G" is 10^9 bytes), in a fresh mapping each time */
+	for (int i = 0; i < 4; i++) {
+		CHECK(guest_mem_init(&m, (1000000000ull & ~4095ull) + (uint64_t)i * 4096, 0) == 0);
+		CHECK(m.n == 1 && ((uintptr_t)m.r[0].host & ((2u << 20) - 1)) == 0);
+		m.r[0].host[m.r[0].size - 1] = 1;
+		guest_mem_release(&m);
+	}
+	CHECK(guest_mem_init(&m, 5ull << 30, 0) == 0);
+	CHECK(((uintptr_t)m.r[0].host & ((2u << 20) - 1)) == 0 &&
+	      ((uintptr_t)m.r[1].host & ((2u << 20) - 1)) == 0);
+	guest_mem_release(&m);
 
 	CHECK(guest_mem_init(&m, 0, 0) == -EINVAL);
 	CHECK(guest_mem_init(&m, 64ull << 20, 4096) == -EINVAL);
