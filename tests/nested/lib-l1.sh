@@ -70,9 +70,28 @@ qemu_cpu() {
 	fi
 }
 
+# kvmtool_run [ARGS...]: kvmtool's lkvm (scripts/fetch-kvmtool; a peer of
+# scripts/bench-linux) with the vCPU count and memory of $D/qemu.smp and
+# $D/qemu.mem, the same kernel, initramfs and command line, nothing else
+# (--nodefaults: no command line of its own, no network, no 9p root). It
+# has no ACPI on x86 (MP table): a powered-off guest would halt, so its
+# scenarios end with L2_END=reboot (Linux's keyboard-controller reset ends
+# lkvm). Its stdin is a FIFO open read-write (never EOF: lkvm's console
+# thread polls stdin and would spin on /dev/null); HOME=$D for its socket.
+kvmtool_run() {
+	_c=$(sed 's/[a-z]*=//g; s/,/ /g' "$D/qemu.smp")
+	_n=1
+	for _x in $_c; do _n=$((_n * _x)); done
+	rm -f "$D/lkvm.in" && mkfifo "$D/lkvm.in"
+	HOME=$D timeout -s KILL "${TIMEBOX:-300}" /d/sys/lkvm run --nodefaults --network mode=none \
+		-c "$_n" -m "$(cat "$D/qemu.mem")" -k "$(l2_dir)/vmlinuz" -i "$(l2_dir)/initrd.img" \
+		-p "$(l2_cmdline)" "$@" 2>"$D/vmm.log" 0<>"$D/lkvm.in"
+}
+
 vm_run() {
 	case ${VMM:-vmlet} in
 	qemu) qemu_run "$@" ;;
+	kvmtool) kvmtool_run "$@" ;;
 	*) vmlet_run "$@" ;;
 	esac
 }
