@@ -135,6 +135,11 @@ if [[ -f $PROBE ]]; then
 		grep -q "^disk=" "$TMPD/pout" && grep -q "^rng=.* ok" "$TMPD/pout" && ! grep -q "^error=" "$TMPD/pout" &&
 			{ ! $nic || grep -q "^nic=.* ok " "$TMPD/pout"; } ||
 			fail "probe report: $(grep -E '^(disk|rng|nic|error)=' "$TMPD/pout")"
+		# --resume first: the devices' threads are held, then go on
+		"$VMLET" ctl "$SOCK" snapshot "$TMPD/presume" --resume && kill -0 "$PID" &&
+			"$VMLET" ctl -o text "$SOCK" status | grep -q '^state: Running$' &&
+			ok "probe: snapshot --resume with started devices, it runs on" ||
+			fail "probe snapshot --resume: $(tail -3 "$TMPD/perr")"
 		"$VMLET" ctl "$SOCK" snapshot "$TMPD/psnap" --stop
 		wait "$PID"
 		rc=$?

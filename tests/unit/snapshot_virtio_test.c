@@ -83,6 +83,19 @@ static void test_started_rng(void)
 	CHECK_EQ_U64(virtio_pci_freeze(rig_vp(&a)), 0);
 	pci_dev_save(a.h.dev[1], &b);
 	CHECK_EQ_U64(virtio_pci_save(rig_vp(&a), &b), 0);
+	/* a request while frozen waits; thawed (--resume), it is served */
+	request(&d, &v, 32); /* head 2 */
+	CHECK(!tvdev_wait_used(&d, &id, &len, 100));
+	virtio_pci_thaw(rig_vp(&a));
+	CHECK(tvdev_wait_used(&d, &id, &len, 2000));
+	CHECK_EQ_U64(id, 2);
+	/* the saved device knew nothing of it: forget it on the driver's side
+	 * too, as the restored guest's memory would not have it either */
+	d.avail_idx--;
+	d.last_used--;
+	*(uint16_t *)tdrv_ptr(&d, TDRV_AVAIL + 2) = d.avail_idx;
+	*(uint16_t *)tdrv_ptr(&d, TDRV_USED + 2) = 2;
+	d.next_desc--;
 	rig_free(&a);
 
 	CHECK(rig_make(&n, &d) == 0);
