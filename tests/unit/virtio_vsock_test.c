@@ -576,6 +576,35 @@ static void test_request_flood(void)
 	tc_stop(&t);
 }
 
+/* Host clients that do not finish the handshake within 5 s (no line, or
+ * a guest that never answers) are closed; the guest that saw the request
+ * gets an RST. */
+static void test_handshake_timeout(void)
+{
+	struct virtio_vsock_hdr h;
+	struct pollfd pf[2];
+	struct tc t;
+	char c;
+	int a, b;
+
+	tc_start(&t, 1);
+	rx_give(&t, 8);
+	a = connect_to(t.path, 0);
+	b = connect_to(t.path, 0);
+	CHECK_EQ_U64(write(b, "CONNECT 99\n", 11), 11);
+	CHECK(recv_pkt(&t, &h, NULL, 0, 2000));
+	CHECK_EQ_U64(h.op, VIRTIO_VSOCK_OP_REQUEST);
+	pf[0] = (struct pollfd){a, POLLIN, 0};
+	pf[1] = (struct pollfd){b, POLLIN, 0};
+	CHECK(poll(pf, 2, 1000) == 0); /* nothing before the deadline */
+	CHECK(poll(&pf[0], 1, 8000) == 1 && read(a, &c, 1) == 0);
+	CHECK(poll(&pf[1], 1, 8000) == 1 && read(b, &c, 1) == 0);
+	expect(&t, VIRTIO_VSOCK_OP_RST, h.src_port, 99);
+	close(a);
+	close(b);
+	tc_stop(&t);
+}
+
 /* Without a host socket every request is refused. */
 static void test_no_path(void)
 {
@@ -656,6 +685,7 @@ int main(void)
 	TEST_RUN(test_beyond_credit_resets);
 	TEST_RUN(test_hostile_driver);
 	TEST_RUN(test_request_flood);
+	TEST_RUN(test_handshake_timeout);
 	TEST_RUN(test_no_path);
 	TEST_RUN(test_create_refuses);
 	TEST_RUN(test_connector_confined);

@@ -12,6 +12,7 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "vmm/util/iov.h"
@@ -392,6 +393,36 @@ static uint32_t vsock_local_port(struct virtio_vsock *v)
 	}
 }
 
+int64_t vsock_now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* Host clients still in their handshake past their deadline are closed
+ * (the guest gets an RST if it saw the request); the poll timeout until
+ * the next deadline, -1 none. */
+static int vsock_expire(struct virtio_vsock *v)
+{
+	int64_t now = vsock_now_ms(), next = -1;
+
+	for (unsigned int i = 0; i < VIRTIO_VSOCK_MAX_CONNS; i++) {
+		struct vsock_conn *c = &v->conn[i];
+
+		if ((c->state != VS_LINE && c->state != VS_CONNECTING) || c->dying)
+			continue;
+		if (c->deadline_ms <= now) {
+			vsock_conn_reset(v, c);
+			continue;
+		}
+		if (next < 0 || c->deadline_ms - now < next)
+			next = c->deadline_ms - now;
+	}
+	return (int)next;
+}
+
 void vsock_accept(struct virtio_vsock *v)
 {
 	int fd = accept4(v->listen_fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
@@ -408,6 +439,7 @@ void vsock_accept(struct virtio_vsock *v)
 		return;
 	}
 	c->local_port = vsock_local_port(v);
+	c->deadline_ms = vsock_now_ms() + VSOCK_HANDSHAKE_MS;
 }
 
 static short vsock_conn_events(const struct virtio_vsock *v, const struct vsock_conn *c)
@@ -453,6 +485,7 @@ int vsock_turn(void *opaque)
 	unsigned int n = 0, base, nc = 0;
 	bool activated, listen = false;
 	uint64_t cnt;
+	int tmo = vsock_expire(v);
 
 	for (unsigned int i = 0; i < VSOCK_NQ; i++)
 		pfd[n++] = (struct pollfd){virtio_pci_kick_fd(&v->vp, i), POLLIN, 0};
@@ -472,7 +505,7 @@ int vsock_turn(void *opaque)
 		pfd[n++] = (struct pollfd){v->listen_fd, POLLIN, 0};
 		listen = true;
 	}
-	if (poll(pfd, n, -1) < 0) {
+	if (poll(pfd, n, tmo) < 0) {
 		if (errno == EINTR)
 			return 0;
 		return error_errno(-errno, "virtio-vsock: poll");
@@ -501,6 +534,7 @@ int vsock_turn(void *opaque)
 		if (v->active)
 			vsock_kick(v, i);
 	}
+	vsock_expire(v);
 	if (v->active)
 		vsock_rx_flush(v);
 	return 0;

@@ -31,6 +31,9 @@
 #define VSOCK_RST_BACKLOG 64
 #define VSOCK_LINE_MAX	  32 /* "CONNECT 4294967295\n" fits */
 #define VSOCK_CONNECT_MS  1000
+/* a host client's CONNECT line and the guest's answer, together (as
+ * Firecracker's connect timeout: the client may retry) */
+#define VSOCK_HANDSHAKE_MS 5000
 /* host-initiated connections take host ports from here up */
 #define VSOCK_LOCAL_PORT_BASE 0x40000000u
 
@@ -67,6 +70,7 @@ struct vsock_conn {
 	bool host_wr_shut;		  /* shutdown(SHUT_WR) done on it */
 	bool readable;			  /* poll saw the host socket readable */
 	bool dying;			  /* closed; only its RST is owed */
+	int64_t deadline_ms;		  /* host client: handshake done by then */
 	char line[VSOCK_LINE_MAX];
 	unsigned int line_len;
 };
@@ -132,6 +136,8 @@ uint32_t vsock_conn_rx_room(const struct vsock_conn *c);
  * listening socket: the loop's handlers (the fuzzer calls them too). */
 void vsock_conn_event(struct virtio_vsock *v, struct vsock_conn *c, short rev);
 void vsock_accept(struct virtio_vsock *v);
+/* CLOCK_MONOTONIC in milliseconds. */
+int64_t vsock_now_ms(void);
 /* The worker's loop (virtio_worker.h turn). */
 int vsock_turn(void *opaque);
 
