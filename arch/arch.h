@@ -68,9 +68,18 @@ int arch_cpuid_build(const struct arch_topology *t, enum arch_cpu_vendor vendor,
 		     struct kvm_cpuid_entry2 *out, size_t cap, size_t *n);
 
 /*
+ * The vendor a CPUID leaf 0 vendor string names, given as leaf 0 returns
+ * it (EBX, EDX, ECX: "Genu" "ineI" "ntel"): ARCH_VENDOR_INTEL for
+ * "GenuineIntel", ARCH_VENDOR_AMD for "AuthenticAMD" and "HygonGenuine",
+ * -1 for any other. The one table of vendor strings: the host check below
+ * and the probe report's reader (what the guest saw) both use it.
+ */
+int arch_cpu_vendor_of(uint32_t ebx, uint32_t edx, uint32_t ecx);
+
+/*
  * The host's vendor enumeration, from leaf 0 of its CPUID entries (host[],
- * n_host; NULL with 0 is allowed): AMD for "AuthenticAMD" and
- * "HygonGenuine", Intel for anything else or without leaf 0. The one
+ * n_host; NULL with 0 is allowed): AMD where arch_cpu_vendor_of() says
+ * so, Intel for anything else or without leaf 0. The one
  * place vmlet decides it: vmm/ picks the guest's default vendor with it
  * and arch_cpuid_build() compares against it.
  */

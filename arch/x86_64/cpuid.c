@@ -414,12 +414,23 @@ static int topo_valid(const struct arch_topology *t)
 	return 1;
 }
 
-/* The host's vendor, from its leaf 0 ("AuthenticAMD"/"HygonGenuine" or not). */
+int arch_cpu_vendor_of(uint32_t ebx, uint32_t edx, uint32_t ecx)
+{
+	if (ebx == CPUID_INTEL_EBX && edx == CPUID_INTEL_EDX && ecx == CPUID_INTEL_ECX)
+		return ARCH_VENDOR_INTEL;
+	if ((ebx == CPUID_AMD_EBX && edx == CPUID_AMD_EDX && ecx == CPUID_AMD_ECX) ||
+	    (ebx == CPUID_HYGON_EBX && edx == CPUID_HYGON_EDX && ecx == CPUID_HYGON_ECX))
+		return ARCH_VENDOR_AMD;
+	return -1;
+}
+
+/* The host's vendor, from its leaf 0: Intel unless it is one of AMD's kind. */
 enum arch_cpu_vendor arch_cpuid_host_vendor(const struct kvm_cpuid_entry2 *host, size_t n_host)
 {
 	for (size_t i = 0; host && i < n_host; i++)
 		if (host[i].function == CPUID_LEAF_VENDOR)
-			return host[i].ebx == CPUID_AMD_EBX || host[i].ebx == CPUID_HYGON_EBX
+			return arch_cpu_vendor_of(host[i].ebx, host[i].edx, host[i].ecx) ==
+				       ARCH_VENDOR_AMD
 				   ? ARCH_VENDOR_AMD
 				   : ARCH_VENDOR_INTEL;
 	return ARCH_VENDOR_INTEL;

@@ -75,6 +75,8 @@
 #define CPUID_INTEL_ECX 0x6c65746eu /* "ntel" */
 #define CPUID_AMD_EBX	0x68747541u /* "Auth" */
 #define CPUID_HYGON_EBX 0x6f677948u /* "Hygo" */
+#define CPUID_HYGON_EDX 0x6e65476eu /* "nGen" */
+#define CPUID_HYGON_ECX 0x656e6975u /* "uine" */
 #define CPUID_AMD_EDX	0x69746e65u /* "enti" */
 #define CPUID_AMD_ECX	0x444d4163u /* "cAMD" */
 

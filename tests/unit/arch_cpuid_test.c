@@ -582,19 +582,30 @@ static void test_host_extras(void)
 	CHECK_EQ_U64(q(h.e, h.n, 0x80000002, 0).ebx, 0);
 }
 
+/* The one table of vendor strings, leaf 0's EBX, EDX, ECX. */
+static void test_vendor_of(void)
+{
+	CHECK(arch_cpu_vendor_of(0x756e6547, 0x49656e69, 0x6c65746e) == ARCH_VENDOR_INTEL);
+	CHECK(arch_cpu_vendor_of(0x68747541, 0x69746e65, 0x444d4163) == ARCH_VENDOR_AMD);
+	CHECK(arch_cpu_vendor_of(0x6f677948, 0x6e65476e, 0x656e6975) == ARCH_VENDOR_AMD);
+	/* "CentaurHauls", and AMD's first word alone */
+	CHECK(arch_cpu_vendor_of(0x746e6543, 0x48727561, 0x736c7561) == -1);
+	CHECK(arch_cpu_vendor_of(0x68747541, 0, 0) == -1);
+}
+
 /* The one host-vendor decision (vmm/vm/vm.c's default and arch_cpuid_build()'s
- * hypercall rule both use it): leaf 0's EBX, Hygon counted as AMD. */
+ * hypercall rule both use it): AMD's kind (Hygon counted) or Intel. */
 static void test_host_vendor(void)
 {
 	struct kvm_cpuid_entry2 e[2] = {{.function = 1}, {.function = 0}};
 
 	CHECK(arch_cpuid_host_vendor(host_intel.e, host_intel.n) == ARCH_VENDOR_INTEL);
 	CHECK(arch_cpuid_host_vendor(host_amd.e, host_amd.n) == ARCH_VENDOR_AMD);
-	e[1].ebx = 0x6f677948; /* "Hygo"nGenuine */
+	e[1].ebx = 0x6f677948, e[1].edx = 0x6e65476e, e[1].ecx = 0x656e6975; /* HygonGenuine */
 	CHECK(arch_cpuid_host_vendor(e, 2) == ARCH_VENDOR_AMD);
-	e[1].ebx = 0x68747541; /* "Auth"enticAMD */
+	e[1].ebx = 0x68747541, e[1].edx = 0x69746e65, e[1].ecx = 0x444d4163; /* AuthenticAMD */
 	CHECK(arch_cpuid_host_vendor(e, 2) == ARCH_VENDOR_AMD);
-	e[1].ebx = 0x746e6543; /* "Cent"aurHauls: not AMD */
+	e[1].ebx = 0x746e6543, e[1].edx = 0x48727561, e[1].ecx = 0x736c7561; /* CentaurHauls */
 	CHECK(arch_cpuid_host_vendor(e, 2) == ARCH_VENDOR_INTEL);
 	CHECK(arch_cpuid_host_vendor(e, 1) == ARCH_VENDOR_INTEL); /* no leaf 0 */
 	CHECK(arch_cpuid_host_vendor(NULL, 0) == ARCH_VENDOR_INTEL);
@@ -614,6 +625,7 @@ int main(void)
 	TEST_RUN(test_errors);
 	TEST_RUN(test_host_extras);
 	TEST_RUN(test_host_vendor);
+	TEST_RUN(test_vendor_of);
 	TEST_RUN(test_msrs);
 	return test_summary();
 }

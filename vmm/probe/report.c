@@ -118,13 +118,15 @@ static int parse_vcpu(struct probe_report *r, const char *v, size_t n)
 	return 0;
 }
 
+/* The vendor a reported 12-character vendor string names, or -1. */
 static int vendor_of(const char *id)
 {
-	if (!strcmp(id, "GenuineIntel"))
-		return ARCH_VENDOR_INTEL;
-	if (!strcmp(id, "AuthenticAMD") || !strcmp(id, "HygonGenuine"))
-		return ARCH_VENDOR_AMD;
-	return -1;
+	uint32_t r[3];
+
+	if (strlen(id) != sizeof(r))
+		return -1;
+	memcpy(r, id, sizeof(r));
+	return arch_cpu_vendor_of(r[0], r[1], r[2]);
 }
 
 static int parse_string(const char *v, size_t n, char *out, size_t cap, bool truncate)
