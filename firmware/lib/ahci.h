@@ -1,0 +1,96 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * ahci.h - a polled AHCI (SATA) driver for the guest firmware: HBA setup,
+ * port start, H2D register FISes with one PRD entry a command, completion
+ * by polling PxCI/PxSACT (no interrupts: GHC.IE and PxIE stay clear).
+ * Shared by the SATA bench (probe/ahcibench.c) and vmlet's UEFI
+ * (efi/sata.c). AHCI 1.3.1 §10.1.2 (port setup), §5.3 (issuing);
+ * ATA8-ACS for the commands and IDENTIFY DEVICE.
+ *
+ * Everything the HBA and the drive report is untrusted: port numbers are
+ * bounded by CAP.NP and 32, a capacity by what the caller can address,
+ * a transfer by the length the PRD described (fw_ahci_wait checks PRDBC
+ * on non-NCQ commands), every wait by FW_AHCI_SPIN.
+ */
+#ifndef FW_LIB_AHCI_H
+#define FW_LIB_AHCI_H
+
+#include "firmware/lib/fw.h"
+#include "firmware/lib/pci.h"
+
+#define FW_AHCI_CLASS	  0x010601u /* mass storage, SATA, AHCI 1.0 */
+#define FW_AHCI_MAX_PORTS 32u
+#define FW_AHCI_PRD_MAX	  (4u << 20) /* bytes in one PRD entry (DBC 22 bits) */
+#define FW_AHCI_SPIN	  (1ull << 32)
+
+#define FW_ATA_READ_DMA_EXT  0x25
+#define FW_ATA_WRITE_DMA_EXT 0x35
+#define FW_ATA_READ_FPDMA    0x60
+#define FW_ATA_FLUSH_EXT     0xea
+#define FW_ATA_IDENTIFY	     0xec
+
+struct fw_ahci_cmd_hdr {
+	uint32_t dw0, prdbc, ctba, ctbau, rsv[4];
+};
+
+/* 256 bytes a table (128-byte aligned), one PRD entry */
+struct fw_ahci_cmd_tbl {
+	uint8_t cfis[64], acmd[16], rsv[48];
+	struct {
+		uint32_t dba, dbau, rsv, dbc;
+	} prd;
+	uint8_t pad[112];
+};
+
+/* One port's driver state over caller-provided memory: clist 1 KiB
+ * aligned (n_slots entries), rfis 256 bytes aligned, tbl n_slots tables. */
+struct fw_ahci_port {
+	volatile uint8_t *regs;
+	struct fw_ahci_cmd_hdr *clist;
+	uint8_t *rfis;
+	struct fw_ahci_cmd_tbl *tbl;
+	uint32_t n_slots; /* 1..32 */
+	uint32_t busy;	  /* slots issued, not yet reaped */
+};
+
+/* The ports worth probing: PI's bits below CAP.NP + 1 (a controller that
+ * claims ports it says it does not have gets only its first ones). */
+uint32_t fw_ahci_ports(uint32_t cap, uint32_t pi);
+
+/* Map the HBA of f (BAR 5, assigned from *next if unprogrammed), turn on
+ * memory and bus mastering and AHCI mode (interrupts off). Returns the
+ * ABAR (0: none) and the ports to probe in *ports. */
+volatile uint8_t *fw_ahci_hba_init(const struct fw_pci_fn *f, uint64_t *next, uint32_t *ports);
+
+/* Stop port n of abar, give it p's lists, start it; 0 when a link is up
+ * and an ATA disk (signature 0x101, not busy, no error) answers, -1
+ * otherwise (then the port is left stopped). p's memory fields are set by
+ * the caller. */
+int fw_ahci_port_up(struct fw_ahci_port *p, volatile uint8_t *abar, uint32_t n);
+
+/* Stop the port's command and FIS engines. */
+void fw_ahci_port_stop(struct fw_ahci_port *p);
+
+/* Fill slot's command: cmd at lba for count sectors (NCQ: count in the
+ * features, tag = slot), data buf/len (len <= FW_AHCI_PRD_MAX, even; 0:
+ * no data) in its one PRD; write says the direction. */
+void fw_ahci_build(struct fw_ahci_port *p, uint32_t slot, uint8_t cmd, uint64_t lba, uint32_t count,
+		   void *buf, uint32_t len);
+
+void fw_ahci_issue(struct fw_ahci_port *p, uint32_t slot, bool ncq);
+
+/* Wait until some busy slot completes; reap all completed, adding their
+ * count to *done. -1 on a task file error or a hang (the port is then
+ * unusable). */
+int fw_ahci_reap(struct fw_ahci_port *p, bool ncq, uint32_t *done);
+
+/* Issue slot 0 (built) alone and wait for it; -1 on an error, a hang, or
+ * a byte count (PRDBC) other than len. */
+int fw_ahci_run1(struct fw_ahci_port *p, uint32_t len);
+
+/* The capacity in 512-byte sectors from IDENTIFY DEVICE data (LBA48 when
+ * supported, else LBA28); 0 when the data says no LBA, an all-zero or
+ * all-ones capacity, or a logical sector size other than 512 bytes. */
+uint64_t fw_ahci_id_sectors(const uint16_t id[256]);
+
+#endif /* FW_LIB_AHCI_H */

@@ -1,0 +1,210 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * fw_ahci_test - the guest's polled AHCI driver (firmware/lib/ahci.c,
+ * used by vmlet's UEFI and the SATA bench) compiled for the host, against
+ * an HBA faked in memory that lies: more ports in PI than CAP.NP has, a
+ * port number beyond 32, IDENTIFY data with no LBA, an all-ones or
+ * beyond-LBA48 capacity or 4 KiB logical sectors, a command that
+ * transfers fewer or more bytes (PRDBC) than its PRD described, a task
+ * file error. Each must be refused, not trusted. The fake lives below
+ * 4 GiB (BAR 5 is a 32-bit BAR).
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/mman.h>
+
+#include "tests/lib/test.h"
+
+#include "firmware/lib/ahci.c"
+#include "firmware/lib/pci.c"
+
+#define MAP_AT	 0x41000000ul
+#define MAP_SIZE (1ul << 16)
+#define ABAR	 (MAP_AT + 0x8000)
+
+static uint8_t *lowmem;
+
+static uint32_t *reg(uint32_t off)
+{
+	return (uint32_t *)(lowmem + 0x8000 + off);
+}
+
+static uint32_t *preg(uint32_t port, uint32_t off)
+{
+	return reg(0x100 + 0x80 * port + off);
+}
+
+static void test_ports_bounded_by_cap(void)
+{
+	CHECK_EQ_U64(fw_ahci_ports(0x0, 0xffffffffu), 0x1);	     /* NP 0: one port */
+	CHECK_EQ_U64(fw_ahci_ports(0x5, 0xffffffffu), 0x3f);	     /* ICH9: six */
+	CHECK_EQ_U64(fw_ahci_ports(0x5, 0x80000021u), 0x21);	     /* PI's holes stay */
+	CHECK_EQ_U64(fw_ahci_ports(0x1f, 0xffffffffu), 0xffffffffu); /* 32 */
+	CHECK_EQ_U64(fw_ahci_ports(0xffffffe1u, 0xf0u), 0x0);	     /* NP 1, PI above */
+}
+
+/* The HBA through PCI: BAR 5 at ABAR, CAP says 2 ports, PI claims 32. */
+static void test_hba_init(void)
+{
+	uint8_t *cfg = lowmem;
+	struct fw_pci_fn f = {.cfg = cfg};
+	uint32_t ports = 0;
+	uint64_t next = 0;
+
+	memset(lowmem, 0, MAP_SIZE);
+	*(uint32_t *)(cfg + 0x24) = (uint32_t)ABAR;
+	*reg(0x00) = 0x40000001u; /* SNCQ, NP 1 */
+	*reg(0x0c) = 0xffffffffu;
+	CHECK(fw_ahci_hba_init(&f, &next, &ports) == (volatile uint8_t *)ABAR);
+	CHECK_EQ_U64(ports, 0x3);
+	CHECK_EQ_U64(*reg(0x04), 1u << 31); /* AE, interrupts off */
+	CHECK_EQ_U64(*(uint16_t *)(cfg + 4) & 6, 6);
+}
+
+static struct fw_ahci_cmd_hdr *clist;
+static struct fw_ahci_cmd_tbl *tbl;
+
+static void port_init(struct fw_ahci_port *p)
+{
+	memset(lowmem, 0, MAP_SIZE);
+	clist = (struct fw_ahci_cmd_hdr *)(lowmem + 0x1000);
+	tbl = (struct fw_ahci_cmd_tbl *)(lowmem + 0x2000);
+	*p = (struct fw_ahci_port){
+	    .clist = clist, .rfis = lowmem + 0x1400, .tbl = tbl, .n_slots = 1};
+	*preg(0, 0x28) = 0x123; /* SSTS: DET 3 */
+	*preg(0, 0x24) = 0x101; /* SIG: ATA */
+	*preg(0, 0x20) = 0x50;	/* TFD: DRDY DSC */
+}
+
+static void test_port_up(void)
+{
+	struct fw_ahci_port p;
+
+	port_init(&p);
+	CHECK(fw_ahci_port_up(&p, (volatile uint8_t *)ABAR, 0) == 0);
+	CHECK_EQ_U64(*preg(0, 0x18) & 0x11, 0x11); /* FRE, ST */
+	CHECK_EQ_U64(*preg(0, 0x00), (uint32_t)(uintptr_t)clist);
+	CHECK_EQ_U64(clist[0].ctba, (uint32_t)(uintptr_t)tbl);
+	/* beyond the 32 ports a HBA has: never a register address */
+	port_init(&p);
+	CHECK(fw_ahci_port_up(&p, (volatile uint8_t *)ABAR, 32) == -1);
+	CHECK(fw_ahci_port_up(&p, (volatile uint8_t *)ABAR, 0xffffffffu) == -1);
+	/* more slots than a command list holds */
+	port_init(&p);
+	p.n_slots = 33;
+	CHECK(fw_ahci_port_up(&p, (volatile uint8_t *)ABAR, 0) == -1);
+	/* ATAPI (a CD-ROM), no link, a busy drive: not a disk, stopped */
+	port_init(&p);
+	*preg(0, 0x24) = 0xeb140101u;
+	CHECK(fw_ahci_port_up(&p, (volatile uint8_t *)ABAR, 0) == -1);
+	CHECK_EQ_U64(*preg(0, 0x18) & 0x11, 0);
+	port_init(&p);
+	*preg(0, 0x28) = 0x1;
+	CHECK(fw_ahci_port_up(&p, (volatile uint8_t *)ABAR, 0) == -1);
+	port_init(&p);
+	*preg(0, 0x20) = 0xd0;
+	CHECK(fw_ahci_port_up(&p, (volatile uint8_t *)ABAR, 0) == -1);
+}
+
+/* The fake drive: a thread that completes whatever is issued on port 0
+ * with the byte count, task file and interrupt status it is told. */
+static volatile uint32_t dev_prdbc, dev_tfd, dev_is;
+static volatile int dev_stop;
+
+static void *dev_thread(void *arg)
+{
+	(void)arg;
+	while (!dev_stop) {
+		if (__atomic_load_n(preg(0, 0x38), __ATOMIC_ACQUIRE)) {
+			clist[0].prdbc = dev_prdbc;
+			*preg(0, 0x20) = dev_tfd;
+			*preg(0, 0x10) = dev_is;
+			__atomic_store_n(preg(0, 0x38), 0, __ATOMIC_RELEASE);
+		}
+		__asm__ volatile("pause");
+	}
+	return NULL;
+}
+
+/* One READ DMA EXT of 8 sectors: it passes only when the drive says it
+ * moved exactly the 4096 bytes of its PRD, with no error. */
+static void test_run1_checks_byte_count(void)
+{
+	struct fw_ahci_port p;
+	static uint8_t buf[4096] __attribute__((aligned(16)));
+	static const uint32_t counts[] = {0, 512, 4095, 4097, 8192, 0xffffffffu};
+	pthread_t t;
+
+	port_init(&p);
+	CHECK(fw_ahci_port_up(&p, (volatile uint8_t *)ABAR, 0) == 0);
+	*preg(0, 0x10) = 0; /* (the fake's IS is not write-1-to-clear) */
+	fw_ahci_build(&p, 0, FW_ATA_READ_DMA_EXT, 0x123456789aull, 8, buf, sizeof(buf));
+	CHECK_EQ_U64(tbl[0].cfis[2], 0x25);
+	CHECK_EQ_U64(tbl[0].cfis[4] | tbl[0].cfis[5] << 8 | tbl[0].cfis[6] << 16, 0x56789a);
+	CHECK_EQ_U64(tbl[0].cfis[8] | tbl[0].cfis[9] << 8, 0x1234);
+	CHECK_EQ_U64(tbl[0].cfis[12], 8);
+	CHECK_EQ_U64(tbl[0].prd.dbc, 4095);
+	dev_tfd = 0x50, dev_is = 0, dev_stop = 0;
+	if (pthread_create(&t, NULL, dev_thread, NULL)) {
+		CHECK(!"pthread_create");
+		return;
+	}
+	dev_prdbc = 4096;
+	CHECK(fw_ahci_run1(&p, sizeof(buf)) == 0);
+	for (size_t i = 0; i < FW_ARRAY_SIZE(counts); i++) {
+		dev_prdbc = counts[i];
+		CHECK(fw_ahci_run1(&p, sizeof(buf)) == -1);
+	}
+	dev_prdbc = 4096;
+	CHECK(fw_ahci_run1(&p, sizeof(buf)) == 0);
+	dev_tfd = 0x51; /* ERR in the task file */
+	CHECK(fw_ahci_run1(&p, sizeof(buf)) == -1);
+	dev_tfd = 0x50, dev_is = 1u << 30; /* IS.TFES */
+	CHECK(fw_ahci_run1(&p, sizeof(buf)) == -1);
+	dev_stop = 1;
+	pthread_join(t, NULL);
+}
+
+static void test_identify_capacity(void)
+{
+	uint16_t id[256];
+
+	memset(id, 0, sizeof(id));
+	id[49] = 1u << 9;
+	id[83] = 0x4000 | 1u << 10;
+	id[100] = 0x5000; /* 20480 sectors: 10 MiB */
+	CHECK_EQ_U64(fw_ahci_id_sectors(id), 20480);
+	id[106] = 0x4000 | 1u << 12, id[117] = 256; /* 512-byte logical, said so */
+	CHECK_EQ_U64(fw_ahci_id_sectors(id), 20480);
+	id[117] = 2048; /* 4 KiB logical sectors: not read as 512 */
+	CHECK_EQ_U64(fw_ahci_id_sectors(id), 0);
+	id[106] = 0;
+	id[103] = 1; /* 2^48 and more: beyond LBA48 */
+	CHECK_EQ_U64(fw_ahci_id_sectors(id), 0);
+	memset(id + 100, 0xff, 8); /* all ones */
+	CHECK_EQ_U64(fw_ahci_id_sectors(id), 0);
+	memset(id + 100, 0, 8);
+	id[83] = 0x4000; /* no LBA48: words 60-61 */
+	id[60] = 0x1000, id[61] = 0x0001;
+	CHECK_EQ_U64(fw_ahci_id_sectors(id), 0x11000);
+	id[49] = 0; /* no LBA at all */
+	CHECK_EQ_U64(fw_ahci_id_sectors(id), 0);
+}
+
+int main(void)
+{
+	lowmem = mmap((void *)MAP_AT, MAP_SIZE, PROT_READ | PROT_WRITE,
+		      MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+	if (lowmem != (void *)MAP_AT) {
+		fprintf(stderr, "FAIL: cannot map the fake HBA at %#lx\n", MAP_AT);
+		return 1;
+	}
+	TEST_RUN(test_ports_bounded_by_cap);
+	TEST_RUN(test_hba_init);
+	TEST_RUN(test_port_up);
+	TEST_RUN(test_run1_checks_byte_count);
+	TEST_RUN(test_identify_capacity);
+	return test_summary();
+}
