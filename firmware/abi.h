@@ -42,7 +42,13 @@
  *   FW_ABI_EFI_BOOT_ORDER  16-bit disk indexes in boot order (the disks
  *       with a bootOrder, lowest first, then the others in disk order)
  *       are written at addr, at most cap bytes; len = bytes written. Disk
- *       n is the n-th virtio-blk function in PCI order.
+ *       n is the n-th virtio-blk function in PCI order when all disks are
+ *       virtio-blk (else use FW_ABI_EFI_BOOT_LOCS).
+ *   FW_ABI_EFI_BOOT_LOCS   the same disks in the same order, each as a
+ *       16-bit location: bits 7:0 its PCI device << 3 | function on bus
+ *       0, bits 15:8 its AHCI port + 1 on that function (0: the function
+ *       is the disk, virtio-blk); FW_ABI_EFI_LOC_NONE: a disk without one.
+ *       UNSUPPORTED from a VMM that predates it.
  *   FW_ABI_EFI_VARS_LOAD   the stored variable blob (the last one saved) is
  *       copied to addr; len = its size (0: none yet). Status UNSUPPORTED
  *       when the VM does not persist variables, TOO_BIG when cap is short.
@@ -231,6 +237,8 @@ struct fw_abi_report_desc {
 #define FW_ABI_EFI_CONSOLE     4
 #define FW_ABI_EFI_CONSOLE_MAX 4096
 #define FW_ABI_EFI_PCI_SLOTS   5
+#define FW_ABI_EFI_BOOT_LOCS   6
+#define FW_ABI_EFI_LOC_NONE    0xffffu
 #define FW_ABI_EFI_OK	       0
 #define FW_ABI_EFI_UNSUPPORTED 1
 #define FW_ABI_EFI_TOO_BIG     2

@@ -154,23 +154,53 @@ out:
 	efi_free(o);
 }
 
-static bool on_pci(efi_handle h, int devfn)
+/* Does h's device path lead through loc (FW_ABI_EFI_BOOT_LOCS: devfn in
+ * bits 7:0, AHCI port + 1 in bits 15:8)? */
+static bool on_loc(efi_handle h, uint32_t loc)
 {
 	const struct efi_device_path *dp;
+	uint32_t devfn = loc & 0xff, port1 = loc >> 8;
 
 	if (proto_get(h, &efi_device_path_guid, (void **)&dp) || !dp_size(dp, 4096))
 		return false;
 	for (; !dp_is_end(dp); dp = dp_next(dp))
-		if (dp->type == DP_HW && dp->subtype == DP_HW_PCI)
-			return ((const struct dp_pci *)dp)->device == (devfn >> 3) &&
-			       ((const struct dp_pci *)dp)->function == (devfn & 7);
+		if (dp->type == DP_HW && dp->subtype == DP_HW_PCI) {
+			const struct dp_pci *pci = (const struct dp_pci *)dp;
+			const struct efi_device_path *n = dp_next(dp);
+			bool sata = !dp_is_end(n) && n->type == DP_MSG && n->subtype == DP_MSG_SATA;
+
+			if (pci->device != (devfn >> 3) || pci->function != (devfn & 7) ||
+			    sata != (port1 != 0))
+				return false;
+			return !sata || ((const struct dp_sata *)n)->hba_port == port1 - 1;
+		}
 	return false;
+}
+
+/* The VMM's disks in boot order as locations (on_loc): its own when it
+ * says (FW_ABI_EFI_BOOT_LOCS), else disk n as the n-th virtio-blk
+ * function (FW_ABI_EFI_BOOT_ORDER). Returns the count. */
+static uint32_t boot_locs(uint16_t *locs)
+{
+	uint16_t order[BOOT_ORDER_MAX];
+	uint32_t len = 0, n = 0;
+
+	if (efi_port_call(FW_ABI_EFI_BOOT_LOCS, locs, BOOT_ORDER_MAX * 2, &len) == FW_ABI_EFI_OK)
+		return len / 2 <= BOOT_ORDER_MAX ? len / 2 : 0;
+	if (efi_port_call(FW_ABI_EFI_BOOT_ORDER, order, sizeof(order), &len) != FW_ABI_EFI_OK)
+		return 0;
+	for (uint32_t k = 0; k < len / 2 && k < BOOT_ORDER_MAX; k++) {
+		int devfn = efi_vblk_devfn(order[k]);
+
+		locs[n++] = devfn < 0 ? FW_ABI_EFI_LOC_NONE : (uint16_t)devfn;
+	}
+	return n;
 }
 
 static void boot_fallback(efi_handle parent, efi_handle *hs, uint64_t n, const char *cmdline)
 {
-	uint16_t order[BOOT_ORDER_MAX];
-	uint32_t len = 0;
+	uint16_t locs[BOOT_ORDER_MAX];
+	uint32_t len = boot_locs(locs);
 	uint8_t *tried = efi_alloc(n + 1);
 	size_t clen = cmdline ? strnlen(cmdline, 4095) : 0;
 	char16 *opt = clen ? efi_alloc((clen + 1) * 2) : NULL;
@@ -179,16 +209,12 @@ static void boot_fallback(efi_handle parent, efi_handle *hs, uint64_t n, const c
 		return;
 	if (opt)
 		efi_ascii_to16(opt, cmdline, clen + 1);
-	if (efi_port_call(FW_ABI_EFI_BOOT_ORDER, order, sizeof(order), &len) != FW_ABI_EFI_OK)
-		len = 0;
 	/* the VMM's disks first, in its order; then every file system */
-	for (uint32_t k = 0; k <= len / 2; k++) {
-		int devfn = k < len / 2 ? efi_vblk_devfn(order[k]) : -1;
-
-		if (k < len / 2 && devfn < 0)
+	for (uint32_t k = 0; k <= len; k++) {
+		if (k < len && locs[k] == FW_ABI_EFI_LOC_NONE)
 			continue;
 		for (uint64_t i = 0; i < n; i++) {
-			if (tried[i] || (devfn >= 0 && !on_pci(hs[i], devfn)))
+			if (tried[i] || (k < len && !on_loc(hs[i], locs[k])))
 				continue;
 			tried[i] = 1;
 			boot_file(parent, hs[i], fallback, NULL, opt,

@@ -216,6 +216,7 @@ static efi_status EFIAPI exit_boot_services(efi_handle image, uint64_t key)
 	efi_log("ExitBootServices: handing over to the OS");
 	efi_event_signal_type(EVT_SIGNAL_EXIT_BOOT_SERVICES);
 	efi_time_stop();
+	efi_sata_stop();
 	efi_exited_boot_services = true;
 	efi_st.con_in_handle = efi_st.con_out_handle = efi_st.stderr_handle = NULL;
 	efi_st.con_in = NULL;

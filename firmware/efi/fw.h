@@ -116,10 +116,18 @@ efi_status efi_fs_install(efi_handle h, const struct blkdev *dev);
 /* Read a whole file from the SimpleFileSystem on h (pool memory). */
 efi_status efi_fs_read_file(efi_handle h, const char16 *path, void **buf, uint64_t *size);
 
-/* virtio-blk disks on PCI bus 0 (vblk.c), in PCI order */
+/* the disks on PCI bus 0 (vblk.c), in PCI order: virtio-blk functions
+ * and the SATA disks of AHCI functions (efi_sata_add) */
 void efi_virtio_init(uint64_t ecam);
 /* PCI device << 3 | function of the n-th virtio-blk function, -1: none */
 int efi_vblk_devfn(unsigned int n);
+/* SATA (sata.c): each ATA disk on the AHCI function f a BlockIo device
+ * with path PciRoot(0)/Pci(dev,fn)/Sata(port,0xFFFF,0); BARs assigned
+ * from *mmio_next when unprogrammed. efi_sata_stop stops every started
+ * port (ExitBootServices). */
+struct fw_pci_fn;
+void efi_sata_add(const struct fw_pci_fn *f, uint64_t *mmio_next);
+void efi_sata_stop(void);
 
 /* RNG (rng.c): probe at CPL0 (CPUID), init installs the protocol */
 void efi_rng_probe(void);

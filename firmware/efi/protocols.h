@@ -214,6 +214,8 @@ struct efi_load_file2 {
 #define DP_HW_MEMMAP	0x03
 #define DP_HW_VENDOR	0x04
 #define DP_ACPI		0x02
+#define DP_MSG		0x03
+#define DP_MSG_SATA	0x12
 #define DP_MEDIA	0x04
 #define DP_MEDIA_HD	0x01
 #define DP_MEDIA_VENDOR 0x03
@@ -233,6 +235,11 @@ struct dp_vendor {
 struct dp_pci {
 	struct efi_device_path h;
 	uint8_t function, device;
+} __attribute__((packed));
+
+struct dp_sata {
+	struct efi_device_path h;
+	uint16_t hba_port, pm_port, lun; /* pm_port 0xFFFF: attached directly */
 } __attribute__((packed));
 
 struct dp_acpi {

@@ -9,6 +9,7 @@
  */
 #include "firmware/abi.h"
 #include "firmware/efi/fw.h"
+#include "firmware/lib/ahci.h"
 #include "firmware/lib/pci.h"
 #include "firmware/lib/virtio.h"
 
@@ -133,5 +134,7 @@ void efi_virtio_init(uint64_t ecam)
 			if (vblk_n < FW_ARRAY_SIZE(vblk_devfn))
 				vblk_devfn[vblk_n++] = (uint8_t)(fns[i].dev << 3 | fns[i].fn);
 			vblk_add(&fns[i], &next);
+		} else if (fns[i].class_code == FW_AHCI_CLASS) {
+			efi_sata_add(&fns[i], &next);
 		}
 }

@@ -25,10 +25,12 @@ efi_refused() {
 # efi_vm_yaml NAME [KEY=VALUE ...]: an EFI VirtualMachine manifest on
 # stdout (runStrategy Once). Keys: sb (secureBoot, default false; true
 # also enables SMM, which KubeVirt requires for it), persistent, serial,
-# uuid, mem (default 128Mi), and disk=NAME:PATH[:BOOTORDER] (repeatable,
-# in disk order; each a virtio hostDisk).
+# uuid, mem (default 128Mi), disk=NAME:PATH[:BOOTORDER] (repeatable,
+# in disk order; each a hostDisk, on bus virtio unless) bus=NAME:BUS says
+# another (none: no bus, KubeVirt's default, SATA).
 efi_vm_yaml() {
-	local name=$1 sb=false persistent= serial= uuid= mem=128Mi disks=() kv
+	local name=$1 sb=false persistent= serial= uuid= mem=128Mi disks=() kv bus
+	local -A buses=()
 	shift
 	for kv in "$@"; do
 		case $kv in
@@ -38,6 +40,7 @@ efi_vm_yaml() {
 		uuid=*) uuid=${kv#*=} ;;
 		mem=*) mem=${kv#*=} ;;
 		disk=*) disks+=("${kv#*=}") ;;
+		bus=*:*) bus=${kv#*=} && buses[${bus%%:*}]=${bus#*:} ;;
 		*) echo "efi_vm_yaml: unknown $kv" >&2; return 1 ;;
 		esac
 	done
@@ -51,7 +54,9 @@ efi_vm_yaml() {
 	[[ -n $persistent ]] && printf '              persistent: %s\n' "$persistent"
 	printf '        devices:\n          disks:\n'
 	for kv in "${disks[@]}"; do
-		printf '          - name: %s\n            disk:\n              bus: virtio\n' "${kv%%:*}"
+		bus=${buses[${kv%%:*}]:-virtio}
+		printf '          - name: %s\n            disk:' "${kv%%:*}"
+		[[ $bus == none ]] && printf ' {}\n' || printf '\n              bus: %s\n' "$bus"
 		[[ $kv == *:*:* ]] && printf '            bootOrder: %s\n' "${kv##*:}"
 	done
 	printf '      volumes:\n'

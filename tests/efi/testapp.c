@@ -261,6 +261,35 @@ static void test_text_in_ex(void)
 	      x->register_notify(x, NULL, NULL, NULL) == EFI_INVALID_PARAMETER, NULL, 0);
 }
 
+/* "boot.dp=Pci(3,0)/Sata(0)/HD(1)": the device the app was loaded from,
+ * the nodes the tests tell disks apart by (tests/sh/efi_sata.sh); other
+ * nodes as N(type,subtype). */
+static void print_dp(const EFI_DEVICE_PATH *dp)
+{
+	const UINT8 *n = (const UINT8 *)dp;
+
+	putsa("boot.dp=");
+	for (int k = 0; k < 16 && n[0] != 0x7f; k++) {
+		UINTN len = n[2] | (UINTN)n[3] << 8;
+
+		if (len < 4)
+			break;
+		putsa(k ? "/" : "");
+		if (n[0] == 1 && n[1] == 1 && len >= 6) {
+			putsa("Pci("), putu(n[5], 16), putsa(","), putu(n[4], 16);
+		} else if (n[0] == 3 && n[1] == 0x12 && len >= 10) {
+			putsa("Sata("), putu(n[4] | (UINT64)n[5] << 8, 10);
+		} else if (n[0] == 4 && n[1] == 1 && len >= 8) {
+			putsa("HD("), putu(n[4], 10);
+		} else {
+			putsa("N("), putu(n[0], 10), putsa(","), putu(n[1], 10);
+		}
+		putsa(")");
+		n += len;
+	}
+	putsa("\r\n");
+}
+
 static void test_protocols(EFI_LOADED_IMAGE *li)
 {
 	EFI_DEVICE_PATH *dp = NULL;
@@ -273,6 +302,8 @@ static void test_protocols(EFI_LOADED_IMAGE *li)
 		      EFI_SUCCESS &&
 		  dp,
 	      NULL, 0);
+	if (dp)
+		print_dp(dp);
 	EFI_STATUS st = g_bs->LocateHandleBuffer(ByProtocol, &BlockIoProtocol, NULL, &n, &hs);
 
 	check(L"proto.blockio-handles", st == EFI_SUCCESS && n >= 2, "handles", n);

@@ -2,7 +2,6 @@
 /* efi_boot.c - EFI boot policy checks and the embedded firmware image. */
 #include <errno.h>
 #include <stdint.h>
-#include <string.h>
 
 #include "vmm/boot/efi_boot.h"
 #include "vmm/util/log.h"
@@ -41,13 +40,13 @@ int efi_boot_check(const struct vm_config *cfg, bool external_firmware)
 		      "use --firmware PATH or kernel boot");
 		return -ENOENT;
 	}
-	/* firmware/efi reads virtio-blk only (firmware/efi/vblk.c) */
+	/* firmware/efi reads virtio-blk and SATA disks, no CD-ROMs yet
+	 * (firmware/efi/sata.c: ATA disks only, no El Torito) */
 	for (unsigned int i = 0; !external_firmware && i < cfg->n_disks; i++)
-		if (cfg->disks[i].bus && !strcmp(cfg->disks[i].bus, "sata"))
-			log_warn("efi: disk '%s' is a SATA %s: vmlet's UEFI firmware reads "
-				 "virtio-blk disks only and cannot boot from it (SeaBIOS can); "
-				 "the guest's OS sees it",
-				 cfg->disks[i].name,
-				 cfg->disks[i].device == VM_DEV_CDROM ? "CD-ROM" : "disk");
+		if (cfg->disks[i].device == VM_DEV_CDROM)
+			log_warn("efi: disk '%s' is a CD-ROM: vmlet's UEFI firmware reads "
+				 "virtio-blk and SATA disks only and cannot boot from it "
+				 "(SeaBIOS can); the guest's OS sees it",
+				 cfg->disks[i].name);
 	return 0;
 }

@@ -21,6 +21,7 @@
 #include "firmware/abi.h"
 #include "vmm/vm/bus.h"
 #include "vmm/dev/devices.h"
+#include "vmm/dev/pci_devices.h"
 #include "vmm/vm/device.h"
 #include "vmm/boot/efi_vars.h"
 #include "vmm/vm/guest_mem.h"
@@ -50,6 +51,29 @@ static void efi_port_read(void *dev, uint64_t off, void *data, uint32_t len)
 		memcpy(data, &magic, 4);
 }
 
+/* FW_ABI_EFI_BOOT_LOCS: where each disk of the boot order is (the PCI
+ * devices exist by the time the firmware asks). */
+static uint32_t efi_port_locs(struct efi_port *p, struct fw_abi_efi_desc *d)
+{
+	uint32_t n = p->n_order * 2 < d->cap ? p->n_order * 2 : d->cap & ~1u;
+	uint16_t *buf = guest_mem_ptr(p->mem, d->addr, n);
+
+	if (!buf)
+		return FW_ABI_EFI_BAD;
+	for (uint32_t k = 0; k < n / 2; k++) {
+		int slot = pci_devices_disk_slot(p->vm, p->order[k]),
+		    port = pci_devices_disk_port(p->vm, p->order[k]);
+		uint16_t loc = FW_ABI_EFI_LOC_NONE;
+
+		if (slot >= 0 && slot < 32 && port < 255)
+			loc = (uint16_t)((uint32_t)slot << 3 | (port >= 0 ? (uint32_t)port + 1 : 0)
+								   << 8);
+		memcpy(buf + k, &loc, 2);
+	}
+	d->len = n;
+	return FW_ABI_EFI_OK;
+}
+
 static uint32_t efi_port_op(struct efi_port *p, struct fw_abi_efi_desc *d)
 {
 	uint32_t n;
@@ -64,6 +88,8 @@ static uint32_t efi_port_op(struct efi_port *p, struct fw_abi_efi_desc *d)
 		memcpy(buf, p->order, n);
 		d->len = n;
 		return FW_ABI_EFI_OK;
+	case FW_ABI_EFI_BOOT_LOCS:
+		return efi_port_locs(p, d);
 	case FW_ABI_EFI_VARS_LOAD:
 		d->len = 0;
 		if (!p->persistent)
