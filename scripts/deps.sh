@@ -9,6 +9,8 @@ mtools dosfstools gdisk genisoimage xorriso gnu-efi dmidecode
 busybox-static cpio iproute2 passt nftables hyperfine valgrind cppcheck clang-format socat
 btrfs-progs seabios ovmf syslinux syslinux-common
 grub-efi-amd64-bin grub-pc-bin shim-unsigned skopeo docker-registry zstd"
+# tests/nested's patched L0: scripts/build-qemu-l0 builds QEMU from Debian's source
+PKGS="$PKGS ninja-build libglib2.0-dev libfdt-dev python3-venv bzip2 patch"
 
 # Debian's cloud kernel for the Linux boot tests (tests/sh/efi_linux_tcg.sh,
 # linux_smoke.sh): downloaded once into build/, not installed. Without
