@@ -8,7 +8,8 @@ CONFIG_VIRTIO_BLK=y
 CONFIG_VIRTIO_9P=y
 # (q35's ACPI builder links the CXL host code, which only CXL builds: without
 # it the link fails, cxl_fmws_get_all_sorted undefined, in 10.2.2; CXL needs PXB,
-# and its mailbox code the type 3 device)
+# its mailbox code the type 3 device, its root port (cxl-rp) PCIE_PORT)
 CONFIG_PXB=y
 CONFIG_CXL=y
 CONFIG_CXL_MEM_DEVICE=y
+CONFIG_PCIE_PORT=y
