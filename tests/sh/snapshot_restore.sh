@@ -8,8 +8,9 @@
 # paused guest keeps it paused. Refused with a clear error and exit 1:
 # a restore whose options give another config, a state file cut short or
 # with a flipped byte, a memory file cut short, a directory without
-# snapshot; a snapshot of a VM with a device that has no snapshot state
-# (AHCI) names it, writes no state file and leaves the guest running.
+# snapshot. A VM with a busless (SATA, AHCI) disk driven by the probe
+# is snapshotted and restored; a restore onto its disk written since is
+# refused.
 source "$(dirname "$0")/../lib/sh.sh"
 have_kvm || skip "no /dev/kvm"
 tiny_guests 8
@@ -119,7 +120,8 @@ if [[ -f $PROBE ]]; then
 	pstart() { # OUT ERR ARGS...
 		local out=$1 err=$2; shift 2
 		rm -f "$SOCK"
-		"$VMLET" run -f "$TMPD/pvm.yaml" --kernel "$PROBE" --cmdline vmlet.end=button \
+		"$VMLET" run -f "${PYAML:-$TMPD/pvm.yaml}" --kernel "$PROBE" \
+			--cmdline "${PCMD:-vmlet.end=button}" \
 			--api-socket "$SOCK" --log-format text "$@" >"$out" 2>"$err" &
 		PID=$!
 		for _ in $(seq 600); do
@@ -189,22 +191,46 @@ rc=$?
 [[ $state == Running ]] && ((rc == 5)) && ok "BIOS VM restored: runs on, stopped after the grace period" ||
 	fail "BIOS restore: state '$state', exit $rc: $(tail -2 "$TMPD/berr2")"
 
-# a device without snapshot state: named, no state file, the guest runs on
-truncate -s 1M "$TMPD/sata.img"
-vm_manifest sata 64Mi Once >"$TMPD/sata.yaml"
-cat >>"$TMPD/sata.yaml" <<EOF
+# a disk without a bus is SATA (AHCI): the probe's polled AHCI driver
+# (vmlet.satabench=qd1: port set up, 8192 READ DMA EXT) done, the probe
+# waits for the button; snapshot --stop, restored it powers off on the
+# button; a restore after the disk was written to is refused, naming it
+if [[ -f $PROBE ]]; then
+	truncate -s 4M "$TMPD/sata.img"
+	vm_manifest sata 128Mi Once >"$TMPD/sata.yaml"
+	cat >>"$TMPD/sata.yaml" <<'YAMLEND'
           disks:
-          - {name: d, disk: {bus: sata}}
+          - {name: d}
       volumes:
-      - {name: d, hostDisk: {path: $TMPD/sata.img, type: Disk}}
-EOF
-if start "$TMPD/out3" "$TMPD/err3" -f "$TMPD/sata.yaml"; then
-	"$VMLET" ctl "$SOCK" snapshot "$TMPD/s3" --stop 2>"$TMPD/cerr"
-	rc=$?
-	((rc == 1)) && grep -q "AHCI" "$TMPD/err3" && [[ ! -e $TMPD/s3/state ]] &&
-		grows "$TMPD/out3" && ok "refused: a VM with AHCI (named; it runs on)" ||
-		fail "AHCI snapshot: exit $rc: $(tail -2 "$TMPD/err3")"
-	"$VMLET" ctl "$SOCK" power-button
-	wait "$PID"
+      - {name: d, hostDisk: {path: SATA_IMG, type: Disk}}
+YAMLEND
+	sed -i "s|SATA_IMG|$TMPD/sata.img|" "$TMPD/sata.yaml"
+	PYAML=$TMPD/sata.yaml PCMD="vmlet.satabench=qd1 vmlet.end=button"
+	if pstart "$TMPD/out3" "$TMPD/err3"; then
+		grep -q "SATA on" "$TMPD/err3" && grep -aq "^blkBench=.* qd1 8192 .* 0$" "$TMPD/out3" ||
+			fail "sata probe: $(grep -a -E '^(blkBench|error)=' "$TMPD/out3")"
+		"$VMLET" ctl "$SOCK" snapshot "$TMPD/s3" --stop 2>"$TMPD/cerr"
+		wait "$PID"
+		rc=$?
+		((rc == 0)) && [[ -f $TMPD/s3/state ]] && ok "SATA (busless disk, AHCI, port started): snapshot --stop" ||
+			fail "AHCI snapshot: exit $rc: $(tail -2 "$TMPD/err3" "$TMPD/cerr")"
+	fi
+	if [[ -f $TMPD/s3/state ]] && pstart "$TMPD/out4" "$TMPD/err4" --restore "$TMPD/s3"; then
+		sleep 0.3
+		"$VMLET" ctl "$SOCK" power-button
+		wait "$PID"
+		rc=$?
+		((rc == 0)) && grep -q "guest entered S5" "$TMPD/err4" &&
+			ok "SATA VM restored: powers off on the button" ||
+			fail "SATA restore: exit $rc: $(tail -3 "$TMPD/err4")"
+		touch "$TMPD/sata.img"
+		timeout 60 "$VMLET" run -f "$TMPD/sata.yaml" --kernel "$PROBE" \
+			--cmdline "vmlet.satabench=qd1 vmlet.end=button" --restore "$TMPD/s3" \
+			--log-format text >/dev/null 2>"$TMPD/e"
+		rc=$?
+		((rc == 1)) && grep -q "disk 'd' is not the disk of the snapshot" "$TMPD/e" &&
+			ok "refused: the SATA disk was written since" ||
+			fail "SATA disk check: exit $rc: $(tail -2 "$TMPD/e")"
+	fi
 fi
 finish

@@ -18,6 +18,7 @@
 #include "vmm/dev/ahci.h"
 #include "vmm/dev/ahci_int.h" /* the ports' serials */
 #include "vmm/disk/blk.h"
+#include "vmm/snapshot/snap_buf.h"
 
 #define IMG_SIZE (1u << 20)
 #define RAM	 (4u << 20)
@@ -455,6 +456,105 @@ static void test_enospc_enospace(void)
 	enospc(VM_ERROR_ENOSPACE);
 }
 
+/* ---- snapshot (ahci_snap.c) ---------------------------------------------- */
+
+/* The registers a snapshot holds, as the guest reads them. */
+#define SNAP_REGS 14
+static void snap_regs(struct env *e, uint32_t v[SNAP_REGS])
+{
+	static const uint32_t off[SNAP_REGS] = {
+	    0x04,      0x08,	  P0 + 0x00, P0 + 0x08, P0 + 0x10, P0 + 0x14, P0 + 0x18,
+	    P0 + 0x20, P0 + 0x24, P0 + 0x28, P0 + 0x2c, P0 + 0x30, P0 + 0x34, P0 + 0x38};
+
+	for (int i = 0; i < SNAP_REGS; i++)
+		v[i] = rd(e, off[i]);
+}
+
+/* Load b with the u32 at off (in bytes) xor x: refused, nothing set
+ * (the port as the HBA reset left it: no command list). */
+static void snap_refused(struct env *e, const struct snap_buf *b, size_t off, uint32_t x)
+{
+	struct snap_buf bad = {0};
+	struct snap_cur c;
+	uint32_t v;
+
+	snap_buf_put(&bad, b->p, b->len);
+	CHECK(bad.err == 0 && off + 4 <= bad.len);
+	memcpy(&v, bad.p + off, 4);
+	v ^= x;
+	memcpy(bad.p + off, &v, 4);
+	c = snap_cur_make(bad.p, bad.len);
+	CHECK(ahci_load(e->ahci, &c) < 0);
+	CHECK_EQ_U64(rd(e, P0 + 0x00), 0);
+	snap_buf_release(&bad);
+}
+
+/* Port 0's u32 k in the state: HBA item (8 + 8 bytes), port item header. */
+#define PORT0(k) (24u + 4u * (k))
+
+static void test_snapshot(void)
+{
+	uint32_t before[SNAP_REGS], after[SNAP_REGS];
+	struct snap_buf b = {0};
+	struct snap_cur c;
+	uint8_t *buf, img[4096];
+	struct env e;
+
+	CHECK(env_up(&e, false, NULL) == 0);
+	CHECK(port_start(&e) == 0);
+	buf = tdrv_ptr(&e.d, DATA);
+	for (int i = 0; i < 4096; i++)
+		buf[i] = (uint8_t)(0x3c ^ i);
+	build(&e, 0, 0x35, 8, 8, true, DATA, 4096); /* WRITE DMA EXT */
+	CHECK_EQ_U64(issue(&e, 0) & (1u << 30), 0);
+	/* held: a READ issued now is not fetched, and is in the snapshot */
+	CHECK(ahci_freeze(e.ahci) == 0);
+	memset(tdrv_ptr(&e.d, DATA + 0x10000), 0, 4096);
+	build(&e, 1, 0x25, 8, 8, false, DATA + 0x10000, 4096); /* READ DMA EXT */
+	wr(&e, P0 + 0x38, 1u << 1);
+	snap_regs(&e, before);
+	CHECK_EQ_U64(before[13], 1u << 1);
+	CHECK(ahci_save(e.ahci, &b) == 0 && b.err == 0);
+	/* the HBA reset forgets it all; the load brings it back */
+	wr(&e, 0x04, 1);
+	CHECK_EQ_U64(rd(&e, P0 + 0x00), 0);
+	/* planted: state the guest cannot make, another disk */
+	snap_refused(&e, &b, 8, 1u << 31);	  /* GHC without AE */
+	snap_refused(&e, &b, 12, 1u << 6);	  /* IS of a port there is not */
+	snap_refused(&e, &b, PORT0(0), 2);	  /* an ATAPI port */
+	snap_refused(&e, &b, PORT0(1), 0x200);	  /* CLB not aligned */
+	snap_refused(&e, &b, PORT0(7), 1);	  /* CI while not ST */
+	snap_refused(&e, &b, PORT0(7), 1u << 15); /* CR: not the guest's */
+	snap_refused(&e, &b, PORT0(9), 1);	  /* another signature */
+	snap_refused(&e, &b, PORT0(10), 0x2);	  /* an SSTS never shown */
+	snap_refused(&e, &b, PORT0(12), 1);	  /* SERR the HBA never sets */
+	snap_refused(&e, &b, PORT0(15), 8);	  /* unknown flags */
+	snap_refused(&e, &b, PORT0(16), 0x0602);  /* sense on a disk */
+	snap_refused(&e, &b, 24 + 80 + 8, 1);	  /* the disk's size */
+	c = snap_cur_make(b.p, b.len - 8);
+	CHECK(ahci_load(e.ahci, &c) < 0); /* cut short */
+	CHECK_EQ_U64(rd(&e, P0 + 0x00), 0);
+	c = snap_cur_make(b.p, b.len);
+	CHECK(ahci_load(e.ahci, &c) == 0);
+	snap_regs(&e, after);
+	for (int i = 0; i < SNAP_REGS; i++)
+		CHECK_EQ_U64(after[i], before[i]);
+	/* let go, the issued READ runs: the data written before */
+	ahci_thaw(e.ahci);
+	CHECK(wait_reg(&e, P0 + 0x38, 1u << 1, 0));
+	CHECK(memcmp(tdrv_ptr(&e.d, DATA + 0x10000), buf, 4096) == 0);
+	/* the image written since the snapshot: refused, naming the disk */
+	CHECK(pread(e.fd, img, 512, 0) == 512);
+	img[0] ^= 0xff;
+	CHECK(pwrite(e.fd, img, 512, 0) == 512);
+	wr(&e, 0x04, 1);
+	c = snap_cur_make(b.p, b.len);
+	CHECK_EQ_U64(ahci_load(e.ahci, &c), -EINVAL);
+	CHECK_EQ_U64(rd(&e, P0 + 0x00), 0);
+	snap_buf_release(&b);
+	env_down(&e);
+}
+
 int main(void)
 {
 	TEST_RUN(test_identify);
@@ -466,5 +566,6 @@ int main(void)
 	TEST_RUN(test_enospc_ignore);
 	TEST_RUN(test_enospc_stop);
 	TEST_RUN(test_enospc_enospace);
+	TEST_RUN(test_snapshot);
 	return test_summary();
 }

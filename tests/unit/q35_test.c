@@ -7,6 +7,7 @@
 #include "tests/lib/test.h"
 #include "tests/unit/virtio_test_pci.h"
 #include "vmm/dev/q35.h"
+#include "vmm/snapshot/snap_buf.h"
 
 static uint32_t q35_ecam_rd(int slot, uint32_t off, uint32_t len)
 {
@@ -82,9 +83,66 @@ static void test_pm_timer(void)
 	pci_host_release(&h);
 }
 
+/* Snapshot: the MCH's and LPC's registers (the PCI functions' config
+ * space) and the PM timer's count come back in a new chipset; a count
+ * the timer cannot hold and a read-only byte changed are refused. */
+static void test_snapshot(void)
+{
+	static const uint32_t cnt[] = {0, 1, 3579545, 0xfffffe, 0xffffff};
+	static const uint64_t now[] = {0, 999, 1000000000ull, 1ull << 40, ~0ull};
+	struct snap_buf b = {0};
+	struct snap_cur c;
+	struct pci_host h;
+	struct q35 *q;
+	uint32_t bad = 0x1000000;
+
+	for (unsigned int i = 0; i < 5; i++)
+		for (unsigned int j = 0; j < 5; j++)
+			CHECK_EQ_U64(q35_pm_timer(q35_pm_timer_start(cnt[i], now[j]), now[j]),
+				     cnt[i]);
+	tbus_n = 0;
+	CHECK(thost_init(&h, NULL) == 0);
+	CHECK(q35_create(&q, &h, &tbus_pio) == 0);
+	q35_ecam_wr(0, Q35_PCIEXBAR, (uint32_t)ARCH_Q35_ECAM_GPA | 1, 4);
+	q35_ecam_wr(0, 0x90, 0x33333330, 4); /* PAM0-3 */
+	q35_ecam_wr(0, 0x9d, 0x0a, 1);	     /* SMRAM */
+	q35_ecam_wr(Q35_LPC_SLOT, Q35_PMBASE, 0x601, 4);
+	pci_dev_save(&h.bridge, &b);
+	pci_dev_save(q35_lpc_dev(q), &b);
+	q35_save(q, &b);
+	CHECK(b.err == 0);
+	q35_destroy(q);
+	pci_host_release(&h);
+	tbus_n = 0;
+	CHECK(thost_init(&h, NULL) == 0);
+	CHECK(q35_create(&q, &h, &tbus_pio) == 0);
+	CHECK_EQ_U64(ecam_rd(0, 0x90, 4), 0);
+	c = snap_cur_make(b.p, b.len);
+	CHECK(pci_dev_load(&h, &h.bridge, &c) == 0);
+	CHECK(pci_dev_load(&h, q35_lpc_dev(q), &c) == 0);
+	CHECK(q35_load(q, &c) == 0);
+	CHECK_EQ_U64(ecam_rd(0, Q35_PCIEXBAR, 4), ARCH_Q35_ECAM_GPA | 1);
+	CHECK_EQ_U64(ecam_rd(0, 0x90, 4), 0x33333330);
+	CHECK_EQ_U64(ecam_rd(0, 0x9d, 1), 0x0a);
+	CHECK_EQ_U64(ecam_rd(Q35_LPC_SLOT, Q35_PMBASE, 4), 0x601);
+	/* planted: a count past 24 bits; the LPC's device ID changed */
+	memcpy(b.p + b.len - 4, &bad, 4);
+	c = snap_cur_make(b.p + b.len - 12, 12);
+	CHECK_EQ_U64(q35_load(q, &c), -EBADMSG);
+	c = snap_cur_make(b.p, b.len);
+	CHECK(pci_dev_load(&h, &h.bridge, &c) == 0);
+	b.p[(size_t)(c.p - b.p) + 8 + PCI_DEVICE_ID] ^= 1;
+	CHECK(pci_dev_load(&h, q35_lpc_dev(q), &c) < 0);
+	CHECK_EQ_U64(ecam_rd(Q35_LPC_SLOT, 0, 4), 0x29188086);
+	snap_buf_release(&b);
+	q35_destroy(q);
+	pci_host_release(&h);
+}
+
 int main(void)
 {
 	TEST_RUN(test_chipset);
 	TEST_RUN(test_pm_timer);
+	TEST_RUN(test_snapshot);
 	return test_summary();
 }

@@ -23,9 +23,6 @@
 #define HBA_PI	 0x0c
 #define HBA_VS	 0x10
 #define HBA_CAP2 0x24
-#define GHC_HR	 (1u << 0)
-#define GHC_IE	 (1u << 1)
-#define GHC_AE	 (1u << 31)
 /* CAP: S64A, SNCQ, SCLO, ISS gen 3, SAM, NCS 32 slots, NP */
 #define HBA_CAP_VAL                                                                                \
 	((1u << 31) | (1u << 30) | (1u << 24) | (3u << 20) | (1u << 18) | (31u << 8) |             \
@@ -33,30 +30,20 @@
 #define HBA_VS_VAL 0x00010301 /* 1.3.1 */
 
 /* port registers (§3.3), at 0x100 + port * 0x80 */
-#define PX_CLB	0x00
-#define PX_CLBU 0x04
-#define PX_FB	0x08
-#define PX_FBU	0x0c
-#define PX_IS	0x10
-#define PX_IE	0x14
-#define PX_CMD	0x18
-#define PX_TFD	0x20
-#define PX_SIG	0x24
-#define PX_SSTS 0x28
-#define PX_SCTL 0x2c
-#define PX_SERR 0x30
-#define PX_SACT 0x34
-#define PX_CI	0x38
-#define CMD_ST	(1u << 0)
-#define CMD_CLO (1u << 3)
-#define CMD_FRE (1u << 4)
-#define CMD_FR	(1u << 14)
-#define CMD_CR	(1u << 15)
-/* bits the guest writes and reads back: SUD, POD, ATAPI, DLAE, ICC */
-#define CMD_RW	     ((1u << 1) | (1u << 2) | (1u << 24) | (1u << 25) | (0xfu << 28))
-#define SERR_DIAG_F  (1u << 25) /* unknown FIS type */
-#define SERR_ERR_P   (1u << 10) /* protocol error */
-#define SSTS_UP	     0x113	/* DET device + phy, SPD gen 1, IPM active */
+#define PX_CLB	     0x00
+#define PX_CLBU	     0x04
+#define PX_FB	     0x08
+#define PX_FBU	     0x0c
+#define PX_IS	     0x10
+#define PX_IE	     0x14
+#define PX_CMD	     0x18
+#define PX_TFD	     0x20
+#define PX_SIG	     0x24
+#define PX_SSTS	     0x28
+#define PX_SCTL	     0x2c
+#define PX_SERR	     0x30
+#define PX_SACT	     0x34
+#define PX_CI	     0x38
 #define TFD_READY    ATA_DRDY
 #define RFIS_PIO     0x20
 #define RFIS_D2H     0x40
@@ -69,7 +56,7 @@
 
 /* ---- interrupts (a->lock held) ------------------------------------------- */
 
-static void ahci_irq_update(struct ahci *a, bool event)
+void ahci_irq_update(struct ahci *a, bool event)
 {
 	uint64_t addr;
 	uint32_t data;
@@ -504,7 +491,7 @@ bool ahci_port_live(struct ahci_port *p, unsigned int gen)
 
 static int ahci_next_slot(struct ahci_port *p)
 {
-	if (!(p->cmd & CMD_ST) || p->stopped || !p->ci)
+	if (p->a->frozen || !(p->cmd & CMD_ST) || p->stopped || !p->ci)
 		return -1;
 	return __builtin_ctz(p->ci);
 }
@@ -540,6 +527,7 @@ static void ahci_run(struct ahci_port *p, unsigned int slot)
 	p->busy = -1;
 	if (keep && gen == p->gen)
 		ahci_complete(p, &cmd, hdr, &r);
+	pthread_cond_broadcast(&a->idle);
 }
 
 static void *ahci_thread(void *arg)
@@ -655,6 +643,7 @@ int ahci_create(struct ahci **out, struct pci_host *host, int slot)
 	a->vm = host->vm;
 	a->mem = host->mem;
 	pthread_mutex_init(&a->lock, NULL);
+	pthread_cond_init(&a->idle, NULL);
 	for (unsigned int i = 0; i < AHCI_PORTS; i++) {
 		a->port[i] = (struct ahci_port){.a = a, .index = i, .busy = -1};
 		pthread_cond_init(&a->port[i].cond, NULL);
@@ -720,6 +709,7 @@ void ahci_destroy(struct ahci *a)
 		free(a->port[i].iov);
 		pthread_cond_destroy(&a->port[i].cond);
 	}
+	pthread_cond_destroy(&a->idle);
 	pthread_mutex_destroy(&a->lock);
 	free(a);
 }

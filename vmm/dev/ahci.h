@@ -88,6 +88,24 @@ void ahci_destroy(struct ahci *a);
  * "vmlet-sata"). */
 void ahci_thread_step(void *arg);
 
+/*
+ * Snapshot (ahci_snap.c, docs/snapshot.md; vCPUs held). freeze: no port
+ * fetches a command, the ones running complete, the disks are flushed: 0,
+ * or -ENOTSUP (a command waits for a resume after an I/O error) or a flush
+ * error, logged, with the ports let go again. thaw: the ports go on.
+ * save: the HBA's and every port's registers and drive state and each
+ * disk's identity (0 or -errno, logged). load (a controller created from
+ * the same config, vCPUs not run): every value checked as guest input,
+ * a disk that is not the snapshot's refused; 0, -EBADMSG or -EINVAL
+ * (logged); nothing is changed unless all of it fits.
+ */
+struct snap_buf;
+struct snap_cur;
+int ahci_freeze(struct ahci *a);
+void ahci_thaw(struct ahci *a);
+int ahci_save(struct ahci *a, struct snap_buf *b);
+int ahci_load(struct ahci *a, struct snap_cur *c);
+
 /* The PCI function (slot, config space; for tests and messages). */
 struct pci_dev *ahci_pci(struct ahci *a);
 

@@ -206,9 +206,11 @@ static bool ata_hold(struct ahci_port *p, unsigned int gen, int err, const char 
 	      p->policy == VM_ERROR_STOP ? "stop" : "enospace");
 	__atomic_add_fetch(&p->st.io_pauses, 1, __ATOMIC_RELAXED);
 	pg = device_pause_vm(p->a->vm, "PausedIOError", msg);
+	ahci_port_hold(p, true);
 	while ((r = device_wait_resume(p->a->vm, pg, 200)) == -ETIMEDOUT)
 		if (!ahci_port_live(p, gen))
-			return false;
+			break;
+	ahci_port_hold(p, false);
 	return !r && ahci_port_live(p, gen);
 }
 

@@ -40,6 +40,21 @@
 #define PXIS_HBFS (1u << 29)
 #define PXIS_TFES (1u << 30)
 
+/* HBA GHC, PxCMD, PxSERR, PxSSTS bits (AHCI 1.3.1 §3.1.2, §3.3) */
+#define GHC_HR	(1u << 0)
+#define GHC_IE	(1u << 1)
+#define GHC_AE	(1u << 31)
+#define CMD_ST	(1u << 0)
+#define CMD_CLO (1u << 3)
+#define CMD_FRE (1u << 4)
+#define CMD_FR	(1u << 14)
+#define CMD_CR	(1u << 15)
+/* bits the guest writes and reads back: SUD, POD, ATAPI, DLAE, ICC */
+#define CMD_RW	    ((1u << 1) | (1u << 2) | (1u << 24) | (1u << 25) | (0xfu << 28))
+#define SERR_DIAG_F (1u << 25) /* unknown FIS type */
+#define SERR_ERR_P  (1u << 10) /* protocol error */
+#define SSTS_UP	    0x113      /* DET device + phy, SPD gen 1, IPM active */
+
 enum ahci_port_kind {
 	AHCI_PORT_EMPTY = 0, /* no device on the link */
 	AHCI_PORT_ATA,	     /* a disk (ahci_ata.c) */
@@ -94,6 +109,7 @@ struct ahci_port {
 	bool stopped;	  /* an error stopped the port until ST is cleared */
 	bool cd_reset;	  /* ATAPI: the drive was reset (its thread applies it) */
 	int busy;	  /* slot the thread runs, -1 none */
+	bool held;	  /* its command waits for a resume (errorPolicy stop) */
 	unsigned int gen; /* bumped when ST clears or the port resets */
 	pthread_cond_t cond;
 	pthread_t thread;
@@ -119,6 +135,10 @@ struct ahci {
 	pthread_mutex_t lock;
 	uint32_t ghc, is;
 	bool quit;
+	/* a snapshot holds the ports (ahci_snap.c): no command is fetched;
+	 * idle is signalled when a port's command ends or it is held */
+	bool frozen;
+	pthread_cond_t idle;
 	struct ahci_port port[AHCI_PORTS];
 };
 
@@ -191,6 +211,13 @@ void ahci_mmc_mech_status(struct ahci_cd_req *q);
 bool ahci_atapi_exec(struct ahci_port *p, struct ahci_cmd *cmd, struct ahci_result *r);
 uint64_t ahci_atapi_data_len(const struct ahci_port *p, const struct ahci_cmd *cmd);
 void ahci_atapi_reset(struct ahci_port *p);
+
+/* ahci_snap.c: p's command waits for a resume (held) or goes on; a
+ * snapshot's freeze refuses while one waits. */
+void ahci_port_hold(struct ahci_port *p, bool held);
+
+/* ahci.c: recompute the HBA's IS and its interrupt (a->lock held). */
+void ahci_irq_update(struct ahci *a, bool event);
 
 /* ahci.c: true while p's command unit is still wanted (the thread checks it
  * while the VM is paused for an error). */

@@ -332,37 +332,59 @@ out:
 
 /*
  * Snapshot: the host's latch, then per populated slot its number, the
- * function's PCI state and, for a virtio function, the transport's
- * (virtio_pci.h says which ones it captures). AHCI and the Q35 chipset
- * registers have no snapshot state yet: a VM with them is refused.
+ * function's PCI state and its own: a virtio function's transport
+ * (virtio_pci.h says which ones it captures), the AHCI controller's
+ * (ahci.h), the Q35 LPC bridge's PM timer (q35.h). The host bridge (the
+ * Q35 MCH) has its config space only.
  */
 enum { PCI_DEVICES_SNAP_SLOT = 0x100 };
+
+static int pci_devices_save_fn(struct pci_devices *s, struct pci_dev *d, struct snap_buf *b)
+{
+	if (virtio_pci_of(d))
+		return virtio_pci_save(virtio_pci_of(d), b);
+	if (s->ahci && d == ahci_pci(s->ahci))
+		return ahci_save(s->ahci, b);
+	if (s->q35 && d == q35_lpc_dev(s->q35)) {
+		q35_save(s->q35, b);
+		return 0;
+	}
+	if (d != &s->host.bridge)
+		return error_errno(-ENOTSUP, "snapshot: PCI slot %d has no snapshot state",
+				   d->slot);
+	return 0;
+}
 
 static int pci_devices_save(void *state, struct snap_buf *b)
 {
 	struct pci_devices *s = state;
 	int ret = 0;
 
-	if (s->ahci || s->q35)
-		return error_errno(-ENOTSUP, "snapshot: %s has no snapshot state yet",
-				   s->ahci ? "the AHCI (SATA) controller" : "the Q35 chipset");
 	pci_host_save(&s->host, b);
 	for (uint32_t slot = 0; slot < PCI_SLOTS && !ret; slot++) {
 		struct pci_dev *d = s->host.dev[slot];
-		struct virtio_pci *vp;
 
 		if (!d)
 			continue;
 		snap_buf_item(b, PCI_DEVICES_SNAP_SLOT, &slot, sizeof(slot));
 		pci_dev_save(d, b);
-		vp = virtio_pci_of(d);
-		if (vp)
-			ret = virtio_pci_save(vp, b);
-		else if (d != &s->host.bridge)
-			ret = error_errno(-ENOTSUP, "snapshot: PCI slot %u has no snapshot state",
-					  slot);
+		ret = pci_devices_save_fn(s, d, b);
 	}
 	return ret ? ret : b->err;
+}
+
+static void pci_devices_thaw(void *state)
+{
+	struct pci_devices *s = state;
+
+	for (int slot = 0; slot < PCI_SLOTS; slot++) {
+		struct virtio_pci *vp = s->host.dev[slot] ? virtio_pci_of(s->host.dev[slot]) : NULL;
+
+		if (vp)
+			virtio_pci_thaw(vp);
+	}
+	if (s->ahci)
+		ahci_thaw(s->ahci);
 }
 
 static int pci_devices_freeze(void *state)
@@ -376,19 +398,20 @@ static int pci_devices_freeze(void *state)
 		if (vp)
 			ret = virtio_pci_freeze(vp);
 	}
-	return ret;
+	if (!ret && s->ahci)
+		ret = ahci_freeze(s->ahci);
+	return ret; /* refused: snapshot.c thaws this device too */
 }
 
-static void pci_devices_thaw(void *state)
+static int pci_devices_load_fn(struct pci_devices *s, struct pci_dev *d, struct snap_cur *c)
 {
-	struct pci_devices *s = state;
-
-	for (int slot = 0; slot < PCI_SLOTS; slot++) {
-		struct virtio_pci *vp = s->host.dev[slot] ? virtio_pci_of(s->host.dev[slot]) : NULL;
-
-		if (vp)
-			virtio_pci_thaw(vp);
-	}
+	if (virtio_pci_of(d))
+		return virtio_pci_load(virtio_pci_of(d), c);
+	if (s->ahci && d == ahci_pci(s->ahci))
+		return ahci_load(s->ahci, c);
+	if (s->q35 && d == q35_lpc_dev(s->q35))
+		return q35_load(s->q35, c);
+	return 0;
 }
 
 static int pci_devices_load(void *state, struct snap_cur *c)
@@ -397,8 +420,6 @@ static int pci_devices_load(void *state, struct snap_cur *c)
 	uint32_t slot;
 	int ret;
 
-	if (s->ahci || s->q35)
-		return -ENOTSUP;
 	ret = pci_host_load(&s->host, c);
 	for (uint32_t want = 0; want < PCI_SLOTS && !ret; want++) {
 		struct pci_dev *d = s->host.dev[want];
@@ -409,8 +430,8 @@ static int pci_devices_load(void *state, struct snap_cur *c)
 			return error_errno(-EBADMSG, "snapshot: PCI slot %u: not in the snapshot",
 					   want);
 		ret = pci_dev_load(&s->host, d, c);
-		if (!ret && virtio_pci_of(d))
-			ret = virtio_pci_load(virtio_pci_of(d), c);
+		if (!ret)
+			ret = pci_devices_load_fn(s, d, c);
 	}
 	for (uint32_t i = 0; i < PCI_SLOTS && !ret; i++)
 		if (s->host.dev[i])

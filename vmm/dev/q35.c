@@ -10,6 +10,7 @@
 #include "arch/x86_64/layout.h"
 #include "vmm/dev/q35.h"
 #include "vmm/util/log.h"
+#include "vmm/snapshot/snap_buf.h"
 
 struct q35 {
 	struct pci_host *host;
@@ -35,6 +36,13 @@ uint32_t q35_pm_timer(uint64_t t0_ns, uint64_t now_ns)
 			 (ns % 1000000000ull) * Q35_PM_TMR_HZ / 1000000000ull;
 
 	return (uint32_t)(ticks & 0xffffff);
+}
+
+uint64_t q35_pm_timer_start(uint32_t count, uint64_t now_ns)
+{
+	/* the first time at which the timer counts count (t0 may wrap: the
+	 * timer takes now - t0 modulo 2^64) */
+	return now_ns - ((uint64_t)count * 1000000000ull + Q35_PM_TMR_HZ - 1) / Q35_PM_TMR_HZ;
 }
 
 static void q35_tmr_read(void *dev, uint64_t off, void *data, uint32_t len)
@@ -148,4 +156,28 @@ void q35_destroy(struct q35 *q)
 	if (q->lpc_added)
 		pci_dev_remove(q->host, &q->lpc); /* destroys its msix_lock */
 	free(q);
+}
+
+enum { Q35_SNAP_TMR = 1 };
+
+void q35_save(struct q35 *q, struct snap_buf *b)
+{
+	uint32_t count = q35_pm_timer(q->t0_ns, q35_now_ns());
+
+	snap_buf_item(b, Q35_SNAP_TMR, &count, sizeof(count));
+}
+
+int q35_load(struct q35 *q, struct snap_cur *c)
+{
+	uint32_t count;
+
+	if (snap_cur_want(c, Q35_SNAP_TMR, &count, sizeof(count)) || count > 0xffffff)
+		return error_errno(-EBADMSG, "q35: saved PM timer state does not fit");
+	q->t0_ns = q35_pm_timer_start(count, q35_now_ns());
+	return 0;
+}
+
+struct pci_dev *q35_lpc_dev(struct q35 *q)
+{
+	return &q->lpc;
 }

@@ -50,8 +50,25 @@ struct q35;
 int q35_create(struct q35 **out, struct pci_host *h, struct bus *pio);
 void q35_destroy(struct q35 *q);
 
+/*
+ * Snapshot (docs/snapshot.md). The MCH's registers (PCIEXBAR, PAM0-6,
+ * SMRAM, ESMRAMC) are the host bridge's config space and the LPC
+ * bridge's (PMBASE, ACPI_CNTL, PIRQ routing, RCBA) its own: the PCI
+ * snapshot saves both as it saves every function's (pci_snap.c). q35
+ * itself saves the PM timer's 24-bit count, which goes on from it after
+ * a restore. load: 0 or -EBADMSG. q35_lpc(): the LPC function, to tell it
+ * from the others.
+ */
+struct snap_buf;
+struct snap_cur;
+void q35_save(struct q35 *q, struct snap_buf *b);
+int q35_load(struct q35 *q, struct snap_cur *c);
+struct pci_dev *q35_lpc_dev(struct q35 *q);
+
 /* The PM timer's 24-bit count at CLOCK_MONOTONIC time now_ns for a timer
  * started at t0_ns (pure; the port's read uses it). */
 uint32_t q35_pm_timer(uint64_t t0_ns, uint64_t now_ns);
+/* The t0_ns at which the timer reads count (< 2^24) at now_ns (pure). */
+uint64_t q35_pm_timer_start(uint32_t count, uint64_t now_ns);
 
 #endif /* VMLET_DEV_Q35_H */

@@ -16,6 +16,7 @@
 #include <linux/virtio_blk.h>
 
 #include "vmm/disk/blk.h"
+#include "vmm/disk/blk_id.h"
 #include "vmm/vm/device.h"
 #include "vmm/util/iov.h"
 #include "vmm/virtio/virtio_blk.h"
@@ -308,53 +309,6 @@ static int blk_activate(void *dev, struct virtio_pci *vp, uint64_t features)
  * one written since) is refused.
  */
 enum { BLK_SNAP_ID = 1 };
-#define BLK_ID_SPAN (1u << 20)
-
-struct blk_id {
-	uint64_t size, file_size;
-	int64_t mtime_s, mtime_ns;
-	uint64_t hash;
-};
-
-static uint64_t blk_hash_span(int fd, uint64_t off, uint64_t len, uint64_t h, uint8_t *buf)
-{
-	while (len) {
-		size_t n = len > 65536 ? 65536 : (size_t)len;
-		ssize_t got = pread(fd, buf, n, (off_t)off);
-
-		if (got <= 0)
-			return h ^ 0xdead; /* unreadable: never equal to a read one */
-		for (ssize_t i = 0; i < got; i++)
-			h = (h ^ buf[i]) * 0x100000001b3ull; /* FNV-1a */
-		off += (uint64_t)got;
-		len -= (uint64_t)got;
-	}
-	return h;
-}
-
-static int blk_identity(struct virtio_blk *b, struct blk_id *id)
-{
-	struct stat st;
-	uint64_t head, tail;
-	uint8_t *buf;
-
-	memset(id, 0, sizeof(*id));
-	if (!b->be || fstat(b->be->fd, &st))
-		return -EIO;
-	buf = malloc(65536);
-	if (!buf)
-		return -ENOMEM;
-	id->size = b->be->size;
-	id->file_size = (uint64_t)st.st_size;
-	id->mtime_s = st.st_mtim.tv_sec;
-	id->mtime_ns = st.st_mtim.tv_nsec;
-	head = id->file_size < BLK_ID_SPAN ? id->file_size : BLK_ID_SPAN;
-	tail = id->file_size - head < BLK_ID_SPAN ? id->file_size - head : BLK_ID_SPAN;
-	id->hash = blk_hash_span(b->be->fd, 0, head, 0xcbf29ce484222325ull, buf);
-	id->hash = blk_hash_span(b->be->fd, id->file_size - tail, tail, id->hash, buf);
-	free(buf);
-	return 0;
-}
 
 static void blk_freeze(void *dev)
 {
@@ -374,7 +328,7 @@ static int blk_save(void *dev, struct snap_buf *out)
 {
 	struct virtio_blk *b = dev;
 	struct blk_id id;
-	int r = blk_identity(b, &id);
+	int r = blk_id_read(b->be, &id);
 
 	if (r)
 		return error_errno(r, "snapshot: %s: cannot read the disk's identity", b->name);
@@ -385,28 +339,11 @@ static int blk_save(void *dev, struct snap_buf *out)
 static int blk_load(void *dev, struct snap_cur *c)
 {
 	struct virtio_blk *b = dev;
-	struct blk_id saved, now;
-	int r;
+	struct blk_id saved;
 
 	if (snap_cur_want(c, BLK_SNAP_ID, &saved, sizeof(saved)))
 		return -EBADMSG;
-	r = blk_identity(b, &now);
-	if (r)
-		return error_errno(r, "restore: %s: cannot read the disk's identity", b->name);
-	if (saved.size != now.size || saved.file_size != now.file_size)
-		return error_errno(-EINVAL,
-				   "restore: disk '%s' is not the disk of the snapshot: size %llu, "
-				   "the snapshot's %llu",
-				   b->name, (unsigned long long)now.file_size,
-				   (unsigned long long)saved.file_size);
-	if (saved.hash != now.hash || saved.mtime_s != now.mtime_s ||
-	    saved.mtime_ns != now.mtime_ns)
-		return error_errno(
-		    -EINVAL,
-		    "restore: disk '%s' is not the disk of the snapshot, or was written "
-		    "since (%s differs)",
-		    b->name, saved.hash != now.hash ? "its content" : "its mtime");
-	return 0;
+	return blk_id_check(b->be, b->name, &saved);
 }
 
 static const struct virtio_dev_ops virtio_blk_ops = {
