@@ -9,11 +9,14 @@
  *   stop           power button, hard stop after the grace period
  *   metrics        Prometheus text
  *   console        attach to the serial console; Ctrl-] detaches
- *   snapshot DIR [--resume|--stop]
+ *   snapshot DIR [--resume|--stop] [--no-freeze]
  *                  write a snapshot into DIR (made 0700 if missing):
  *                  DIR/state and DIR/memory, created here and handed to
  *                  vmlet; the state file appears only once it is complete
- *                  (docs/snapshot.md); then the VM resumes (default) or ends
+ *                  (docs/snapshot.md); then the VM resumes (default) or ends.
+ *                  With a guest agent connected the guest's filesystems are
+ *                  frozen first and thawed after, also after a failure
+ *                  (--no-freeze: not); the output says whether it was frozen
  *   guest-info     ask the guest agent (agent.h) on SOCKET.org.qemu.guest_agent.0
  *                  (or on SOCKET itself when it names that channel)
  *   fsfreeze, fsthaw, fsfreeze-status
@@ -47,7 +50,7 @@ static void usage(FILE *f)
 		   "verbs: status, pause, resume (unpause), power-button, stop,\n"
 		   "       metrics, console (Ctrl-] detaches), guest-info (the guest agent),\n"
 		   "       fsfreeze, fsthaw, fsfreeze-status (through the guest agent),\n"
-		   "       snapshot DIR [--resume|--stop]\n");
+		   "       snapshot DIR [--resume|--stop] [--no-freeze]\n");
 }
 
 /* Copy the console both ways until either side closes or Ctrl-]. */
@@ -235,24 +238,18 @@ static int ctl_agent_verb(const char *sock, const char *verb, bool text)
 	return ret;
 }
 
-/* snapshot DIR [--resume|--stop]: the files are made here, with this
- * user's rights, and their descriptors sent; "state" is written under a
- * temporary name and renamed once vmlet answered ok. */
-static int ctl_snapshot(const char *sock, int argc, char **argv)
+/* snapshot: the files are made here, with this user's rights, and their
+ * descriptors sent; "state" is written under a temporary name and renamed
+ * once vmlet answered ok. 0 or -1 (said on stderr). */
+static int snap_write(const char *sock, const char *dir, bool resume)
 {
-	const char *dir, *mode = argc > 1 ? argv[1] : "--resume";
 	char req[64], *reply = NULL;
 	json_object *o = NULL, *ok, *field;
-	int dfd = -1, fds[2] = {-1, -1}, fd, status = VMLET_EXIT_ERROR;
+	int dfd = -1, fds[2] = {-1, -1}, fd, ret = -1;
 
-	if (argc < 1 || argc > 2 || (strcmp(mode, "--resume") && strcmp(mode, "--stop"))) {
-		usage(stderr);
-		return VMLET_EXIT_USAGE;
-	}
-	dir = argv[0];
 	if (mkdir(dir, 0700) && errno != EEXIST) {
 		fprintf(stderr, "vmlet ctl: snapshot: %s: %s\n", dir, strerror(errno));
-		return VMLET_EXIT_ERROR;
+		return -1;
 	}
 	dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (dfd >= 0) {
@@ -265,7 +262,7 @@ static int ctl_snapshot(const char *sock, int argc, char **argv)
 		goto out;
 	}
 	snprintf(req, sizeof(req), "{\"verb\":\"snapshot\",\"resume\":%s}",
-		 strcmp(mode, "--stop") ? "true" : "false");
+		 resume ? "true" : "false");
 	fd = ctl_client_request_fds(sock, req, fds, 2, &reply);
 	if (fd < 0) {
 		fprintf(stderr, "vmlet ctl: %s: %s\n", sock, strerror(-fd));
@@ -284,7 +281,7 @@ static int ctl_snapshot(const char *sock, int argc, char **argv)
 		fprintf(stderr, "vmlet ctl: snapshot: %s: %s\n", dir, strerror(errno));
 		goto out;
 	}
-	status = VMLET_EXIT_OK;
+	ret = 0;
 out:
 	json_object_put(o);
 	free(reply);
@@ -293,7 +290,128 @@ out:
 			close(fds[i]);
 	if (dfd >= 0)
 		close(dfd);
-	return status;
+	return ret;
+}
+
+/* Should the snapshot freeze? Only when the control socket says an agent
+ * is connected and the guest runs (a paused guest's agent cannot answer);
+ * else *why says why not. */
+static bool snap_can_freeze(const char *sock, const char **why)
+{
+	json_object *o, *v;
+	char *reply = NULL;
+	bool yes = false;
+	int fd;
+
+	*why = "no agent";
+	fd = ctl_client_request(sock, CTL_STATUS, &reply);
+	if (fd < 0)
+		return false; /* the snapshot request will say why */
+	close(fd);
+	o = json_tokener_parse(reply);
+	if (json_object_object_get_ex(o, "agent_connected", &v) &&
+	    json_object_is_type(v, json_type_boolean) && json_object_get_boolean(v))
+		yes = true;
+	if (yes && json_object_object_get_ex(o, "state", &v) &&
+	    !strcmp(json_object_get_string(v), "Paused")) {
+		yes = false;
+		*why = "paused";
+	}
+	json_object_put(o);
+	free(reply);
+	return yes;
+}
+
+/* Freeze through the agent at path. 0, or -1 (said; the caller thaws). */
+static int snap_freeze(const char *path, int *count)
+{
+	struct ctl_agent_err err = {""};
+	int r = ctl_agent_fsfreeze(path, CTL_AGENT_FREEZE_TIMEOUT_MS, count, &err);
+
+	if (r) {
+		agent_fail("snapshot: fsfreeze", path, r, &err);
+		fprintf(stderr, "vmlet ctl: snapshot: not taken (--no-freeze takes it unfrozen)\n");
+		return -1;
+	}
+	return 0;
+}
+
+/* Thaw after a freeze was tried, whatever came of it. 0, or -1 (said).
+ * After --stop the VM may be gone: the snapshot then holds a frozen
+ * guest, to be thawed once restored. */
+static int snap_thaw(const char *path, bool stopped, bool *note)
+{
+	struct ctl_agent_err err = {""};
+	int count = 0, r = ctl_agent_fsthaw(path, CTL_AGENT_TIMEOUT_MS, &count, &err);
+
+	*note = false;
+	if (!r)
+		return 0;
+	if (stopped && (r == -ENOENT || r == -ECONNREFUSED || r == -ECONNRESET)) {
+		*note = true;
+		return 0;
+	}
+	agent_fail("snapshot: fsthaw", path, r, &err);
+	fprintf(stderr, "vmlet ctl: snapshot: the guest may still be frozen: "
+			"vmlet ctl SOCKET fsthaw\n");
+	return -1;
+}
+
+static void snap_report(bool text, bool frozen, int count, const char *why, bool note)
+{
+	char msg[128];
+
+	if (frozen)
+		snprintf(msg, sizeof(msg), "frozen (%d filesystems), %s", count,
+			 note ? "the snapshot holds it frozen: thaw it once restored" : "thawed");
+	else
+		snprintf(msg, sizeof(msg), "not frozen (%s)", why);
+	if (text)
+		printf("freeze: %s\n", msg);
+	else
+		printf("{\"ok\":true,\"frozen\":%s,\"freeze\":\"%s\"}\n", frozen ? "true" : "false",
+		       msg);
+}
+
+/* snapshot DIR [--resume|--stop] [--no-freeze]: with a guest agent
+ * connected, freeze the guest's filesystems first and thaw them after,
+ * also when the snapshot or the freeze failed (as KubeVirt does). */
+static int ctl_snapshot(const char *sock, int argc, char **argv, bool text)
+{
+	bool resume = true, freeze = true, note = false;
+	const char *why = "--no-freeze";
+	char *path = NULL;
+	int count = 0, r;
+
+	if (argc < 1 || argc > 3)
+		goto usage;
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--resume") || !strcmp(argv[i], "--stop"))
+			resume = !strcmp(argv[i], "--resume");
+		else if (!strcmp(argv[i], "--no-freeze"))
+			freeze = false;
+		else
+			goto usage;
+	}
+	if (freeze && snap_can_freeze(sock, &why)) {
+		bool is_channel;
+
+		path = agent_path(sock, &is_channel);
+		if (!path)
+			return VMLET_EXIT_ERROR;
+	}
+	r = path ? snap_freeze(path, &count) : 0;
+	if (!r)
+		r = snap_write(sock, argv[0], resume);
+	if (path && snap_thaw(path, !resume && !r, &note))
+		r = -1;
+	if (!r)
+		snap_report(text, path != NULL, count, why, note);
+	free(path);
+	return r ? VMLET_EXIT_ERROR : VMLET_EXIT_OK;
+usage:
+	usage(stderr);
+	return VMLET_EXIT_USAGE;
 }
 
 int cmd_ctl(int argc, char **argv)
@@ -329,7 +447,7 @@ int cmd_ctl(int argc, char **argv)
 		}
 	}
 	if (argc - optind >= 2 && !strcmp(argv[optind + 1], "snapshot"))
-		return ctl_snapshot(argv[optind], argc - optind - 2, argv + optind + 2);
+		return ctl_snapshot(argv[optind], argc - optind - 2, argv + optind + 2, text);
 	if (argc - optind != 2) {
 		usage(stderr);
 		return VMLET_EXIT_USAGE;
