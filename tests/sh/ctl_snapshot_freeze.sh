@@ -8,13 +8,15 @@
 # the snapshot and guest-fsfreeze-thaw after it, also when vmlet refuses
 # the snapshot; an agent that refuses to freeze gets no snapshot taken but
 # a thaw all the same; --no-freeze, no agent connected and a paused guest
-# take the snapshot without asking the agent, and the output says so.
+# take the snapshot without asking the agent, and the output says so; a
+# channel gone at the thaw is expected after --stop (the answer says the
+# snapshot holds the guest frozen) and an error after --resume.
 source "$(dirname "$0")/../lib/sh.sh"
 SOCK=$TMPD/api.sock
 CH=$SOCK.org.qemu.guest_agent.0
 LOG=$TMPD/log
 
-agent() { # MODE (good|refuse): serve clients on $CH until killed
+agent() { # MODE (good|refuse|vanish: the channel goes after the freeze): serve clients on $CH until killed
 	rm -f "$CH"
 	python3 - "$CH" "$1" "$LOG" 2>/dev/null <<'PY' &
 import json, socket, sys
@@ -60,6 +62,10 @@ while True:
                 c.sendall(json.dumps(ans).encode() + b"\n")
             except OSError:
                 pass
+            if mode == "vanish" and cmd == "guest-fsfreeze-freeze":
+                import os
+                os.unlink(path)
+                sys.exit(0)
     c.close()
 PY
 	APID=$!
@@ -161,6 +167,22 @@ snap s7
 	fail "paused: exit $rc, order '$got', out '$out', $(cat "$TMPD/err")"
 stop_vm
 stop_agent
+
+# the channel gone after the freeze (vmlet ended): expected after --stop
+vm true Running ok
+agent vanish
+snap s9 --stop
+((rc == 0)) && [[ $out == *'"frozen (2 filesystems), the snapshot holds it frozen: thaw it once restored"'* ]] &&
+	ok "--stop, the channel gone at the thaw: exit 0, the answer says the snapshot holds it frozen" ||
+	fail "vanish --stop: exit $rc, out '$out', $(cat "$TMPD/err")"
+stop_agent
+agent vanish
+snap s10 --resume
+((rc == 1)) && grep -q "the guest may still be frozen" "$TMPD/err" &&
+	ok "--resume, the thaw fails: exit 1, 'the guest may still be frozen'" ||
+	fail "vanish --resume: exit $rc, out '$out', $(cat "$TMPD/err")"
+stop_agent
+stop_vm
 
 "$VMLET" ctl "$SOCK" snapshot "$TMPD/s8" --freeze >/dev/null 2>&1
 rc=$?
