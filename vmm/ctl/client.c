@@ -337,7 +337,8 @@ static int snap_freeze(const char *path, int *count)
 }
 
 /* Thaw after a freeze was tried, whatever came of it. 0, or -1 (said).
- * After --stop the VM may be gone: the snapshot then holds a frozen
+ * After a --stop snapshot the VM is gone or ending (its channel missing,
+ * closed or silent): any failure then means the snapshot holds a frozen
  * guest, to be thawed once restored. */
 static int snap_thaw(const char *path, bool stopped, bool *note)
 {
@@ -347,7 +348,7 @@ static int snap_thaw(const char *path, bool stopped, bool *note)
 	*note = false;
 	if (!r)
 		return 0;
-	if (stopped && (r == -ENOENT || r == -ECONNREFUSED || r == -ECONNRESET)) {
+	if (stopped) { /* gone, going (no answer) or not: it is the snapshot's */
 		*note = true;
 		return 0;
 	}
