@@ -7,15 +7,25 @@
  * sizes asked for by tag), the PCI function loader (vmm/dev/pci_snap.c)
  * fed each device section against a function with MSI-X as vmlet builds
  * them, and fw_cfg's loader (vmm/dev/fw_cfg.c) each device section
- * against a fresh fw_cfg, then a few reads from where it was left.
+ * against a fresh fw_cfg, then a few reads from where it was left; after
+ * each PCI slot item, the AHCI loader (vmm/dev/ahci_snap.c, behind the
+ * function's PCI state and without it) against a controller as the seed
+ * probe-sata-cdrom-state's VM has it (an ATA disk of 4 MiB on port 0, a
+ * CD-ROM with a 2 MiB medium on port 1: images in /tmp, so the disks'
+ * identity differs), held by ahci_freeze() so that its I/O threads never
+ * fetch a command.
  * Input: the file's bytes. The seeds in
  * tests/fuzz/corpus/snapshot_fuzz/ are state files vmlet wrote.
  */
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "vmm/vm/bus.h"
+#include "vmm/dev/ahci.h"
+#include "vmm/disk/blk.h"
 #include "vmm/dev/devices.h"
 #include "vmm/dev/fw_cfg.h"
 #include "vmm/dev/pci.h"
@@ -45,6 +55,49 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 static struct bus pio, mmio;
 static struct pci_host host;
 static struct pci_dev dev;
+static struct ahci *ahci;
+
+/* A 2^shift-byte image in /tmp, open (the file itself unlinked). */
+static struct blk *fuzz_image(unsigned int shift, bool ro)
+{
+	char path[] = "/tmp/vmlet-snapshot-fuzz.XXXXXX";
+	int fd = mkstemp(path);
+	struct blk *be;
+
+	if (fd < 0 || ftruncate(fd, 1 << shift) || blk_open(&be, path, ro, BLK_CACHE_WRITEBACK))
+		abort();
+	unlink(path);
+	close(fd);
+	return be;
+}
+
+static void fuzz_ahci_setup(void)
+{
+	const struct ahci_disk_params disk = {.name = "d"}, cd = {.name = "cd"};
+
+	if (ahci_create(&ahci, &host, -1) ||
+	    ahci_attach_disk(ahci, 0, fuzz_image(22, false), &disk) ||
+	    ahci_attach_cdrom(ahci, 1, fuzz_image(21, true), &cd) || ahci_freeze(ahci))
+		abort(); /* held: no command is fetched from the NULL RAM */
+}
+
+/* After each slot item: the AHCI function's PCI state and the
+ * controller's, and the controller's alone. */
+static void fuzz_ahci(struct snap_cur c)
+{
+	struct snap_cur body, d;
+	uint32_t tag;
+
+	while (!snap_cur_next(&c, &tag, &body)) {
+		if (tag != 0x100)
+			continue;
+		d = c;
+		if (!pci_dev_load(&host, ahci_pci(ahci), &d))
+			ahci_load(ahci, &d);
+		d = c;
+		ahci_load(ahci, &d);
+	}
+}
 
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
@@ -59,6 +112,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 	if (pci_bar_add(&dev, 0, 0x8000, NULL, NULL) || pci_msix_init(&dev, 3, 0, 0x4000, 0x5000) ||
 	    pci_dev_add(&host, &dev))
 		abort();
+	fuzz_ahci_setup();
 	return 0;
 }
 
@@ -102,6 +156,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (s->type != SNAP_SEC_DEVICE || snap_cur_want_any(&c, 0, &name))
 			continue;
 		fuzz_fw_cfg(c);
+		fuzz_ahci(c);
 		if (pci_host_load(&host, &c))
 			continue;
 		/* pci_devices.c's order: a slot number, then the function */
