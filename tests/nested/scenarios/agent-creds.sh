@@ -11,6 +11,7 @@
 # `vmlet ctl fsfreeze` freezes L2's ext4 disk: a write there blocks,
 # fsfreeze-status says frozen, and after `vmlet ctl fsthaw` the write
 # completes.
+GROUP=devices # tests/sh/nested_devices.sh
 SHAPE=1,1,1 MEM=256Mi
 L2_DEBS="qemu-guest-agent:usr/sbin/qemu-ga"
 host_prep() {

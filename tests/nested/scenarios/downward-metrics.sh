@@ -5,6 +5,7 @@
 # next to --api-socket) answers; then a bad request, which must get
 # "INVALID REQUEST". The host parses the document: KubeVirt's metrics, the
 # VM's vCPUs and memory as the manifest says, the vCPU time above zero.
+GROUP=devices # tests/sh/nested_devices.sh
 SHAPE=1,1,1 MEM=256Mi
 host_prep() {
 	vm_yaml "$SCN" "$SHAPE" "$MEM" "          autoattachPodInterface: false

@@ -1,4 +1,5 @@
 # The oracle for hyperv-kvm: hyperv-qemu's hv-* flags without kvm=off.
+GROUP=devices # tests/sh/nested_devices.sh
 SHAPE=1,2,1 MEM=256Mi VMM=qemu
 L2_DEBS="cpuid:usr/bin/cpuid"
 QEMU_CPU_EXTRA=hv-relaxed,hv-vapic,hv-spinlocks=0x1fff,hv-vpindex,hv-runtime,hv-synic,hv-stimer,hv-stimer-direct,hv-reset,hv-frequencies,hv-reenlightenment,hv-tlbflush,hv-ipi,hv-time

@@ -3,6 +3,7 @@
 # takes the hypervisor found at the highest base, must detect KVM there
 # and use kvmclock, as under QEMU with the same hv-* flags
 # (hyperv-kvm-qemu).
+GROUP=devices # tests/sh/nested_devices.sh
 SHAPE=1,2,1 MEM=256Mi
 L2_DEBS="cpuid:usr/bin/cpuid"
 host_prep() {

@@ -4,6 +4,7 @@
 # looks for "Microsoft Hv", so it detects KVM (at 0x40000100): the leaves
 # themselves are compared with QEMU -cpu host,hv-passthrough
 # (hyperv-pass-qemu) in the same L1.
+GROUP=devices # tests/sh/nested_devices.sh
 SHAPE=1,2,1 MEM=256Mi
 L2_DEBS="cpuid:usr/bin/cpuid"
 host_prep() {

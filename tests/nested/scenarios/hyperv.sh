@@ -8,6 +8,7 @@
 # synthetic timer (HVS in /proc/interrupts). The oracle is hyperv-qemu:
 # QEMU -cpu host with the same hv-* flags and kvm=off in the same L1; the
 # privilege flags, hints and misc features Linux prints must be the same.
+GROUP=devices # tests/sh/nested_devices.sh
 SHAPE=1,2,1 MEM=256Mi
 L2_DEBS="cpuid:usr/bin/cpuid"
 HV_KVM='{hidden: true}'

@@ -26,6 +26,7 @@
 # for the CD-ROM, vendor, model, revision, size, sector size, read-only.
 # (TIMEBOX: QEMU's L2 once needed 403 s on a host with a load of 15, 260 s of
 # it between reading the data disk and fstrim's answer; 60 s when quiet)
+GROUP=devices # tests/sh/nested_devices.sh
 L2_FLAVOR=generic SHAPE=1,2,1 MEM=512Mi COMPARE=sata-qemu TIMEBOX=600
 
 # sata_images DIR: the disk images (the same bytes for both VMMs but the

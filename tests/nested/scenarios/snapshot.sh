@@ -7,6 +7,7 @@
 # stall line after the first count (the lines of the boot, in a nested
 # guest, stay as they were), and the guest powers off on the power button
 # (exit 0).
+GROUP=devices # tests/sh/nested_devices.sh
 SHAPE=1,2,1 MEM=256Mi L2_END=pwrbtn_wait TIMEBOX=600
 l1() {
 	sock=/tmp/api.sock

@@ -9,6 +9,7 @@
 # back), then 1 MiB to guest port 6000 (checksummed in L2). vmlet runs as
 # root and so confined as 65534: L1's listeners are made connectable
 # (umask 0) for its connector.
+GROUP=devices # tests/sh/nested_devices.sh
 SHAPE=1,1,1 MEM=256Mi TIMEBOX=600
 L1_PROGS="socat"
 L2_DEBS="socat:usr/bin/socat"
