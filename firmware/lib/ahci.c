@@ -167,6 +167,9 @@ int fw_ahci_reap(struct fw_ahci_port *p, bool ncq, uint32_t *done)
 			return -1;
 		__asm__ volatile("pause");
 	}
+	/* an error posted with the completion this loop saw */
+	if (ahci_rd(p, P_IS) & IS_TFES)
+		return -1;
 	for (uint32_t c = p->busy & ~left; c; c &= c - 1) /* (no libgcc popcount) */
 		(*done)++;
 	p->busy &= left;
