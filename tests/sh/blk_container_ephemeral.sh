@@ -66,7 +66,7 @@ done
 # overwrites its first 64 KiB; the second boot must see the image again
 manifest Always >"$TMPD/vm.yaml"
 TMPDIR=$TMPD/scratch "$VMLET" run -f "$TMPD/vm.yaml" --disk-root "$disk_root" --kernel "$TMPD/probe.elf" \
-	--cmdline 'vmlet.iotest=#0' --log-format text >"$TMPD/always" 2>&1 &
+	--cmdline 'vmlet.iotest=#0' --log-format text >"$TMPD/always" 2>"$TMPD/always.log" &
 PIDS+=($!)
 for _ in $(seq 1200); do
 	(($(grep -ac '^ioTest=00:01.0 ok' "$TMPD/always") >= 2)) && break
@@ -74,7 +74,7 @@ for _ in $(seq 1200); do
 	sleep 0.1
 done
 { kill -KILL "${PIDS[-1]}" && wait "${PIDS[-1]}"; } 2>/dev/null
-grep -aq "overlay in $TMPD/scratch, thrown away at exit" "$TMPD/always" &&
+grep -aq "overlay in $TMPD/scratch, thrown away at exit" "$TMPD/always.log" &&
 	ok "the overlay is in \$TMPDIR (log)" || fail "no overlay log line"
 [[ -z $(ls -A "$TMPD/scratch") ]] && ok "nothing left in \$TMPDIR after SIGKILL" ||
 	fail "left in TMPDIR after SIGKILL: $(ls -A "$TMPD/scratch")"
@@ -84,7 +84,7 @@ if ((${#reports[@]} >= 2)); then
 		ok "runStrategy Always: the restarted guest sees the image as it was" ||
 		fail "boots saw ${reports[*]}, want $first"
 else
-	fail "fewer than two boots: $(grep -a 'lifecycle\|error' "$TMPD/always" | head -3)"
+	fail "fewer than two boots: $(grep -a 'lifecycle\|error' "$TMPD/always.log" | head -3)"
 fi
 [[ $(sum_img) == "$sum0" ]] || fail "the image changed under runStrategy Always"
 
