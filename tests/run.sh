@@ -28,6 +28,14 @@ tmo=${TEST_TIMEOUT:-900}
 logdir=${TEST_LOGDIR:-build/test-logs}
 mkdir -p "$logdir"
 pass=0 fail=0 skip=0 failed=()
+# sh/nested_ovmf needs tests/nested's patched L0, built from source once
+# (scripts/build-qemu-l0, ~20 min of one CPU): the build starts now, in the
+# background on one job beside the tests; that test runs last and waits for
+# it (a lock) if it is not done; built before, this returns at once
+if [[ -z $filter || sh/nested_ovmf == *"$filter"* ]] && [[ -f tests/sh/nested_ovmf.sh &&
+	${VMLET_TEST_NESTED_OVMF:-} != skip ]]; then
+	QEMU_L0_JOBS=1 scripts/build-qemu-l0 >"$logdir/build-qemu-l0.log" 2>&1 &
+fi
 nested=() # "NAME TEST HOST-STATUS" of tests to run in the nested L1
 
 run_one() {
@@ -133,10 +141,14 @@ for t in build/san/tests/unit/*_test; do
 	[[ -x $t ]] && run_one "unit-san/$(basename "$t")" "$t"
 done
 for t in tests/sh/*.sh; do
+	[[ $t == tests/sh/nested_ovmf.sh ]] && continue # last, below
 	[[ -f $t ]] && run_one "sh/$(basename "$t" .sh)" bash "$t"
 done
 
 ((${#nested[@]})) && run_nested
+# last: by now its L0, building since the start, is ready (TEST_TIMEOUT need
+# not cover the build)
+[[ -f tests/sh/nested_ovmf.sh ]] && run_one sh/nested_ovmf bash tests/sh/nested_ovmf.sh
 
 echo
 if ((fail)); then

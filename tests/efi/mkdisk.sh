@@ -40,7 +40,9 @@ while [ $# -gt 4 ]; do
 done
 [ $# -eq 4 ] || { sed -n '/^#   tests/p' "$0" >&2; exit 2; }
 kernel=$1 initrd=$2 cmdline=$3 out=$4
-BOOT_UUID=564d4c45-5442-4f4f-9442-4f4f54000001
+# /boot's file system UUID, which the ESP's grub.cfg searches for: two disks
+# of one VM need different ones (BOOT_UUID=...), or GRUB may take the other's
+BOOT_UUID=${BOOT_UUID:-564d4c45-5442-4f4f-9442-4f4f54000001}
 die() { echo "mkdisk: $*" >&2; exit 1; }
 command -v sgdisk >/dev/null && command -v mcopy >/dev/null && command -v mkfs.vfat >/dev/null ||
 	die "needs gdisk, mtools and dosfstools"

@@ -6,7 +6,7 @@
 # tests/sh/ovmf_qemu_tcg.sh) and boot the next disk, a good signed chain,
 # to userspace. Nothing of the first disk may run (its GRUB would say
 # "disk=tampered" on the kernel command line).
-# Not in the default set: run with --scenarios tests/nested/scenarios-ovmf.
+# Run with tests/nested/run --l0 patched --scenarios tests/nested/scenarios-ovmf.
 SHAPE=${SHAPE:-1,2,1} MEM=512Mi TIMEBOX=500
 host_prep() {
 	local c="console=ttyS0 panic=-1 rdinit=/init nosoftlockup rcupdate.rcu_cpu_stall_suppress=1 nested.scn=$SCN"
@@ -17,7 +17,9 @@ host_prep() {
 	python3 -c 'import sys
 d = bytearray(open(sys.argv[1], "rb").read()); d[len(d) // 2] ^= 1
 open(sys.argv[2], "wb").write(d)' "$shim" "$SCN_DIR/shim-tampered.efi" || return 1
-	SHIM=$SCN_DIR/shim-tampered.efi tests/efi/mkdisk.sh --signed "$L2_KERNEL" "$L2_INITRD" \
+	# (its own /boot UUID: the good disk's GRUB searches for the default one and
+	# would otherwise find the first disk's /boot, seen in the first run)
+	BOOT_UUID=564d4c45-5442-4f4f-9442-4f4f54000002 SHIM=$SCN_DIR/shim-tampered.efi tests/efi/mkdisk.sh --signed "$L2_KERNEL" "$L2_INITRD" \
 		"$c disk=tampered" "$SCN_DIR/tampered.img" || return 1
 	rm -f "$SCN_DIR/shim-tampered.efi"
 	cp /usr/share/OVMF/OVMF_CODE_4M.fd /usr/share/OVMF/OVMF_VARS_4M.ms.fd "$SCN_DIR/" || return 1

@@ -9,8 +9,9 @@
 # (SMBIOS type 0 from EDK II). Run twice on the same variable file: the
 # first boot writes a non-volatile variable through efivarfs, the second
 # must find it (the per-VM flash file keeps it).
-# Not in the default set: run with --scenarios tests/nested/scenarios-ovmf
-# (README there: L1's QEMU 7.2 aborts under OVMF).
+# Not in tests/nested/scenarios: it needs the patched L0, tests/nested/run
+# --l0 patched --scenarios tests/nested/scenarios-ovmf (README: "OVMF
+# scenarios"; ovmf-qemu is the oracle).
 SHAPE=${SHAPE:-1,2,1} MEM=512Mi TIMEBOX=500
 host_prep() {
 	tests/efi/mkdisk.sh --signed "$L2_KERNEL" "$L2_INITRD" \
