@@ -27,7 +27,10 @@ l1() {
 	echo "@R snapshot-bytes $(du -k /tmp/snap/memory | cut -f1)k-used $(wc -c </tmp/snap/state)"
 	sleep 2 # time passes on the host while the guest lies on disk
 	rm -f "$sock"
-	vm_run --api-socket "$sock" --restore /tmp/snap >/tmp/con2 &
+	# (made here: the background job's own redirection may come after the
+	# first grep below on a loaded L1)
+	: >/tmp/con2
+	vm_run --api-socket "$sock" --restore /tmp/snap >>/tmp/con2 &
 	vmpid=$!
 	n=0
 	while [ "$(grep -c '@R count ' /tmp/con2)" -lt 4 ] && kill -0 $vmpid 2>/dev/null &&
@@ -35,7 +38,7 @@ l1() {
 		sleep 0.2
 		n=$((n + 1))
 	done
-	vmlet ctl "$sock" power-button
+	vmlet ctl "$sock" power-button || kill $vmpid
 	wait $vmpid
 	rc=$?
 	sed 's/^/@1/' /tmp/con1 | grep '^@1@R ' | sed 's/^@1//'
