@@ -57,27 +57,11 @@ static uint32_t hv_features(const struct vm_hyperv *h)
 	return v;
 }
 
-/* KVM_GET_SUPPORTED_HV_CPUID on /dev/kvm; KVM does not say how many
- * entries it needs, so grow until it fits (as QEMU). */
+/* KVM_GET_SUPPORTED_HV_CPUID on /dev/kvm (grown until it fits, as QEMU). */
 static int hv_get_supported(struct vm *vm, int kvm_fd)
 {
-	unsigned int nent = 16;
-	struct kvm_cpuid2 *c;
-
-	for (;;) {
-		c = calloc(1, sizeof(*c) + nent * sizeof(c->entries[0]));
-		if (!c)
-			return -ENOMEM;
-		c->nent = nent;
-		if (!ioctl(kvm_fd, KVM_GET_SUPPORTED_HV_CPUID, c))
-			break;
-		free(c);
-		if (errno != E2BIG || nent >= 256)
-			return error_errno(-errno, "kvm: KVM_GET_SUPPORTED_HV_CPUID");
-		nent *= 2;
-	}
-	vm->hv_sup = c;
-	return 0;
+	return vm_kvm_cpuid2(kvm_fd, KVM_GET_SUPPORTED_HV_CPUID, "KVM_GET_SUPPORTED_HV_CPUID", 16,
+			     256, &vm->hv_sup);
 }
 
 static int hv_cap(int kvm_fd, long cap)

@@ -153,9 +153,9 @@ static int vm_open_kvm(struct vm *vm)
 	return 0;
 }
 
-static int vm_get_host_cpuid(struct vm *vm)
+int vm_kvm_cpuid2(int fd, unsigned long req, const char *name, unsigned int nent, unsigned int max,
+		  struct kvm_cpuid2 **out)
 {
-	unsigned int nent = 128;
 	struct kvm_cpuid2 *c;
 
 	for (;;) {
@@ -163,15 +163,21 @@ static int vm_get_host_cpuid(struct vm *vm)
 		if (!c)
 			return -ENOMEM;
 		c->nent = nent;
-		if (!ioctl(vm->kvm_fd, KVM_GET_SUPPORTED_CPUID, c))
+		if (!ioctl(fd, req, c))
 			break;
 		free(c);
-		if (errno != E2BIG || nent >= 4096)
-			return error_errno(-errno, "kvm: KVM_GET_SUPPORTED_CPUID");
+		if (errno != E2BIG || nent >= max)
+			return error_errno(-errno, "kvm: %s", name);
 		nent *= 2;
 	}
-	vm->host_cpuid = c;
+	*out = c;
 	return 0;
+}
+
+static int vm_get_host_cpuid(struct vm *vm)
+{
+	return vm_kvm_cpuid2(vm->kvm_fd, KVM_GET_SUPPORTED_CPUID, "KVM_GET_SUPPORTED_CPUID", 128,
+			     4096, &vm->host_cpuid);
 }
 
 /*

@@ -150,6 +150,12 @@ struct vm {
 };
 
 int vm_create(struct vm **out, const struct vm_config *cfg, const struct vm_options *opt);
+/* A CPUID table KVM gives through ioctl req on fd (KVM_GET_SUPPORTED_CPUID,
+ * KVM_GET_SUPPORTED_HV_CPUID), which do not say how many entries they need:
+ * tried with nent entries, doubled on E2BIG up to max. 0 and *out (the
+ * caller frees it), or -errno logged with name. */
+int vm_kvm_cpuid2(int fd, unsigned long req, const char *name, unsigned int nent, unsigned int max,
+		  struct kvm_cpuid2 **out);
 int vm_boot(struct vm *vm);
 /* (part of vm_boot) The SMBIOS tables (arch_smbios_build) for cfg into
  * guest memory at ARCH_SMBIOS_GPA, or just above `after` (the end of the
