@@ -45,6 +45,13 @@ if start "$TMPD/out1" "$TMPD/err1"; then
 		grows "$TMPD/out1" && [[ $sout == *'"not frozen (no agent)"'* ]] &&
 		ok "snapshot --resume: files written, the guest runs on, not frozen (no agent)" ||
 		fail "snapshot --resume: '${sout:-}' $(tail -3 "$TMPD/err1")"
+	# links planted in an existing snapshot folder are replaced, not followed
+	mkdir -p "$TMPD/s2" && echo victim >"$TMPD/victim" && echo victim >"$TMPD/victim2"
+	ln -s "$TMPD/victim" "$TMPD/s2/memory" && ln "$TMPD/victim2" "$TMPD/s2/state.partial"
+	"$VMLET" ctl "$SOCK" snapshot "$TMPD/s2" --resume >/dev/null &&
+		[[ $(cat "$TMPD/victim" "$TMPD/victim2") == $'victim\nvictim' && ! -L $TMPD/s2/memory ]] &&
+		ok "links planted in the snapshot folder: replaced, their targets intact" ||
+		fail "planted links: victim '$(head -c 20 "$TMPD/victim")' '$(head -c 20 "$TMPD/victim2")'"
 	"$VMLET" ctl "$SOCK" pause
 	"$VMLET" ctl "$SOCK" snapshot "$TMPD/s1" --resume &&
 		"$VMLET" ctl -o text "$SOCK" status | grep -q '^state: Paused$' &&

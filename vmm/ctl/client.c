@@ -252,10 +252,14 @@ static int snap_write(const char *sock, const char *dir, bool resume)
 		return -1;
 	}
 	dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (dfd >= 0) {
+	if (dfd >= 0) { /* new files: a link planted in DIR is removed, never followed */
 		unlinkat(dfd, "state", 0);
-		fds[0] = openat(dfd, "state.partial", O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-		fds[1] = openat(dfd, "memory", O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+		unlinkat(dfd, "state.partial", 0);
+		unlinkat(dfd, "memory", 0);
+		fds[0] = openat(dfd, "state.partial",
+				O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+		fds[1] =
+		    openat(dfd, "memory", O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
 	}
 	if (dfd < 0 || fds[0] < 0 || fds[1] < 0) {
 		fprintf(stderr, "vmlet ctl: snapshot: %s: %s\n", dir, strerror(errno));
