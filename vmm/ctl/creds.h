@@ -65,6 +65,14 @@ int ctl_creds_fingerprint(const struct vm_config *cfg, const char *secret_dir, u
  */
 int ctl_creds_start(const struct vm_config *cfg, const char *secret_dir, const char *channel,
 		    const char *api_socket, pid_t *pid);
+/*
+ * Fork a helper child named name (vmlet-creds, vmlet-dmetrics): in the
+ * parent 1 and *child; in the child 0, once it dies with its parent
+ * (SIGTERM), ignores SIGINT and SIGPIPE, and is confined
+ * (ctl_helper_confine()); -errno if fork failed. The child never returns
+ * from its caller: it ends with _exit().
+ */
+int ctl_helper_fork(const char *name, pid_t *child);
 /* In a helper child (this one, vmlet-dmetrics): no_new_privs, and no
  * capabilities left, the bounding set emptied too (it keeps its uid: the
  * channel sockets and the Secrets are that user's). */

@@ -117,8 +117,7 @@ void ctl_helper_confine(void)
 		log_warn("helper: cannot drop its capabilities");
 }
 
-int ctl_creds_start(const struct vm_config *cfg, const char *secret_dir, const char *channel,
-		    const char *api_socket, pid_t *pid)
+int ctl_helper_fork(const char *name, pid_t *child)
 {
 	pid_t parent = getpid(), p;
 
@@ -127,16 +126,26 @@ int ctl_creds_start(const struct vm_config *cfg, const char *secret_dir, const c
 	if (p < 0)
 		return -errno;
 	if (p > 0) {
-		*pid = p;
-		return 0;
+		*child = p;
+		return 1;
 	}
 	signal(SIGINT, SIG_IGN); /* Ctrl-C is the guest's business */
 	signal(SIGTERM, SIG_DFL);
 	signal(SIGPIPE, SIG_IGN);
 	if (prctl(PR_SET_PDEATHSIG, SIGTERM) || getppid() != parent)
 		_exit(0);
-	prctl(PR_SET_NAME, "vmlet-creds");
+	prctl(PR_SET_NAME, name);
 	ctl_helper_confine();
+	return 0;
+}
+
+int ctl_creds_start(const struct vm_config *cfg, const char *secret_dir, const char *channel,
+		    const char *api_socket, pid_t *pid)
+{
+	int r = ctl_helper_fork("vmlet-creds", pid);
+
+	if (r)
+		return r < 0 ? r : 0;
 	log_info("credentials: applying accessCredentials through %s", channel);
 	creds_loop(cfg, secret_dir, channel, api_socket);
 	_exit(0);

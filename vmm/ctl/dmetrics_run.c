@@ -8,7 +8,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <time.h>
@@ -126,24 +125,11 @@ static void dm_serve(const struct vm_config *cfg, int fd, pid_t parent)
 
 int ctl_dmetrics_start(const struct vm_config *cfg, const char *channel, pid_t *pid)
 {
-	pid_t parent = getpid(), p;
-	int fd;
+	pid_t parent = getpid();
+	int fd, r = ctl_helper_fork("vmlet-dmetrics", pid);
 
-	fflush(NULL);
-	p = fork();
-	if (p < 0)
-		return -errno;
-	if (p > 0) {
-		*pid = p;
-		return 0;
-	}
-	signal(SIGINT, SIG_IGN);
-	signal(SIGTERM, SIG_DFL);
-	signal(SIGPIPE, SIG_IGN);
-	if (prctl(PR_SET_PDEATHSIG, SIGTERM) || getppid() != parent)
-		_exit(0);
-	prctl(PR_SET_NAME, "vmlet-dmetrics");
-	ctl_helper_confine();
+	if (r)
+		return r < 0 ? r : 0;
 	for (;;) {
 		fd = dm_connect(channel);
 		if (fd >= 0) {
