@@ -129,26 +129,34 @@ static char *agent_path(const char *sock, bool *is_channel)
 	return asprintf(&path, "%s.%s", sock, CTL_AGENT_CHANNEL) < 0 ? NULL : path;
 }
 
-/* Through the control socket: is the agent connected? Quietly true when
- * the VM cannot say (then the agent's own timeout answers). */
-static bool agent_connected(const char *sock)
+int ctl_client_agent_state(const char *sock, bool *paused)
 {
 	json_object *o, *v;
 	char *reply = NULL;
-	bool connected = true;
-	int fd;
+	int fd, c = -1;
 
+	if (paused)
+		*paused = false;
 	fd = ctl_client_request(sock, CTL_STATUS, &reply);
 	if (fd < 0)
-		return true;
+		return -1;
 	close(fd);
 	o = json_tokener_parse(reply);
 	if (json_object_object_get_ex(o, "agent_connected", &v) &&
 	    json_object_is_type(v, json_type_boolean))
-		connected = json_object_get_boolean(v);
+		c = json_object_get_boolean(v);
+	if (paused && json_object_object_get_ex(o, "state", &v))
+		*paused = !strcmp(json_object_get_string(v), "Paused");
 	json_object_put(o);
 	free(reply);
-	return connected;
+	return c;
+}
+
+/* Through the control socket: is the agent connected? Quietly true when
+ * the VM cannot say (then the agent's own timeout answers). */
+static bool agent_connected(const char *sock)
+{
+	return ctl_client_agent_state(sock, NULL) != 0;
 }
 
 static int agent_fail(const char *verb, const char *path, int r, const struct ctl_agent_err *err)
@@ -302,28 +310,16 @@ out:
  * else *why says why not. */
 static bool snap_can_freeze(const char *sock, const char **why)
 {
-	json_object *o, *v;
-	char *reply = NULL;
-	bool yes = false;
-	int fd;
+	bool paused;
 
-	*why = "no agent";
-	fd = ctl_client_request(sock, CTL_STATUS, &reply);
-	if (fd < 0)
-		return false; /* the snapshot request will say why */
-	close(fd);
-	o = json_tokener_parse(reply);
-	if (json_object_object_get_ex(o, "agent_connected", &v) &&
-	    json_object_is_type(v, json_type_boolean) && json_object_get_boolean(v))
-		yes = true;
-	if (yes && json_object_object_get_ex(o, "state", &v) &&
-	    !strcmp(json_object_get_string(v), "Paused")) {
-		yes = false;
+	*why = "no agent"; /* (no answer: the snapshot request will say why) */
+	if (ctl_client_agent_state(sock, &paused) != 1)
+		return false;
+	if (paused) {
 		*why = "paused";
+		return false;
 	}
-	json_object_put(o);
-	free(reply);
-	return yes;
+	return true;
 }
 
 /* Freeze through the agent at path. 0, or -1 (said; the caller thaws). */

@@ -29,23 +29,7 @@ static uint64_t creds_now_ms(void)
 /* 1 connected, 0 not, -1 unknown (no control socket, or no answer). */
 static int creds_agent_connected(const char *api_socket)
 {
-	json_object *o, *v;
-	char *reply = NULL;
-	int fd, c = -1;
-
-	if (!api_socket)
-		return -1;
-	fd = ctl_client_request(api_socket, CTL_STATUS, &reply);
-	if (fd < 0)
-		return -1;
-	close(fd);
-	o = json_tokener_parse(reply);
-	if (json_object_object_get_ex(o, "agent_connected", &v) &&
-	    json_object_is_type(v, json_type_boolean))
-		c = json_object_get_boolean(v);
-	json_object_put(o);
-	free(reply);
-	return c;
+	return api_socket ? ctl_client_agent_state(api_socket, NULL) : -1;
 }
 
 struct creds_state {

@@ -193,6 +193,11 @@ int ctl_client_request(const char *path, enum ctl_verb verb, char **reply);
 int ctl_client_request_fds(const char *path, const char *request, const int *fds, unsigned int nfds,
 			   char **reply);
 
+/* From sock's status: 1 the guest agent is connected, 0 not, -1 unknown
+ * (no answer, or no such field); with paused, whether the VM is Paused
+ * (false when unknown). */
+int ctl_client_agent_state(const char *sock, bool *paused);
+
 /* The guest agent: vmm/ctl/agent.h. */
 
 #endif /* VMLET_CTL_H */
