@@ -33,6 +33,16 @@ void efi_free(void *p)
 		mem_pool_free(&efi_mem, p);
 }
 
+void *efi_alloc_pages(size_t bytes)
+{
+	uint64_t addr;
+
+	if (mem_allocate_pages(&efi_mem, AllocateAnyPages, EfiBootServicesData,
+			       (bytes + EFI_PAGE_SIZE - 1) / EFI_PAGE_SIZE, &addr))
+		return NULL;
+	return (void *)(uintptr_t)addr;
+}
+
 static efi_tpl EFIAPI raise_tpl(efi_tpl tpl)
 {
 	efi_tpl old = cur_tpl;

@@ -30,6 +30,9 @@ extern uint8_t efi_reset_value;
 /* Zeroed BootServicesData pool memory, NULL when out of memory. */
 void *efi_alloc(size_t n);
 void efi_free(void *p);
+/* Whole BootServicesData pages for bytes (rounded up), not zeroed: DMA
+ * buffers and queues for the disk drivers. NULL when out of memory. */
+void *efi_alloc_pages(size_t bytes);
 
 /* Firmware messages on the serial console ("efi: ..."). At CPL3 they are
  * kept and go out in one piece at efi_log_flush() (or when the buffer

@@ -61,16 +61,6 @@ static int sata_read(const struct blkdev *dev, uint64_t lba, uint64_t count, voi
 	return 0;
 }
 
-static void *sata_pages(size_t bytes)
-{
-	uint64_t addr;
-
-	if (mem_allocate_pages(&efi_mem, AllocateAnyPages, EfiBootServicesData,
-			       (bytes + EFI_PAGE_SIZE - 1) / EFI_PAGE_SIZE, &addr))
-		return NULL;
-	return (void *)(uintptr_t)addr;
-}
-
 static void sata_install(struct sata_disk *d, const struct fw_pci_fn *f, uint32_t port)
 {
 	struct {
@@ -99,7 +89,7 @@ static void sata_install(struct sata_disk *d, const struct fw_pci_fn *f, uint32_
 static int sata_port(const struct fw_pci_fn *f, volatile uint8_t *abar, uint32_t n)
 {
 	struct sata_disk *d = efi_alloc(sizeof(*d));
-	uint8_t *mem = sata_pages(2 * EFI_PAGE_SIZE);
+	uint8_t *mem = efi_alloc_pages(2 * EFI_PAGE_SIZE);
 	uint64_t sectors;
 
 	if (!d || !mem)
@@ -125,7 +115,7 @@ static int sata_port(const struct fw_pci_fn *f, volatile uint8_t *abar, uint32_t
 	d->raw.ctx = d;
 	d->raw.block_size = 512;
 	d->raw.n_blocks = sectors;
-	blk_init_cached(&d->dev, &d->cache, &d->raw, sata_pages);
+	blk_init_cached(&d->dev, &d->cache, &d->raw, efi_alloc_pages);
 	efi_log("sata 00:%02x.%x port %u: %llu MiB", f->dev, f->fn, n,
 		(unsigned long long)(sectors >> 11));
 	sata_install(d, f, n);

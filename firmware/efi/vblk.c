@@ -56,18 +56,6 @@ static int vblk_read(const struct blkdev *dev, uint64_t lba, uint64_t count, voi
 	return 0;
 }
 
-/* Window buffers for the read cache: pages, not zeroed (the device
- * fills them). */
-static void *vblk_window_alloc(size_t bytes)
-{
-	uint64_t addr;
-
-	if (mem_allocate_pages(&efi_mem, AllocateAnyPages, EfiBootServicesData,
-			       bytes / EFI_PAGE_SIZE, &addr))
-		return NULL;
-	return (void *)(uintptr_t)addr;
-}
-
 static void vblk_add(const struct fw_pci_fn *f, uint64_t *mmio_next)
 {
 	struct vblk *b = efi_alloc(sizeof(*b));
@@ -93,7 +81,7 @@ static void vblk_add(const struct fw_pci_fn *f, uint64_t *mmio_next)
 	b->raw.ctx = b;
 	b->raw.block_size = 512;
 	b->raw.n_blocks = *(volatile uint64_t *)b->v.device; /* capacity, sectors */
-	blk_init_cached(&b->dev, &b->cache, &b->raw, vblk_window_alloc);
+	blk_init_cached(&b->dev, &b->cache, &b->raw, efi_alloc_pages);
 	efi_log("virtio-blk 00:%02x.%x: %llu MiB", f->dev, f->fn,
 		(unsigned long long)(b->dev.n_blocks >> 11));
 	dp_set(&dp.root.h, DP_ACPI, 1, sizeof(dp.root));
