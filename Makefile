@@ -68,7 +68,7 @@ endif
 # ---- sources --------------------------------------------------------------
 SPEC_SRCS := $(sort $(wildcard spec/*.c))
 ARCH_SRCS := $(sort $(wildcard arch/x86_64/*.c))
-VMM_SRCS  := $(filter-out vmm/main.c,$(sort $(wildcard vmm/*.c vmm/*/*.c)))
+VMM_SRCS  := $(filter-out vmm/main.c,$(sort $(wildcard vmm/*.c vmm/*/*.c vmm/*/*/*.c)))
 LIB_SRCS  := $(SPEC_SRCS) $(ARCH_SRCS) $(VMM_SRCS)
 LIB_OBJS  := $(LIB_SRCS:%.c=$(BUILD)/%.o) $(BUILD)/gen/schema_table.o \
              $(BUILD)/gen/fields_table.o

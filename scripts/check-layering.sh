@@ -25,7 +25,8 @@
 #     irq_internal.h, lifecycle.h). vmm/disk/ and vmm/net/ (the backends)
 #     include nothing of vmm/dev/, vmm/virtio/ or vmm/vm/. vmm/util/ (log,
 #     JSON, event loop, threads, files, iovecs) includes nothing of vmm/
-#     outside vmm/util/. These hold through headers too: an include that
+#     outside vmm/util/. A room's sub-folder (vmm/dev/ahci/) is that room.
+#     These hold through headers too: an include that
 #     leads to a forbidden file through other headers of the tree is
 #     refused.
 #  6. firmware/ includes only firmware/ headers, of arch/ only the ACPI

@@ -92,7 +92,7 @@
 #include "firmware/abi.h"
 #include "tests/fuzz/fuzz_input.h"
 #include "vmm/vm/bus.h"
-#include "vmm/dev/ahci.h"
+#include "vmm/dev/ahci/ahci.h"
 #include "vmm/dev/devices.h"
 #include "vmm/dev/pci_devices.h"
 #include "vmm/dev/pflash.h"

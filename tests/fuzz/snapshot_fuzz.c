@@ -8,7 +8,7 @@
  * fed each device section against a function with MSI-X as vmlet builds
  * them, and fw_cfg's loader (vmm/dev/fw_cfg.c) each device section
  * against a fresh fw_cfg, then a few reads from where it was left; after
- * each PCI slot item, the AHCI loader (vmm/dev/ahci_snap.c, behind the
+ * each PCI slot item, the AHCI loader (vmm/dev/ahci/ahci_snap.c, behind the
  * function's PCI state and without it) against a controller as the seed
  * probe-sata-cdrom-state's VM has it (an ATA disk of 4 MiB on port 0, a
  * CD-ROM with a 2 MiB medium on port 1: images in /tmp, so the disks'
@@ -24,7 +24,7 @@
 #include <unistd.h>
 
 #include "vmm/vm/bus.h"
-#include "vmm/dev/ahci.h"
+#include "vmm/dev/ahci/ahci.h"
 #include "vmm/disk/blk.h"
 #include "vmm/dev/devices.h"
 #include "vmm/dev/fw_cfg.h"

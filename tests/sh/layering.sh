@@ -72,6 +72,11 @@ plant fail vmm/net/net.h '#include "vmm/virtio/virtio_net.h"' "a vmm/net/ header
 # nothing of vmm/ outside itself
 plant fail vmm/dev/pci.c '#include "vmm/vm/vcpu.h"' "vmm/dev/ includes vmm/vm/vcpu.h"
 plant fail vmm/dev/legacy.c '#include "vmm/vm/lifecycle.h"' "vmm/dev/ includes vmm/vm/lifecycle.h"
+# a room's sub-folder (vmm/dev/ahci/) keeps the rules of its room
+plant fail vmm/dev/ahci/ahci.c '#include "vmm/vm/vm.h"' "vmm/dev/ahci/ includes vmm/vm/vm.h"
+plant fail vmm/dev/ahci/ahci_atapi.c '#include "../../vm/vcpu.h"' "vmm/dev/ahci/ includes ../../vm/vcpu.h"
+plant fail vmm/dev/ahci/ahci_int.h '#include "../../ctl/ctl.h"' "a vmm/dev/ahci/ header includes ../../ctl/"
+plant fail vmm/dev/ahci/ahci_snap.c '#include <json-c/json.h>' "json-c in vmm/dev/ahci/"
 plant fail vmm/virtio/virtio_pci.c '#include "../vm/irq_internal.h"' "vmm/virtio/ includes ../vm/irq_internal.h"
 plant fail vmm/disk/blk_raw.c '#include "vmm/vm/guest_mem.h"' "vmm/disk/ includes vmm/vm/"
 plant fail vmm/net/tap.c '#include <vmm/vm/vm.h>' "vmm/net/ includes <vmm/vm/vm.h>"
@@ -187,6 +192,7 @@ plant pass vmm/disk/blk_raw.c '#include "vmm/util/iov.h"' "vmm/disk/ includes vm
 plant pass vmm/virtio/virtio_rng.c '#include "vmm/vm/irq.h"' "vmm/virtio/ includes the contract vmm/vm/irq.h"
 plant pass vmm/dev/rtc.c '#include "vmm/vm/guest_mem.h"' "vmm/dev/ includes the contract vmm/vm/guest_mem.h"
 plant pass vmm/dev/pm.c '#include "../vm/bus.h"' "vmm/dev/ includes the contract ../vm/bus.h"
+plant pass vmm/dev/ahci/ahci_ata.c '#include "../../vm/guest_mem.h"' "vmm/dev/ahci/ includes the contract ../../vm/guest_mem.h"
 plant pass vmm/net/tap.c '#include "vmm/util/log.h"' "vmm/net/ includes vmm/util/log.h"
 plant pass vmm/util/log.c '#include "vmm/util/thread.h"' "vmm/util/ includes vmm/util/"
 plant pass vmm/boot/boot.c '#include "vmm/vm/vcpu.h"' "vmm/boot/ includes vmm/vm/vcpu.h"

@@ -15,8 +15,8 @@
 
 #include "tests/lib/test.h"
 #include "tests/unit/virtio_test_pci.h"
-#include "vmm/dev/ahci.h"
-#include "vmm/dev/ahci_int.h" /* the ports' serials */
+#include "vmm/dev/ahci/ahci.h"
+#include "vmm/dev/ahci/ahci_int.h" /* the ports' serials */
 #include "vmm/disk/blk.h"
 #include "vmm/snapshot/snap_buf.h"
 

@@ -14,7 +14,7 @@
 
 #include "tests/lib/test.h"
 #include "tests/unit/virtio_test_pci.h"
-#include "vmm/dev/ahci.h"
+#include "vmm/dev/ahci/ahci.h"
 #include "vmm/disk/blk.h"
 
 #define BLOCKS 100u /* a 200 KiB medium */

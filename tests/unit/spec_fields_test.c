@@ -240,7 +240,7 @@ static void test_differently(void)
 		      &c) == -EINVAL);
 	CHECK(has("E spec.template.spec.domain.devices.disks[0].cache: "
 		  "spec.template.spec.domain.devices.disks[0].cache has invalid value unsafe"));
-	/* an explicit SATA disk is an AHCI port (vmm/dev/ahci.h); SCSI is
+	/* an explicit SATA disk is an AHCI port (vmm/dev/ahci/ahci.h); SCSI is
 	 * still refused */
 	CHECK(resolve(MEM "        devices:\n          disks: [{name: a, disk: {bus: sata}}]\n"
 			  "      volumes: [{name: a, emptyDisk: {capacity: 1Mi}}]\n",

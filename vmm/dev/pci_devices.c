@@ -21,7 +21,7 @@
 
 #include "vmm/disk/blk.h"
 #include "vmm/disk/volume.h"
-#include "vmm/dev/ahci.h"
+#include "vmm/dev/ahci/ahci.h"
 #include "vmm/dev/pci_devices.h"
 #include "vmm/dev/pci.h"
 #include "vmm/dev/q35.h"

@@ -9,7 +9,7 @@
  */
 #include <string.h>
 
-#include "vmm/dev/ahci_int.h"
+#include "vmm/dev/ahci/ahci_int.h"
 #include "vmm/disk/blk.h"
 
 #define CD_MAX_BLOCKS 360000u /* 80 minutes; larger media are DVDs */

@@ -13,7 +13,7 @@
 #include <stdint.h>
 #include <sys/uio.h>
 
-#include "vmm/dev/ahci.h"
+#include "vmm/dev/ahci/ahci.h"
 #include "vmm/dev/pci.h"
 #include "vmm/vm/device.h"
 

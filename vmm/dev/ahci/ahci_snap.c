@@ -15,7 +15,7 @@
 #include <errno.h>
 #include <string.h>
 
-#include "vmm/dev/ahci_int.h"
+#include "vmm/dev/ahci/ahci_int.h"
 #include "vmm/disk/blk.h"
 #include "vmm/disk/blk_id.h"
 #include "vmm/snapshot/snap_buf.h"

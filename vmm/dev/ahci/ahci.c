@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "vmm/dev/ahci_int.h"
+#include "vmm/dev/ahci/ahci_int.h"
 #include "vmm/disk/blk.h"
 #include "vmm/vm/guest_mem.h"
 #include "vmm/vm/irq.h"

@@ -10,7 +10,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "vmm/dev/ahci_int.h"
+#include "vmm/dev/ahci/ahci_int.h"
 #include "vmm/disk/blk.h"
 #include "vmm/util/iov.h"
 #include "vmm/util/log.h"
