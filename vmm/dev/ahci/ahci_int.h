@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * ahci_int.h - what ahci.c (the HBA: registers, command fetch, FIS
- * delivery, interrupts) and ahci_ata.c (the ATA device behind a port)
- * share. Only these files (and ahci_atapi.c, ahci_mmc.c: the CD-ROM)
- * include it.
+ * ahci_int.h - what ahci.c (the HBA: registers, interrupts, setup),
+ * ahci_cmd.c (command fetch, FIS delivery, the ports' threads) and
+ * ahci_ata.c (the ATA device behind a port) share. Only these files (and
+ * ahci_atapi.c, ahci_mmc.c: the CD-ROM; ahci_snap.c) include it.
  */
 #ifndef VMLET_DEV_AHCI_INT_H
 #define VMLET_DEV_AHCI_INT_H
@@ -54,6 +54,7 @@
 #define SERR_DIAG_F (1u << 25) /* unknown FIS type */
 #define SERR_ERR_P  (1u << 10) /* protocol error */
 #define SSTS_UP	    0x113      /* DET device + phy, SPD gen 1, IPM active */
+#define TFD_READY   ATA_DRDY
 
 enum ahci_port_kind {
 	AHCI_PORT_EMPTY = 0, /* no device on the link */
@@ -219,8 +220,23 @@ void ahci_port_hold(struct ahci_port *p, bool held);
 /* ahci.c: recompute the HBA's IS and its interrupt (a->lock held). */
 void ahci_irq_update(struct ahci *a, bool event);
 
-/* ahci.c: true while p's command unit is still wanted (the thread checks it
- * while the VM is paused for an error). */
+/* The signature p's device sends after a reset (PxSIG). */
+static inline uint32_t ahci_sig(const struct ahci_port *p)
+{
+	return p->kind == AHCI_PORT_ATAPI ? AHCI_SIG_ATAPI : AHCI_SIG_ATA;
+}
+
+/* ahci_cmd.c: post a Register D2H FIS (status, error, count; sig: with the
+ * signature) to p's received-FIS area, set PxTFD and PxIS.DHRS (a->lock
+ * held). */
+void ahci_post_d2h(struct ahci_port *p, uint8_t status, uint8_t error, bool sig, uint8_t count);
+
+/* ahci_cmd.c: p's I/O thread (arg: the port), until a->quit: runs the
+ * commands the guest issues, one at a time, lowest slot first. */
+void *ahci_thread(void *arg);
+
+/* ahci_cmd.c: true while p's command unit is still wanted (the thread
+ * checks it while the VM is paused for an error). */
 bool ahci_port_live(struct ahci_port *p, unsigned int gen);
 
 #endif /* VMLET_DEV_AHCI_INT_H */
