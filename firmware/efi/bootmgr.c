@@ -2,9 +2,10 @@
 /*
  * bootmgr.c - the boot manager: the active Boot#### options BootOrder
  * lists (EFI_LOAD_OPTION: a device path to a file on a FAT file system,
- * full or starting at the partition's HD() node, and optional data handed
- * over as load options), then \EFI\BOOT\BOOTX64.EFI on the virtio disks in
- * the order the VMM gives (the VM's bootOrder, then disk order), then on
+ * full or starting at the partition's HD() or El Torito image's CDROM()
+ * node, and optional data handed over as load options), then
+ * \EFI\BOOT\BOOTX64.EFI on the disks and CD-ROMs in the order the VMM
+ * gives (the VM's bootOrder, then disk order), then on
  * every other file system (RAM disks). An image that returns hands over to
  * the next candidate.
  */
@@ -94,7 +95,8 @@ static bool dp_path(const struct efi_device_path *dp, size_t max, char16 *out)
 }
 
 /* Where the option's device path continues past file system handle h's
- * own path (full form, or the short form from h's HD() node), or NULL. */
+ * own path (full form, or the short form from h's HD() or CDROM() node),
+ * or NULL. */
 static const struct efi_device_path *dp_rest(efi_handle h, const struct efi_device_path *dp,
 					     size_t max)
 {
@@ -107,8 +109,9 @@ static const struct efi_device_path *dp_rest(efi_handle h, const struct efi_devi
 		return (const struct efi_device_path *)((const uint8_t *)dp + n - 4);
 	for (const struct efi_device_path *p = hdp; !dp_is_end(p); p = dp_next(p))
 		last = p;
-	if (last && last->type == DP_MEDIA && last->subtype == DP_MEDIA_HD && dp_len(last) <= max &&
-	    !memcmp(last, dp, dp_len(last)))
+	if (last && last->type == DP_MEDIA &&
+	    (last->subtype == DP_MEDIA_HD || last->subtype == DP_MEDIA_CDROM) &&
+	    dp_len(last) <= max && !memcmp(last, dp, dp_len(last)))
 		return dp_next(dp);
 	return NULL;
 }

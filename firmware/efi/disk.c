@@ -2,9 +2,11 @@
 /*
  * disk.c - BlockIo and DiskIo over a struct blkdev (read-only), one handle
  * per disk and one per GPT partition (device path: the disk's + a
- * hard-drive node); FAT partitions (or a whole unpartitioned FAT disk)
- * also get SimpleFileSystem.
+ * hard-drive node) or, on a CD (2048-byte blocks), one per El Torito EFI
+ * boot image (the disk's + a CD-ROM node); FAT partitions and images (or
+ * a whole unpartitioned FAT disk) also get SimpleFileSystem.
  */
+#include "firmware/efi/eltorito.h"
 #include "firmware/efi/fw.h"
 #include "firmware/efi/gpt.h"
 
@@ -108,25 +110,18 @@ fail:
 	return NULL;
 }
 
-static void disk_add_partition(struct disk *parent, const struct gpt_part *p,
-			       const struct efi_device_path *dp)
+/* A child handle for blocks [first, first + n) of parent, its path dp +
+ * node, with SimpleFileSystem when it holds a FAT volume. */
+static void disk_add_child(struct disk *parent, uint64_t first, uint64_t n,
+			   const struct efi_device_path *dp, const struct efi_device_path *node,
+			   const char *what, uint32_t num)
 {
-	struct dp_hd hd;
 	struct disk *child;
 	struct blkdev *win;
-	struct efi_device_path *pdp;
+	struct efi_device_path *pdp = efi_dp_append(dp, node);
 
-	memset(&hd, 0, sizeof(hd));
-	dp_set(&hd.h, DP_MEDIA, DP_MEDIA_HD, sizeof(hd));
-	hd.partition_number = p->number;
-	hd.start = p->first_lba;
-	hd.size = p->last_lba - p->first_lba + 1;
-	memcpy(hd.signature, p->part_guid, 16);
-	hd.mbr_type = 2;
-	hd.signature_type = 2;
-	pdp = efi_dp_append(dp, &hd.h);
 	win = pdp ? efi_alloc(sizeof(*win)) : NULL;
-	if (!win || blk_init_part(win, parent->dev, hd.start, hd.size)) {
+	if (!win || blk_init_part(win, parent->dev, first, n)) {
 		efi_free(win);
 		efi_free(pdp);
 		return;
@@ -136,7 +131,50 @@ static void disk_add_partition(struct disk *parent, const struct gpt_part *p,
 	if (!child)
 		return;
 	if (efi_fs_install(child->handle, win) == EFI_SUCCESS)
-		efi_log("disk: partition %u: FAT file system", p->number);
+		efi_log("disk: %s %u: FAT file system", what, num);
+}
+
+static void disk_add_partition(struct disk *parent, const struct gpt_part *p,
+			       const struct efi_device_path *dp)
+{
+	struct dp_hd hd;
+
+	memset(&hd, 0, sizeof(hd));
+	dp_set(&hd.h, DP_MEDIA, DP_MEDIA_HD, sizeof(hd));
+	hd.partition_number = p->number;
+	hd.start = p->first_lba;
+	hd.size = p->last_lba - p->first_lba + 1;
+	memcpy(hd.signature, p->part_guid, 16);
+	hd.mbr_type = 2;
+	hd.signature_type = 2;
+	disk_add_child(parent, hd.start, hd.size, dp, &hd.h, "partition", p->number);
+}
+
+/* The EFI boot images of a CD; false when it has none. */
+static bool disk_add_eltorito(struct disk *d, const struct efi_device_path *dp)
+{
+	struct eltorito *et = efi_alloc(sizeof(*et));
+	struct dp_cdrom cd;
+	int ret = et ? eltorito_read(d->dev, et) : -FW_ENOMEM;
+
+	if (ret) {
+		if (ret != -FW_ENOENT)
+			efi_log("disk: El Torito catalog refused (%d)", ret);
+		efi_free(et);
+		return false;
+	}
+	for (unsigned int i = 0; i < et->n; i++) {
+		memset(&cd, 0, sizeof(cd));
+		dp_set(&cd.h, DP_MEDIA, DP_MEDIA_CDROM, sizeof(cd));
+		cd.boot_entry = et->img[i].entry;
+		cd.start = et->img[i].start;
+		cd.size = et->img[i].count;
+		efi_log("disk: El Torito EFI image %u at block %llu, %llu blocks", cd.boot_entry,
+			(unsigned long long)cd.start, (unsigned long long)cd.size);
+		disk_add_child(d, cd.start, cd.size, dp, &cd.h, "El Torito image", cd.boot_entry);
+	}
+	efi_free(et);
+	return true;
 }
 
 efi_status efi_disk_add(const struct blkdev *dev, const struct efi_device_path *dp, efi_handle *out)
@@ -148,6 +186,8 @@ efi_status efi_disk_add(const struct blkdev *dev, const struct efi_device_path *
 		return EFI_OUT_OF_RESOURCES;
 	if (out)
 		*out = d->handle;
+	if (dev->block_size == ELTORITO_BLOCK && disk_add_eltorito(d, dp))
+		return EFI_SUCCESS;
 	g = efi_alloc(sizeof(*g));
 	if (g && gpt_read(dev, g) == 0) {
 		efi_log("disk: GPT with %u partitions%s", g->n_parts,

@@ -218,6 +218,7 @@ struct efi_load_file2 {
 #define DP_MSG_SATA	0x12
 #define DP_MEDIA	0x04
 #define DP_MEDIA_HD	0x01
+#define DP_MEDIA_CDROM	0x02
 #define DP_MEDIA_VENDOR 0x03
 #define DP_MEDIA_FILE	0x04
 
@@ -253,6 +254,14 @@ struct dp_hd {
 	uint64_t start, size;
 	uint8_t signature[16];
 	uint8_t mbr_type, signature_type; /* 2 = GPT, 2 = GUID */
+} __attribute__((packed));
+
+/* UEFI 2.10 §10.3.5.2: an El Torito boot image; start and size in the
+ * medium's blocks */
+struct dp_cdrom {
+	struct efi_device_path h;
+	uint32_t boot_entry;
+	uint64_t start, size;
 } __attribute__((packed));
 
 struct dp_file {

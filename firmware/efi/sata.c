@@ -4,15 +4,18 @@
  * at 00:1f.2) as EFI block devices, with the polled driver of
  * firmware/lib/ahci.c: each implemented port where an ATA disk answers
  * IDENTIFY DEVICE becomes a struct blkdev for disk.c, behind the read
- * cache of blk.h, as a virtio-blk disk does (vblk.c). ATAPI devices
- * (CD-ROMs) are left alone. One command slot a port; reads of at most
- * SATA_CHUNK a command with READ DMA EXT, synchronous.
- * Device path: PciRoot(0)/Pci(dev,fn)/Sata(port,0xFFFF,0), as OVMF's.
+ * cache of blk.h, as a virtio-blk disk does (vblk.c); so does each ATAPI
+ * drive (CD-ROM) with a medium, in 2048-byte blocks (disk.c then looks for
+ * El Torito EFI images on it). One command slot a port; reads of at most
+ * SATA_CHUNK a command with READ DMA EXT or, on a CD, READ(10) in PACKET,
+ * synchronous. Device path: PciRoot(0)/Pci(dev,fn)/Sata(port,0xFFFF,0),
+ * as OVMF's.
  *
  * The drive is untrusted: its capacity comes from IDENTIFY
- * (fw_ahci_id_sectors: 512-byte logical sectors only, LBA48 range), each
- * read must transfer exactly the bytes asked for (PRDBC), and a port that
- * errs or hangs fails the read with -FW_EIO.
+ * (fw_ahci_id_sectors: 512-byte logical sectors only, LBA48 range) or READ
+ * CAPACITY (fw_atapi_capacity: 2048-byte blocks only), each read must
+ * transfer exactly the bytes asked for (PRDBC), and a port that errs or
+ * hangs fails the read with -FW_EIO.
  */
 #include "firmware/efi/fw.h"
 #include "firmware/lib/ahci.h"
@@ -23,6 +26,7 @@
 struct sata_disk {
 	struct fw_ahci_port p;
 	uint8_t *bounce; /* SATA_BOUNCE bytes */
+	uint8_t sense[18] __attribute__((aligned(2)));
 	struct blkdev dev, raw;
 	struct blk_cache cache;
 };
@@ -32,9 +36,12 @@ struct sata_disk {
 static struct fw_ahci_port *sata_up[FW_AHCI_MAX_PORTS];
 static unsigned int sata_n_up;
 
-/* One READ DMA EXT of n sectors at lba into buf (n * 512 <= SATA_CHUNK). */
+/* One READ DMA EXT of n sectors at lba into buf (n * 512 <= SATA_CHUNK),
+ * or on a CD one READ(10) of n blocks (capacity < 2^32 blocks). */
 static int sata_read1(struct sata_disk *d, uint64_t lba, uint32_t n, void *buf)
 {
+	if (d->raw.block_size == FW_ATAPI_BLOCK)
+		return fw_atapi_read(&d->p, (uint32_t)lba, n, buf, d->sense) ? -FW_EIO : 0;
 	fw_ahci_build(&d->p, 0, FW_ATA_READ_DMA_EXT, lba, n, buf, n * 512);
 	return fw_ahci_run1(&d->p, n * 512) ? -FW_EIO : 0;
 }
@@ -44,7 +51,7 @@ static int sata_read(const struct blkdev *dev, uint64_t lba, uint64_t count, voi
 	struct sata_disk *d = dev->ctx;
 	uint8_t *out = buf;
 	bool direct = !((uintptr_t)buf & 1); /* PRD DBA: word aligned */
-	uint32_t max = (direct ? SATA_CHUNK : SATA_BOUNCE) / 512;
+	uint32_t bs = dev->block_size, max = (direct ? SATA_CHUNK : SATA_BOUNCE) / bs;
 
 	while (count) {
 		uint32_t n = count < max ? (uint32_t)count : max;
@@ -53,8 +60,8 @@ static int sata_read(const struct blkdev *dev, uint64_t lba, uint64_t count, voi
 		if (ret)
 			return ret;
 		if (!direct)
-			memcpy(out, d->bounce, n * 512);
-		out += n * 512;
+			memcpy(out, d->bounce, n * bs);
+		out += n * bs;
 		lba += n;
 		count -= n;
 	}
@@ -84,13 +91,27 @@ static void sata_install(struct sata_disk *d, const struct fw_pci_fn *f, uint32_
 	efi_disk_add(&d->dev, &dp.root.h, NULL);
 }
 
-/* Port n of abar: an ATA disk with a usable capacity, or nothing (0 when
- * it was added). */
+/* The capacity of the drive on d's started port (sig: its kind) in
+ * blocks of *bs bytes; 0: nothing usable. */
+static uint64_t sata_capacity(struct sata_disk *d, uint32_t sig, uint32_t *bs)
+{
+	if (sig == FW_AHCI_SIG_ATAPI) {
+		*bs = FW_ATAPI_BLOCK;
+		return fw_atapi_capacity(&d->p, d->bounce, d->sense);
+	}
+	*bs = 512;
+	fw_ahci_build(&d->p, 0, FW_ATA_IDENTIFY, 0, 0, d->bounce, 512);
+	return fw_ahci_run1(&d->p, 512) ? 0 : fw_ahci_id_sectors((const uint16_t *)d->bounce);
+}
+
+/* Port n of abar: an ATA disk with a usable capacity, a CD-ROM drive with
+ * a medium, or nothing (0 when it was added). */
 static int sata_port(const struct fw_pci_fn *f, volatile uint8_t *abar, uint32_t n)
 {
 	struct sata_disk *d = efi_alloc(sizeof(*d));
 	uint8_t *mem = efi_alloc_pages(2 * EFI_PAGE_SIZE);
-	uint64_t sectors;
+	uint64_t blocks;
+	uint32_t sig, bs;
 
 	if (!d || !mem)
 		goto fail;
@@ -102,22 +123,23 @@ static int sata_port(const struct fw_pci_fn *f, volatile uint8_t *abar, uint32_t
 	d->p.tbl = (struct fw_ahci_cmd_tbl *)(mem + 2048);
 	d->p.n_slots = 1;
 	d->bounce = mem + EFI_PAGE_SIZE;
-	if (fw_ahci_port_up(&d->p, abar, n))
+	sig = fw_ahci_port_start(&d->p, abar, n);
+	if (!sig)
 		goto fail;
-	fw_ahci_build(&d->p, 0, FW_ATA_IDENTIFY, 0, 0, d->bounce, 512);
-	sectors = fw_ahci_run1(&d->p, 512) ? 0 : fw_ahci_id_sectors((const uint16_t *)d->bounce);
-	if (!sectors) {
-		efi_log("sata 00:%02x.%x port %u: no usable ATA disk", f->dev, f->fn, n);
+	blocks = sata_capacity(d, sig, &bs);
+	if (!blocks) {
+		efi_log("sata 00:%02x.%x port %u: %s", f->dev, f->fn, n,
+			bs == 512 ? "no usable ATA disk" : "CD-ROM without a usable medium");
 		fw_ahci_port_stop(&d->p);
 		goto fail;
 	}
 	d->raw.read = sata_read;
 	d->raw.ctx = d;
-	d->raw.block_size = 512;
-	d->raw.n_blocks = sectors;
+	d->raw.block_size = bs;
+	d->raw.n_blocks = blocks;
 	blk_init_cached(&d->dev, &d->cache, &d->raw, efi_alloc_pages);
-	efi_log("sata 00:%02x.%x port %u: %llu MiB", f->dev, f->fn, n,
-		(unsigned long long)(sectors >> 11));
+	efi_log("sata 00:%02x.%x port %u: %s%llu MiB", f->dev, f->fn, n, bs == 512 ? "" : "CD-ROM ",
+		(unsigned long long)(blocks * bs >> 20));
 	sata_install(d, f, n);
 	if (sata_n_up < FW_AHCI_MAX_PORTS)
 		sata_up[sata_n_up++] = &d->p;

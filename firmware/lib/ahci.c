@@ -25,8 +25,9 @@
 #define CMD_FRE (1u << 4)
 #define CMD_FR	(1u << 14)
 #define CMD_CR	(1u << 15)
+#define CMD_CLO (1u << 3)
 #define IS_TFES (1u << 30)
-#define SIG_ATA 0x101u
+#define TFD_BAD 0x89u /* BSY, DRQ, ERR */
 
 static uint32_t ahci_rd(const struct fw_ahci_port *p, uint32_t off)
 {
@@ -78,16 +79,17 @@ static void ahci_wr64(struct fw_ahci_port *p, uint32_t off, const void *addr)
 	ahci_wr(p, off + 4, (uint32_t)((uint64_t)(uintptr_t)addr >> 32));
 }
 
-int fw_ahci_port_up(struct fw_ahci_port *p, volatile uint8_t *abar, uint32_t n)
+uint32_t fw_ahci_port_start(struct fw_ahci_port *p, volatile uint8_t *abar, uint32_t n)
 {
 	uint64_t spin;
+	uint32_t sig;
 
 	if (n >= FW_AHCI_MAX_PORTS || !p->n_slots || p->n_slots > 32)
-		return -1;
+		return 0;
 	p->regs = abar + 0x100 + 0x80 * n;
 	p->busy = 0;
 	if ((ahci_rd(p, P_SSTS) & 0xf) != 3 || ahci_engines_off(p)) /* DET: device, phy up */
-		return -1;
+		return 0;
 	memset(p->clist, 0, sizeof(*p->clist) * p->n_slots);
 	for (uint32_t i = 0; i < p->n_slots; i++) {
 		p->clist[i].ctba = (uint32_t)(uintptr_t)&p->tbl[i];
@@ -103,10 +105,42 @@ int fw_ahci_port_up(struct fw_ahci_port *p, volatile uint8_t *abar, uint32_t n)
 	/* (QEMU fills PxSIG from the device's first D2H FIS once FRE is set) */
 	for (spin = 0; ahci_rd(p, P_SIG) == 0xffffffffu && spin < FW_AHCI_SPIN; spin++)
 		__asm__ volatile("pause");
-	if (ahci_rd(p, P_SIG) != SIG_ATA || (ahci_rd(p, P_TFD) & 0x89)) { /* BSY, DRQ, ERR */
+	sig = ahci_rd(p, P_SIG);
+	if ((sig != FW_AHCI_SIG_ATA && sig != FW_AHCI_SIG_ATAPI) || (ahci_rd(p, P_TFD) & TFD_BAD)) {
 		fw_ahci_port_stop(p);
-		return -1;
+		return 0;
 	}
+	return sig;
+}
+
+int fw_ahci_port_up(struct fw_ahci_port *p, volatile uint8_t *abar, uint32_t n)
+{
+	uint32_t sig = fw_ahci_port_start(p, abar, n);
+
+	if (sig == FW_AHCI_SIG_ATA)
+		return 0;
+	if (sig)
+		fw_ahci_port_stop(p);
+	return -1;
+}
+
+int fw_ahci_port_recover(struct fw_ahci_port *p)
+{
+	uint64_t spin = 0;
+
+	if (ahci_engines_off(p))
+		return -1;
+	p->busy = 0;
+	ahci_wr(p, P_SERR, 0xffffffffu);
+	ahci_wr(p, P_IS, 0xffffffffu);
+	ahci_wr(p, P_CMD, ahci_rd(p, P_CMD) | CMD_FRE);
+	if (ahci_rd(p, P_TFD) & 0x88) { /* BSY or DRQ: command list override */
+		ahci_wr(p, P_CMD, ahci_rd(p, P_CMD) | CMD_CLO);
+		while (ahci_rd(p, P_CMD) & CMD_CLO)
+			if (++spin > FW_AHCI_SPIN)
+				return -1;
+	}
+	ahci_wr(p, P_CMD, ahci_rd(p, P_CMD) | CMD_ST);
 	return 0;
 }
 
@@ -140,6 +174,21 @@ void fw_ahci_build(struct fw_ahci_port *p, uint32_t slot, uint8_t cmd, uint64_t 
 	p->clist[slot].dw0 =
 	    5u | (cmd == FW_ATA_WRITE_DMA_EXT ? 1u << 6 : 0) | (len ? 1u << 16 : 0);
 	p->clist[slot].prdbc = 0;
+}
+
+void fw_ahci_build_packet(struct fw_ahci_port *p, uint32_t slot, const uint8_t cdb[12], void *buf,
+			  uint32_t len)
+{
+	struct fw_ahci_cmd_tbl *t = &p->tbl[slot];
+	uint32_t limit = len < 0xfffe ? len : 0xfffe; /* byte count limit (PIO) */
+
+	fw_ahci_build(p, slot, FW_ATA_PACKET, 0, 0, buf, len);
+	t->cfis[3] = len ? 1 : 0; /* features: DMA */
+	t->cfis[5] = (uint8_t)limit, t->cfis[6] = (uint8_t)(limit >> 8);
+	t->cfis[7] = 0;
+	memset(t->acmd, 0, sizeof(t->acmd));
+	memcpy(t->acmd, cdb, 12);
+	p->clist[slot].dw0 |= 1u << 5; /* A: ATAPI, the HBA fetches ACMD */
 }
 
 void fw_ahci_issue(struct fw_ahci_port *p, uint32_t slot, bool ncq)
@@ -182,8 +231,7 @@ int fw_ahci_run1(struct fw_ahci_port *p, uint32_t len)
 	uint32_t done = 0;
 
 	fw_ahci_issue(p, 0, false);
-	if (fw_ahci_reap(p, false, &done) || (p->busy & 1) ||
-	    (ahci_rd(p, P_TFD) & 0x89)) /* BSY, DRQ, ERR */
+	if (fw_ahci_reap(p, false, &done) || (p->busy & 1) || (ahci_rd(p, P_TFD) & TFD_BAD))
 		return -1;
 	return *(volatile uint32_t *)&p->clist[0].prdbc == len ? 0 : -1;
 }
@@ -204,4 +252,59 @@ uint64_t fw_ahci_id_sectors(const uint16_t id[256])
 	else
 		n = (uint32_t)id[61] << 16 | id[60];
 	return n == UINT64_MAX || n >> 48 ? 0 : n; /* LBA48 addresses 2^48 sectors */
+}
+
+/* ---- ATAPI --------------------------------------------------------------- */
+
+int fw_atapi_cmd(struct fw_ahci_port *p, const uint8_t cdb[12], void *buf, uint32_t len,
+		 uint8_t sense[18])
+{
+	static const uint8_t req_sense[12] = {0x03, 0, 0, 0, 18};
+
+	for (uint32_t t = 0; t < FW_ATAPI_TRIES; t++) {
+		fw_ahci_build_packet(p, 0, cdb, buf, len);
+		if (!fw_ahci_run1(p, len))
+			return 0;
+		if (fw_ahci_port_recover(p))
+			return -1;
+		fw_ahci_build_packet(p, 0, req_sense, sense, 18);
+		if (fw_ahci_run1(p, 18) && fw_ahci_port_recover(p))
+			return -1;
+	}
+	return -1;
+}
+
+static uint32_t atapi_be32(const uint8_t *b)
+{
+	return (uint32_t)b[0] << 24 | (uint32_t)b[1] << 16 | (uint32_t)b[2] << 8 | b[3];
+}
+
+uint64_t fw_atapi_capacity(struct fw_ahci_port *p, uint8_t *scratch, uint8_t sense[18])
+{
+	static const uint8_t tur[12] = {0x00}, rcap[12] = {0x25};
+	uint32_t last;
+
+	if (fw_atapi_cmd(p, tur, NULL, 0, sense) || fw_atapi_cmd(p, rcap, scratch, 8, sense))
+		return 0;
+	last = atapi_be32(scratch);
+	if (atapi_be32(scratch + 4) != FW_ATAPI_BLOCK || last == 0xffffffffu)
+		return 0;
+	return (uint64_t)last + 1;
+}
+
+int fw_atapi_read(struct fw_ahci_port *p, uint32_t lba, uint32_t n, void *buf, uint8_t sense[18])
+{
+	uint8_t cdb[12] = {0x28,
+			   0,
+			   (uint8_t)(lba >> 24),
+			   (uint8_t)(lba >> 16),
+			   (uint8_t)(lba >> 8),
+			   (uint8_t)lba,
+			   0,
+			   (uint8_t)(n >> 8),
+			   (uint8_t)n};
+
+	if (!n || n > FW_ATAPI_MAX_BLK)
+		return -1;
+	return fw_atapi_cmd(p, cdb, buf, n * FW_ATAPI_BLOCK, sense);
 }

@@ -28,6 +28,9 @@
 #define FW_ATA_READ_FPDMA    0x60
 #define FW_ATA_FLUSH_EXT     0xea
 #define FW_ATA_IDENTIFY	     0xec
+#define FW_ATA_PACKET	     0xa0
+#define FW_AHCI_SIG_ATA	     0x00000101u
+#define FW_AHCI_SIG_ATAPI    0xeb140101u
 
 struct fw_ahci_cmd_hdr {
 	uint32_t dw0, prdbc, ctba, ctbau, rsv[4];
@@ -62,11 +65,20 @@ uint32_t fw_ahci_ports(uint32_t cap, uint32_t pi);
  * ABAR (0: none) and the ports to probe in *ports. */
 volatile uint8_t *fw_ahci_hba_init(const struct fw_pci_fn *f, uint64_t *next, uint32_t *ports);
 
-/* Stop port n of abar, give it p's lists, start it; 0 when a link is up
- * and an ATA disk (signature 0x101, not busy, no error) answers, -1
- * otherwise (then the port is left stopped). p's memory fields are set by
- * the caller. */
+/* Stop port n of abar, give it p's lists, start it; the device's
+ * signature (FW_AHCI_SIG_*) when a link is up and the device is neither
+ * busy nor in error, 0 otherwise (then the port is left stopped). p's
+ * memory fields are set by the caller. */
+uint32_t fw_ahci_port_start(struct fw_ahci_port *p, volatile uint8_t *abar, uint32_t n);
+
+/* fw_ahci_port_start for an ATA disk: 0 when one answers, -1 otherwise
+ * (an ATAPI device too; the port is then left stopped). */
 int fw_ahci_port_up(struct fw_ahci_port *p, volatile uint8_t *abar, uint32_t n);
+
+/* After a failed command (PxIS.TFES: the HBA stops the port, AHCI 1.3.1
+ * §6.2.2.1): stop the engines, clear the errors and start again so that
+ * the next command runs. -1 when the port does not stop or stays busy. */
+int fw_ahci_port_recover(struct fw_ahci_port *p);
 
 /* Stop the port's command and FIS engines. */
 void fw_ahci_port_stop(struct fw_ahci_port *p);
@@ -76,6 +88,11 @@ void fw_ahci_port_stop(struct fw_ahci_port *p);
  * no data) in its one PRD; write says the direction. */
 void fw_ahci_build(struct fw_ahci_port *p, uint32_t slot, uint8_t cmd, uint64_t lba, uint32_t count,
 		   void *buf, uint32_t len);
+
+/* Fill slot's command as an ATAPI PACKET (ATA8-ACS §7.18) carrying the
+ * 12-byte SCSI/MMC cdb, data by DMA into buf/len (as fw_ahci_build). */
+void fw_ahci_build_packet(struct fw_ahci_port *p, uint32_t slot, const uint8_t cdb[12], void *buf,
+			  uint32_t len);
 
 void fw_ahci_issue(struct fw_ahci_port *p, uint32_t slot, bool ncq);
 
@@ -92,5 +109,26 @@ int fw_ahci_run1(struct fw_ahci_port *p, uint32_t len);
  * supported, else LBA28); 0 when the data says no LBA, an all-zero or
  * all-ones capacity, or a logical sector size other than 512 bytes. */
 uint64_t fw_ahci_id_sectors(const uint16_t id[256]);
+
+/* ---- ATAPI (CD-ROM) ---- MMC-6 commands in PACKET, 2048-byte blocks */
+#define FW_ATAPI_BLOCK	 2048u
+#define FW_ATAPI_TRIES	 4u   /* a command tried again after a unit attention */
+#define FW_ATAPI_MAX_BLK 512u /* blocks a READ(10) (1 MiB) */
+
+/* Run cdb (slot 0) moving exactly len bytes into buf (word aligned); on a
+ * failure recover the port and read the sense (REQUEST SENSE, which also
+ * clears a pending unit attention) into sense[18], then try again, at most
+ * FW_ATAPI_TRIES times in all. 0 or -1. */
+int fw_atapi_cmd(struct fw_ahci_port *p, const uint8_t cdb[12], void *buf, uint32_t len,
+		 uint8_t sense[18]);
+
+/* The medium's capacity in 2048-byte blocks (TEST UNIT READY, READ
+ * CAPACITY(10)) with scratch (8 bytes, word aligned) and sense[18]; 0 with
+ * no medium, a block length other than 2048, or a last block of all ones. */
+uint64_t fw_atapi_capacity(struct fw_ahci_port *p, uint8_t *scratch, uint8_t sense[18]);
+
+/* READ(10) of n (<= FW_ATAPI_MAX_BLK) blocks at lba (< 2^32) into buf
+ * (word aligned). 0 or -1. */
+int fw_atapi_read(struct fw_ahci_port *p, uint32_t lba, uint32_t n, void *buf, uint8_t sense[18]);
 
 #endif /* FW_LIB_AHCI_H */

@@ -27,7 +27,8 @@ efi_refused() {
 # also enables SMM, which KubeVirt requires for it), persistent, serial,
 # uuid, mem (default 128Mi), disk=NAME:PATH[:BOOTORDER] (repeatable,
 # in disk order; each a hostDisk, on bus virtio unless) bus=NAME:BUS says
-# another (none: no bus, KubeVirt's default, SATA).
+# another (none: no bus, KubeVirt's default, SATA; cdrom: a cdrom disk,
+# no bus: SATA).
 efi_vm_yaml() {
 	local name=$1 sb=false persistent= serial= uuid= mem=128Mi disks=() kv bus
 	local -A buses=()
@@ -55,8 +56,12 @@ efi_vm_yaml() {
 	printf '        devices:\n          disks:\n'
 	for kv in "${disks[@]}"; do
 		bus=${buses[${kv%%:*}]:-virtio}
-		printf '          - name: %s\n            disk:' "${kv%%:*}"
-		[[ $bus == none ]] && printf ' {}\n' || printf '\n              bus: %s\n' "$bus"
+		if [[ $bus == cdrom ]]; then
+			printf '          - name: %s\n            cdrom: {}\n' "${kv%%:*}"
+		else
+			printf '          - name: %s\n            disk:' "${kv%%:*}"
+			[[ $bus == none ]] && printf ' {}\n' || printf '\n              bus: %s\n' "$bus"
+		fi
 		[[ $kv == *:*:* ]] && printf '            bootOrder: %s\n' "${kv##*:}"
 	done
 	printf '      volumes:\n'

@@ -261,7 +261,7 @@ static void test_text_in_ex(void)
 	      x->register_notify(x, NULL, NULL, NULL) == EFI_INVALID_PARAMETER, NULL, 0);
 }
 
-/* "boot.dp=Pci(3,0)/Sata(0)/HD(1)": the device the app was loaded from,
+/* "boot.dp=Pci(3,0)/Sata(0)/HD(1)" (or .../CDROM(entry)): the device the app was loaded from,
  * the nodes the tests tell disks apart by (tests/sh/efi_sata.sh); other
  * nodes as N(type,subtype). */
 static void print_dp(const EFI_DEVICE_PATH *dp)
@@ -281,6 +281,8 @@ static void print_dp(const EFI_DEVICE_PATH *dp)
 			putsa("Sata("), putu(n[4] | (UINT64)n[5] << 8, 10);
 		} else if (n[0] == 4 && n[1] == 1 && len >= 8) {
 			putsa("HD("), putu(n[4], 10);
+		} else if (n[0] == 4 && n[1] == 2 && len >= 8) {
+			putsa("CDROM("), putu(n[4], 10);
 		} else {
 			putsa("N("), putu(n[0], 10), putsa(","), putu(n[1], 10);
 		}

@@ -6,8 +6,10 @@
  * port number beyond 32, IDENTIFY data with no LBA, an all-ones or
  * beyond-LBA48 capacity or 4 KiB logical sectors, a command that
  * transfers fewer or more bytes (PRDBC) than its PRD described, a task
- * file error. Each must be refused, not trusted. The fake lives below
- * 4 GiB (BAR 5 is a 32-bit BAR).
+ * file error; for a CD-ROM (ATAPI), a READ CAPACITY with blocks other
+ * than 2048 bytes or a last block of all ones, and a drive that fails
+ * every command (tried a bounded number of times). Each must be refused,
+ * not trusted. The fake lives below 4 GiB (BAR 5 is a 32-bit BAR).
  */
 #include <errno.h>
 #include <pthread.h>
@@ -100,6 +102,15 @@ static void test_port_up(void)
 	*preg(0, 0x24) = 0xeb140101u;
 	CHECK(fw_ahci_port_up(&p, (volatile uint8_t *)ABAR, 0) == -1);
 	CHECK_EQ_U64(*preg(0, 0x18) & 0x11, 0);
+	/* ... which fw_ahci_port_start starts, and tells apart; not garbage */
+	port_init(&p);
+	*preg(0, 0x24) = 0xeb140101u;
+	CHECK_EQ_U64(fw_ahci_port_start(&p, (volatile uint8_t *)ABAR, 0), FW_AHCI_SIG_ATAPI);
+	CHECK_EQ_U64(*preg(0, 0x18) & 0x11, 0x11);
+	port_init(&p);
+	*preg(0, 0x24) = 0x12345678u;
+	CHECK_EQ_U64(fw_ahci_port_start(&p, (volatile uint8_t *)ABAR, 0), 0);
+	CHECK_EQ_U64(*preg(0, 0x18) & 0x11, 0);
 	port_init(&p);
 	*preg(0, 0x28) = 0x1;
 	CHECK(fw_ahci_port_up(&p, (volatile uint8_t *)ABAR, 0) == -1);
@@ -109,16 +120,26 @@ static void test_port_up(void)
 }
 
 /* The fake drive: a thread that completes whatever is issued on port 0
- * with the byte count, task file and interrupt status it is told. */
-static volatile uint32_t dev_prdbc, dev_tfd, dev_is;
-static volatile int dev_stop;
+ * with the byte count, task file and interrupt status it is told; with
+ * dev_auto, the byte count its PRD describes, dev_data copied there
+ * first. dev_cmds counts the commands. */
+static volatile uint32_t dev_prdbc, dev_tfd, dev_is, dev_cmds;
+static volatile int dev_stop, dev_auto;
+static uint8_t dev_data[8];
 
 static void *dev_thread(void *arg)
 {
 	(void)arg;
 	while (!dev_stop) {
 		if (__atomic_load_n(preg(0, 0x38), __ATOMIC_ACQUIRE)) {
-			clist[0].prdbc = dev_prdbc;
+			uint32_t len = clist[0].dw0 >> 16 ? tbl[0].prd.dbc + 1 : 0;
+
+			dev_cmds++;
+			if (dev_auto && len)
+				memcpy((void *)(uintptr_t)(tbl[0].prd.dba |
+							   (uint64_t)tbl[0].prd.dbau << 32),
+				       dev_data, len < sizeof(dev_data) ? len : sizeof(dev_data));
+			clist[0].prdbc = dev_auto ? len : dev_prdbc;
 			*preg(0, 0x20) = dev_tfd;
 			*preg(0, 0x10) = dev_is;
 			__atomic_store_n(preg(0, 0x38), 0, __ATOMIC_RELEASE);
@@ -167,6 +188,70 @@ static void test_run1_checks_byte_count(void)
 	pthread_join(t, NULL);
 }
 
+/* PACKET: the CDB in ACMD, the A bit, DMA in the features. */
+static void test_atapi_packet(void)
+{
+	struct fw_ahci_port p;
+	static uint8_t buf[4096] __attribute__((aligned(16)));
+	const uint8_t cdb[12] = {0x28, 0, 0, 0, 0x12, 0x34, 0, 0, 2};
+
+	port_init(&p);
+	fw_ahci_build_packet(&p, 0, cdb, buf, sizeof(buf));
+	CHECK_EQ_U64(tbl[0].cfis[0], 0x27);
+	CHECK_EQ_U64(tbl[0].cfis[2], 0xa0);
+	CHECK_EQ_U64(tbl[0].cfis[3], 1);
+	CHECK(!memcmp(tbl[0].acmd, cdb, 12));
+	CHECK_EQ_U64(clist[0].dw0 & 0xffff0020u, 0x10020u); /* one PRD, ATAPI */
+	CHECK_EQ_U64(tbl[0].prd.dbc, 4095);
+	CHECK(fw_atapi_read(&p, 0, 0, buf, buf) == -1); /* no blocks: not sent */
+	CHECK(fw_atapi_read(&p, 0, FW_ATAPI_MAX_BLK + 1, buf, buf) == -1);
+}
+
+static void set_capacity(uint32_t last, uint32_t bs)
+{
+	for (int i = 0; i < 4; i++) {
+		dev_data[i] = (uint8_t)(last >> (24 - 8 * i));
+		dev_data[4 + i] = (uint8_t)(bs >> (24 - 8 * i));
+	}
+}
+
+/* READ CAPACITY from a drive that lies, and one that fails everything. */
+static void test_atapi_capacity(void)
+{
+	struct fw_ahci_port p;
+	static uint8_t scratch[8] __attribute__((aligned(16))), sense[18];
+	pthread_t t;
+
+	port_init(&p);
+	*preg(0, 0x24) = 0xeb140101u;
+	CHECK_EQ_U64(fw_ahci_port_start(&p, (volatile uint8_t *)ABAR, 0), FW_AHCI_SIG_ATAPI);
+	*preg(0, 0x10) = 0;
+	dev_tfd = 0x50, dev_is = 0, dev_stop = 0, dev_auto = 1, dev_cmds = 0;
+	if (pthread_create(&t, NULL, dev_thread, NULL)) {
+		CHECK(!"pthread_create");
+		return;
+	}
+	set_capacity(0x1fff, 2048);
+	CHECK_EQ_U64(fw_atapi_capacity(&p, scratch, sense), 0x2000);
+	CHECK_EQ_U64(dev_cmds, 2); /* TEST UNIT READY, READ CAPACITY */
+	set_capacity(0x1fff, 512);
+	CHECK_EQ_U64(fw_atapi_capacity(&p, scratch, sense), 0);
+	set_capacity(0x1fff, 0);
+	CHECK_EQ_U64(fw_atapi_capacity(&p, scratch, sense), 0);
+	set_capacity(0xffffffffu, 2048);
+	CHECK_EQ_U64(fw_atapi_capacity(&p, scratch, sense), 0);
+	/* every command fails (ERR, TFES): given up after the tries */
+	set_capacity(0x1fff, 2048);
+	dev_auto = 0, dev_prdbc = 0; /* (the fake's IS is not write-1-to-clear: the
+				      * driver may rebuild while it still runs) */
+	dev_tfd = 0x51, dev_is = 1u << 30, dev_cmds = 0;
+	CHECK_EQ_U64(fw_atapi_capacity(&p, scratch, sense), 0);
+	CHECK(dev_cmds <= 2 * FW_ATAPI_TRIES);
+	dev_stop = 1;
+	pthread_join(t, NULL);
+	dev_auto = 0;
+}
+
 static void test_identify_capacity(void)
 {
 	uint16_t id[256];
@@ -206,5 +291,7 @@ int main(void)
 	TEST_RUN(test_port_up);
 	TEST_RUN(test_run1_checks_byte_count);
 	TEST_RUN(test_identify_capacity);
+	TEST_RUN(test_atapi_packet);
+	TEST_RUN(test_atapi_capacity);
 	return test_summary();
 }

@@ -40,13 +40,5 @@ int efi_boot_check(const struct vm_config *cfg, bool external_firmware)
 		      "use --firmware PATH or kernel boot");
 		return -ENOENT;
 	}
-	/* firmware/efi reads virtio-blk and SATA disks, no CD-ROMs yet
-	 * (firmware/efi/sata.c: ATA disks only, no El Torito) */
-	for (unsigned int i = 0; !external_firmware && i < cfg->n_disks; i++)
-		if (cfg->disks[i].device == VM_DEV_CDROM)
-			log_warn("efi: disk '%s' is a CD-ROM: vmlet's UEFI firmware reads "
-				 "virtio-blk and SATA disks only and cannot boot from it "
-				 "(SeaBIOS can); the guest's OS sees it",
-				 cfg->disks[i].name);
 	return 0;
 }
