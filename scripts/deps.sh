@@ -8,7 +8,7 @@ python3 python3-yaml qemu-system-x86 qemu-utils time acpica-tools
 mtools dosfstools gdisk genisoimage xorriso gnu-efi dmidecode
 busybox-static cpio iproute2 passt nftables hyperfine valgrind cppcheck clang-format socat
 btrfs-progs seabios ovmf syslinux syslinux-common
-grub-efi-amd64-bin grub-pc-bin shim-unsigned skopeo docker-registry zstd"
+grub-efi-amd64-bin grub-pc-bin shim-unsigned skopeo docker-registry zstd swtpm"
 # tests/nested's patched L0: scripts/build-qemu-l0 builds QEMU from Debian's source
 PKGS="$PKGS ninja-build libglib2.0-dev libfdt-dev python3-venv bzip2 patch"
 

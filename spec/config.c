@@ -642,6 +642,10 @@ int config_from_resolution(const struct resolver *r, const struct spec_options *
 		}
 	}
 	cfg->rng = !node_is_null(node_get(devs, "rng"));
+	/* tpm: {} is a TPM; enabled: false none (KubeVirt's TPMDevice) */
+	cfg->tpm =
+	    node_is_map(node_get(devs, "tpm")) && node_bval(node_path(devs, "tpm.enabled"), true);
+	cfg->tpm_persistent = cfg->tpm && node_bval(node_path(devs, "tpm.persistent"), false);
 	map_balloon(r, dom, devs, cfg);
 	/* KubeVirt's converter (compute/channels.go) gives every VMI the
 	 * guest-agent channel, whatever its devices say */

@@ -209,6 +209,8 @@ int config_emit_json(FILE *f, const struct vm_config *c)
 	json_object_object_add(o, "firmware", fw);
 	add_bool(o, "acpi", c->acpi);
 	add_bool(o, "smm", c->smm);
+	add_bool(o, "tpm", c->tpm);
+	add_bool(o, "tpmPersistent", c->tpm_persistent);
 	json_object_object_add(o, "hyperv", hyperv_json(&c->hyperv));
 	add_bool(o, "kvmHidden", c->kvm_hidden);
 	add_str(o, "machineType", c->machine_type);

@@ -226,6 +226,10 @@ struct vm_config {
 	/* features */
 	bool acpi; /* true unless features.acpi.enabled=false */
 	bool smm;
+	/* devices.tpm (not enabled: false): a TPM 2.0 backed by swtpm;
+	 * tpm_persistent: its state outlives the run (tpm.persistent) */
+	bool tpm;
+	bool tpm_persistent;
 	struct vm_hyperv hyperv;
 	bool kvm_hidden;    /* features.kvm.hidden: no KVM signature in CPUID */
 	char *machine_type; /* NULL = unset */

@@ -428,6 +428,25 @@ static int cmd_vm_ovmf(const struct vm_config *cfg, const struct cmd_vm_opts *o,
 	return 0;
 }
 
+/* devices.tpm.persistent: <name>.tpm beside the manifest (as .efivars) */
+static int cmd_vm_tpm_state(const struct vm_config *cfg, const struct cmd_vm_opts *o, char **out)
+{
+	char *p;
+	size_t n;
+
+	*out = NULL;
+	if (!cfg->tpm_persistent)
+		return 0;
+	p = efi_vars_default_path(o->n_files ? o->files[0] : NULL, cfg->name);
+	if (!p)
+		return -ENOMEM;
+	n = strlen(p);
+	if (n > 8 && !strcmp(p + n - 8, ".efivars"))
+		strcpy(p + n - 8, ".tpm");
+	*out = p;
+	return 0;
+}
+
 int cmd_vm_run(const struct vm_config *cfg, const struct cmd_vm_opts *o, const uint8_t *payload,
 	       size_t payload_len, struct vm **keep)
 {
@@ -448,6 +467,7 @@ int cmd_vm_run(const struct vm_config *cfg, const struct cmd_vm_opts *o, const u
 	struct ctl_server *ctl = NULL;
 	struct vm *vm = NULL;
 	char *efi_vars = NULL, *ovmf_vars = NULL, *ovmf_tmpl = NULL, *chan = NULL, *json = NULL;
+	char *tpm_state = NULL;
 	sigset_t stop;
 	int ret;
 
@@ -458,6 +478,10 @@ int cmd_vm_run(const struct vm_config *cfg, const struct cmd_vm_opts *o, const u
 	if (ret)
 		goto out_free;
 	vo.channel_prefix = chan;
+	ret = cmd_vm_tpm_state(cfg, o, &tpm_state);
+	if (ret)
+		goto out_free;
+	vo.tpm_state = tpm_state;
 	/* efi.persistent: --efi-vars, else <name>.efivars next to the manifest */
 	if (cfg->boot == VM_BOOT_EFI && cfg->efi_persistent && !vo.flash_code) {
 		efi_vars = o->efi_vars
@@ -519,6 +543,7 @@ out_free:
 	free(chan);
 	free(json);
 	free(efi_vars);
+	free(tpm_state);
 	free(ovmf_vars);
 	free(ovmf_tmpl);
 	return ret;

@@ -12,6 +12,7 @@
 #include "vmm/dev/devices.h"
 #include "vmm/dev/flash.h"
 #include "vmm/dev/pci_devices.h"
+#include "vmm/dev/tpm/tpm_dev.h"
 #include "vmm/vm/device.h"
 #include "vmm/util/log.h"
 #include "vmm/vm/vm.h"
@@ -26,6 +27,7 @@ static const struct device_type *const device_types[] = {
     &efi_port_device,	  /* EFI firmware's boot order and variable store */
     &fw_cfg_device,	  /* 0x510-0x51b firmware configuration (BIOS, OVMF VMs) */
     &flash_device,	  /* OVMF VMs: code and variable flash below 4 GiB */
+    &tpm_device,	  /* devices.tpm: TPM 2.0 CRB at 0xfed40000, swtpm */
     &pci_devices_device,  /* PCI host + virtio-blk/net/rng functions */
 };
 

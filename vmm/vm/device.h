@@ -68,6 +68,9 @@ struct device_firmware {
 	const char *flash_code; /* OVMF: code image (NULL: not an OVMF VM) */
 	const char *flash_vars, *flash_vars_template;
 	bool flash_vars_fresh; /* create flash_vars from the template anew */
+	/* cfg->tpm_persistent: the directory swtpm keeps the TPM's state in
+	 * (NULL: an unnamed file of this run, as without persistent) */
+	const char *tpm_state;
 };
 
 /*

@@ -390,6 +390,7 @@ static int vm_create_devices(struct vm *vm)
 	    .flash_vars = vm->opt.flash_vars,
 	    .flash_vars_template = vm->opt.flash_vars_template,
 	    .flash_vars_fresh = vm->opt.flash_vars_fresh,
+	    .tpm_state = vm->opt.tpm_state,
 	};
 	struct device_env env = {
 	    .vm = vm,

@@ -65,6 +65,8 @@ struct vm_options {
 	const char *flash_vars;
 	const char *flash_vars_template;
 	bool flash_vars_fresh;
+	/* devices.tpm.persistent: the TPM's state directory (device.h) */
+	const char *tpm_state;
 	/* the virtio-serial channels' host sockets: PREFIX + NAME (NULL: no
 	 * sockets; device_env.channel_prefix) */
 	const char *channel_prefix;

@@ -1,0 +1,219 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * tpm_dev.c - the TPM device: CRB window, swtpm, worker thread
+ * (tpm_dev.h).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "arch/x86_64/layout.h"
+#include "vmm/dev/tpm/tpm_crb.h"
+#include "vmm/dev/tpm/tpm_dev.h"
+#include "vmm/dev/tpm/tpm_swtpm.h"
+#include "vmm/util/file.h"
+#include "vmm/util/log.h"
+#include "vmm/util/thread.h"
+#include "vmm/vm/bus.h"
+#include "vmm/vm_config.h"
+
+struct tpm_dev {
+	struct tpm_crb crb;
+	struct tpm_swtpm sw;
+	struct vm *vm;
+	struct bus *mmio;
+	bool registered, started;
+	pthread_t thread;
+	int kick_fd, stop_fd;
+	uint8_t cmd[TPM_CRB_BUF_SIZE], rsp[TPM_CRB_BUF_SIZE];
+};
+
+static void tpm_kick(void *opaque)
+{
+	struct tpm_dev *d = opaque;
+	uint64_t one = 1;
+
+	/* fails only at the counter's limit: a kick is pending then */
+	(void)!write(d->kick_fd, &one, sizeof(one));
+}
+
+/* swtpm is gone or broke the protocol: say so, and end the VM. */
+static void tpm_dead(struct tpm_dev *d, int err)
+{
+	int st;
+
+	tpm_crb_fail(&d->crb);
+	if (d->sw.pid > 0 && err != -EPIPE)
+		kill(d->sw.pid, SIGTERM);
+	if (d->sw.ctrl >= 0)
+		close(d->sw.ctrl);
+	if (d->sw.data >= 0)
+		close(d->sw.data);
+	d->sw.ctrl = d->sw.data = -1;
+	st = tpm_swtpm_reap(&d->sw);
+	if (st >= 0 && WIFEXITED(st))
+		error("tpm: swtpm exited with status %d: the VM stops (its TPM is gone)",
+		      WEXITSTATUS(st));
+	else if (st >= 0 && WIFSIGNALED(st))
+		error("tpm: swtpm was killed by signal %d: the VM stops (its TPM is gone)",
+		      WTERMSIG(st));
+	else
+		error_errno(err, "tpm: swtpm failed: the VM stops (its TPM is gone)");
+	device_request_exit(d->vm, VM_EXIT_CRASH);
+}
+
+/* One command the guest started: 0, -ECANCELED (teardown) or -errno. */
+static int tpm_serve(struct tpm_dev *d)
+{
+	size_t n = tpm_crb_take(&d->crb, d->cmd, sizeof(d->cmd)), len = 0;
+	int ret;
+
+	if (!n)
+		return 0;
+	ret = tpm_swtpm_exchange(&d->sw, d->cmd, n, d->rsp, sizeof(d->rsp), &len, d->stop_fd);
+	if (!ret)
+		ret = tpm_crb_complete(&d->crb, d->rsp, len);
+	return ret;
+}
+
+static void *tpm_worker(void *arg)
+{
+	struct tpm_dev *d = arg;
+	struct pollfd p[3] = {{.fd = d->stop_fd, .events = POLLIN},
+			      {.fd = d->kick_fd, .events = POLLIN},
+			      {.fd = d->sw.data, .events = POLLIN}};
+	uint64_t v;
+	int ret = 0;
+
+	while (!ret) {
+		if (poll(p, 3, -1) < 0) {
+			ret = errno == EINTR ? 0 : -errno;
+			continue;
+		}
+		if (p[0].revents)
+			break;
+		if (p[2].revents) /* swtpm speaks only when asked: it hung up */
+			ret = -EPIPE;
+		else if (p[1].revents && read(d->kick_fd, &v, sizeof(v)) == sizeof(v))
+			ret = tpm_serve(d);
+	}
+	if (ret && ret != -ECANCELED)
+		tpm_dead(d, ret);
+	else
+		tpm_swtpm_stop(&d->sw);
+	return NULL;
+}
+
+/* The state swtpm keeps: a directory (persistent), else an unnamed file. */
+static int tpm_open_state(const struct device_env *env, bool *is_dir)
+{
+	const char *dir = env->fw ? env->fw->tpm_state : NULL;
+	const char *tmp = getenv("TMPDIR");
+	int fd;
+
+	*is_dir = env->cfg->tpm_persistent && dir;
+	if (!*is_dir) {
+		fd = file_tmp(tmp && *tmp ? tmp : "/tmp");
+		return fd < 0 ? error_errno(fd, "tpm: cannot make the TPM's state file") : fd;
+	}
+	if (mkdir(dir, 0700) < 0 && errno != EEXIST)
+		return error_errno(-errno, "tpm: cannot make the TPM state directory %s", dir);
+	fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return error_errno(-errno, "tpm: cannot open the TPM state directory %s%s", dir,
+				   errno == ELOOP || errno == ENOTDIR ? " (not a directory)" : "");
+	return fd;
+}
+
+static void tpm_destroy(void *state)
+{
+	struct tpm_dev *d = state;
+	uint64_t one = 1;
+
+	if (!d)
+		return;
+	if (d->started) {
+		(void)!write(d->stop_fd, &one, sizeof(one));
+		pthread_join(d->thread, NULL);
+	} else {
+		tpm_swtpm_stop(&d->sw);
+	}
+	if (d->registered)
+		bus_unregister(d->mmio, ARCH_TPM_CRB_GPA);
+	if (d->kick_fd >= 0)
+		close(d->kick_fd);
+	if (d->stop_fd >= 0)
+		close(d->stop_fd);
+	tpm_crb_release(&d->crb);
+	free(d);
+}
+
+static int tpm_start(struct tpm_dev *d, const struct device_env *env)
+{
+	struct tpm_swtpm_config sc = {0};
+	int ret, est;
+
+	sc.state_fd = tpm_open_state(env, &sc.state_is_dir);
+	if (sc.state_fd < 0)
+		return sc.state_fd;
+	ret = tpm_swtpm_start(&sc, &d->sw);
+	close(sc.state_fd);
+	if (ret)
+		return ret;
+	est = tpm_swtpm_established(&d->sw);
+	tpm_crb_set_established(&d->crb, est > 0);
+	d->kick_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	d->stop_fd = eventfd(0, EFD_CLOEXEC);
+	if (d->kick_fd < 0 || d->stop_fd < 0)
+		return error_errno(-errno, "tpm: eventfd");
+	ret = bus_register(d->mmio, ARCH_TPM_CRB_GPA, TPM_CRB_WINDOW, &tpm_crb_ops, &d->crb);
+	if (ret)
+		return error_errno(ret, "tpm: cannot claim the CRB window");
+	d->registered = true;
+	ret = thread_start(&d->thread, THREAD_HELPER, "vmlet-tpm", tpm_worker, d);
+	if (ret)
+		return error_errno(ret, "tpm: cannot start its thread");
+	d->started = true;
+	return 0;
+}
+
+static int tpm_create(const struct device_env *env, unsigned int index, void **state)
+{
+	struct tpm_dev *d;
+	int ret;
+
+	(void)index;
+	if (!env->cfg->tpm)
+		return 0;
+	d = calloc(1, sizeof(*d));
+	if (!d)
+		return -ENOMEM;
+	d->vm = env->vm;
+	d->mmio = env->mmio;
+	d->kick_fd = d->stop_fd = -1;
+	d->sw = (struct tpm_swtpm){.pid = -1, .ctrl = -1, .data = -1};
+	tpm_crb_init(&d->crb, ARCH_TPM_CRB_GPA, tpm_kick, d);
+	ret = tpm_start(d, env);
+	if (ret) {
+		tpm_destroy(d);
+		return ret;
+	}
+	log_info("tpm: TPM 2.0 (CRB at 0x%llx) backed by swtpm pid %d, %s state",
+		 (unsigned long long)ARCH_TPM_CRB_GPA, (int)d->sw.pid,
+		 env->cfg->tpm_persistent ? "persistent" : "this run's");
+	*state = d;
+	return 0;
+}
+
+const struct device_type tpm_device = {
+    .name = "tpm",
+    .create = tpm_create,
+    .destroy = tpm_destroy,
+};

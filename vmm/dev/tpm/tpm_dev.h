@@ -1,0 +1,26 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * tpm_dev.h - the TPM 2.0 device (`devices.tpm`): the CRB window
+ * (tpm_crb.h) at ARCH_TPM_CRB_GPA, backed by swtpm (tpm_swtpm.h), which
+ * the ACPI tables describe (a TPM2 table and the MSFT0101 device).
+ *
+ * create() opens the state (cfg->tpm_persistent: the directory
+ * fw->tpm_state, made 0700 when missing, a symbolic link refused; else an
+ * unnamed file of this run), starts swtpm and a THREAD_HELPER worker that
+ * carries each command the guest starts to swtpm and its response back.
+ * vCPU threads never touch swtpm's sockets (their sandbox cannot): START
+ * kicks the worker through an eventfd. When swtpm goes away (its socket
+ * hangs up, a command cannot be sent, a response does not hold together)
+ * the worker logs it with swtpm's exit status, the CRB reports a fatal
+ * error, and the VM ends as crashed: no guest runs on with a dead TPM.
+ * The worker also stops swtpm at teardown (CMD_SHUTDOWN, then reaps it).
+ * No save(): a snapshot of a VM with a TPM is refused, naming it.
+ */
+#ifndef VMLET_DEV_TPM_DEV_H
+#define VMLET_DEV_TPM_DEV_H
+
+#include "vmm/vm/device.h"
+
+extern const struct device_type tpm_device;
+
+#endif /* VMLET_DEV_TPM_DEV_H */
