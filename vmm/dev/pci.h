@@ -153,6 +153,9 @@ void pci_msix_get(struct pci_dev *d, unsigned int vec, uint64_t *addr, uint32_t 
  * cb->msix_update(.., fire=true) comes at unmask) or out of range.
  */
 bool pci_msix_request(struct pci_dev *d, unsigned int vec);
+/* An access at off of d's MSI-X BAR (the host's BAR decoding, pci_host.c):
+ * true when it was the table's or the PBA's and is done. */
+bool pci_msix_access(struct pci_dev *d, uint64_t off, void *data, uint32_t len, bool write);
 /* Drive the function's INTA# line (level-triggered, GSI from the slot). */
 void pci_intx_set(struct pci_dev *d, bool level);
 /* The GSI the DSDT routes slot's INTA# to (for arch_acpi_config). */
