@@ -293,7 +293,8 @@ gpa_t arch_linux_initrd_gpa(const uint8_t *image, size_t image_len, uint64_t mem
 
 /* ELF with a PVH note (XEN_ELFNOTE_PHYS32_ENTRY): copy PT_LOAD segments to
  * their physical addresses (must lie in low RAM below the hole) and return
- * the 32-bit entry. */
+ * the 32-bit entry. A segment's bss is zeroed without writing the pages of
+ * low_mem that read as zero already (fresh guest RAM stays unbacked). */
 int arch_pvh_load(uint8_t *low_mem, uint64_t low_size, const uint8_t *elf, size_t elf_len,
 		  uint32_t *entry);
 /* hvm_start_info (version 1) + memmap + cmdline at ARCH_START_INFO_GPA. */

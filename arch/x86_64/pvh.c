@@ -130,6 +130,27 @@ static int find_note(const struct elf_view *e, const struct phdr *p, uint32_t *e
 
 /* Segments must land in low RAM at or above ARCH_HIGH_LOAD_GPA, away from
  * the boot structures vmlet writes below 1 MiB. */
+/*
+ * Zero [p, p + n), writing only the pages that are not zero already. Guest
+ * RAM starts as untouched anonymous memory, which reads as zero without
+ * being backed: a memset() of a segment's bss there (the probe's is 5 MiB)
+ * would make the host back all of it, with THP 2 MiB at a time, before the
+ * guest has used any; left alone, only the pages the guest writes are.
+ */
+static void zero_unless_zero(uint8_t *p, uint64_t n)
+{
+	while (n) {
+		uint64_t chunk = 4096 - ((uintptr_t)p & 4095);
+
+		if (chunk > n)
+			chunk = n;
+		if (p[0] || (chunk > 1 && memcmp(p, p + 1, chunk - 1)))
+			memset(p, 0, chunk);
+		p += chunk;
+		n -= chunk;
+	}
+}
+
 static int seg_check(const struct elf_view *e, const struct phdr *p, uint64_t ram_end)
 {
 	if (p->filesz > p->memsz || !in_file(e, p->offset, p->filesz))
@@ -183,7 +204,7 @@ int arch_pvh_load(uint8_t *low_mem, uint64_t low_size, const uint8_t *elf, size_
 		if (p.type != PT_LOAD)
 			continue;
 		memcpy(low_mem + p.paddr, elf + p.offset, p.filesz);
-		memset(low_mem + p.paddr + p.filesz, 0, p.memsz - p.filesz);
+		zero_unless_zero(low_mem + p.paddr + p.filesz, p.memsz - p.filesz);
 	}
 	*entry = ent;
 	return 0;

@@ -3,6 +3,7 @@
 #include <elf.h>
 #include <errno.h>
 #include <stdlib.h>
+#include <sys/mman.h>
 
 #include "arch/arch.h"
 #include "tests/lib/bytes.h"
@@ -132,6 +133,38 @@ static void test_load_ok(void)
 	check_loaded(&o);
 }
 
+/*
+ * A bss over memory that reads as zero is not written: its pages after the
+ * first are mapped read-only (a write would fault, as a memset() of the
+ * whole bss did), and the load still succeeds. A page of it that is not
+ * zero (a reboot's leftovers) is cleared.
+ */
+static void test_bss_untouched(void)
+{
+	struct img_opts o = {1, 8, 0x100010, 0x100000, 5 * 4096 + 100, 0};
+	uint8_t img[4096];
+	size_t len = make_elf(img, &o);
+	uint8_t *mem =
+	    mmap(NULL, MEM_SIZE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	uint32_t entry = 0;
+
+	CHECK(mem != MAP_FAILED);
+	if (mem == MAP_FAILED)
+		return;
+	memset(mem + o.paddr + 100, 0x77, 4096 - 100); /* dirty, in the first page */
+	mem[o.paddr + 3 * 4096 + 5] = 0x55;	       /* one dirty byte further on */
+	CHECK_EQ_U64(mprotect(mem + o.paddr + 4096, 2 * 4096, PROT_READ), 0);
+	CHECK_EQ_U64(mprotect(mem + o.paddr + 4 * 4096, 2 * 4096, PROT_READ), 0);
+	CHECK_EQ_U64(arch_pvh_load(mem, MEM_SIZE, img, len, &entry), 0);
+	CHECK_EQ_U64(mem[o.paddr + 63], 0xa5);
+	for (uint64_t i = 64; i < o.memsz; i++)
+		if (mem[o.paddr + i]) {
+			CHECK_EQ_U64(i, 0); /* the bss byte that stayed set */
+			break;
+		}
+	munmap(mem, MEM_SIZE);
+}
+
 static int load(const struct img_opts *o, size_t trunc)
 {
 	uint8_t img[4096];
@@ -258,6 +291,7 @@ static void test_mutations(void)
 int main(void)
 {
 	TEST_RUN(test_load_ok);
+	TEST_RUN(test_bss_untouched);
 	TEST_RUN(test_mutations);
 	TEST_RUN(test_load_rejects);
 	TEST_RUN(test_start_info);
