@@ -19,7 +19,7 @@
 #     builders.
 #  4. vmm/ (every file, main.c and the cmd_*.c too) includes of spec/ only
 #     spec/spec.h, of firmware/ only the guest ABI firmware/abi.h.
-#  5. vmm/dev/ and vmm/virtio/ (the devices) do not include json-c nor
+#  5. vmm/dev/, vmm/virtio/ and vmm/nic/ (the devices) do not include json-c nor
 #     vmm/ctl/, and of the VM core vmm/vm/ only the device contract
 #     (device.h, bus.h, guest_mem.h, irq.h; not vm.h, vcpu.h,
 #     irq_internal.h, lifecycle.h). vmm/disk/ and vmm/net/ (the backends)
@@ -121,7 +121,7 @@ function vmm_room(f,   r) {
 }
 # why room r may not include t ("" when it may)
 function forbidden(r, t) {
-	if ((r == "vmm/dev" || r == "vmm/virtio") && \
+	if ((r == "vmm/dev" || r == "vmm/virtio" || r == "vmm/nic") && \
 	    (t ~ /^vmm\/ctl\// || (t ~ /^vmm\/vm\// && !(t in device_api))))
 		return "the devices reach the VM through vmm/vm/device.h, bus.h, guest_mem.h, irq.h"
 	if ((r == "vmm/disk" || r == "vmm/net") && t ~ /^vmm\/(dev|virtio|vm)\//)
@@ -227,7 +227,7 @@ top != "vmm" {
 		if (top == "spec" && (inc == "sys/ioctl.h" || inc ~ /^linux\/kvm/ || \
 		    inc == "seccomp.h" || inc == "cap-ng.h"))
 			bad("spec/ includes <" inc "> (no KVM, no sandbox)")
-		if ((room == "vmm/dev" || room == "vmm/virtio") && json)
+		if ((room == "vmm/dev" || room == "vmm/virtio" || room == "vmm/nic") && json)
 			bad(room "/ includes <" inc "> (devices do not speak JSON)")
 		if ((top == "firmware" || FILENAME == "arch/x86_64/acpi_wire.h") && \
 		    inc !~ /^(float|iso646|limits|stdalign|stdarg|stdbool|stddef|stdint|stdnoreturn)\.h$/)

@@ -6,7 +6,8 @@
  * the resolved VMI's disks, the AHCI controller (ahci.h) when a disk or a
  * cdrom is on bus sata (its ports in disk order: ATA disks and ATAPI
  * CD-ROM drives, an empty one for a cdrom without a volume), one
- * virtio-net per interface, then
+ * virtio-net per interface (an e1000e, vmm/nic/e1000e.h, for model
+ * e1000e), then
  * virtio-rng, the virtio-serial controller (channels), virtio-vsock
  * (autoattachVSOCK), then the memory balloon (autoattachMemBalloon);
  * VMs that boot OVMF also get the Q35 chipset registers (q35.h: the
@@ -25,6 +26,7 @@
 #include "vmm/dev/pci_devices.h"
 #include "vmm/dev/pci.h"
 #include "vmm/dev/q35.h"
+#include "vmm/nic/e1000e.h"
 #include "vmm/virtio/virtio_balloon.h"
 #include "vmm/virtio/virtio_blk.h"
 #include "vmm/virtio/virtio_console.h"
@@ -44,10 +46,11 @@ struct pci_devices {
 	unsigned int n_blk;
 	struct ahci *ahci; /* when a disk is on bus sata */
 	unsigned int n_sata;
-	int *disk_slot; /* per disk (config order): its bus-0 device number */
-	int *disk_port; /* per disk: its AHCI port, -1 for virtio-blk */
-	struct virtio_net **net;
-	unsigned int n_net;
+	int *disk_slot;		 /* per disk (config order): its bus-0 device number */
+	int *disk_port;		 /* per disk: its AHCI port, -1 for virtio-blk */
+	struct virtio_net **net; /* per interface; NULL for an e1000e one */
+	struct e1000e **e1000e;	 /* per interface: model e1000e */
+	unsigned int n_net;	 /* interfaces made */
 	struct virtio_rng *rng;
 	struct virtio_console *console;
 	struct virtio_vsock *vsock; /* autoattachVSOCK */
@@ -173,10 +176,16 @@ static int pci_devices_nics(struct pci_devices *s, const struct device_env *env)
 	int r;
 
 	s->net = calloc(cfg->n_nics ? cfg->n_nics : 1, sizeof(*s->net));
-	if (!s->net)
+	s->e1000e = calloc(cfg->n_nics ? cfg->n_nics : 1, sizeof(*s->e1000e));
+	if (!s->net || !s->e1000e)
 		return -ENOMEM;
 	for (unsigned int i = 0; i < cfg->n_nics; i++) {
-		r = virtio_net_create_nic(&s->net[s->n_net], &s->host, cfg, i);
+		const char *model = cfg->nics[i].model;
+
+		if (model && !strcmp(model, "e1000e"))
+			r = e1000e_create_nic(&s->e1000e[s->n_net], &s->host, cfg, i);
+		else
+			r = virtio_net_create_nic(&s->net[s->n_net], &s->host, cfg, i);
 		if (r)
 			return r;
 		s->n_net++;
@@ -272,8 +281,11 @@ static void pci_devices_destroy(void *state)
 	virtio_console_destroy(s->console);
 	virtio_rng_destroy(s->rng);
 	q35_destroy(s->q35);
-	while (s->n_net)
-		virtio_net_destroy(s->net[--s->n_net]);
+	while (s->n_net) {
+		s->n_net--;
+		virtio_net_destroy(s->net[s->n_net]);
+		e1000e_destroy(s->e1000e[s->n_net]);
+	}
 	while (s->n_blk)
 		virtio_blk_destroy(s->blk[--s->n_blk]);
 	ahci_destroy(s->ahci);
@@ -283,6 +295,7 @@ static void pci_devices_destroy(void *state)
 	free(s->disk_slot);
 	free(s->disk_port);
 	free(s->net);
+	free(s->e1000e);
 	free(s);
 }
 
@@ -349,6 +362,13 @@ static int pci_devices_save_fn(struct pci_devices *s, struct pci_dev *d, struct 
 		q35_save(s->q35, b);
 		return 0;
 	}
+	for (unsigned int i = 0; i < s->n_net; i++)
+		if (s->e1000e[i] && d == e1000e_pci(s->e1000e[i]))
+			return error_errno(
+			    -ENOTSUP,
+			    "snapshot: the e1000e NIC on PCI slot %d has no snapshot "
+			    "support (virtio-net has)",
+			    d->slot);
 	if (d != &s->host.bridge)
 		return error_errno(-ENOTSUP, "snapshot: PCI slot %d has no snapshot state",
 				   d->slot);

@@ -2,7 +2,7 @@
 /*
  * pci_devices.h - the device-table entry for the PCI bus and its
  * functions (vmm/dev/pci_devices.c): host bridge, virtio-blk per disk,
- * virtio-net per interface, virtio-rng. Disk order, names and serials
+ * virtio-net or e1000e per interface, virtio-rng. Disk order, names and serials
  * follow the resolved VMI; an unsupported bus, device type or volume kind
  * fails VM creation with an error naming the disk.
  */

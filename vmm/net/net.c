@@ -70,10 +70,10 @@ static int validate_nic(const struct vm_nic *nic)
 {
 	const char *name = nic->name ? nic->name : "?";
 
-	if (nic->model && strcmp(nic->model, "virtio"))
+	if (nic->model && strcmp(nic->model, "virtio") && strcmp(nic->model, "e1000e"))
 		return net_fail(-ENOTSUP,
 				"net: interface '%s': model '%s' is not supported (vmlet has "
-				"virtio-net only)",
+				"virtio and e1000e)",
 				name, nic->model);
 	switch (nic->binding) {
 	case VM_BIND_NONE:

@@ -30,7 +30,7 @@
  * masquerade fall back to passt (which gives the guest the host's
  * connectivity the way the pod bindings give it the pod's) and say so.
  *
- * Models other than virtio and the bindings sriov, macvtap, slirp and
+ * Models other than virtio and e1000e (vmm/nic/e1000e.h) and the bindings sriov, macvtap, slirp and
  * binding plugins other than "passt" are refused with an error naming the
  * interface; so is a second interface on the pod network.
  *
