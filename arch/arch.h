@@ -311,12 +311,15 @@ struct arch_acpi_config {
 	 * (0 = default swizzle, GSI 16 + ((s + pin) & 7)); goes into _PRT */
 	const uint8_t *pci_irq_pins;
 	int serial; /* nonzero: COM1 in the DSDT */
+	/* nonzero: a TPM 2.0 CRB at ARCH_TPM_CRB_GPA: the TPM2 table (start
+	 * method CRB, its control area) and the MSFT0101 device in the DSDT */
+	int tpm;
 };
 
 /*
  * Build RSDP, XSDT, FADT, FACS, DSDT (with our own AML emitter: \_S5,
  * power button, COM1, PCI0), MADT (LAPIC or x2APIC entries per vCPU,
- * IOAPIC, interrupt source overrides) and MCFG into buf, which the guest
+ * IOAPIC, interrupt source overrides), MCFG and (cfg->tpm) TPM2 into buf, which the guest
  * sees at gpa base. The RSDP comes first. *used = bytes written.
  * base must be 16-byte aligned and the tables below 4 GiB. The FADT has no
  * SMI command port, so the PM1a control block must read with SCI_EN (bit 0)

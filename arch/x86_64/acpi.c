@@ -2,7 +2,7 @@
 /*
  * acpi.c - the ACPI tables of a vmlet guest (ACPI 6.5 chapter 5):
  *
- *   RSDP (rev 2, first, 16-byte aligned) -> XSDT -> FADT, MADT, MCFG
+ *   RSDP (rev 2, first, 16-byte aligned) -> XSDT -> FADT, MADT, MCFG, TPM2
  *   FADT -> FACS, DSDT
  *
  * The platform is a full (not hardware-reduced) ACPI one, because that is
@@ -232,6 +232,20 @@ static int build_mcfg(struct acpi_out *o, gpa_t *gpa)
 	return 0;
 }
 
+/* The TPM2 table for the CRB at ARCH_TPM_CRB_GPA (arch.h: cfg->tpm). */
+static int build_tpm2(struct acpi_out *o, gpa_t *gpa)
+{
+	struct acpi_tpm2 *t = (struct acpi_tpm2 *)out_alloc(o, sizeof(*t), 16, gpa);
+
+	if (!t)
+		return -ENOSPC;
+	header_init(&t->h, "TPM2", sizeof(*t), 4);
+	t->control_area = ARCH_TPM_CRB_GPA + ARCH_TPM_CRB_CTRL;
+	t->start_method = ACPI_TPM2_START_CRB;
+	header_finish((uint8_t *)t);
+	return 0;
+}
+
 static int build_xsdt(struct acpi_out *o, const gpa_t *tables, size_t n, gpa_t *gpa)
 {
 	size_t len = sizeof(struct acpi_header) + 8 * n;
@@ -322,6 +336,21 @@ static void dsdt_pci(struct aml *a, const struct arch_acpi_config *cfg)
 	aml_close(a, dev);
 }
 
+/* The TPM as QEMU's tpm-crb describes it: MSFT0101 over the CRB window. */
+static void dsdt_tpm(struct aml *a)
+{
+	struct aml_rt rt = {.len = 0};
+	size_t dev = aml_device_open(a, "TPM");
+
+	aml_name_string_obj(a, "_HID", "MSFT0101");
+	aml_name_string_obj(a, "_STR", "TPM 2.0 Device");
+	aml_name_integer(a, "_UID", 1);
+	aml_rt_mem32_fixed(&rt, (uint32_t)ARCH_TPM_CRB_GPA, (uint32_t)ARCH_TPM_CRB_SIZE);
+	aml_rt_end(&rt);
+	aml_name_rt(a, "_CRS", &rt);
+	aml_close(a, dev);
+}
+
 static void dsdt_com1(struct aml *a)
 {
 	struct aml_rt rt = {.len = 0};
@@ -380,6 +409,8 @@ static int build_dsdt(struct acpi_out *o, const struct arch_acpi_config *cfg, gp
 		dsdt_com1(&a);
 	if (cfg->pci)
 		dsdt_pci(&a, cfg);
+	if (cfg->tpm)
+		dsdt_tpm(&a);
 	aml_close(&a, blk);
 	if (a.err)
 		return a.err;
@@ -404,7 +435,7 @@ int arch_acpi_build(uint8_t *buf, size_t cap, gpa_t base, const struct arch_acpi
 		    size_t *used)
 {
 	struct acpi_out o = {buf, cap, 0, base};
-	gpa_t rsdp, facs, dsdt, fadt, madt, mcfg, xsdt, tables[3];
+	gpa_t rsdp, facs, dsdt, fadt, madt, mcfg = 0, tpm2 = 0, xsdt, tables[4];
 	uint8_t *rsdp_p;
 	size_t nt = 0;
 	int r;
@@ -424,12 +455,16 @@ int arch_acpi_build(uint8_t *buf, size_t cap, gpa_t base, const struct arch_acpi
 		r = build_madt(&o, cfg, &madt);
 	if (!r && cfg->pci)
 		r = build_mcfg(&o, &mcfg);
+	if (!r && cfg->tpm)
+		r = build_tpm2(&o, &tpm2);
 	if (r)
 		return r;
 	tables[nt++] = fadt;
 	tables[nt++] = madt;
 	if (cfg->pci)
 		tables[nt++] = mcfg;
+	if (cfg->tpm)
+		tables[nt++] = tpm2;
 	r = build_xsdt(&o, tables, nt, &xsdt);
 	if (r)
 		return r;

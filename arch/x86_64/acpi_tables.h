@@ -186,6 +186,22 @@ struct acpi_madt_x2apic_nmi { /* §5.2.12.13 */
 } ACPI_PACKED;
 _Static_assert(sizeof(struct acpi_madt_x2apic_nmi) == 12, "x2APIC NMI size");
 
+/* TCG ACPI Specification 1.3 §8.3 TPM2, revision 4, with an empty log area
+ * (LAML 0: the firmware keeps the event log, EFI's TCG2 protocol). */
+struct acpi_tpm2 {
+	struct acpi_header h;
+	uint16_t platform_class; /* 0: client */
+	uint16_t reserved;
+	uint64_t control_area; /* the CRB's control registers (CTRL_REQ) */
+	uint32_t start_method;
+	uint8_t start_params[12];
+	uint32_t log_min_len; /* LAML */
+	uint64_t log_start;   /* LASA */
+} ACPI_PACKED;
+_Static_assert(sizeof(struct acpi_tpm2) == 76, "TPM2 size");
+
+#define ACPI_TPM2_START_CRB 7 /* Command Response Buffer interface */
+
 /* PCI Firmware Specification 3.2 §4.1.2 MCFG. */
 struct acpi_mcfg {
 	struct acpi_header h;

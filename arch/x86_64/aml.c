@@ -398,6 +398,16 @@ void aml_rt_dword_mem(struct aml_rt *rt, uint32_t min, uint32_t max)
 	rt_addr(rt, 0x87, 4, 0, 0x01, min, max);
 }
 
+/* §6.4.3.4 32-Bit Fixed Memory Range Descriptor, read/write. */
+void aml_rt_mem32_fixed(struct aml_rt *rt, uint32_t base, uint32_t len)
+{
+	uint8_t d[12] = {0x86, 9, 0, 0x01};
+
+	le(d + 4, base, 4);
+	le(d + 8, len, 4);
+	rt_bytes(rt, d, sizeof(d));
+}
+
 /* §6.4.2.9 End Tag; checksum 0 means "treat as valid". */
 void aml_rt_end(struct aml_rt *rt)
 {

@@ -57,6 +57,8 @@ void aml_rt_irq(struct aml_rt *rt, unsigned irq);		      /* IRQNoFlags */
 void aml_rt_word_bus(struct aml_rt *rt, uint16_t min, uint16_t max);  /* WordBusNumber */
 void aml_rt_word_io(struct aml_rt *rt, uint16_t min, uint16_t max);   /* WordIO window */
 void aml_rt_dword_mem(struct aml_rt *rt, uint32_t min, uint32_t max); /* DWordMemory window */
+/* Memory32Fixed(ReadWrite, base, len) */
+void aml_rt_mem32_fixed(struct aml_rt *rt, uint32_t base, uint32_t len);
 void aml_rt_end(struct aml_rt *rt);
 /* Name(path, ResourceTemplate() {...}) */
 void aml_name_rt(struct aml *a, const char *path, const struct aml_rt *rt);

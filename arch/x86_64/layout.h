@@ -70,6 +70,7 @@
 #define ARCH_IOAPIC_GPA		 0xfec00000ull
 #define ARCH_TPM_CRB_GPA	 0xfed40000ull
 #define ARCH_TPM_CRB_SIZE	 0x1000ull
+#define ARCH_TPM_CRB_CTRL	 0x40ull /* CTRL_REQ: the control area TPM2 names */
 #define ARCH_LAPIC_GPA		 0xfee00000ull
 #define ARCH_IDENTITY_MAP_GPA	 0xfffbc000ull
 #define ARCH_TSS_GPA		 0xfffbd000ull /* 3 pages */

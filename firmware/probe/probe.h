@@ -108,6 +108,9 @@ void probe_efi_report(struct fw_buf *out, const char *addr_text);
 void probe_smbios_report(struct fw_buf *out);
 
 /* CPL3 part; arg = start_info physical address. Does not return. */
+/* The TPM the TPM2 table names (NULL: none): a tpm= line (tpm.c). */
+void probe_tpm_report(struct fw_buf *out, const struct acpi_header *tpm2);
+
 void probe_user_main(void *arg);
 
 #endif /* FW_PROBE_PROBE_H */

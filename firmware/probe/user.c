@@ -313,6 +313,7 @@ void probe_user_main(void *arg)
 	if (cmdline_value((uint32_t)(uintptr_t)arg, "vmlet.efi=", efi, sizeof(efi)))
 		probe_efi_report(&st.out, efi);
 	probe_smbios_report(&st.out);
+	probe_tpm_report(&st.out, fw_acpi_find(st.tables, st.n_tables, "TPM2"));
 	start_aps();
 	order_cpus();
 	report_topology();

@@ -47,6 +47,10 @@ grep -q 'Name (\\_S5, Package' "$dump/min-DSDT.dsl" || fail "no \\_S5 in the DSD
 grep -q 'EisaId ("PNP0501")' "$dump/serial-DSDT.dsl" || fail "no COM1 in the DSDT"
 grep -q 'EisaId ("PNP0A08")' "$dump/x2apic-pci-DSDT.dsl" || fail "no PCI0 in the DSDT"
 grep -q 'Hardware Reduced (V5) : 0' "$dump/min-FACP.dsl" || fail "FADT decode"
+grep -q 'Start Method : 07' "$dump/min-TPM2.dsl" || fail "TPM2: no CRB start method"
+grep -q 'Control Address : 00000000FED40040' "$dump/min-TPM2.dsl" || fail "TPM2: control area"
+grep -q 'Name (_HID, "MSFT0101"' "$dump/min-DSDT.dsl" && grep -q 'Memory32Fixed (ReadWrite,' "$dump/min-DSDT.dsl" ||
+	fail "no TPM device (MSFT0101, Memory32Fixed) in the DSDT"
 
 for f in "$dump"/*-RSDP.dat; do
 	python3 - "$f" <<'PY' || fail "$(basename "$f"): bad RSDP"

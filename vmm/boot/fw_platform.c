@@ -28,7 +28,8 @@ void fw_platform_acpi_config(const struct vm *vm, struct arch_acpi_config *c)
 	    .apic_ids = vm->apic_ids,
 	    .n_vcpus = vm->n_vcpus,
 	    .serial = vm->cfg->autoattach_serial_console, /* COM1: dev/serial8250.c */
-	    .pci = 1, /* MCFG + PCI0: vmm/dev/pci_devices.c always has a host bridge */
+	    .pci = 1,		 /* MCFG + PCI0: vmm/dev/pci_devices.c always has a host bridge */
+	    .tpm = vm->cfg->tpm, /* vmm/dev/tpm/ */
 	};
 }
 

@@ -22,6 +22,7 @@
 #include "vmm/ctl/ctl.h"
 #include "vmm/sandbox/jail.h"
 #include "vmm/vm/lifecycle.h"
+#include "vmm/util/file.h"
 #include "vmm/util/log.h"
 #include "vmm/sandbox/sandbox.h"
 #include "vmm/vm_config.h"
@@ -85,6 +86,11 @@ static enum lifecycle_end run_guest(void *p, unsigned int restarts)
 	 * KubeVirt's VMI: through the guest's reboots, not a new start */
 	if (r->o->efi_vars_volatile && restarts && r->lc->last_end != LC_END_REBOOT &&
 	    ftruncate(r->o->efi_vars_fd, 0))
+		return LC_END_FAILED;
+	/* so does the state of a TPM without tpm.persistent (swtpm formats
+	 * an empty file as a new TPM) */
+	if (r->o->tpm_state_kept && restarts && r->lc->last_end != LC_END_REBOOT &&
+	    ftruncate(r->o->tpm_state_fd, 0))
 		return LC_END_FAILED;
 	if (restarts) {
 		log_info("run: starting the guest again (restart %u)", restarts);
@@ -166,6 +172,22 @@ static int run_volatile_vars(const struct vm_config *cfg, const struct lifecycle
 	return 0;
 }
 
+/* Likewise the state of a TPM without tpm.persistent (vmm/dev/tpm/): an
+ * unnamed file (swtpm's file backend) kept through the guest's reboots. */
+static int run_kept_tpm_state(const struct vm_config *cfg, const struct lifecycle *lc,
+			      struct cmd_vm_opts *o)
+{
+	const char *tmp = getenv("TMPDIR");
+
+	if (!cfg->tpm || cfg->tpm_persistent || !lifecycle_may_restart(lc))
+		return 0;
+	o->tpm_state_fd = file_tmp(tmp && *tmp ? tmp : "/tmp");
+	if (o->tpm_state_fd < 0)
+		return error_errno(o->tpm_state_fd, "run: a file for the TPM's state");
+	o->tpm_state_kept = true;
+	return 0;
+}
+
 static int run_with_strategy(const struct vm_config *cfg, const struct cmd_vm_opts *opts,
 			     const char *override)
 {
@@ -187,7 +209,7 @@ static int run_with_strategy(const struct vm_config *cfg, const struct cmd_vm_op
 	}
 	lifecycle_init(&lc, strategy);
 	ctx.lc = &lc;
-	if (run_volatile_vars(cfg, &lc, o))
+	if (run_volatile_vars(cfg, &lc, o) || run_kept_tpm_state(cfg, &lc, o))
 		return VMLET_EXIT_ERROR;
 	if (o->sandbox.jail_dir) {
 		/* each run is PID 1 of its own namespaces (vmm/sandbox/jail.h) */
@@ -216,6 +238,8 @@ static int run_with_strategy(const struct vm_config *cfg, const struct cmd_vm_op
 	jail_cgroup_leave(&cg);
 	if (o->efi_vars_volatile)
 		close(o->efi_vars_fd);
+	if (o->tpm_state_kept)
+		close(o->tpm_state_fd);
 	/* a worker killed by a signal (SIGSYS: a seccomp violation) ends
 	 * vmlet with the status a shell shows for that signal */
 	if (end == LC_END_FAILED && lc.worker_signal)

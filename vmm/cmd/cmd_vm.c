@@ -458,6 +458,8 @@ int cmd_vm_run(const struct vm_config *cfg, const struct cmd_vm_opts *o, const u
 	    .payload_len = payload_len,
 	    .efi_vars_volatile = o->efi_vars_volatile,
 	    .efi_vars_fd = o->efi_vars_fd,
+	    .tpm_state_kept = o->tpm_state_kept,
+	    .tpm_state_fd = o->tpm_state_fd,
 	    .firmware = o->firmware,
 	    .module = o->module,
 	    .module_len = o->module_len,

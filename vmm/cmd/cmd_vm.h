@@ -58,6 +58,10 @@ struct cmd_vm_opts {
 	 * efi_vars_fd when efi_vars_volatile (vm_options, cmd_run.c) */
 	bool efi_vars_volatile;
 	int efi_vars_fd;
+	/* a TPM without tpm.persistent: its state in the open file
+	 * tpm_state_fd when tpm_state_kept (the same, cmd_run.c) */
+	bool tpm_state_kept;
+	int tpm_state_fd;
 	/* this run follows the guest's reboot (cmd_run.c): an OVMF VM without
 	 * efi.persistent keeps its variable file, as a VMI its NVRAM */
 	bool after_reboot;

@@ -483,6 +483,9 @@ void probe_report_print_text(FILE *f, const struct probe_report *exp,
 		fprintf(f, "  %-16s %-20.20s %-20.20s%s\n", "biosVendor", exp->bios_vendor,
 			got->bios_vendor[0] ? got->bios_vendor : "-",
 			strcmp(exp->bios_vendor, got->bios_vendor) ? "  <--" : "");
+	if (exp->tpm[0] || got->tpm[0])
+		fprintf(f, "  %-16s %-20.20s %-20.20s\n", "tpm", exp->tpm[0] ? exp->tpm : "-",
+			got->tpm[0] ? got->tpm : "-");
 	text_row(f, "tscDeadline", exp->tsc_deadline, got->tsc_deadline);
 	text_row(f, "sockets", exp->sockets, got->sockets);
 	text_row(f, "coresPerSocket", exp->cores_per_socket, got->cores_per_socket);

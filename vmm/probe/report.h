@@ -148,6 +148,11 @@ struct probe_report {
 	/* systemUuid=: SMBIOS type 1's UUID, lower case ("" not reported;
 	 * expected: firmware.uuid, "" (not compared) when the VM has none) */
 	char system_uuid[37];
+	/* tpm=: "crb <startupRc> <getRandomRc> <bytes>" or "error <step>" ("" not
+	 * reported; expected: "crb 0x0 0x0 8" with devices.tpm and ACPI, where a
+	 * firmware that started the TPM first (OVMF) makes Startup's 0x100,
+	 * TPM_RC_INITIALIZE, as good) */
+	char tpm[48];
 	/* expected report only: how the probe booted when that differs from
 	 * what a real guest of the VM would go through ("" none) */
 	char note[192];
@@ -178,7 +183,7 @@ void probe_report_pci_expected(const struct vm_config *cfg, struct probe_report 
 int probe_report_pci_json(struct json_object *o, const struct probe_report *r,
 			  const struct probe_report *names);
 
-/* report_efi.c: an efi* or biosVendor line (1 when not one, 0 handled, -EBADMSG
+/* report_efi.c: an efi*, biosVendor, systemUuid or tpm line (1 when not one, 0 handled, -EBADMSG
  * malformed); what an EFI VM's firmware must show (vendor "vmlet", the
  * ACPI 2.0 and SMBIOS 3 tables); the comparison (false and a line on diff
  * per difference); the "efi" JSON member (nothing when absent). */

@@ -42,6 +42,13 @@ int probe_report_efi_line(struct probe_report *r, const char *key, const char *v
 		r->system_uuid[n] = 0;
 		return 0;
 	}
+	if (!strcmp(key, "tpm")) {
+		if (!efi_printable(v, n, sizeof(r->tpm)))
+			return -EBADMSG;
+		memcpy(r->tpm, v, n);
+		r->tpm[n] = 0;
+		return 0;
+	}
 	if (!strcmp(key, "biosVendor")) {
 		if (!efi_printable(v, n, sizeof(r->bios_vendor)))
 			return -EBADMSG;
@@ -98,6 +105,8 @@ void probe_report_efi_expected(const struct vm_config *cfg, struct probe_report 
 	 * VM from a manifest has one: spec/ sets KubeVirt's default) */
 	for (size_t i = 0; u && i < sizeof(r->system_uuid) - 1 && u[i]; i++)
 		r->system_uuid[i] = (char)(u[i] >= 'A' && u[i] <= 'F' ? u[i] - 'A' + 'a' : u[i]);
+	if (cfg->tpm && cfg->acpi)
+		strcpy(r->tpm, "crb 0x0 0x0 8");
 	if (cfg->boot != VM_BOOT_EFI)
 		return;
 	e->present = true;
@@ -133,6 +142,13 @@ bool probe_report_efi_compare(const struct probe_report *exp, const struct probe
 				exp->system_uuid, got->system_uuid[0] ? got->system_uuid : "none");
 		match = false;
 	}
+	if (strcmp(exp->tpm, got->tpm) &&
+	    !(!strcmp(exp->tpm, "crb 0x0 0x0 8") && !strcmp(got->tpm, "crb 0x100 0x0 8"))) {
+		if (diff)
+			fprintf(diff, "tpm: expected %s, guest %s\n",
+				exp->tpm[0] ? exp->tpm : "none", got->tpm[0] ? got->tpm : "none");
+		match = false;
+	}
 	if (e->present != g->present) {
 		if (diff)
 			fprintf(diff, "efi: expected %s, the guest saw %s\n",
@@ -164,6 +180,8 @@ int probe_report_efi_json(struct json_object *o, const struct probe_report *r)
 		err = json_out_add_str(o, "biosVendor", r->bios_vendor);
 	if (r->system_uuid[0])
 		err = err ?: json_out_add_str(o, "systemUuid", r->system_uuid);
+	if (r->tpm[0])
+		err = err ?: json_out_add_str(o, "tpm", r->tpm);
 	if (r->note[0])
 		err = err ?: json_out_add_str(o, "note", r->note);
 	if (err || !e->present)

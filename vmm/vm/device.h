@@ -69,8 +69,12 @@ struct device_firmware {
 	const char *flash_vars, *flash_vars_template;
 	bool flash_vars_fresh; /* create flash_vars from the template anew */
 	/* cfg->tpm_persistent: the directory swtpm keeps the TPM's state in
-	 * (NULL: an unnamed file of this run, as without persistent) */
+	 * (NULL: an unnamed file of this run, as without persistent); without
+	 * it and tpm_state_kept: the state in tpm_state_fd (a file the caller
+	 * keeps through the guest's reboots), else a new unnamed file */
 	const char *tpm_state;
+	bool tpm_state_kept;
+	int tpm_state_fd;
 };
 
 /*

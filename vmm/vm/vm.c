@@ -391,6 +391,8 @@ static int vm_create_devices(struct vm *vm)
 	    .flash_vars_template = vm->opt.flash_vars_template,
 	    .flash_vars_fresh = vm->opt.flash_vars_fresh,
 	    .tpm_state = vm->opt.tpm_state,
+	    .tpm_state_kept = vm->opt.tpm_state_kept,
+	    .tpm_state_fd = vm->opt.tpm_state_fd,
 	};
 	struct device_env env = {
 	    .vm = vm,

@@ -65,8 +65,12 @@ struct vm_options {
 	const char *flash_vars;
 	const char *flash_vars_template;
 	bool flash_vars_fresh;
-	/* devices.tpm.persistent: the TPM's state directory (device.h) */
+	/* devices.tpm.persistent: the TPM's state directory; else, when
+	 * tpm_state_kept, its state in the open file tpm_state_fd, which
+	 * outlives this VM (device.h) */
 	const char *tpm_state;
+	bool tpm_state_kept;
+	int tpm_state_fd;
 	/* the virtio-serial channels' host sockets: PREFIX + NAME (NULL: no
 	 * sockets; device_env.channel_prefix) */
 	const char *channel_prefix;

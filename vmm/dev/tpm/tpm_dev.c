@@ -119,6 +119,10 @@ static int tpm_open_state(const struct device_env *env, bool *is_dir)
 	int fd;
 
 	*is_dir = env->cfg->tpm_persistent && dir;
+	if (!*is_dir && env->fw && env->fw->tpm_state_kept) {
+		fd = fcntl(env->fw->tpm_state_fd, F_DUPFD_CLOEXEC, 0);
+		return fd < 0 ? error_errno(-errno, "tpm: the TPM's state file") : fd;
+	}
 	if (!*is_dir) {
 		fd = file_tmp(tmp && *tmp ? tmp : "/tmp");
 		return fd < 0 ? error_errno(fd, "tpm: cannot make the TPM's state file") : fd;

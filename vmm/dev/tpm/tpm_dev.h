@@ -5,8 +5,9 @@
  * the ACPI tables describe (a TPM2 table and the MSFT0101 device).
  *
  * create() opens the state (cfg->tpm_persistent: the directory
- * fw->tpm_state, made 0700 when missing, a symbolic link refused; else an
- * unnamed file of this run), starts swtpm and a THREAD_HELPER worker that
+ * fw->tpm_state, made 0700 when missing, a symbolic link refused; else the
+ * file fw->tpm_state_fd that lives through the guest's reboots when the
+ * run may restart, else an unnamed file of this run), starts swtpm and a THREAD_HELPER worker that
  * carries each command the guest starts to swtpm and its response back.
  * vCPU threads never touch swtpm's sockets (their sandbox cannot): START
  * kicks the worker through an eventfd. When swtpm goes away (its socket
