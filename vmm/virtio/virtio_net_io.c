@@ -17,6 +17,7 @@
 
 #define RX_BUDGET    256		     /* frames per queue per wakeup, then poll again */
 #define TX_BATCH     16			     /* TX completions published together */
+#define TX_BATCH_MAX (32 * 1024)	     /* ... or fewer, once their frames reach this */
 #define TX_PEEK_HDRS (PKT_ETH_HLEN + 60 + 4) /* what tx_maybe_ours() reads */
 
 /* ---- RX ---------------------------------------------------------------- */
@@ -358,12 +359,17 @@ static void tx_one(struct virtio_net *n, struct net_pair *p, const struct virtq_
 /*
  * Send what the transmit queue holds. Completions are published in
  * batches of up to TX_BATCH (and when the ring runs dry), so a polling
- * guest refills several slots per doorbell instead of one.
+ * guest refills several slots per doorbell instead of one; a batch ends
+ * sooner once its frames reach TX_BATCH_MAX bytes: a guest with a few
+ * large buffers (16 of 64 KiB) would otherwise have all of them in
+ * flight and none to refill while the batch is sent, and one publication
+ * per 32 KiB written is nothing next to the copy.
  */
 static int tx_pass(struct virtio_net *n, unsigned int pi, struct virtq *q, unsigned int *done)
 {
 	struct virtq_elem e = {.out = n->out, .in = n->in, .cap_out = NET_SEGS, .cap_in = NET_SEGS};
 	unsigned int pend = 0;
+	uint64_t bytes = 0;
 	int r;
 
 	while ((r = virtq_pop(q, &e)) > 0) {
@@ -373,11 +379,13 @@ static int tx_pass(struct virtio_net *n, unsigned int pi, struct virtq *q, unsig
 			NET_STAT_ADD(n, tx_dropped, 1);
 		if (virtq_fill(q, pend++, e.head, 0))
 			return -EIO;
-		if (pend == TX_BATCH) {
+		bytes += e.out_bytes;
+		if (pend == TX_BATCH || bytes >= TX_BATCH_MAX) {
 			if (virtq_flush(q, pend))
 				return -EIO;
 			*done += pend;
 			pend = 0;
+			bytes = 0;
 		}
 	}
 	if (pend && virtq_flush(q, pend))
