@@ -265,7 +265,9 @@ int fw_atapi_cmd(struct fw_ahci_port *p, const uint8_t cdb[12], void *buf, uint3
 		fw_ahci_build_packet(p, 0, cdb, buf, len);
 		if (!fw_ahci_run1(p, len))
 			return 0;
-		if (fw_ahci_port_recover(p))
+		/* only a CHECK CONDITION (ERR) is worth another try: not a
+		 * hang, nor a byte count other than asked for */
+		if (!(ahci_rd(p, P_TFD) & 1) || fw_ahci_port_recover(p))
 			return -1;
 		fw_ahci_build_packet(p, 0, req_sense, sense, 18);
 		if (fw_ahci_run1(p, 18) && fw_ahci_port_recover(p))

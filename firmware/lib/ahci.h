@@ -115,10 +115,11 @@ uint64_t fw_ahci_id_sectors(const uint16_t id[256]);
 #define FW_ATAPI_TRIES	 4u   /* a command tried again after a unit attention */
 #define FW_ATAPI_MAX_BLK 512u /* blocks a READ(10) (1 MiB) */
 
-/* Run cdb (slot 0) moving exactly len bytes into buf (word aligned); on a
- * failure recover the port and read the sense (REQUEST SENSE, which also
- * clears a pending unit attention) into sense[18], then try again, at most
- * FW_ATAPI_TRIES times in all. 0 or -1. */
+/* Run cdb (slot 0) moving exactly len bytes into buf (word aligned); when
+ * the drive fails it with ERR (CHECK CONDITION) recover the port and read
+ * the sense (REQUEST SENSE, which also clears a pending unit attention)
+ * into sense[18], then try again, at most FW_ATAPI_TRIES times in all; a
+ * hang or a wrong byte count is not tried again. 0 or -1. */
 int fw_atapi_cmd(struct fw_ahci_port *p, const uint8_t cdb[12], void *buf, uint32_t len,
 		 uint8_t sense[18]);
 

@@ -240,6 +240,10 @@ static void test_atapi_capacity(void)
 	CHECK_EQ_U64(fw_atapi_capacity(&p, scratch, sense), 0);
 	set_capacity(0xffffffffu, 2048);
 	CHECK_EQ_U64(fw_atapi_capacity(&p, scratch, sense), 0);
+	/* a short transfer without an error: not tried again */
+	dev_auto = 0, dev_prdbc = 4, dev_cmds = 0;
+	CHECK_EQ_U64(fw_atapi_capacity(&p, scratch, sense), 0);
+	CHECK_EQ_U64(dev_cmds, 1);
 	/* every command fails (ERR, TFES): given up after the tries */
 	set_capacity(0x1fff, 2048);
 	dev_auto = 0, dev_prdbc = 0; /* (the fake's IS is not write-1-to-clear: the
