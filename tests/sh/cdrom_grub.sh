@@ -5,7 +5,9 @@
 # (bios.bin, its AHCI/ATAPI driver) from vmlet's CD-ROM drive: GRUB loads
 # its modules and grub.cfg from the ISO9660 file system through INT 13h,
 # prints a line on the serial console and powers off through the debug-exit
-# port (iorw's outb). QEMU q35 with the same ISO on ide-cd is the oracle:
+# port (iorw's outb); the same ISO's EFI image (GRUB for x86_64-efi) under
+# vmlet's own UEFI does the same. QEMU q35 with the same ISO on ide-cd is
+# the oracle of the BIOS boot:
 # the same line, SeaBIOS naming the drive alike. Slow on a nested host (a
 # few minutes each, QEMU's the slower): its own test, apart from
 # cdrom_run.sh.
@@ -61,6 +63,21 @@ v=$(grep -o 'registering: "DVD/CD.*' "$TMPD/log")
 ((rc == 0)) && grep -aqF "$want" "$TMPD/out" && grep -qF "Booting from DVD/CD..." "$TMPD/log" &&
 	ok "SeaBIOS boots grub-mkrescue's ISO from the CD (a containerDisk); GRUB read grub.cfg" ||
 	fail "GRUB from CD: exit $rc $(grep -a debugcon "$TMPD/log" | tail -3) $(tail -c 300 "$TMPD/out")"
+
+# the same ISO under vmlet's own UEFI: the firmware finds GRUB's EFI image
+# in the catalog (boot entry 1, after the BIOS one), GRUB for x86_64-efi
+# reads grub.cfg from the ISO 9660 file system through the firmware's
+# BlockIo on the CD
+if [[ -d /usr/lib/grub/x86_64-efi ]]; then
+	sed 's/bios: {useSerial: true}/efi: {secureBoot: false}/' "$TMPD/vm.yaml" >"$TMPD/efi.yaml"
+	timeout 600 nice -n 10 "$VMLET" run -f "$TMPD/efi.yaml" --disk-root "$TMPD/root" \
+		--log-format text >"$TMPD/efi.out" 2>"$TMPD/efi.log"
+	rc=$?
+	((rc == 0)) && grep -aqF "$want" "$TMPD/efi.out" &&
+		grep -aq 'efi: disk: El Torito EFI image 1 at block' "$TMPD/efi.out" &&
+		ok "vmlet's UEFI boots the ISO's EFI image (GRUB, boot entry 1); GRUB read grub.cfg" ||
+		fail "GRUB from CD under vmlet's UEFI: exit $rc $(tail -c 300 "$TMPD/efi.out")"
+fi
 
 if command -v qemu-system-x86_64 >/dev/null; then
 	timeout 600 nice -n 10 qemu-system-x86_64 -M q35 -accel kvm -cpu qemu64 -m 128 -nodefaults \

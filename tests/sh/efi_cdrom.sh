@@ -8,7 +8,10 @@
 # vmlet no longer warns that the firmware cannot boot a CD-ROM. Then the
 # layouts distributions use (a BIOS default entry, EFI in a section; a
 # sector count of 1, the size from the FAT), and bootOrder across a
-# virtio disk, a SATA disk and the CD.
+# virtio disk, a SATA disk and the CD; an empty drive and an open tray
+# are passed over. Last, the driver against a drive
+# no one here wrote: QEMU q35's ICH9 AHCI with ide-cd, the same firmware
+# and ISO (QEMU sends the unit attention of a new medium first).
 source "$(dirname "$0")/../lib/sh.sh"
 source tests/efi/lib.sh
 
@@ -82,4 +85,40 @@ for want in c a b; do
 	esac && ok "bootOrder 1 on '$want' boots it ($dp)" ||
 		fail "bootOrder 1 on '$want' booted $dp"
 done
+
+# 4. an empty drive (no volume) and one with its tray open, first in the
+# boot order: passed over, the ESP behind them boots
+efi_vm_yaml empty disk=esp:"$TMPD/a.img":2 >"$TMPD/empty.yaml"
+sed -i 's|^          disks:|          disks:\n          - {name: cd, cdrom: {}, bootOrder: 1}\n          - {name: open, cdrom: {tray: open}}|
+	s|^      volumes:|      volumes:\n      - {name: open, hostDisk: {path: '"$TMPD"'/efi.iso, type: Disk}}|' \
+	"$TMPD/empty.yaml"
+timeout 120 "$VMLET" run -f "$TMPD/empty.yaml" --console "file:$TMPD/empty.out" >"$TMPD/empty.log" 2>&1
+rc=$?
+dp=$(grep -a '^boot.dp=' "$TMPD/empty.out" 2>/dev/null | tr -d '\r' | head -n1)
+if ((rc == 0)) && grep -q '^VMLET-EFI-TEST: PASS' "$TMPD/empty.out" && [[ $dp == */HD\(1\) ]] &&
+	(($(grep -c 'port [01]: CD-ROM without a usable medium' "$TMPD/empty.out") == 2)); then
+	ok "an empty drive and an open tray are passed over; the ESP boots (${dp#boot.dp=})"
+else
+	sed 's/^/    /' "$TMPD/empty.out" "$TMPD/empty.log" 2>/dev/null | tail -n 20
+	fail "empty drive / open tray: exit $rc, '$dp'"
+fi
+
+# 5. QEMU's CD-ROM drive (q35: AHCI at 00:1f.2, ide-cd on port 0)
+if command -v qemu-system-x86_64 >/dev/null; then
+	timeout 120 qemu-system-x86_64 -enable-kvm -cpu "$QEMU_CPU_INTEL,+rdrand" -m 128 \
+		-nodefaults -no-user-config -nographic -display none -no-reboot \
+		-device isa-debug-exit,iobase=0xf4,iosize=4 -M q35 -bios /usr/share/qemu/qboot.rom \
+		-kernel build/fw/efi.elf -append rtc \
+		-drive "if=none,id=cd,file=$TMPD/both.iso,format=raw,readonly=on,media=cdrom" \
+		-device ide-cd,drive=cd,bus=ide.0 -serial "file:$TMPD/qemu.out" >"$TMPD/qemu.log" 2>&1
+	rc=$?
+	dp=$(grep -a '^boot.dp=' "$TMPD/qemu.out" 2>/dev/null | tr -d '\r' | head -n1)
+	if ((rc == 0)) && grep -q '^VMLET-EFI-TEST: PASS' "$TMPD/qemu.out" &&
+		[[ $dp == */Pci\(1f,2\)/Sata\(0\)/CDROM\(1\) ]]; then
+		ok "QEMU q35's ide-cd: the firmware boots the ISO (${dp#boot.dp=})"
+	else
+		sed 's/^/    /' "$TMPD/qemu.out" "$TMPD/qemu.log" 2>/dev/null | tail -n 20
+		fail "QEMU q35's ide-cd: exit $rc, '$dp'"
+	fi
+fi
 finish

@@ -10,6 +10,9 @@
 #    the guest's power-off;
 #  - ovmf-refused: a shim with one byte changed is refused (Access Denied),
 #    the next disk boots;
+#  - ovmf-cdrom: the same chain from an ISO on vmlet's CD-ROM drive (OVMF's
+#    own ATAPI and El Torito drivers), the generic kernel's sr_mod reading
+#    the CD back;
 #  - ovmf-qemu: the oracle, QEMU -enable-kvm with the same OVMF and disk in
 #    the same L1, to the same checks.
 # It needs the patched L0 (build/qemu-l0/patched, or $QEMU_L0_BUILD_DIR),

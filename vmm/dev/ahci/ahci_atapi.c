@@ -6,8 +6,9 @@
  * and carries MMC commands in the PACKET command, the CDB in the command
  * table's ACMD area (AHCI 1.3.1 §4.2.3), the data to the PRDs (PIO and
  * DMA alike: the HBA moves it). The commands Linux's sr/libata, SeaBIOS
- * and OVMF send are answered (MMC-6, SPC-4; SeaBIOS seen booting, Linux
- * and OVMF not run against it yet); every other opcode, writes included,
+ * and OVMF send are answered (MMC-6, SPC-4; SeaBIOS, vmlet's UEFI and
+ * OVMF seen booting from it, Linux's sr reading it: nested scenarios
+ * sata, efi-cdrom, ovmf-cdrom); every other opcode, writes included,
  * is a CHECK CONDITION with ILLEGAL REQUEST / INVALID COMMAND OPERATION
  * CODE, and REQUEST SENSE returns the sense of the last command.
  *
