@@ -14,6 +14,10 @@
  *     as they are), then S5
  *   8 print "x" on COM1 without end, until the power button is pressed,
  *     then S5 (a console nobody reads)
+ *   9 a memory check for live migration: 1024 pages from 16 MiB on each
+ *     hold the round number (in EBX); a round checks them all, then
+ *     writes the next number into each; "x" every 16 rounds; a page that
+ *     disagrees prints "BAD" and holds; the power button: S5
  * Ports: arch/x86_64/layout.h (PM1a at 0x600/0x604, S5 SLP_TYP 5).
  */
 	.section .note.pvh, "a"
@@ -48,6 +52,44 @@ _start:
 	in %dx, %ax
 	test $0x100, %ax
 	jz 7b
+.endif
+.if MODE == 9
+	xor %ebx, %ebx
+9:	mov $0x1000000, %edi
+	mov $1024, %ecx
+10:	cmp %ebx, (%edi)
+	jne 90f
+	add $4096, %edi
+	loop 10b
+	inc %ebx
+	mov $0x1000000, %edi
+	mov $1024, %ecx
+11:	mov %ebx, (%edi)
+	add $4096, %edi
+	loop 11b
+	test $15, %ebx
+	jnz 12f
+	mov $0x3f8, %dx
+	mov $'x', %al
+	out %al, %dx
+12:	mov $0x600, %dx
+	in %dx, %ax
+	test $0x100, %ax
+	jz 9b
+	jmp 13f
+90:	mov $0x3f8, %dx
+	mov $'B', %al
+	out %al, %dx
+	mov $'A', %al
+	out %al, %dx
+	mov $'D', %al
+	out %al, %dx
+	mov $'\n', %al
+	out %al, %dx
+	cli
+91:	hlt
+	jmp 91b
+13:
 .endif
 .if MODE == 6
 	mov $0x3f8, %dx
@@ -88,7 +130,7 @@ _start:
 	putbcd $0x02
 	putc $'\n'
 .endif
-.if MODE == 0 || MODE == 5 || MODE == 6 || MODE == 7 || MODE == 8
+.if MODE == 0 || MODE == 5 || MODE == 6 || MODE == 7 || MODE == 8 || MODE == 9
 	mov $0x604, %dx
 	mov $((5 << 10) | (1 << 13)), %ax
 	out %ax, %dx

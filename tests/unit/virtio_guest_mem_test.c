@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
-/* guest_mem_ptr: bounds and overflow checks on a static "guest". */
+/* guest_mem_ptr: bounds and overflow checks on a static "guest", and the
+ * marks live migration takes of what devices reach. */
 #include "tests/lib/test.h"
 #include "vmm/vm/guest_mem.h"
 
@@ -36,9 +37,45 @@ static void test_region_at_top(void)
 	CHECK(guest_mem_ptr(&m, ~0ull, 2) == NULL);
 }
 
+/* Live migration's marks (guest_mem_track): none while off; on, every
+ * page a translation or a host range covers, in its own region only. */
+static void test_track(void)
+{
+	static uint8_t low[4 * 4096], high[2 * 4096];
+	uint64_t map0[1] = {0}, map1[1] = {0};
+	struct guest_mem m = {.n = 2};
+
+	m.r[0] = (struct guest_mem_region){.gpa = 0, .size = sizeof(low), .host = low};
+	m.r[1] =
+	    (struct guest_mem_region){.gpa = 0x100000000ull, .size = sizeof(high), .host = high};
+	m.dev_dirty[0] = map0;
+	m.dev_dirty[1] = map1;
+	CHECK(guest_mem_ptr(&m, 0, 4096) == low);
+	guest_mem_mark_host(&m, low, 100);
+	CHECK(map0[0] == 0 && map1[0] == 0);
+	map0[0] = 0x80;
+	guest_mem_track(&m, true);
+	CHECK(map0[0] == 0); /* cleared when tracking starts */
+	CHECK(guest_mem_ptr(&m, 4095, 2) == low + 4095);
+	CHECK(map0[0] == 0x3);
+	CHECK(guest_mem_ptr(&m, 3 * 4096, 0) == low + 3 * 4096);
+	CHECK(map0[0] == 0xb);
+	CHECK(guest_mem_ptr(&m, 4 * 4096, 0) == low + 4 * 4096); /* one past: no mark */
+	CHECK(guest_mem_ptr(&m, 3 * 4096, 4097) == NULL);
+	CHECK(map0[0] == 0xb && map1[0] == 0);
+	guest_mem_mark_host(&m, high + 4096, 1);
+	guest_mem_mark_host(&m, high + 4000, 8192); /* past the region: ignored */
+	CHECK(map1[0] == 0x2 && map0[0] == 0xb);
+	guest_mem_track(&m, false);
+	CHECK(guest_mem_ptr(&m, 4096 * 2, 1) == low + 4096 * 2);
+	guest_mem_mark_host(&m, high, 1);
+	CHECK(map0[0] == 0xb && map1[0] == 0x2);
+}
+
 int main(void)
 {
 	TEST_RUN(test_ptr_bounds);
 	TEST_RUN(test_region_at_top);
+	TEST_RUN(test_track);
 	return test_summary();
 }

@@ -41,6 +41,7 @@ static void run_usage(FILE *f)
 		"                 [--jail DIR] [--firmware PVH-ELF] [--efi-vars FILE]\n"
 		"                 [--tap IFACE=TAP ...] [--channel-dir DIR]\n"
 		"                 [--secret-dir DIR] [--restore DIR] [--timings]\n"
+		"                 [--incoming unix:PATH]\n"
 		"\n"
 		"Runs the VM the manifests describe under its runStrategy: Always restarts\n"
 		"the guest after power-off, reboot or crash, RerunOnFailure after reboot or\n"
@@ -59,13 +60,15 @@ static void run_usage(FILE *f)
 		"--restore DIR continues the guest from a snapshot (vmlet ctl SOCKET snapshot\n"
 		"DIR) instead of booting it; the manifests and options must give the same\n"
 		"config as when it was taken (docs/snapshot.md).\n"
+		"--incoming unix:PATH waits there for a guest that `vmlet ctl SOCKET migrate\n"
+		"unix:PATH` sends (live migration, docs/migration.md) and runs it; same rule.\n"
 		"--timings prints vmlet's phases on stderr when it ends, microseconds of\n"
 		"CLOCK_MONOTONIC since exec: resolved, mapped, loaded, first_run, poweroff,\n"
 		"exit (docs/performance.md).\n"
 		"\n" SANDBOX_USAGE CTL_USAGE);
 }
 
-enum { RUN_OPT_STRATEGY = 0x1a0, RUN_OPT_JAIL, RUN_OPT_RESTORE };
+enum { RUN_OPT_STRATEGY = 0x1a0, RUN_OPT_JAIL, RUN_OPT_RESTORE, RUN_OPT_INCOMING };
 
 struct run_ctx {
 	const struct vm_config *cfg;
@@ -95,6 +98,7 @@ static enum lifecycle_end run_guest(void *p, unsigned int restarts)
 	if (restarts) {
 		log_info("run: starting the guest again (restart %u)", restarts);
 		o.restore = NULL; /* a restart boots the guest afresh */
+		o.incoming = NULL;
 	}
 	ret = cmd_vm_run(r->cfg, &o, NULL, 0, NULL);
 	switch (ret) {
@@ -277,6 +281,7 @@ static const struct option run_options[] = {
     {"channel-dir", required_argument, NULL, CMD_OPT_CHANNEL_DIR},
     {"secret-dir", required_argument, NULL, CMD_OPT_SECRET_DIR},
     {"restore", required_argument, NULL, RUN_OPT_RESTORE},
+    {"incoming", required_argument, NULL, RUN_OPT_INCOMING},
     SANDBOX_LONGOPTS,
     CTL_LONGOPTS,
     {"help", no_argument, NULL, 'h'},
@@ -306,6 +311,10 @@ int cmd_run(int argc, char **argv)
 			o.restore = optarg;
 			continue;
 		}
+		if (c == RUN_OPT_INCOMING) {
+			o.incoming = optarg;
+			continue;
+		}
 		if (c == RUN_OPT_JAIL) {
 			if (run_jail_option(&o, optarg))
 				return VMLET_EXIT_USAGE;
@@ -325,6 +334,10 @@ int cmd_run(int argc, char **argv)
 			run_usage(stderr);
 			return VMLET_EXIT_USAGE;
 		}
+	}
+	if (o.restore && o.incoming) {
+		fprintf(stderr, "vmlet run: --restore and --incoming exclude each other\n");
+		return VMLET_EXIT_USAGE;
 	}
 	if (optind < argc) {
 		fprintf(stderr, "vmlet run: unexpected argument '%s'\n", argv[optind]);

@@ -7,12 +7,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "spec/spec.h"
 #include "vmm/cmd/cmd.h"
 #include "vmm/cmd/cmd_vm.h"
 #include "vmm/virtio/virtio_vsock.h"
 #include "vmm/ctl/ctl.h"
+#include "vmm/snapshot/migrate.h"
 #include "vmm/snapshot/snapshot.h"
 #include "vmm/disk/image_store.h"
 #include "vmm/boot/efi_vars.h"
@@ -471,7 +473,7 @@ int cmd_vm_run(const struct vm_config *cfg, const struct cmd_vm_opts *o, const u
 	char *efi_vars = NULL, *ovmf_vars = NULL, *ovmf_tmpl = NULL, *chan = NULL, *json = NULL;
 	char *tpm_state = NULL;
 	sigset_t stop;
-	int ret;
+	int ret, mig_fd = -1;
 
 	ret = cmd_vm_ovmf(cfg, o, payload != NULL, &vo, &ovmf_vars, &ovmf_tmpl);
 	if (ret)
@@ -518,6 +520,10 @@ int cmd_vm_run(const struct vm_config *cfg, const struct cmd_vm_opts *o, const u
 		ret = -ENOMEM;
 		goto out;
 	}
+	if (o->incoming && (!json || (ret = migrate_listen(o->incoming, &mig_fd)))) {
+		ret = ret ? ret : -ENOTSUP;
+		goto out;
+	}
 	ret = vm_create(&vm, cfg, &vo);
 	if (ret)
 		goto out;
@@ -526,7 +532,10 @@ int cmd_vm_run(const struct vm_config *cfg, const struct cmd_vm_opts *o, const u
 		ret = ctl_vm_serve(ctl, vm);
 	if (!ret && o->restore && json)
 		ret = snapshot_restore(vm, o->restore, json);
-	else if (!ret)
+	else if (!ret && mig_fd >= 0) {
+		ret = migrate_receive(vm, mig_fd, o->incoming, json);
+		mig_fd = -1; /* closed */
+	} else if (!ret)
 		ret = vm_boot(vm);
 	if (!ret) {
 		timings_mark(TIMINGS_LOADED); /* or the snapshot restored */
@@ -539,6 +548,8 @@ int cmd_vm_run(const struct vm_config *cfg, const struct cmd_vm_opts *o, const u
 	else
 		vm_destroy(vm);
 out:
+	if (mig_fd >= 0)
+		close(mig_fd);
 	ctl_server_close(ctl);
 	sandbox_release();
 out_free:

@@ -68,6 +68,9 @@ struct cmd_vm_opts {
 	/* vmlet run --restore DIR: the guest continues from a snapshot
 	 * (vmm/snapshot/snapshot.h) instead of booting */
 	const char *restore;
+	/* vmlet run --incoming unix:PATH: the guest arrives from a live
+	 * migration (vmm/snapshot/migrate.h) instead of booting */
+	const char *incoming;
 };
 
 /* Long options both commands accept; option values >= CMD_OPT_BASE. */

@@ -50,7 +50,8 @@ static void usage(FILE *f)
 		   "verbs: status, pause, resume (unpause), power-button, stop,\n"
 		   "       metrics, console (Ctrl-] detaches), guest-info (the guest agent),\n"
 		   "       fsfreeze, fsthaw, fsfreeze-status (through the guest agent),\n"
-		   "       snapshot DIR [--resume|--stop] [--no-freeze]\n");
+		   "       snapshot DIR [--resume|--stop] [--no-freeze],\n"
+		   "       migrate unix:PATH [--max-downtime MS] (docs/migration.md)\n");
 }
 
 /* Copy the console both ways until either side closes or Ctrl-]. */
@@ -449,6 +450,8 @@ int cmd_ctl(int argc, char **argv)
 	}
 	if (argc - optind >= 2 && !strcmp(argv[optind + 1], "snapshot"))
 		return ctl_snapshot(argv[optind], argc - optind - 2, argv + optind + 2, text);
+	if (argc - optind >= 2 && !strcmp(argv[optind + 1], "migrate"))
+		return ctl_migrate(argv[optind], argc - optind - 2, argv + optind + 2, text);
 	if (argc - optind != 2) {
 		usage(stderr);
 		return VMLET_EXIT_USAGE;

@@ -59,6 +59,7 @@ enum ctl_verb {
 	CTL_METRICS,
 	CTL_CONSOLE,
 	CTL_SNAPSHOT,
+	CTL_MIGRATE,
 	CTL_VERB_COUNT,
 };
 
@@ -87,6 +88,11 @@ struct ctl_status {
 	const char *vsock_socket;
 	const char *reason;  /* when paused: KubeVirt's Paused condition reason */
 	const char *message; /* when paused: what failed (NULL or "" = none) */
+	/* the last live migration (vmm/snapshot/migrate.h); state NULL: none */
+	struct ctl_migration {
+		const char *state;
+		uint64_t bytes, pages, iterations, dirty_pages_rate, downtime_ms, total_ms;
+	} migration;
 };
 
 /* A growing Prometheus text exposition. */
@@ -137,6 +143,9 @@ struct ctl_vm_ops {
 	/* Write a snapshot into the two files (vmm/snapshot/snapshot.h);
 	 * the server closes the fds afterwards. */
 	int (*snapshot)(void *vm, int state_fd, int mem_fd, bool resume);
+	/* Live migration to the destination connected on fd (migrate.h); msg
+	 * says what failed. The server closes fd afterwards. */
+	int (*migrate)(void *vm, int fd, uint32_t max_downtime_ms, char *msg, size_t mlen);
 };
 
 /* --api-socket PATH for run/probe: getopt_long entry and value. */
@@ -190,6 +199,9 @@ int ctl_client_request(const char *path, enum ctl_verb verb, char **reply);
 /* The same with a whole request object (one line, without its newline)
  * and up to CTL_MAX_FDS descriptors sent with it. */
 #define CTL_MAX_FDS 2
+/* `vmlet ctl SOCKET migrate unix:PATH [--max-downtime MS]`
+ * (client_migrate.c): argv[0] the destination. An exit status. */
+int ctl_migrate(const char *sock, int argc, char **argv, bool text);
 int ctl_client_request_fds(const char *path, const char *request, const int *fds, unsigned int nfds,
 			   char **reply);
 

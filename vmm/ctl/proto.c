@@ -19,6 +19,7 @@ static const char *const verb_names[CTL_VERB_COUNT] = {
     [CTL_RESUME] = "resume",   [CTL_POWER_BUTTON] = "power-button",
     [CTL_STOP] = "stop",       [CTL_METRICS] = "metrics",
     [CTL_CONSOLE] = "console", [CTL_SNAPSHOT] = "snapshot",
+    [CTL_MIGRATE] = "migrate",
 };
 
 const char *ctl_verb_name(enum ctl_verb v)

@@ -177,6 +177,21 @@ static void add_str(json_object *o, const char *key, const char *val)
 		json_object_object_add(o, key, json_object_new_string(val));
 }
 
+static void add_migration(json_object *o, const struct ctl_migration *m)
+{
+	json_object *mo = json_object_new_object();
+
+	add_str(mo, "state", m->state);
+	json_object_object_add(mo, "bytes", json_object_new_int64((int64_t)m->bytes));
+	json_object_object_add(mo, "pages", json_object_new_int64((int64_t)m->pages));
+	json_object_object_add(mo, "iterations", json_object_new_int64((int64_t)m->iterations));
+	json_object_object_add(mo, "dirty_pages_rate",
+			       json_object_new_int64((int64_t)m->dirty_pages_rate));
+	json_object_object_add(mo, "downtime_ms", json_object_new_int64((int64_t)m->downtime_ms));
+	json_object_object_add(mo, "total_ms", json_object_new_int64((int64_t)m->total_ms));
+	json_object_object_add(o, "migration", mo);
+}
+
 static json_object *do_status(struct ctl_server *s)
 {
 	struct ctl_status st = {0};
@@ -204,6 +219,8 @@ static json_object *do_status(struct ctl_server *s)
 				       json_object_new_int64((int64_t)st.vsock_cid));
 		add_str(o, "vsock_socket", st.vsock_socket);
 	}
+	if (st.migration.state)
+		add_migration(o, &st.migration);
 	return o;
 }
 
@@ -248,6 +265,38 @@ static json_object *do_snapshot(struct ctl_conn *c, json_object *req)
 	if (c->nfds != 2)
 		return answer(-EBADF);
 	return answer(s->ops->snapshot(s->vm, c->fds[0], c->fds[1], r));
+}
+
+/* migrate: the connected stream to the destination came with the
+ * request; the answer has the figures, or what failed. */
+static json_object *do_migrate(struct ctl_conn *c, json_object *req)
+{
+	struct ctl_server *s = c->srv;
+	struct ctl_status st = {0};
+	json_object *v, *o;
+	int64_t ms = 0;
+	char msg[512];
+	int err;
+
+	if (json_object_object_get_ex(req, "max_downtime_ms", &v)) {
+		if (!json_object_is_type(v, json_type_int))
+			return answer(-EINVAL);
+		ms = json_object_get_int64(v);
+		if (ms < 1 || ms > 600000)
+			return answer(-ERANGE);
+	}
+	if (!s->ops->migrate)
+		return answer(-ENOTSUP);
+	if (c->nfds != 1)
+		return answer(-EBADF);
+	msg[0] = 0;
+	err = s->ops->migrate(s->vm, c->fds[0], (uint32_t)ms, msg, sizeof(msg));
+	o = answer(err);
+	if (err && msg[0])
+		json_object_object_add(o, "error", json_object_new_string(msg));
+	if (s->ops->status && !s->ops->status(s->vm, &st) && st.migration.state)
+		add_migration(o, &st.migration);
+	return o;
 }
 
 /* Read request bytes, keeping descriptors sent with them (at most
@@ -314,7 +363,7 @@ static void handle_request(struct ctl_conn *c)
 		    o, "error",
 		    json_object_new_string(
 			"bad request: want {\"verb\":\"status|pause|resume|power-button|"
-			"stop|metrics|console|snapshot\"}"));
+			"stop|metrics|console|snapshot|migrate\"}"));
 		goto send;
 	}
 	log_info("ctl: %s", ctl_verb_name(verb));
@@ -339,6 +388,9 @@ static void handle_request(struct ctl_conn *c)
 		break;
 	case CTL_SNAPSHOT:
 		o = do_snapshot(c, req);
+		break;
+	case CTL_MIGRATE:
+		o = do_migrate(c, req);
 		break;
 	case CTL_CONSOLE:
 		err = !ops->console_attach ? -ENOTSUP : console_taken(s) ? -EBUSY : 0;

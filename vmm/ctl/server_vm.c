@@ -21,6 +21,7 @@
 #include "vmm/vm/lifecycle.h"
 #include "vmm/vm/vcpu.h"
 #include "vmm/vm/vm.h"
+#include "vmm/snapshot/migrate.h"
 #include "vmm/snapshot/snapshot.h"
 #include "vmm/vm_config.h"
 
@@ -36,6 +37,20 @@ static unsigned int ctl_vm_restarts;
 void ctl_vm_set_restarts(unsigned int restarts)
 {
 	ctl_vm_restarts = restarts;
+}
+
+static void migrate_status(struct ctl_migration *out)
+{
+	struct migrate_stats m;
+
+	migrate_get_stats(&m);
+	*out = (struct ctl_migration){.state = m.state,
+				      .bytes = m.bytes,
+				      .pages = m.pages,
+				      .iterations = m.iterations,
+				      .dirty_pages_rate = m.dirty_pages_rate,
+				      .downtime_ms = m.downtime_ms,
+				      .total_ms = m.total_ms};
 }
 
 static int vm_status(void *p, struct ctl_status *st)
@@ -76,6 +91,7 @@ static int vm_status(void *p, struct ctl_status *st)
 		c->vm->counters[i].read(c->vm->counters[i].opaque, &dc);
 		st->console_dropped_bytes += dc.tx_dropped;
 	}
+	migrate_status(&st->migration);
 	if (vm_paused_because(c->vm, c->reason, sizeof(c->reason), c->message,
 			      sizeof(c->message))) {
 		st->reason = c->reason;
@@ -92,6 +108,11 @@ static int vm_op_pause(void *p)
 static int vm_op_snapshot(void *p, int state_fd, int mem_fd, bool resume)
 {
 	return snapshot_save(((struct ctl_vm *)p)->vm, state_fd, mem_fd, resume);
+}
+
+static int vm_op_migrate(void *p, int fd, uint32_t max_downtime_ms, char *msg, size_t mlen)
+{
+	return migrate_send(((struct ctl_vm *)p)->vm, fd, max_downtime_ms, msg, mlen);
 }
 
 static int vm_op_resume(void *p)
@@ -299,12 +320,38 @@ static void vm_channel_metrics(struct vm *vm, struct ctl_metrics *m)
 	}
 }
 
+/* The last live migration's figures, when there was one. */
+static void migrate_metrics(struct ctl_metrics *m)
+{
+	struct ctl_migration g;
+
+	migrate_status(&g);
+	if (!g.state)
+		return;
+	ctl_metrics_add(m, "vmlet_migration_bytes", "gauge",
+			"Bytes of the last live migration (sent or received).", NULL,
+			(double)g.bytes);
+	ctl_metrics_add(m, "vmlet_migration_iterations", "gauge",
+			"Pre-copy passes of the last live migration.", NULL, (double)g.iterations);
+	ctl_metrics_add(m, "vmlet_migration_dirty_pages_rate", "gauge",
+			"Pages dirtied per second in the last pre-copy pass.", NULL,
+			(double)g.dirty_pages_rate);
+	ctl_metrics_add(m, "vmlet_migration_downtime_seconds", "gauge",
+			"Time the guest was paused by the last live migration.", NULL,
+			(double)g.downtime_ms / 1000.0);
+	ctl_metrics_add(m, "vmlet_migration_completed", "gauge",
+			"1 when the last live migration completed, 0 when it failed or runs.", NULL,
+			!strcmp(g.state, "completed"));
+}
+
 static int vm_metrics(void *p, struct ctl_metrics *m)
 {
 	struct ctl_vm *c = p;
 	char labels[64];
 	uint32_t i;
 	size_t k;
+
+	migrate_metrics(m);
 
 	for (i = 0; i < c->vm->n_vcpus; i++) {
 		const struct vcpu *v = &c->vm->vcpus[i];
@@ -358,6 +405,7 @@ static const struct ctl_vm_ops vm_ops = {
     .console_detach = vm_op_console_detach,
     .console_input = vm_op_console_input,
     .snapshot = vm_op_snapshot,
+    .migrate = vm_op_migrate,
 };
 
 int ctl_vm_serve(struct ctl_server *s, struct vm *vm)

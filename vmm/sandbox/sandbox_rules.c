@@ -271,6 +271,12 @@ static const struct sandbox_rule main_loop[] = {
 	ALLOW_IOCTL(KVM_GET_CLOCK),
 	ALLOW_IOCTL(KVM_GET_IRQCHIP),
 	ALLOW_IOCTL(KVM_GET_PIT2),
+	/* `vmlet ctl SOCKET migrate` (vmm/snapshot/migrate.h): the connected
+	 * stream arrives as SCM_RIGHTS (read/write on it); KVM's dirty log
+	 * is turned on and off for the RAM slots set up in setup (the same
+	 * slots, addresses and sizes: only the flag changes) and read */
+	ALLOW_IOCTL(KVM_SET_USER_MEMORY_REGION),
+	ALLOW_IOCTL(KVM_GET_DIRTY_LOG),
 	/* stdio's first use of a stream (console on stdout): fstat only,
 	 * never a path */
 	ALLOW(fstat),

@@ -106,7 +106,22 @@ static int check_header(struct vm *vm, const struct snap_header *h, const struct
 	return 0;
 }
 
-/* DIR/memory over guest RAM, MAP_PRIVATE. */
+/* Live migration: the pages are in guest RAM already; the regions must be
+ * this VM's. */
+static int check_regions(const struct guest_mem *m, struct snap_cur *c, uint32_t n)
+{
+	for (uint32_t i = 0; i < n; i++) {
+		uint64_t gpa, size, off;
+
+		if (snap_cur_u64(c, &gpa) || snap_cur_u64(c, &size) || snap_cur_u64(c, &off) ||
+		    gpa != m->r[i].gpa || size != m->r[i].size)
+			return error_errno(-EINVAL,
+					   "restore: memory region %u does not match this VM", i);
+	}
+	return c->left ? error_errno(-EINVAL, "restore: trailing bytes in the memory section") : 0;
+}
+
+/* DIR/memory over guest RAM, MAP_PRIVATE (dfd < 0: see check_regions). */
 static int map_memory(struct vm *vm, int dfd, const struct snap_section *s)
 {
 	struct snap_cur c = snap_cur_make(s->data, s->len);
@@ -115,11 +130,13 @@ static int map_memory(struct vm *vm, int dfd, const struct snap_section *s)
 	uint32_t n;
 	int fd, ret = 0;
 
-	if (vm->cfg->hugepage_size)
+	if (vm->cfg->hugepage_size && dfd >= 0)
 		return error_errno(-ENOTSUP, "restore: a VM on hugepages cannot map its memory "
 					     "from a snapshot file yet");
 	if (snap_cur_u32(&c, &n) || n != m->n)
 		return error_errno(-EINVAL, "restore: the snapshot's memory layout differs");
+	if (dfd < 0)
+		return check_regions(m, &c, n);
 	fd = openat(dfd, SNAP_MEMORY_FILE, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
 	if (fd < 0)
 		return error_errno(-errno, "restore: %s", SNAP_MEMORY_FILE);
@@ -221,12 +238,27 @@ static int load_all(struct vm *vm, int dfd, const struct snap_file *f)
 	return snap_clock_load(vm, &c);
 }
 
-int snapshot_restore(struct vm *vm, const char *dir, const char *config_json)
+int snapshot_load(struct vm *vm, const void *data, size_t len, int dfd, const char *config_json)
 {
 	struct snap_file f;
+	char err[256];
+	int ret;
+
+	ret = snap_file_parse(data, len, &f, err, sizeof(err));
+	if (ret)
+		return error_errno(ret, "restore: %s: %s", dfd >= 0 ? SNAP_STATE_FILE : "state",
+				   err);
+	ret = check_header(vm, &f.hdr, &f, config_json);
+	if (!ret)
+		ret = load_all(vm, dfd, &f);
+	snap_file_release(&f);
+	return ret;
+}
+
+int snapshot_restore(struct vm *vm, const char *dir, const char *config_json)
+{
 	uint8_t *data = NULL;
 	size_t len = 0;
-	char err[256];
 	int dfd, ret;
 
 	dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -237,17 +269,9 @@ int snapshot_restore(struct vm *vm, const char *dir, const char *config_json)
 		error_errno(ret, "restore: %s/%s", dir, SNAP_STATE_FILE);
 		goto out;
 	}
-	ret = snap_file_parse(data, len, &f, err, sizeof(err));
-	if (ret) {
-		error_errno(ret, "restore: %s/%s: %s", dir, SNAP_STATE_FILE, err);
-		goto out;
-	}
-	ret = check_header(vm, &f.hdr, &f, config_json);
-	if (!ret)
-		ret = load_all(vm, dfd, &f);
+	ret = snapshot_load(vm, data, len, dfd, config_json);
 	if (!ret)
 		log_info("restore: the guest continues from %s", dir);
-	snap_file_release(&f);
 out:
 	free(data);
 	close(dfd);

@@ -46,7 +46,8 @@ static int write_all(int fd, const void *buf, size_t len, uint64_t off)
 }
 
 /* Guest RAM into mem_fd at consecutive offsets, zero pages left as holes;
- * the regions' table into b. */
+ * the regions' table into b (only the table when mem_fd < 0: live
+ * migration sends the pages itself). */
 static int save_memory(struct vm *vm, int mem_fd, struct snap_buf *b)
 {
 	const struct guest_mem *m = &vm->mem;
@@ -60,7 +61,7 @@ static int save_memory(struct vm *vm, int mem_fd, struct snap_buf *b)
 		snap_buf_u64(b, r->gpa);
 		snap_buf_u64(b, r->size);
 		snap_buf_u64(b, off);
-		for (uint64_t p = 0; p < r->size; p += SNAP_CHUNK) {
+		for (uint64_t p = 0; mem_fd >= 0 && p < r->size; p += SNAP_CHUNK) {
 			size_t n = r->size - p < SNAP_CHUNK ? (size_t)(r->size - p) : SNAP_CHUNK;
 
 			if (all_zero(r->host + p, n))
@@ -72,7 +73,7 @@ static int save_memory(struct vm *vm, int mem_fd, struct snap_buf *b)
 		off += r->size;
 	}
 	/* the file's size is all of RAM, its tail a hole if it is zero */
-	if (off && (ret = write_all(mem_fd, "", 1, off - 1)) == 0) {
+	if (mem_fd >= 0 && off && (ret = write_all(mem_fd, "", 1, off - 1)) == 0) {
 		uint8_t last;
 
 		if (pread(mem_fd, &last, 1, (off_t)(off - 1)) != 1)
@@ -131,10 +132,10 @@ static int save_vcpus(struct vm *vm, struct snap_buf *out, uint64_t *xcr0)
 	return ret;
 }
 
-/* Everything but memory into out, in file order. */
-static int save_state(struct vm *vm, const struct kvm_clock_data *clock, const char *config,
-		      int mem_fd, struct snap_buf *out)
+int snapshot_state(struct vm *vm, const struct kvm_clock_data *clock, int mem_fd,
+		   struct snap_buf *out)
 {
+	const char *config = vm->snapshot_config;
 	struct snap_header h = {.version = SNAP_VERSION,
 				.vendor = (uint32_t)vm->vendor,
 				.n_vcpus = vm->n_vcpus,
@@ -168,8 +169,7 @@ out:
 	return ret;
 }
 
-/* Hold every device's threads (device.h freeze), or none. */
-static int freeze_devices(struct vm *vm)
+int snapshot_freeze_devices(struct vm *vm)
 {
 	unsigned int i;
 	int ret = 0;
@@ -184,7 +184,7 @@ static int freeze_devices(struct vm *vm)
 	return ret;
 }
 
-static void thaw_devices(struct vm *vm)
+void snapshot_thaw_devices(struct vm *vm)
 {
 	for (unsigned int i = 0; i < vm->n_devs; i++)
 		if (vm->devs[i].type->thaw)
@@ -195,7 +195,6 @@ int snapshot_save(struct vm *vm, int state_fd, int mem_fd, bool resume)
 {
 	struct snap_buf out = {0};
 	bool was_paused = vm_is_paused(vm);
-	const char *config;
 	char reason[32], msg[256];
 	struct kvm_clock_data clock;
 	uint64_t t0 = vm_now_ns();
@@ -206,7 +205,6 @@ int snapshot_save(struct vm *vm, int state_fd, int mem_fd, bool resume)
 		log_warn("snapshot: this VM has no config to record (vmlet probe)");
 		return ret;
 	}
-	config = vm->snapshot_config;
 	if (vm_paused_because(vm, reason, sizeof(reason), msg, sizeof(msg)) &&
 	    strcmp(reason, "PausedByUser"))
 		return error_errno(-EBUSY,
@@ -220,9 +218,9 @@ int snapshot_save(struct vm *vm, int state_fd, int mem_fd, bool resume)
 	}
 	ret = snap_clock_save(vm, &clock);
 	if (!ret)
-		ret = freeze_devices(vm);
+		ret = snapshot_freeze_devices(vm);
 	if (!ret)
-		ret = save_state(vm, &clock, config, mem_fd, &out);
+		ret = snapshot_state(vm, &clock, mem_fd, &out);
 	if (!ret)
 		ret = write_all(state_fd, out.p, out.len, 0);
 	if (!ret && (fsync(mem_fd) || fsync(state_fd)))
@@ -236,7 +234,7 @@ int snapshot_save(struct vm *vm, int state_fd, int mem_fd, bool resume)
 		lifecycle_request_stop();
 		vm_request_exit(vm, VM_EXIT_POWEROFF);
 	} else {
-		thaw_devices(vm);
+		snapshot_thaw_devices(vm);
 		if (!was_paused)
 			vm_resume(vm);
 	}

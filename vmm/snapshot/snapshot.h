@@ -23,6 +23,7 @@
 #define VMLET_SNAPSHOT_H
 
 #include <stdbool.h>
+#include <stddef.h>
 
 struct vm;
 struct snap_buf;
@@ -32,6 +33,24 @@ int snapshot_save(struct vm *vm, int state_fd, int mem_fd, bool resume);
 /* dir: the snapshot directory; config_json: the VM's config as
  * spec_config_json() prints it (must equal the snapshot's). */
 int snapshot_restore(struct vm *vm, const char *dir, const char *config_json);
+
+/*
+ * The pieces live migration (migrate.h) shares with the snapshot:
+ * snapshot_state() writes the whole state file into out for a paused VM
+ * whose devices are frozen (the clock read first), guest RAM into mem_fd
+ * (mem_fd < 0: only the memory section's region table). snapshot_load()
+ * checks data[0, len) as a restore does (snap_file_parse, the header
+ * against this VM and config_json) and loads it; dfd: the snapshot
+ * directory whose memory file is mapped, or -1 when guest RAM already
+ * holds the pages (the regions must still match). freeze/thaw hold and
+ * release every device's threads (device.h; freeze: all or none).
+ */
+struct kvm_clock_data;
+int snapshot_state(struct vm *vm, const struct kvm_clock_data *clock, int mem_fd,
+		   struct snap_buf *out);
+int snapshot_load(struct vm *vm, const void *data, size_t len, int dfd, const char *config_json);
+int snapshot_freeze_devices(struct vm *vm);
+void snapshot_thaw_devices(struct vm *vm);
 
 /* snap_vcpu.c: one vCPU's state (vCPU held or not yet run) and the VM's
  * in-kernel chips and clock. 0 or -errno (logged). */

@@ -151,6 +151,9 @@ static enum rx_result rx_deliver(struct virtio_net *n, struct net_pair *p, struc
 		}
 		iov_from_buf(p->iov, p->n_iov, p->rx_spilled_at, p->spill, len - p->rx_spilled_at);
 	}
+	/* held buffers may predate a live migration's tracking: mark them */
+	for (k = 0; k < p->n_iov; k++)
+		guest_mem_mark_host(q->mem, p->iov[k].iov_base, p->iov[k].iov_len);
 	for (k = 0; off < len; k++) {
 		uint32_t l = len - off < p->held[k].cap ? (uint32_t)(len - off) : p->held[k].cap;
 

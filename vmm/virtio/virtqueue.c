@@ -175,6 +175,13 @@ int virtq_pop(struct virtq *q, struct virtq_elem *e)
 	return virtq_walk(q, e, head);
 }
 
+/* The used ring was translated once, at virtq_init(): its writes are
+ * marked here for live migration (guest_mem.h; a no-op unless tracking). */
+static void used_written(const struct virtq *q)
+{
+	guest_mem_mark_host(q->mem, q->used_h, 6ull + 8ull * q->size);
+}
+
 int virtq_fill(struct virtq *q, unsigned int i, uint16_t head, uint32_t len)
 {
 	uint8_t *slot;
@@ -184,6 +191,7 @@ int virtq_fill(struct virtq *q, unsigned int i, uint16_t head, uint32_t len)
 	slot = q->used_h + USED_RING + 8u * ((uint16_t)(q->used_idx + i) % q->size);
 	__atomic_store_n((uint32_t *)(void *)slot, (uint32_t)head, __ATOMIC_RELAXED);
 	__atomic_store_n((uint32_t *)(void *)(slot + 4), len, __ATOMIC_RELAXED);
+	used_written(q);
 	return 0;
 }
 
@@ -195,6 +203,7 @@ int virtq_flush(struct virtq *q, unsigned int n)
 	/* §2.7.8: the elements must be visible before the new used idx */
 	__atomic_thread_fence(__ATOMIC_RELEASE);
 	store16(q->used_h, USED_IDX, q->used_idx);
+	used_written(q);
 	return 0;
 }
 
@@ -236,6 +245,7 @@ bool virtq_enable_notify(struct virtq *q)
 		store16(q->used_h, USED_RING + 8u * q->size, q->last_avail);
 	else
 		store16(q->used_h, USED_FLAGS, 0);
+	used_written(q);
 	/* The store above must be visible before we look at avail idx again
 	 * (store -> load): a driver adding a buffer now either sees our
 	 * request or we see its buffer. */
@@ -247,4 +257,5 @@ void virtq_disable_notify(struct virtq *q)
 {
 	if (q->size && !q->event_idx)
 		store16(q->used_h, USED_FLAGS, VRING_USED_F_NO_NOTIFY);
+	used_written(q);
 }

@@ -12,6 +12,7 @@
 #include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 
@@ -22,6 +23,17 @@
 #ifndef MAP_HUGE_SHIFT
 #define MAP_HUGE_SHIFT 26
 #endif
+
+/* Pages [off, off+len) of r (bounds checked by the caller). */
+static void mark_pages(uint64_t *map, uint64_t off, uint64_t len)
+{
+	uint64_t first = off >> 12, last = (off + (len ? len : 1) - 1) >> 12;
+
+	if (!map)
+		return;
+	for (uint64_t p = first; p <= last; p++)
+		__atomic_fetch_or(&map[p >> 6], 1ull << (p & 63), __ATOMIC_RELAXED);
+}
 
 void *guest_mem_ptr(const struct guest_mem *m, gpa_t gpa, uint64_t len)
 {
@@ -34,9 +46,37 @@ void *guest_mem_ptr(const struct guest_mem *m, gpa_t gpa, uint64_t len)
 		 * with subtractions only so that nothing can wrap */
 		if (gpa < r->gpa || gpa - r->gpa > r->size || len > r->size - (gpa - r->gpa))
 			continue;
+		if (__atomic_load_n(&m->tracking, __ATOMIC_ACQUIRE) && gpa - r->gpa < r->size)
+			mark_pages(m->dev_dirty[i], gpa - r->gpa, len);
 		return r->host + (gpa - r->gpa);
 	}
 	return NULL;
+}
+
+void guest_mem_mark_host(const struct guest_mem *m, const void *p, uint64_t len)
+{
+	const uint8_t *h = p;
+
+	if (!m || !__atomic_load_n(&m->tracking, __ATOMIC_ACQUIRE))
+		return;
+	for (unsigned int i = 0; i < m->n && i < GUEST_MEM_MAX_REGIONS; i++) {
+		const struct guest_mem_region *r = &m->r[i];
+
+		if (h < r->host || (uint64_t)(h - r->host) >= r->size ||
+		    len > r->size - (uint64_t)(h - r->host))
+			continue;
+		mark_pages(m->dev_dirty[i], (uint64_t)(h - r->host), len);
+		return;
+	}
+}
+
+void guest_mem_track(struct guest_mem *m, bool on)
+{
+	if (on)
+		for (unsigned int i = 0; i < m->n; i++)
+			if (m->dev_dirty[i])
+				memset(m->dev_dirty[i], 0, guest_mem_bitmap_bytes(m->r[i].size));
+	__atomic_store_n(&m->tracking, on ? 1 : 0, __ATOMIC_SEQ_CST);
 }
 
 /* Free hugepages of this size the host has reserved (0 when none / unknown). */
@@ -162,6 +202,9 @@ int guest_mem_init_below(struct guest_mem *m, uint64_t mem_bytes, uint64_t hugep
 		m->r[i].gpa = regs[i].gpa;
 		m->r[i].size = regs[i].size;
 		ret = map_region(&m->r[i], hugepage_size);
+		m->dev_dirty[i] = calloc(1, guest_mem_bitmap_bytes(regs[i].size));
+		if (!ret && !m->dev_dirty[i])
+			ret = -ENOMEM;
 		if (ret) {
 			guest_mem_release(m);
 			return ret;
@@ -177,8 +220,10 @@ void guest_mem_release(struct guest_mem *m)
 {
 	unsigned int i;
 
-	for (i = 0; i < m->n; i++)
+	for (i = 0; i < GUEST_MEM_MAX_REGIONS; i++) {
 		if (m->r[i].host)
 			munmap(m->r[i].host, m->r[i].size);
+		free(m->dev_dirty[i]);
+	}
 	memset(m, 0, sizeof(*m));
 }

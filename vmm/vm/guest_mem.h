@@ -10,6 +10,7 @@
 #ifndef VMLET_GUEST_MEM_H
 #define VMLET_GUEST_MEM_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -28,10 +29,34 @@ struct guest_mem {
 	unsigned int n;
 	uint64_t total;	    /* RAM bytes */
 	uint64_t page_size; /* backing page size */
+	int tracking;	    /* guest_mem_track(): mark what devices reach */
+	/* per region one bit per 4 KiB page: reached by a device
+	 * (guest_mem_ptr) while tracking is on (live migration,
+	 * vmm/snapshot/migrate.h) */
+	uint64_t *dev_dirty[GUEST_MEM_MAX_REGIONS];
 };
 
-/* Host pointer for [gpa, gpa+len) or NULL when any byte is outside RAM. */
+/* Host pointer for [gpa, gpa+len) or NULL when any byte is outside RAM.
+ * While tracking is on, the pages of [gpa, gpa+len) are marked in their
+ * region's dev_dirty bitmap in m (the device model writes guest RAM from
+ * userspace, which KVM's dirty log does not see). Any thread. */
 void *guest_mem_ptr(const struct guest_mem *m, gpa_t gpa, uint64_t len);
+
+/*
+ * Device write tracking for live migration. guest_mem_track(m, true)
+ * clears every dev_dirty bitmap and starts marking; false stops it.
+ * guest_mem_mark_host() marks [p, p+len) of guest RAM given by host
+ * address (a buffer a device translated before tracking started and
+ * writes now); addresses outside RAM are ignored. The bitmaps exist from
+ * guest_mem_init() on (1 bit per 4 KiB); marking is atomic.
+ */
+void guest_mem_track(struct guest_mem *m, bool on);
+/* Bytes of a bitmap with one bit per 4 KiB page of size bytes. */
+static inline uint64_t guest_mem_bitmap_bytes(uint64_t size)
+{
+	return ((size + 4095) / 4096 + 63) / 64 * 8;
+}
+void guest_mem_mark_host(const struct guest_mem *m, const void *p, uint64_t len);
 
 /*
  * Map mem_bytes of anonymous guest RAM laid out by arch_ram_regions()

@@ -1,0 +1,133 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+"""A stand-in peer of vmlet's live migration stream (docs/migration.md) for
+tests/sh/migrate.sh. Records are u32 type, u32 length, the bytes.
+
+  record LISTEN TARGET FILE   forward one source on unix LISTEN to unix TARGET,
+                              the source's bytes also into FILE
+  cut LISTEN N                a destination that takes the hello, reads N more
+                              bytes and dies (closes)
+  refuse LISTEN               a destination that takes everything and refuses
+                              the state
+  replay TARGET FILE          a source that sends FILE's bytes, prints the
+                              answers (code and message), then closes
+  records FILE                print FILE's records: type length
+"""
+import os
+import socket
+import struct
+import sys
+import threading
+
+HELLO, PAGES, STATE, COMMIT, REPLY = 1, 2, 3, 4, 16
+
+
+def listen(path):
+    if os.path.exists(path):
+        os.unlink(path)
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    s.bind(path)
+    s.listen(1)
+    c, _ = s.accept()
+    s.close()
+    os.unlink(path)
+    return c
+
+
+def read_n(c, n):
+    b = bytearray()
+    while len(b) < n:
+        got = c.recv(n - len(b))
+        if not got:
+            raise EOFError
+        b += got
+    return bytes(b)
+
+
+def read_rec(c):
+    t, n = struct.unpack("<II", read_n(c, 8))
+    return t, read_n(c, n)
+
+
+def reply(c, code, msg):
+    m = msg.encode()
+    c.sendall(struct.pack("<IIi", REPLY, 4 + len(m), code) + m)
+
+
+def pump(a, b, log):
+    try:
+        while True:
+            d = a.recv(1 << 16)
+            if not d:
+                break
+            if log:
+                log.write(d)
+            b.sendall(d)
+    except OSError:
+        pass
+    for s in (a, b):
+        try:
+            s.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
+
+
+def main(argv):
+    mode = argv[1]
+    if mode == "record":
+        src = listen(argv[2])
+        dst = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        dst.connect(argv[3])
+        with open(argv[4], "wb") as log:
+            t = threading.Thread(target=pump, args=(dst, src, None))
+            t.start()
+            pump(src, dst, log)
+            t.join()
+    elif mode == "cut":
+        c = listen(argv[2])
+        read_rec(c)
+        reply(c, 0, "ready")
+        left = int(argv[3])
+        while left > 0:
+            d = c.recv(min(left, 1 << 16))
+            if not d:
+                break
+            left -= len(d)
+        c.close()
+    elif mode == "refuse":
+        c = listen(argv[2])
+        t, _ = read_rec(c)
+        reply(c, 0, "ready")
+        while t != STATE:
+            t, _ = read_rec(c)
+        reply(c, -22, "refused by the test")
+        try:
+            while c.recv(1 << 16):
+                pass
+        except OSError:
+            pass
+    elif mode == "replay":
+        c = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        c.connect(argv[2])
+        data = open(argv[3], "rb").read()
+        try:
+            c.sendall(data)
+            c.shutdown(socket.SHUT_WR)
+            while True:
+                t, b = read_rec(c)
+                code = struct.unpack("<i", b[:4])[0]
+                print("reply", code, b[4:].decode(errors="replace"))
+        except (EOFError, OSError):
+            pass
+    elif mode == "records":
+        data = open(argv[2], "rb").read()
+        off = 0
+        while off + 8 <= len(data):
+            t, n = struct.unpack("<II", data[off:off + 8])
+            print(t, n, off)
+            off += 8 + n
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))

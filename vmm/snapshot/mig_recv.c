@@ -1,0 +1,254 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * mig_recv.c - the destination of a live migration (migrate.h): listen on
+ * unix:PATH, accept one source of this user, check every record it sends
+ * before anything is used, load the state as a restore does, run the guest
+ * once the source commits.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "vmm/snapshot/mig_int.h"
+#include "vmm/snapshot/snap_file.h"
+#include "vmm/snapshot/snapshot.h"
+#include "vmm/util/log.h"
+#include "vmm/vm/vm.h"
+#include "vmm/vm_config.h"
+
+/* unix:PATH into addr; its directory must be the user's and writable by
+ * them only (no one else can replace the socket or connect first). */
+static int unix_addr(const char *spec, struct sockaddr_un *addr)
+{
+	char dir[sizeof(addr->sun_path)];
+	const char *path, *slash;
+	struct stat st;
+
+	if (strncmp(spec, "unix:", 5))
+		return error_errno(-EINVAL, "migrate: --incoming %s: want unix:PATH", spec);
+	path = spec + 5;
+	if (!*path || strlen(path) >= sizeof(addr->sun_path))
+		return error_errno(-ENAMETOOLONG, "migrate: --incoming %s: bad path", spec);
+	memset(addr, 0, sizeof(*addr));
+	addr->sun_family = AF_UNIX;
+	memcpy(addr->sun_path, path, strlen(path));
+	slash = strrchr(path, '/');
+	snprintf(dir, sizeof(dir), "%.*s", slash ? (int)(slash - path) : 1,
+		 slash ? (slash == path ? "/" : path) : ".");
+	if (stat(dir, &st) || !S_ISDIR(st.st_mode) || st.st_uid != geteuid() || (st.st_mode & 022))
+		return error_errno(-EPERM,
+				   "migrate: --incoming %s: its directory must belong to this "
+				   "user and be writable by them only",
+				   spec);
+	return 0;
+}
+
+int migrate_listen(const char *spec, int *lfd)
+{
+	struct sockaddr_un addr;
+	struct stat st;
+	mode_t old;
+	int fd, ret;
+
+	*lfd = -1;
+	ret = unix_addr(spec, &addr);
+	if (ret)
+		return ret;
+	if (!lstat(addr.sun_path, &st)) {
+		if (!S_ISSOCK(st.st_mode))
+			return error_errno(-EEXIST, "migrate: %s exists and is not a socket",
+					   addr.sun_path);
+		unlink(addr.sun_path);
+	}
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return error_errno(-errno, "migrate: socket");
+	old = umask(0177); /* the socket file is made 0600 */
+	ret = bind(fd, (struct sockaddr *)&addr, sizeof(addr)) ? -errno : 0;
+	umask(old);
+	if (!ret && listen(fd, 1))
+		ret = -errno;
+	if (ret) {
+		close(fd);
+		return error_errno(ret, "migrate: listening on %s", addr.sun_path);
+	}
+	*lfd = fd;
+	return 0;
+}
+
+/* One source, of this user, with time limits on its silences. */
+static int accept_source(int lfd, const char *spec)
+{
+	struct timeval tv = {.tv_sec = MIG_REPLY_TIMEOUT};
+	struct ucred cr;
+	socklen_t cl = sizeof(cr);
+	int fd;
+
+	log_info("migrate: waiting for the guest on %s", spec);
+	for (;;) {
+		fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
+		if (fd < 0 && errno == EINTR)
+			continue;
+		if (fd < 0)
+			return error_errno(-errno, "migrate: accept");
+		if (!getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &cl) && cr.uid == geteuid())
+			break;
+		log_warn("migrate: a connection from another user (uid %u) refused",
+			 (unsigned int)cr.uid);
+		close(fd);
+	}
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+	return fd;
+}
+
+/* MIG_HELLO: this format, and the same config as ours. */
+static int take_hello(int fd, uint32_t len, const char *config)
+{
+	uint8_t head[12];
+	uint32_t v;
+	char *peer;
+	int ret;
+
+	if (len < sizeof(head) || len - sizeof(head) > MIG_MAX_CONFIG)
+		return error_errno(-EPROTO, "migrate: a hello of %u bytes", len);
+	ret = mig_read_all(fd, head, sizeof(head));
+	if (ret)
+		return ret;
+	memcpy(&v, head + 8, 4);
+	if (memcmp(head, MIG_MAGIC, 8) || v != MIG_VERSION) {
+		mig_send_reply(fd, -ENOTSUP, "not a vmlet migration stream of version 1");
+		return error_errno(-ENOTSUP, "migrate: not a vmlet migration stream of version 1");
+	}
+	peer = malloc(len - sizeof(head) + 1);
+	if (!peer)
+		return -ENOMEM;
+	ret = mig_read_all(fd, peer, len - sizeof(head));
+	if (!ret &&
+	    (len - sizeof(head) != strlen(config) || memcmp(peer, config, len - sizeof(head)))) {
+		mig_send_reply(fd, -EINVAL,
+			       "the destination's manifests and options resolve to another config");
+		ret = error_errno(-EINVAL, "migrate: the source's config is not this VM's "
+					   "(vmlet resolve -o config shows it)");
+	} else if (!ret) {
+		ret = mig_send_reply(fd, 0, "ready");
+	}
+	free(peer);
+	return ret;
+}
+
+/* MIG_PAGES: whole pages, all inside one RAM region, read in place. */
+static int take_pages(struct vm *vm, int fd, uint32_t len)
+{
+	uint64_t gpa, n;
+	void *dst;
+	int ret;
+
+	if (len < 8 + MIG_PAGE || (len - 8) % MIG_PAGE || (len - 8) / MIG_PAGE > MIG_MAX_PAGES)
+		return error_errno(-EPROTO, "migrate: a page record of %u bytes", len);
+	n = len - 8;
+	ret = mig_read_all(fd, &gpa, sizeof(gpa));
+	if (ret)
+		return ret;
+	dst = (gpa % MIG_PAGE) ? NULL : guest_mem_ptr(&vm->mem, gpa, n);
+	if (!dst)
+		return error_errno(-EPROTO, "migrate: pages at 0x%llx (+%llu) are not guest RAM",
+				   (unsigned long long)gpa, (unsigned long long)n);
+	mig_stats.pages += n / MIG_PAGE;
+	return mig_read_all(fd, dst, n);
+}
+
+/* MIG_STATE: checked and loaded as a snapshot's; the source hears how. */
+static int take_state(struct vm *vm, int fd, uint32_t len, const char *config)
+{
+	char msg[MIG_MAX_MESSAGE];
+	uint8_t *data;
+	int ret;
+
+	if (len > SNAP_MAX_STATE)
+		return error_errno(-EPROTO, "migrate: a state of %u bytes", len);
+	data = malloc(len ? len : 1);
+	if (!data)
+		return -ENOMEM;
+	ret = mig_read_all(fd, data, len);
+	if (!ret) {
+		ret = snapshot_load(vm, data, len, -1, config);
+		snprintf(msg, sizeof(msg), "%s%s", ret ? "the destination refused the guest: " : "",
+			 ret ? strerror(-ret) : "loaded");
+		if (ret)
+			mig_send_reply(fd, ret, msg);
+		else
+			ret = mig_send_reply(fd, 0, msg);
+	}
+	free(data);
+	return ret;
+}
+
+/* Records until the state is loaded and the source commits. */
+static int receive(struct vm *vm, int fd, const char *config)
+{
+	bool hello = false, loaded = false;
+	uint32_t type, len;
+	int ret;
+
+	for (;;) {
+		ret = mig_recv_hdr(fd, &type, &len);
+		if (ret)
+			return error_errno(ret, "migrate: the stream from the source broke");
+		if (!hello && type != MIG_HELLO)
+			return error_errno(-EPROTO, "migrate: the source did not say hello");
+		if (loaded && type != MIG_COMMIT)
+			return error_errno(-EPROTO, "migrate: record %u after the state", type);
+		if (type == MIG_HELLO && !hello) {
+			ret = take_hello(fd, len, config);
+			hello = true;
+		} else if (type == MIG_PAGES) {
+			ret = take_pages(vm, fd, len);
+		} else if (type == MIG_STATE) {
+			ret = take_state(vm, fd, len, config);
+			loaded = true;
+		} else if (type == MIG_COMMIT && loaded && !len) {
+			return 0;
+		} else {
+			ret = error_errno(-EPROTO, "migrate: unexpected record %u (%u bytes)", type,
+					  len);
+		}
+		if (ret == -EPIPE || ret == -ETIMEDOUT || ret == -ECONNRESET)
+			return error_errno(ret, "migrate: the stream from the source broke");
+		if (ret)
+			return ret;
+	}
+}
+
+int migrate_receive(struct vm *vm, int lfd, const char *spec, const char *config)
+{
+	uint64_t t0;
+	int fd, ret;
+
+	if (vm->cfg->hugepage_size)
+		return error_errno(-ENOTSUP, "migrate: a VM on hugepages cannot be received yet");
+	fd = accept_source(lfd, spec);
+	close(lfd);
+	unlink(spec + 5);
+	if (fd < 0)
+		return fd;
+	t0 = vm_now_ns();
+	mig_stats = (struct migrate_stats){.state = "incoming"};
+	/* guest RAM starts zero: the source leaves zero pages out */
+	for (unsigned int i = 0; i < vm->mem.n; i++)
+		madvise(vm->mem.r[i].host, vm->mem.r[i].size, MADV_DONTNEED);
+	ret = receive(vm, fd, config);
+	close(fd);
+	mig_stats.total_ms = (vm_now_ns() - t0) / 1000000;
+	mig_stats.state = ret ? "failed" : "completed";
+	if (!ret)
+		log_info("migrate: the guest arrived (%llu bytes, %llu pages); it runs here",
+			 (unsigned long long)mig_stats.bytes, (unsigned long long)mig_stats.pages);
+	return ret;
+}

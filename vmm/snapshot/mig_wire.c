@@ -1,0 +1,123 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * mig_wire.c - records of the live migration stream (mig_int.h).
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "vmm/snapshot/mig_int.h"
+
+struct migrate_stats mig_stats;
+
+void migrate_get_stats(struct migrate_stats *out)
+{
+	*out = mig_stats;
+}
+
+int mig_write_all(int fd, const void *buf, size_t len)
+{
+	const uint8_t *p = buf;
+
+	while (len) {
+		ssize_t n = write(fd, p, len);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return errno == EAGAIN ? -ETIMEDOUT : -errno;
+		if (n == 0)
+			return -EPIPE;
+		p += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+int mig_read_all(int fd, void *buf, size_t len)
+{
+	uint8_t *p = buf;
+
+	while (len) {
+		ssize_t n = read(fd, p, len);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return errno == EAGAIN ? -ETIMEDOUT : -errno;
+		if (n == 0)
+			return -EPIPE;
+		p += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+int mig_send(int fd, uint32_t type, const void *a, size_t alen, const void *b, size_t blen)
+{
+	uint32_t hdr[2] = {type, (uint32_t)(alen + blen)};
+	int ret;
+
+	if (alen + blen > UINT32_MAX)
+		return -E2BIG;
+	ret = mig_write_all(fd, hdr, sizeof(hdr));
+	if (!ret && alen)
+		ret = mig_write_all(fd, a, alen);
+	if (!ret && blen)
+		ret = mig_write_all(fd, b, blen);
+	if (!ret)
+		mig_stats.bytes += sizeof(hdr) + alen + blen;
+	return ret;
+}
+
+int mig_recv_hdr(int fd, uint32_t *type, uint32_t *len)
+{
+	uint32_t hdr[2];
+	int ret = mig_read_all(fd, hdr, sizeof(hdr));
+
+	if (ret)
+		return ret;
+	*type = hdr[0];
+	*len = hdr[1];
+	mig_stats.bytes += sizeof(hdr) + hdr[1];
+	return 0;
+}
+
+int mig_send_reply(int fd, int code, const char *msg)
+{
+	int32_t c = code;
+	size_t n = msg ? strnlen(msg, MIG_MAX_MESSAGE) : 0;
+
+	return mig_send(fd, MIG_REPLY, &c, sizeof(c), msg, n);
+}
+
+int mig_recv_reply(int fd, char *msg, size_t mlen)
+{
+	char buf[MIG_MAX_MESSAGE + 1];
+	uint32_t type, len;
+	int32_t code;
+	int ret;
+
+	ret = mig_recv_hdr(fd, &type, &len);
+	if (!ret &&
+	    (type != MIG_REPLY || len < sizeof(code) || len > sizeof(code) + MIG_MAX_MESSAGE))
+		ret = -EPROTO;
+	if (!ret)
+		ret = mig_read_all(fd, &code, sizeof(code));
+	if (!ret)
+		ret = mig_read_all(fd, buf, len - sizeof(code));
+	if (ret) {
+		snprintf(msg, mlen, "no answer from the destination (%s)",
+			 ret == -EPIPE ? "the connection closed" : strerror(-ret));
+		return ret;
+	}
+	buf[len - sizeof(code)] = 0;
+	for (char *c = buf; *c; c++) /* its words, printable only, go into our log */
+		if (*c < 0x20 || *c > 0x7e)
+			*c = '?';
+	snprintf(msg, mlen, "%s", buf);
+	if (code > 0 || code < -4095)
+		code = -EPROTO;
+	return code;
+}

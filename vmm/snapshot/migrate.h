@@ -1,0 +1,55 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * migrate.h - live migration between two vmlet processes over a stream
+ * socket (docs/migration.md has the protocol and the order of events).
+ *
+ * Source (main thread, the control socket's `migrate` verb; fd is the
+ * connected stream `vmlet ctl` made with its user's rights): pre-copy
+ * with KVM's dirty log (KVM_MEM_LOG_DIRTY_PAGES, KVM_GET_DIRTY_LOG) and
+ * guest_mem.h's tracking of what the device model writes from userspace,
+ * iterations until the pages left fit max_downtime_ms at the measured
+ * bandwidth (or MIGRATE_MAX_ITER), then pause, freeze the devices (drains
+ * and flushes), send the rest and the snapshot state (snapshot.h, the same
+ * format and loader), and wait for the destination's answer. Success:
+ * the VM ends (exit 0, no restart). Any failure (the stream breaks, the
+ * destination refuses): the guest resumes here and the error is returned.
+ *
+ * Destination (setup, in place of vm_boot(), before the sandbox):
+ * migrate_listen() binds unix:PATH (0600, in a directory the user owns
+ * and only they can write), migrate_receive() accepts one connection and
+ * takes the guest: every record is untrusted (lengths and page numbers
+ * bounded, the state checked as a restore checks a snapshot file).
+ */
+#ifndef VMLET_MIGRATE_H
+#define VMLET_MIGRATE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct vm;
+
+#define MIGRATE_MAX_ITER	 30u
+#define MIGRATE_DEFAULT_DOWNTIME 300u /* ms, as QEMU's default */
+
+/* Figures of the last (or running) migration, source or destination. */
+struct migrate_stats {
+	const char *state; /* NULL: none; "active", "completed", "failed", "incoming" */
+	uint64_t bytes;	   /* sent or received, pages and state */
+	uint64_t pages;
+	uint32_t iterations;
+	uint64_t dirty_pages_rate; /* pages per second, last iteration */
+	uint64_t downtime_ms;	   /* paused until the destination answered */
+	uint64_t total_ms;
+};
+
+/* msg (mlen bytes): what failed, for the client. */
+int migrate_send(struct vm *vm, int fd, uint32_t max_downtime_ms, char *msg, size_t mlen);
+/* unix:PATH: 0 with *lfd listening, or -errno (logged). */
+int migrate_listen(const char *spec, int *lfd);
+/* Accept one source on lfd (closed) and take its guest into vm, created
+ * from config_json. 0: the guest is loaded and the source told. */
+int migrate_receive(struct vm *vm, int lfd, const char *spec, const char *config_json);
+void migrate_get_stats(struct migrate_stats *out);
+
+#endif /* VMLET_MIGRATE_H */
