@@ -116,14 +116,14 @@ tcp_wait() {
 	while [ ! -f "$1.done" ] && [ "$(cut -d. -f1 /proc/uptime)" -lt $_end ]; do sleep 0.2; done
 }
 
-# pod_traffic: the guest's side of pod_traffic_run (lib-l1.sh): virtio-net
-# up with dhcp_up on eth0, then ping its default gateway ("@R ping-gw GW N packets received")
+# pod_traffic: the guest's side of pod_traffic_run (lib-l1.sh): the NIC's
+# driver loaded (NIC_MODS, virtio-net's by default), dhcp_up on eth0, then ping its default gateway ("@R ping-gw GW N packets received")
 # and the node beyond the pod (10.201.0.1, "@R ping-out"), 1 MiB over TCP
 # to the node's port 5000 ("@R tcp-sent MD5 BYTES"), then listeners on
 # ports 8080 and 8081 ("@R guest-listening") and what each received from
 # the node ("@R recv-8080 ...", "@R recv-8081 ...").
 pod_traffic() {
-	mod virtio_pci virtio_net
+	mod ${NIC_MODS:-virtio_pci virtio_net}
 	dhcp_up eth0
 	gw=$(ip route | sed -n 's/^default via \([^ ]*\).*/\1/p')
 	rep ping-gw "$gw $(ping -c 3 -W 5 "$gw" 2>&1 | grep -o '[0-9]* packets received')"

@@ -152,6 +152,7 @@ static void e1000e_reset(struct e1000e *e)
 	e->reg[E_EEWR / 4] = EERD_DONE;
 	e->reg[E_PBA / 4] = 0x00140014;
 	e->reg[E_EXTCNF_CTRL / 4] = 1u << 3;
+	e->reg[0x1010 / 4] = 0x80040000; /* EEMNGCTL: the NVM's port 0 config done */
 	e->reg[E_RXDCTL / 4] = 1u << 16;
 	e->reg[(E_RXDCTL + 0x100) / 4] = 1u << 16;
 	e->reg[E_RXCSUM / 4] = RXCSUM_IPOFL | RXCSUM_TUOFL;

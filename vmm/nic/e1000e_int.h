@@ -93,6 +93,7 @@ enum {
 	E_GORCL = 0x4088,
 	E_GOTCL = 0x4090,
 	E_RNBC = 0x40a0,
+	E_RUC = 0x40a4,
 	E_ROC = 0x40ac,
 	E_TORL = 0x40c0,
 	E_TOTL = 0x40c8,

@@ -224,12 +224,13 @@ int e1000e_rx_put(struct e1000e *e, const uint8_t *frame, size_t len, uint8_t vf
 	size_t total, off = 0, crc = rctl & RCTL_SECRC ? 0 : 4;
 	uint32_t st, need;
 
-	if (len < PKT_ETH_HLEN || len + crc > (rctl & RCTL_LPE ? RX_MAX_LPE : RX_MAX_STD) ||
-	    !rx_accept(e, frame)) {
-		e1000e_stat(e, len < PKT_ETH_HLEN ? E_STATS : E_ROC, 1);
+	if (len < PKT_ETH_HLEN || len + crc > (rctl & RCTL_LPE ? RX_MAX_LPE : RX_MAX_STD)) {
+		e1000e_stat(e, len < PKT_ETH_HLEN ? E_RUC : E_ROC, 1); /* undersize, oversize */
 		E1000E_STAT_ADD(e, rx_dropped, 1);
 		return -EINVAL;
 	}
+	if (!rx_accept(e, frame)) /* not for this NIC: no error, as on a wire */
+		return -EINVAL;
 	if (len < RX_MIN_FRAME) {
 		memcpy(pad, frame, len);
 		frame = pad;
