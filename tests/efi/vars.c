@@ -8,8 +8,10 @@
  * then stores N+1 in VmletCount and, on the first run (N = 0), adds
  * Boot0007 = this disk's partition + \EFI\VMLET\VARS2.EFI with the data
  * "from-boot0007" and BootOrder = {0x0007}, and powers off; with load
- * options "reboot" it resets instead ("vars: reboot"). Little work: it runs
- * at (emulated) CPL0.
+ * options "reboot" it resets instead ("vars: reboot"); with "short" the
+ * option's device path starts at the media node (HD() or CDROM(), the
+ * short form boot managers match). Little work: it runs at (emulated)
+ * CPL0.
  */
 #include <efi.h>
 #include <efilib.h>
@@ -55,7 +57,7 @@ EFI_STATUS efi_main(EFI_HANDLE image, EFI_SYSTEM_TABLE *st)
 	UINT32 nv = EFI_VARIABLE_NON_VOLATILE | EFI_VARIABLE_BOOTSERVICE_ACCESS |
 		    EFI_VARIABLE_RUNTIME_ACCESS;
 	EFI_LOADED_IMAGE *li = NULL;
-	EFI_DEVICE_PATH *dp = NULL, *p;
+	EFI_DEVICE_PATH *dp = NULL, *p, *base;
 	UINT32 count = 0;
 	UINTN size = sizeof(count), pci = 0, dlen = 0;
 	static UINT8 opt[512];
@@ -65,9 +67,15 @@ EFI_STATUS efi_main(EFI_HANDLE image, EFI_SYSTEM_TABLE *st)
 	if (li)
 		st->BootServices->HandleProtocol(li->DeviceHandle, &DevicePathProtocol,
 						 (void **)&dp);
+	BOOLEAN shrt = li && li->LoadOptionsSize >= sizeof(L"short") - 2 &&
+		       !CompareMem(li->LoadOptions, L"short", sizeof(L"short") - 2);
+
+	base = dp;
 	for (p = dp; p && p->Type != 0x7f; p = (EFI_DEVICE_PATH *)((UINT8 *)p + dp_len(p))) {
 		if (p->Type == 1 && p->SubType == 1)
 			pci = ((UINT8 *)p)[5];
+		if (shrt && p->Type == 4 && base == dp)
+			base = p, dlen = 0; /* from the media node on */
 		dlen += dp_len(p);
 	}
 	putsa("vars.pci=");
@@ -91,7 +99,7 @@ EFI_STATUS efi_main(EFI_HANDLE image, EFI_SYSTEM_TABLE *st)
 		opt[0] = 1; /* LOAD_OPTION_ACTIVE */
 		opt[4] = (UINT8)plen, opt[5] = (UINT8)(plen >> 8);
 		CopyMem(opt + n, (void *)desc, sizeof(desc)), n += sizeof(desc);
-		CopyMem(opt + n, dp, dlen), n += dlen;
+		CopyMem(opt + n, base, dlen), n += dlen;
 		opt[n] = 4, opt[n + 1] = 4, opt[n + 2] = (UINT8)flen, opt[n + 3] = 0;
 		CopyMem(opt + n + 4, (void *)file, sizeof(file)), n += flen;
 		opt[n] = 0x7f, opt[n + 1] = 0xff, opt[n + 2] = 4, opt[n + 3] = 0, n += 4;

@@ -9,7 +9,8 @@
 # layouts distributions use (a BIOS default entry, EFI in a section; a
 # sector count of 1, the size from the FAT), and bootOrder across a
 # virtio disk, a SATA disk and the CD; an empty drive and an open tray
-# are passed over. Last, the driver against a drive
+# are passed over; a Boot#### option naming the image by its CDROM() node
+# alone boots. Last, the driver against a drive
 # no one here wrote: QEMU q35's ICH9 AHCI with ide-cd, the same firmware
 # and ISO (QEMU sends the unit attention of a new medium first).
 source "$(dirname "$0")/../lib/sh.sh"
@@ -103,7 +104,30 @@ else
 	fail "empty drive / open tray: exit $rc, '$dp'"
 fi
 
-# 5. QEMU's CD-ROM drive (q35: AHCI at 00:1f.2, ide-cd on port 0)
+# 5. a Boot#### option in the short form, from the image's CDROM() node
+# (tests/efi/vars.c with load options "short" writes Boot0007 ->
+# CDROM(...)/\EFI\VMLET\VARS2.EFI and BootOrder; persistent variables):
+# the second start boots that option (its data "from-boot0007")
+tests/efi/build-efi.sh tests/efi/vars.c "$TMPD/vars.efi" || exit 1
+ESP_EXTRA="$TMPD/vars.efi:/EFI/VMLET/VARS2.EFI" tests/efi/mkiso.sh "$TMPD/vars.efi" "$TMPD/vars.iso" ||
+	exit 1
+efi_vm_yaml cd-vars mem=64Mi persistent=true disk=cd:"$TMPD/vars.iso":1 bus=cd:cdrom >"$TMPD/vars.yaml"
+for k in 1 2; do
+	timeout 60 "$VMLET" run -f "$TMPD/vars.yaml" --efi-vars "$TMPD/vars.store" \
+		$( ((k == 1)) && echo --cmdline short) --console "file:$TMPD/vars$k.out" \
+		>"$TMPD/vars$k.log" 2>&1
+	echo "rc=$?" >>"$TMPD/vars$k.out"
+done
+if grep -q '^vars.options=short' "$TMPD/vars1.out" && grep -q '^vars.count=0' "$TMPD/vars1.out" &&
+	grep -q '^vars.options=from-boot0007' "$TMPD/vars2.out" &&
+	grep -q '^vars.count=1' "$TMPD/vars2.out" && grep -q '^efi: Boot0007' "$TMPD/vars2.out"; then
+	ok "Boot0007 in the short form CDROM()/\\EFI\\VMLET\\VARS2.EFI is found and booted"
+else
+	sed 's/^/    /' "$TMPD/vars1.out" "$TMPD/vars2.out" | tail -n 30
+	fail "Boot0007 from the CDROM() node was not booted"
+fi
+
+# 6. QEMU's CD-ROM drive (q35: AHCI at 00:1f.2, ide-cd on port 0)
 if command -v qemu-system-x86_64 >/dev/null; then
 	timeout 120 qemu-system-x86_64 -enable-kvm -cpu "$QEMU_CPU_INTEL,+rdrand" -m 128 \
 		-nodefaults -no-user-config -nographic -display none -no-reboot \
