@@ -598,6 +598,56 @@ static void test_msix_and_link(void)
 	env_fini(&v);
 }
 
+static uint64_t fake_ns = 1000000000;
+
+static uint64_t fake_clock(void)
+{
+	return fake_ns;
+}
+
+/* EITR holds the RX vector's next interrupt back until its interval ends;
+ * the thread sends it then. EITR 0: no moderation. (The device's clock is
+ * the test's.) */
+static void test_moderation(void)
+{
+	struct env v;
+	uint8_t f[128];
+	size_t len = udp4_frame(f, 20);
+	struct e1000e *e;
+
+	memcpy(f, MAC, 6);
+	env_init(&v);
+	e = v.e;
+	e->clock_ns = fake_clock;
+	env_rings(&v, true);
+	mmio_wr(v.bar3, 0xfee00000u, 4);
+	mmio_wr(v.bar3 + 8, 0x40, 4);
+	mmio_wr(v.bar3 + 12, 0, 4);
+	ecam_wr(v.slot, v.msix_cap + 2, PCI_MSIX_FLAGS_ENABLE, 2);
+	wr(&v, E_IVAR, 0x8 | 0x9 << 8 | 0xa << 16);
+	wr(&v, E_EIAC, ICR_RXQ0 | ICR_TXQ0);
+	wr(&v, E_EITR0, 0xffff); /* 16.8 ms */
+	wr(&v, E_IMS, ICR_RXQ0);
+	peer_send(&v, f, len, 0);
+	e1000e_io_turn(e, 0);
+	CHECK_EQ_U64(e->msix_sent, 1);
+	peer_send(&v, f, len, 0);
+	e1000e_io_turn(e, 0);
+	CHECK_EQ_U64(rd(&v, E_RDH), 2);
+	CHECK_EQ_U64(e->msix_sent, 1); /* held back */
+	fake_ns += 0xffff * 256 - 1000;
+	e1000e_io_turn(e, 0);
+	CHECK_EQ_U64(e->msix_sent, 1); /* not yet */
+	fake_ns += 1000;
+	e1000e_io_turn(e, 0);
+	CHECK_EQ_U64(e->msix_sent, 2); /* the interval ended: sent */
+	wr(&v, E_EITR0, 0);
+	peer_send(&v, f, len, 0);
+	e1000e_io_turn(e, 0);
+	CHECK_EQ_U64(e->msix_sent, 3); /* no moderation */
+	env_fini(&v);
+}
+
 int main(void)
 {
 	TEST_RUN(test_ids_eeprom_phy);
@@ -608,5 +658,6 @@ int main(void)
 	TEST_RUN(test_rx);
 	TEST_RUN(test_rx_untrusted);
 	TEST_RUN(test_msix_and_link);
+	TEST_RUN(test_moderation);
 	return test_summary();
 }

@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "vmm/nic/e1000e_int.h"
 #include "vmm/util/log.h"
@@ -166,6 +167,7 @@ static void e1000e_reset(struct e1000e *e)
 	if (e->link_up)
 		e->reg[E_STATUS / 4] |= STATUS_LU | STATUS_FD | STATUS_SPEED_1000;
 	memset(&e->ctx, 0, sizeof(e->ctx));
+	memset(e->irq_deferred, 0, sizeof(e->irq_deferred));
 	e->tx.len = 0;
 	e->tx.bad = false;
 	pci_intx_set(&e->pci, false);
@@ -233,6 +235,58 @@ void e1000e_raise(struct e1000e *e, uint32_t causes)
 		causes |= ICR_OTHER;
 	e->reg[E_ICR / 4] |= causes;
 	e1000e_irq_update(e, causes);
+}
+
+static uint64_t e1000e_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* The interval for the RX (0) or TX (1) interrupt, in ns. */
+static uint64_t e1000e_interval_ns(struct e1000e *e, unsigned int idx)
+{
+	uint32_t f = (e1000e_reg(e, E_IVAR) >> (idx ? 8 : 0)) & 0xf, v;
+
+	if (pci_msix_enabled(&e->pci) && (f & IVAR_VALID) && (f & 7) < E1000E_MSIX_VECS)
+		v = e1000e_reg(e, E_EITR0 + 4 * (f & 7));
+	else
+		v = e1000e_reg(e, E_ITR);
+	return (uint64_t)(v & 0xffff) * 256;
+}
+
+void e1000e_raise_moderated(struct e1000e *e, uint32_t causes, unsigned int idx)
+{
+	uint64_t now = e->clock_ns();
+
+	if (now - e->irq_last_ns[idx] < e1000e_interval_ns(e, idx)) {
+		e->irq_deferred[idx] |= causes;
+		return;
+	}
+	e->irq_last_ns[idx] = now;
+	e->irq_deferred[idx] = 0;
+	e1000e_raise(e, causes);
+}
+
+int e1000e_moderation_due(struct e1000e *e)
+{
+	uint64_t now = e->clock_ns(), left, min = UINT64_MAX;
+
+	for (unsigned int i = 0; i < 2; i++) {
+		uint64_t iv = e1000e_interval_ns(e, i), since = now - e->irq_last_ns[i];
+
+		if (!e->irq_deferred[i])
+			continue;
+		if (since >= iv) {
+			e1000e_raise_moderated(e, e->irq_deferred[i], i);
+			continue;
+		}
+		left = iv - since;
+		min = left < min ? left : min;
+	}
+	return min == UINT64_MAX ? -1 : (int)((min + 999999) / 1000000);
 }
 
 static void e1000e_msix_update(void *opaque, unsigned int vec, bool fire)
@@ -475,6 +529,7 @@ int e1000e_pci_setup(struct e1000e *e, struct pci_host *host)
 
 	e->mem = host->mem;
 	e->link_up = true;
+	e->clock_ns = e1000e_now_ns;
 	e1000e_eeprom_init(e);
 	/* QEMU's e1000e: revision 0, subsystem 8086:0000 */
 	pci_dev_init(&e->pci, E1000E_VENDOR_ID, E1000E_DEVICE_ID, 0x020000, 0, E1000E_VENDOR_ID, 0,

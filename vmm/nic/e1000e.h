@@ -31,9 +31,10 @@
  * Threads: registers are read and written on vCPU threads under one
  * lock; one I/O thread per NIC (THREAD_NET_IO) runs the rings: woken by
  * an eventfd when the guest writes TDT or RDT (or changes RCTL/TCTL) and
- * by the backend's fd. Each pass raises at most one interrupt per cause:
- * the batch is the moderation (ITR/EITR, RDTR/RADV and TIDV/TADV are
- * kept as written and do not delay).
+ * by the backend's fd. Each pass raises at most one interrupt per cause,
+ * and RX and TX interrupts are spaced by the driver's EITR (MSI-X) or ITR
+ * (the thread wakes to send one it held back); RDTR/RADV and TIDV/TADV
+ * are kept as written and do not delay.
  *
  * Every value the guest writes is untrusted: ring bases, lengths, heads
  * and tails are bounded (a tail outside the ring stops the ring), every

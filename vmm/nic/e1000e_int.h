@@ -221,6 +221,10 @@ struct e1000e {
 	uint16_t phy[E1000E_PHY_PAGES][32];
 	bool link_up;
 	uint64_t msix_sent; /* MSI-X messages sent (for tests) */
+	/* moderation of the I/O thread's RX (0) and TX (1) interrupts */
+	uint64_t (*clock_ns)(void); /* CLOCK_MONOTONIC; tests set their own */
+	uint64_t irq_last_ns[2];
+	uint32_t irq_deferred[2]; /* causes held back until the interval ends */
 
 	/* I/O thread */
 	int kick_fd; /* eventfd: a doorbell, a state change, stop */
@@ -254,6 +258,15 @@ int e1000e_pci_setup(struct e1000e *e, struct pci_host *host);
 /* e1000e.c: raise causes (lock held); the interrupt goes out per the
  * mode (MSI-X vectors through IVAR, or INTA#). */
 void e1000e_raise(struct e1000e *e, uint32_t causes);
+/*
+ * e1000e.c: raise the I/O thread's RX (idx 0) or TX (idx 1) causes no
+ * sooner than the interval the guest asked for (EITR of the cause's MSI-X
+ * vector, else ITR; units of 256 ns, 0: none) after the last one; held
+ * back otherwise. e1000e_moderation_due() raises what is due and returns
+ * the milliseconds until the next (-1: none). Lock held.
+ */
+void e1000e_raise_moderated(struct e1000e *e, uint32_t causes, unsigned int idx);
+int e1000e_moderation_due(struct e1000e *e);
 /* a statistics counter (lock held), saturating; 64-bit ones as low/high */
 void e1000e_stat(struct e1000e *e, uint32_t off, uint32_t v);
 void e1000e_stat64(struct e1000e *e, uint32_t off_lo, uint64_t v);

@@ -142,7 +142,7 @@ static bool e1000e_rx_run(struct e1000e *e)
 		}
 	}
 	if (n)
-		e1000e_raise(e, ICR_RXT0);
+		e1000e_raise_moderated(e, ICR_RXT0, 0);
 	pthread_mutex_unlock(&e->lock);
 	return n > 0;
 }
@@ -153,12 +153,16 @@ int e1000e_io_turn(struct e1000e *e, int max_wait)
 	nfds_t n = 1;
 	uint64_t v;
 	bool did;
+	int due;
 
 	pthread_mutex_lock(&e->lock);
 	if (e->quit) {
 		pthread_mutex_unlock(&e->lock);
 		return -1;
 	}
+	due = e1000e_moderation_due(e); /* held-back interrupts: wake for them */
+	if (due >= 0 && (max_wait < 0 || due < max_wait))
+		max_wait = due;
 	e->rx_wait = !e1000e_rx_ready(e);
 	if (!e->be_dead && !e->rx_wait && e->be->fd >= 0)
 		p[n++] = (struct pollfd){.fd = e->be->fd, .events = POLLIN};
@@ -171,6 +175,9 @@ int e1000e_io_turn(struct e1000e *e, int max_wait)
 		log_warn_once("e1000e: %s: eventfd read failed", e->name);
 	did = e1000e_tx_run(e);
 	did |= e1000e_rx_run(e);
+	pthread_mutex_lock(&e->lock);
+	e1000e_moderation_due(e);
+	pthread_mutex_unlock(&e->lock);
 	return did;
 }
 

@@ -294,8 +294,8 @@ bool e1000e_tx_run(struct e1000e *e)
 			tx_finish(e);
 	}
 	if (done)
-		e1000e_raise(e, ICR_TXDW |
-				    (e1000e_reg(e, E_TDH) == e1000e_reg(e, E_TDT) ? ICR_TXQE : 0));
+		e1000e_raise_moderated(
+		    e, ICR_TXDW | (e1000e_reg(e, E_TDH) == e1000e_reg(e, E_TDT) ? ICR_TXQE : 0), 1);
 	pthread_mutex_unlock(&e->lock);
 	if (!budget)
 		e1000e_kick(e); /* more to do: come back after RX had its turn */
