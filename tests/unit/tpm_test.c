@@ -161,6 +161,8 @@ static void test_crb_command_flow(void)
 	rsp[10] = 0x42;
 	CHECK_EQ_U64(tpm_crb_complete(&c, rsp, sizeof(rsp)), 0);
 	CHECK_EQ_U64(rd32(&c, TPM_CRB_CTRL_START), 0);
+	/* an answer with no command in flight is refused */
+	CHECK_EQ_U64(tpm_crb_complete(&c, rsp, sizeof(rsp)), (uint64_t)-EPROTO);
 	CHECK_EQ_U64(rd32(&c, TPM_CRB_BUF_OFF + 8) & 0xffffff, 0x420000);
 	/* the backend failed: fatal, START refused from then on */
 	tpm_crb_fail(&c);

@@ -194,8 +194,12 @@ int tpm_crb_complete(struct tpm_crb *c, const uint8_t *rsp, size_t len)
 	if (len < TPM_HEADER_SIZE || len > TPM_CRB_BUF_SIZE || be32(rsp + 2) != len)
 		return -EPROTO;
 	pthread_mutex_lock(&c->lock);
+	if (!c->busy) { /* no command in flight: nothing to answer */
+		pthread_mutex_unlock(&c->lock);
+		return -EPROTO;
+	}
 	memcpy(c->buf, rsp, len);
-	c->busy = false;
+	c->busy = c->pending = false;
 	pthread_mutex_unlock(&c->lock);
 	return 0;
 }

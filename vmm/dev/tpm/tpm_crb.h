@@ -97,9 +97,9 @@ extern const struct io_ops tpm_crb_ops;
 size_t tpm_crb_take(struct tpm_crb *c, uint8_t *out, size_t cap);
 /*
  * The backend's response: len bytes, checked here (at least a header,
- * whose size field says len, and no more than the buffer): copied into the
- * buffer and START cleared (0), or -EPROTO (nothing copied; the caller
- * decides, usually tpm_crb_fail()).
+ * whose size field says len, and no more than the buffer) while a command
+ * is in flight: copied into the buffer and START cleared (0), or -EPROTO
+ * (nothing copied; the caller decides, usually tpm_crb_fail()).
  */
 int tpm_crb_complete(struct tpm_crb *c, const uint8_t *rsp, size_t len);
 /* The backend is gone: tpmSts set, START cleared, later starts refused. */
