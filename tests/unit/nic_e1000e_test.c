@@ -45,10 +45,16 @@ static ssize_t sp_recv(struct net_backend *be, const struct iovec *iov, int iovc
 	return n < 0 ? -errno : n;
 }
 
+/* a test may have the guest reset the NIC from inside a send (the I/O
+ * thread holds no lock there, as a vCPU's write would find it) */
+static void (*send_hook)(void);
+
 static int sp_send(struct net_backend *be, const struct iovec *iov, int n)
 {
 	struct msghdr m = {.msg_iov = (struct iovec *)iov, .msg_iovlen = (size_t)n};
 
+	if (send_hook)
+		send_hook();
 	return sendmsg(be->fd, &m, MSG_DONTWAIT) < 0 ? -errno : 0;
 }
 
@@ -410,16 +416,50 @@ static void test_tso(void)
 	env_fini(&v);
 }
 
+static struct env *reset_env;
+
+static void reset_now(void)
+{
+	send_hook = NULL;
+	wr(reset_env, E_CTRL, CTRL_RST);
+}
+
+/* A reset (CTRL.RST clears the offload context) while a TSO packet is
+ * being cut: the packet goes out as its context said, whole. */
+static void test_tso_reset_midway(void)
+{
+	struct env v;
+	struct e1000e_txctx c = tso_ctx();
+	static uint8_t f[4096], got[2048];
+	size_t len = tcp4_packet(f, 2500), n;
+	unsigned int i;
+
+	env_init(&v);
+	env_rings(&v, true);
+	memcpy(v.d.ram + TXBUF, f, len);
+	tx_ctx(&v, &c);
+	tx_data(&v, TXBUF, (uint32_t)len, TXD_CMD_TSE | TXD_CMD_EOP | TXD_CMD_RS,
+		TXD_POPTS_TXSM | TXD_POPTS_IXSM);
+	reset_env = &v;
+	send_hook = reset_now;
+	tx_go(&v);
+	for (i = 0; (n = peer_recv(&v, got, sizeof(got))); i++)
+		CHECK(l4_csum_ok(got, n));
+	CHECK_EQ_U64(i, 3);
+	CHECK_EQ_U64(rd(&v, E_TCTL), 0); /* the reset happened */
+	env_fini(&v);
+}
+
 /* TSO contexts that lie about the packet: each is dropped, none sent. */
 static void test_tso_bad_context(void)
 {
 	struct env v;
 	static uint8_t f[512], got[2048];
 	size_t len = tcp4_packet(f, 100);
-	struct e1000e_txctx bad[5];
+	struct e1000e_txctx bad[6];
 	struct e1000e_stats st;
 
-	for (unsigned int i = 0; i < 5; i++)
+	for (unsigned int i = 0; i < 6; i++)
 		bad[i] = tso_ctx();
 	bad[0].hdr_len = 200; /* headers longer than the packet */
 	bad[1].mss = 0;
@@ -427,10 +467,11 @@ static void test_tso_bad_context(void)
 	bad[2].hdr_len = 150;
 	bad[3].tucso = 254; /* checksum field past the headers */
 	bad[4].ipcss = 40;  /* IPv4 header overlapping TCP's */
+	bad[5].mss = 8;	    /* 8-byte segments: an amplifier */
 	env_init(&v);
 	env_rings(&v, true);
 	memcpy(v.d.ram + TXBUF, f, len);
-	for (unsigned int i = 0; i < 5; i++) {
+	for (unsigned int i = 0; i < 6; i++) {
 		tx_ctx(&v, &bad[i]);
 		tx_data(&v, TXBUF, (uint32_t)len, TXD_CMD_TSE | TXD_CMD_EOP | TXD_CMD_RS,
 			TXD_POPTS_TXSM | TXD_POPTS_IXSM);
@@ -438,9 +479,9 @@ static void test_tso_bad_context(void)
 	tx_go(&v);
 	CHECK_EQ_U64(peer_recv(&v, got, sizeof(got)), 0);
 	e1000e_get_stats(v.e, &st);
-	CHECK_EQ_U64(st.tx_dropped, 5);
+	CHECK_EQ_U64(st.tx_dropped, 6);
 	CHECK_EQ_U64(st.tx_packets, 0);
-	CHECK_EQ_U64(rd(&v, E_TDH), 10); /* the ring went on */
+	CHECK_EQ_U64(rd(&v, E_TDH), 12); /* the ring went on */
 	env_fini(&v);
 }
 
@@ -654,6 +695,7 @@ int main(void)
 	TEST_RUN(test_tx_csum);
 	TEST_RUN(test_tso);
 	TEST_RUN(test_tso_bad_context);
+	TEST_RUN(test_tso_reset_midway);
 	TEST_RUN(test_tx_untrusted_ring);
 	TEST_RUN(test_rx);
 	TEST_RUN(test_rx_untrusted);

@@ -233,7 +233,8 @@ struct e1000e {
 	bool rx_wait; /* no free RX descriptors: backend not read */
 	pthread_t thread;
 	bool started;
-	struct e1000e_txctx ctx;
+	struct e1000e_txctx ctx;     /* as the guest's last context set it (lock) */
+	struct e1000e_txctx ctx_run; /* ctx's copy the packet being sent uses */
 	struct e1000e_txpkt tx;
 	uint8_t *seg;	/* a TSO segment being built */
 	uint8_t *rxbuf; /* E1000E_RX_MAX */

@@ -22,6 +22,10 @@
 #include "vmm/vm/guest_mem.h"
 
 #define TX_BUDGET 1024 /* descriptors per pass, then the thread looks at RX */
+/* The smallest MSS TSO takes (Linux's TCP never goes below 88): a packet
+ * cut into 1-byte segments would be 64 Ki frames from 64 KiB of guest
+ * data. */
+#define TX_MSS_MIN 64
 
 static uint16_t le16(const uint8_t *p)
 {
@@ -60,7 +64,7 @@ static bool tx_range_ok(size_t len, size_t start, size_t end_incl, size_t at, si
 /* Checksums of a packet sent whole (no TSO). */
 static void tx_csum_whole(struct e1000e *e, uint8_t *f, size_t len)
 {
-	const struct e1000e_txctx *c = &e->ctx;
+	const struct e1000e_txctx *c = &e->ctx_run;
 	struct e1000e_txpkt *p = &e->tx;
 	size_t end;
 
@@ -86,9 +90,10 @@ static bool tx_tso_ok(const struct e1000e_txctx *c, size_t len)
 
 	/* a segment (header <= 255, MSS <= 65535 bytes) always fits e->seg */
 	_Static_assert(255 + 65535 <= E1000E_TX_MAX, "TSO segment buffer");
-	return c->hdr_len <= len && c->mss && c->ipcss + (v4 ? 20u : 40u) <= c->tucss &&
-	       c->tucss + l4min <= c->hdr_len && c->tucso + 2u <= c->hdr_len &&
-	       c->tucso >= c->tucss && (!v4 || c->ipcso + 2u <= c->tucss);
+	return c->hdr_len <= len && c->mss >= TX_MSS_MIN &&
+	       c->ipcss + (v4 ? 20u : 40u) <= c->tucss && c->tucss + l4min <= c->hdr_len &&
+	       c->tucso + 2u <= c->hdr_len && c->tucso >= c->tucss &&
+	       (!v4 || c->ipcso + 2u <= c->tucss);
 }
 
 /* The pseudo-header sum of one segment (RFC 793 §3.1, RFC 8200 §8.1). */
@@ -107,7 +112,7 @@ static uint32_t tx_pseudo(const struct e1000e_txctx *c, const uint8_t *f, size_t
 static void tx_tso_fix(struct e1000e *e, uint8_t *s, unsigned int i, size_t off, size_t n,
 		       bool last)
 {
-	const struct e1000e_txctx *c = &e->ctx;
+	const struct e1000e_txctx *c = &e->ctx_run;
 	size_t h = c->hdr_len, l4len = h - c->tucss + n;
 	uint8_t *ip = s + c->ipcss, *l4 = s + c->tucss;
 
@@ -140,7 +145,7 @@ static void tx_tso_fix(struct e1000e *e, uint8_t *s, unsigned int i, size_t off,
 /* TCP segmentation: MSS-sized segments, each with the headers fixed. */
 static void tx_tso(struct e1000e *e, size_t len)
 {
-	const struct e1000e_txctx *c = &e->ctx;
+	const struct e1000e_txctx *c = &e->ctx_run;
 	uint8_t *f = e->tx.buf + NET_VNET_HDR_LEN, *s = e->seg + NET_VNET_HDR_LEN;
 	size_t pay, off, n;
 	unsigned int i;
@@ -184,6 +189,9 @@ static void tx_finish(struct e1000e *e)
 		e1000e_stat(e, memcmp(f, "\xff\xff\xff\xff\xff\xff", 6) ? E_MPTC : E_BPTC, 1);
 	if (tso)
 		e1000e_stat(e, E_TSCTC, 1);
+	/* the context as of this packet: a vCPU's reset (CTRL.RST) clears
+	 * e->ctx while the lock is dropped, and TSO must not see it change */
+	e->ctx_run = e->ctx;
 	pthread_mutex_unlock(&e->lock);
 	if (tso) {
 		tx_tso(e, len);
