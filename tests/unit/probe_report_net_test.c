@@ -149,6 +149,13 @@ static void test_expected(void)
 	CHECK(e->nics[1].want_dhcp);
 	probe_report_net_attached(e, 7, mac, 1500, "tap", 0, 0, false); /* out of range */
 	free(e);
+	/* an e1000e NIC is not the probe guest's to drive: not expected */
+	e = new_report();
+	nics[0].model = "e1000e";
+	probe_report_net_expected(&cfg, e);
+	CHECK_EQ_U64(e->n_nics, 1);
+	CHECK_STR(e->nics[0].name, "second");
+	free(e);
 }
 
 /* exp: one masquerade NIC; got: what the guest saw. */

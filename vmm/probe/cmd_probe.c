@@ -153,14 +153,19 @@ static uint64_t probe_ram_visible(uint64_t mem_bytes)
 }
 
 /* The NICs as the VM attached them (bridge takes the pod's MAC, ...). */
-static void probe_nics_attached(struct vm *vm, struct probe_report *exp)
+static void probe_nics_attached(struct vm *vm, const struct vm_config *cfg,
+				struct probe_report *exp)
 {
 	struct virtio_net_info info;
 	struct virtio_net *n;
 
-	for (unsigned int i = 0; i < exp->n_nics && (n = pci_devices_nic(vm, i)); i++) {
+	/* the expected NICs are the virtio ones, in order (an e1000e has no
+	 * virtio_net: skipped, as probe_report_net_expected() skips it) */
+	for (unsigned int k = 0, i = 0; i < exp->n_nics && k < cfg->n_nics; k++) {
+		if (!(n = pci_devices_nic(vm, k)))
+			continue;
 		virtio_net_get_info(n, &info);
-		probe_report_net_attached(exp, i, info.mac, info.mtu, info.binding, info.lease_ip,
+		probe_report_net_attached(exp, i++, info.mac, info.mtu, info.binding, info.lease_ip,
 					  info.lease_prefix, info.want_dhcp);
 	}
 }
@@ -195,7 +200,7 @@ static int probe_report(const struct probe_opts *p, const struct vm_config *cfg,
 			 "booted directly, not through SeaBIOS; firmware.bootloader.bios: {} "
 			 "probes the SeaBIOS path");
 	probe_report_expect_cpu(exp, vm->tsc_deadline, vm->cpu_brand);
-	probe_nics_attached(vm, exp);
+	probe_nics_attached(vm, cfg, exp);
 	ret = probe_report_parse(text, len, got);
 	if (ret)
 		error_errno(ret, "probe: the guest's report is %s",

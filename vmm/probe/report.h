@@ -160,7 +160,8 @@ struct probe_report {
 
 /* report_net.c: a nic= or nic6= line (0 when handled or not one, -EBADMSG
  * when malformed); the expected NICs of cfg (names, MACs from the manifest
- * or derived as vmlet derives them, MTU); the expected side of NIC index
+ * or derived as vmlet derives them, MTU; its virtio NICs only: the probe
+ * guest has no e1000e driver); the expected side of expected NIC index
  * i as the VM really attached it (MAC, MTU, binding, the address vmlet's
  * DHCP responder hands out or 0, whether an address is promised); the
  * comparison (each difference one line on diff); the "nics" JSON member. */
