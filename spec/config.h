@@ -16,6 +16,25 @@
  * 0 or -EINVAL; cfg may be partially filled on error. */
 int config_from_resolution(const struct resolver *r, const struct spec_options *o,
 			   struct vm_config *cfg);
+/* The mapping's helpers (config.c), for the config_*.c files: a heap copy
+ * of s (NULL for NULL); of n's string (NULL when unset or empty); n as a
+ * byte quantity, as an unsigned 32-bit number (0 when unset or out of
+ * range); the item of seq whose name is name (NULL: none). Out of memory
+ * is spec_oom(). */
+char *config_strdup(const char *s);
+char *config_dup_str(const struct node *n);
+uint64_t config_bytes(const struct node *n);
+uint32_t config_u32(const struct node *n);
+const struct node *config_find_named(const struct node *seq, const char *name);
+/* Each --volume NAME=PATH of o is well formed and names one of vols; else
+ * an error in r->d and -EINVAL (config_disk.c). */
+int config_check_overrides(const struct resolver *r, const struct spec_options *o,
+			   const struct node *vols);
+/* spec's domain.devices.disks into cfg->disks (with their volumes, the
+ * --volume overrides of o, containerDisks under root), then their
+ * cloud-init meta-data. 0 or -EINVAL (a diag) (config_disk.c). */
+int config_disks(const struct resolver *r, const struct spec_options *o, const char *root,
+		 const struct node *spec, struct vm_config *cfg);
 /* autoattachVSOCK's guest CID for the VM namespace/name (config.c). */
 uint64_t spec_vsock_cid(const char *ns, const char *name);
 /* The host file of containerDisk volume name (cd: its containerDisk node;

@@ -12,15 +12,6 @@
 
 #include "spec/config.h"
 
-static char *cred_strdup(const char *s)
-{
-	char *d = strdup(s ? s : "");
-
-	if (!d)
-		spec_oom();
-	return d;
-}
-
 static int map_cred(const struct resolver *r, const struct node *ac, const char *path,
 		    struct vm_access_cred *out)
 {
@@ -29,7 +20,7 @@ static int map_cred(const struct resolver *r, const struct node *ac, const char 
 	const struct node *users = node_path(pm, "qemuGuestAgent.users");
 
 	out->type = !node_is_null(k) ? VM_CRED_SSH_KEY : VM_CRED_PASSWORD;
-	out->secret = cred_strdup(resolve_str(node_path(c, "source.secret.secretName")));
+	out->secret = config_strdup(resolve_str(node_path(c, "source.secret.secretName")));
 	if (!node_is_null(node_get(pm, "noCloud")))
 		out->method = VM_CRED_NOCLOUD;
 	else if (!node_is_null(node_get(pm, "configDrive")))
@@ -48,7 +39,7 @@ static int map_cred(const struct resolver *r, const struct node *ac, const char 
 	if (!out->users)
 		spec_oom();
 	for (unsigned int i = 0; i < users->n; i++)
-		out->users[out->n_users++] = cred_strdup(resolve_str(users->items[i]));
+		out->users[out->n_users++] = config_strdup(resolve_str(users->items[i]));
 	return 0;
 }
 

@@ -57,19 +57,14 @@ int config_firmware_uuid(struct vm_config *cfg)
 
 	if (uuid_v4(u))
 		return -EIO;
-	cfg->firmware_uuid = strdup(u);
-	if (!cfg->firmware_uuid)
-		spec_oom();
+	cfg->firmware_uuid = config_strdup(u);
 	return 0;
 }
 
+/* NULL for an empty value */
 static char *meta_dup(const char *s)
 {
-	char *d = s && *s ? strdup(s) : NULL;
-
-	if (s && *s && !d)
-		spec_oom();
-	return d;
+	return s && *s ? config_strdup(s) : NULL;
 }
 
 void config_cloud_init_meta(const struct resolver *r, struct vm_config *cfg)
