@@ -41,6 +41,20 @@ tpm_vm tpmp '{persistent: true}' >"$TMPD/b/vm.yaml"
 "$VMLET" probe -f "$TMPD/b/vm.yaml" >/dev/null 2>&1 &&
 	ok "tpm.persistent: a second run starts from the kept state" || fail "tpm.persistent: second run"
 
+# vmlet run as root: the state directory is given to the user vmlet and
+# swtpm run as (65534), and a second run (as that user) goes on from it
+if [[ $(id -u) == 0 ]]; then
+	tpm_vm tpmu '{persistent: true}' >"$TMPD/b/u.yaml"
+	for i in 1 2; do
+		timeout 120 "$VMLET" run -f "$TMPD/b/u.yaml" --kernel "$ELF" --console "file:$TMPD/u$i.con" \
+			>/dev/null 2>"$TMPD/u$i.err"
+	done
+	[[ $(stat -c %u "$TMPD/b/tpmu.tpm") == 65534 && $(stat -c %u "$TMPD/b/tpmu.tpm/tpm2-00.permall") == 65534 ]] &&
+		grep -q '^tpm=crb 0x0 0x0 8' "$TMPD/u2.con" &&
+		ok "vmlet run: the state is the unprivileged user's; a second run uses it" ||
+		fail "run as 65534: $(stat -c '%u %n' "$TMPD/b/tpmu.tpm" "$TMPD/b/tpmu.tpm"/* 2>&1 | tr '\n' ' ') $(tail -2 "$TMPD/u2.err")"
+fi
+
 # the attack: NAME.tpm is a symbolic link to someone else's directory
 mkdir -p "$TMPD/victim" && echo keep >"$TMPD/victim/file"
 tpm_vm tpml '{persistent: true}' >"$TMPD/c/vm.yaml"
@@ -76,7 +90,8 @@ f=$(grep -c 'as new linear NVRAM store' "$TMPD/r.err")
 ((n >= 3 && f == 1)) && ok "no tpm.persistent: one TPM state through $n boots (guest reboots)" ||
 	fail "reboots: $n boots, swtpm formatted a new state $f times"
 
-# swtpm killed under a running guest: the VM stops, the log says why
+# swtpm killed under a running guest: the VM stops, the log says why (and
+# swtpm ran as vmlet's unprivileged user)
 tpm_vm tpmk '{}' Once >"$TMPD/a/k.yaml"
 : >"$TMPD/k.con"
 "$VMLET" run -f "$TMPD/a/k.yaml" --kernel "$ELF" --cmdline vmlet.end=hold \
@@ -84,6 +99,13 @@ tpm_vm tpmk '{}' Once >"$TMPD/a/k.yaml"
 pid=$!
 if wait_log "$TMPD/k.con" '^tpm=crb 0x0 0x0 8' 300; then
 	sw=$(pgrep -P "$pid" -x swtpm | head -1)
+	# vmlet run as root switches to nobody (65534) once set up: swtpm too,
+	# with no capabilities
+	st=$(awk '$1 == "Uid:" { u = $2 } $1 == "CapEff:" { c = $2 } END { print u, c }' "/proc/$sw/status" 2>/dev/null)
+	if [[ $(id -u) == 0 ]]; then
+		[[ $st == "65534 0000000000000000" ]] && ok "swtpm runs as vmlet's user (65534), no capabilities" ||
+			fail "swtpm's uid and capabilities: '$st'"
+	fi
 	# never kill an empty or wild pid
 	if [[ $sw =~ ^[0-9]+$ ]] && ((sw > 1)); then
 		kill -KILL "$sw"

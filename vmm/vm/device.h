@@ -19,6 +19,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 struct vm;
 struct vm_config;
@@ -75,6 +76,11 @@ struct device_firmware {
 	const char *tpm_state;
 	bool tpm_state_kept;
 	int tpm_state_fd;
+	/* the user vmlet switches to once set up (--user, sandbox.h), when
+	 * set: a helper process a device starts (swtpm) runs as it too */
+	bool run_as_set;
+	uid_t run_as_uid;
+	gid_t run_as_gid;
 };
 
 /*

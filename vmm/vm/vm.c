@@ -393,6 +393,9 @@ static int vm_create_devices(struct vm *vm)
 	    .tpm_state = vm->opt.tpm_state,
 	    .tpm_state_kept = vm->opt.tpm_state_kept,
 	    .tpm_state_fd = vm->opt.tpm_state_fd,
+	    .run_as_set = vm->opt.run_as_set,
+	    .run_as_uid = vm->opt.run_as_uid,
+	    .run_as_gid = vm->opt.run_as_gid,
 	};
 	struct device_env env = {
 	    .vm = vm,

@@ -71,6 +71,10 @@ struct vm_options {
 	const char *tpm_state;
 	bool tpm_state_kept;
 	int tpm_state_fd;
+	/* --user (device.h: device_firmware.run_as_*) */
+	bool run_as_set;
+	uid_t run_as_uid;
+	gid_t run_as_gid;
 	/* the virtio-serial channels' host sockets: PREFIX + NAME (NULL: no
 	 * sockets; device_env.channel_prefix) */
 	const char *channel_prefix;

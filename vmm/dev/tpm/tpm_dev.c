@@ -3,6 +3,7 @@
  * tpm_dev.c - the TPM device: CRB window, swtpm, worker thread
  * (tpm_dev.h).
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -136,6 +137,44 @@ static int tpm_open_state(const struct device_env *env, bool *is_dir)
 	return fd;
 }
 
+/*
+ * swtpm runs as vmlet's --user: the state becomes that user's (the
+ * directory and the files in it, never following a link), and swtpm is
+ * told to switch to it (--runas) once it has opened its descriptors.
+ */
+static int tpm_state_own(const struct device_env *env, struct tpm_swtpm_config *sc)
+{
+	const struct device_firmware *fw = env->fw;
+	struct dirent *e;
+	DIR *d;
+	int fd, ret = 0;
+
+	if (!fw || !fw->run_as_set || fw->run_as_uid == geteuid())
+		return 0;
+	sc->run_as = true;
+	sc->uid = fw->run_as_uid;
+	if (fchown(sc->state_fd, fw->run_as_uid, fw->run_as_gid) < 0)
+		return error_errno(-errno, "tpm: cannot give the TPM's state to uid %u",
+				   (unsigned int)fw->run_as_uid);
+	if (!sc->state_is_dir)
+		return 0;
+	fd = fcntl(sc->state_fd, F_DUPFD_CLOEXEC, 0);
+	d = fd < 0 ? NULL : fdopendir(fd);
+	if (!d) {
+		if (fd >= 0)
+			close(fd);
+		return error_errno(-errno, "tpm: the TPM state directory");
+	}
+	while (!ret && (e = readdir(d)))
+		if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..") &&
+		    fchownat(sc->state_fd, e->d_name, fw->run_as_uid, fw->run_as_gid,
+			     AT_SYMLINK_NOFOLLOW) < 0)
+			ret = error_errno(-errno, "tpm: cannot give %s of the TPM state to uid %u",
+					  e->d_name, (unsigned int)fw->run_as_uid);
+	closedir(d);
+	return ret;
+}
+
 static void tpm_destroy(void *state)
 {
 	struct tpm_dev *d = state;
@@ -167,7 +206,9 @@ static int tpm_start(struct tpm_dev *d, const struct device_env *env)
 	sc.state_fd = tpm_open_state(env, &sc.state_is_dir);
 	if (sc.state_fd < 0)
 		return sc.state_fd;
-	ret = tpm_swtpm_start(&sc, &d->sw);
+	ret = tpm_state_own(env, &sc);
+	if (!ret)
+		ret = tpm_swtpm_start(&sc, &d->sw);
 	close(sc.state_fd);
 	if (ret)
 		return ret;

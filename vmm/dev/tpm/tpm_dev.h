@@ -15,6 +15,8 @@
  * the worker logs it with swtpm's exit status, the CRB reports a fatal
  * error, and the VM ends as crashed: no guest runs on with a dead TPM.
  * The worker also stops swtpm at teardown (CMD_SHUTDOWN, then reaps it).
+ * With vmlet's --user, swtpm runs as that user (its --runas) and the
+ * state is given to it first: no root process serves the guest.
  * No save(): a snapshot of a VM with a TPM is refused, naming it.
  */
 #ifndef VMLET_DEV_TPM_DEV_H

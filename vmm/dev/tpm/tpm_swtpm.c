@@ -169,17 +169,20 @@ static const char *swtpm_binary(const struct tpm_swtpm_config *cfg)
 
 static int swtpm_spawn_fds(const struct tpm_swtpm_config *cfg, const int fd[3], pid_t *pid)
 {
-	char state[64];
+	char state[64], uid[16];
 	const char *bin = swtpm_binary(cfg);
 	char *argv[] = {
-	    (char *)bin,  "socket", "--tpm2", "--fd", "3", "--ctrl", "type=unixio,clientfd=4",
-	    "--tpmstate", state,    NULL};
+	    (char *)bin,  "socket", "--tpm2",  "--fd", "3", "--ctrl", "type=unixio,clientfd=4",
+	    "--tpmstate", state,    "--runas", uid,    NULL};
 	posix_spawn_file_actions_t fa;
 	int ret;
 
 	snprintf(state, sizeof(state),
 		 cfg->state_is_dir ? "dir=/proc/self/fd/%d" : "backend-uri=file:///proc/self/fd/%d",
 		 SWTPM_STATE_FD);
+	snprintf(uid, sizeof(uid), "%u", (unsigned int)cfg->uid);
+	if (!cfg->run_as)
+		argv[9] = NULL; /* no --runas */
 	if (posix_spawn_file_actions_init(&fa))
 		return -ENOMEM;
 	ret = posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);

@@ -48,6 +48,10 @@ struct tpm_swtpm_config {
 	const char *binary; /* NULL: $VMLET_SWTPM, else "swtpm" from PATH */
 	int state_fd;	    /* a directory, or a regular file (see above) */
 	bool state_is_dir;
+	/* swtpm switches to this uid itself (--runas) once its sockets and
+	 * state are open: vmlet's --user; the state must be its already */
+	bool run_as;
+	uid_t uid;
 };
 
 /* Spawn swtpm and power the TPM on (CMD_INIT). 0, or -errno (logged:
