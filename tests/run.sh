@@ -28,14 +28,15 @@ tmo=${TEST_TIMEOUT:-900}
 logdir=${TEST_LOGDIR:-build/test-logs}
 mkdir -p "$logdir"
 pass=0 fail=0 skip=0 failed=()
-# sh/nested_ovmf needs tests/nested's patched L0, built from source once
-# (scripts/build-qemu-l0, ~20 min of one CPU, which CI's 45 minutes cannot
-# hold beside the rest): with VMLET_TEST_NESTED_OVMF=run the build starts
-# now, in the background on one job beside the tests; that test runs last
-# and waits for it (a lock) if it is not done; built before, this returns
-# at once. Without it the test runs only where the L0 is already built.
-if [[ -z $filter || sh/nested_ovmf == *"$filter"* ]] && [[ -f tests/sh/nested_ovmf.sh &&
-	${VMLET_TEST_NESTED_OVMF:-} == run ]]; then
+# sh/nested_ovmf (and, on a host without a usable /dev/kvm, sh/ovmf_vm in
+# the nested L1) need tests/nested's patched L0, built from source once
+# (scripts/build-qemu-l0, about 5 CPU-minutes): with VMLET_TEST_NESTED_OVMF=run
+# (.ci/run sets it) the build starts now, in the background on one job
+# beside the tests, under nice; those tests run after the others and wait
+# for it (a lock) if it is not done; built before, this returns at once.
+# Without it they run only where the L0 is already built (else a skip).
+if [[ -z $filter || sh/nested_ovmf == *"$filter"* || sh/ovmf_vm == *"$filter"* ]] &&
+	[[ -f tests/sh/nested_ovmf.sh && ${VMLET_TEST_NESTED_OVMF:-} == run ]]; then
 	QEMU_L0_JOBS=1 scripts/build-qemu-l0 >"$logdir/build-qemu-l0.log" 2>&1 &
 fi
 nested=() # "NAME TEST HOST-STATUS" of tests to run in the nested L1

@@ -16,16 +16,16 @@
 #  - ovmf-qemu: the oracle, QEMU -enable-kvm with the same OVMF and disk in
 #    the same L1, to the same checks.
 # It needs the patched L0 (build/qemu-l0/patched, or $QEMU_L0_BUILD_DIR),
-# about 20 min of one CPU to build, under nice: more than CI's 45 minutes
-# hold beside the rest of make test. So it runs where that L0 is built
+# about 5 CPU-minutes to build. So it runs where that L0 is built
 # (scripts/build-qemu-l0), or with VMLET_TEST_NESTED_OVMF=run, which builds
 # it first (tests/run.sh starts that build at its start and runs this test
-# last); otherwise it skips and says so. A host that cannot build it skips
-# with the reason. Runs on any host, the KVM it needs is L1's: about 6-9
-# min of one CPU here. VMLET_TEST_NESTED_OVMF=skip leaves it out.
+# last; CI sets it: .ci/run); otherwise it skips and says so. A host that
+# cannot build it skips with the reason. Runs on any host, the KVM it needs
+# is L1's: about 6-9 min of one CPU here. VMLET_TEST_NESTED_OVMF=skip
+# leaves it out.
 source "$(dirname "$0")/../lib/sh.sh"
 [[ -x $VMLET ]] || skip "no $VMLET"
 [[ ${VMLET_TEST_NESTED_OVMF:-} != skip ]] || skip "VMLET_TEST_NESTED_OVMF=skip"
 [[ ${VMLET_TEST_NESTED_OVMF:-} == run || -x ${QEMU_L0_BUILD_DIR:-build/qemu-l0/patched}/qemu-system-x86_64 ]] ||
-	skip "the patched L0 is not built (scripts/build-qemu-l0, ~20 min of one CPU; VMLET_TEST_NESTED_OVMF=run builds it and runs this test)"
+	skip "the patched L0 is not built (scripts/build-qemu-l0, ~5 CPU-minutes; VMLET_TEST_NESTED_OVMF=run builds it and runs this test)"
 tests/nested/run --l0 patched --scenarios tests/nested/scenarios-ovmf ${NESTED_OVMF_ARGS:-}
