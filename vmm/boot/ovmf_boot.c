@@ -12,6 +12,8 @@
 #include "arch/arch.h"
 #include "vmm/boot/fw_platform.h"
 #include "vmm/dev/fw_cfg.h"
+#include "vmm/dev/pci_devices.h"
+#include "vmm/dev/q35.h"
 #include "vmm/util/log.h"
 #include "vmm/boot/ovmf_boot.h"
 #include "vmm/vm/vm.h"
@@ -54,6 +56,8 @@ static int ovmf_fw_fill(struct vm *vm, struct fw_cfg *fc)
 		r = fw_platform_fill(vm, fc);
 	if (!r)
 		r = fw_platform_bootorder(vm, fc, NULL, FW_BOOTORDER_OVMF);
+	if (!r && vm->opt.smm)
+		r = q35_smm_fw_cfg(pci_devices_q35(vm), fc);
 	return r;
 }
 
@@ -70,8 +74,9 @@ int ovmf_boot_setup(struct vm *vm, struct kvm_regs *regs, struct kvm_sregs *sreg
 	if (r)
 		return r == -EBADMSG ? -EINVAL : r;
 	arch_regs_reset(regs, sregs);
-	log_info("ovmf: booting %s, variables in %s (secure boot %s)", vm->opt.flash_code,
+	log_info("ovmf: booting %s, variables in %s (secure boot %s; %s)", vm->opt.flash_code,
 		 vm->opt.flash_vars,
-		 cfg->efi_secure_boot ? "requested: the enrolled keys decide" : "not requested");
+		 cfg->efi_secure_boot ? "requested: the enrolled keys decide" : "not requested",
+		 vm->opt.smm ? "SMM on, the variable flash writable only from SMM" : "no SMM");
 	return 0;
 }

@@ -5,20 +5,23 @@
  * secure boot, and any firmware image given with --firmware.
  *
  * Which build: OVMF_CODE_4M.fd, the build with secure boot but without
- * SMM (Debian's *.secboot.fd / *.ms.fd code images require SMM, which vmlet
- * does not emulate), with per-VM variables created from
- * OVMF_VARS_4M.ms.fd (Microsoft's and Debian's keys enrolled, secure boot
- * on). Without SMM the variable store is not protected from the guest's
- * kernel: secure boot checks every image the firmware loads (shim, GRUB,
- * the kernel through shim), but a guest OS running at ring 0 can rewrite
- * the keys and variables in the flash (docs/firmware.md).
+ * SMM, with per-VM variables created from OVMF_VARS_4M.ms.fd (Microsoft's
+ * and Debian's keys enrolled, secure boot on). Without SMM the variable
+ * store is not protected from the guest's kernel: secure boot checks every
+ * image the firmware loads (shim, GRUB, the kernel through shim), but a
+ * guest OS running at ring 0 can rewrite the keys and variables in the
+ * flash (docs/firmware.md). With VMLET_OVMF_SMM=1 and features.smm
+ * (experimental) the SMM build OVMF_CODE_4M.secboot.fd runs on a platform
+ * with SMM (vm_options.smm: vmm/vm/smm.h, vmm/dev/q35_smm.h) whose
+ * variable flash only SMM may write; a host without SMM refuses it.
  *
  * The platform is what OVMF's q35 code expects, built only for these VMs:
  * the MCH and ICH9 LPC registers (vmm/dev/q35.h), low RAM below the
  * ECAM window OVMF programs (arch_q35_low_max), the CMOS memory bytes, the
  * flash below 4 GiB (vmm/dev/flash.h), and fw_cfg (vmm/dev/fw_cfg.h):
  * etc/e820 (the RAM), the CPU count, vmlet's ACPI tables through the
- * table-loader and its SMBIOS structures. The boot vCPU starts at the
+ * table-loader and its SMBIOS structures, and with SMM the etc/smi/ files
+ * of the SMI feature negotiation (q35_smm_fw_cfg). The boot vCPU starts at the
  * reset vector (arch_regs_reset). OVMF's debug port 0x402 goes to vmlet's
  * log at debug level (vmm/dev/legacy.c; Debian's RELEASE build prints
  * nothing there).
@@ -34,6 +37,7 @@ struct vm_config;
 
 #define OVMF_DIR	  "/usr/share/OVMF"
 #define OVMF_CODE_DEFAULT OVMF_DIR "/OVMF_CODE_4M.fd"
+#define OVMF_CODE_SMM	  OVMF_DIR "/OVMF_CODE_4M.secboot.fd"
 #define OVMF_VARS_SECBOOT OVMF_DIR "/OVMF_VARS_4M.ms.fd"
 #define OVMF_VARS_PLAIN	  OVMF_DIR "/OVMF_VARS_4M.fd"
 #define OVMF_VARS_SUFFIX  ".ovmf-vars.fd"

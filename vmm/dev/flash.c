@@ -202,6 +202,7 @@ static int flash_map(struct flash *f, const struct device_env *env)
 	f->code_gpa = ARCH_FLASH_END - f->code_size;
 	f->vars_gpa = f->code_gpa - f->vars_size;
 	r = pflash_init(&f->pf, f->vars, f->vars_size, FLASH_BLOCK);
+	f->pf.secure = env->fw->smm; /* QEMU's secure=on: SMM alone writes it */
 	if (!r)
 		r = device_map_rom(env->vm, 0, f->code_gpa, f->code_size, f->code);
 	if (!r) {

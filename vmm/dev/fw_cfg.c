@@ -28,6 +28,7 @@ struct fw_cfg_item {
 	uint16_t key;
 	uint8_t *data;
 	size_t len;
+	struct fw_cfg_file_cb cb; /* files only (fw_cfg_add_file_cb) */
 };
 
 struct fw_cfg {
@@ -156,6 +157,16 @@ static int fw_cfg_build_dir(struct fw_cfg *fc)
 	return 0;
 }
 
+int fw_cfg_add_file_cb(struct fw_cfg *fc, const char *name, const void *data, size_t len,
+		       const struct fw_cfg_file_cb *cb)
+{
+	int r = fw_cfg_add_file(fc, name, data, len);
+
+	if (!r)
+		fc->files[fc->n_files - 1].cb = *cb;
+	return r;
+}
+
 int fw_cfg_add_file(struct fw_cfg *fc, const char *name, const void *data, size_t len)
 {
 	unsigned int i = fc->n_files;
@@ -172,13 +183,14 @@ int fw_cfg_add_file(struct fw_cfg *fc, const char *name, const void *data, size_
 	r = item_set(&fc->files[i], (uint16_t)(FW_CFG_FILE_FIRST + i), data, len);
 	if (r)
 		return r;
+	fc->files[i].cb = (struct fw_cfg_file_cb){0};
 	memset(fc->names[i], 0, FW_CFG_NAME_MAX);
 	strcpy(fc->names[i], name);
 	fc->n_files++;
 	r = fw_cfg_build_dir(fc);
 	if (r) {
 		free(fc->files[i].data);
-		fc->files[i] = (struct fw_cfg_item){0, NULL, 0};
+		fc->files[i] = (struct fw_cfg_item){0};
 		fc->n_files--;
 	}
 	return r;
@@ -222,6 +234,47 @@ static void fw_cfg_take(struct fw_cfg *fc, uint8_t *dst, size_t n)
 	fc->off = fc->off + n < fc->off ? SIZE_MAX : fc->off + n;
 }
 
+/* The file selected now, if it has callbacks (NULL). Lock held. */
+static struct fw_cfg_item *fw_cfg_cb_file(struct fw_cfg *fc)
+{
+	struct fw_cfg_item *it;
+
+	if (fc->sel < FW_CFG_FILE_FIRST || fc->sel >= FW_CFG_FILE_FIRST + fc->n_files)
+		return NULL;
+	it = &fc->files[fc->sel - FW_CFG_FILE_FIRST];
+	return it->cb.select || it->cb.written ? it : NULL;
+}
+
+/* The guest selected key. Lock held. */
+static void fw_cfg_select(struct fw_cfg *fc, uint16_t key)
+{
+	struct fw_cfg_item *it;
+
+	fc->sel = key;
+	fc->off = 0;
+	it = fw_cfg_cb_file(fc);
+	if (it && it->cb.select)
+		it->cb.select(it->cb.opaque, it->data, it->len);
+}
+
+/* A DMA write of length bytes from guest address addr at the current
+ * offset: only into a file with a written callback, only within it. 0 or
+ * FW_CFG_DMA_ERROR. Lock held. */
+static uint32_t fw_cfg_dma_write(struct fw_cfg *fc, uint64_t addr, uint32_t length)
+{
+	struct fw_cfg_item *it = fw_cfg_cb_file(fc);
+	const uint8_t *src = length ? guest_mem_ptr(fc->mem, addr, length) : NULL;
+
+	if (!it || !it->cb.written || (length && !src) || fc->off > it->len ||
+	    length > it->len - fc->off)
+		return FW_CFG_DMA_ERROR;
+	if (length)
+		memcpy(it->data + fc->off, src, length);
+	fc->off += length;
+	it->cb.written(it->cb.opaque, it->data, it->len);
+	return 0;
+}
+
 /* One DMA request whose descriptor is at gpa. Lock held. */
 static void fw_cfg_dma(struct fw_cfg *fc, uint64_t gpa)
 {
@@ -239,12 +292,10 @@ static void fw_cfg_dma(struct fw_cfg *fc, uint64_t gpa)
 	control = get_be32(desc);
 	length = get_be32(desc + 4);
 	addr = (uint64_t)get_be32(desc + 8) << 32 | get_be32(desc + 12);
-	if (control & FW_CFG_DMA_SELECT) {
-		fc->sel = (uint16_t)(control >> 16);
-		fc->off = 0;
-	}
+	if (control & FW_CFG_DMA_SELECT)
+		fw_cfg_select(fc, (uint16_t)(control >> 16));
 	if (control & FW_CFG_DMA_WRITE) {
-		done = FW_CFG_DMA_ERROR; /* no item is writable */
+		done = fw_cfg_dma_write(fc, addr, length);
 	} else if (control & FW_CFG_DMA_READ) {
 		buf = length ? guest_mem_ptr(fc->mem, addr, length) : NULL;
 		if (length && !buf)
@@ -284,8 +335,7 @@ void fw_cfg_pio_write(struct fw_cfg *fc, uint16_t port, const void *data, uint32
 	pthread_mutex_lock(&fc->lock);
 	if (port == FW_CFG_PORT_SEL && len == 2) {
 		memcpy(&key, data, 2);
-		fc->sel = key;
-		fc->off = 0;
+		fw_cfg_select(fc, key);
 	} else if (port >= FW_CFG_PORT_DMA && port + len <= FW_CFG_PORT_DMA + 8u) {
 		unsigned int at = port - FW_CFG_PORT_DMA;
 

@@ -15,7 +15,8 @@
  * (key in bits 31..16), WRITE 0x10. The device does the transfer at once,
  * on the vCPU thread that wrote the port, and writes control back: 0 when
  * done, ERROR when a guest address was not RAM or the access not allowed
- * (no item is writable here). Past an item's end reads give zeros, as in
+ * (a write is allowed only into a file added with a written callback,
+ * within its length, as QEMU's writable files). Past an item's end reads give zeros, as in
  * QEMU. Everything in the descriptor is untrusted and checked through
  * guest_mem_ptr().
  *
@@ -77,6 +78,18 @@ int fw_cfg_add_item(struct fw_cfg *fc, uint16_t key, const void *data, size_t le
 /* Add named file name (at most FW_CFG_NAME_MAX - 1 bytes). 0, -EINVAL (bad
  * or duplicate name), -ENOSPC (FW_CFG_MAX_FILES), -ENOMEM. */
 int fw_cfg_add_file(struct fw_cfg *fc, const char *name, const void *data, size_t len);
+
+/* A file with callbacks, each called under the interface's lock with the
+ * file's bytes (len fixed): select when the guest selects it (through the
+ * port or DMA; it may rewrite them: what the guest then reads), written
+ * after a DMA write stored into them (NULL: the file is read-only). */
+struct fw_cfg_file_cb {
+	void (*select)(void *opaque, uint8_t *data, size_t len);
+	void (*written)(void *opaque, const uint8_t *data, size_t len);
+	void *opaque;
+};
+int fw_cfg_add_file_cb(struct fw_cfg *fc, const char *name, const void *data, size_t len,
+		       const struct fw_cfg_file_cb *cb);
 
 /* Claim the ports on pio (fw_cfg_destroy() unclaims them). */
 int fw_cfg_register(struct fw_cfg *fc, struct bus *pio);

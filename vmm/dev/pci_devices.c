@@ -200,6 +200,13 @@ struct virtio_net *pci_devices_nic(struct vm *vm, unsigned int i)
 	return s && i < s->n_net ? s->net[i] : NULL;
 }
 
+struct q35 *pci_devices_q35(struct vm *vm)
+{
+	const struct pci_devices *s = device_state(vm, &pci_devices_device);
+
+	return s ? s->q35 : NULL;
+}
+
 int pci_devices_disk_slot(struct vm *vm, unsigned int i)
 {
 	const struct pci_devices *s = device_state(vm, &pci_devices_device);
@@ -314,6 +321,8 @@ static int pci_devices_create(const struct device_env *env, unsigned int index, 
 	s->host_up = true;
 	if (env->fw && env->fw->flash_code) {
 		r = q35_create(&s->q35, &s->host, env->pio);
+		if (!r && env->fw->smm)
+			r = q35_enable_smm(s->q35, env->vm);
 		if (r)
 			goto out;
 	}

@@ -16,6 +16,9 @@ extern const struct device_type pci_devices_device;
 struct vm;
 struct virtio_net;
 
+/* The q35 chipset of an OVMF VM (NULL: none). */
+struct q35;
+struct q35 *pci_devices_q35(struct vm *vm);
 /* The VM's i-th virtio-net (interface order), NULL when it has none. */
 struct virtio_net *pci_devices_nic(struct vm *vm, unsigned int i);
 /* The bus-0 device number of the VM's i-th disk (disk order), -ENOENT. */

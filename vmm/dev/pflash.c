@@ -6,6 +6,8 @@
 #include <string.h>
 
 #include "vmm/dev/pflash.h"
+#include "vmm/util/log.h"
+#include "vmm/vm/device.h"
 
 #define CMD_READ_ARRAY	 0xff
 #define CMD_READ_ARRAY2	 0xf0
@@ -105,9 +107,13 @@ static void pflash_read(void *dev, uint64_t off, void *data, uint32_t len)
 	struct pflash *f = dev;
 	uint8_t *out = data;
 
+	bool array = f->secure && !device_in_smm();
+
 	pthread_mutex_lock(&f->lock);
 	for (uint32_t i = 0; i < len; i++)
-		out[i] = off + i < f->size ? pflash_read_byte(f, off + i) : 0xff;
+		out[i] = off + i >= f->size ? 0xff
+			 : array	    ? f->array[off + i]
+					    : pflash_read_byte(f, off + i);
 	pthread_mutex_unlock(&f->lock);
 }
 
@@ -148,7 +154,12 @@ static void pflash_write(void *dev, uint64_t off, const void *data, uint32_t len
 	const uint8_t *in = data;
 
 	pthread_mutex_lock(&f->lock);
-	if (off >= f->size || len > f->size - off) {
+	if (f->secure && !device_in_smm()) {
+		if (!f->refused++)
+			log_warn("pflash: a write to the variable flash from outside SMM was "
+				 "refused (0x%llx)",
+				 (unsigned long long)off);
+	} else if (off >= f->size || len > f->size - off) {
 		f->armed = 0; /* outside the array: aborts a program/erase */
 	} else if (f->armed && f->cmd == CMD_PROGRAM) {
 		memcpy(f->array + off, in, len); /* QEMU's part stores the value as is */

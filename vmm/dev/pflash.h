@@ -21,6 +21,11 @@
  * mode unchanged. Status starts at 0 (OVMF's flash probe: clear status,
  * read status, expect 0).
  *
+ * A secure flash (QEMU's pflash_cfi01 secure=on, the variable store of an
+ * SMM VM): outside SMM (device_in_smm(), device.h) a write is dropped (no
+ * command, no data; counted in refused) and a read returns the array's
+ * bytes whatever mode the part is in; in SMM it is the part above.
+ *
  * Every access is bounded by the array; nothing the guest writes reaches
  * outside it. The owner syncs the array to storage (the array may be a
  * MAP_SHARED file mapping). Thread-safe (one lock).
@@ -29,6 +34,7 @@
 #define VMLET_DEV_PFLASH_H
 
 #include <pthread.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -48,6 +54,8 @@ struct pflash {
 	uint8_t status; /* status register */
 	uint8_t armed;	/* program/erase: the next write is its data */
 	uint64_t writes, erases;
+	bool secure;	  /* set after pflash_init: writes only from SMM */
+	uint64_t refused; /* writes from outside SMM dropped */
 };
 
 /* size a multiple of block, block a power of two >= 512. -EINVAL else. */

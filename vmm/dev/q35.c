@@ -9,6 +9,8 @@
 
 #include "arch/x86_64/layout.h"
 #include "vmm/dev/q35.h"
+#include "vmm/dev/q35_smm.h"
+#include "vmm/dev/fw_cfg.h"
 #include "vmm/util/log.h"
 #include "vmm/snapshot/snap_buf.h"
 
@@ -18,6 +20,12 @@ struct q35 {
 	struct pci_dev lpc;
 	uint64_t t0_ns;
 	bool lpc_added, tmr_registered;
+	/* SMM (q35_enable_smm) */
+	struct vm *vm;
+	pthread_mutex_t smi_lock;
+	struct q35_smi smi;
+	bool smm, apm_registered, smi_registered;
+	uint64_t smi_raised;
 };
 
 static uint64_t q35_now_ns(void)
@@ -63,12 +71,19 @@ static void q35_tmr_write(void *dev, uint64_t off, const void *data, uint32_t le
 static const struct io_ops q35_tmr_ops = {q35_tmr_read, q35_tmr_write};
 
 /* PMBASE or ACPI_CNTL written (host->lock held): vmlet's PM block does
- * not move. */
+ * not move. GEN_PMCON_1 (SMM): SMI_LOCK latches. */
 static void q35_lpc_cfg_write(void *opaque, uint32_t off, uint32_t len)
 {
 	struct q35 *q = opaque;
 	uint32_t base;
 
+	if (q->smm && off <= Q35_GEN_PMCON_1 && off + len > Q35_GEN_PMCON_1) {
+		pthread_mutex_lock(&q->smi_lock);
+		q35_smi_pmcon(&q->smi, q->lpc.cfg[Q35_GEN_PMCON_1]);
+		if (q->smi.smi_lock) /* set until reset */
+			q->lpc.wmask[Q35_GEN_PMCON_1] &= (uint8_t)~Q35_GEN_PMCON_SMI_LCK;
+		pthread_mutex_unlock(&q->smi_lock);
+	}
 	if (off >= Q35_ACPI_CNTL + 1 || off + len <= Q35_PMBASE)
 		return;
 	memcpy(&base, q->lpc.cfg + Q35_PMBASE, 4);
@@ -112,6 +127,157 @@ static void q35_lpc(struct q35 *q)
 	d->wmask[Q35_RCBA + 1] = 0xc0;
 }
 
+/* MCH config written (host->lock held): SMRAM, ESMRAMC, EXT_TSEG. */
+static void q35_mch_cfg_write(void *opaque, uint32_t off, uint32_t len)
+{
+	struct q35 *q = opaque;
+	struct pci_dev *b = &q->host->bridge;
+	struct device_smram v;
+
+	(void)off, (void)len;
+	q35_smram_written(b->cfg, b->wmask);
+	q35_smram_view(b->cfg[Q35_SMRAM], b->cfg[Q35_ESMRAMC], &v);
+	if (device_smm_map(q->vm, &v))
+		log_warn_once("q35: SMRAM 0x%02x / ESMRAMC 0x%02x could not be mapped",
+			      b->cfg[Q35_SMRAM], b->cfg[Q35_ESMRAMC]);
+}
+
+static const struct pci_dev_cb q35_mch_cb = {.cfg_write = q35_mch_cfg_write};
+
+static void q35_apm_read(void *dev, uint64_t off, void *data, uint32_t len)
+{
+	struct q35 *q = dev;
+	uint8_t b[2];
+
+	pthread_mutex_lock(&q->smi_lock);
+	b[0] = q->smi.apm_cnt, b[1] = q->smi.apm_sts;
+	pthread_mutex_unlock(&q->smi_lock);
+	memset(data, 0, len);
+	memcpy(data, b + off, len > 2 - off ? 2 - off : len);
+}
+
+static void q35_apm_write(void *dev, uint64_t off, const void *data, uint32_t len)
+{
+	struct q35 *q = dev;
+	const uint8_t *in = data;
+	enum q35_smi_raise how = Q35_SMI_NONE;
+
+	pthread_mutex_lock(&q->smi_lock);
+	for (uint32_t i = 0; i < len && off + i < 2; i++) {
+		enum q35_smi_raise h =
+		    q35_smi_apm_write(&q->smi, (uint16_t)(Q35_APM_CNT_PORT + off + i), in[i]);
+		how = h > how ? h : how;
+	}
+	pthread_mutex_unlock(&q->smi_lock);
+	if (how != Q35_SMI_NONE) {
+		__atomic_add_fetch(&q->smi_raised, 1, __ATOMIC_RELAXED);
+		if (device_smm_raise(q->vm, how == Q35_SMI_ALL))
+			log_warn_once("q35: an SMI could not be raised");
+	}
+}
+
+static const struct io_ops q35_apm_ops = {q35_apm_read, q35_apm_write};
+
+/* SMI_EN (0..3) and SMI_STS (4..7): 32-bit registers, any access size. */
+static void q35_smi_read(void *dev, uint64_t off, void *data, uint32_t len)
+{
+	struct q35 *q = dev;
+	uint32_t v[2];
+
+	pthread_mutex_lock(&q->smi_lock);
+	v[0] = q35_smi_reg_read(&q->smi, 0), v[1] = q35_smi_reg_read(&q->smi, 4);
+	pthread_mutex_unlock(&q->smi_lock);
+	memcpy(data, (uint8_t *)v + off, len); /* the bus keeps off + len within 8 */
+}
+
+static void q35_smi_write(void *dev, uint64_t off, const void *data, uint32_t len)
+{
+	struct q35 *q = dev;
+	unsigned int reg = off < 4 ? 0 : 4;
+	uint32_t v;
+
+	pthread_mutex_lock(&q->smi_lock);
+	v = q35_smi_reg_read(&q->smi, reg);
+	if (reg == 4) /* write 1 to clear: the bytes not written clear nothing */
+		v = 0;
+	memcpy((uint8_t *)&v + (off - reg), data, off - reg + len > 4 ? 4 - (off - reg) : len);
+	q35_smi_reg_write(&q->smi, reg, v);
+	pthread_mutex_unlock(&q->smi_lock);
+}
+
+static const struct io_ops q35_smi_ops = {q35_smi_read, q35_smi_write};
+
+int q35_enable_smm(struct q35 *q, struct vm *vm)
+{
+	struct pci_dev *b = &q->host->bridge;
+	int r;
+
+	q->vm = vm;
+	pthread_mutex_init(&q->smi_lock, NULL);
+	q->smm = true;
+	b->cb = &q35_mch_cb;
+	b->opaque = q;
+	b->cfg[Q35_SMRAM] = Q35_SMRAM_C_BASE_SEG;
+	b->wmask[Q35_SMRAM] = Q35_SMRAM_WMASK;
+	b->cfg[Q35_ESMRAMC] = Q35_ESMRAMC_DEFAULT;
+	b->wmask[Q35_ESMRAMC] = Q35_ESMRAMC_WMASK;
+	b->wmask[Q35_EXT_TSEG] = b->wmask[Q35_EXT_TSEG + 1] = 0xff;
+	q->lpc.wmask[Q35_GEN_PMCON_1] = Q35_GEN_PMCON_SMI_LCK;
+	r = bus_register(q->pio, Q35_APM_CNT_PORT, 2, &q35_apm_ops, q);
+	q->apm_registered = !r;
+	if (!r) {
+		r = bus_register(q->pio, ARCH_PM1A_EVT_PORT + Q35_SMI_EN_OFF, 8, &q35_smi_ops, q);
+		q->smi_registered = !r;
+	}
+	if (r)
+		return error_errno(r, "q35: cannot claim the APM / SMI_EN ports");
+	return 0;
+}
+
+static void q35_features_select(void *opaque, uint8_t *data, size_t len)
+{
+	struct q35 *q = opaque;
+
+	pthread_mutex_lock(&q->smi_lock);
+	data[0] = q35_smi_features_ok(&q->smi, Q35_SMI_F_BROADCAST);
+	pthread_mutex_unlock(&q->smi_lock);
+	(void)len;
+}
+
+static void q35_features_written(void *opaque, const uint8_t *data, size_t len)
+{
+	struct q35 *q = opaque;
+	uint64_t want = 0;
+
+	for (size_t i = 0; i < len && i < 8; i++)
+		want |= (uint64_t)data[i] << (8 * i);
+	pthread_mutex_lock(&q->smi_lock);
+	q->smi.requested = want;
+	pthread_mutex_unlock(&q->smi_lock);
+}
+
+int q35_smm_fw_cfg(struct q35 *q, struct fw_cfg *fc)
+{
+	const uint8_t sup[8] = {(uint8_t)Q35_SMI_F_BROADCAST}, req[8] = {0}, ok = 0;
+	const struct fw_cfg_file_cb wcb = {NULL, q35_features_written, q};
+	const struct fw_cfg_file_cb scb = {q35_features_select, NULL, q};
+	int r;
+
+	if (!q || !q->smm)
+		return 0;
+	r = fw_cfg_add_file(fc, "etc/smi/supported-features", sup, sizeof(sup));
+	if (!r)
+		r = fw_cfg_add_file_cb(fc, "etc/smi/requested-features", req, sizeof(req), &wcb);
+	if (!r)
+		r = fw_cfg_add_file_cb(fc, "etc/smi/features-ok", &ok, 1, &scb);
+	return r;
+}
+
+uint64_t q35_smis(struct q35 *q)
+{
+	return q ? __atomic_load_n(&q->smi_raised, __ATOMIC_RELAXED) : 0;
+}
+
 int q35_create(struct q35 **out, struct pci_host *h, struct bus *pio)
 {
 	struct q35 *q = calloc(1, sizeof(*q));
@@ -153,6 +319,14 @@ void q35_destroy(struct q35 *q)
 		return;
 	if (q->tmr_registered)
 		bus_unregister(q->pio, ARCH_PM_TMR_PORT);
+	if (q->apm_registered)
+		bus_unregister(q->pio, Q35_APM_CNT_PORT);
+	if (q->smi_registered)
+		bus_unregister(q->pio, ARCH_PM1A_EVT_PORT + Q35_SMI_EN_OFF);
+	if (q->smm) {
+		q->host->bridge.cb = NULL;
+		pthread_mutex_destroy(&q->smi_lock);
+	}
 	if (q->lpc_added)
 		pci_dev_remove(q->host, &q->lpc); /* destroys its msix_lock */
 	free(q);

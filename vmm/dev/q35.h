@@ -11,7 +11,8 @@
  *            programs through PCIEXBAR (ARCH_Q35_ECAM_GPA, its build-time
  *            base) decodes from the start, next to vmlet's own at
  *            ARCH_PCI_ECAM_GPA that the MCFG table describes; PAM has no
- *            effect (the low megabyte is RAM); there is no SMRAM (no SMM).
+ *            effect (the low megabyte is RAM). Without SMM SMRAM and ESMRAMC
+ *            only read back; with it (q35_enable_smm) they are q35_smm.h's.
  *   00:1f.0  the LPC bridge, 8086:2918, class ISA bridge (OVMF hangs its
  *            serial console and ISA devices on it). PMBASE (0x40), ACPI_CNTL
  *            (0x44), PIRQ routing (0x60-0x63, 0x68-0x6b) and RCBA (0xf0)
@@ -44,6 +45,17 @@
 #define Q35_PM_TMR_HZ	  3579545ull
 
 struct q35;
+
+/* SMM (q35_smm.h): SMRAM on the MCH driving vm's SMM address space
+ * (device_smm_map), the APM and SMI_EN/SMI_STS ports raising SMIs
+ * (device_smm_raise), GEN_PMCON_1. After q35_create, before the guest
+ * runs. q35_smm_fw_cfg(): the three etc/smi/ files of the negotiation
+ * (no-op without SMM). q35_smis(): SMIs raised so far. 0 or -errno. */
+struct vm;
+struct fw_cfg;
+int q35_enable_smm(struct q35 *q, struct vm *vm);
+int q35_smm_fw_cfg(struct q35 *q, struct fw_cfg *fc);
+uint64_t q35_smis(struct q35 *q);
 
 /* Turn h's host bridge into the MCH, add the LPC bridge and the ECAM
  * window at ARCH_Q35_ECAM_GPA, claim the PM timer port on pio. */

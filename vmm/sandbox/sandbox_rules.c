@@ -120,6 +120,12 @@ static const struct sandbox_rule vcpu[] = {
 	ALLOW_IOCTL(KVM_SET_GSI_ROUTING),
 	ALLOW_IOCTL(KVM_IRQFD),
 	ALLOW_IOCTL(KVM_IOEVENTFD),
+	/* SMM (vmm/vm/smm.c): an SMI the vCPU raises on itself (APM port
+	 * write) or takes when another raised it for all; SMRAM opened,
+	 * closed or locked by a MCH config write adds or removes a memory
+	 * slot of low RAM's pieces (slots of VMs without SMM never change) */
+	ALLOW_IOCTL(KVM_SMI),
+	ALLOW_IOCTL(KVM_SET_USER_MEMORY_REGION),
 	/* read and write: only on the fds sandbox_vcpu_fd_rules() allows
 	 * (sandbox_fds.c), added when the filter is built: serial console
 	 * output (stdout, the console file, an attached control client),

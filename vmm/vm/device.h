@@ -81,6 +81,7 @@ struct device_firmware {
 	bool run_as_set;
 	uid_t run_as_uid;
 	gid_t run_as_gid;
+	bool smm; /* OVMF with SMM: q35_enable_smm, a secure flash */
 };
 
 /*
@@ -180,6 +181,39 @@ void device_set_fw_cfg(struct vm *vm, struct fw_cfg *fc);
  * without KVM_CAP_READONLY_MEM gets a writable slot (host must then be a
  * private copy). Setup only (main thread). 0 or -errno (logged). */
 int device_map_rom(struct vm *vm, unsigned int slot, uint64_t gpa, uint64_t size, void *host);
+
+/*
+ * SMM (vmm/vm/smm.c; the q35 chipset drives it, vmm/dev/q35_smm.h). Only a
+ * VM created with vm_options.smm has the SMM address space.
+ *
+ * device_smm_map(): what code outside SMM and in SMM sees of the legacy
+ * A/B segment (0xa0000-0xbffff) and of TSEG, the last `tseg` bytes of
+ * low RAM (0 or DEVICE_SMM_TSEG_*: the slots are cut at these sizes):
+ * RAM, or nothing (unassigned: an MMIO exit nothing claims, reads 0xff).
+ * Any thread; 0 or -errno (logged). -ENODEV without SMM.
+ * device_smm_raise(): an SMI on the calling vCPU (all = false; it must
+ * be a vCPU thread) or on every vCPU (all = true: each takes it before its
+ * next entry, the others kicked out of KVM_RUN). 0 or -errno.
+ * device_in_smm(): whether the exit the calling thread handles was taken
+ * in SMM (kvm_run.flags & KVM_RUN_X86_SMM; false off a vCPU thread).
+ * device_set_vcpu(): the vCPU thread names itself for these (unit tests
+ * hand a fake one with a run page); device_vcpu(): the calling thread's
+ * vCPU (NULL: not one).
+ */
+#define DEVICE_SMM_TSEG_1M  (1ull << 20)
+#define DEVICE_SMM_TSEG_2M  (2ull << 20)
+#define DEVICE_SMM_TSEG_8M  (8ull << 20)
+#define DEVICE_SMM_TSEG_MAX (16ull << 20)
+struct device_smram {
+	bool aseg_normal, aseg_smm;
+	uint64_t tseg;
+};
+struct vcpu;
+int device_smm_map(struct vm *vm, const struct device_smram *v);
+int device_smm_raise(struct vm *vm, bool all);
+bool device_in_smm(void);
+void device_set_vcpu(struct vcpu *v);
+struct vcpu *device_vcpu(void);
 
 /* What a device counts for the control socket's metrics. */
 struct device_counters {

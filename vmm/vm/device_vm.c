@@ -20,6 +20,8 @@
 #include "vmm/vm/device.h"
 #include "vmm/util/log.h"
 #include "vmm/vm/vm.h"
+#include "vmm/vm/vcpu.h"
+#include "vmm/vm/smm.h"
 
 #define VM_CAPTURE_MAX (4u << 20)
 
@@ -149,5 +151,24 @@ int device_map_rom(struct vm *vm, unsigned int slot, uint64_t gpa, uint64_t size
 	if (ioctl(vm->vm_fd, KVM_SET_USER_MEMORY_REGION, &r) < 0)
 		return error_errno(-errno, "kvm: KVM_SET_USER_MEMORY_REGION (ROM at 0x%llx)",
 				   (unsigned long long)gpa);
-	return 0;
+	return vm_smm_mirror(vm, r.slot, r.flags, gpa, size, host);
+}
+
+static __thread struct vcpu *device_self;
+
+void device_set_vcpu(struct vcpu *v)
+{
+	device_self = v;
+}
+
+struct vcpu *device_vcpu(void)
+{
+	return device_self;
+}
+
+bool device_in_smm(void)
+{
+	const struct vcpu *v = device_self;
+
+	return v && v->run && (__atomic_load_n(&v->run->flags, __ATOMIC_RELAXED) & KVM_RUN_X86_SMM);
 }

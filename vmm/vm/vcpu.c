@@ -207,11 +207,12 @@ void vcpu_log_regs(struct vcpu *v)
 		return;
 	}
 	log_warn("vcpu%u: rip=0x%llx rsp=0x%llx rflags=0x%llx cs=0x%x cr0=0x%llx cr3=0x%llx "
-		 "cr4=0x%llx efer=0x%llx",
+		 "cr4=0x%llx efer=0x%llx%s",
 		 v->index, (unsigned long long)regs.rip, (unsigned long long)regs.rsp,
 		 (unsigned long long)regs.rflags, sregs.cs.selector, (unsigned long long)sregs.cr0,
 		 (unsigned long long)sregs.cr3, (unsigned long long)sregs.cr4,
-		 (unsigned long long)sregs.efer);
+		 (unsigned long long)sregs.efer,
+		 (v->run->flags & KVM_RUN_X86_SMM) ? " (in SMM)" : "");
 }
 
 /* The instruction KVM could not emulate, when it says which (the
@@ -336,6 +337,26 @@ static bool vcpu_complete(struct vcpu *v)
 	return true;
 }
 
+/*
+ * An SMI posted for this vCPU (smm.c, device_smm_raise): KVM_SMI from this thread
+ * (a vCPU ioctl from another would wait for this one's KVM_RUN to end),
+ * then the kick's immediate_exit is cleared, unless a pause or the VM's
+ * end came meanwhile (the loop's top then sees it). True: go to the top.
+ */
+static bool vcpu_take_smi(struct vcpu *v)
+{
+	if (!__atomic_exchange_n(&v->smi_pending, 0, __ATOMIC_SEQ_CST))
+		return false;
+	if (ioctl(v->fd, KVM_SMI) < 0)
+		log_warn("vcpu%u: KVM_SMI: %s", v->index, strerror(errno));
+	__atomic_store_n(&v->run->immediate_exit, 0, __ATOMIC_SEQ_CST);
+	if (vm_is_paused(v->vm) || vm_exit_reason(v->vm) != VM_EXIT_NONE) {
+		__atomic_store_n(&v->run->immediate_exit, 1, __ATOMIC_SEQ_CST);
+		return true;
+	}
+	return false;
+}
+
 static void *vcpu_thread(void *arg)
 {
 	struct vcpu *v = arg;
@@ -343,6 +364,7 @@ static void *vcpu_thread(void *arg)
 	enum vm_exit_reason why;
 	bool ran = false;
 
+	device_set_vcpu(v);
 	while (vm_exit_reason(vm) == VM_EXIT_NONE) {
 		if (vm_is_paused(vm)) { /* vmlet ctl pause: hold here */
 			if (ran && vcpu_complete(v))
@@ -350,6 +372,8 @@ static void *vcpu_thread(void *arg)
 			vm_pause_point(v);
 			continue;
 		}
+		if (vcpu_take_smi(v))
+			continue;
 		if (!ran && v->index == 0 && !vm->t_first_run) {
 			vm->t_first_run = vm_now_ns();
 			timings_mark(TIMINGS_FIRST_RUN);

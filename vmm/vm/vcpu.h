@@ -29,6 +29,7 @@ struct vcpu {
 	/* KVM exits by exit_reason (the last slot counts larger reasons);
 	 * written by the vCPU thread, read atomically by the metrics */
 	uint64_t exits[VCPU_EXIT_STATS];
+	int smi_pending; /* device_smm_raise() (smm.c); atomic */
 };
 
 /* Create vCPU index of vm: fd, run page, CPUID, MSRs, mp_state. */

@@ -23,6 +23,7 @@
 #include "vmm/util/timings.h"
 #include "vmm/vm/vcpu.h"
 #include "vmm/vm/vm.h"
+#include "vmm/vm/smm.h"
 #include "vmm/vm_config.h"
 
 static const char *const exit_names[] = {
@@ -295,7 +296,7 @@ static int vm_set_memory(struct vm *vm)
 						      : ARCH_MMIO_HOLE_START);
 	if (ret)
 		return ret;
-	for (i = 0; i < vm->mem.n; i++) {
+	for (i = vm->opt.smm ? 1 : 0; i < vm->mem.n; i++) {
 		struct kvm_userspace_memory_region r = {
 		    .slot = i,
 		    .guest_phys_addr = vm->mem.r[i].gpa,
@@ -306,7 +307,7 @@ static int vm_set_memory(struct vm *vm)
 		if (ioctl(vm->vm_fd, KVM_SET_USER_MEMORY_REGION, &r) < 0)
 			return error_errno(-errno, "kvm: KVM_SET_USER_MEMORY_REGION slot %u", i);
 	}
-	return 0;
+	return vm->opt.smm ? vm_smm_setup(vm) : 0; /* low RAM in pieces */
 }
 
 /*
@@ -396,6 +397,7 @@ static int vm_create_devices(struct vm *vm)
 	    .run_as_set = vm->opt.run_as_set,
 	    .run_as_uid = vm->opt.run_as_uid,
 	    .run_as_gid = vm->opt.run_as_gid,
+	    .smm = vm->opt.smm,
 	};
 	struct device_env env = {
 	    .vm = vm,
@@ -564,6 +566,7 @@ void vm_destroy(struct vm *vm)
 		vm_stamp(vm, "vm_closed");
 	if (vm->t_end && log_enabled(LOG_DEBUG))
 		resident = vm_guest_resident(&vm->mem);
+	vm_smm_release(vm);
 	guest_mem_release(&vm->mem);
 	if (vm->kvm_fd >= 0)
 		close(vm->kvm_fd);

@@ -31,6 +31,7 @@
 struct vm_config;
 struct vcpu;
 struct irq_state;
+struct vm_smm;
 
 #define VM_MAX_COUNTERS 64
 
@@ -75,6 +76,10 @@ struct vm_options {
 	bool run_as_set;
 	uid_t run_as_uid;
 	gid_t run_as_gid;
+	/* SMM (vmm/vm/smm.h, features.smm on an OVMF VM): the SMM address
+	 * space, SMRAM on the q35 MCH, SMIs through the APM port, and the
+	 * variable flash writable only from SMM */
+	bool smm;
 	/* the virtio-serial channels' host sockets: PREFIX + NAME (NULL: no
 	 * sockets; device_env.channel_prefix) */
 	const char *channel_prefix;
@@ -101,6 +106,7 @@ struct vm {
 	uint32_t n_vcpus;
 	uint32_t *apic_ids; /* by vCPU index */
 	struct vcpu *vcpus;
+	struct vm_smm *smm; /* vmm/vm/smm.c; NULL: no SMM */
 
 	struct device_instance *devs;
 	unsigned int n_devs;
