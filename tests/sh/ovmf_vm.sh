@@ -10,7 +10,8 @@
 # too (bring your own firmware: OVMF_CODE_4M.fd, secure boot off, template
 # OVMF_VARS_4M.fd). Refused with clear messages: no OVMF installed (names
 # the Debian package), a vars file of the wrong size, the probe of a
-# secure-boot VM. The real boots (shim -> GRUB -> Linux, a refused
+# secure-boot VM; with VMLET_OVMF_SMM=1 the SMM build, refused where the
+# host's KVM has no SMM (kvm-pvm). The real boots (shim -> GRUB -> Linux, a refused
 # unsigned loader, variables across a restart) are nested scenarios:
 # tests/nested/scenarios/ovmf-*.sh.
 source "$(dirname "$0")/../lib/sh.sh"
@@ -96,4 +97,27 @@ started /usr/share/OVMF/OVMF_CODE_4M.fd "$TMPD/log4" $rc &&
 
 efi_refused "probe of a secure-boot VM" 1 "secure boot is requested" \
 	"$VMLET" probe -f "$TMPD/m/vm.yaml"
+
+# SMM (VMLET_OVMF_SMM=1, docs/firmware.md "SMM"): OVMF's SMM build on a
+# platform with SMM; a host whose KVM has none (kvm-pvm) refuses it before
+# anything is made, naming features.smm and the host
+rm -f "$v"
+VMLET_OVMF_SMM=1 timeout 15 "$VMLET" run -f "$TMPD/m/vm.yaml" --console none --log-format text \
+	>"$TMPD/log6" 2>&1
+rc=$?
+if grep -q "features.smm: this host's KVM.* has no SMM" "$TMPD/log6"; then
+	((rc == 1)) && [[ ! -e $v ]] && ok "SMM on a KVM without SMM refused (status 1, no store): $(
+		grep -o "features.smm: this host's KVM[^:]*" "$TMPD/log6")" ||
+		{ fail "SMM refusal (status $rc)"; cat "$TMPD/log6"; }
+	if grep -q kvm-pvm /proc/modules 2>/dev/null || [[ -e /sys/module/kvm_pvm ]]; then
+		grep -q "KVM (kvm-pvm) has no SMM" "$TMPD/log6" && ok "the refusal names kvm-pvm" ||
+			fail "the refusal does not name kvm-pvm"
+	fi
+elif started /usr/share/OVMF/OVMF_CODE_4M.secboot.fd "$TMPD/log6" $rc &&
+	grep -q 'SMM on, the variable flash writable only from SMM' "$TMPD/log6"; then
+	ok "VMLET_OVMF_SMM=1: OVMF_CODE_4M.secboot.fd ran with SMM (status $rc)"
+else
+	fail "VMLET_OVMF_SMM=1 (status $rc)"
+	cat "$TMPD/log6"
+fi
 finish
