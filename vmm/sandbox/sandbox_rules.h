@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * sandbox_rules.h - the seccomp allowlists as data (sandbox_rules.c) for
- * sandbox.c, which turns them into one BPF program per thread role.
+ * sandbox_compile.c, which turns them into one BPF program per thread role
+ * for sandbox.c to install.
  */
 #ifndef VMLET_SANDBOX_RULES_H
 #define VMLET_SANDBOX_RULES_H
@@ -53,6 +54,18 @@ extern const struct sandbox_ruleset sandbox_rules_sanitizer;
  * there is one; -1: none), for the test hook. 0 or -errno.
  */
 int sandbox_vcpu_fd_rules(struct sandbox_rule **out, unsigned int *n, int *denied_example);
+
+/*
+ * role's filter (sandbox_compile.c) under o (its seccomp mode: log or
+ * kill by default; late_roles: main's own filter also allows what the
+ * roles started after sandbox_apply() do) into prog, whose filter is
+ * malloc'd; *n_rules: the rules added, also on failure. 0 or -errno
+ * (logged).
+ */
+struct sandbox_opts;
+struct sock_fprog;
+int sandbox_compile(enum thread_role role, const struct sandbox_opts *o, struct sock_fprog *prog,
+		    unsigned int *n_rules);
 
 /* The test hook (sandbox_hook.c, sandbox.h): read VMLET_TEST_FORBIDDEN
  * once; make the calling thread of role attempt its forbidden call. */
