@@ -4,7 +4,8 @@
 # TPM2 table and drives the CRB at CPL3 (TPM2_Startup, TPM2_GetRandom: the
 # vCPU's MMIO, the worker thread, swtpm); tpm.persistent keeps the state in
 # NAME.tpm beside the manifest, and a symbolic link planted there is
-# refused without touching its target; a missing swtpm is a clear error;
+# refused without touching its target, and so is one made beforehand that
+# is open to others or not vmlet's user's; a missing swtpm is a clear error;
 # swtpm killed while the guest runs stops the VM with a message naming it.
 source "$(dirname "$0")/../lib/sh.sh"
 have_kvm || skip "no usable /dev/kvm"
@@ -65,6 +66,29 @@ rc=$?
 	[[ $(ls -A "$TMPD/victim") == file ]] &&
 	ok "a symlink planted as NAME.tpm is refused, its target untouched" ||
 	fail "planted NAME.tpm symlink: exit $rc, victim holds $(ls -A "$TMPD/victim" | tr '\n' ' '): $(tail -2 "$TMPD/c.err")"
+
+# the attack: NAME.tpm made beforehand, open to others (world-writable: anyone
+# chooses the state the guest's TPM starts from; readable: its seeds), or
+# someone else's: refused before swtpm runs, nothing written in it
+mkdir -p "$TMPD/d"
+tpm_vm tpmw '{persistent: true}' >"$TMPD/d/vm.yaml"
+mkdir -m 0777 "$TMPD/d/tpmw.tpm" && chmod 0777 "$TMPD/d/tpmw.tpm"
+"$VMLET" probe -f "$TMPD/d/vm.yaml" >/dev/null 2>"$TMPD/d.err"
+rc=$?
+((rc != 0)) && grep -q 'TPM state directory.*must belong to this user' "$TMPD/d.err" &&
+	[[ -z $(ls -A "$TMPD/d/tpmw.tpm") ]] &&
+	ok "a world-writable NAME.tpm made beforehand is refused, nothing written in it" ||
+	fail "world-writable NAME.tpm: exit $rc, it holds $(ls -A "$TMPD/d/tpmw.tpm" | tr '\n' ' '): $(tail -2 "$TMPD/d.err")"
+if (($(id -u) == 0)); then
+	tpm_vm tpmo '{persistent: true}' >"$TMPD/d/o.yaml"
+	mkdir -m 0700 "$TMPD/d/tpmo.tpm" && chown 4242 "$TMPD/d/tpmo.tpm"
+	"$VMLET" probe -f "$TMPD/d/o.yaml" >/dev/null 2>"$TMPD/o.err"
+	rc=$?
+	((rc != 0)) && grep -q 'TPM state directory.*must belong to this user' "$TMPD/o.err" &&
+		[[ -z $(ls -A "$TMPD/d/tpmo.tpm") ]] &&
+		ok "a NAME.tpm of another user is refused" ||
+		fail "NAME.tpm of uid 4242: exit $rc: $(tail -2 "$TMPD/o.err")"
+fi
 
 VMLET_SWTPM=/nonexistent/swtpm "$VMLET" probe -f "$TMPD/a/vm.yaml" >/dev/null 2>"$TMPD/n.err"
 rc=$?

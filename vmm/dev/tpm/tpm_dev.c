@@ -112,6 +112,36 @@ static void *tpm_worker(void *arg)
 	return NULL;
 }
 
+/*
+ * A state directory that already existed must be this user's (or the user
+ * swtpm runs as, who was given it at an earlier run) and closed to everyone
+ * else: it holds the TPM's seeds (whoever reads them can unseal the guest's
+ * secrets and forge its attestation), and whoever may write in it chooses
+ * the state the guest's TPM starts from. fd, or -EPERM (fd closed).
+ */
+static int tpm_state_dir_check(const struct device_firmware *fw, int fd, const char *dir)
+{
+	bool mine;
+	struct stat st;
+
+	if (fstat(fd, &st) < 0) {
+		int err = -errno;
+
+		close(fd);
+		return error_errno(err, "tpm: the TPM state directory %s", dir);
+	}
+	mine = st.st_uid == geteuid() || (fw->run_as_set && st.st_uid == fw->run_as_uid);
+	if (!mine || (st.st_mode & 077)) {
+		close(fd);
+		return error_errno(
+		    -EPERM,
+		    "tpm: the TPM state directory %s must belong to this user "
+		    "(or --user's) and be closed to others (mode 0700): it holds the TPM's secrets",
+		    dir);
+	}
+	return fd;
+}
+
 /* The state swtpm keeps: a directory (persistent), else an unnamed file. */
 static int tpm_open_state(const struct device_env *env, bool *is_dir)
 {
@@ -134,7 +164,7 @@ static int tpm_open_state(const struct device_env *env, bool *is_dir)
 	if (fd < 0)
 		return error_errno(-errno, "tpm: cannot open the TPM state directory %s%s", dir,
 				   errno == ELOOP || errno == ENOTDIR ? " (not a directory)" : "");
-	return fd;
+	return tpm_state_dir_check(env->fw, fd, dir);
 }
 
 /*

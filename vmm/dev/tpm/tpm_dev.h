@@ -5,7 +5,9 @@
  * the ACPI tables describe (a TPM2 table and the MSFT0101 device).
  *
  * create() opens the state (cfg->tpm_persistent: the directory
- * fw->tpm_state, made 0700 when missing, a symbolic link refused; else the
+ * fw->tpm_state, made 0700 when missing, a symbolic link refused, one that
+ * exists refused unless mode 0700 (no group/other bits) and this user's or
+ * --user's; else the
  * file fw->tpm_state_fd that lives through the guest's reboots when the
  * run may restart, else an unnamed file of this run), starts swtpm and a THREAD_HELPER worker that
  * carries each command the guest starts to swtpm and its response back.
