@@ -5,7 +5,8 @@
 # vCPU's MMIO, the worker thread, swtpm); tpm.persistent keeps the state in
 # NAME.tpm beside the manifest, and a symbolic link planted there is
 # refused without touching its target, and so is one made beforehand that
-# is open to others or not vmlet's user's; a missing swtpm is a clear error;
+# is open to others or not vmlet's user's, and a hard link planted in it is
+# not given to the unprivileged user; a missing swtpm is a clear error;
 # swtpm killed while the guest runs stops the VM with a message naming it.
 source "$(dirname "$0")/../lib/sh.sh"
 have_kvm || skip "no usable /dev/kvm"
@@ -88,6 +89,22 @@ if (($(id -u) == 0)); then
 		[[ -z $(ls -A "$TMPD/d/tpmo.tpm") ]] &&
 		ok "a NAME.tpm of another user is refused" ||
 		fail "NAME.tpm of uid 4242: exit $rc: $(tail -2 "$TMPD/o.err")"
+fi
+
+# the attack: a hard link to a host file planted in the state directory
+# (by whoever may write there: the user it was given to at an earlier
+# run): vmlet run as root must not give the file to that user
+if (($(id -u) == 0)); then
+	tpm_vm tpmh '{persistent: true}' >"$TMPD/d/h.yaml"
+	echo keep >"$TMPD/hostfile" && chmod 0600 "$TMPD/hostfile"
+	mkdir -m 0700 "$TMPD/d/tpmh.tpm" && ln "$TMPD/hostfile" "$TMPD/d/tpmh.tpm/planted"
+	timeout 120 "$VMLET" run -f "$TMPD/d/h.yaml" --kernel "$ELF" --console "file:$TMPD/h.con" \
+		>/dev/null 2>"$TMPD/h.err"
+	rc=$?
+	((rc != 0)) && grep -q 'planted in the TPM state directory is not a file of swtpm' "$TMPD/h.err" &&
+		[[ $(stat -c %u "$TMPD/hostfile") == 0 ]] &&
+		ok "a hard link planted in NAME.tpm is refused, the linked file stays root's" ||
+		fail "planted hard link: exit $rc, the host file is uid $(stat -c %u "$TMPD/hostfile"): $(tail -2 "$TMPD/h.err")"
 fi
 
 VMLET_SWTPM=/nonexistent/swtpm "$VMLET" probe -f "$TMPD/a/vm.yaml" >/dev/null 2>"$TMPD/n.err"

@@ -168,6 +168,36 @@ static int tpm_open_state(const struct device_env *env, bool *is_dir)
 }
 
 /*
+ * Give one entry of the state directory to fw's user. Only swtpm's own
+ * files are given: a regular file with no other link. Whoever could write
+ * in the directory (that user, at an earlier run) might have planted a
+ * hard link to a host file there, which a chown as root would hand over;
+ * the entry is opened once (O_PATH, no link followed) and checked and
+ * chowned through that descriptor, so it cannot be swapped between.
+ */
+static int tpm_state_own_entry(const struct device_firmware *fw, int dirfd, const char *name)
+{
+	struct stat st;
+	int fd, ret = 0;
+
+	fd = openat(dirfd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return error_errno(-errno, "tpm: %s in the TPM state directory", name);
+	if (fstat(fd, &st) < 0)
+		ret = error_errno(-errno, "tpm: %s in the TPM state directory", name);
+	else if (!S_ISREG(st.st_mode) || st.st_nlink != 1)
+		ret = error_errno(-EPERM,
+				  "tpm: %s in the TPM state directory is not a file of swtpm's "
+				  "(a link, a directory or a file with another name elsewhere)",
+				  name);
+	else if (fchownat(fd, "", fw->run_as_uid, fw->run_as_gid, AT_EMPTY_PATH) < 0)
+		ret = error_errno(-errno, "tpm: cannot give %s of the TPM state to uid %u", name,
+				  (unsigned int)fw->run_as_uid);
+	close(fd);
+	return ret;
+}
+
+/*
  * swtpm runs as vmlet's --user: the state becomes that user's (the
  * directory and the files in it, never following a link), and swtpm is
  * told to switch to it (--runas) once it has opened its descriptors.
@@ -196,11 +226,8 @@ static int tpm_state_own(const struct device_env *env, struct tpm_swtpm_config *
 		return error_errno(-errno, "tpm: the TPM state directory");
 	}
 	while (!ret && (e = readdir(d)))
-		if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..") &&
-		    fchownat(sc->state_fd, e->d_name, fw->run_as_uid, fw->run_as_gid,
-			     AT_SYMLINK_NOFOLLOW) < 0)
-			ret = error_errno(-errno, "tpm: cannot give %s of the TPM state to uid %u",
-					  e->d_name, (unsigned int)fw->run_as_uid);
+		if (strcmp(e->d_name, ".") && strcmp(e->d_name, ".."))
+			ret = tpm_state_own_entry(fw, sc->state_fd, e->d_name);
 	closedir(d);
 	return ret;
 }

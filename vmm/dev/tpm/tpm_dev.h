@@ -18,7 +18,9 @@
  * error, and the VM ends as crashed: no guest runs on with a dead TPM.
  * The worker also stops swtpm at teardown (CMD_SHUTDOWN, then reaps it).
  * With vmlet's --user, swtpm runs as that user (its --runas) and the
- * state is given to it first: no root process serves the guest.
+ * state is given to it first (the directory and its regular files with one
+ * link each; any other entry, a planted hard link above all, is refused):
+ * no root process serves the guest.
  * No save(): a snapshot of a VM with a TPM is refused, naming it.
  */
 #ifndef VMLET_DEV_TPM_DEV_H
