@@ -181,4 +181,90 @@ hostile flipped "a flipped byte in the state" "checksum mismatch"
 hostile cut "a stream cut short" "stream from the source broke"
 hostile nocommit "a state never committed" "stream from the source broke"
 hostile nohello "pages before the hello" "did not say hello"
+
+# disks change hands: the probe guest (report done, it waits for the
+# button) with a virtio disk (hostDisk, locked as QEMU locks it) and
+# virtio-rng. The destination starts while the source holds the disk's
+# locks, takes them after the source let go; a third vmlet then finds the
+# disk in use. A disk replaced under the path the destination opens is
+# refused (the source keeps its guest and takes its locks back).
+PROBE=build/fw/probe.elf
+[[ -f $PROBE ]] || fail "no $PROBE (make)"
+truncate -s 4M "$TMPD/pdisk.img"
+vm_manifest pvm 128Mi Once d="$TMPD/pdisk.img" |
+	sed "s/autoattachPodInterface: false/autoattachPodInterface: false\n          rng: {}/" >"$TMPD/pvm.yaml"
+G_ARGS=(-f "$TMPD/pvm.yaml" --cmdline vmlet.end=button)
+psrc() { # OUT ERR
+	"$VMLET" run "${G_ARGS[@]}" --kernel "$PROBE" --api-socket "$S" --log-format text \
+		>"$1" 2>"$2" &
+	SP=$!
+	wait_sock "$S" "$SP" && wait_log "$1" VMLET-PROBE-END 200 || fail "probe source: $(tail -2 "$2")"
+}
+pdst() { # OUT ERR
+	"$VMLET" run "${G_ARGS[@]}" --kernel "$PROBE" --api-socket "$D" --log-format text \
+		--incoming "unix:$M" >"$1" 2>"$2" &
+	DP=$!
+	wait_sock "$M" "$DP" || fail "probe destination: $(tail -2 "$2")"
+}
+in_use() { # ERR: a third vmlet on the same disk is refused
+	timeout 60 "$VMLET" run "${G_ARGS[@]}" --kernel "$PROBE" --log-format text >/dev/null 2>"$1"
+	(($? == 1)) && grep -q "in use by another process" "$1"
+}
+if [[ -f $PROBE ]]; then
+	psrc "$TMPD/pso" "$TMPD/pse"
+	grep -q "^disk=" "$TMPD/pso" && grep -q "^rng=.* ok" "$TMPD/pso" ||
+		fail "probe report: $(grep -E '^(disk|rng|error)=' "$TMPD/pso")"
+	pdst "$TMPD/pdo" "$TMPD/pde"
+	in_use "$TMPD/e3" && ok "the source holds the disk's locks, the waiting destination none" ||
+		fail "third vmlet before: $(tail -1 "$TMPD/e3")"
+	"$VMLET" ctl "$S" migrate "unix:$M" >/dev/null 2>"$TMPD/ce"
+	rc=$?
+	wait "$SP"
+	((rc == 0 && $? == 0)) && grep -q "the guest arrived" "$TMPD/pde" &&
+		ok "probe with a started virtio disk and virtio-rng migrated" ||
+		fail "probe migrate: $rc $(cat "$TMPD/ce") $(tail -2 "$TMPD/pse" "$TMPD/pde")"
+	in_use "$TMPD/e3" && ok "the destination holds the disk's locks now" ||
+		fail "third vmlet after: $(tail -1 "$TMPD/e3")"
+	button_off "$DP" "$D" "$TMPD/pde" "the migrated probe"
+
+	psrc "$TMPD/pso2" "$TMPD/pse2"
+	mv "$TMPD/pdisk.img" "$TMPD/pdisk.orig" && truncate -s 4M "$TMPD/pdisk.img"
+	pdst "$TMPD/pdo2" "$TMPD/pde2"
+	"$VMLET" ctl "$S" migrate "unix:$M" >/dev/null 2>"$TMPD/ce"
+	rc=$?
+	for _ in $(seq 100); do kill -0 "$DP" 2>/dev/null && sleep 0.1; done
+	kill -0 "$DP" 2>/dev/null && "$VMLET" ctl "$D" power-button >/dev/null # took it: a failure
+	wait "$DP"
+	drc=$?
+	mv "$TMPD/pdisk.orig" "$TMPD/pdisk.img"
+	((rc == 1 && drc == 1)) && grep -q "disk 'd' is not the disk of the snapshot" "$TMPD/pde2" &&
+		"$VMLET" ctl "$S" status | grep -q '"state":"Running"' &&
+		ok "another disk at the destination: refused, the source runs on" ||
+		fail "wrong disk: ctl $rc dest $drc: $(cat "$TMPD/ce") $(tail -2 "$TMPD/pde2")"
+	in_use "$TMPD/e3" && ok "the source took its disk's locks back" ||
+		fail "third vmlet after the refusal: $(tail -1 "$TMPD/e3")"
+	button_off "$SP" "$S" "$TMPD/pse2" "the probe that stayed"
+fi
+
+# a disk kept in the process's temporary files cannot move
+printf '%s\n' 'apiVersion: kubevirt.io/v1' 'kind: VirtualMachine' \
+	'metadata: {name: evm, namespace: default}' 'spec:' '  runStrategy: Once' '  template:' \
+	'    spec:' '      domain:' '        memory: {guest: 64Mi}' '        devices:' \
+	'          autoattachPodInterface: false' '          disks: [{name: e, disk: {bus: virtio}}]' \
+	'      volumes: [{name: e, emptyDisk: {capacity: 1Mi}}]' >"$TMPD/evm.yaml"
+"$VMLET" run -f "$TMPD/evm.yaml" --kernel "$G" --api-socket "$S" --log-format text \
+	>"$TMPD/so5" 2>"$TMPD/se5" &
+SP=$!
+if wait_sock "$S" "$SP" && wait_log "$TMPD/so5" x 100; then
+	python3 "$PEER" cut "$M" 0 2>/dev/null &
+	PP=$!
+	wait_sock "$M" "$PP"
+	"$VMLET" ctl "$S" migrate "unix:$M" >/dev/null 2>"$TMPD/ce"
+	(($? == 1)) && grep -q "disk 'e' keeps the guest's writes" "$TMPD/ce" &&
+		ok "refused at the source: an emptyDisk" || fail "emptyDisk: $(cat "$TMPD/ce")"
+	wait "$PP"
+	button_off "$SP" "$S" "$TMPD/se5" "the VM with an emptyDisk"
+else
+	fail "emptyDisk VM: $(tail -3 "$TMPD/se5")"
+fi
 finish

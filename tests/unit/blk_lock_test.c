@@ -4,7 +4,8 @@
  * one process (OFD locks of two open file descriptions conflict like two
  * processes'): writers exclude each other and readers, readers share,
  * shareable writers share, a qcow2 image's backing file is locked for
- * reading; closing releases. The bytes QEMU sees are checked against
+ * reading; closing releases; live migration's deferral, release and
+ * take. The bytes QEMU sees are checked against
  * QEMU itself in tests/sh/blk_lock.sh.
  */
 #include <errno.h>
@@ -67,6 +68,39 @@ static void test_close_releases(void)
 	blk_close(b);
 }
 
+/* Live migration's handover: a deferred opener holds nothing until
+ * blk_locks_take(); the holder's blk_locks_release() lets it in; a
+ * refused take leaves nothing of the image locked and can be retried. */
+static void test_handover(void)
+{
+	struct blk *a, *b, *c;
+	int r;
+
+	a = opener(false, false, &r); /* the source */
+	CHECK(r == 0);
+	blk_lock_defer(true);
+	b = opener(false, false, &r); /* the destination, waiting */
+	blk_lock_defer(false);
+	CHECK(r == 0);
+	c = opener(true, false, &r); /* a reader: the source still refuses it */
+	CHECK(r == -EBUSY);
+	blk_close(c);
+	CHECK(blk_locks_take() == -EBUSY); /* not while the source holds it */
+	CHECK(blk_locks_release() == 0);   /* the source lets go */
+	c = opener(true, false, &r);
+	CHECK(r == 0);
+	blk_close(c);
+	blk_close(a);
+	CHECK(blk_locks_take() == 0); /* the destination takes it */
+	c = opener(true, false, &r);
+	CHECK(r == -EBUSY);
+	blk_close(c);
+	blk_close(b);
+	c = opener(false, false, &r); /* closing forgot and released it */
+	CHECK(r == 0);
+	blk_close(c);
+}
+
 static void test_backing_read_locked(void)
 {
 	char top[80], cmd[256], dir[64];
@@ -104,6 +138,7 @@ int main(void)
 	close(fd);
 	TEST_RUN(test_rules);
 	TEST_RUN(test_close_releases);
+	TEST_RUN(test_handover);
 	TEST_RUN(test_backing_read_locked);
 	unlink(img);
 	return test_summary();

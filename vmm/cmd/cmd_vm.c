@@ -16,6 +16,7 @@
 #include "vmm/ctl/ctl.h"
 #include "vmm/snapshot/migrate.h"
 #include "vmm/snapshot/snapshot.h"
+#include "vmm/disk/blk.h"
 #include "vmm/disk/image_store.h"
 #include "vmm/boot/efi_vars.h"
 #include "vmm/boot/ovmf_boot.h"
@@ -531,7 +532,10 @@ int cmd_vm_run(const struct vm_config *cfg, const struct cmd_vm_opts *o, const u
 		ret = ret ? ret : -ENOTSUP;
 		goto out;
 	}
+	/* a guest arriving: its disks are locked once the source let go */
+	blk_lock_defer(o->incoming != NULL);
 	ret = vm_create(&vm, cfg, &vo);
+	blk_lock_defer(false); /* the deferred ones wait for blk_locks_take() */
 	if (ret)
 		goto out;
 	vm->snapshot_config = json;

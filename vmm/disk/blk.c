@@ -196,6 +196,7 @@ void blk_close(struct blk *b)
 {
 	if (!b)
 		return;
+	blk_lock_forget(b);
 	if (b->ops && b->ops->close)
 		b->ops->close(b);
 	if (b->fd >= 0)

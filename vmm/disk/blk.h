@@ -142,6 +142,23 @@ int blk_overlay_open(struct blk **out, struct blk *base, const char *dir);
  */
 int blk_lock(struct blk *b, bool shareable);
 
+/*
+ * The handover of live migration (vmm/snapshot/migrate.h, QEMU's
+ * inactivate/activate order): the source flushes every written image and
+ * then releases every image lock it holds (blk_locks_release(): 0, or the
+ * flush's error with every lock still held) before the destination
+ * takes them; the destination, started with blk_lock_defer(true), opens
+ * its images unlocked (blk_lock() only records them) and takes them all
+ * with blk_locks_take() once the source let go (0, or the first refusal:
+ * then no lock of that image is left half taken). A source whose
+ * migration failed takes its locks back with blk_locks_take(). blk_close()
+ * forgets the image (blk_lock_forget()). Main thread only.
+ */
+void blk_lock_defer(bool on);
+int blk_locks_release(void);
+int blk_locks_take(void);
+void blk_lock_forget(const struct blk *b);
+
 static inline int blk_preadv(struct blk *b, const struct iovec *iov, int n, uint64_t off)
 {
 	return b->ops->preadv(b, iov, n, off);

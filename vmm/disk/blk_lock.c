@@ -92,7 +92,7 @@ static int blk_lock_one(const struct blk *b, unsigned int perm, unsigned int sha
  * another process write it). Backing files hold read and refuse write
  * and resize.
  */
-int blk_lock(struct blk *b, bool shareable)
+static int lock_chain(struct blk *b, bool shareable)
 {
 	unsigned int all = (1u << PERM_COUNT) - 1, perm, shared;
 	int r = 0;
@@ -112,5 +112,81 @@ int blk_lock(struct blk *b, bool shareable)
 			 b->path, strerror(-r));
 		return 0;
 	}
+	return r;
+}
+
+/* Every image blk_lock() was asked for, open or not locked yet (live
+ * migration's handover, blk.h). Setup, teardown and the main thread. */
+#define BLK_LOCKS_MAX 256
+static struct {
+	struct blk *b;
+	bool shareable, held;
+} locks[BLK_LOCKS_MAX];
+static unsigned int n_locks;
+static bool deferred;
+
+int blk_lock(struct blk *b, bool shareable)
+{
+	int r;
+
+	if (n_locks == BLK_LOCKS_MAX)
+		return error_errno(-ENOSPC, "blk: more than %u locked images", BLK_LOCKS_MAX);
+	r = deferred ? 0 : lock_chain(b, shareable);
+	if (!r)
+		locks[n_locks++] = (typeof(locks[0])){b, shareable, !deferred};
+	return r;
+}
+
+void blk_lock_forget(const struct blk *b)
+{
+	for (unsigned int i = 0; i < n_locks; i++)
+		if (locks[i].b == b) {
+			locks[i] = locks[--n_locks];
+			return;
+		}
+}
+
+void blk_lock_defer(bool on)
+{
+	deferred = on;
+}
+
+/* F_UNLCK over each file of b's chain. */
+static void unlock_chain(const struct blk *b)
+{
+	struct flock fl = {.l_type = F_UNLCK, .l_whence = SEEK_SET, .l_start = 0, .l_len = 0};
+
+	for (const struct blk *x = b; x; x = x->backing)
+		if (x->fd >= 0)
+			fcntl(x->fd, F_OFD_SETLK, &fl);
+}
+
+int blk_locks_release(void)
+{
+	int r = 0;
+
+	for (unsigned int i = 0; i < n_locks && !r; i++)
+		if (locks[i].held && !locks[i].b->read_only && (r = blk_flush(locks[i].b)))
+			error_errno(r, "blk: '%s': flush", locks[i].b->path);
+	for (unsigned int i = 0; i < n_locks && !r; i++)
+		if (locks[i].held) {
+			unlock_chain(locks[i].b);
+			locks[i].held = false;
+		}
+	return r;
+}
+
+int blk_locks_take(void)
+{
+	int r = 0;
+
+	for (unsigned int i = 0; i < n_locks && !r; i++)
+		if (!locks[i].held) {
+			r = lock_chain(locks[i].b, locks[i].shareable);
+			if (r)
+				unlock_chain(locks[i].b); /* none of a chain half taken */
+			locks[i].held = !r;
+		}
+	deferred = false;
 	return r;
 }

@@ -283,6 +283,10 @@ static const struct sandbox_rule main_loop[] = {
 	 * slots, addresses and sizes: only the flag changes) and read */
 	ALLOW_IOCTL(KVM_SET_USER_MEMORY_REGION),
 	ALLOW_IOCTL(KVM_GET_DIRTY_LOG),
+	/* ... and the disks change hands (vmm/disk/blk.h): the source drops
+	 * its image locks, and takes them back when the migration failed */
+	ALLOW_EQ(fcntl, 1, F_OFD_SETLK),
+	ALLOW_EQ(fcntl, 1, F_OFD_GETLK),
 	/* stdio's first use of a stream (console on stdout): fstat only,
 	 * never a path */
 	ALLOW(fstat),

@@ -15,6 +15,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "vmm/disk/blk.h"
 #include "vmm/snapshot/mig_int.h"
 #include "vmm/snapshot/snap_file.h"
 #include "vmm/snapshot/snapshot.h"
@@ -178,7 +179,13 @@ static int take_state(struct vm *vm, int fd, uint32_t len, const char *config)
 		return -ENOMEM;
 	ret = mig_read_all(fd, data, len);
 	if (!ret) {
-		ret = snapshot_load(vm, data, len, -1, config);
+		/* the source flushed and let go of the disks: ours now, then
+		 * checked against the state (blk.h, blk_id.h) */
+		ret = blk_locks_take();
+		if (!ret)
+			ret = snapshot_load(vm, data, len, -1, config);
+		if (ret)
+			blk_locks_release(); /* for the source, which runs on */
 		snprintf(msg, sizeof(msg), "%s%s", ret ? "the destination refused the guest: " : "",
 			 ret ? strerror(-ret) : "loaded");
 		if (ret)

@@ -10,6 +10,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 
+#include "vmm/disk/blk.h"
 #include "vmm/snapshot/mig_int.h"
 #include "vmm/snapshot/snap_file.h"
 #include "vmm/snapshot/snapshot.h"
@@ -24,6 +25,7 @@ struct mig_src {
 	uint64_t *pending[GUEST_MEM_MAX_REGIONS]; /* pages still to send */
 	uint64_t *log;				  /* KVM_GET_DIRTY_LOG's bitmap */
 	uint64_t iter_bytes;
+	bool released; /* the disks' locks */
 };
 
 static uint64_t words(const struct guest_mem_region *r)
@@ -219,6 +221,12 @@ static int stop_and_copy(struct mig_src *s, char *msg, size_t mlen)
 		ret = send_pending(s, false);
 	if (!ret)
 		ret = snapshot_state(s->vm, &clock, -1, &out);
+	/* the disks change hands: flushed and unlocked before the
+	 * destination takes them (blk.h) */
+	if (!ret && (ret = blk_locks_release()))
+		snprintf(msg, mlen, "flushing the disks: %s", strerror(-ret));
+	if (!ret)
+		s->released = true;
 	if (ret == -ENOTSUP || ret == -EBUSY || ret == -EAGAIN)
 		snprintf(msg, mlen, "the VM cannot be migrated now (vmlet's log says why)");
 	if (!ret && (ret = mig_send(s->fd, MIG_STATE, out.p, out.len, NULL, 0)))
@@ -263,6 +271,9 @@ static int migrate_run(struct mig_src *s, uint32_t max_ms, char *msg, size_t mle
 			snapshot_thaw_devices(s->vm);
 	}
 	mig_stats.downtime_ms = (vm_now_ns() - t0) / 1000000;
+	if (ret && s->released && blk_locks_take())
+		error("migrate: the disks' locks could not be taken back: another process holds "
+		      "them; the guest runs on here");
 	if (ret && !was_paused)
 		vm_resume(s->vm);
 out:
@@ -271,6 +282,21 @@ out:
 		guest_mem_track(&s->vm->mem, false);
 	}
 	return ret;
+}
+
+/* Disks that live in this process's temporary files (a containerDisk's
+ * overlay, an emptyDisk) cannot move with the guest. */
+static const char *local_disk(const struct vm_config *cfg)
+{
+	for (unsigned int i = 0; i < cfg->n_disks; i++) {
+		const struct vm_disk *d = &cfg->disks[i];
+
+		if ((d->source == VM_DISK_CONTAINERDISK && !d->read_only &&
+		     d->device != VM_DEV_CDROM) ||
+		    (d->source == VM_DISK_EMPTYDISK && !d->path))
+			return d->name;
+	}
+	return NULL;
 }
 
 int migrate_send(struct vm *vm, int fd, uint32_t max_downtime_ms, char *msg, size_t mlen)
@@ -283,6 +309,13 @@ int migrate_send(struct vm *vm, int fd, uint32_t max_downtime_ms, char *msg, siz
 	msg[0] = 0;
 	if (!vm->snapshot_config) {
 		snprintf(msg, mlen, "this VM has no config to send (vmlet probe)");
+		return -ENOTSUP;
+	}
+	if (local_disk(vm->cfg)) {
+		snprintf(msg, mlen,
+			 "disk '%s' keeps the guest's writes in this process's temporary files "
+			 "(a containerDisk's overlay or an emptyDisk): it cannot move",
+			 local_disk(vm->cfg));
 		return -ENOTSUP;
 	}
 	if (vm_paused_because(vm, reason, sizeof(reason), why, sizeof(why)) &&
