@@ -13,7 +13,7 @@
  * inputs reach the descriptor paths.
  *
  * Input: 1 byte of setup (bit 0: extended RX descriptors, bit 1: MSI-X on,
- * bit 2: IVAR/EIAC/IAM as Linux sets them), 2 bytes (little-endian) n, n
+ * bit 2: IVAR/EIAC/IAM as Linux sets them, bit 3: packet-split RX), 2 bytes (little-endian) n, n
  * bytes of guest RAM from gpa 0, then events until the input ends: 'w'
  * reg16 val32 (the guest writes register 4 * reg16), 'r' reg16 (reads it),
  * 'f' len16 bytes (a frame, vnet header first, arrives from the network),
@@ -130,7 +130,9 @@ static void setup(uint64_t bar0, uint8_t s, int slot)
 	reg_wr(bar0, E_RDLEN, 64 * 16);
 	reg_wr(bar0, E_RDT, 63);
 	reg_wr(bar0, E_RFCTL, s & 1 ? RFCTL_EXTEN : 0);
-	reg_wr(bar0, E_RCTL, RCTL_EN | RCTL_BAM | RCTL_UPE | RCTL_SECRC);
+	reg_wr(bar0, E_PSRCTL, 1 | 4u << 8 | 4u << 16 | 4u << 24);
+	reg_wr(bar0, E_RCTL,
+	       RCTL_EN | RCTL_BAM | RCTL_UPE | RCTL_SECRC | (s & 8 ? RCTL_DTYP_PS | RCTL_LPE : 0));
 	reg_wr(bar0, E_RXCSUM, RXCSUM_IPOFL | RXCSUM_TUOFL);
 	if (s & 4) {
 		reg_wr(bar0, E_IVAR, 0x8 | 0x9 << 8 | 0xa << 16 | 1u << 31);

@@ -78,6 +78,8 @@ seed("tso", 7, ram_with([(0, ctx(14, 24, 33, 34, 50, 0, 3000, 0x07, 54, 1000)),
      w(0x3818, 3) + b"t")
 rx = bytes(12) + eth(udp_frame(64)[14:], dst=MAC)
 seed("rx-ext", 7, ram_with([(0x400, rxd)]), b"f" + struct.pack("<H", len(rx)) + rx + b"t")
+psd = b"".join(struct.pack("<QQQQ", 0x4000 + 0x3000 * i, 0x5000 + 0x3000 * i, 0x6000 + 0x3000 * i, 0) for i in range(2))
+seed("rx-packet-split", 15, ram_with([(0x400, psd)]), b"f" + struct.pack("<H", len(rx)) + rx + b"t")
 seed("rx-legacy", 0, ram_with([(0x400, rxd)]),
      b"f" + struct.pack("<H", len(rx)) + rx + b"f" + struct.pack("<H", 20) + rx[:20] + b"t" +
      w(0x0c8, 0x4) + b"r" + struct.pack("<H", 0xc0 // 4))

@@ -266,7 +266,9 @@ static size_t peer_recv(struct env *v, uint8_t *buf, size_t cap)
 
 static void peer_send(struct env *v, const uint8_t *f, size_t len, uint8_t vflags)
 {
-	uint8_t tmp[NET_VNET_HDR_LEN + 2048] = {0};
+	static uint8_t tmp[NET_VNET_HDR_LEN + 16384];
+
+	memset(tmp, 0, sizeof(tmp));
 
 	tmp[0] = vflags;
 	memcpy(tmp + NET_VNET_HDR_LEN, f, len);
@@ -574,6 +576,57 @@ static void test_rx(void)
 	}
 }
 
+/* Packet split (Linux's e1000e with a jumbo MTU): 32-byte descriptors
+ * of four buffers, the frame in buffer 0 (128 bytes) then the pages; a
+ * frame the four cannot hold is dropped. */
+static void test_rx_packet_split(void)
+{
+	struct env v;
+	static uint8_t f[14000];
+	uint8_t *ram, *d;
+	uint32_t se;
+	size_t len = 3000;
+
+	env_init(&v);
+	env_rings(&v, true);
+	ram = v.d.ram;
+	wr(&v, E_RCTL, 0);
+	for (unsigned int i = 0; i < 32; i++) /* 32 descriptors of 4 buffers */
+		for (unsigned int b = 0; b < 4; b++) {
+			uint64_t a = RXBUF + 0x10000ull * i + 0x1000ull * b;
+
+			memcpy(ram + RXR + 32 * i + 8 * b, &a, 8);
+		}
+	wr(&v, E_RDLEN, 32 * 32);
+	wr(&v, E_RDH, 0);
+	wr(&v, E_RDT, 31 << 1); /* in 16-byte units, as Linux writes it */
+	wr(&v, E_PSRCTL, 1 | 4u << 8 | 4u << 16 | 4u << 24); /* 128 B, 3 x 4 KiB */
+	wr(&v, E_RCTL, RCTL_EN | RCTL_BAM | RCTL_SECRC | RCTL_LPE | RCTL_DTYP_PS);
+	memcpy(f, MAC, 6);
+	memcpy(f + 6, "\x02\xaa\xbb\xcc\xdd\xee\x88\xb5", 8);
+	for (size_t i = 14; i < sizeof(f); i++)
+		f[i] = (uint8_t)(i * 7);
+	peer_send(&v, f, len, 0);
+	peer_send(&v, f, 13000, 0); /* more than 128 + 3 x 4096 */
+	peer_send(&v, f, 9000, 0);
+	e1000e_io_turn(v.e, 0);
+	CHECK_EQ_U64(rd(&v, E_RDH), 2 << 1);
+	d = ram + RXR;
+	memcpy(&se, d + 8, 4);
+	CHECK_EQ_U64(se & 0xff, RXD_STAT_DD | RXD_STAT_EOP);
+	CHECK_EQ_U64(d[12] | d[13] << 8, 128);	     /* length0 */
+	CHECK_EQ_U64(d[18] | d[19] << 8, len - 128); /* length[0] */
+	CHECK_EQ_U64(d[20] | d[21] << 8, 0);
+	CHECK(!memcmp(ram + RXBUF, f, 128));
+	CHECK(!memcmp(ram + RXBUF + 0x1000, f + 128, len - 128));
+	d = ram + RXR + 32; /* the 9000-byte one: 128 + 4096 + 4096 + 680 */
+	CHECK_EQ_U64(d[18] | d[19] << 8, 4096);
+	CHECK_EQ_U64(d[22] | d[23] << 8, 9000 - 128 - 8192);
+	CHECK(!memcmp(ram + RXBUF + 0x10000 + 0x3000, f + 128 + 8192, 9000 - 128 - 8192));
+	CHECK_EQ_U64(rd(&v, E_ROC), 1);
+	env_fini(&v);
+}
+
 /* A ring the guest set up wrong takes nothing; a buffer outside RAM gets
  * nothing written and says RXE. */
 static void test_rx_untrusted(void)
@@ -698,6 +751,7 @@ int main(void)
 	TEST_RUN(test_tso_reset_midway);
 	TEST_RUN(test_tx_untrusted_ring);
 	TEST_RUN(test_rx);
+	TEST_RUN(test_rx_packet_split);
 	TEST_RUN(test_rx_untrusted);
 	TEST_RUN(test_msix_and_link);
 	TEST_RUN(test_moderation);

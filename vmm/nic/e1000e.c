@@ -390,6 +390,12 @@ static bool e1000e_write_ring(struct e1000e *e, uint32_t off, uint32_t v)
 		e->reg[off / 4] = v & 0xffff;
 		return true;
 	case E_RCTL:
+		if ((v & RCTL_EN) && (v & RCTL_DTYP) == RCTL_DTYP_PS && !e->ps_seen) {
+			e->ps_seen = true; /* (tests/nested: the jumbo MTU took this path) */
+			log_info("e1000e: %s: packet-split receive", e->name);
+		}
+		e->reg[off / 4] = v;
+		return true;
 	case E_TCTL:
 		e->reg[off / 4] = v;
 		return true;

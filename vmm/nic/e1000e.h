@@ -17,10 +17,10 @@
  * MSI-X auto-clear and auto-mask; one RX and one TX queue (ring 1 is
  * accepted and never used); legacy and extended TX descriptors with IP
  * and TCP/UDP checksum insertion and TCP segmentation (done in vmlet,
- * IPv4 and IPv6); legacy and extended RX descriptors (RFCTL.EXTEN,
- * RCTL.DTYP 0; packet split is refused: frames are dropped and counted)
- * with RX checksum status computed in vmlet (RXCSUM); statistics that
- * clear on read.
+ * IPv4 and IPv6); legacy and extended RX descriptors (RFCTL.EXTEN) and
+ * packet-split ones (RCTL.DTYP 1: a frame in the four buffers of one
+ * descriptor) with RX checksum status computed in vmlet (RXCSUM);
+ * statistics that clear on read.
  *
  * Frames go to and come from the network backends virtio-net uses
  * (vmm/net/backend.h: tap, bridge, masquerade, passt) through the same

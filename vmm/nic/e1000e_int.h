@@ -66,6 +66,7 @@ enum {
 	E_RDH = 0x2810,
 	E_RDT = 0x2818,
 	E_RXDCTL = 0x2828,
+	E_PSRCTL = 0x2170,
 	E_TDBAL = 0x3800,
 	E_TDBAH = 0x3804,
 	E_TDLEN = 0x3808,
@@ -150,6 +151,7 @@ enum {
 #define RCTL_MPE     (1u << 4)
 #define RCTL_LPE     (1u << 5)
 #define RCTL_DTYP    (3u << 10)
+#define RCTL_DTYP_PS (1u << 10) /* packet split: 32-byte descriptors */
 #define RCTL_BAM     (1u << 15)
 #define RCTL_BSEX    (1u << 25)
 #define RCTL_SECRC   (1u << 26)
@@ -220,6 +222,7 @@ struct e1000e {
 	uint16_t eeprom[E1000E_EEPROM_WORDS];
 	uint16_t phy[E1000E_PHY_PAGES][32];
 	bool link_up;
+	bool ps_seen;	    /* the driver turned packet-split receive on (logged once) */
 	uint64_t msix_sent; /* MSI-X messages sent (for tests) */
 	/* moderation of the I/O thread's RX (0) and TX (1) interrupts */
 	uint64_t (*clock_ns)(void); /* CLOCK_MONOTONIC; tests set their own */

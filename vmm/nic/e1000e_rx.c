@@ -27,6 +27,14 @@
 #define RXDEXT_ERR_IPE	0x40000000u
 #define RXDEXT_ERR_TCPE 0x20000000u
 
+static bool rx_ps(const struct e1000e *e)
+{
+	return (e1000e_reg(e, E_RCTL) & RCTL_DTYP) == RCTL_DTYP_PS;
+}
+
+/* The ring's size in 16-byte units: RDH and RDT count those whatever the
+ * descriptor format (a packet-split descriptor is two of them: Linux
+ * writes RDT as its index << 1). */
 static uint32_t rx_ring_size(const struct e1000e *e)
 {
 	return e1000e_reg(e, E_RDLEN) / 16;
@@ -43,8 +51,8 @@ static uint32_t rx_free(const struct e1000e *e)
 
 bool e1000e_rx_ready(struct e1000e *e)
 {
-	if ((e1000e_reg(e, E_RCTL) & RCTL_DTYP) && (e1000e_reg(e, E_RCTL) & RCTL_EN)) {
-		log_warn_once("e1000e: %s: packet-split receive is not implemented", e->name);
+	if ((e1000e_reg(e, E_RCTL) & RCTL_DTYP) > RCTL_DTYP_PS) {
+		log_warn_once("e1000e: %s: reserved receive descriptor type", e->name);
 		return false;
 	}
 	return e->link_up && (e1000e_reg(e, E_RCTL) & RCTL_EN) && rx_free(e);
@@ -170,6 +178,16 @@ static void rx_put_le(uint8_t *p, uint32_t v, unsigned int bytes)
 		p[i] = (uint8_t)(v >> (8 * i));
 }
 
+/* An extended or packet-split descriptor's status_error word. */
+static uint32_t rx_staterr(uint32_t st, bool eop, bool bad)
+{
+	uint32_t err = st >> 24;
+
+	return (st & 0xff) | RXD_STAT_DD | (eop ? RXD_STAT_EOP : 0) |
+	       (err & RXD_ERR_IPE ? RXDEXT_ERR_IPE : 0) |
+	       (err & RXD_ERR_TCPE ? RXDEXT_ERR_TCPE : 0) | (bad ? RXDEXT_ERR_RXE : 0);
+}
+
 /*
  * Write the descriptor at g back: length, status (st: status bits, error
  * bits << 24) and, last, the status word with DD, so the driver never sees
@@ -195,6 +213,7 @@ static void rx_writeback(uint8_t *g, bool ext, uint32_t chunk, uint32_t st, bool
 		return;
 	}
 	/* legacy: address, length, checksum, status, errors, special */
+	st = (st & 0xff) | RXD_STAT_DD | (eop ? RXD_STAT_EOP : 0);
 	rx_put_le(w + 8, chunk, 2);
 	w[13] = (uint8_t)(err | (bad ? 0x80 : 0));
 	memcpy(g + 8, w + 8, 4);
@@ -213,6 +232,62 @@ static void rx_count(struct e1000e *e, const uint8_t *f, size_t len)
 		e1000e_stat(e, memcmp(f, "\xff\xff\xff\xff\xff\xff", 6) ? E_MPRC : E_BPRC, 1);
 	E1000E_STAT_ADD(e, rx_packets, 1);
 	E1000E_STAT_ADD(e, rx_bytes, len);
+}
+
+/*
+ * Packet split (RCTL.DTYP 1, 32-byte descriptors: two units of RDH/RDT,
+ * datasheet §7.1.4.3): the
+ * frame fills buffer 0 (PSRCTL.BSIZE0, 128-byte units: the header buffer)
+ * and then buffers 1-3 (1 KiB units) of one descriptor, in order; the
+ * driver finds their byte counts in length0 and length[0..2]. A frame the
+ * four cannot hold is dropped (oversize).
+ */
+static int rx_put_ps(struct e1000e *e, const uint8_t *frame, size_t len, size_t total, uint32_t st)
+{
+	uint32_t ps = e1000e_reg(e, E_PSRCTL), h = e1000e_reg(e, E_RDH), n = rx_ring_size(e);
+	uint64_t base = (uint64_t)e1000e_reg(e, E_RDBAH) << 32 | e1000e_reg(e, E_RDBAL);
+	size_t size[4] = {(ps & 0x7f) * 128u, (ps >> 8 & 0x3f) * 1024u, (ps >> 16 & 0x3f) * 1024u,
+			  (ps >> 24 & 0x3f) * 1024u};
+	uint8_t w[32] = {0}, *g, *buf;
+	size_t off = 0;
+	bool bad = false;
+
+	if (size[0] + size[1] + size[2] + size[3] < total) {
+		e1000e_stat(e, E_ROC, 1);
+		E1000E_STAT_ADD(e, rx_dropped, 1);
+		return -EINVAL;
+	}
+	e->reg[E_RDH / 4] = (h + 2) % n;
+	g = guest_mem_ptr(e->mem, base + 16ull * h, 32);
+	if (!g) {
+		log_warn_once("e1000e: %s: receive ring outside RAM", e->name);
+		return -EINVAL;
+	}
+	for (unsigned int i = 0; i < 4 && off < total && !bad; i++) {
+		size_t c = total - off < size[i] ? total - off : size[i];
+		size_t data = off < len ? (len - off < c ? len - off : c) : 0;
+
+		if (!c)
+			continue;
+		buf = guest_mem_ptr(e->mem, rx_le64(g + 8 * i), c);
+		bad = !buf;
+		if (bad)
+			break;
+		memcpy(buf, frame + off, data);
+		memset(buf + data, 0, c - data);
+		rx_put_le(i ? w + 18 + 2 * (i - 1) : w + 12, (uint32_t)c, 2);
+		off += c;
+	}
+	if (bad)
+		log_warn_once("e1000e: %s: receive buffer outside RAM", e->name);
+	/* lower, middle (status_error, length0, vlan), upper (header status,
+	 * length[3]); status_error, with DD, last */
+	memcpy(g, w, 8);
+	memcpy(g + 12, w + 12, 20);
+	__atomic_thread_fence(__ATOMIC_RELEASE);
+	rx_put_le(w + 8, rx_staterr(st, true, bad), 4);
+	memcpy(g + 8, w + 8, 4);
+	return 0;
 }
 
 int e1000e_rx_put(struct e1000e *e, const uint8_t *frame, size_t len, uint8_t vflags)
@@ -237,12 +312,19 @@ int e1000e_rx_put(struct e1000e *e, const uint8_t *frame, size_t len, uint8_t vf
 		len = RX_MIN_FRAME;
 	}
 	total = len + crc; /* the FCS the driver strips, as zeros */
-	need = (uint32_t)((total + bsz - 1) / bsz);
+	need = rx_ps(e) ? 2 : (uint32_t)((total + bsz - 1) / bsz); /* 16-byte units */
 	if (!e1000e_rx_ready(e) || need > rx_free(e)) {
 		e1000e_stat(e, E_RNBC, 1);
 		return -ENOSPC;
 	}
 	st = rx_csum(e, frame, len, vflags);
+	if (rx_ps(e)) {
+		int r = rx_put_ps(e, frame, len, total, st);
+
+		if (!r)
+			rx_count(e, frame, len);
+		return r;
+	}
 	for (uint32_t i = 0; i < need; i++) {
 		uint32_t h = e1000e_reg(e, E_RDH),
 			 chunk = (uint32_t)(total - off < bsz ? total - off : bsz);

@@ -8,7 +8,8 @@
 # duplex, its MSI-X vectors, the driver's messages but PCI's "enabling
 # device", which QEMU's BIOS did before the kernel, hardware counters), a
 # link down and up (the driver resets the device; the gateway answers
-# again) and no hang the driver detected. Scenario e1000e-qemu runs QEMU's
+# again), MTU 9000 (the driver switches to packet-split receive; the
+# gateway answers again) and no hang the driver detected. Scenario e1000e-qemu runs QEMU's
 # -device e1000e in the same L1 as the oracle: the same identity, link and
 # vectors (the driver's messages must match but for the MAC and PCI slot).
 GROUP=devices # tests/sh/nested_devices.sh
@@ -68,6 +69,16 @@ e1000e_relink() {
 	rep relink "carrier=$(cat /sys/class/net/eth0/carrier 2>/dev/null)"
 	ip route | grep -q '^default' || ip route add default via "$1"
 	rep ping-gw2 "$(ping -c 3 -W 5 "$1" 2>&1 | grep -o '[0-9]* packets received')"
+	# a jumbo MTU: the driver resets the device into packet-split receive
+	ip link set eth0 mtu 9000
+	t=0
+	while [ "$(cat /sys/class/net/eth0/carrier 2>/dev/null)" != 1 ] && [ $t -lt 100 ]; do
+		sleep 0.1
+		t=$((t + 1))
+	done
+	ip route | grep -q '^default' || ip route add default via "$1"
+	rep jumbo "mtu=$(cat /sys/class/net/eth0/mtu) carrier=$(cat /sys/class/net/eth0/carrier 2>/dev/null)"
+	rep ping-jumbo "$(ping -c 3 -W 5 "$1" 2>&1 | grep -o '[0-9]* packets received')"
 	rep nic-hang "$(dmesg | grep -c -E 'Hardware Unit Hang|NETDEV WATCHDOG|Reset adapter')"
 }
 
@@ -101,6 +112,9 @@ e1000e_identity_check() {
 	[[ $(rep relink) == carrier=1 && $(rep ping-gw2) == "3 packets received" ]] &&
 		ok "link down/up: carrier back, the gateway answers" ||
 		fail "link down/up: '$(rep relink)', ping '$(rep ping-gw2)'"
+	[[ $(rep jumbo) == "mtu=9000 carrier=1" && $(rep ping-jumbo) == "3 packets received" ]] &&
+		ok "MTU 9000 (packet-split receive): the gateway answers" ||
+		fail "MTU 9000: '$(rep jumbo)', ping '$(rep ping-jumbo)'"
 	[[ $(rep nic-hang) == 0 ]] && ok "no hang or watchdog reset" || fail "$(rep nic-hang) hang/watchdog messages"
 	[[ $(rep nic-errors) == "0 0" ]] && ok "no RX/TX errors in the device's counters ($(rep nic-counters))" ||
 		fail "errors in the device's counters: $(rep nic-counters)"
@@ -118,6 +132,8 @@ host_check() {
 		return
 	fi
 	pod_traffic_check "ip=10.0.2.2 mask=24 router=10.0.2.1" 10.0.2.1
+	grep -q 'packet-split receive' "${R%/*}/vmm.log" && ok "vmlet's e1000e ran packet-split receive" ||
+		fail "no packet-split receive in vmlet's log"
 	[[ -n $other && -f ${R%/*/*}/$other/report ]] || return 0
 	for k in nic-ids nic-link nic-vectors nic-dmesg; do
 		mine=$(rep "$k")
