@@ -82,6 +82,12 @@ static void test_lock(void)
 	/* PlatformPei's extended TSEG query */
 	q35_wr(0, Q35_EXT_TSEG, Q35_EXT_TSEG_QUERY, 2);
 	CHECK_EQ_U64(q35_rd(0, Q35_EXT_TSEG, 2), 16);
+	/* SmmAccessPei writes the TSEG base and later computes its SMRAM map
+	 * from what TSEGMB reads back (0 put the SMM core at address 0) */
+	q35_wr(0, Q35_TSEGMB, 0x1f000000u, 4);
+	CHECK_EQ_U64(q35_rd(0, Q35_TSEGMB, 4), 0x1f000000u);
+	q35_wr(0, Q35_TOLUD, 0x2000, 2);
+	CHECK_EQ_U64(q35_rd(0, Q35_TOLUD, 2), 0x2000);
 	/* SmmAccessPei: TSEG_EXT | T_EN, G_SMRAME; C_BASE_SEG stays */
 	q35_wr(0, Q35_ESMRAMC, 0x07, 1);
 	q35_wr(0, Q35_SMRAM, Q35_SMRAM_G_SMRAME, 1);

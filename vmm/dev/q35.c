@@ -106,6 +106,15 @@ static void q35_mch(struct pci_dev *b)
 	memset(b->wmask + 0x90, 0xff, 7); /* PAM0..6 */
 	b->wmask[0x9d] = 0xff;		  /* SMRAM */
 	b->wmask[0x9e] = 0xff;		  /* ESMRAMC */
+	/* what OVMF's SmmAccessPei programs and reads back: GGC, and the
+	 * TSEG base (TSEGMB) its SMRAM map is computed from, TOLUD, GBSM,
+	 * BGSM. QEMU leaves the MCH's whole device-specific space writable;
+	 * these are the registers OVMF uses. */
+	memset(b->wmask + Q35_GGC, 0xff, 2);
+	memset(b->wmask + Q35_TSEGMB, 0xff, 4);
+	memset(b->wmask + Q35_TOLUD, 0xff, 2);
+	memset(b->wmask + Q35_GBSM, 0xff, 4);
+	memset(b->wmask + Q35_BGSM, 0xff, 4);
 }
 
 static void q35_lpc(struct q35 *q)

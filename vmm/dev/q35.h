@@ -6,10 +6,12 @@
  * plain host bridge.
  *
  *   00:00.0  the host bridge answers as the MCH, 8086:29c0. PCIEXBAR
- *            (0x60, 64 bit), PAM0-6 (0x90-0x96), SMRAM (0x9d) and ESMRAMC
- *            (0x9e) read back what was written. The ECAM window OVMF
- *            programs through PCIEXBAR (ARCH_Q35_ECAM_GPA, its build-time
- *            base) decodes from the start, next to vmlet's own at
+ *            (0x60, 64 bit), PAM0-6 (0x90-0x96), SMRAM (0x9d), ESMRAMC
+ *            (0x9e), GGC (0x52), TSEGMB (0xac), TOLUD (0xb0), GBSM (0xb4)
+ *            and BGSM (0xb8) read back what was written (OVMF's SMM
+ *            access driver reads its TSEG base back from TSEGMB). The
+ *            ECAM window OVMF programs through PCIEXBAR
+ *            (ARCH_Q35_ECAM_GPA, its build-time base) decodes from the start, next to vmlet's own at
  *            ARCH_PCI_ECAM_GPA that the MCFG table describes; PAM has no
  *            effect (the low megabyte is RAM). Without SMM SMRAM and ESMRAMC
  *            only read back; with it (q35_enable_smm) they are q35_smm.h's.
@@ -42,6 +44,11 @@
 #define Q35_ACPI_CNTL	  0x44
 #define Q35_PCIEXBAR	  0x60
 #define Q35_RCBA	  0xf0
+#define Q35_GGC		  0x52 /* MCH: graphics control */
+#define Q35_TSEGMB	  0xac /* MCH: TSEG memory base (bits 31:20) */
+#define Q35_TOLUD	  0xb0 /* MCH: top of low usable DRAM */
+#define Q35_GBSM	  0xb4
+#define Q35_BGSM	  0xb8
 #define Q35_PM_TMR_HZ	  3579545ull
 
 struct q35;
