@@ -11,10 +11,11 @@
  *            and BGSM (0xb8) read back what was written (OVMF's SMM
  *            access driver reads its TSEG base back from TSEGMB). The
  *            ECAM window OVMF programs through PCIEXBAR
- *            (ARCH_Q35_ECAM_GPA, its build-time base) decodes from the start, next to vmlet's own at
- *            ARCH_PCI_ECAM_GPA that the MCFG table describes; PAM has no
- *            effect (the low megabyte is RAM). Without SMM SMRAM and ESMRAMC
- *            only read back; with it (q35_enable_smm) they are q35_smm.h's.
+ *            (ARCH_Q35_ECAM_GPA, its build-time base) decodes from the
+ *            start, next to vmlet's own at ARCH_PCI_ECAM_GPA that the MCFG
+ *            table describes; PAM has no effect (the low megabyte is RAM).
+ *            Without SMM SMRAM and ESMRAMC only read back; with it
+ *            (q35_enable_smm) they are q35_smm.h's.
  *   00:1f.0  the LPC bridge, 8086:2918, class ISA bridge (OVMF hangs its
  *            serial console and ISA devices on it). PMBASE (0x40), ACPI_CNTL
  *            (0x44), PIRQ routing (0x60-0x63, 0x68-0x6b) and RCBA (0xf0)
