@@ -10,7 +10,9 @@
 # write. Failures lose nothing: a destination with another config refuses
 # at the hello, one that dies mid-way or refuses the state leaves the
 # source running its guest (status Running, migration failed, the guest
-# still counts and powers off on the button). A hostile stream (recorded
+# still counts and powers off on the button). The probe guest with a
+# disk, virtio-rng and virtio-net moves; its disk changes hands (below).
+# A hostile stream (recorded
 # from a real migration, then altered) is refused by the destination with
 # exit 1 and the reason: pages outside RAM, a page record too long, a
 # flipped byte in the state, a stream cut short, no commit (the guest is
@@ -183,16 +185,18 @@ hostile nocommit "a state never committed" "stream from the source broke"
 hostile nohello "pages before the hello" "did not say hello"
 
 # disks change hands: the probe guest (report done, it waits for the
-# button) with a virtio disk (hostDisk, locked as QEMU locks it) and
-# virtio-rng. The destination starts while the source holds the disk's
-# locks, takes them after the source let go; a third vmlet then finds the
-# disk in use. A disk replaced under the path the destination opens is
+# button) with a virtio disk (hostDisk, locked as QEMU locks it),
+# virtio-rng and, with passt, virtio-net. The destination starts while
+# the source holds the disk's locks, takes them after the source let go;
+# a third vmlet then finds the disk in use. A disk replaced under the path the destination opens is
 # refused (the source keeps its guest and takes its locks back).
 PROBE=build/fw/probe.elf
 [[ -f $PROBE ]] || fail "no $PROBE (make)"
 truncate -s 4M "$TMPD/pdisk.img"
+nic=false # with passt, the pod network's virtio-net too (the probe drives it)
+command -v passt >/dev/null && nic=true
 vm_manifest pvm 128Mi Once d="$TMPD/pdisk.img" |
-	sed "s/autoattachPodInterface: false/autoattachPodInterface: false\n          rng: {}/" >"$TMPD/pvm.yaml"
+	sed "s/autoattachPodInterface: false/autoattachPodInterface: $nic\n          rng: {}/" >"$TMPD/pvm.yaml"
 G_ARGS=(-f "$TMPD/pvm.yaml" --cmdline vmlet.end=button)
 psrc() { # OUT ERR
 	"$VMLET" run "${G_ARGS[@]}" --kernel "$PROBE" --api-socket "$S" --log-format text \
@@ -221,8 +225,13 @@ if [[ -f $PROBE ]]; then
 	rc=$?
 	wait "$SP"
 	((rc == 0 && $? == 0)) && grep -q "the guest arrived" "$TMPD/pde" &&
-		ok "probe with a started virtio disk and virtio-rng migrated" ||
+		ok "probe with a started virtio disk and virtio-rng (virtio-net: $nic) migrated" ||
 		fail "probe migrate: $rc $(cat "$TMPD/ce") $(tail -2 "$TMPD/pse" "$TMPD/pde")"
+	# the probe's driver does not take GUEST_ANNOUNCE: said so (Linux's
+	# announce: tests/nested/scenarios/migrate.sh, net_virtio_test)
+	! $nic || grep -q "migrate: interface 0: the guest's driver has no announce" "$TMPD/pde" &&
+		ok "announce: the destination says whether the guest's driver announces" ||
+		fail "announce: $(grep 'interface 0' "$TMPD/pde")"
 	in_use "$TMPD/e3" && ok "the destination holds the disk's locks now" ||
 		fail "third vmlet after: $(tail -1 "$TMPD/e3")"
 	button_off "$DP" "$D" "$TMPD/pde" "the migrated probe"

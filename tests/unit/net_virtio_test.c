@@ -2,7 +2,8 @@
 /*
  * virtio-net without KVM (virtio_net_env.h): TX/RX framing, merged
  * buffers, back-pressure with no RX buffers, the DHCP intercept, the
- * control queue, multiqueue and hostile descriptors.
+ * control queue, multiqueue, the announce after a live migration and
+ * hostile descriptors.
  */
 #include "tests/unit/virtio_net_env.h"
 
@@ -455,6 +456,36 @@ static void test_ctrl_and_mq(void)
 	env_down(&e);
 }
 
+/* After a live migration the device asks the guest to announce itself
+ * (VIRTIO_NET_F_GUEST_ANNOUNCE, bit 21): status ANNOUNCE (2) until the
+ * driver acks on the control queue; not offered back without the feature. */
+static void test_announce(void)
+{
+	struct env e;
+	uint64_t offered;
+
+	if (env_up(&e, true, 1, false))
+		SKIP("no device");
+	CHECK(start(&e, F_BASE | F(21), &offered) == 0x0f);
+	CHECK(offered & F(21) && offered & F(17)); /* with the control queue */
+	CHECK(virtio_net_announce(e.net) == 0);
+	CHECK_EQ_U64(mmio_rd(e.v.device + 6, 2), 3); /* LINK_UP | ANNOUNCE */
+	CHECK(ctrl(&e, 3, 1, NULL, 0) == 1);	     /* no such command */
+	CHECK(ctrl(&e, 3, 0, "\1", 1) == 1);	     /* the ack has no data */
+	CHECK_EQ_U64(mmio_rd(e.v.device + 6, 2), 3);
+	CHECK(ctrl(&e, 3, 0, NULL, 0) == 0); /* VIRTIO_NET_CTRL_ANNOUNCE_ACK */
+	CHECK_EQ_U64(mmio_rd(e.v.device + 6, 2), 1);
+	env_down(&e);
+
+	if (env_up(&e, true, 1, false))
+		SKIP("no device");
+	CHECK(start(&e, F_BASE, NULL) == 0x0f);
+	CHECK(virtio_net_announce(e.net) == -ENOTSUP);
+	CHECK_EQ_U64(mmio_rd(e.v.device + 6, 2), 1);
+	CHECK(ctrl(&e, 3, 0, NULL, 0) == 1);
+	env_down(&e);
+}
+
 /* The backend goes away: link down for the guest, no spinning, TX dropped. */
 static void test_backend_gone(void)
 {
@@ -519,6 +550,7 @@ int main(void)
 	TEST_RUN(test_rx_oversized);
 	TEST_RUN(test_dhcp_intercept);
 	TEST_RUN(test_ctrl_and_mq);
+	TEST_RUN(test_announce);
 	TEST_RUN(test_broken_ring);
 	TEST_RUN(test_backend_gone);
 	return test_summary();

@@ -15,11 +15,13 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "vmm/dev/pci_devices.h"
 #include "vmm/disk/blk.h"
 #include "vmm/snapshot/mig_int.h"
 #include "vmm/snapshot/snap_file.h"
 #include "vmm/snapshot/snapshot.h"
 #include "vmm/util/log.h"
+#include "vmm/virtio/virtio_net.h"
 #include "vmm/vm/vm.h"
 #include "vmm/vm_config.h"
 
@@ -233,6 +235,26 @@ static int receive(struct vm *vm, int fd, const char *config)
 	}
 }
 
+/* The guest is here now: each virtio-net asks its driver to announce it
+ * (gratuitous ARP, neighbour advertisements; virtio_net_announce()). The
+ * interrupt waits in the LAPIC until the vCPUs run. */
+static void announce(struct vm *vm)
+{
+	for (unsigned int i = 0; i < vm->cfg->n_nics; i++) {
+		struct virtio_net *n = pci_devices_nic(vm, i);
+
+		if (!n)
+			continue;
+		if (virtio_net_announce(n))
+			log_info("migrate: interface %u: the guest's driver has no "
+				 "announce (VIRTIO_NET_F_GUEST_ANNOUNCE): the network learns "
+				 "of the move from its next frame",
+				 i);
+		else
+			log_info("migrate: interface %u: the guest is asked to announce itself", i);
+	}
+}
+
 int migrate_receive(struct vm *vm, int lfd, const char *spec, const char *config)
 {
 	uint64_t t0;
@@ -257,5 +279,7 @@ int migrate_receive(struct vm *vm, int lfd, const char *spec, const char *config
 	if (!ret)
 		log_info("migrate: the guest arrived (%llu bytes, %llu pages); it runs here",
 			 (unsigned long long)mig_stats.bytes, (unsigned long long)mig_stats.pages);
+	if (!ret)
+		announce(vm);
 	return ret;
 }

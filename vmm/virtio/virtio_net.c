@@ -22,7 +22,7 @@ static uint64_t net_features(void *dev)
 	struct virtio_net *n = dev;
 	uint64_t f = 1ull << VIRTIO_NET_F_MAC | 1ull << VIRTIO_NET_F_STATUS |
 		     1ull << VIRTIO_NET_F_MRG_RXBUF | 1ull << VIRTIO_NET_F_CTRL_VQ |
-		     1ull << VIRTIO_NET_F_CTRL_RX;
+		     1ull << VIRTIO_NET_F_CTRL_RX | 1ull << VIRTIO_NET_F_GUEST_ANNOUNCE;
 
 	if (n->cfg.mtu >= 68)
 		f |= 1ull << VIRTIO_NET_F_MTU;
@@ -104,8 +104,27 @@ static uint8_t ctrl_command(struct virtio_net *n, const struct virtq_elem *e)
 			return VIRTIO_NET_ERR;
 		virtio_net_io_set_pairs(n, pairs);
 		return VIRTIO_NET_OK;
+	case VIRTIO_NET_CTRL_ANNOUNCE: /* the guest announced itself */
+		if (!net_has(n, VIRTIO_NET_F_GUEST_ANNOUNCE) ||
+		    hdr[1] != VIRTIO_NET_CTRL_ANNOUNCE_ACK || data)
+			return VIRTIO_NET_ERR;
+		__atomic_and_fetch(&n->cfg.status, (uint16_t)~VIRTIO_NET_S_ANNOUNCE,
+				   __ATOMIC_RELAXED);
+		return VIRTIO_NET_OK;
 	}
 	return VIRTIO_NET_ERR;
+}
+
+int virtio_net_announce(struct virtio_net *n)
+{
+	/* the accepted features (n->features is the I/O thread's copy,
+	 * taken when its worker activates: maybe not yet after a load) */
+	if (!(__atomic_load_n(&n->want_features, __ATOMIC_ACQUIRE) &
+	      (1ull << VIRTIO_NET_F_GUEST_ANNOUNCE)))
+		return -ENOTSUP;
+	__atomic_or_fetch(&n->cfg.status, (uint16_t)VIRTIO_NET_S_ANNOUNCE, __ATOMIC_RELAXED);
+	virtio_pci_config_interrupt(&n->vp);
+	return 0;
 }
 
 static void ctrl_serve(void *opaque, struct virtq *q, struct virtq_elem *e, bool good)

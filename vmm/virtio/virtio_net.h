@@ -60,6 +60,13 @@ int virtio_net_create(struct virtio_net **out, struct pci_host *host, struct net
 int virtio_net_create_nic(struct virtio_net **out, struct pci_host *host,
 			  const struct vm_config *cfg, unsigned int index);
 void virtio_net_destroy(struct virtio_net *n);
+/* After a live migration (vmm/snapshot/migrate.h): ask the guest to
+ * announce itself on the network (VIRTIO_NET_F_GUEST_ANNOUNCE: status
+ * VIRTIO_NET_S_ANNOUNCE and a config interrupt; the driver sends its
+ * gratuitous ARPs and neighbour advertisements and acks on the control
+ * queue, which clears the bit). -ENOTSUP when the driver did not take
+ * the feature. */
+int virtio_net_announce(struct virtio_net *n);
 
 struct virtio_pci *virtio_net_pci(struct virtio_net *n);
 
