@@ -653,6 +653,32 @@ static void test_rx_untrusted(void)
 	env_fini(&v);
 }
 
+/* A guest kernel points receive buffers into SMRAM (q35's TSEG, hidden
+ * outside SMM): the frame must not land there (it would rewrite SMM's
+ * code); the descriptor says RXE instead. */
+static void test_rx_into_smram(void)
+{
+	const uint64_t tseg = RAM - (1u << 20);
+	struct env v;
+	uint8_t f[128];
+	size_t len = udp4_frame(f, 20);
+	uint32_t se;
+
+	memcpy(f, MAC, 6);
+	env_init(&v);
+	env_rings(&v, true);
+	memset(v.d.ram + tseg, 0xcc, 4096);
+	memcpy(v.d.ram + RXR, &tseg, 8);
+	guest_mem_set_smram(&v.d.mem, tseg, RAM, true);
+	peer_send(&v, f, len, 0);
+	e1000e_io_turn(v.e, 0);
+	CHECK_EQ_U64(rd(&v, E_RDH), 1);
+	CHECK(v.d.ram[tseg] == 0xcc && v.d.ram[tseg + 2047] == 0xcc);
+	memcpy(&se, v.d.ram + RXR + 8, 4);
+	CHECK(se & 0x80000000u); /* RXE */
+	env_fini(&v);
+}
+
 static void test_msix_and_link(void)
 {
 	struct env v;
@@ -753,6 +779,7 @@ int main(void)
 	TEST_RUN(test_rx);
 	TEST_RUN(test_rx_packet_split);
 	TEST_RUN(test_rx_untrusted);
+	TEST_RUN(test_rx_into_smram);
 	TEST_RUN(test_msix_and_link);
 	TEST_RUN(test_moderation);
 	return test_summary();

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
-/* guest_mem_ptr: bounds and overflow checks on a static "guest", and the
- * marks live migration takes of what devices reach. */
+/* guest_mem_ptr: bounds and overflow checks on a static "guest", the
+ * marks live migration takes of what devices reach, and SMRAM hidden
+ * from devices outside SMM. */
 #include "tests/lib/test.h"
 #include "vmm/vm/guest_mem.h"
 
@@ -72,10 +73,40 @@ static void test_track(void)
 	CHECK(map0[0] == 0xb && map1[0] == 0x2);
 }
 
+/* SMRAM hidden outside SMM (q35's TSEG and A segment, vmm/vm/smm.c): no
+ * device reaches it through guest_mem_ptr(), whatever range it asks. */
+static void test_smram_hidden(void)
+{
+	static uint8_t low[1u << 20];
+	struct guest_mem m = {.n = 1};
+	const uint64_t top = sizeof(low), tseg = top - 0x10000;
+
+	m.r[0] = (struct guest_mem_region){.gpa = 0, .size = sizeof(low), .host = low};
+	CHECK(guest_mem_ptr(&m, tseg, 4096) == low + tseg);
+	CHECK(guest_mem_ptr(&m, 0xa0000, 16) == low + 0xa0000);
+	guest_mem_set_smram(&m, tseg, top, true);
+	CHECK(guest_mem_ptr(&m, tseg, 4096) == NULL);
+	CHECK(guest_mem_ptr(&m, top - 1, 1) == NULL);
+	CHECK(guest_mem_ptr(&m, tseg - 4096, 4097) == NULL); /* ends inside */
+	CHECK(guest_mem_ptr(&m, 0, top) == NULL);	     /* spans it */
+	CHECK(guest_mem_ptr(&m, tseg, 0) == NULL);
+	CHECK(guest_mem_ptr(&m, tseg - 4096, 4096) == low + tseg - 4096);
+	CHECK(guest_mem_ptr(&m, 0xa0000, 16) == NULL);
+	CHECK(guest_mem_ptr(&m, 0xbffff, 1) == NULL);
+	CHECK(guest_mem_ptr(&m, 0x9f000, 0x1001) == NULL);
+	CHECK(guest_mem_ptr(&m, 0x9f000, 0x1000) == low + 0x9f000);
+	CHECK(guest_mem_ptr(&m, 0xc0000, 16) == low + 0xc0000);
+	/* SMRAM opened (D_OPEN) or no TSEG: reachable again */
+	guest_mem_set_smram(&m, top, top, false);
+	CHECK(guest_mem_ptr(&m, tseg, 4096) == low + tseg);
+	CHECK(guest_mem_ptr(&m, 0xa0000, 16) == low + 0xa0000);
+}
+
 int main(void)
 {
 	TEST_RUN(test_ptr_bounds);
 	TEST_RUN(test_region_at_top);
 	TEST_RUN(test_track);
+	TEST_RUN(test_smram_hidden);
 	return test_summary();
 }

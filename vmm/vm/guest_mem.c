@@ -35,6 +35,31 @@ static void mark_pages(uint64_t *map, uint64_t off, uint64_t len)
 		__atomic_fetch_or(&map[p >> 6], 1ull << (p & 63), __ATOMIC_RELAXED);
 }
 
+void guest_mem_set_smram(struct guest_mem *m, uint64_t tseg_lo, uint64_t tseg_hi, bool aseg_hidden)
+{
+	/* hi first when the range grows, lo first when it shrinks: a reader
+	 * between the two stores sees the larger range */
+	if (tseg_hi >= __atomic_load_n(&m->smram_hi, __ATOMIC_RELAXED)) {
+		__atomic_store_n(&m->smram_hi, tseg_hi, __ATOMIC_RELEASE);
+		__atomic_store_n(&m->smram_lo, tseg_lo, __ATOMIC_RELEASE);
+	} else {
+		__atomic_store_n(&m->smram_lo, tseg_lo, __ATOMIC_RELEASE);
+		__atomic_store_n(&m->smram_hi, tseg_hi, __ATOMIC_RELEASE);
+	}
+	__atomic_store_n(&m->aseg_hidden, aseg_hidden, __ATOMIC_RELEASE);
+}
+
+/* Does [gpa, end) touch SMRAM hidden outside SMM? */
+static bool guest_mem_smram(const struct guest_mem *m, gpa_t gpa, uint64_t end)
+{
+	uint64_t lo = __atomic_load_n(&m->smram_lo, __ATOMIC_ACQUIRE),
+		 hi = __atomic_load_n(&m->smram_hi, __ATOMIC_ACQUIRE);
+
+	if (lo < hi && gpa < hi && end > lo)
+		return true;
+	return __atomic_load_n(&m->aseg_hidden, __ATOMIC_ACQUIRE) && gpa < 0xc0000 && end > 0xa0000;
+}
+
 void *guest_mem_ptr(const struct guest_mem *m, gpa_t gpa, uint64_t len)
 {
 	if (!m)
@@ -46,6 +71,8 @@ void *guest_mem_ptr(const struct guest_mem *m, gpa_t gpa, uint64_t len)
 		 * with subtractions only so that nothing can wrap */
 		if (gpa < r->gpa || gpa - r->gpa > r->size || len > r->size - (gpa - r->gpa))
 			continue;
+		if (guest_mem_smram(m, gpa, gpa + (len ? len : 1)))
+			return NULL;
 		if (__atomic_load_n(&m->tracking, __ATOMIC_ACQUIRE) && gpa - r->gpa < r->size)
 			mark_pages(m->dev_dirty[i], gpa - r->gpa, len);
 		return r->host + (gpa - r->gpa);

@@ -34,13 +34,28 @@ struct guest_mem {
 	 * (guest_mem_ptr) while tracking is on (live migration,
 	 * vmm/snapshot/migrate.h) */
 	uint64_t *dev_dirty[GUEST_MEM_MAX_REGIONS];
+	/* SMRAM hidden from the guest outside SMM (guest_mem_set_smram) */
+	uint64_t smram_lo, smram_hi; /* the TSEG in force; empty: lo >= hi */
+	int aseg_hidden;	     /* [0xa0000, 0xc0000) */
 };
 
-/* Host pointer for [gpa, gpa+len) or NULL when any byte is outside RAM.
+/* Host pointer for [gpa, gpa+len) or NULL when any byte is outside RAM
+ * or in SMRAM hidden outside SMM (guest_mem_set_smram).
  * While tracking is on, the pages of [gpa, gpa+len) are marked in their
  * region's dev_dirty bitmap in m (the device model writes guest RAM from
  * userspace, which KVM's dirty log does not see). Any thread. */
 void *guest_mem_ptr(const struct guest_mem *m, gpa_t gpa, uint64_t len);
+
+/*
+ * The SMRAM the chipset hides from the guest outside SMM (vmm/vm/smm.c,
+ * at every change of q35's SMRAM/ESMRAMC): the TSEG [tseg_lo, tseg_hi)
+ * (empty when tseg_lo >= tseg_hi) and, when aseg_hidden, the A segment
+ * [0xa0000, 0xc0000). guest_mem_ptr() refuses any range that touches
+ * them, as q35 refuses DMA there: a guest kernel that points a device's
+ * DMA at SMRAM would otherwise rewrite SMM's code and, through it, the
+ * flash only SMM may write. Any thread.
+ */
+void guest_mem_set_smram(struct guest_mem *m, uint64_t tseg_lo, uint64_t tseg_hi, bool aseg_hidden);
 
 /*
  * Device write tracking for live migration. guest_mem_track(m, true)

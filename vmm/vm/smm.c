@@ -14,6 +14,8 @@
  * ROM slots (device_map_rom) are the same in both spaces. A toggle is
  * one KVM_SET_USER_MEMORY_REGION (delete: size 0, or add); no slot
  * changes size, so RAM outside the cuts never leaves the guest's view.
+ * What is hidden outside SMM is hidden from the devices' DMA too
+ * (guest_mem_set_smram(): guest_mem_ptr() refuses it), as q35 does.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -77,6 +79,9 @@ static int smm_apply(struct vm *vm, const struct device_smram *v)
 	 * in force reaches it */
 	for (unsigned int k = 0; !r && k < 4; k++)
 		r = smm_slot(vm, 0, SMM_PIECE_TSEG + k, v->tseg < tseg[k]);
+	/* and from the devices' DMA, as the vCPUs outside SMM */
+	guest_mem_set_smram(&vm->mem, vm->smm->gpa[SMM_PIECES] - v->tseg, vm->smm->gpa[SMM_PIECES],
+			    !v->aseg_normal);
 	return r;
 }
 
