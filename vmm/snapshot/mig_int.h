@@ -29,6 +29,23 @@ enum mig_rec {
 
 extern struct migrate_stats mig_stats;
 
+/*
+ * The destination's side of the stream, apart from KVM (mig_recv.c; the
+ * fuzz target tests/fuzz/migrate_fuzz.c feeds it): records from fd until
+ * the commit, each checked before use: hello (compared with config),
+ * pages read in place into mem (whole pages inside one region), then the
+ * state handed to load(ctx, bytes, len), whose result is the reply. 0 once
+ * committed, else -errno (logged). Replies are written to fd.
+ */
+struct guest_mem;
+struct mig_sink {
+	const struct guest_mem *mem;
+	const char *config;
+	int (*load)(void *ctx, const void *state, size_t len);
+	void *ctx;
+};
+int mig_receive_stream(int fd, const struct mig_sink *s);
+
 /* 0, -EPIPE at an end of stream, or -errno. */
 int mig_write_all(int fd, const void *buf, size_t len);
 int mig_read_all(int fd, void *buf, size_t len);

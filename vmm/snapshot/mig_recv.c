@@ -147,7 +147,7 @@ static int take_hello(int fd, uint32_t len, const char *config)
 }
 
 /* MIG_PAGES: whole pages, all inside one RAM region, read in place. */
-static int take_pages(struct vm *vm, int fd, uint32_t len)
+static int take_pages(const struct guest_mem *mem, int fd, uint32_t len)
 {
 	uint64_t gpa, n;
 	void *dst;
@@ -159,7 +159,7 @@ static int take_pages(struct vm *vm, int fd, uint32_t len)
 	ret = mig_read_all(fd, &gpa, sizeof(gpa));
 	if (ret)
 		return ret;
-	dst = (gpa % MIG_PAGE) ? NULL : guest_mem_ptr(&vm->mem, gpa, n);
+	dst = (gpa % MIG_PAGE) ? NULL : guest_mem_ptr(mem, gpa, n);
 	if (!dst)
 		return error_errno(-EPROTO, "migrate: pages at 0x%llx (+%llu) are not guest RAM",
 				   (unsigned long long)gpa, (unsigned long long)n);
@@ -168,7 +168,7 @@ static int take_pages(struct vm *vm, int fd, uint32_t len)
 }
 
 /* MIG_STATE: checked and loaded as a snapshot's; the source hears how. */
-static int take_state(struct vm *vm, int fd, uint32_t len, const char *config)
+static int take_state(const struct mig_sink *s, int fd, uint32_t len)
 {
 	char msg[MIG_MAX_MESSAGE];
 	uint8_t *data;
@@ -181,13 +181,7 @@ static int take_state(struct vm *vm, int fd, uint32_t len, const char *config)
 		return -ENOMEM;
 	ret = mig_read_all(fd, data, len);
 	if (!ret) {
-		/* the source flushed and let go of the disks: ours now, then
-		 * checked against the state (blk.h, blk_id.h) */
-		ret = blk_locks_take();
-		if (!ret)
-			ret = snapshot_load(vm, data, len, -1, config);
-		if (ret)
-			blk_locks_release(); /* for the source, which runs on */
+		ret = s->load(s->ctx, data, len);
 		snprintf(msg, sizeof(msg), "%s%s", ret ? "the destination refused the guest: " : "",
 			 ret ? strerror(-ret) : "loaded");
 		if (ret)
@@ -199,8 +193,7 @@ static int take_state(struct vm *vm, int fd, uint32_t len, const char *config)
 	return ret;
 }
 
-/* Records until the state is loaded and the source commits. */
-static int receive(struct vm *vm, int fd, const char *config)
+int mig_receive_stream(int fd, const struct mig_sink *s)
 {
 	bool hello = false, loaded = false;
 	uint32_t type, len;
@@ -215,12 +208,12 @@ static int receive(struct vm *vm, int fd, const char *config)
 		if (loaded && type != MIG_COMMIT)
 			return error_errno(-EPROTO, "migrate: record %u after the state", type);
 		if (type == MIG_HELLO && !hello) {
-			ret = take_hello(fd, len, config);
+			ret = take_hello(fd, len, s->config);
 			hello = true;
 		} else if (type == MIG_PAGES) {
-			ret = take_pages(vm, fd, len);
+			ret = take_pages(s->mem, fd, len);
 		} else if (type == MIG_STATE) {
-			ret = take_state(vm, fd, len, config);
+			ret = take_state(s, fd, len);
 			loaded = true;
 		} else if (type == MIG_COMMIT && loaded && !len) {
 			return 0;
@@ -233,6 +226,21 @@ static int receive(struct vm *vm, int fd, const char *config)
 		if (ret)
 			return ret;
 	}
+}
+
+/* The state: the source flushed and let go of the disks, so they are
+ * ours now, then checked against it (blk.h, blk_id.h) as a restore checks
+ * a snapshot; refused, their locks go back to the source. */
+static int load_state(void *ctx, const void *data, size_t len)
+{
+	struct vm *vm = ctx;
+	int ret = blk_locks_take();
+
+	if (!ret)
+		ret = snapshot_load(vm, data, len, -1, vm->snapshot_config);
+	if (ret)
+		blk_locks_release();
+	return ret;
 }
 
 /* The guest is here now: each virtio-net asks its driver to announce it
@@ -272,7 +280,9 @@ int migrate_receive(struct vm *vm, int lfd, const char *spec, const char *config
 	/* guest RAM starts zero: the source leaves zero pages out */
 	for (unsigned int i = 0; i < vm->mem.n; i++)
 		madvise(vm->mem.r[i].host, vm->mem.r[i].size, MADV_DONTNEED);
-	ret = receive(vm, fd, config);
+	ret = mig_receive_stream(
+	    fd,
+	    &(struct mig_sink){.mem = &vm->mem, .config = config, .load = load_state, .ctx = vm});
 	close(fd);
 	mig_stats.total_ms = (vm_now_ns() - t0) / 1000000;
 	mig_stats.state = ret ? "failed" : "completed";
