@@ -48,6 +48,72 @@ struct args {
 	struct spec_print_options p;
 };
 
+static int parse_output(struct args *a, const char *arg)
+{
+	if (strcmp(arg, "json") == 0)
+		a->p.format = SPEC_FORMAT_JSON;
+	else if (strcmp(arg, "yaml") == 0)
+		a->p.format = SPEC_FORMAT_YAML;
+	else if (strcmp(arg, "config") == 0)
+		a->p.format = SPEC_FORMAT_CONFIG;
+	else {
+		fprintf(stderr,
+			"vmlet resolve: unknown output format '%s' (json, yaml or config)\n", arg);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* One option c (getopt's answer) of argv: 0, 1 (--help: done), -EINVAL. */
+static int parse_option(struct args *a, int c, char **argv)
+{
+	char *end;
+
+	switch (c) {
+	case 'f':
+		a->files[a->n_files++] = optarg;
+		return 0;
+	case 'v':
+		a->vm = optarg;
+		return 0;
+	case 'o':
+		return parse_output(a, optarg);
+	case 'l':
+		a->p.list = true;
+		return 0;
+	case 'e':
+		a->p.explain = true;
+		return 0;
+	case 'V':
+		if (!strchr(optarg, '=') || optarg[0] == '=') {
+			fprintf(stderr, "vmlet resolve: --volume wants NAME=PATH, got '%s'\n",
+				optarg);
+			return -EINVAL;
+		}
+		a->volumes[a->n_volumes++] = optarg;
+		return 0;
+	case 'D':
+		a->disk_root = optarg;
+		return 0;
+	case 'B':
+		a->p.bench = strtol(optarg, &end, 10);
+		if (*end || a->p.bench <= 0) {
+			fprintf(stderr, "vmlet resolve: --bench wants a count\n");
+			return -EINVAL;
+		}
+		return 0;
+	case 'h':
+		usage(stdout);
+		return 1;
+	case ':':
+		fprintf(stderr, "vmlet resolve: option '%s' needs an argument\n", argv[optind - 1]);
+		return -EINVAL;
+	default:
+		fprintf(stderr, "vmlet resolve: unknown option '%s'\n", argv[optind - 1]);
+		return -EINVAL;
+	}
+}
+
 static int parse_args(int argc, char **argv, struct args *a)
 {
 	static const struct option opts[] = {
@@ -62,8 +128,7 @@ static int parse_args(int argc, char **argv, struct args *a)
 	    {"help", no_argument, NULL, 'h'},
 	    {NULL, 0, NULL, 0},
 	};
-	char *end;
-	int c;
+	int c, r;
 
 	a->files = calloc((size_t)argc, sizeof(*a->files));
 	a->volumes = calloc((size_t)argc, sizeof(*a->volumes));
@@ -71,66 +136,9 @@ static int parse_args(int argc, char **argv, struct args *a)
 		return -ENOMEM;
 	optind = 1;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":f:o:h", opts, NULL)) != -1) {
-		switch (c) {
-		case 'f':
-			a->files[a->n_files++] = optarg;
-			break;
-		case 'v':
-			a->vm = optarg;
-			break;
-		case 'o':
-			if (strcmp(optarg, "json") == 0)
-				a->p.format = SPEC_FORMAT_JSON;
-			else if (strcmp(optarg, "yaml") == 0)
-				a->p.format = SPEC_FORMAT_YAML;
-			else if (strcmp(optarg, "config") == 0)
-				a->p.format = SPEC_FORMAT_CONFIG;
-			else {
-				fprintf(stderr,
-					"vmlet resolve: unknown output format '%s' "
-					"(json, yaml or config)\n",
-					optarg);
-				return -EINVAL;
-			}
-			break;
-		case 'l':
-			a->p.list = true;
-			break;
-		case 'e':
-			a->p.explain = true;
-			break;
-		case 'V':
-			if (!strchr(optarg, '=') || optarg[0] == '=') {
-				fprintf(stderr,
-					"vmlet resolve: --volume wants NAME=PATH, got '%s'\n",
-					optarg);
-				return -EINVAL;
-			}
-			a->volumes[a->n_volumes++] = optarg;
-			break;
-		case 'D':
-			a->disk_root = optarg;
-			break;
-		case 'B':
-			a->p.bench = strtol(optarg, &end, 10);
-			if (*end || a->p.bench <= 0) {
-				fprintf(stderr, "vmlet resolve: --bench wants a count\n");
-				return -EINVAL;
-			}
-			break;
-		case 'h':
-			usage(stdout);
-			return 1;
-		case ':':
-			fprintf(stderr, "vmlet resolve: option '%s' needs an argument\n",
-				argv[optind - 1]);
-			return -EINVAL;
-		default:
-			fprintf(stderr, "vmlet resolve: unknown option '%s'\n", argv[optind - 1]);
-			return -EINVAL;
-		}
-	}
+	while ((c = getopt_long(argc, argv, ":f:o:h", opts, NULL)) != -1)
+		if ((r = parse_option(a, c, argv)))
+			return r;
 	if (optind < argc) {
 		fprintf(stderr, "vmlet resolve: unexpected argument '%s'\n", argv[optind]);
 		return -EINVAL;

@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * cmd_vm.c - options and VM running shared by `vmlet run` and `vmlet probe`.
+ * cmd_vm.c - the VM running shared by `vmlet run` and `vmlet probe`: the
+ * configuration with the command line's overrides, the host files the
+ * options name, and the run itself (the options are cmd_vm_opts.c).
  */
 #include <errno.h>
 #include <signal.h>
@@ -23,227 +25,6 @@
 #include "vmm/util/timings.h"
 #include "vmm/vm/vm.h"
 #include "vmm/vm_config.h"
-
-static int parse_u32(const char **p, uint32_t *v)
-{
-	unsigned long x;
-	char *end;
-
-	if (**p < '0' || **p > '9')
-		return -EINVAL;
-	errno = 0;
-	x = strtoul(*p, &end, 10);
-	if (errno || x == 0 || x > 4096)
-		return -EINVAL;
-	*v = (uint32_t)x;
-	*p = end;
-	return 0;
-}
-
-int cmd_parse_smp(const char *s, uint32_t *sockets, uint32_t *cores, uint32_t *threads)
-{
-	const char *p = s;
-
-	*cores = *threads = 1;
-	if (parse_u32(&p, sockets))
-		return -EINVAL;
-	if (!*p)
-		return 0;
-	if (*p++ != ',' || parse_u32(&p, cores) || *p++ != ',' || parse_u32(&p, threads) || *p)
-		return -EINVAL;
-	return 0;
-}
-
-static int cmd_parse_console(const char *arg, struct vm_console *c)
-{
-	if (!strcmp(arg, "stdio"))
-		c->kind = VM_CONSOLE_STDIO;
-	else if (!strcmp(arg, "none"))
-		c->kind = VM_CONSOLE_NONE;
-	else if (!strncmp(arg, "file:", 5) && arg[5]) {
-		c->kind = VM_CONSOLE_FILE;
-		c->path = arg + 5;
-	} else
-		return -EINVAL;
-	return 0;
-}
-
-/* A NAME=VALUE option (both parts non-empty) appended to list (at most
- * CMD_MAX_FILES): 0, or -1 with a message. */
-static int cmd_add_pair(const char **list, unsigned int *n, const char *opt, const char *form,
-			const char *arg)
-{
-	const char *eq = strchr(arg, '=');
-
-	if (*n == CMD_MAX_FILES || !eq || eq == arg || !eq[1]) {
-		fprintf(stderr, "vmlet: %s takes %s (at most %d), not '%s'\n", opt, form,
-			CMD_MAX_FILES, arg);
-		return -1;
-	}
-	list[(*n)++] = arg;
-	return 0;
-}
-
-/* The values of --smp, --memory and --grace-period, and --firmware with
- * --kernel, are usage errors when the option is read: 0 or -1 (message
- * printed). */
-static int cmd_check_smp(const char *arg)
-{
-	uint32_t s, c, t;
-
-	if (!cmd_parse_smp(arg, &s, &c, &t))
-		return 0;
-	fprintf(stderr, "vmlet: --smp takes SOCKETS,CORES,THREADS (each 1..4096), not '%s'\n", arg);
-	return -1;
-}
-
-static int cmd_check_memory(const char *arg)
-{
-	uint64_t v;
-
-	if (!spec_parse_size(arg, &v) && v >= (16ull << 20))
-		return 0;
-	fprintf(stderr,
-		"vmlet: --memory takes a size of at least 16Mi (e.g. 512Mi, 5Gi), not '%s'\n", arg);
-	return -1;
-}
-
-static int cmd_check_grace(const char *arg)
-{
-	char *end;
-	long long g = strtoll(arg, &end, 10);
-
-	if (*arg >= '0' && *arg <= '9' && !*end && g <= 86400 * 365)
-		return 0;
-	fprintf(stderr, "vmlet: --grace-period takes whole seconds, not '%s'\n", arg);
-	return -1;
-}
-
-static int cmd_check_boot(const struct cmd_vm_opts *o)
-{
-	if (!o->firmware || !o->kernel)
-		return 0;
-	fprintf(stderr, "vmlet: --firmware and --kernel exclude each other\n");
-	return -1;
-}
-
-int cmd_vm_option(struct cmd_vm_opts *o, int c, const char *arg)
-{
-	switch (c) {
-	case 'f':
-		if (o->n_files == CMD_MAX_FILES) {
-			fprintf(stderr, "vmlet: too many -f arguments (at most %d)\n",
-				CMD_MAX_FILES);
-			return -1;
-		}
-		o->files[o->n_files++] = arg;
-		return 0;
-	case CMD_OPT_VM:
-		o->vm_name = arg;
-		return 0;
-	case CMD_OPT_VOLUME:
-		return cmd_add_pair(o->volumes, &o->n_volumes, "--volume", "NAME=PATH", arg);
-	case CMD_OPT_TAP:
-		if (strchr(arg, '=') && strlen(strchr(arg, '=') + 1) >= 16) {
-			fprintf(stderr, "vmlet: --tap %s: tap name too long\n", arg);
-			return -1;
-		}
-		return cmd_add_pair(o->taps, &o->n_taps, "--tap", "IFACE=TAP", arg);
-	case CMD_OPT_DISK_ROOT:
-		o->disk_root = arg;
-		return 0;
-	case CMD_OPT_IMAGE_STORE:
-		o->image_store = arg;
-		return 0;
-	case CMD_OPT_KERNEL:
-		o->kernel = arg;
-		return cmd_check_boot(o);
-	case CMD_OPT_INITRD:
-		o->initrd = arg;
-		return 0;
-	case CMD_OPT_FIRMWARE:
-		o->firmware = arg;
-		return cmd_check_boot(o);
-	case CMD_OPT_EFI_VARS:
-		o->efi_vars = arg;
-		return 0;
-	case CMD_OPT_CMDLINE:
-		o->cmdline = arg;
-		return 0;
-	case CMD_OPT_SMP:
-		o->smp = arg;
-		return cmd_check_smp(arg);
-	case CMD_OPT_MEMORY:
-		o->memory = arg;
-		return cmd_check_memory(arg);
-	case CMD_OPT_TIMINGS: /* vmm/util/timings.h */
-		if (!timings_enable())
-			return 0;
-		fprintf(stderr, "vmlet: --timings: cannot map its table\n");
-		return -1;
-	case CMD_OPT_GRACE:
-		o->grace = arg;
-		return cmd_check_grace(arg);
-	case CMD_OPT_CONSOLE:
-		if (!cmd_parse_console(arg, &o->console))
-			return 0;
-		fprintf(stderr, "vmlet: --console takes stdio, none or file:PATH, not '%s'\n", arg);
-		return -1;
-	case CMD_OPT_CONSOLE_MAX: /* 0: no cap */
-		if (!spec_parse_size(arg, &o->console.max_bytes)) {
-			if (!o->console.max_bytes)
-				o->console.max_bytes = VM_CONSOLE_NO_CAP;
-			return 0;
-		}
-		fprintf(stderr,
-			"vmlet: --console-max-size takes a size (64Mi, 1G, 0: no cap), not "
-			"'%s'\n",
-			arg);
-		return -1;
-	case CMD_OPT_VENDOR:
-		o->vendor_set = true;
-		if (!strcmp(arg, "intel") || !strcmp(arg, "amd")) {
-			o->vendor = arg[0] == 'a' ? ARCH_VENDOR_AMD : ARCH_VENDOR_INTEL;
-			return 0;
-		}
-		fprintf(stderr, "vmlet: --cpu-vendor takes intel or amd, not '%s'\n", arg);
-		return -1;
-	case CMD_OPT_LOG_FORMAT:
-		if (!strcmp(arg, "json") || !strcmp(arg, "text")) {
-			o->log_format = arg[0] == 'j' ? LOG_FORMAT_JSON : LOG_FORMAT_TEXT;
-			return 0;
-		}
-		fprintf(stderr, "vmlet: --log-format takes json or text, not '%s'\n", arg);
-		return -1;
-	case CMD_OPT_LOG_LEVEL: {
-		static const char *const names[] = {"debug", "info", "warning", "error"};
-		unsigned int i;
-
-		for (i = 0; i < 4; i++)
-			if (!strcmp(arg, names[i])) {
-				o->log_level = (enum log_level)i;
-				return 0;
-			}
-		fprintf(stderr,
-			"vmlet: --log-level takes debug, info, warning or error, not '%s'\n", arg);
-		return -1;
-	}
-	case SANDBOX_OPT_SECCOMP:
-	case SANDBOX_OPT_USER:
-		return sandbox_option(&o->sandbox, c, arg);
-	case CTL_OPT_API_SOCKET:
-		o->api_socket = arg;
-		return 0;
-	case CMD_OPT_CHANNEL_DIR:
-		o->channel_dir = arg;
-		return 0;
-	case CMD_OPT_SECRET_DIR:
-		o->secret_dir = arg;
-		return 0;
-	default:
-		return 1;
-	}
-}
 
 static int replace_str(char **dst, const char *src)
 {
@@ -454,10 +235,11 @@ static int cmd_vm_tpm_state(const struct vm_config *cfg, const struct cmd_vm_opt
 	return 0;
 }
 
-int cmd_vm_run(const struct vm_config *cfg, const struct cmd_vm_opts *o, const uint8_t *payload,
-	       size_t payload_len, struct vm **keep)
+/* The run's options for vm_create() (the host files come later). */
+static struct vm_options cmd_vm_options(const struct cmd_vm_opts *o, const uint8_t *payload,
+					size_t payload_len)
 {
-	struct vm_options vo = {
+	return (struct vm_options){
 	    .vendor = o->vendor,
 	    .vendor_set = o->vendor_set,
 	    .console = o->console,
@@ -475,37 +257,89 @@ int cmd_vm_run(const struct vm_config *cfg, const struct cmd_vm_opts *o, const u
 	    .module_len = o->module_len,
 	    .bios_payload = o->bios_payload,
 	};
+}
+
+/* The host files a run names (vo points into them until they are freed). */
+struct cmd_vm_files {
+	char *efi_vars, *ovmf_vars, *ovmf_tmpl, *chan, *tpm_state;
+};
+
+static void cmd_vm_files_free(struct cmd_vm_files *f)
+{
+	free(f->chan);
+	free(f->efi_vars);
+	free(f->tpm_state);
+	free(f->ovmf_vars);
+	free(f->ovmf_tmpl);
+}
+
+/* OVMF's flash, the channels' prefix, the TPM's state and efi.persistent's
+ * variables, into vo. 0 or -errno (f holds what was made). */
+static int cmd_vm_files(const struct vm_config *cfg, const struct cmd_vm_opts *o, bool payload,
+			struct vm_options *vo, struct cmd_vm_files *f)
+{
+	int ret;
+
+	ret = cmd_vm_ovmf(cfg, o, payload, vo, &f->ovmf_vars, &f->ovmf_tmpl);
+	if (!ret)
+		ret = cmd_vm_channel_prefix(o, &f->chan);
+	if (ret)
+		return ret;
+	vo->channel_prefix = f->chan;
+	ret = cmd_vm_tpm_state(cfg, o, &f->tpm_state);
+	if (ret)
+		return ret;
+	vo->tpm_state = f->tpm_state;
+	/* efi.persistent: --efi-vars, else <name>.efivars next to the manifest */
+	if (cfg->boot == VM_BOOT_EFI && cfg->efi_persistent && !vo->flash_code) {
+		f->efi_vars =
+		    o->efi_vars ? strdup(o->efi_vars)
+				: efi_vars_default_path(o->n_files ? o->files[0] : NULL, cfg->name);
+		if (!f->efi_vars)
+			return -ENOMEM;
+		vo->efi_vars = f->efi_vars;
+	}
+	return 0;
+}
+
+/* The guest comes in (a snapshot restored, a migration received, or a
+ * boot) and runs; *mig_fd is closed once received. */
+static int cmd_vm_start(struct vm *vm, const struct cmd_vm_opts *o, struct ctl_server *ctl,
+			const char *json, int *mig_fd)
+{
+	int ret = 0;
+
+	if (ctl)
+		ret = ctl_vm_serve(ctl, vm);
+	if (!ret && o->restore && json)
+		ret = snapshot_restore(vm, o->restore, json);
+	else if (!ret && *mig_fd >= 0) {
+		ret = migrate_receive(vm, *mig_fd, o->incoming, json);
+		*mig_fd = -1; /* closed */
+	} else if (!ret)
+		ret = vm_boot(vm);
+	if (!ret) {
+		timings_mark(TIMINGS_LOADED); /* or the snapshot restored */
+		ret = vm_run(vm);
+	}
+	return ret;
+}
+
+int cmd_vm_run(const struct vm_config *cfg, const struct cmd_vm_opts *o, const uint8_t *payload,
+	       size_t payload_len, struct vm **keep)
+{
+	struct vm_options vo = cmd_vm_options(o, payload, payload_len);
+	struct cmd_vm_files files = {0};
 	struct sandbox_opts sb = o->sandbox;
 	struct ctl_server *ctl = NULL;
 	struct vm *vm = NULL;
-	char *efi_vars = NULL, *ovmf_vars = NULL, *ovmf_tmpl = NULL, *chan = NULL, *json = NULL;
-	char *tpm_state = NULL;
+	char *json = NULL;
 	sigset_t stop;
 	int ret, mig_fd = -1;
 
-	ret = cmd_vm_ovmf(cfg, o, payload != NULL, &vo, &ovmf_vars, &ovmf_tmpl);
+	ret = cmd_vm_files(cfg, o, payload != NULL, &vo, &files);
 	if (ret)
 		goto out_free;
-	ret = cmd_vm_channel_prefix(o, &chan);
-	if (ret)
-		goto out_free;
-	vo.channel_prefix = chan;
-	ret = cmd_vm_tpm_state(cfg, o, &tpm_state);
-	if (ret)
-		goto out_free;
-	vo.tpm_state = tpm_state;
-	/* efi.persistent: --efi-vars, else <name>.efivars next to the manifest */
-	if (cfg->boot == VM_BOOT_EFI && cfg->efi_persistent && !vo.flash_code) {
-		efi_vars = o->efi_vars
-			       ? strdup(o->efi_vars)
-			       : efi_vars_default_path(o->n_files ? o->files[0] : NULL, cfg->name);
-		if (!efi_vars) {
-			ret = -ENOMEM;
-			goto out_free;
-		}
-		vo.efi_vars = efi_vars;
-	}
-
 	/* A SIGTERM during set-up must not kill vmlet: it stays pending and
 	 * presses the power button as soon as vm_run() listens. */
 	sigemptyset(&stop);
@@ -539,19 +373,7 @@ int cmd_vm_run(const struct vm_config *cfg, const struct cmd_vm_opts *o, const u
 	if (ret)
 		goto out;
 	vm->snapshot_config = json;
-	if (ctl)
-		ret = ctl_vm_serve(ctl, vm);
-	if (!ret && o->restore && json)
-		ret = snapshot_restore(vm, o->restore, json);
-	else if (!ret && mig_fd >= 0) {
-		ret = migrate_receive(vm, mig_fd, o->incoming, json);
-		mig_fd = -1; /* closed */
-	} else if (!ret)
-		ret = vm_boot(vm);
-	if (!ret) {
-		timings_mark(TIMINGS_LOADED); /* or the snapshot restored */
-		ret = vm_run(vm);
-	}
+	ret = cmd_vm_start(vm, o, ctl, json, &mig_fd);
 	ctl_server_close(ctl); /* before vm_destroy(): it uses the VM's loop */
 	ctl = NULL;
 	if (keep && ret > 0)
@@ -564,12 +386,8 @@ out:
 	ctl_server_close(ctl);
 	sandbox_release();
 out_free:
-	free(chan);
 	free(json);
-	free(efi_vars);
-	free(tpm_state);
-	free(ovmf_vars);
-	free(ovmf_tmpl);
+	cmd_vm_files_free(&files);
 	return ret;
 }
 
