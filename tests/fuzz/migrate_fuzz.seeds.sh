@@ -2,7 +2,7 @@
 # Seeds for migrate_fuzz (the stream a source sends, docs/migration.md):
 # a whole migration (hello with the target's config, pages into both RAM
 # regions, the state of tests/fuzz/corpus/snapshot_fuzz/tiny-guest-state,
-# the commit), the same with another config, a page record straddling a
+# the commit, and once paused), the same with another config, a page record straddling a
 # region's end, one too long, and the state without its commit. $1: the
 # seed directory.
 set -eu
@@ -21,7 +21,8 @@ def seed(name, b):
         f.write(b)
 
 whole = hello(b"CONFIG") + pages(0, 2) + pages(1 << 20, 1) + rec(STATE_REC, state)
-seed("whole", whole + rec(COMMIT, b""))
+seed("whole", whole + rec(COMMIT, struct.pack("<I", 0)))
+seed("whole-paused", whole + rec(COMMIT, struct.pack("<I", 1)))
 seed("other-config", hello(b"OTHER") + pages(0, 1))
 seed("straddle", hello(b"CONFIG") + pages((64 << 10) - 4096, 2))
 seed("long", hello(b"CONFIG") + struct.pack("<IIQ", PAGES, 8 + 4096 * 257, 0) + bytes(64))

@@ -10,7 +10,8 @@
 # write. Failures lose nothing: a destination with another config refuses
 # at the hello, one that dies mid-way or refuses the state leaves the
 # source running its guest (status Running, migration failed, the guest
-# still counts and powers off on the button). The probe guest with a
+# still counts and powers off on the button). A paused guest arrives
+# paused. The probe guest with a
 # disk, virtio-rng and virtio-net moves; its disk changes hands (below).
 # A hostile stream (recorded
 # from a real migration, then altered) is refused by the destination with
@@ -159,7 +160,7 @@ out = {
     "unaligned": hello + struct.pack("<IIQ", 2, 8 + 4096, 100) + bytes(4096),
     "flipped": data[:len(data) - 8 - len(state) // 2] + bytes([data[len(data) - 8 - len(state) // 2] ^ 1]) + data[len(data) - 7 - len(state) // 2:],
     "cut": data[:len(data) // 2],
-    "nocommit": data[:-8],
+    "nocommit": data[:-12],
     "nohello": page(0, 1),
 }
 for k, v in out.items():
@@ -183,6 +184,22 @@ hostile flipped "a flipped byte in the state" "checksum mismatch"
 hostile cut "a stream cut short" "stream from the source broke"
 hostile nocommit "a state never committed" "stream from the source broke"
 hostile nohello "pages before the hello" "did not say hello"
+
+# a guest the user paused arrives paused, and runs on a resume
+src "$TMPD/so6" "$TMPD/se6"
+"$VMLET" ctl "$S" pause >/dev/null
+dst "$TMPD/do6" "$TMPD/de6"
+"$VMLET" ctl "$S" migrate "unix:$M" >/dev/null 2>"$TMPD/ce" || fail "paused: $(cat "$TMPD/ce")"
+wait "$SP"
+wait_log "$TMPD/de6" "arrived paused" 100
+st=$("$VMLET" ctl "$D" status)
+a=$(xs "$TMPD/do6")
+sleep 1
+[[ $st == *'"state":"Paused"'* ]] && (($(xs "$TMPD/do6") == a)) &&
+	ok "a paused guest arrives paused (it does not run)" || fail "paused: $st"
+"$VMLET" ctl "$D" resume >/dev/null && grows "$TMPD/do6" && ! grep -q BAD "$TMPD/do6" &&
+	ok "resumed at the destination: it counts on" || fail "resume: $(tail -2 "$TMPD/de6")"
+button_off "$DP" "$D" "$TMPD/de6" "the guest migrated paused"
 
 # disks change hands: the probe guest (report done, it waits for the
 # button) with a virtio disk (hostDisk, locked as QEMU locks it),

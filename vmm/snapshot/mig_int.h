@@ -17,13 +17,15 @@
 #define MIG_MAX_PAGES	  256u	     /* pages in one MIG_PAGES record */
 #define MIG_MAX_CONFIG	  (1u << 20) /* bytes of the config in MIG_HELLO */
 #define MIG_MAX_MESSAGE	  256u
+#define MIG_PAUSED	  1u /* commit flag: the user had paused the guest */
 #define MIG_REPLY_TIMEOUT 60 /* s: the source waits this long for an answer */
 
 enum mig_rec {
 	MIG_HELLO = 1,	/* magic, u32 version, the config JSON */
 	MIG_PAGES = 2,	/* u64 guest-physical address, 1..MIG_MAX_PAGES whole pages */
 	MIG_STATE = 3,	/* the snapshot state file's bytes (snap_file.h) */
-	MIG_COMMIT = 4, /* source, after the destination loaded the state: run it */
+	MIG_COMMIT = 4, /* source, after the destination loaded the state: run it;
+			 * u32 flags, MIG_PAUSED */
 	MIG_REPLY = 16	/* destination: i32 0 or -errno, a message */
 };
 
@@ -43,8 +45,9 @@ struct mig_sink {
 	const char *config;
 	int (*load)(void *ctx, const void *state, size_t len);
 	void *ctx;
+	uint32_t commit_flags; /* out: the commit's MIG_PAUSED */
 };
-int mig_receive_stream(int fd, const struct mig_sink *s);
+int mig_receive_stream(int fd, struct mig_sink *s);
 
 /* 0, -EPIPE at an end of stream, or -errno. */
 int mig_write_all(int fd, const void *buf, size_t len);

@@ -193,7 +193,7 @@ static int take_state(const struct mig_sink *s, int fd, uint32_t len)
 	return ret;
 }
 
-int mig_receive_stream(int fd, const struct mig_sink *s)
+int mig_receive_stream(int fd, struct mig_sink *s)
 {
 	bool hello = false, loaded = false;
 	uint32_t type, len;
@@ -215,8 +215,13 @@ int mig_receive_stream(int fd, const struct mig_sink *s)
 		} else if (type == MIG_STATE) {
 			ret = take_state(s, fd, len);
 			loaded = true;
-		} else if (type == MIG_COMMIT && loaded && !len) {
-			return 0;
+		} else if (type == MIG_COMMIT && loaded && len == 4) {
+			ret = mig_read_all(fd, &s->commit_flags, 4);
+			if (!ret && (s->commit_flags & ~MIG_PAUSED))
+				ret = error_errno(-EPROTO, "migrate: commit flags 0x%x",
+						  s->commit_flags);
+			if (!ret)
+				return 0;
 		} else {
 			ret = error_errno(-EPROTO, "migrate: unexpected record %u (%u bytes)", type,
 					  len);
@@ -265,6 +270,7 @@ static void announce(struct vm *vm)
 
 int migrate_receive(struct vm *vm, int lfd, const char *spec, const char *config)
 {
+	struct mig_sink sink;
 	uint64_t t0;
 	int fd, ret;
 
@@ -280,9 +286,9 @@ int migrate_receive(struct vm *vm, int lfd, const char *spec, const char *config
 	/* guest RAM starts zero: the source leaves zero pages out */
 	for (unsigned int i = 0; i < vm->mem.n; i++)
 		madvise(vm->mem.r[i].host, vm->mem.r[i].size, MADV_DONTNEED);
-	ret = mig_receive_stream(
-	    fd,
-	    &(struct mig_sink){.mem = &vm->mem, .config = config, .load = load_state, .ctx = vm});
+	sink = (struct mig_sink){.mem = &vm->mem, .config = config, .load = load_state, .ctx = vm};
+	ret = mig_receive_stream(fd, &sink);
+	vm->start_paused = !ret && (sink.commit_flags & MIG_PAUSED);
 	close(fd);
 	mig_stats.total_ms = (vm_now_ns() - t0) / 1000000;
 	mig_stats.state = ret ? "failed" : "completed";

@@ -207,8 +207,9 @@ static int precopy(struct mig_src *s, uint32_t max_ms)
 
 /* Stop-and-copy: paused, devices held (drained, disks flushed), the rest of
  * the pages and the state; then the destination's answer. */
-static int stop_and_copy(struct mig_src *s, char *msg, size_t mlen)
+static int stop_and_copy(struct mig_src *s, bool paused, char *msg, size_t mlen)
 {
+	uint32_t flags = paused ? MIG_PAUSED : 0;
 	struct snap_buf out = {0};
 	struct kvm_clock_data clock;
 	uint64_t n;
@@ -236,7 +237,7 @@ static int stop_and_copy(struct mig_src *s, char *msg, size_t mlen)
 		ret = mig_recv_reply(s->fd, msg, mlen);
 	/* the destination holds the guest, ready: it runs it once told to,
 	 * so that a source that did not hear this answer never leaves two */
-	if (!ret && (ret = mig_send(s->fd, MIG_COMMIT, NULL, 0, NULL, 0)))
+	if (!ret && (ret = mig_send(s->fd, MIG_COMMIT, &flags, sizeof(flags), NULL, 0)))
 		snprintf(msg, mlen, "the destination went away before the switch: %s",
 			 strerror(-ret));
 	return ret;
@@ -266,7 +267,7 @@ static int migrate_run(struct mig_src *s, uint32_t max_ms, char *msg, size_t mle
 	if (!was_paused)
 		ret = vm_pause(s->vm);
 	if (!ret && !(ret = snapshot_freeze_devices(s->vm))) {
-		ret = stop_and_copy(s, msg, mlen);
+		ret = stop_and_copy(s, was_paused, msg, mlen);
 		if (ret)
 			snapshot_thaw_devices(s->vm);
 	}

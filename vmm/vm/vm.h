@@ -163,6 +163,10 @@ struct vm {
 	 * snapshot (vmm/snapshot/); NULL: this VM cannot be snapshotted.
 	 * Owned by the caller of vm_create(). */
 	const char *snapshot_config;
+	/* The guest arrives paused (a live migration of a guest the user had
+	 * paused, vmm/snapshot/migrate.h): vm_run() holds the vCPUs as for
+	 * startStrategy Paused until `vmlet ctl resume`. */
+	bool start_paused;
 };
 
 int vm_create(struct vm **out, const struct vm_config *cfg, const struct vm_options *opt);

@@ -158,6 +158,8 @@ int vm_run(struct vm *vm)
 	vm_stamp(vm, "sandboxed");
 	if (vm->cfg->start_paused) /* startStrategy: Paused: ctl resume lets them run */
 		log_info("vm: started paused (startStrategy Paused): the vCPUs wait for a resume");
+	else if (vm->start_paused)
+		log_info("vm: the guest arrived paused: the vCPUs wait for a resume");
 	else
 		vm_pause_wake(vm); /* the first guest instruction */
 	while (vm_exit_reason(vm) == VM_EXIT_NONE) {
