@@ -314,6 +314,9 @@ struct arch_acpi_config {
 	/* nonzero: a TPM 2.0 CRB at ARCH_TPM_CRB_GPA: the TPM2 table (start
 	 * method CRB, its control area) and the MSFT0101 device in the DSDT */
 	int tpm;
+	/* with tpm: the FIFO (TIS) interface instead, as QEMU's tpm-tis: TPM2
+	 * start method 6 (no control area), MSFT0101 over ARCH_TPM_TIS_SIZE */
+	int tpm_tis;
 };
 
 /*

@@ -106,10 +106,11 @@
  *                            or RSDT, their entries, then the FADT's DSDT
  *                            and FACS) whose checksum is correct (FACS has
  *                            none), in discovery order
- *   tpm=crb <startupRc> <getRandomRc> <bytes>
- *                            only with a TPM2 table (start method CRB): the
- *                            response codes (hex) of TPM2_Startup(CLEAR) and
- *                            TPM2_GetRandom(8) sent through the CRB at CPL3,
+ *   tpm=crb|tis <startupRc> <getRandomRc> <bytes>
+ *                            only with a TPM2 table (start method CRB, or 6:
+ *                            the FIFO at 0xFED40000): the response codes
+ *                            (hex) of TPM2_Startup(CLEAR) and
+ *                            TPM2_GetRandom(8) sent through it at CPL3,
  *                            and how many random bytes came back;
  *                            tpm=error <step> when the interface failed
  *   acpiBadChecksum=<SIG> ...  tables whose checksum is wrong (omitted when

@@ -232,16 +232,18 @@ static int build_mcfg(struct acpi_out *o, gpa_t *gpa)
 	return 0;
 }
 
-/* The TPM2 table for the CRB at ARCH_TPM_CRB_GPA (arch.h: cfg->tpm). */
-static int build_tpm2(struct acpi_out *o, gpa_t *gpa)
+/* The TPM2 table for the CRB at ARCH_TPM_CRB_GPA (arch.h: cfg->tpm), or
+ * for the FIFO (cfg->tpm_tis: start method 6 and no control area, as
+ * QEMU's tpm-tis; Linux's tpm_tis binds only with start method 6). */
+static int build_tpm2(struct acpi_out *o, const struct arch_acpi_config *cfg, gpa_t *gpa)
 {
 	struct acpi_tpm2 *t = (struct acpi_tpm2 *)out_alloc(o, sizeof(*t), 16, gpa);
 
 	if (!t)
 		return -ENOSPC;
 	header_init(&t->h, "TPM2", sizeof(*t), 4);
-	t->control_area = ARCH_TPM_CRB_GPA + ARCH_TPM_CRB_CTRL;
-	t->start_method = ACPI_TPM2_START_CRB;
+	t->control_area = cfg->tpm_tis ? 0 : ARCH_TPM_CRB_GPA + ARCH_TPM_CRB_CTRL;
+	t->start_method = cfg->tpm_tis ? ACPI_TPM2_START_FIFO : ACPI_TPM2_START_CRB;
 	header_finish((uint8_t *)t);
 	return 0;
 }
@@ -336,8 +338,9 @@ static void dsdt_pci(struct aml *a, const struct arch_acpi_config *cfg)
 	aml_close(a, dev);
 }
 
-/* The TPM as QEMU's tpm-crb describes it: MSFT0101 over the CRB window. */
-static void dsdt_tpm(struct aml *a)
+/* The TPM as QEMU's tpm-crb / tpm-tis describe it: MSFT0101 over the CRB
+ * window or the TIS window (no IRQ: the driver polls). */
+static void dsdt_tpm(struct aml *a, bool tis)
 {
 	struct aml_rt rt = {.len = 0};
 	size_t dev = aml_device_open(a, "TPM");
@@ -345,7 +348,8 @@ static void dsdt_tpm(struct aml *a)
 	aml_name_string_obj(a, "_HID", "MSFT0101");
 	aml_name_string_obj(a, "_STR", "TPM 2.0 Device");
 	aml_name_integer(a, "_UID", 1);
-	aml_rt_mem32_fixed(&rt, (uint32_t)ARCH_TPM_CRB_GPA, (uint32_t)ARCH_TPM_CRB_SIZE);
+	aml_rt_mem32_fixed(&rt, (uint32_t)ARCH_TPM_CRB_GPA,
+			   (uint32_t)(tis ? ARCH_TPM_TIS_SIZE : ARCH_TPM_CRB_SIZE));
 	aml_rt_end(&rt);
 	aml_name_rt(a, "_CRS", &rt);
 	aml_close(a, dev);
@@ -410,7 +414,7 @@ static int build_dsdt(struct acpi_out *o, const struct arch_acpi_config *cfg, gp
 	if (cfg->pci)
 		dsdt_pci(&a, cfg);
 	if (cfg->tpm)
-		dsdt_tpm(&a);
+		dsdt_tpm(&a, cfg->tpm_tis);
 	aml_close(&a, blk);
 	if (a.err)
 		return a.err;
@@ -456,7 +460,7 @@ int arch_acpi_build(uint8_t *buf, size_t cap, gpa_t base, const struct arch_acpi
 	if (!r && cfg->pci)
 		r = build_mcfg(&o, &mcfg);
 	if (!r && cfg->tpm)
-		r = build_tpm2(&o, &tpm2);
+		r = build_tpm2(&o, cfg, &tpm2);
 	if (r)
 		return r;
 	tables[nt++] = fadt;

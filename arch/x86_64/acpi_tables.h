@@ -200,7 +200,8 @@ struct acpi_tpm2 {
 } ACPI_PACKED;
 _Static_assert(sizeof(struct acpi_tpm2) == 76, "TPM2 size");
 
-#define ACPI_TPM2_START_CRB 7 /* Command Response Buffer interface */
+#define ACPI_TPM2_START_CRB  7 /* Command Response Buffer interface */
+#define ACPI_TPM2_START_FIFO 6 /* Memory mapped I/O: the FIFO (TIS) interface */
 
 /* PCI Firmware Specification 3.2 §4.1.2 MCFG. */
 struct acpi_mcfg {

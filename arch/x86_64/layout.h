@@ -25,7 +25,8 @@
  *   0xe010_0000  more PCI BAR space up to the IOAPIC (ARCH_PCI_MMIO32_HI_*):
  *                a BIOS places BARs top-down from 0xfec0_0000
  *   0xfec0_0000  IOAPIC
- *   0xfed4_0000  TPM 2.0 CRB window, 4 KiB (devices.tpm; QEMU's address)
+ *   0xfed4_0000  TPM 2.0: CRB window, 4 KiB (tpm.persistent), or the TIS
+ *                window, 5 localities of 4 KiB (tpm: {}); QEMU's address
  *   0xfee0_0000  local APIC
  *   0xfffb_c000  KVM's identity-map page (ARCH_IDENTITY_MAP_GPA) and its
  *   0xfffb_d000  three TSS pages (ARCH_TSS_GPA), which KVM needs on Intel
@@ -71,6 +72,7 @@
 #define ARCH_TPM_CRB_GPA	 0xfed40000ull
 #define ARCH_TPM_CRB_SIZE	 0x1000ull
 #define ARCH_TPM_CRB_CTRL	 0x40ull /* CTRL_REQ: the control area TPM2 names */
+#define ARCH_TPM_TIS_SIZE	 0x5000ull
 #define ARCH_LAPIC_GPA		 0xfee00000ull
 #define ARCH_IDENTITY_MAP_GPA	 0xfffbc000ull
 #define ARCH_TSS_GPA		 0xfffbd000ull /* 3 pages */

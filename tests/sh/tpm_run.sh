@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # devices.tpm (vmm/dev/tpm/, issue 27 part 2) with swtpm for real, under the
 # default seccomp policy: the probe guest finds the TPM through the ACPI
-# TPM2 table and drives the CRB at CPL3 (TPM2_Startup, TPM2_GetRandom: the
-# vCPU's MMIO, the worker thread, swtpm); tpm.persistent keeps the state in
+# TPM2 table and drives it at CPL3 (TPM2_Startup, TPM2_GetRandom: the
+# vCPU's MMIO, the worker thread, swtpm): the FIFO (TIS) for tpm: {} and the
+# CRB for tpm.persistent, as KubeVirt's libvirt domains (tpm-tis, tpm-crb);
+# tpm.persistent keeps the state in
 # NAME.tpm beside the manifest, and a symbolic link planted there is
 # refused without touching its target, and so is one made beforehand that
 # is open to others or not vmlet's user's, and a hard link planted in it is
@@ -23,8 +25,8 @@ ELF=$TMPD/probe.elf
 tpm_vm tpma '{}' >"$TMPD/a/vm.yaml"
 "$VMLET" probe -f "$TMPD/a/vm.yaml" -o json >"$TMPD/a.json" 2>"$TMPD/a.err"
 rc=$?
-grep -q '"tpm": *"crb 0x0 0x0 8"' "$TMPD/a.json" && ((rc == 0)) &&
-	ok "tpm: {}: the guest ran TPM2_Startup and GetRandom through the CRB" ||
+grep -q '"tpm": *"tis 0x0 0x0 8"' "$TMPD/a.json" && ((rc == 0)) &&
+	ok "tpm: {}: the guest ran TPM2_Startup and GetRandom through the TIS FIFO" ||
 	fail "tpm: {}: exit $rc, $(grep -o '"tpm"[^,]*' "$TMPD/a.json" | head -2) $(tail -2 "$TMPD/a.err")"
 ((rc == 0)) && ! grep -q 'warning.*devices.tpm' "$TMPD/a.err" && ok "tpm: {} does not warn" ||
 	fail "tpm: {} warns: $(grep 'devices.tpm' "$TMPD/a.err")"
@@ -36,9 +38,10 @@ tpm_vm tpmoff '{enabled: false}' >"$TMPD/a/off.yaml"
 
 # persistent: the state directory beside the manifest, 0700, swtpm's file in it
 tpm_vm tpmp '{persistent: true}' >"$TMPD/b/vm.yaml"
-"$VMLET" probe -f "$TMPD/b/vm.yaml" >/dev/null 2>"$TMPD/b.err" &&
+"$VMLET" probe -f "$TMPD/b/vm.yaml" -o json >"$TMPD/b.json" 2>"$TMPD/b.err" &&
+	grep -q '"tpm": *"crb 0x0 0x0 8"' "$TMPD/b.json" &&
 	[[ -s $TMPD/b/tpmp.tpm/tpm2-00.permall && $(stat -c %a "$TMPD/b/tpmp.tpm") == 700 ]] &&
-	ok "tpm.persistent: state in tpmp.tpm/ (0700)" ||
+	ok "tpm.persistent: the CRB, state in tpmp.tpm/ (0700)" ||
 	fail "tpm.persistent: no state directory: $(ls -la "$TMPD/b" | tail -3) $(tail -2 "$TMPD/b.err")"
 "$VMLET" probe -f "$TMPD/b/vm.yaml" >/dev/null 2>&1 &&
 	ok "tpm.persistent: a second run starts from the kept state" || fail "tpm.persistent: second run"
@@ -121,12 +124,12 @@ tpm_vm tpmr '{}' Always >"$TMPD/a/r.yaml"
 	--console "file:$TMPD/r.con" >"$TMPD/r.out" 2>"$TMPD/r.err" &
 pid=$!
 for ((i = 0; i < 600; i++)); do
-	(($(grep -c '^tpm=crb 0x0 0x0 8' "$TMPD/r.con") >= 3)) && break
+	(($(grep -c '^tpm=tis 0x0 0x0 8' "$TMPD/r.con") >= 3)) && break
 	sleep 0.1
 done
 kill -TERM "$pid" 2>/dev/null
 wait "$pid"
-n=$(grep -c '^tpm=crb 0x0 0x0 8' "$TMPD/r.con")
+n=$(grep -c '^tpm=tis 0x0 0x0 8' "$TMPD/r.con")
 f=$(grep -c 'as new linear NVRAM store' "$TMPD/r.err")
 ((n >= 3 && f == 1)) && ok "no tpm.persistent: one TPM state through $n boots (guest reboots)" ||
 	fail "reboots: $n boots, swtpm formatted a new state $f times"
@@ -138,7 +141,7 @@ tpm_vm tpmk '{}' Once >"$TMPD/a/k.yaml"
 "$VMLET" run -f "$TMPD/a/k.yaml" --kernel "$ELF" --cmdline vmlet.end=hold \
 	--console "file:$TMPD/k.con" >"$TMPD/k.out" 2>"$TMPD/k.err" &
 pid=$!
-if wait_log "$TMPD/k.con" '^tpm=crb 0x0 0x0 8' 300; then
+if wait_log "$TMPD/k.con" '^tpm=tis 0x0 0x0 8' 300; then
 	sw=$(pgrep -P "$pid" -x swtpm | head -1)
 	# vmlet run as root switches to nobody (65534) once set up: swtpm too,
 	# with no capabilities

@@ -111,7 +111,7 @@ static void test_fadt(void)
 {
 	static struct built b;
 	uint32_t ids[1] = {0};
-	struct arch_acpi_config cfg = {{1, 1, 1}, ids, 1, 0, NULL, 1, 0};
+	struct arch_acpi_config cfg = {{1, 1, 1}, ids, 1, 0, NULL, 1, 0, 0};
 	struct acpi_fadt f;
 
 	if (build_walk(&b, &cfg))
@@ -210,7 +210,7 @@ static void test_madt(void)
 	static struct built b;
 	static uint32_t ids[400];
 	struct arch_topology t = {4, 100, 1};
-	struct arch_acpi_config cfg = {t, ids, 400, 1, NULL, 1, 0};
+	struct arch_acpi_config cfg = {t, ids, 400, 1, NULL, 1, 0, 0};
 	struct madt_seen s;
 
 	for (uint32_t i = 0; i < 400; i++)
@@ -234,7 +234,7 @@ static void test_madt(void)
 	t = (struct arch_topology){2, 3, 2};
 	for (uint32_t i = 0; i < 12; i++)
 		ids[i] = arch_topo_apic_id(&t, i);
-	cfg = (struct arch_acpi_config){t, ids, 12, 0, NULL, 0, 0};
+	cfg = (struct arch_acpi_config){t, ids, 12, 0, NULL, 0, 0, 0};
 	if (build_walk(&b, &cfg))
 		return;
 	walk_madt(find(&b, "APIC"), &s);
@@ -255,7 +255,7 @@ static void test_dsdt_and_mcfg(void)
 {
 	static struct built b;
 	uint32_t ids[2] = {0, 1};
-	struct arch_acpi_config cfg = {{1, 2, 1}, ids, 2, 1, NULL, 1, 0};
+	struct arch_acpi_config cfg = {{1, 2, 1}, ids, 2, 1, NULL, 1, 0, 0};
 	/* Name(_S5_, Package(4) {5, 5, 0, 0}) */
 	static const uint8_t s5[] = {0x08, '\\', '_',  'S',  '5',  '_',	 0x12, 0x08,
 				     0x04, 0x0a, 0x05, 0x0a, 0x05, 0x00, 0x00};
@@ -305,7 +305,7 @@ static void test_errors(void)
 {
 	static uint8_t buf[BUF_SIZE];
 	uint32_t ids[2] = {0, 1};
-	struct arch_acpi_config cfg = {{1, 2, 1}, ids, 2, 1, NULL, 1, 0};
+	struct arch_acpi_config cfg = {{1, 2, 1}, ids, 2, 1, NULL, 1, 0, 0};
 	size_t used = 0;
 
 	CHECK_EQ_U64(arch_acpi_build(buf, 200, ARCH_ACPI_GPA, &cfg, &used), (uint64_t)-ENOSPC);
@@ -413,17 +413,21 @@ static void dump(const char *dir, const char *tag, const struct built *b)
 
 /* cfg.tpm: the TPM2 table (start method CRB, the control area at the
  * window's CTRL_REQ) and Device(TPM_) MSFT0101 with Memory32Fixed over the
- * window; none of it without. */
+ * window; with cfg.tpm_tis start method 6 and the 0x5000 TIS window; none
+ * of it without. */
 static void test_tpm2(void)
 {
 	static struct built b;
 	uint32_t ids[1] = {0};
-	struct arch_acpi_config cfg = {{1, 1, 1}, ids, 1, 1, NULL, 1, 1};
+	struct arch_acpi_config cfg = {{1, 1, 1}, ids, 1, 1, NULL, 1, 1, 0};
 	static const uint8_t hid[] = {0x08, '_', 'H', 'I', 'D', 0x0d, 'M', 'S',
 				      'F',  'T', '0', '1', '0', '1',  0};
 	/* Memory32Fixed(ReadWrite, 0xFED40000, 0x1000) */
 	static const uint8_t crs[] = {0x86, 0x09, 0x00, 0x01, 0x00, 0x00,
 				      0xd4, 0xfe, 0x00, 0x10, 0x00, 0x00};
+	/* Memory32Fixed(ReadWrite, 0xFED40000, 0x5000) */
+	static const uint8_t crs_tis[] = {0x86, 0x09, 0x00, 0x01, 0x00, 0x00,
+					  0xd4, 0xfe, 0x00, 0x50, 0x00, 0x00};
 	const uint8_t *t, *d;
 
 	if (build_walk(&b, &cfg))
@@ -440,6 +444,20 @@ static void test_tpm2(void)
 	CHECK(contains(d, rd32(d + 4), "TPM_", 4));
 	CHECK(contains(d, rd32(d + 4), hid, sizeof(hid)));
 	CHECK(contains(d, rd32(d + 4), crs, sizeof(crs)));
+	/* tpm_tis: start method 6, no control area, the 0x5000 FIFO window */
+	cfg.tpm_tis = 1;
+	if (build_walk(&b, &cfg))
+		return;
+	t = find(&b, "TPM2");
+	CHECK(t != NULL);
+	if (t) {
+		CHECK_EQ_U64(rd64(t + 40), 0);
+		CHECK_EQ_U64(rd32(t + 48), 6); /* start method: memory mapped (FIFO) */
+	}
+	d = find(&b, "DSDT");
+	CHECK(contains(d, rd32(d + 4), hid, sizeof(hid)));
+	CHECK(contains(d, rd32(d + 4), crs_tis, sizeof(crs_tis)));
+	CHECK(!contains(d, rd32(d + 4), crs, sizeof(crs)));
 	cfg.tpm = 0;
 	if (build_walk(&b, &cfg))
 		return;
@@ -455,7 +473,7 @@ static void test_dump(void)
 	static uint32_t ids[400];
 	const char *dir = getenv("VMLET_ACPI_DUMP_DIR");
 	struct arch_topology t = {4, 100, 1};
-	struct arch_acpi_config cfg = {t, ids, 400, 1, NULL, 1, 1};
+	struct arch_acpi_config cfg = {t, ids, 400, 1, NULL, 1, 1, 0};
 
 	if (!dir)
 		SKIP("VMLET_ACPI_DUMP_DIR not set");

@@ -30,6 +30,8 @@ void fw_platform_acpi_config(const struct vm *vm, struct arch_acpi_config *c)
 	    .serial = vm->cfg->autoattach_serial_console, /* COM1: dev/serial8250.c */
 	    .pci = 1,		 /* MCFG + PCI0: vmm/dev/pci_devices.c always has a host bridge */
 	    .tpm = vm->cfg->tpm, /* vmm/dev/tpm/ */
+	    /* tpm: {} is QEMU's tpm-tis, persistent its tpm-crb, as KubeVirt */
+	    .tpm_tis = vm->cfg->tpm && !vm->cfg->tpm_persistent,
 	};
 }
 

@@ -148,8 +148,9 @@ struct probe_report {
 	/* systemUuid=: SMBIOS type 1's UUID, lower case ("" not reported;
 	 * expected: firmware.uuid, "" (not compared) when the VM has none) */
 	char system_uuid[37];
-	/* tpm=: "crb <startupRc> <getRandomRc> <bytes>" or "error <step>" ("" not
-	 * reported; expected: "crb 0x0 0x0 8" with devices.tpm and ACPI, where a
+	/* tpm=: "crb|tis <startupRc> <getRandomRc> <bytes>" or "error <step>" (""
+	 * not reported; expected: "tis 0x0 0x0 8" with devices.tpm and ACPI,
+	 * "crb 0x0 0x0 8" with tpm.persistent, where a
 	 * firmware that started the TPM first (OVMF) makes Startup's 0x100,
 	 * TPM_RC_INITIALIZE, as good) */
 	char tpm[48];

@@ -106,7 +106,7 @@ void probe_report_efi_expected(const struct vm_config *cfg, struct probe_report 
 	for (size_t i = 0; u && i < sizeof(r->system_uuid) - 1 && u[i]; i++)
 		r->system_uuid[i] = (char)(u[i] >= 'A' && u[i] <= 'F' ? u[i] - 'A' + 'a' : u[i]);
 	if (cfg->tpm && cfg->acpi)
-		strcpy(r->tpm, "crb 0x0 0x0 8");
+		strcpy(r->tpm, cfg->tpm_persistent ? "crb 0x0 0x0 8" : "tis 0x0 0x0 8");
 	if (cfg->boot != VM_BOOT_EFI)
 		return;
 	e->present = true;
@@ -143,7 +143,8 @@ bool probe_report_efi_compare(const struct probe_report *exp, const struct probe
 		match = false;
 	}
 	if (strcmp(exp->tpm, got->tpm) &&
-	    !(!strcmp(exp->tpm, "crb 0x0 0x0 8") && !strcmp(got->tpm, "crb 0x100 0x0 8"))) {
+	    !(!strcmp(exp->tpm, "crb 0x0 0x0 8") && !strcmp(got->tpm, "crb 0x100 0x0 8")) &&
+	    !(!strcmp(exp->tpm, "tis 0x0 0x0 8") && !strcmp(got->tpm, "tis 0x100 0x0 8"))) {
 		if (diff)
 			fprintf(diff, "tpm: expected %s, guest %s\n",
 				exp->tpm[0] ? exp->tpm : "none", got->tpm[0] ? got->tpm : "none");

@@ -1,9 +1,10 @@
 # A TPM 2.0 (devices.tpm, vmm/dev/tpm/, issue 27 part 2) under Debian's
 # OVMF on the real KVM: the secure-boot VM of ovmf-secureboot (shim ->
 # GRUB -> the signed cloud kernel) with tpm: {}, as windows.11's
-# preference asks. OVMF finds the CRB at 0xfed40000, starts the TPM and
-# measures the boot into the PCRs (its TCG2 event log handed to Linux
-# through EFI); Linux's tpm_crb then binds the MSFT0101 device of vmlet's
+# preference asks: the TIS (FIFO) interface, as KubeVirt's tpm-tis. OVMF
+# finds it at 0xfed40000, starts the TPM and measures the boot into the
+# PCRs (its TCG2 event log handed to Linux through EFI); Linux's tpm_tis
+# then binds the MSFT0101 device of vmlet's
 # ACPI tables. L2 reports the TPM, the size of the firmware's event log
 # (securityfs) and the SHA-256 PCRs 0 (firmware code), 4 (boot loaders) and
 # 7 (secure boot policy), which must not be zero.
@@ -41,7 +42,7 @@ l2() {
 host_check() {
 	local z=0000000000000000000000000000000000000000000000000000000000000000 p
 	[[ $(rep tpm) == "dev=/dev/tpm0 version=2 hid=MSFT0101" ]] &&
-		ok "Linux's tpm_crb drives vmlet's TPM under OVMF: $(rep tpm)" || fail "TPM: '$(rep tpm)'"
+		ok "Linux drives vmlet's TPM (TIS) under OVMF: $(rep tpm)" || fail "TPM: '$(rep tpm)'"
 	[[ $(rep tpm-log) =~ ^[0-9]+$ ]] && (($(rep tpm-log) > 0)) &&
 		ok "OVMF's TCG2 event log reached Linux ($(rep tpm-log) bytes)" ||
 		fail "no firmware event log: '$(rep tpm-log)'"

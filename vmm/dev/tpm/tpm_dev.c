@@ -19,22 +19,43 @@
 #include "vmm/dev/tpm/tpm_crb.h"
 #include "vmm/dev/tpm/tpm_dev.h"
 #include "vmm/dev/tpm/tpm_swtpm.h"
+#include "vmm/dev/tpm/tpm_tis.h"
 #include "vmm/util/file.h"
 #include "vmm/util/log.h"
 #include "vmm/util/thread.h"
 #include "vmm/vm/bus.h"
 #include "vmm/vm_config.h"
 
+/* The larger of the two interfaces' buffers. */
+#define TPM_DEV_BUF (TPM_TIS_BUF_SIZE > TPM_CRB_BUF_SIZE ? TPM_TIS_BUF_SIZE : TPM_CRB_BUF_SIZE)
+
 struct tpm_dev {
+	bool tis; /* the FIFO interface (tpm: {}), else the CRB (persistent) */
 	struct tpm_crb crb;
+	struct tpm_tis tis_regs;
 	struct tpm_swtpm sw;
 	struct vm *vm;
 	struct bus *mmio;
 	bool registered, started;
 	pthread_t thread;
 	int kick_fd, stop_fd;
-	uint8_t cmd[TPM_CRB_BUF_SIZE], rsp[TPM_CRB_BUF_SIZE];
+	uint8_t cmd[TPM_DEV_BUF], rsp[TPM_DEV_BUF];
 };
+
+/* The interface the guest sees: its worker side. */
+static size_t tpm_take(struct tpm_dev *d)
+{
+	if (d->tis)
+		return tpm_tis_take(&d->tis_regs, d->cmd, sizeof(d->cmd));
+	return tpm_crb_take(&d->crb, d->cmd, sizeof(d->cmd));
+}
+
+static int tpm_complete(struct tpm_dev *d, size_t len)
+{
+	if (d->tis)
+		return tpm_tis_complete(&d->tis_regs, d->rsp, len);
+	return tpm_crb_complete(&d->crb, d->rsp, len);
+}
 
 static void tpm_kick(void *opaque)
 {
@@ -50,7 +71,10 @@ static void tpm_dead(struct tpm_dev *d, int err)
 {
 	int st;
 
-	tpm_crb_fail(&d->crb);
+	if (d->tis)
+		tpm_tis_fail(&d->tis_regs);
+	else
+		tpm_crb_fail(&d->crb);
 	if (d->sw.pid > 0 && err != -EPIPE)
 		kill(d->sw.pid, SIGTERM);
 	if (d->sw.ctrl >= 0)
@@ -73,14 +97,14 @@ static void tpm_dead(struct tpm_dev *d, int err)
 /* One command the guest started: 0, -ECANCELED (teardown) or -errno. */
 static int tpm_serve(struct tpm_dev *d)
 {
-	size_t n = tpm_crb_take(&d->crb, d->cmd, sizeof(d->cmd)), len = 0;
+	size_t n = tpm_take(d), len = 0;
 	int ret;
 
 	if (!n)
 		return 0;
 	ret = tpm_swtpm_exchange(&d->sw, d->cmd, n, d->rsp, sizeof(d->rsp), &len, d->stop_fd);
 	if (!ret)
-		ret = tpm_crb_complete(&d->crb, d->rsp, len);
+		ret = tpm_complete(d, len);
 	return ret;
 }
 
@@ -251,7 +275,10 @@ static void tpm_destroy(void *state)
 		close(d->kick_fd);
 	if (d->stop_fd >= 0)
 		close(d->stop_fd);
-	tpm_crb_release(&d->crb);
+	if (d->tis)
+		tpm_tis_release(&d->tis_regs);
+	else
+		tpm_crb_release(&d->crb);
 	free(d);
 }
 
@@ -270,14 +297,22 @@ static int tpm_start(struct tpm_dev *d, const struct device_env *env)
 	if (ret)
 		return ret;
 	est = tpm_swtpm_established(&d->sw);
-	tpm_crb_set_established(&d->crb, est > 0);
+	if (d->tis)
+		tpm_tis_set_established(&d->tis_regs, est > 0);
+	else
+		tpm_crb_set_established(&d->crb, est > 0);
 	d->kick_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	d->stop_fd = eventfd(0, EFD_CLOEXEC);
 	if (d->kick_fd < 0 || d->stop_fd < 0)
 		return error_errno(-errno, "tpm: eventfd");
-	ret = bus_register(d->mmio, ARCH_TPM_CRB_GPA, TPM_CRB_WINDOW, &tpm_crb_ops, &d->crb);
+	if (d->tis)
+		ret = bus_register(d->mmio, ARCH_TPM_CRB_GPA, TPM_TIS_WINDOW, &tpm_tis_ops,
+				   &d->tis_regs);
+	else
+		ret =
+		    bus_register(d->mmio, ARCH_TPM_CRB_GPA, TPM_CRB_WINDOW, &tpm_crb_ops, &d->crb);
 	if (ret)
-		return error_errno(ret, "tpm: cannot claim the CRB window");
+		return error_errno(ret, "tpm: cannot claim the TPM's window");
 	d->registered = true;
 	ret = thread_start(&d->thread, THREAD_HELPER, "vmlet-tpm", tpm_worker, d);
 	if (ret)
@@ -301,14 +336,19 @@ static int tpm_create(const struct device_env *env, unsigned int index, void **s
 	d->mmio = env->mmio;
 	d->kick_fd = d->stop_fd = -1;
 	d->sw = (struct tpm_swtpm){.pid = -1, .ctrl = -1, .data = -1};
-	tpm_crb_init(&d->crb, ARCH_TPM_CRB_GPA, tpm_kick, d);
+	/* as KubeVirt: tpm: {} is libvirt's tpm-tis, persistent its tpm-crb */
+	d->tis = !env->cfg->tpm_persistent;
+	if (d->tis)
+		tpm_tis_init(&d->tis_regs, tpm_kick, d);
+	else
+		tpm_crb_init(&d->crb, ARCH_TPM_CRB_GPA, tpm_kick, d);
 	ret = tpm_start(d, env);
 	if (ret) {
 		tpm_destroy(d);
 		return ret;
 	}
-	log_info("tpm: TPM 2.0 (CRB at 0x%llx) backed by swtpm pid %d, %s state",
-		 (unsigned long long)ARCH_TPM_CRB_GPA, (int)d->sw.pid,
+	log_info("tpm: TPM 2.0 (%s at 0x%llx) backed by swtpm pid %d, %s state",
+		 d->tis ? "TIS" : "CRB", (unsigned long long)ARCH_TPM_CRB_GPA, (int)d->sw.pid,
 		 env->cfg->tpm_persistent ? "persistent" : "this run's");
 	*state = d;
 	return 0;

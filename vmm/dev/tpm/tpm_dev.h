@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * tpm_dev.h - the TPM 2.0 device (`devices.tpm`): the CRB window
- * (tpm_crb.h) at ARCH_TPM_CRB_GPA, backed by swtpm (tpm_swtpm.h), which
- * the ACPI tables describe (a TPM2 table and the MSFT0101 device).
+ * tpm_dev.h - the TPM 2.0 device (`devices.tpm`) at ARCH_TPM_CRB_GPA, with
+ * the interface KubeVirt's libvirt domain has: the TIS/FIFO window
+ * (tpm_tis.h) for tpm: {} (tpm-tis), the CRB window (tpm_crb.h) for
+ * cfg->tpm_persistent (tpm-crb); backed by swtpm (tpm_swtpm.h), which the
+ * ACPI tables describe (a TPM2 table and the MSFT0101 device).
  *
  * create() opens the state (cfg->tpm_persistent: the directory
  * fw->tpm_state, made 0700 when missing, a symbolic link refused, one that
@@ -12,16 +14,14 @@
  * run may restart, else an unnamed file of this run), starts swtpm and a THREAD_HELPER worker that
  * carries each command the guest starts to swtpm and its response back.
  * vCPU threads never touch swtpm's sockets (their sandbox cannot): START
- * kicks the worker through an eventfd. When swtpm goes away (its socket
+ * (CRB) or tpmGo (TIS) kicks the worker through an eventfd. When swtpm goes away (its socket
  * hangs up, a command cannot be sent, a response does not hold together)
  * the worker logs it with swtpm's exit status, the CRB reports a fatal
- * error, and the VM ends as crashed: no guest runs on with a dead TPM.
- * The worker also stops swtpm at teardown (CMD_SHUTDOWN, then reaps it).
- * With vmlet's --user, swtpm runs as that user (its --runas) and the
- * state is given to it first (the directory and its regular files with one
- * link each; any other entry, a planted hard link above all, is refused):
- * no root process serves the guest.
- * No save(): a snapshot of a VM with a TPM is refused, naming it.
+ * error (the TIS answers TPM_RC_FAILURE), and the VM ends as crashed: no guest runs on with a dead
+ * TPM. The worker also stops swtpm at teardown (CMD_SHUTDOWN, then reaps it). With vmlet's --user,
+ * swtpm runs as that user (its --runas) and the state is given to it first (the directory and its
+ * regular files with one link each; any other entry, a planted hard link above all, is refused): no
+ * root process serves the guest. No save(): a snapshot of a VM with a TPM is refused, naming it.
  */
 #ifndef VMLET_DEV_TPM_DEV_H
 #define VMLET_DEV_TPM_DEV_H
