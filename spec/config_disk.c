@@ -347,6 +347,31 @@ static int shared_container_disk(const struct resolver *r, const struct vm_confi
 	return 0;
 }
 
+/* More SATA disks and CD-ROMs than vmlet's AHCI controller has ports: an
+ * error, as `run` refuses them (KubeVirt's libvirt adds a second AHCI
+ * controller for the seventh: docs/disks.md). */
+static int too_many_sata(const struct resolver *r, const struct vm_config *cfg,
+			 const struct node *disks)
+{
+	unsigned int n = 0;
+
+	for (unsigned int i = 0; i < cfg->n_disks; i++) {
+		const struct vm_disk *d = &cfg->disks[i];
+
+		if (!d->bus || strcmp(d->bus, "sata") || ++n <= VM_MAX_SATA)
+			continue;
+		diag_err(r->d, disks->items[i],
+			 arena_printf(r->a, "%sdomain.devices.disks[%u]",
+				      r->vmi_only ? "spec." : "spec.template.spec.", i),
+			 "disk '%s': more than %d SATA disks and CD-ROMs: vmlet has one AHCI "
+			 "controller of %d ports where KubeVirt adds a second (docs/disks.md); "
+			 "put the others on bus virtio",
+			 d->name, VM_MAX_SATA, VM_MAX_SATA);
+		return -EINVAL;
+	}
+	return 0;
+}
+
 int config_disks(const struct resolver *r, const struct spec_options *o, const char *root,
 		 const struct node *spec, struct vm_config *cfg)
 {
@@ -363,7 +388,7 @@ int config_disks(const struct resolver *r, const struct spec_options *o, const c
 		if (map_disk(r, o, root, seq->items[i], i, vols, &cfg->disks[i]))
 			return -EINVAL;
 	}
-	if (shared_container_disk(r, cfg, seq))
+	if (shared_container_disk(r, cfg, seq) || too_many_sata(r, cfg, seq))
 		return -EINVAL;
 	config_cloud_init_meta(r, cfg);
 	return 0;

@@ -164,6 +164,10 @@ struct vm_hyperv {
  * converter, compute/channels.go) */
 #define VM_CHANNEL_DOWNWARD_METRICS "org.github.vhostmd.1"
 
+/* SATA disks and CD-ROMs: the ports of vmlet's one AHCI controller
+ * (= AHCI_PORTS); spec/ refuses a seventh (KubeVirt adds a controller) */
+#define VM_MAX_SATA 6
+
 /* spec.accessCredentials[] (KubeVirt's v1.AccessCredential) */
 enum vm_cred_type {
 	VM_CRED_SSH_KEY = 1, /* sshPublicKey */

@@ -2,7 +2,7 @@
 # bus: sata runs (issue 22 part 1): the disk is a port of the ICH9 AHCI
 # function (8086:2922, class 01/06/01) the probe guest finds on the bus;
 # a read-only claim on SATA runs too (KubeVirt refuses disk.readonly on
-# sata itself); a seventh SATA disk and bus scsi are refused before
+# sata itself); a seventh SATA disk (by resolve -o config too) and bus scsi are refused before
 # anything starts; the probe's polled AHCI bench driver (scripts/bench-blk's
 # SATA rows) completes its queue-depth-1 and NCQ reads. A driver no one here wrote: SeaBIOS's AHCI driver (its
 # q35 build, bios.bin: Debian's bios-microvm.bin that vmlet runs by default
@@ -76,6 +76,11 @@ timeout 60 "$VMLET" probe -f "$TMPD/seven.yaml" -o json >/dev/null 2>"$TMPD/seve
 rc=$?
 ((rc != 0)) && grep -q "disk 'd7': more than 6 SATA disks" "$TMPD/seven.err" &&
 	ok "a seventh SATA disk is refused, naming it" || fail "seven: exit $rc $(tail -2 "$TMPD/seven.err")"
+"$VMLET" resolve -f "$TMPD/seven.yaml" -o config >/dev/null 2>"$TMPD/seven.rerr"
+rc=$?
+((rc == 1)) && grep -qE "^$TMPD/seven.yaml:[0-9]+:[0-9]+: spec.template.spec.domain.devices.disks\[6\]: disk 'd7': more than 6 SATA disks" \
+	"$TMPD/seven.rerr" && ok "...and by resolve -o config, as run refuses it (FILE:LINE:COL)" ||
+	fail "seven, resolve -o config: exit $rc $(cat "$TMPD/seven.rerr")"
 
 vm scsi '{name: d, disk: {bus: scsi}}' '{name: d, emptyDisk: {capacity: 1Mi}}' >"$TMPD/scsi.yaml"
 timeout 60 "$VMLET" run -f "$TMPD/scsi.yaml" >/dev/null 2>"$TMPD/scsi.err"

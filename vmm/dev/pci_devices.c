@@ -72,6 +72,8 @@ static enum virtio_blk_error_policy blk_policy(enum vm_error_policy p)
 	}
 }
 
+_Static_assert(AHCI_PORTS == VM_MAX_SATA, "spec/ refuses more SATA disks than AHCI_PORTS");
+
 static bool disk_is_sata(const struct vm_disk *d)
 {
 	return d->bus && strcmp(d->bus, "sata") == 0;
