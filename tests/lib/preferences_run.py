@@ -106,7 +106,8 @@ def manifest(name, it, pref, domain=''):
 
 
 def expected(pref, it):
-    """What the guest must see: (vcpus, disk bus, NIC model, tpm)."""
+    """What the guest must see: (vcpus, disk bus, NIC model, a TPM that answered
+    TPM2_Startup and GetRandom: the probe's tpm= line)."""
     dev = pref['spec'].get('devices') or {}
     return (it['spec']['cpu']['guest'], dev.get('preferredDiskBus', 'sata'),
             dev.get('preferredInterfaceModel', 'virtio'), 'preferredTPM' in dev)
@@ -163,7 +164,7 @@ def judge(row):
         missing.append('a %s disk' % disk)
     if PCI_NIC.get(nic) not in seen:
         missing.append('a %s NIC' % nic)
-    if tpm and not re.search(r'^tpm=crb ', row['out'], re.M):
+    if tpm and not re.search(r'^tpm=(crb|tis) 0x0 0x0 ', row['out'], re.M):
         missing.append('a TPM')
     row['ok'] = not missing
     row['what'] = ('started: %d vCPU, %s disk, %s NIC%s' % (vcpus, disk, nic, ', TPM' if tpm else '')
