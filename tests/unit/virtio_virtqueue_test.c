@@ -363,6 +363,35 @@ static void test_notify_suppression(void)
 	tdrv_release(&d);
 }
 
+/* Live migration's marks (guest_mem.h): while tracking, a pop marks the
+ * chain's buffers (translated then) and a push marks the used ring, which
+ * was translated once at virtq_init(), before tracking began. */
+static void test_migration_marks(void)
+{
+	struct tdrv d;
+	struct virtq q;
+	struct pop_ctx c;
+	uint64_t map[(1 << 20) / 4096 / 64] = {0};
+
+	tdrv_init(&d, 1 << 20, QS);
+	d.mem.dev_dirty[0] = map;
+	CHECK(tdrv_virtq(&d, &q, 0) == 0);
+	guest_mem_track(&d.mem, true);
+	ctx_init(&c);
+	gpa_t b = tdrv_alloc(&d, 4096 * 2);
+	struct tbuf bufs[] = {{b, 4096 * 2, 1}};
+	uint16_t head = tdrv_post(&d, bufs, 1, 0);
+	CHECK(virtq_pop(&q, &c.e) == VIRTQ_POP_OK);
+	CHECK(map[(b / 4096) / 64] & (1ull << ((b / 4096) % 64)));
+	CHECK(map[(b / 4096 + 1) / 64] & (1ull << ((b / 4096 + 1) % 64)));
+	CHECK(!(map[0] & (1ull << (TDRV_USED / 4096)))); /* not written yet */
+	CHECK(virtq_push(&q, head, 10) == 0);
+	CHECK(map[0] & (1ull << (TDRV_USED / 4096)));
+	guest_mem_track(&d.mem, false);
+	d.mem.dev_dirty[0] = NULL;
+	tdrv_release(&d);
+}
+
 int main(void)
 {
 	TEST_RUN(test_init_checks);
@@ -373,5 +402,6 @@ int main(void)
 	TEST_RUN(test_wraparound);
 	TEST_RUN(test_fill_flush);
 	TEST_RUN(test_notify_suppression);
+	TEST_RUN(test_migration_marks);
 	return test_summary();
 }
