@@ -18,6 +18,7 @@
 
 #include "vmm/ctl/agent.h"
 #include "vmm/ctl/ctl.h"
+#include "vmm/util/unix_addr.h"
 
 struct ctl_agent {
 	int fd;
@@ -213,14 +214,14 @@ out:
 
 int ctl_agent_open(struct ctl_agent **out, const char *path, unsigned int timeout_ms)
 {
-	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+	struct sockaddr_un sa;
 	struct ctl_agent *a;
 	int r;
 
 	*out = NULL;
-	if (strlen(path) >= sizeof(sa.sun_path))
-		return -ENAMETOOLONG;
-	strcpy(sa.sun_path, path);
+	r = unix_addr_fill(&sa, path);
+	if (r)
+		return r;
 	a = calloc(1, sizeof(*a));
 	if (!a)
 		return -ENOMEM;

@@ -16,20 +16,20 @@
 
 #include "vmm/cmd/cmd.h"
 #include "vmm/ctl/ctl.h"
+#include "vmm/util/unix_addr.h"
 
 /* A connected stream to unix:PATH, with time limits on its silences (the
  * source must not hang on a destination that stopped answering). */
 static int dest_connect(const char *spec)
 {
-	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+	struct sockaddr_un sa;
 	struct timeval tv = {.tv_sec = 60};
 	int fd;
 
-	if (strncmp(spec, "unix:", 5) || !spec[5] || strlen(spec + 5) >= sizeof(sa.sun_path)) {
+	if (strncmp(spec, "unix:", 5) || unix_addr_fill(&sa, spec + 5)) {
 		fprintf(stderr, "vmlet ctl: migrate: want unix:PATH, not '%s'\n", spec);
 		return -EINVAL;
 	}
-	memcpy(sa.sun_path, spec + 5, strlen(spec + 5));
 	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (fd >= 0 && connect(fd, (struct sockaddr *)&sa, sizeof(sa))) {
 		close(fd);

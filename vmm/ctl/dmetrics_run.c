@@ -16,6 +16,7 @@
 #include "vmm/ctl/creds.h"
 #include "vmm/ctl/dmetrics.h"
 #include "vmm/util/log.h"
+#include "vmm/util/unix_addr.h"
 
 static uint64_t dm_now_ms(void)
 {
@@ -53,12 +54,11 @@ static pid_t dm_vmm(pid_t parent)
 
 static int dm_connect(const char *path)
 {
-	struct sockaddr_un sa = {.sun_family = AF_UNIX};
-	int fd;
+	struct sockaddr_un sa;
+	int fd = unix_addr_fill(&sa, path);
 
-	if (strlen(path) >= sizeof(sa.sun_path))
-		return -ENAMETOOLONG;
-	strcpy(sa.sun_path, path);
+	if (fd)
+		return fd;
 	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (fd < 0)
 		return -errno;

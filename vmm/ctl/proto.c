@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "vmm/ctl/ctl.h"
+#include "vmm/util/unix_addr.h"
 
 static const char *const verb_names[CTL_VERB_COUNT] = {
     [CTL_STATUS] = "status",   [CTL_PAUSE] = "pause",
@@ -207,7 +208,7 @@ int ctl_client_request(const char *path, enum ctl_verb verb, char **reply)
 int ctl_client_request_fds(const char *path, const char *request, const int *fds, unsigned int nfds,
 			   char **reply)
 {
-	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+	struct sockaddr_un sa;
 	union {
 		char buf[CMSG_SPACE(CTL_MAX_FDS * sizeof(int))];
 		struct cmsghdr align;
@@ -216,9 +217,9 @@ int ctl_client_request_fds(const char *path, const char *request, const int *fds
 	struct iovec iov[2];
 	int fd, err;
 
-	if (strlen(path) >= sizeof(sa.sun_path))
-		return -ENAMETOOLONG;
-	strcpy(sa.sun_path, path);
+	err = unix_addr_fill(&sa, path);
+	if (err)
+		return err;
 	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (fd < 0)
 		return -errno;

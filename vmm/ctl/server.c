@@ -37,6 +37,7 @@
 #include "vmm/util/event.h"
 #include "vmm/util/log.h"
 #include "vmm/sandbox/sandbox.h"
+#include "vmm/util/unix_addr.h"
 
 struct ctl_conn {
 	struct ctl_server *srv;
@@ -72,15 +73,15 @@ static uint64_t now_ms(void)
 
 int ctl_server_open(struct ctl_server **out, const char *path)
 {
-	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+	struct sockaddr_un sa;
 	struct ctl_server *s;
 	struct stat st;
 	mode_t old_mask;
 	int err;
 
-	if (strlen(path) >= sizeof(sa.sun_path))
-		return error_errno(-ENAMETOOLONG, "ctl: socket path '%s'", path);
-	strcpy(sa.sun_path, path);
+	err = unix_addr_fill(&sa, path);
+	if (err)
+		return error_errno(err, "ctl: socket path '%s'", path);
 	/* Replace a stale socket from an earlier run; refuse anything else. */
 	if (lstat(path, &st) == 0) {
 		if (!S_ISSOCK(st.st_mode))

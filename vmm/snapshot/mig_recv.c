@@ -24,6 +24,7 @@
 #include "vmm/virtio/virtio_net.h"
 #include "vmm/vm/vm.h"
 #include "vmm/vm_config.h"
+#include "vmm/util/unix_addr.h"
 
 /* unix:PATH into addr; its directory must be the user's and writable by
  * them only (no one else can replace the socket or connect first). */
@@ -36,11 +37,8 @@ static int unix_addr(const char *spec, struct sockaddr_un *addr)
 	if (strncmp(spec, "unix:", 5))
 		return error_errno(-EINVAL, "migrate: --incoming %s: want unix:PATH", spec);
 	path = spec + 5;
-	if (!*path || strlen(path) >= sizeof(addr->sun_path))
+	if (unix_addr_fill(addr, path))
 		return error_errno(-ENAMETOOLONG, "migrate: --incoming %s: bad path", spec);
-	memset(addr, 0, sizeof(*addr));
-	addr->sun_family = AF_UNIX;
-	memcpy(addr->sun_path, path, strlen(path));
 	slash = strrchr(path, '/');
 	snprintf(dir, sizeof(dir), "%.*s", slash ? (int)(slash - path) : 1,
 		 slash ? (slash == path ? "/" : path) : ".");

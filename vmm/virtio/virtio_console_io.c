@@ -13,16 +13,17 @@
 #include "vmm/util/iov.h"
 #include "vmm/util/log.h"
 #include "vmm/virtio/virtio_console_int.h"
+#include "vmm/util/unix_addr.h"
 
 int vcon_port_open(struct vcon_port *p, const char *prefix)
 {
-	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+	struct sockaddr_un sa;
 	struct stat st;
 	mode_t old_mask;
 	int fd, r;
 
 	r = snprintf(p->path, sizeof(p->path), "%s%s", prefix, p->name);
-	if (r < 0 || (size_t)r >= sizeof(p->path)) {
+	if (r < 0 || (size_t)r >= sizeof(p->path) || unix_addr_fill(&sa, p->path)) {
 		p->path[0] = 0;
 		return error_errno(-ENAMETOOLONG, "virtio-console: socket path %s%s", prefix,
 				   p->name);
@@ -42,7 +43,6 @@ int vcon_port_open(struct vcon_port *p, const char *prefix)
 			goto fail;
 		}
 	}
-	strcpy(sa.sun_path, p->path);
 	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	if (fd < 0) {
 		r = error_errno(-errno, "virtio-console: socket");

@@ -18,16 +18,18 @@
 #include "vmm/util/iov.h"
 #include "vmm/util/log.h"
 #include "vmm/virtio/virtio_vsock_int.h"
+#include "vmm/util/unix_addr.h"
 
 int vsock_listen(struct virtio_vsock *v, const char *path)
 {
-	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+	struct sockaddr_un sa;
 	struct stat st;
 	mode_t old_mask;
 	int fd, r;
 
-	if (strlen(path) >= sizeof(sa.sun_path))
-		return error_errno(-ENAMETOOLONG, "virtio-vsock: socket path %s", path);
+	r = unix_addr_fill(&sa, path);
+	if (r)
+		return error_errno(r, "virtio-vsock: socket path %s", path);
 	/* a stale socket of an earlier run is replaced; anything else (a
 	 * file, a planted link) is refused: bind() never follows a name */
 	if (lstat(path, &st) == 0) {
@@ -37,7 +39,6 @@ int vsock_listen(struct virtio_vsock *v, const char *path)
 		if (unlink(path) < 0)
 			return error_errno(-errno, "virtio-vsock: removing stale socket %s", path);
 	}
-	strcpy(sa.sun_path, path);
 	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	if (fd < 0)
 		return error_errno(-errno, "virtio-vsock: socket");
