@@ -32,7 +32,7 @@ l1() {
 }
 l2() {
 	t=/sys/class/tpm/tpm0
-	rep tpm "dev=$(ls /dev/tpm0 2>/dev/null) version=$(cat $t/tpm_version_major 2>/dev/null) hid=$(cat $t/device/hid 2>/dev/null)"
+	rep tpm "dev=$(ls /dev/tpm0 2>/dev/null) version=$(cat $t/tpm_version_major 2>/dev/null) hid=$(cat $t/device/hid 2>/dev/null || cat $t/device/firmware_node/hid 2>/dev/null)"
 	mount -t securityfs securityfs /sys/kernel/security 2>/dev/null
 	rep tpm-log "$(wc -c </sys/kernel/security/tpm0/binary_bios_measurements 2>/dev/null)"
 	for p in 0 4 7; do rep "tpm-pcr$p" "$(cat $t/pcr-sha256/$p 2>/dev/null)"; done
