@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # OVMF VMs (vmm/boot/ovmf_boot.h) as far as this machine can run them: a
-# secure-boot EFI VM picks Debian's OVMF_CODE_4M.fd and gets its variable
+# secure-boot EFI VM with VMLET_OVMF_SMM=0 picks Debian's OVMF_CODE_4M.fd
+# (without SMM) and gets its variable
 # store NAME.ovmf-vars.fd next to the manifest, made from
 # OVMF_VARS_4M.ms.fd (afresh each start without efi.persistent, kept with
 # it or with --efi-vars); the flash is mapped and the firmware starts at
@@ -10,7 +11,7 @@
 # too (bring your own firmware: OVMF_CODE_4M.fd, secure boot off, template
 # OVMF_VARS_4M.fd). Refused with clear messages: no OVMF installed (names
 # the Debian package), a vars file of the wrong size, the probe of a
-# secure-boot VM; with VMLET_OVMF_SMM=1 the SMM build, refused where the
+# secure-boot VM; by default (features.smm) the SMM build, refused where the
 # host's KVM has no SMM (kvm-pvm). The real boots (shim -> GRUB -> Linux, a refused
 # unsigned loader, variables across a restart) are nested scenarios:
 # tests/nested/scenarios/ovmf-*.sh.
@@ -18,6 +19,8 @@ source "$(dirname "$0")/../lib/sh.sh"
 source tests/efi/lib.sh
 
 have_kvm || skip "no usable /dev/kvm"
+# the build without SMM for what follows, up to the SMM part at the end
+export VMLET_OVMF_SMM=0
 [[ -f /usr/share/OVMF/OVMF_CODE_4M.fd && -f /usr/share/OVMF/OVMF_VARS_4M.ms.fd ]] ||
 	skip "Debian's ovmf package is not installed"
 
@@ -45,8 +48,8 @@ else
 	fail "secure-boot VM (status $rc)"
 	cat "$TMPD/log"
 fi
-grep -q 'features.smm: vmlet has no SMM' "$TMPD/log" && ok "features.smm: the warning says there is no SMM" ||
-	fail "no warning for features.smm"
+grep -q 'features.smm: SMM emulated for OVMF VMs.*VMLET_OVMF_SMM=0' "$TMPD/log" &&
+	ok "features.smm: the warning says where there is no SMM" || fail "no warning for features.smm"
 # not persistent: made afresh at the next start
 printf 'garbage' | dd of="$v" conv=notrunc status=none
 timeout 15 "$VMLET" run -f "$TMPD/m/vm.yaml" --console none >"$TMPD/log2" 2>&1
@@ -98,11 +101,11 @@ started /usr/share/OVMF/OVMF_CODE_4M.fd "$TMPD/log4" $rc &&
 efi_refused "probe of a secure-boot VM" 1 "secure boot is requested" \
 	"$VMLET" probe -f "$TMPD/m/vm.yaml"
 
-# SMM (VMLET_OVMF_SMM=1, docs/firmware.md "SMM"): OVMF's SMM build on a
+# SMM (the default for features.smm, docs/firmware.md "SMM"): OVMF's SMM build on a
 # platform with SMM; a host whose KVM has none (kvm-pvm) refuses it before
 # anything is made, naming features.smm and the host
 rm -f "$v"
-VMLET_OVMF_SMM=1 timeout 15 "$VMLET" run -f "$TMPD/m/vm.yaml" --console none --log-format text \
+env -u VMLET_OVMF_SMM timeout 15 "$VMLET" run -f "$TMPD/m/vm.yaml" --console none --log-format text \
 	>"$TMPD/log6" 2>&1
 rc=$?
 if grep -q "features.smm: this host's KVM.* has no SMM" "$TMPD/log6"; then
@@ -115,9 +118,9 @@ if grep -q "features.smm: this host's KVM.* has no SMM" "$TMPD/log6"; then
 	fi
 elif started /usr/share/OVMF/OVMF_CODE_4M.secboot.fd "$TMPD/log6" $rc &&
 	grep -q 'SMM on, the variable flash writable only from SMM' "$TMPD/log6"; then
-	ok "VMLET_OVMF_SMM=1: OVMF_CODE_4M.secboot.fd ran with SMM (status $rc)"
+	ok "features.smm: OVMF_CODE_4M.secboot.fd ran with SMM (status $rc)"
 else
-	fail "VMLET_OVMF_SMM=1 (status $rc)"
+	fail "features.smm with SMM (status $rc)"
 	cat "$TMPD/log6"
 fi
 finish

@@ -4,16 +4,16 @@
  * (package "ovmf", /usr/share/OVMF/): the UEFI firmware of a VM that wants
  * secure boot, and any firmware image given with --firmware.
  *
- * Which build: OVMF_CODE_4M.fd, the build with secure boot but without
- * SMM, with per-VM variables created from OVMF_VARS_4M.ms.fd (Microsoft's
- * and Debian's keys enrolled, secure boot on). Without SMM the variable
- * store is not protected from the guest's kernel: secure boot checks every
- * image the firmware loads (shim, GRUB, the kernel through shim), but a
- * guest OS running at ring 0 can rewrite the keys and variables in the
- * flash (docs/firmware.md). With VMLET_OVMF_SMM=1 and features.smm
- * (experimental) the SMM build OVMF_CODE_4M.secboot.fd runs on a platform
- * with SMM (vm_options.smm: vmm/vm/smm.h, vmm/dev/q35_smm.h) whose
- * variable flash only SMM may write; a host without SMM refuses it.
+ * Which build: with features.smm (which KubeVirt requires for secure
+ * boot) the SMM build OVMF_CODE_4M.secboot.fd on a platform with SMM
+ * (vm_options.smm: vmm/vm/smm.h, vmm/dev/q35_smm.h) whose variable flash
+ * only SMM may write; a host whose KVM has no SMM refuses it. With
+ * VMLET_OVMF_SMM=0 (or without features.smm) OVMF_CODE_4M.fd, the build
+ * with secure boot but without SMM: secure boot checks every image the
+ * firmware loads, but a guest OS running at ring 0 can rewrite the keys
+ * and variables in the flash (docs/firmware.md). Either way the per-VM
+ * variables are created from OVMF_VARS_4M.ms.fd (Microsoft's and Debian's
+ * keys enrolled, secure boot on).
  *
  * The platform is what OVMF's q35 code expects, built only for these VMs:
  * the MCH and ICH9 LPC registers (vmm/dev/q35.h), low RAM below the

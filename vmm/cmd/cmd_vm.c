@@ -179,8 +179,12 @@ static int cmd_vm_ovmf(const struct vm_config *cfg, const struct cmd_vm_opts *o,
 		       struct vm_options *vo, char **vars, char **tmpl)
 {
 	const char *code = getenv("VMLET_OVMF_CODE"), *smm_env = getenv("VMLET_OVMF_SMM");
-	/* SMM only when asked for (docs/firmware.md "SMM": not yet seen
-	 * booting OVMF's SMM build under the nested KVM) */
+	/* features.smm (KubeVirt's requirement for secure boot): OVMF's SMM
+	 * build on a platform with SMM, as KubeVirt runs it. VMLET_OVMF_SMM=0
+	 * keeps the build without SMM (its variable store open to the guest's
+	 * kernel); =1 gives SMM to a firmware of one's own too (docs/firmware.md
+	 * "SMM") */
+	bool smm_off = smm_env && !strcmp(smm_env, "0");
 	bool smm = cfg->smm && smm_env && !strcmp(smm_env, "1");
 	char *dflt;
 	size_t n;
@@ -191,8 +195,10 @@ static int cmd_vm_ovmf(const struct vm_config *cfg, const struct cmd_vm_opts *o,
 		code = o->firmware;
 	else if (o->firmware || !cfg->efi_secure_boot)
 		return 0; /* a PVH firmware or vmlet's own */
-	else if (!code || !*code)
+	else if (!code || !*code) {
+		smm = cfg->smm && !smm_off;
 		code = smm ? OVMF_CODE_SMM : OVMF_CODE_DEFAULT;
+	}
 	*tmpl = cmd_vm_ovmf_template(code, cfg->efi_secure_boot);
 	if (o->efi_vars) {
 		*vars = strdup(o->efi_vars);

@@ -94,11 +94,13 @@ int vm_smm_setup(struct vm *vm)
 
 	if (ioctl(vm->vm_fd, KVM_CHECK_EXTENSION, KVM_CAP_X86_SMM) <= 0 ||
 	    ioctl(vm->vm_fd, KVM_CHECK_EXTENSION, KVM_CAP_MULTI_ADDRESS_SPACE) < 2)
-		return error_errno(-ENOTSUP,
-				   "features.smm: this host's KVM%s has no SMM (KVM_CAP_X86_SMM, "
-				   "KVM_CAP_MULTI_ADDRESS_SPACE): a VM with SMM (secure boot as "
-				   "KubeVirt runs it) cannot run here (docs/hosts.md)",
-				   vm->kvm_pvm ? " (kvm-pvm)" : "");
+		return error_errno(
+		    -ENOTSUP,
+		    "features.smm: this host's KVM%s has no SMM (KVM_CAP_X86_SMM, "
+		    "KVM_CAP_MULTI_ADDRESS_SPACE): a VM with SMM (secure boot as "
+		    "KubeVirt runs it) cannot run here (docs/hosts.md); VMLET_OVMF_SMM=0 "
+		    "runs OVMF without SMM, its variable store open to the guest's kernel",
+		    vm->kvm_pvm ? " (kvm-pvm)" : "");
 	if (vm->mem.n < 1 || low->gpa || low->size < SMM_LOW_MIN)
 		return error_errno(-EINVAL, "smm: low RAM must start at 0 and hold %llu MiB",
 				   (unsigned long long)(SMM_LOW_MIN >> 20));
