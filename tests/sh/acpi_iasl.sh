@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The ACPI tables arch_acpi_build() makes must disassemble with ACPICA's
 # `iasl -d` without errors or warnings. The unit test arch_acpi_test writes
-# every table of a few configurations (x2APIC + PCI, minimal, serial) to a
+# every table of a few configurations (x2APIC + PCI, minimal, serial, a
+# TPM's TIS) to a
 # directory; each SDT is disassembled here. This iasl cannot read a lone
 # RSDP (no SDT header), so the RSDP is checked field by field instead.
 source "$(dirname "$0")/../lib/sh.sh"
@@ -51,6 +52,10 @@ grep -q 'Start Method : 07' "$dump/min-TPM2.dsl" || fail "TPM2: no CRB start met
 grep -q 'Control Address : 00000000FED40040' "$dump/min-TPM2.dsl" || fail "TPM2: control area"
 grep -q 'Name (_HID, "MSFT0101"' "$dump/min-DSDT.dsl" && grep -q 'Memory32Fixed (ReadWrite,' "$dump/min-DSDT.dsl" ||
 	fail "no TPM device (MSFT0101, Memory32Fixed) in the DSDT"
+# the TIS (tpm: {}): start method 6, no control area, the 0x5000 window
+grep -q 'Start Method : 06' "$dump/tis-TPM2.dsl" && grep -q 'Control Address : 0000000000000000' "$dump/tis-TPM2.dsl" ||
+	fail "TIS TPM2: start method or control area: $(grep -E 'Start Method|Control Address' "$dump/tis-TPM2.dsl" | tr '\n' ' ')"
+grep -q '0x00005000, *// Address Length' "$dump/tis-DSDT.dsl" || fail "TIS: no 0x5000 window in the DSDT"
 
 for f in "$dump"/*-RSDP.dat; do
 	python3 - "$f" <<'PY' || fail "$(basename "$f"): bad RSDP"

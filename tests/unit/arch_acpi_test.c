@@ -490,6 +490,9 @@ static void test_dump(void)
 	cfg.serial = 1;
 	if (!build_walk(&b, &cfg))
 		dump(dir, "serial", &b);
+	cfg.tpm_tis = 1;
+	if (!build_walk(&b, &cfg))
+		dump(dir, "tis", &b);
 }
 
 int main(void)
