@@ -26,8 +26,11 @@ def listen(path):
     if os.path.exists(path):
         os.unlink(path)
     s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    s.bind(path)
+    # bound and listening under another name first: a socket that exists
+    # but does not listen yet refuses the test's connection
+    s.bind(path + ".new")
     s.listen(1)
+    os.rename(path + ".new", path)
     c, _ = s.accept()
     s.close()
     os.unlink(path)

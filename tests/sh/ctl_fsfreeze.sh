@@ -14,11 +14,12 @@ CH=$SOCK.org.qemu.guest_agent.0
 agent() { # MODE: serve clients on $CH until killed
 	rm -f "$CH"
 	python3 - "$CH" "$1" 2>/dev/null <<'PY' &
-import json, socket, sys, time
+import json, os, socket, sys, time
 path, mode = sys.argv[1], sys.argv[2]
 s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-s.bind(path)
+s.bind(path + ".new")  # listening before the name the test waits for exists
 s.listen(1)
+os.rename(path + ".new", path)
 state = "thawed"
 while True:
     c, _ = s.accept()
@@ -112,10 +113,11 @@ stop_agent
 
 # a control socket whose VM says the guest has no agent running
 python3 - "$SOCK" 2>/dev/null <<'PY' &
-import socket, sys
+import os, socket, sys
 s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-s.bind(sys.argv[1])
+s.bind(sys.argv[1] + ".new")  # listening before the name the test waits for exists
 s.listen(4)
+os.rename(sys.argv[1] + ".new", sys.argv[1])
 while True:
     c, _ = s.accept()
     c.recv(1024)

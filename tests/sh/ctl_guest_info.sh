@@ -19,8 +19,9 @@ agent() { # MODE: serve one client on $CH
 import json, os, socket, sys, time
 path, mode = sys.argv[1], sys.argv[2]
 s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-s.bind(path)
+s.bind(path + ".new")  # listening before the name the test waits for exists
 s.listen(1)
+os.rename(path + ".new", path)
 c, _ = s.accept()
 if mode == "silent":
     time.sleep(30)

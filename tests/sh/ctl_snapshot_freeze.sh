@@ -19,11 +19,12 @@ LOG=$TMPD/log
 agent() { # MODE (good|refuse|vanish: the channel goes after the freeze): serve clients on $CH until killed
 	rm -f "$CH"
 	python3 - "$CH" "$1" "$LOG" 2>/dev/null <<'PY' &
-import json, socket, sys
+import json, os, socket, sys
 path, mode, log = sys.argv[1], sys.argv[2], sys.argv[3]
 s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-s.bind(path)
+s.bind(path + ".new")  # listening before the name the test waits for exists
 s.listen(1)
+os.rename(path + ".new", path)
 state = "thawed"
 while True:
     c, _ = s.accept()
@@ -76,11 +77,12 @@ stop_agent() { kill "$APID" 2>/dev/null; wait "$APID" 2>/dev/null; }
 vm() { # CONNECTED STATE SNAPSHOT-ANSWER (ok|fail): a stand-in control socket
 	rm -f "$SOCK"
 	python3 - "$SOCK" "$1" "$2" "$3" "$LOG" 2>/dev/null <<'PY' &
-import json, socket, sys
+import json, os, socket, sys
 path, conn, state, snap, log = sys.argv[1:]
 s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-s.bind(path)
+s.bind(path + ".new")  # listening before the name the test waits for exists
 s.listen(4)
+os.rename(path + ".new", path)
 while True:
     c, _ = s.accept()
     msg, _, _, _ = c.recvmsg(4096, socket.CMSG_SPACE(16))

@@ -43,6 +43,7 @@ src() { # OUT ERR ARGS...: the source, counting
 }
 dst() { # OUT ERR ARGS...: the destination, waiting on $M
 	local out=$1 err=$2; shift 2
+	rm -f "$M" # the last peer's socket would pass wait_sock at once
 	"$VMLET" run --kernel "$G" --api-socket "$D" --log-format text --incoming "unix:$M" "$@" \
 		>"$out" 2>"$err" &
 	DP=$!
@@ -119,11 +120,13 @@ wait "$DP"
 rc=$?
 ((rc == 1)) && grep -q "config is not this VM's" "$TMPD/de2" &&
 	ok "the destination with another config exits 1" || fail "dest: exit $rc $(tail -2 "$TMPD/de2")"
+rm -f "$M" # a socket left by the last peer would pass wait_sock at once
 python3 "$PEER" cut "$M" 3000000 &
 PP=$!
 wait_sock "$M" "$PP"
 failed_keeps "the destination died mid-way" "no answer|Broken pipe|reset|closed"
 wait "$PP"
+rm -f "$M" # a socket left by the last peer would pass wait_sock at once
 python3 "$PEER" refuse "$M" &
 PP=$!
 wait_sock "$M" "$PP"
@@ -134,6 +137,7 @@ grep -q BAD "$TMPD/so2" && fail "the source's guest saw a page change under it" 
 
 # record a real stream (the proxy between the source and the destination)
 dst "$TMPD/do3" "$TMPD/de3"
+rm -f "$TMPD/px.sock" # a socket left by the last peer would pass wait_sock at once
 python3 "$PEER" record "$TMPD/px.sock" "$M" "$TMPD/stream" &
 PP=$!
 wait_sock "$TMPD/px.sock" "$PP"
@@ -222,6 +226,7 @@ psrc() { # OUT ERR
 	wait_sock "$S" "$SP" && wait_log "$1" VMLET-PROBE-END 200 || fail "probe source: $(tail -2 "$2")"
 }
 pdst() { # OUT ERR
+	rm -f "$M"
 	"$VMLET" run "${G_ARGS[@]}" --kernel "$PROBE" --api-socket "$D" --log-format text \
 		--incoming "unix:$M" >"$1" 2>"$2" &
 	DP=$!
@@ -282,6 +287,7 @@ printf '%s\n' 'apiVersion: kubevirt.io/v1' 'kind: VirtualMachine' \
 	>"$TMPD/so5" 2>"$TMPD/se5" &
 SP=$!
 if wait_sock "$S" "$SP" && wait_log "$TMPD/so5" x 100; then
+	rm -f "$M" # a socket left by the last peer would pass wait_sock at once
 	python3 "$PEER" cut "$M" 0 2>/dev/null &
 	PP=$!
 	wait_sock "$M" "$PP"
