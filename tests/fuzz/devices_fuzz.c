@@ -250,6 +250,13 @@ static void *fz_thread_idle(void *arg)
 	return NULL;
 }
 
+/* the fuzzer's one thread is the main one (vmm/util/thread.c's role
+ * bookkeeping is not linked: thread_start above replaces it) */
+enum thread_role thread_current_role(void)
+{
+	return THREAD_MAIN;
+}
+
 int thread_start(pthread_t *t, enum thread_role role, const char *name, void *(*fn)(void *),
 		 void *arg)
 {
