@@ -86,6 +86,26 @@ for n in 1 2; do
 	fi
 done
 
+# the snapshot of the guest the user had paused (s1) restores paused: it
+# prints nothing until `ctl resume`, then goes on
+if [[ -f $TMPD/s1/state ]]; then
+	rm -f "$SOCK"
+	"$VMLET" run --kernel "$G" --api-socket "$SOCK" --log-format text --restore "$TMPD/s1" \
+		>"$TMPD/pzout" 2>"$TMPD/pzerr" &
+	PID=$!
+	wait_log "$TMPD/pzerr" "arrived paused" 200
+	a=$(xs "$TMPD/pzout"); sleep 0.5; b=$(xs "$TMPD/pzout")
+	st=$("$VMLET" ctl -o text "$SOCK" status 2>&1 | grep '^state:')
+	[[ $st == "state: Paused" ]] && ((a == b)) &&
+		ok "restore of a paused guest's snapshot: paused, the guest does not run" ||
+		fail "paused restore: '$st', $a then $b x: $(tail -3 "$TMPD/pzerr")"
+	"$VMLET" ctl "$SOCK" resume >/dev/null
+	grows "$TMPD/pzout" && ok "paused restore: runs on after ctl resume" ||
+		fail "paused restore did not run after resume: $(tail -3 "$TMPD/pzerr")"
+	"$VMLET" ctl "$SOCK" power-button >/dev/null
+	wait "$PID" || fail "paused restore: exit $?"
+fi
+
 refused() { # WHAT ERE ARGS...: run --restore must fail with a message
 	local what=$1 ere=$2; shift 2
 	timeout 60 "$VMLET" run --kernel "$G" --log-format text "$@" >"$TMPD/o" 2>"$TMPD/e"

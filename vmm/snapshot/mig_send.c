@@ -221,7 +221,7 @@ static int stop_and_copy(struct mig_src *s, bool paused, char *msg, size_t mlen)
 	if (!ret)
 		ret = send_pending(s, false);
 	if (!ret)
-		ret = snapshot_state(s->vm, &clock, -1, &out);
+		ret = snapshot_state(s->vm, &clock, paused, -1, &out);
 	/* the disks change hands: flushed and unlocked before the
 	 * destination takes them (blk.h) */
 	if (!ret && (ret = blk_locks_release()))

@@ -32,7 +32,7 @@ enum {
 	VS_MP_STATE,
 	VS_DEBUGREGS,
 };
-enum { CS_CLOCK = 1, CS_PIC_MASTER, CS_PIC_SLAVE, CS_IOAPIC, CS_PIT };
+enum { CS_CLOCK = 1, CS_PIC_MASTER, CS_PIC_SLAVE, CS_IOAPIC, CS_PIT, CS_RUN };
 
 #define SNAP_MAX_MSRS 1024
 
@@ -207,7 +207,8 @@ int snap_clock_save(struct vm *vm, struct kvm_clock_data *clock)
 	return 0;
 }
 
-int snap_chips_save(struct vm *vm, const struct kvm_clock_data *clock, struct snap_buf *b)
+int snap_chips_save(struct vm *vm, const struct kvm_clock_data *clock, uint32_t run_flags,
+		    struct snap_buf *b)
 {
 	struct kvm_irqchip chip[3];
 	struct kvm_pit_state2 pit;
@@ -223,6 +224,7 @@ int snap_chips_save(struct vm *vm, const struct kvm_clock_data *clock, struct sn
 	if (ioctl(vm->vm_fd, KVM_GET_PIT2, &pit) < 0)
 		return error_errno(-errno, "snapshot: KVM_GET_PIT2");
 	snap_buf_item(b, CS_PIT, &pit, sizeof(pit));
+	snap_buf_item(b, CS_RUN, &run_flags, sizeof(run_flags));
 	return b->err;
 }
 
@@ -232,6 +234,7 @@ int snap_chips_load(struct vm *vm, struct snap_cur *c)
 	struct kvm_clock_data clock;
 	struct kvm_irqchip chip;
 	struct kvm_pit_state2 pit;
+	uint32_t run = 0;
 
 	if (snap_cur_want(c, CS_CLOCK, &clock, sizeof(clock)))
 		return error_errno(-EBADMSG, "snapshot: bad clock item");
@@ -245,6 +248,11 @@ int snap_chips_load(struct vm *vm, struct snap_cur *c)
 		return error_errno(-EBADMSG, "snapshot: bad PIT item");
 	if (ioctl(vm->vm_fd, KVM_SET_PIT2, &pit) < 0)
 		return error_errno(-errno, "snapshot: KVM_SET_PIT2");
+	/* the run state (absent in the snapshots of older builds: running) */
+	if (c->left &&
+	    (snap_cur_want(c, CS_RUN, &run, sizeof(run)) || (run & ~SNAP_RUN_PAUSED) || c->left))
+		return error_errno(-EBADMSG, "snapshot: bad run state item");
+	vm->start_paused = run & SNAP_RUN_PAUSED;
 	return 0;
 }
 

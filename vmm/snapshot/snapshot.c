@@ -132,7 +132,7 @@ static int save_vcpus(struct vm *vm, struct snap_buf *out, uint64_t *xcr0)
 	return ret;
 }
 
-int snapshot_state(struct vm *vm, const struct kvm_clock_data *clock, int mem_fd,
+int snapshot_state(struct vm *vm, const struct kvm_clock_data *clock, bool user_paused, int mem_fd,
 		   struct snap_buf *out)
 {
 	const char *config = vm->snapshot_config;
@@ -147,7 +147,7 @@ int snapshot_state(struct vm *vm, const struct kvm_clock_data *clock, int mem_fd
 	snprintf(h.writer, sizeof(h.writer), "%s", SNAP_WRITER);
 	ret = save_vcpus(vm, &vcpus, &h.xcr0);
 	if (!ret)
-		ret = snap_chips_save(vm, clock, &b);
+		ret = snap_chips_save(vm, clock, user_paused ? SNAP_RUN_PAUSED : 0, &b);
 	if (ret)
 		goto out;
 	snap_file_begin(out, &h);
@@ -223,7 +223,7 @@ int snapshot_save(struct vm *vm, int state_fd, int mem_fd, bool resume)
 	if (!ret)
 		ret = snapshot_freeze_devices(vm);
 	if (!ret)
-		ret = snapshot_state(vm, &clock, mem_fd, &out);
+		ret = snapshot_state(vm, &clock, was_paused, mem_fd, &out);
 	if (!ret)
 		ret = write_all(state_fd, out.p, out.len, 0);
 	if (!ret && (fsync(mem_fd) || fsync(state_fd)))

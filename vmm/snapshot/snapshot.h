@@ -38,7 +38,8 @@ int snapshot_restore(struct vm *vm, const char *dir, const char *config_json);
  * The pieces live migration (migrate.h) shares with the snapshot:
  * snapshot_state() writes the whole state file into out for a paused VM
  * whose devices are frozen (the clock read first), guest RAM into mem_fd
- * (mem_fd < 0: only the memory section's region table). snapshot_load()
+ * (mem_fd < 0: only the memory section's region table); user_paused: the
+ * user had paused the guest (restored, it waits for a resume). snapshot_load()
  * checks data[0, len) as a restore does (snap_file_parse, the header
  * against this VM and config_json) and loads it; dfd: the snapshot
  * directory whose memory file is mapped, or -1 when guest RAM already
@@ -46,7 +47,7 @@ int snapshot_restore(struct vm *vm, const char *dir, const char *config_json);
  * release every device's threads (device.h; freeze: all or none).
  */
 struct kvm_clock_data;
-int snapshot_state(struct vm *vm, const struct kvm_clock_data *clock, int mem_fd,
+int snapshot_state(struct vm *vm, const struct kvm_clock_data *clock, bool user_paused, int mem_fd,
 		   struct snap_buf *out);
 int snapshot_load(struct vm *vm, const void *data, size_t len, int dfd, const char *config_json);
 int snapshot_freeze_devices(struct vm *vm);
@@ -61,7 +62,12 @@ int snap_vcpu_load(struct vm *vm, struct vcpu *v, struct snap_cur *c);
  * stops there, not after the seconds that saving its state may take). */
 struct kvm_clock_data;
 int snap_clock_save(struct vm *vm, struct kvm_clock_data *clock);
-int snap_chips_save(struct vm *vm, const struct kvm_clock_data *clock, struct snap_buf *b);
+/* run_flags: SNAP_RUN_PAUSED when the user had paused the guest (ctl
+ * pause); the load sets vm->start_paused from it (its vCPUs then wait for
+ * a resume). */
+#define SNAP_RUN_PAUSED 1u
+int snap_chips_save(struct vm *vm, const struct kvm_clock_data *clock, uint32_t run_flags,
+		    struct snap_buf *b);
 int snap_chips_load(struct vm *vm, struct snap_cur *c);
 /* The clock last: after every vCPU's TSC. */
 int snap_clock_load(struct vm *vm, struct snap_cur *c);

@@ -163,8 +163,8 @@ struct vm {
 	 * snapshot (vmm/snapshot/); NULL: this VM cannot be snapshotted.
 	 * Owned by the caller of vm_create(). */
 	const char *snapshot_config;
-	/* The guest arrives paused (a live migration of a guest the user had
-	 * paused, vmm/snapshot/migrate.h): vm_run() holds the vCPUs as for
+	/* The guest arrives paused (a live migration or a snapshot of a
+	 * guest the user had paused, vmm/snapshot/): vm_run() holds the vCPUs as for
 	 * startStrategy Paused until `vmlet ctl resume`. */
 	bool start_paused;
 };
