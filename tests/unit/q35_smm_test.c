@@ -13,6 +13,8 @@
 #include "vmm/dev/pflash.h"
 #include "vmm/dev/q35.h"
 #include "vmm/dev/q35_smm.h"
+#include "vmm/snapshot/snap_buf.h"
+#include "vmm/snapshot/snapshot.h"
 #include "vmm/vm/vcpu.h"
 
 static void q35_wr(int slot, uint32_t off, uint32_t v, uint32_t len)
@@ -302,6 +304,173 @@ static void test_secure_flash(void)
 	pflash_release(&f);
 }
 
+/* A chipset with SMM as OVMF leaves it: the fw_cfg device in *fc. */
+static struct q35 *smm_chipset(struct pci_host *h, struct fw_cfg **fc)
+{
+	struct q35 *q;
+
+	tbus_n = 0;
+	CHECK(thost_init(h, NULL) == 0);
+	CHECK(q35_create(&q, h, &tbus_pio) == 0);
+	CHECK(q35_enable_smm(q, NULL) == 0);
+	CHECK(fw_cfg_create(fc, &mem) == 0);
+	CHECK(q35_smm_fw_cfg(q, *fc) == 0);
+	return q;
+}
+
+static void smm_chipset_free(struct q35 *q, struct pci_host *h, struct fw_cfg *fc)
+{
+	fw_cfg_destroy(fc);
+	q35_destroy(q);
+	pci_host_release(h);
+}
+
+static void smm_save(struct q35 *q, struct pci_host *h, struct snap_buf *b)
+{
+	b->len = 0;
+	pci_dev_save(&h->bridge, b);
+	pci_dev_save(q35_lpc_dev(q), b);
+	q35_save(q, b);
+	CHECK(b->err == 0);
+}
+
+/* Load b into a new chipset with SMM: q35_load's answer (the PCI loads
+ * must pass); the chipset in *qo / *h / *fc when they are given. */
+static int smm_load(const struct snap_buf *b, struct q35 **qo, struct pci_host *h,
+		    struct fw_cfg **fc)
+{
+	struct pci_host h1;
+	struct fw_cfg *fc1;
+	struct q35 *q = smm_chipset(h ? h : &h1, fc ? fc : &fc1);
+	struct snap_cur c = snap_cur_make(b->p, b->len);
+	int r;
+
+	CHECK(pci_dev_load(h ? h : &h1, h ? &h->bridge : &h1.bridge, &c) == 0);
+	CHECK(pci_dev_load(h ? h : &h1, q35_lpc_dev(q), &c) == 0);
+	r = q35_load(q, &c);
+	if (qo)
+		*qo = q;
+	else
+		smm_chipset_free(q, &h1, fc1);
+	return r;
+}
+
+/* The bytes of the last item of b (q35's SMI state). */
+static uint8_t *smi_item(struct snap_buf *b)
+{
+	return b->p + b->len - 32; /* 32 bytes, after tag and length */
+}
+
+/* Snapshot of the SMM chipset: SMRAM locked and closed, SMI_EN, SMI_STS,
+ * the APM bytes, SMI_LOCK and the negotiated broadcast come back in a new
+ * chipset, locks in force (save -> load -> save gives the same bytes but
+ * the PM timer's count); what the guest cannot make is refused. */
+static void test_snapshot(void)
+{
+	const uint16_t smi_en = ARCH_PM1A_EVT_PORT + Q35_SMI_EN_OFF;
+	uint64_t bcast = Q35_SMI_F_BROADCAST;
+	struct snap_buf b = {0}, b2 = {0}, bad = {0};
+	struct pci_host h;
+	struct fw_cfg *fc;
+	struct q35 *q = smm_chipset(&h, &fc);
+	uint32_t cnt = 0;
+
+	q35_wr(0, Q35_EXT_TSEG, Q35_EXT_TSEG_QUERY, 2);
+	q35_wr(0, Q35_ESMRAMC, 0x07, 1);
+	q35_wr(0, Q35_SMRAM, Q35_SMRAM_D_OPEN | Q35_SMRAM_D_LCK | Q35_SMRAM_G_SMRAME, 1);
+	pio_wr(smi_en, Q35_SMI_EN_APMC | Q35_SMI_EN_GBL, 4);
+	q35_wr(Q35_LPC_SLOT, Q35_GEN_PMCON_1, Q35_GEN_PMCON_SMI_LCK, 2);
+	CHECK_EQ_U64(fw_write(fc, fw_key(fc, "etc/smi/requested-features"), &bcast, 8), 0);
+	CHECK_EQ_U64(fw_read8(fc, fw_key(fc, "etc/smi/features-ok")), 1);
+	pio_wr(Q35_APM_STS_PORT, 0x5a, 1);
+	pio_wr(Q35_APM_CNT_PORT, 0x10, 1);
+	smm_save(q, &h, &b);
+	smm_chipset_free(q, &h, fc);
+	CHECK(smm_load(&b, &q, &h, &fc) == 0);
+	CHECK_EQ_U64(q35_rd(0, Q35_SMRAM, 1), 0x1a);
+	CHECK_EQ_U64(q35_rd(0, Q35_ESMRAMC, 1), 0x3f);
+	CHECK_EQ_U64(q35_rd(0, Q35_EXT_TSEG, 2), 16);
+	CHECK_EQ_U64(pio_rd(smi_en, 4), Q35_SMI_EN_APMC | Q35_SMI_EN_GBL);
+	CHECK_EQ_U64(pio_rd(smi_en + 4, 4), Q35_SMI_STS_APM);
+	CHECK_EQ_U64(pio_rd(Q35_APM_CNT_PORT, 2), 0x5a10);
+	smm_save(q, &h, &b2);
+	CHECK_EQ_U64(b2.len, b.len);
+	/* the PM timer's count (the item after the two functions') differs */
+	memcpy(b.p + b.len - 40 - 4, &cnt, 4);
+	memcpy(b2.p + b2.len - 40 - 4, &cnt, 4);
+	CHECK(b2.len == b.len && !memcmp(b.p, b2.p, b.len));
+	/* the locks hold after the restore */
+	q35_wr(0, Q35_SMRAM, Q35_SMRAM_D_OPEN | Q35_SMRAM_G_SMRAME, 1);
+	q35_wr(0, Q35_ESMRAMC, 0, 1);
+	CHECK_EQ_U64(q35_rd(0, Q35_SMRAM, 1), 0x1a);
+	CHECK_EQ_U64(q35_rd(0, Q35_ESMRAMC, 1), 0x3f);
+	pio_wr(smi_en, 0, 4);
+	CHECK_EQ_U64(pio_rd(smi_en, 4), Q35_SMI_EN_GBL);
+	q35_wr(Q35_LPC_SLOT, Q35_GEN_PMCON_1, 0, 2);
+	CHECK_EQ_U64(q35_rd(Q35_LPC_SLOT, Q35_GEN_PMCON_1, 2), Q35_GEN_PMCON_SMI_LCK);
+	/* broadcast stays negotiated: a new request is not accepted anew */
+	bcast = 0;
+	CHECK_EQ_U64(fw_write(fc, fw_key(fc, "etc/smi/requested-features"), &bcast, 8), 0);
+	CHECK_EQ_U64(fw_read8(fc, fw_key(fc, "etc/smi/features-ok")), 1);
+	smm_chipset_free(q, &h, fc);
+	/* planted: SMI_STS bit 0, a feature not offered, SMI_LOCK unlike
+	 * GEN_PMCON_1, SMRAM locked yet open, a flag of 2 */
+	static const struct {
+		size_t off; /* from the SMI item's bytes; ~0: the MCH's SMRAM */
+		uint8_t v;
+	} plant[] = {{4, 0x21}, {16, 3}, {26, 0}, {26, 2}, {27, 2}, {28, 1}, {~(size_t)0, 0x5a}};
+	for (unsigned int i = 0; i < sizeof(plant) / sizeof(plant[0]); i++) {
+		bad.len = 0;
+		snap_buf_put(&bad, b.p, b.len);
+		if (plant[i].off == ~(size_t)0)
+			bad.p[8 + Q35_SMRAM] = plant[i].v;
+		else
+			smi_item(&bad)[plant[i].off] = plant[i].v;
+		CHECK_EQ_U64(smm_load(&bad, NULL, NULL, NULL), -EINVAL);
+	}
+	/* without negotiation, features in force */
+	bad.len = 0;
+	snap_buf_put(&bad, b.p, b.len);
+	smi_item(&bad)[27] = 0;
+	CHECK_EQ_U64(smm_load(&bad, NULL, NULL, NULL), -EINVAL);
+	/* truncated: no SMI item */
+	bad.len = b.len - 40;
+	CHECK_EQ_U64(smm_load(&bad, NULL, NULL, NULL), -EBADMSG);
+	snap_buf_release(&b);
+	snap_buf_release(&b2);
+	snap_buf_release(&bad);
+}
+
+/* A vCPU's saved SMM state (KVM_VCPUEVENT_VALID_SMM) as the restore
+ * checks it before KVM_SET_VCPU_EVENTS. */
+static void test_vcpu_events(void)
+{
+	struct kvm_vcpu_events ev = {.flags = KVM_VCPUEVENT_VALID_SMM};
+	const char *why;
+
+	CHECK(snap_vcpu_events_check(&ev, false, &why) == 0);
+	CHECK(snap_vcpu_events_check(&ev, true, &why) == 0);
+	ev.smi.smm = ev.smi.smm_inside_nmi = ev.smi.pending = ev.smi.latched_init = 1;
+	CHECK(snap_vcpu_events_check(&ev, true, &why) == 0);		 /* in SMM from an NMI */
+	CHECK_EQ_U64(snap_vcpu_events_check(&ev, false, &why), -EINVAL); /* no SMM */
+	CHECK(why != NULL);
+	ev.smi.smm = 0;
+	CHECK_EQ_U64(snap_vcpu_events_check(&ev, true, &why), -EINVAL); /* NMI, not in SMM */
+	ev.smi.smm_inside_nmi = 0;
+	ev.smi.pending = 2;
+	CHECK_EQ_U64(snap_vcpu_events_check(&ev, true, &why), -EINVAL);
+	ev.smi.pending = 0;
+	ev.smi.latched_init = 0x80;
+	CHECK_EQ_U64(snap_vcpu_events_check(&ev, true, &why), -EINVAL);
+	ev.smi.latched_init = 1; /* an INIT can be latched outside SMM too */
+	CHECK(snap_vcpu_events_check(&ev, false, &why) == 0);
+	ev.smi.pending = 1;
+	CHECK_EQ_U64(snap_vcpu_events_check(&ev, false, &why), -EINVAL);
+	ev.flags = 0; /* KVM always reports it: a VM with SMM needs it */
+	CHECK_EQ_U64(snap_vcpu_events_check(&ev, true, &why), -EINVAL);
+	CHECK(snap_vcpu_events_check(&ev, false, &why) == 0);
+}
+
 int main(void)
 {
 	TEST_RUN(test_views);
@@ -310,5 +479,7 @@ int main(void)
 	TEST_RUN(test_apm_pure);
 	TEST_RUN(test_negotiation);
 	TEST_RUN(test_secure_flash);
+	TEST_RUN(test_snapshot);
+	TEST_RUN(test_vcpu_events);
 	return test_summary();
 }

@@ -341,13 +341,87 @@ void q35_destroy(struct q35 *q)
 	free(q);
 }
 
-enum { Q35_SNAP_TMR = 1 };
+enum { Q35_SNAP_TMR = 1, Q35_SNAP_SMI };
+
+/* The ICH9 SMI state as saved: little-endian fields, no padding. */
+struct q35_snap_smi {
+	uint32_t smi_en, smi_sts;
+	uint64_t requested, negotiated;
+	uint8_t apm_cnt, apm_sts, smi_lock, features_ok;
+	uint32_t zero;
+} __attribute__((packed));
 
 void q35_save(struct q35 *q, struct snap_buf *b)
 {
 	uint32_t count = q35_pm_timer(q->t0_ns, q35_now_ns());
+	struct q35_snap_smi s = {0};
 
 	snap_buf_item(b, Q35_SNAP_TMR, &count, sizeof(count));
+	if (!q->smm)
+		return;
+	pthread_mutex_lock(&q->smi_lock);
+	s.smi_en = q->smi.smi_en, s.smi_sts = q->smi.smi_sts;
+	s.requested = q->smi.requested, s.negotiated = q->smi.negotiated;
+	s.apm_cnt = q->smi.apm_cnt, s.apm_sts = q->smi.apm_sts;
+	s.smi_lock = q->smi.smi_lock, s.features_ok = q->smi.features_ok;
+	pthread_mutex_unlock(&q->smi_lock);
+	snap_buf_item(b, Q35_SNAP_SMI, &s, sizeof(s));
+}
+
+/* What the guest cannot make of the SMI registers and of SMRAM (the MCH's
+ * and LPC's config space are loaded already): NULL, or the reason. */
+static const char *q35_smm_refused(const struct q35 *q, const struct q35_snap_smi *s)
+{
+	const uint8_t *mch = q->host->bridge.cfg;
+	bool pmcon_lock = q->lpc.cfg[Q35_GEN_PMCON_1] & Q35_GEN_PMCON_SMI_LCK;
+
+	if (s->smi_lock > 1 || s->features_ok > 1 || s->zero)
+		return "a flag is neither 0 nor 1";
+	if (s->smi_sts & ~(uint32_t)Q35_SMI_STS_APM)
+		return "SMI_STS has a bit only the APM write sets";
+	if (s->negotiated & ~Q35_SMI_F_BROADCAST)
+		return "a feature negotiated that is not offered";
+	if (!s->features_ok && s->negotiated)
+		return "features in force without a negotiation";
+	if (s->smi_lock != pmcon_lock)
+		return "SMI_LOCK differs from GEN_PMCON_1";
+	if ((mch[Q35_SMRAM] & Q35_SMRAM_D_LCK) && (mch[Q35_SMRAM] & Q35_SMRAM_D_OPEN))
+		return "SMRAM locked (D_LCK) and open (D_OPEN)";
+	return NULL;
+}
+
+/* SMM: the SMI registers, SMRAM's lock and the views it gives. */
+static int q35_load_smm(struct q35 *q, struct snap_cur *c)
+{
+	struct pci_dev *b = &q->host->bridge;
+	struct q35_snap_smi s;
+	struct device_smram v;
+	const char *why;
+	int r;
+
+	if (snap_cur_want(c, Q35_SNAP_SMI, &s, sizeof(s)))
+		return error_errno(-EBADMSG, "q35: saved SMI state does not fit");
+	why = q35_smm_refused(q, &s);
+	if (why)
+		return error_errno(-EINVAL, "q35: saved SMM state refused: %s", why);
+	pthread_mutex_lock(&q->smi_lock);
+	q->smi = (struct q35_smi){.smi_en = s.smi_en,
+				  .smi_sts = s.smi_sts,
+				  .apm_cnt = s.apm_cnt,
+				  .apm_sts = s.apm_sts,
+				  .smi_lock = s.smi_lock,
+				  .requested = s.requested,
+				  .negotiated = s.negotiated,
+				  .features_ok = s.features_ok};
+	if (q->smi.smi_lock)
+		q->lpc.wmask[Q35_GEN_PMCON_1] &= (uint8_t)~Q35_GEN_PMCON_SMI_LCK;
+	pthread_mutex_unlock(&q->smi_lock);
+	pthread_rwlock_wrlock(&q->host->lock);
+	q35_smram_written(b->cfg, b->wmask);
+	q35_smram_view(b->cfg[Q35_SMRAM], b->cfg[Q35_ESMRAMC], &v);
+	r = q->vm ? device_smm_map(q->vm, &v) : 0;
+	pthread_rwlock_unlock(&q->host->lock);
+	return r;
 }
 
 int q35_load(struct q35 *q, struct snap_cur *c)
@@ -356,6 +430,12 @@ int q35_load(struct q35 *q, struct snap_cur *c)
 
 	if (snap_cur_want(c, Q35_SNAP_TMR, &count, sizeof(count)) || count > 0xffffff)
 		return error_errno(-EBADMSG, "q35: saved PM timer state does not fit");
+	if (q->smm) {
+		int r = q35_load_smm(q, c);
+
+		if (r)
+			return r;
+	}
 	q->t0_ns = q35_pm_timer_start(count, q35_now_ns());
 	return 0;
 }

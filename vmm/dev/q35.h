@@ -76,8 +76,15 @@ void q35_destroy(struct q35 *q);
  * bridge's (PMBASE, ACPI_CNTL, PIRQ routing, RCBA) its own: the PCI
  * snapshot saves both as it saves every function's (pci_snap.c). q35
  * itself saves the PM timer's 24-bit count, which goes on from it after
- * a restore. load: 0 or -EBADMSG. q35_lpc(): the LPC function, to tell it
- * from the others.
+ * a restore, and with SMM the ICH9 SMI state (SMI_EN, SMI_STS, APM_CNT,
+ * APM_STS, SMI_LOCK, the fw_cfg feature negotiation). q35_load() runs
+ * after both functions' config space is loaded: with SMM it refuses what
+ * the guest cannot make (SMI_STS bits the APM write never sets, features
+ * not offered or in force without a negotiation, SMI_LOCK unlike
+ * GEN_PMCON_1's, SMRAM both D_LCK and D_OPEN), re-applies the locks
+ * (D_LCK freezes SMRAM/ESMRAMC, SMI_LOCK GEN_PMCON_1) and maps SMRAM's
+ * views (device_smm_map). load: 0, -EBADMSG or -EINVAL (reason logged).
+ * q35_lpc(): the LPC function, to tell it from the others.
  */
 struct snap_buf;
 struct snap_cur;

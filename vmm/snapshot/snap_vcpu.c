@@ -124,6 +124,9 @@ int snap_vcpu_save(struct vm *vm, struct vcpu *v, struct snap_buf *b)
 	if (ret)
 		return ret;
 	GET(KVM_GET_VCPU_EVENTS, VS_EVENTS, ev);
+	if (vm->smm && !(ev.flags & KVM_VCPUEVENT_VALID_SMM))
+		return error_errno(-ENOTSUP, "snapshot: vcpu%u: KVM does not report its SMM state",
+				   v->index);
 	GET(KVM_GET_MP_STATE, VS_MP_STATE, mp);
 	GET(KVM_GET_DEBUGREGS, VS_DEBUGREGS, dr);
 	return b->err;
@@ -164,6 +167,21 @@ static int load_msrs(struct vcpu *v, struct snap_cur *c)
 	return 0;
 }
 
+int snap_vcpu_events_check(const struct kvm_vcpu_events *ev, bool smm, const char **why)
+{
+	*why = NULL;
+	if (!(ev->flags & KVM_VCPUEVENT_VALID_SMM))
+		*why = smm ? "no SMM state for a VM with SMM" : NULL;
+	else if ((ev->smi.smm | ev->smi.pending | ev->smi.smm_inside_nmi | ev->smi.latched_init) >
+		 1)
+		*why = "an SMM flag is neither 0 nor 1";
+	else if (ev->smi.smm_inside_nmi && !ev->smi.smm)
+		*why = "SMM entered from an NMI but not in SMM";
+	else if (!smm && (ev->smi.smm || ev->smi.pending))
+		*why = "in SMM or an SMI pending in a VM without SMM";
+	return *why ? -EINVAL : 0;
+}
+
 int snap_vcpu_load(struct vm *vm, struct vcpu *v, struct snap_cur *c)
 {
 	struct kvm_regs regs;
@@ -174,9 +192,9 @@ int snap_vcpu_load(struct vm *vm, struct vcpu *v, struct snap_cur *c)
 	struct kvm_vcpu_events ev;
 	struct kvm_mp_state mp;
 	struct kvm_debugregs dr;
+	const char *why;
 	int ret;
 
-	(void)vm;
 	PUT(KVM_SET_REGS, VS_REGS, regs);
 	xs = calloc(1, sizeof(*xs));
 	if (!xs)
@@ -193,7 +211,13 @@ int snap_vcpu_load(struct vm *vm, struct vcpu *v, struct snap_cur *c)
 	ret = load_msrs(v, c);
 	if (ret)
 		return ret;
-	PUT(KVM_SET_VCPU_EVENTS, VS_EVENTS, ev);
+	if (snap_cur_want(c, VS_EVENTS, &ev, sizeof(ev)))
+		return error_errno(-EBADMSG, "snapshot: vcpu%u: bad VS_EVENTS item", v->index);
+	if (snap_vcpu_events_check(&ev, vm->smm != NULL, &why))
+		return error_errno(-EINVAL, "snapshot: vcpu%u: saved SMM state refused: %s",
+				   v->index, why);
+	if (ioctl(v->fd, KVM_SET_VCPU_EVENTS, &ev) < 0)
+		return error_errno(-errno, "snapshot: vcpu%u: KVM_SET_VCPU_EVENTS", v->index);
 	PUT(KVM_SET_MP_STATE, VS_MP_STATE, mp);
 	PUT(KVM_SET_DEBUGREGS, VS_DEBUGREGS, dr);
 	return 0;

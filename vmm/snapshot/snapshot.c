@@ -205,9 +205,6 @@ int snapshot_save(struct vm *vm, int state_fd, int mem_fd, bool resume)
 		log_warn("snapshot: this VM has no config to record (vmlet probe)");
 		return ret;
 	}
-	if (vm->smm) /* KVM_VCPUEVENT_VALID_SMM, SMRAM, the SMI registers */
-		return error_errno(-ENOTSUP, "snapshot: a VM with SMM (features.smm) cannot be "
-					     "snapshotted: its SMM state is not saved");
 	if (vm_paused_because(vm, reason, sizeof(reason), msg, sizeof(msg)) &&
 	    strcmp(reason, "PausedByUser"))
 		return error_errno(-EBUSY,

@@ -58,6 +58,16 @@ void snapshot_thaw_devices(struct vm *vm);
 struct vcpu;
 int snap_vcpu_save(struct vm *vm, struct vcpu *v, struct snap_buf *b);
 int snap_vcpu_load(struct vm *vm, struct vcpu *v, struct snap_cur *c);
+/*
+ * The vCPU's SMM state in its saved events (KVM_VCPUEVENT_VALID_SMM: in
+ * SMM, an SMI pending, SMM entered from an NMI handler, an INIT latched)
+ * is something the guest could have made (pure): each a 0/1 flag;
+ * smm_inside_nmi only in SMM; a VM without SMM (smm false) never in SMM
+ * nor with an SMI pending; a VM with SMM has the SMM part (KVM always
+ * reports it). 0, or -EINVAL naming the value in why.
+ */
+struct kvm_vcpu_events;
+int snap_vcpu_events_check(const struct kvm_vcpu_events *ev, bool smm, const char **why);
 /* The KVM clock, read first (right after the pause: the guest's time
  * stops there, not after the seconds that saving its state may take). */
 struct kvm_clock_data;
