@@ -12,12 +12,16 @@ tests/sh/migrate.sh. Records are u32 type, u32 length, the bytes.
   replay TARGET FILE          a source that sends FILE's bytes, prints the
                               answers (code and message), then closes
   records FILE                print FILE's records: type length
+  trickle TARGET FILE         a source that sends FILE's hello, announces a
+                              state of 200 MiB and then sends one byte of it
+                              every 0.2 s (for at most 120 s)
 """
 import os
 import socket
 import struct
 import sys
 import threading
+import time
 
 HELLO, PAGES, STATE, COMMIT, REPLY = 1, 2, 3, 4, 16
 
@@ -120,6 +124,20 @@ def main(argv):
                 t, b = read_rec(c)
                 code = struct.unpack("<i", b[:4])[0]
                 print("reply", code, b[4:].decode(errors="replace"))
+        except (EOFError, OSError):
+            pass
+    elif mode == "trickle":
+        c = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        c.connect(argv[2])
+        data = open(argv[3], "rb").read()
+        n = struct.unpack("<II", data[:8])[1]
+        try:
+            c.sendall(data[:8 + n])
+            read_rec(c)
+            c.sendall(struct.pack("<II", STATE, 200 << 20))
+            for _ in range(600):
+                c.sendall(b"\0")
+                time.sleep(0.2)
         except (EOFError, OSError):
             pass
     elif mode == "records":

@@ -17,7 +17,9 @@
 # from a real migration, then altered) is refused by the destination with
 # exit 1 and the reason: pages outside RAM, a page record too long, a
 # flipped byte in the state, a stream cut short, no commit (the guest is
-# loaded but never run).
+# loaded but never run). A source that trickles its bytes is refused once
+# --incoming-timeout passed, and the state it announces is not allocated
+# before it arrives.
 source "$(dirname "$0")/../lib/sh.sh"
 have_kvm || skip "no /dev/kvm"
 command -v python3 >/dev/null || skip "no python3"
@@ -188,6 +190,43 @@ hostile flipped "a flipped byte in the state" "checksum mismatch"
 hostile cut "a stream cut short" "stream from the source broke"
 hostile nocommit "a state never committed" "stream from the source broke"
 hostile nohello "pages before the hello" "did not say hello"
+
+# a source that connects and then trickles (a byte every 0.2 s, never
+# silent for long) is refused once --incoming-timeout has passed; the
+# 200 MiB state it announced is not allocated ahead of its bytes
+vsz() { # PID: kB of VmSize of PID and its children
+	local t=0 p v
+	for p in "$1" $(pgrep -P "$1"); do
+		v=$(awk '/^VmSize/ {print $2}' "/proc/$p/status" 2>/dev/null)
+		t=$((t + ${v:-0}))
+	done
+	echo "$t"
+}
+dst "$TMPD/do7" "$TMPD/de7" --incoming-timeout 3
+before=$(vsz "$DP")
+python3 "$PEER" trickle "$M" "$TMPD/stream" &
+TP=$!
+wait_log "$TMPD/de7" "has 3 s to deliver" 100
+sleep 1
+during=$(vsz "$DP")
+for _ in $(seq 600); do
+	kill -0 "$DP" 2>/dev/null || break
+	sleep 0.1
+done
+if kill -0 "$DP" 2>/dev/null; then
+	fail "a trickling source still holds the destination after 60 s"
+	kill -KILL "$DP"
+fi
+wait "$DP"
+rc=$?
+((rc == 1)) && grep -q "took longer than allowed" "$TMPD/de7" && (($(xs "$TMPD/do7") == 0)) &&
+	ok "a trickling source is refused after --incoming-timeout (exit 1, the guest never ran)" ||
+	fail "trickling source: exit $rc: $(tail -2 "$TMPD/de7")"
+((during - before < 64 * 1024)) &&
+	ok "the announced state is not allocated ahead of its bytes (+$((during - before)) kB)" ||
+	fail "a stalled state of 200 MiB grew the destination by $((during - before)) kB"
+kill "$TP" 2>/dev/null
+wait "$TP" 2>/dev/null
 
 # a guest the user paused arrives paused, and runs on a resume
 src "$TMPD/so6" "$TMPD/se6"

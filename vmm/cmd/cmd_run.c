@@ -41,7 +41,7 @@ static void run_usage(FILE *f)
 		"                 [--jail DIR] [--firmware PVH-ELF] [--efi-vars FILE]\n"
 		"                 [--tap IFACE=TAP ...] [--channel-dir DIR]\n"
 		"                 [--secret-dir DIR] [--restore DIR] [--timings]\n"
-		"                 [--incoming unix:PATH]\n"
+		"                 [--incoming unix:PATH [--incoming-timeout SECONDS]]\n"
 		"\n"
 		"Runs the VM the manifests describe under its runStrategy: Always restarts\n"
 		"the guest after power-off, reboot or crash, RerunOnFailure after reboot or\n"
@@ -62,13 +62,21 @@ static void run_usage(FILE *f)
 		"config as when it was taken (docs/snapshot.md).\n"
 		"--incoming unix:PATH waits there for a guest that `vmlet ctl SOCKET migrate\n"
 		"unix:PATH` sends (live migration, docs/migration.md) and runs it; same rule.\n"
+		"Once the source connected it has --incoming-timeout SECONDS to deliver the\n"
+		"guest (default 150 per GiB of guest memory) and may not fall silent for 60 s.\n"
 		"--timings prints vmlet's phases on stderr when it ends, microseconds of\n"
 		"CLOCK_MONOTONIC since exec: resolved, mapped, loaded, first_run, poweroff,\n"
 		"exit (docs/performance.md).\n"
 		"\n" SANDBOX_USAGE CTL_USAGE);
 }
 
-enum { RUN_OPT_STRATEGY = 0x1a0, RUN_OPT_JAIL, RUN_OPT_RESTORE, RUN_OPT_INCOMING };
+enum {
+	RUN_OPT_STRATEGY = 0x1a0,
+	RUN_OPT_JAIL,
+	RUN_OPT_RESTORE,
+	RUN_OPT_INCOMING,
+	RUN_OPT_INCOMING_TIMEOUT
+};
 
 struct run_ctx {
 	const struct vm_config *cfg;
@@ -282,11 +290,28 @@ static const struct option run_options[] = {
     {"secret-dir", required_argument, NULL, CMD_OPT_SECRET_DIR},
     {"restore", required_argument, NULL, RUN_OPT_RESTORE},
     {"incoming", required_argument, NULL, RUN_OPT_INCOMING},
+    {"incoming-timeout", required_argument, NULL, RUN_OPT_INCOMING_TIMEOUT},
     SANDBOX_LONGOPTS,
     CTL_LONGOPTS,
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
 };
+
+/* A count of seconds, 1 to a day. */
+static int run_seconds_option(const char *name, const char *arg, unsigned int *out)
+{
+	char *end;
+	unsigned long v;
+
+	errno = 0;
+	v = strtoul(arg, &end, 10);
+	if (errno || end == arg || *end || *arg == '-' || v < 1 || v > 86400) {
+		fprintf(stderr, "vmlet run: %s takes seconds, 1 to 86400, not '%s'\n", name, arg);
+		return -EINVAL;
+	}
+	*out = (unsigned int)v;
+	return 0;
+}
 
 int cmd_run(int argc, char **argv)
 {
@@ -315,6 +340,11 @@ int cmd_run(int argc, char **argv)
 			o.incoming = optarg;
 			continue;
 		}
+		if (c == RUN_OPT_INCOMING_TIMEOUT) {
+			if (run_seconds_option("--incoming-timeout", optarg, &o.incoming_timeout))
+				return VMLET_EXIT_USAGE;
+			continue;
+		}
 		if (c == RUN_OPT_JAIL) {
 			if (run_jail_option(&o, optarg))
 				return VMLET_EXIT_USAGE;
@@ -334,6 +364,10 @@ int cmd_run(int argc, char **argv)
 			run_usage(stderr);
 			return VMLET_EXIT_USAGE;
 		}
+	}
+	if (o.incoming_timeout && !o.incoming) {
+		fprintf(stderr, "vmlet run: --incoming-timeout without --incoming\n");
+		return VMLET_EXIT_USAGE;
 	}
 	if (o.restore && o.incoming) {
 		fprintf(stderr, "vmlet run: --restore and --incoming exclude each other\n");

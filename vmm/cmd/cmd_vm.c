@@ -320,7 +320,7 @@ static int cmd_vm_start(struct vm *vm, const struct cmd_vm_opts *o, struct ctl_s
 	if (!ret && o->restore && json)
 		ret = snapshot_restore(vm, o->restore, json);
 	else if (!ret && *mig_fd >= 0) {
-		ret = migrate_receive(vm, *mig_fd, o->incoming, json);
+		ret = migrate_receive(vm, *mig_fd, o->incoming, json, o->incoming_timeout);
 		*mig_fd = -1; /* closed */
 	} else if (!ret)
 		ret = vm_boot(vm);

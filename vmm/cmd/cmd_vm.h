@@ -71,6 +71,10 @@ struct cmd_vm_opts {
 	/* vmlet run --incoming unix:PATH: the guest arrives from a live
 	 * migration (vmm/snapshot/migrate.h) instead of booting */
 	const char *incoming;
+	/* --incoming-timeout SECONDS: the source must have delivered the
+	 * guest this long after it connected (0: MIGRATE_TIMEOUT_PER_GIB per
+	 * GiB of guest memory, vmm/snapshot/migrate.h) */
+	unsigned int incoming_timeout;
 };
 
 /* Long options both commands accept; option values >= CMD_OPT_BASE. */

@@ -11,14 +11,17 @@
 
 #include "vmm/snapshot/migrate.h"
 
-#define MIG_MAGIC	  "VMLTMIGR"
-#define MIG_VERSION	  1u
-#define MIG_PAGE	  4096u
-#define MIG_MAX_PAGES	  256u	     /* pages in one MIG_PAGES record */
-#define MIG_MAX_CONFIG	  (1u << 20) /* bytes of the config in MIG_HELLO */
-#define MIG_MAX_MESSAGE	  256u
-#define MIG_PAUSED	  1u /* commit flag: the user had paused the guest */
-#define MIG_REPLY_TIMEOUT 60 /* s: the source waits this long for an answer */
+#define MIG_MAGIC	"VMLTMIGR"
+#define MIG_VERSION	1u
+#define MIG_PAGE	4096u
+#define MIG_MAX_PAGES	256u	   /* pages in one MIG_PAGES record */
+#define MIG_MAX_CONFIG	(1u << 20) /* bytes of the config in MIG_HELLO */
+#define MIG_MAX_MESSAGE 256u
+#define MIG_PAUSED	1u /* commit flag: the user had paused the guest */
+#define MIG_REPLY_TIMEOUT                                                                          \
+	60			   /* s: the source waits this long for an answer;                 \
+				    * either side, for the peer's next bytes */
+#define MIG_STATE_CHUNK (1u << 20) /* the state is read (and its buffer grown) by this */
 
 enum mig_rec {
 	MIG_HELLO = 1,	/* magic, u32 version, the config JSON */
@@ -49,6 +52,11 @@ struct mig_sink {
 };
 int mig_receive_stream(int fd, struct mig_sink *s);
 
+/* Every later mig_read_all() must be done within seconds from now (0: no
+ * bound), else it fails with -ETIME; it also fails with -ETIMEDOUT after
+ * MIG_REPLY_TIMEOUT s without a byte. The destination sets it once the
+ * source connected: a source that trickles cannot hold it. */
+void mig_set_deadline(unsigned int seconds);
 /* 0, -EPIPE at an end of stream, or -errno. */
 int mig_write_all(int fd, const void *buf, size_t len);
 int mig_read_all(int fd, void *buf, size_t len);

@@ -165,19 +165,52 @@ static int take_pages(const struct guest_mem *mem, int fd, uint32_t len)
 	return mig_read_all(fd, dst, n);
 }
 
+/* The state's len bytes into *out, which grows as they arrive (to at most
+ * twice what came, plus a chunk): a source that announces 256 MiB and
+ * stalls does not make us allocate them. */
+static int read_state(int fd, uint32_t len, uint8_t **out)
+{
+	uint8_t *data = malloc(1), *p;
+	size_t cap = 1, got = 0;
+	int ret = 0;
+
+	if (!data)
+		return -ENOMEM;
+	while (got < len) {
+		size_t n = len - got < MIG_STATE_CHUNK ? len - got : MIG_STATE_CHUNK;
+
+		if (got + n > cap) {
+			cap = cap * 2 > got + n ? cap * 2 : got + n;
+			cap = cap < len ? cap : len;
+			p = realloc(data, cap);
+			if (!p) {
+				ret = -ENOMEM;
+				break;
+			}
+			data = p;
+		}
+		ret = mig_read_all(fd, data + got, n);
+		if (ret)
+			break;
+		got += n;
+	}
+	if (ret)
+		free(data);
+	else
+		*out = data;
+	return ret;
+}
+
 /* MIG_STATE: checked and loaded as a snapshot's; the source hears how. */
 static int take_state(const struct mig_sink *s, int fd, uint32_t len)
 {
 	char msg[MIG_MAX_MESSAGE];
-	uint8_t *data;
+	uint8_t *data = NULL;
 	int ret;
 
 	if (len > SNAP_MAX_STATE)
 		return error_errno(-EPROTO, "migrate: a state of %u bytes", len);
-	data = malloc(len ? len : 1);
-	if (!data)
-		return -ENOMEM;
-	ret = mig_read_all(fd, data, len);
+	ret = read_state(fd, len, &data);
 	if (!ret) {
 		ret = s->load(s->ctx, data, len);
 		snprintf(msg, sizeof(msg), "%s%s", ret ? "the destination refused the guest: " : "",
@@ -199,6 +232,9 @@ int mig_receive_stream(int fd, struct mig_sink *s)
 
 	for (;;) {
 		ret = mig_recv_hdr(fd, &type, &len);
+		if (ret == -ETIME)
+			return error_errno(ret, "migrate: the source took longer than allowed "
+						"(--incoming-timeout)");
 		if (ret)
 			return error_errno(ret, "migrate: the stream from the source broke");
 		if (!hello && type != MIG_HELLO)
@@ -224,6 +260,9 @@ int mig_receive_stream(int fd, struct mig_sink *s)
 			ret = error_errno(-EPROTO, "migrate: unexpected record %u (%u bytes)", type,
 					  len);
 		}
+		if (ret == -ETIME)
+			return error_errno(ret, "migrate: the source took longer than allowed "
+						"(--incoming-timeout)");
 		if (ret == -EPIPE || ret == -ETIMEDOUT || ret == -ECONNRESET)
 			return error_errno(ret, "migrate: the stream from the source broke");
 		if (ret)
@@ -266,7 +305,17 @@ static void announce(struct vm *vm)
 	}
 }
 
-int migrate_receive(struct vm *vm, int lfd, const char *spec, const char *config)
+/* KubeVirt's completionTimeoutPerGiB default: 150 s per GiB of guest
+ * memory (a started GiB counts whole), at least 150 s. */
+static unsigned int default_timeout(const struct vm *vm)
+{
+	uint64_t gib = (vm->cfg->memory_bytes + (1ull << 30) - 1) >> 30;
+
+	return (unsigned int)(MIGRATE_TIMEOUT_PER_GIB * (gib ? gib : 1));
+}
+
+int migrate_receive(struct vm *vm, int lfd, const char *spec, const char *config,
+		    unsigned int timeout_s)
 {
 	struct mig_sink sink;
 	uint64_t t0;
@@ -280,12 +329,17 @@ int migrate_receive(struct vm *vm, int lfd, const char *spec, const char *config
 	if (fd < 0)
 		return fd;
 	t0 = vm_now_ns();
+	/* from the connection on: a source that trickles cannot hold us */
+	timeout_s = timeout_s ? timeout_s : default_timeout(vm);
+	mig_set_deadline(timeout_s);
+	log_info("migrate: a source connected; it has %u s to deliver the guest", timeout_s);
 	mig_stats = (struct migrate_stats){.state = "incoming"};
 	/* guest RAM starts zero: the source leaves zero pages out */
 	for (unsigned int i = 0; i < vm->mem.n; i++)
 		madvise(vm->mem.r[i].host, vm->mem.r[i].size, MADV_DONTNEED);
 	sink = (struct mig_sink){.mem = &vm->mem, .config = config, .load = load_state, .ctx = vm};
 	ret = mig_receive_stream(fd, &sink);
+	mig_set_deadline(0);
 	vm->start_paused = !ret && (sink.commit_flags & MIG_PAUSED);
 	close(fd);
 	mig_stats.total_ms = (vm_now_ns() - t0) / 1000000;

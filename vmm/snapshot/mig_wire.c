@@ -3,13 +3,55 @@
  * mig_wire.c - records of the live migration stream (mig_int.h).
  */
 #include <errno.h>
+#include <limits.h>
+#include <poll.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "vmm/snapshot/mig_int.h"
 
 struct migrate_stats mig_stats;
+
+/* CLOCK_MONOTONIC ns by which every read must be done; 0: no bound */
+static uint64_t mig_deadline;
+
+static uint64_t mig_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+void mig_set_deadline(unsigned int seconds)
+{
+	mig_deadline = seconds ? mig_now_ns() + (uint64_t)seconds * 1000000000ull : 0;
+}
+
+/* Wait for fd to be readable: -ETIME past the deadline, -ETIMEDOUT after
+ * MIG_REPLY_TIMEOUT s of silence. */
+static int mig_wait_readable(int fd)
+{
+	struct pollfd p = {.fd = fd, .events = POLLIN};
+	uint64_t now = mig_now_ns(), left_ms;
+	int n;
+
+	if (now >= mig_deadline)
+		return -ETIME;
+	left_ms = (mig_deadline - now + 999999) / 1000000;
+	if (left_ms > MIG_REPLY_TIMEOUT * 1000ull)
+		left_ms = MIG_REPLY_TIMEOUT * 1000ull;
+	do
+		n = poll(&p, 1, (int)left_ms);
+	while (n < 0 && errno == EINTR);
+	if (n < 0)
+		return -errno;
+	if (n == 0)
+		return mig_now_ns() >= mig_deadline ? -ETIME : -ETIMEDOUT;
+	return 0;
+}
 
 void migrate_get_stats(struct migrate_stats *out)
 {
@@ -40,7 +82,12 @@ int mig_read_all(int fd, void *buf, size_t len)
 	uint8_t *p = buf;
 
 	while (len) {
-		ssize_t n = read(fd, p, len);
+		int w = mig_deadline ? mig_wait_readable(fd) : 0;
+		ssize_t n;
+
+		if (w)
+			return w;
+		n = read(fd, p, len);
 
 		if (n < 0 && errno == EINTR)
 			continue;

@@ -31,6 +31,9 @@ struct vm;
 
 #define MIGRATE_MAX_ITER	 30u
 #define MIGRATE_DEFAULT_DOWNTIME 300u /* ms, as QEMU's default */
+/* s per GiB of guest memory an incoming migration may take (KubeVirt's
+ * completionTimeoutPerGiB default); --incoming-timeout overrides it */
+#define MIGRATE_TIMEOUT_PER_GIB 150u
 
 /* Figures of the last (or running) migration, source or destination. */
 struct migrate_stats {
@@ -48,8 +51,12 @@ int migrate_send(struct vm *vm, int fd, uint32_t max_downtime_ms, char *msg, siz
 /* unix:PATH: 0 with *lfd listening, or -errno (logged). */
 int migrate_listen(const char *spec, int *lfd);
 /* Accept one source on lfd (closed) and take its guest into vm, created
- * from config_json. 0: the guest is loaded and the source told. */
-int migrate_receive(struct vm *vm, int lfd, const char *spec, const char *config_json);
+ * from config_json, within timeout_s seconds of its connection (0: the
+ * default, MIGRATE_TIMEOUT_PER_GIB per GiB of guest memory; the wait for
+ * the connection itself is not bounded), with no silence longer than
+ * MIG_REPLY_TIMEOUT s. 0: the guest is loaded and the source told. */
+int migrate_receive(struct vm *vm, int lfd, const char *spec, const char *config_json,
+		    unsigned int timeout_s);
 void migrate_get_stats(struct migrate_stats *out);
 
 #endif /* VMLET_MIGRATE_H */
