@@ -1,12 +1,14 @@
 // SPDX-License-Identifier: MIT
 /* pflash: the CFI command protocol as OVMF's flash driver drives it
  * (probe, program, erase, back to read array), the ID and CFI query, a
- * bad erase confirm, and accesses at the array's edge. */
+ * bad erase confirm, accesses at the array's edge, and the snapshot of
+ * the command state and the store. */
 #include <errno.h>
 #include <string.h>
 
 #include "tests/lib/test.h"
 #include "vmm/dev/pflash.h"
+#include "vmm/snapshot/snap_buf.h"
 
 #define SIZE  (16 * 1024)
 #define BLOCK 4096
@@ -136,11 +138,82 @@ static void test_bounds(void)
 	pflash_release(&f);
 }
 
+static uint8_t arr2[SIZE];
+
+static int load(struct pflash *f, const struct snap_buf *b, bool adopt)
+{
+	struct snap_cur c = snap_cur_make(b->p, b->len);
+	int r = pflash_load(f, &c, adopt, "vars");
+
+	return !r && c.left ? -EBADMSG : r;
+}
+
+/* Save in the middle of a program (armed), load into a part over the same
+ * bytes: the next write is the program's data; save -> load -> save gives
+ * the same bytes; a new store adopts the saved bytes, a kept one that
+ * differs is refused; states the part cannot be in are refused, nothing
+ * set. */
+static void test_snapshot(void)
+{
+	struct snap_buf b = {0}, b2 = {0}, bad = {0};
+	struct pflash f, g;
+	static const struct {
+		unsigned int off;
+		uint8_t v;
+	} plant[] = {{8, 0x42}, {8, 0xf0}, {9, 0x01}, {10, 2}, {11, 1}, {8, 0x70}};
+
+	memset(arr, 0x5a, sizeof(arr));
+	arr[100] = 0x11;
+	CHECK_EQ_U64(pflash_init(&f, arr, SIZE, BLOCK), 0);
+	wr(&f, 0, 0x40); /* program: armed */
+	pflash_save(&f, &b);
+	CHECK(b.err == 0);
+	memcpy(arr2, arr, sizeof(arr));
+	CHECK_EQ_U64(pflash_init(&g, arr2, SIZE, BLOCK), 0);
+	CHECK_EQ_U64(load(&g, &b, false), 0);
+	pflash_save(&g, &b2);
+	CHECK(b2.len == b.len && !memcmp(b.p, b2.p, b.len));
+	wr(&g, 5, 0x42);
+	CHECK_EQ_U64(arr2[5], 0x42);
+	CHECK_EQ_U64(rd(&g, 0), PFLASH_STATUS_READY);
+	/* a kept store that differs (arr2[5] now) is refused, nothing set */
+	CHECK_EQ_U64(load(&g, &b, false), -ESTALE);
+	CHECK_EQ_U64(rd(&g, 0), PFLASH_STATUS_READY);
+	CHECK_EQ_U64(arr2[5], 0x42);
+	/* a new store takes the saved bytes */
+	memset(arr2, 0xff, sizeof(arr2));
+	CHECK_EQ_U64(load(&g, &b, true), 0);
+	CHECK(!memcmp(arr2, arr, sizeof(arr)));
+	/* planted: unknown command, the alias 0xf0 (stored as 0xff), a status
+	 * bit, armed 2, the pad, armed under read status */
+	for (unsigned int i = 0; i < sizeof(plant) / sizeof(plant[0]); i++) {
+		bad.len = 0;
+		snap_buf_put(&bad, b.p, b.len);
+		bad.p[plant[i].off] = plant[i].v;
+		memset(arr2, 0xff, sizeof(arr2));
+		CHECK_EQ_U64(load(&g, &bad, true), -EINVAL);
+		CHECK_EQ_U64(arr2[100], 0xff);
+	}
+	/* the store of another size, truncated */
+	bad.len = 0;
+	snap_buf_put(&bad, b.p, b.len - 4);
+	memcpy(bad.p + 16, &(uint32_t){SIZE - 4}, 4);
+	CHECK_EQ_U64(load(&g, &bad, true), -EBADMSG);
+	bad.len = 12;
+	CHECK_EQ_U64(load(&g, &bad, true), -EBADMSG);
+	snap_buf_release(&b);
+	snap_buf_release(&b2);
+	snap_buf_release(&bad);
+	pflash_release(&f);
+	pflash_release(&g);
+}
+
 int main(void)
 {
 	TEST_RUN(test_probe);
 	TEST_RUN(test_program_erase);
 	TEST_RUN(test_id_cfi);
 	TEST_RUN(test_bounds);
+	TEST_RUN(test_snapshot);
 	return test_summary();
 }

@@ -14,6 +14,7 @@
 #include "arch/x86_64/layout.h"
 #include "vmm/dev/flash.h"
 #include "vmm/dev/pflash.h"
+#include "vmm/snapshot/snap_buf.h"
 #include "vmm/util/file.h"
 #include "vmm/util/log.h"
 
@@ -25,6 +26,8 @@ struct flash {
 	uint64_t code_gpa, vars_gpa;
 	struct pflash pf;
 	bool pf_registered, code_registered;
+	bool vars_fresh;       /* the store was made anew for this run */
+	const char *vars_path; /* device_firmware's: outlives the VM */
 };
 
 /* Writes into the read-only code slot: dropped, as by a ROM. */
@@ -238,6 +241,8 @@ static int flash_create(const struct device_env *env, unsigned int index, void *
 		return -ENOMEM;
 	f->mmio = env->mmio;
 	f->vars_fd = -1;
+	f->vars_fresh = o->flash_vars_fresh;
+	f->vars_path = o->flash_vars;
 	r = flash_open_code(f, o->flash_code);
 	if (!r)
 		r = flash_open_vars(f, o);
@@ -251,9 +256,54 @@ static int flash_create(const struct device_env *env, unsigned int index, void *
 	return 0;
 }
 
+enum { FLASH_SNAP_CODE = 1 };
+
+/* The code image's identity: its size and CRC-32C (u64, u32, u32 0). */
+static void flash_code_id(const struct flash *f, uint8_t id[16])
+{
+	uint64_t size = f->code_size;
+	uint32_t crc = snap_crc32c(0, f->code, f->code_size), zero = 0;
+
+	memcpy(id, &size, 8);
+	memcpy(id + 8, &crc, 4);
+	memcpy(id + 12, &zero, 4);
+}
+
+/* The code image's identity, the variable flash's command state and the
+ * store's bytes. */
+static int flash_save(void *state, struct snap_buf *b)
+{
+	struct flash *f = state;
+	uint8_t id[16];
+
+	flash_code_id(f, id);
+	snap_buf_item(b, FLASH_SNAP_CODE, id, sizeof(id));
+	pflash_save(&f->pf, b);
+	return b->err;
+}
+
+/* The same firmware code; a store made anew for this run (no
+ * efi.persistent) takes the saved bytes, a kept one must hold them. */
+static int flash_load(void *state, struct snap_cur *c)
+{
+	struct flash *f = state;
+	uint8_t id[16], saved[16];
+
+	if (snap_cur_want(c, FLASH_SNAP_CODE, saved, sizeof(saved)))
+		return error_errno(-EBADMSG, "flash: bad saved firmware identity");
+	flash_code_id(f, id);
+	if (memcmp(id, saved, sizeof(id)))
+		return error_errno(-ESTALE,
+				   "restore: the firmware image is not the one the snapshot "
+				   "ran (another OVMF build)");
+	return pflash_load(&f->pf, c, f->vars_fresh, f->vars_path);
+}
+
 const struct device_type flash_device = {
     .name = "flash",
     .create = flash_create,
     .quiesce = flash_quiesce,
     .destroy = flash_destroy,
+    .save = flash_save,
+    .load = flash_load,
 };

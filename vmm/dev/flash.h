@@ -14,6 +14,14 @@
  * (written beside it and renamed into place); an existing file of another
  * size than the template is refused. Both images are whole 4 KiB pages
  * and together at most ARCH_FLASH_MAX.
+ *
+ * Snapshot (docs/snapshot.md): the code image's size and CRC-32C, the
+ * variable flash's command state and the store's bytes (pflash.h). A
+ * restore refuses another code image; a store made anew for this run
+ * (flash_vars_fresh: no efi.persistent, no --efi-vars) takes the saved
+ * bytes, a kept store (persistent, --efi-vars) must hold exactly them
+ * ("not the variable store of the snapshot": another file, or the guest
+ * wrote variables since a snapshot taken with --resume).
  */
 #ifndef VMLET_DEV_FLASH_H
 #define VMLET_DEV_FLASH_H

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "vmm/dev/pflash.h"
+#include "vmm/snapshot/snap_buf.h"
 #include "vmm/util/log.h"
 #include "vmm/vm/device.h"
 
@@ -185,3 +186,66 @@ static void pflash_write(void *dev, uint64_t off, const void *data, uint32_t len
 }
 
 const struct io_ops pflash_ops = {pflash_read, pflash_write};
+
+enum { PFLASH_SNAP_STATE = 1, PFLASH_SNAP_ARRAY };
+
+/* The command state as saved: command, status, armed, 0. */
+void pflash_save(struct pflash *f, struct snap_buf *b)
+{
+	uint8_t st[4];
+
+	pthread_mutex_lock(&f->lock);
+	st[0] = f->cmd, st[1] = f->status, st[2] = f->armed, st[3] = 0;
+	snap_buf_item(b, PFLASH_SNAP_STATE, st, sizeof(st));
+	snap_buf_item(b, PFLASH_SNAP_ARRAY, f->array, f->size);
+	pthread_mutex_unlock(&f->lock);
+}
+
+/* Why the part cannot be in state st (NULL: it can). */
+static const char *pflash_refused(const uint8_t *st)
+{
+	static const uint8_t cmds[] = {CMD_READ_ARRAY,	CMD_PROGRAM, CMD_ERASE,
+				       CMD_READ_STATUS, CMD_READ_ID, CMD_CFI};
+
+	if (!memchr(cmds, st[0], sizeof(cmds)))
+		return "a command the part does not have";
+	if (st[1] & (uint8_t) ~(PFLASH_STATUS_READY | PFLASH_STATUS_ERASEER | PFLASH_STATUS_PROGER))
+		return "status bits the part never sets";
+	if (st[2] > 1 || st[3])
+		return "a flag is neither 0 nor 1";
+	if (st[2] && st[0] != CMD_PROGRAM && st[0] != CMD_ERASE)
+		return "data armed without a program or erase";
+	return NULL;
+}
+
+int pflash_load(struct pflash *f, struct snap_cur *c, bool adopt, const char *name)
+{
+	struct snap_cur arr;
+	uint8_t st[4];
+	const char *why;
+	int r = 0;
+
+	if (snap_cur_want(c, PFLASH_SNAP_STATE, st, sizeof(st)) ||
+	    snap_cur_want_any(c, PFLASH_SNAP_ARRAY, &arr))
+		return error_errno(-EBADMSG, "pflash: bad saved state");
+	if (arr.left != f->size)
+		return error_errno(-EBADMSG, "pflash: the saved %s has %zu bytes, this one %zu",
+				   name, arr.left, f->size);
+	why = pflash_refused(st);
+	if (why)
+		return error_errno(-EINVAL, "pflash: saved state refused: %s", why);
+	pthread_mutex_lock(&f->lock);
+	if (adopt)
+		memcpy(f->array, arr.p, f->size);
+	else if (memcmp(f->array, arr.p, f->size))
+		r = -ESTALE;
+	if (!r)
+		f->cmd = st[0], f->status = st[1], f->armed = st[2];
+	pthread_mutex_unlock(&f->lock);
+	if (r)
+		return error_errno(r,
+				   "restore: %s is not the variable store of the snapshot "
+				   "(another file, or written since)",
+				   name);
+	return 0;
+}

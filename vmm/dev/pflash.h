@@ -62,6 +62,22 @@ struct pflash {
 int pflash_init(struct pflash *f, uint8_t *array, size_t size, size_t block);
 void pflash_release(struct pflash *f);
 
+/*
+ * Snapshot (docs/snapshot.md). pflash_save(): the command state (command in
+ * force, status register, a program or erase armed) and the array's bytes.
+ * pflash_load(): the command state must be one the part can be in (a
+ * known command, status bits the part sets, armed only under program or
+ * erase: else -EINVAL, reason logged) and the saved bytes as many as the
+ * array's (-EBADMSG). adopt: the saved bytes become the array's (a store
+ * made anew for this run); else the array must already hold exactly them
+ * (-ESTALE, logged naming `name`: another store, or written since). Nothing
+ * is set unless all is accepted. No guest access runs meanwhile.
+ */
+struct snap_buf;
+struct snap_cur;
+void pflash_save(struct pflash *f, struct snap_buf *b);
+int pflash_load(struct pflash *f, struct snap_cur *c, bool adopt, const char *name);
+
 /* The bus callbacks (opaque = struct pflash, offsets from its base). */
 extern const struct io_ops pflash_ops;
 
