@@ -8,6 +8,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/filter.h>
 #include <linux/kvm.h>
 #include <pthread.h>
 #include <signal.h>
@@ -27,6 +28,7 @@
 #include "tests/lib/test.h"
 #include "vmm/util/log.h"
 #include "vmm/sandbox/sandbox.h"
+#include "vmm/sandbox/sandbox_rules.h"
 #include "vmm/util/thread.h"
 
 static const enum thread_role all_roles[] = {
@@ -712,6 +714,87 @@ static void test_parse(void)
 	CHECK(sandbox_parse_user("99999999999:2", &o) == -EINVAL);
 }
 
+/* ---- filters compiled on first need ------------------------------------- */
+
+/* role's program as compiled now equals a fresh, eager compile under o:
+ * 0, else a code naming what differs. */
+static int same_as_eager(enum thread_role role, const struct sandbox_opts *o)
+{
+	const struct sock_fprog *lazy = sandbox_program(role);
+	struct sock_fprog eager = {0};
+	unsigned int n = 0;
+	int bad = 0;
+
+	if (!lazy)
+		return 1;
+	if (sandbox_compile(role, o, &eager, &n))
+		return 2;
+	if (eager.len != lazy->len || memcmp(eager.filter, lazy->filter, eager.len * 8u))
+		bad = 3;
+	else if (n != sandbox_rule_count(role))
+		bad = 4;
+	free(eager.filter);
+	return bad;
+}
+
+static int child_lazy(void *arg)
+{
+	struct sandbox_opts o = {.seccomp = *(enum sandbox_seccomp *)arg,
+				 .late_roles = SANDBOX_ROLE_BIT(THREAD_HELPER)};
+	void *ret = (void *)1;
+	pthread_t t;
+	size_t i;
+	int err;
+
+	unsetenv("VMLET_TEST_FORBIDDEN");
+	if (sandbox_prepare(&o))
+		return 2;
+	for (i = 0; i < sizeof(all_roles) / sizeof(all_roles[0]); i++)
+		if (sandbox_program(all_roles[i]))
+			return 10 + (int)all_roles[i]; /* compiled before any need */
+	/* a block thread: its role's filter, and no other, compiled by it */
+	if (thread_start(&t, THREAD_BLK_IO, "test", role_thread, NULL))
+		return 3;
+	pthread_join(t, &ret);
+	if (ret)
+		return 4;
+	err = same_as_eager(THREAD_BLK_IO, &o);
+	if (err)
+		return 20 + err;
+	if (sandbox_program(THREAD_MAIN) || sandbox_program(THREAD_VCPU) ||
+	    sandbox_program(THREAD_NET_IO) || sandbox_program(THREAD_HELPER))
+		return 5;
+	/* main's, the vCPU's and the late role's before main is confined */
+	if (sandbox_drop_privileges())
+		return 6;
+	err = same_as_eager(THREAD_MAIN, &o);
+	if (!err)
+		err = same_as_eager(THREAD_VCPU, &o);
+	if (!err)
+		err = same_as_eager(THREAD_HELPER, &o);
+	if (err)
+		return 30 + err;
+	if (sandbox_program(THREAD_NET_IO)) /* no thread, not late: never */
+		return 7;
+	return 0;
+}
+
+/* A role's filter is compiled by its first thread (or when main drops its
+ * privileges), never for a role without threads, and is the program an
+ * eager compile gives. */
+static void test_filters_compiled_on_first_need(void)
+{
+	enum sandbox_seccomp modes[] = {SANDBOX_SECCOMP_KILL, SANDBOX_SECCOMP_LOG};
+	size_t i;
+
+	for (i = 0; i < 2; i++) {
+		int st = in_child(child_lazy, &modes[i]);
+
+		if (!exited_ok(st))
+			test_fail(__FILE__, __LINE__, "mode %zu: status 0x%x", i, st);
+	}
+}
+
 int main(void)
 {
 	char path[] = "/tmp/vmlet-sandbox-test.XXXXXX";
@@ -736,5 +819,6 @@ int main(void)
 	TEST_RUN(test_batch_of_confined_threads);
 	TEST_RUN(test_apply_refuses_unconfined_threads);
 	TEST_RUN(test_vcpu_fds);
+	TEST_RUN(test_filters_compiled_on_first_need);
 	return test_summary();
 }

@@ -3,9 +3,9 @@
  * sandbox.c - seccomp filters per thread role, capabilities, --user (see
  * sandbox.h for the contract, sandbox_rules.c for the allowlists).
  *
- * sandbox_prepare() compiles every role's filter once with libseccomp and
- * keeps the raw BPF; installing it on a thread is then one seccomp(2) call
- * with no allocation, so a thread's confinement cannot fail half-way.
+ * A role's filter is compiled once with libseccomp, when it is first needed
+ * (sandbox.h: "Compiled on first need"), and kept as raw BPF; installing it
+ * on a thread is then one seccomp(2) call with no allocation.
  */
 #include <cap-ng.h>
 #include <dirent.h>
@@ -43,13 +43,17 @@ static struct {
 	int task_dir;	 /* /proc/self/task, opened before a --jail pivot */
 	pid_t task_self; /* main's number in that directory */
 	struct sandbox_opts opts;
-	struct sock_fprog prog[THREAD_ROLE_COUNT];
+	struct sock_fprog prog[THREAD_ROLE_COUNT]; /* .filter NULL: not compiled */
 	unsigned int n_rules[THREAD_ROLE_COUNT];
-	long compile_us;
+	long compile_us; /* summed over every role compiled so far */
 	long install_ns; /* summed over every thread's seccomp() call */
 	int pdeath_sig;	 /* main's parent-death signal before the drop */
 	pid_t parent;	 /* getppid() then */
 } sb = {.task_dir = -1};
+
+/* Serialises compiling (libseccomp, sb.prog[], sb.n_rules[], compile_us):
+ * the first threads of two roles may start side by side. */
+static pthread_mutex_t compile_lock = PTHREAD_MUTEX_INITIALIZER;
 
 int sandbox_parse_seccomp(const char *arg, enum sandbox_seccomp *out)
 {
@@ -142,7 +146,7 @@ bool sandbox_applied(void)
 
 long sandbox_compile_us(void)
 {
-	return sb.compile_us;
+	return __atomic_load_n(&sb.compile_us, __ATOMIC_RELAXED);
 }
 
 long sandbox_install_ns(void)
@@ -152,14 +156,58 @@ long sandbox_install_ns(void)
 
 unsigned int sandbox_rule_count(enum thread_role role)
 {
-	return (unsigned int)role < THREAD_ROLE_COUNT ? sb.n_rules[role] : 0;
+	unsigned int n;
+
+	if ((unsigned int)role >= THREAD_ROLE_COUNT)
+		return 0;
+	pthread_mutex_lock(&compile_lock);
+	n = sb.n_rules[role];
+	pthread_mutex_unlock(&compile_lock);
+	return n;
+}
+
+const struct sock_fprog *sandbox_program(enum thread_role role)
+{
+	const struct sock_fprog *p = NULL;
+
+	if ((unsigned int)role >= THREAD_ROLE_COUNT)
+		return NULL;
+	pthread_mutex_lock(&compile_lock);
+	if (sb.prog[role].filter)
+		p = &sb.prog[role];
+	pthread_mutex_unlock(&compile_lock);
+	return p;
 }
 
 /* ---- compiling (sandbox_compile.c) -------------------------------------- */
 
-static int compile_role(enum thread_role role)
+/*
+ * Compile role's filter if it is not compiled yet, or again if fresh (the
+ * vCPU's, whose read/write rules follow the fds open now). Threads that
+ * installed the earlier program keep it (the kernel holds its own copy).
+ * Nothing to do with --seccomp=off. 0 or -errno (logged).
+ */
+static int compile_role(enum thread_role role, bool fresh)
 {
-	return sandbox_compile(role, &sb.opts, &sb.prog[role], &sb.n_rules[role]);
+	struct timespec t0, t1;
+	int err = 0;
+
+	if (sb.opts.seccomp == SANDBOX_SECCOMP_OFF)
+		return 0;
+	pthread_mutex_lock(&compile_lock);
+	if (fresh || !sb.prog[role].filter) {
+		free(sb.prog[role].filter);
+		sb.prog[role].filter = NULL;
+		sb.prog[role].len = 0;
+		clock_gettime(CLOCK_MONOTONIC, &t0);
+		err = sandbox_compile(role, &sb.opts, &sb.prog[role], &sb.n_rules[role]);
+		clock_gettime(CLOCK_MONOTONIC, &t1);
+		__atomic_add_fetch(&sb.compile_us, elapsed_ns(&t0, &t1) / 1000, __ATOMIC_RELAXED);
+		log_debug("sandbox: %s filter compiled in %ld us (%u rules)",
+			  thread_role_name(role), elapsed_ns(&t0, &t1) / 1000, sb.n_rules[role]);
+	}
+	pthread_mutex_unlock(&compile_lock);
+	return err;
 }
 
 /*
@@ -191,9 +239,6 @@ void sandbox_malloc_setup(void)
 
 int sandbox_prepare(const struct sandbox_opts *opts)
 {
-	struct timespec t0, t1;
-	int r, err = 0;
-
 	if (sb.prepared)
 		sandbox_release();
 	sb.opts = *opts;
@@ -202,17 +247,9 @@ int sandbox_prepare(const struct sandbox_opts *opts)
 		return error_errno(-errno, "sandbox: PR_SET_NO_NEW_PRIVS");
 	sandbox_test_hook_parse();
 	warm_up_libc();
-	clock_gettime(CLOCK_MONOTONIC, &t0);
-	if (opts->seccomp != SANDBOX_SECCOMP_OFF)
-		for (r = 0; !err && r < THREAD_ROLE_COUNT; r++)
-			err = compile_role(r);
-	clock_gettime(CLOCK_MONOTONIC, &t1);
-	sb.compile_us = elapsed_ns(&t0, &t1) / 1000;
+	/* No filter is compiled here: each role's on first need. */
+	sb.compile_us = 0;
 	sb.install_ns = 0;
-	if (err) {
-		sandbox_release();
-		return err;
-	}
 	sb.prepared = true;
 	thread_sandbox_hook = sandbox_thread_enter;
 	return 0;
@@ -226,6 +263,7 @@ void sandbox_release(void)
 		free(sb.prog[r].filter);
 		sb.prog[r].filter = NULL;
 		sb.prog[r].len = 0;
+		sb.n_rules[r] = 0;
 	}
 	if (sb.task_dir >= 0)
 		close(sb.task_dir);
@@ -318,6 +356,8 @@ int sandbox_thread_enter(enum thread_role role)
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
 		return error_errno(-errno, "sandbox: PR_SET_NO_NEW_PRIVS");
 	err = drop_privileges_self();
+	if (!err)
+		err = compile_role(role, false);
 	if (!err)
 		err = install_filter(role);
 	if (!err)
@@ -438,7 +478,7 @@ static int rearm_parent_death(void)
 
 int sandbox_drop_privileges(void)
 {
-	int err = 0;
+	int r, err = 0;
 
 	if (!sb.prepared)
 		return error_errno(-EINVAL,
@@ -460,14 +500,16 @@ int sandbox_drop_privileges(void)
 	}
 	/* The vCPU threads start after this, everything is open: build their
 	 * read/write rules from the fds open now (before a --jail pivot hides
-	 * /proc). Threads that installed the earlier program keep it. */
-	if (sb.opts.seccomp != SANDBOX_SECCOMP_OFF) {
-		free(sb.prog[THREAD_VCPU].filter);
-		sb.prog[THREAD_VCPU].filter = NULL;
-		err = compile_role(THREAD_VCPU);
-		if (err)
-			return err;
-	}
+	 * /proc). Main's filter, and those of the roles main may start once
+	 * confined (which could not compile then), are compiled now too. */
+	err = compile_role(THREAD_VCPU, true);
+	if (!err)
+		err = compile_role(THREAD_MAIN, false);
+	for (r = 1; !err && r < THREAD_ROLE_COUNT; r++)
+		if (sb.opts.late_roles & SANDBOX_ROLE_BIT(r))
+			err = compile_role(r, false);
+	if (err)
+		return err;
 	if (sb.opts.jail_dir)
 		err = jail_enter(sb.opts.jail_dir);
 	if (!err)

@@ -7,8 +7,9 @@
  * The sandbox is a phase with a contract:
  *
  *   1. sandbox_prepare(opts)    early in `run`/`probe`, before any
- *                               thread_start(): sets no_new_privs and
- *                               compiles one BPF program per thread role.
+ *                               thread_start(): sets no_new_privs (no
+ *                               filter is compiled yet: see "Compiled on
+ *                               first need" below).
  *   2. setup                    open /dev/kvm, create the VM, map guest
  *                               memory, open disks, taps, sockets, the
  *                               console, load the kernel; start the I/O
@@ -59,8 +60,17 @@
  * a thread started before that (an I/O thread: main still needs
  * CAP_NET_ADMIN for the next NIC's tap) drops its own in
  * sandbox_thread_enter(). None of vmlet's threads needs a capability once
- * the file descriptors are open. Each role's filter is compiled once, in
- * sandbox_prepare(); a thread's install is one seccomp(2) call.
+ * the file descriptors are open.
+ *
+ * Compiled on first need: a role's filter is compiled (libseccomp, ~0.1-0.3
+ * ms each) by the first thread of that role, in sandbox_thread_enter()
+ * before it installs it, and kept; later threads of the role install the
+ * same program with one seccomp(2) call. sandbox_drop_privileges()
+ * compiles the vCPU's (afresh, from the fds open then), main's and those
+ * of opts->late_roles (a thread started by a confined main could not
+ * compile its own). So a VM pays only for the roles it has threads of (a
+ * VM without disks compiles no blk-io filter); the program is the one an
+ * eager compile at that moment would give (sandbox_role_test.c checks).
  *
  * Test hook (inert unless set): VMLET_TEST_FORBIDDEN=ROLE[:WHAT] makes the
  * thread of that role (main, vcpu, blk-io, net-io, helper) attempt a
@@ -156,7 +166,7 @@ void sandbox_malloc_setup(void);
 
 /*
  * Phase 1. Sets no_new_privs for the calling thread (so for every thread
- * started after it) and compiles the filters. 0 or -errno.
+ * started after it); compiles no filter yet. 0 or -errno.
  */
 int sandbox_prepare(const struct sandbox_opts *opts);
 
@@ -184,13 +194,20 @@ bool sandbox_prepared(void);
 /* True once sandbox_apply() succeeded. */
 bool sandbox_applied(void);
 
-/* Microseconds sandbox_prepare() spent compiling filters, and nanoseconds
- * all seccomp(2) installs took so far (for benchmarks; also logged). */
+/* Microseconds spent compiling filters, and nanoseconds all seccomp(2)
+ * installs took, so far (for benchmarks; also logged). */
 long sandbox_compile_us(void);
 long sandbox_install_ns(void);
 
-/* Number of rules in role's allowlist (for tests and benchmarks). */
+/* Number of rules in role's allowlist (for tests and benchmarks); 0 until
+ * the role's filter is compiled. */
 unsigned int sandbox_rule_count(enum thread_role role);
+
+/* The role's compiled program, or NULL if it is not compiled (yet, or
+ * --seccomp=off). Valid until the role is compiled again or
+ * sandbox_release(). For tests. */
+struct sock_fprog;
+const struct sock_fprog *sandbox_program(enum thread_role role);
 
 /*
  * Free the compiled programs. Only after every other thread has been
