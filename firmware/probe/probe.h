@@ -98,6 +98,18 @@ void probe_blk_test(struct fw_buf *out, uint64_t ecam, const char *where);
  * <bytes> <TSC ticks> <frames missing>. */
 void probe_net_bench(struct fw_buf *out, uint64_t ecam, const char *mode);
 
+/* vmlet.dirty=T[,H] (dirty.c, for scripts/bench-migrate), after the report:
+ * write each of the T MiB of pages from PROBE_DIRTY_BASE once (its first
+ * word: its index), print dirtyReady=<pages> <hot pages>, then, when H > 0,
+ * forever: a pass checks and rewrites the first H MiB (page i of round r
+ * holds r << 32 | i), checks a rotating sixteenth of the other pages, and
+ * prints dirty=<round>; a page that disagrees prints dirty=BAD page <i>
+ * round <r> and holds. With H = 0 it returns (the probe ends as vmlet.end
+ * says). A range that is not one RAM entry of the PVH memory map below
+ * 4 GiB prints dirty=error ... and returns. */
+#define PROBE_DIRTY_BASE (32ull << 20)
+void probe_dirty(uint32_t si_addr, const char *arg);
+
 /* efiVendor/efiRevision/efiSpec/efiTables lines for the EFI system table
  * at addr_text ("0x..." from vmlet.efi=) (efi.c). */
 void probe_efi_report(struct fw_buf *out, const char *addr_text);

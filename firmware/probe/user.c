@@ -340,6 +340,8 @@ void probe_user_main(void *arg)
 	fw_buf_printf(&st.out, "tscProbe=%llu\n" FW_ABI_PROBE_END "\n",
 		      (unsigned long long)(rdtsc() - probe_tsc0));
 	fw_kcall(PROBE_KC_WRITE, (uintptr_t)report, st.out.len, 0);
+	if (cmdline_value((uint32_t)(uintptr_t)arg, "vmlet.dirty=", mode, sizeof(mode)))
+		probe_dirty((uint32_t)(uintptr_t)arg, mode);
 	if (!cmdline_value((uint32_t)(uintptr_t)arg, "vmlet.end=", mode, sizeof(mode)))
 		mode[0] = 0;
 	probe_end(probe_end_mode(mode));
