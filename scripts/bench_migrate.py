@@ -410,6 +410,11 @@ def table(title, res, cols, lower_better=True):
         ratio = med(q) / med(v) if higher_is_worse else med(v) / med(q)
         row.append(f"{ratio:>10.2f}x")
     print(f"{'ratio':<8}" + "".join(row))
+    if ROUNDS > 1:
+        for who in ("vmlet", "qemu"):
+            print(f"  {who} per round: " + "; ".join(
+                f"{c} " + "/".join("-" if r.get(c) is None else f"{r[c]:.0f}" for r in res[who])
+                for c, _ in cols))
 
 
 print(f"bench-migrate: the probe guest, 1 vCPU, {MEM} MiB, {TOUCH} MiB touched, {HOT} MiB "
