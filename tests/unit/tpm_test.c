@@ -7,7 +7,7 @@
  * swtpm is installed: TPM2_Startup and GetRandom through it, an owner
  * password set in one run that binds the next with a persistent state
  * directory and not with a state of its own run, and swtpm's death seen as
- * an end of stream. */
+ * an end of stream; swtpm gets none of vmlet's environment. */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -313,6 +313,41 @@ static void test_swtpm_missing(void)
 	close(sc.state_fd);
 }
 
+/*
+ * swtpm gets none of vmlet's environment: a stand-in for swtpm writes its
+ * environment into the state descriptor (fd 5) and exits; a variable
+ * planted in this process must not be there, PATH must. Its exit before
+ * answering CMD_INIT is a failed start (an end of stream), not a hang.
+ */
+static void test_swtpm_env(void)
+{
+	char script[] = "/tmp/vmlet-tpm-env-XXXXXX";
+	static const char body[] = "#!/bin/sh\n/usr/bin/env >&5\n";
+	struct tpm_swtpm_config sc = {.binary = script};
+	struct tpm_swtpm s;
+	char got[4096] = {0};
+	int fd = mkstemp(script);
+	ssize_t n;
+
+	CHECK(fd >= 0);
+	if (fd < 0)
+		return;
+	CHECK_EQ_U64(write(fd, body, sizeof(body) - 1), sizeof(body) - 1);
+	CHECK_EQ_U64(fchmod(fd, 0700), 0);
+	close(fd);
+	setenv("VMLET_TEST_PLANTED", "must-not-reach-swtpm", 1);
+	sc.state_fd = file_tmp("/tmp");
+	CHECK(sc.state_fd >= 0);
+	CHECK(tpm_swtpm_start(&sc, &s) != 0); /* no CMD_INIT answer: it exited */
+	n = pread(sc.state_fd, got, sizeof(got) - 1, 0);
+	CHECK(n > 0);
+	CHECK(strstr(got, "PATH=") == got);
+	CHECK(strstr(got, "VMLET_TEST_PLANTED") == NULL);
+	close(sc.state_fd);
+	unsetenv("VMLET_TEST_PLANTED");
+	unlink(script);
+}
+
 int main(void)
 {
 	signal(SIGPIPE, SIG_IGN);
@@ -323,5 +358,6 @@ int main(void)
 	TEST_RUN(test_swtpm_persistence);
 	TEST_RUN(test_swtpm_death);
 	TEST_RUN(test_swtpm_missing);
+	TEST_RUN(test_swtpm_env);
 	return test_summary();
 }

@@ -18,8 +18,6 @@
 #include "vmm/util/log.h"
 #include "vmm/util/thread.h"
 
-extern char **environ;
-
 /* The descriptors swtpm gets. */
 #define SWTPM_DATA_FD  3
 #define SWTPM_CTRL_FD  4
@@ -167,6 +165,15 @@ static const char *swtpm_binary(const struct tpm_swtpm_config *cfg)
 	return env && *env ? env : "swtpm";
 }
 
+/*
+ * swtpm's whole environment: vmlet's own (the user's variables, perhaps
+ * secrets, LD_PRELOAD or OPENSSL_CONF that would steer the child) is not
+ * passed on. swtpm needs none; PATH for anything it might run. The binary
+ * itself is still found through vmlet's PATH (posix_spawnp).
+ */
+static char *const swtpm_env[] = {
+    "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", NULL};
+
 static int swtpm_spawn_fds(const struct tpm_swtpm_config *cfg, const int fd[3], pid_t *pid)
 {
 	char state[64], uid[16];
@@ -193,7 +200,7 @@ static int swtpm_spawn_fds(const struct tpm_swtpm_config *cfg, const int fd[3], 
 	ret = ret ?: posix_spawn_file_actions_addclosefrom_np(&fa, SWTPM_STATE_FD + 1);
 	ret = ret
 		  ?: (strchr(bin, '/') ? posix_spawn : posix_spawnp)(pid, bin, &fa, NULL, argv,
-								     environ);
+								     swtpm_env);
 	posix_spawn_file_actions_destroy(&fa);
 	if (ret == ENOENT)
 		return error_errno(-ENOENT,
@@ -243,6 +250,10 @@ int tpm_swtpm_start(const struct tpm_swtpm_config *cfg, struct tpm_swtpm *out)
 	ret = swtpm_spawn(cfg, dsv[1], csv[1], &pid);
 	if (ret)
 		goto out_close;
+	/* swtpm's ends are its own now: one that dies before answering
+	 * CMD_INIT must be an end of stream here, not a wait forever */
+	close(dsv[1]), close(csv[1]);
+	dsv[1] = csv[1] = -1;
 	out->pid = pid;
 	out->data = dsv[0], out->ctrl = csv[0];
 	dsv[0] = csv[0] = -1;

@@ -7,7 +7,8 @@
  *   swtpm socket --tpm2 --fd 3 --ctrl type=unixio,clientfd=4
  *         --tpmstate dir=/proc/self/fd/5 | backend-uri=file:///proc/self/fd/5
  * with only those three descriptors beside stdin (/dev/null) and stdout
- * and stderr (vmlet's stderr, the log). The state is a descriptor vmlet
+ * and stderr (vmlet's stderr, the log), and an environment of PATH alone
+ * (nothing of vmlet's own). The state is a descriptor vmlet
  * opened, never a path swtpm resolves on its own: a directory (persistent
  * state, swtpm's tpm2-00.permall inside) or an unlinked file (O_TMPFILE:
  * the state of one run, nothing left behind). --fd implies swtpm's -t: it
