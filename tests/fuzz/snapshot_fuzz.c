@@ -13,7 +13,12 @@
  * probe-sata-cdrom-state's VM has it (an ATA disk of 4 MiB on port 0, a
  * CD-ROM with a 2 MiB medium on port 1: images in /tmp, so the disks'
  * identity differs), held by ahci_freeze() so that its I/O threads never
- * fetch a command.
+ * fetch a command. Each device section also goes to a Q35 chipset with SMM
+ * (vmm/dev/q35.c: slot 0 the MCH's and 31 the LPC's PCI state, then q35's
+ * PM timer and SMI state; made anew per section, as a restore's is) and
+ * to the variable flash's loader (vmm/dev/pflash.c: an 8 KiB store, with
+ * and without the saved bytes adopted, also behind one item as flash.c's
+ * code identity comes first), then a few reads of the flash.
  * Input: the file's bytes. The seeds in
  * tests/fuzz/corpus/snapshot_fuzz/ are state files vmlet wrote.
  */
@@ -29,6 +34,8 @@
 #include "vmm/dev/devices.h"
 #include "vmm/dev/fw_cfg.h"
 #include "vmm/dev/pci.h"
+#include "vmm/dev/pflash.h"
+#include "vmm/dev/q35.h"
 #include "vmm/vm/device.h"
 #include "vmm/util/log.h"
 #include "vmm/snapshot/snap_buf.h"
@@ -51,6 +58,56 @@ static void fuzz_fw_cfg(struct snap_cur c)
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+static struct bus pio35, mmio35;
+static struct pflash pf;
+static uint8_t pf_store[8192];
+
+/* q35 with SMM, new for each section: the slots' PCI state as
+ * pci_devices.c orders it, q35's own after the LPC function's. */
+static void fuzz_q35(struct snap_cur c)
+{
+	const struct device_env env = {.pio = &pio35, .mmio = &mmio35};
+	struct pci_host h;
+	struct q35 *q;
+	uint32_t slot;
+
+	if (pci_host_init(&h, &env) || q35_create(&q, &h, &pio35) || q35_enable_smm(q, NULL))
+		abort();
+	if (!pci_host_load(&h, &c))
+		while (!snap_cur_want(&c, 0x100, &slot, sizeof(slot))) {
+			struct pci_dev *d = slot == 0 ? &h.bridge : q35_lpc_dev(q);
+
+			if ((slot != 0 && slot != 31) || pci_dev_load(&h, d, &c))
+				break;
+			if (slot == 31)
+				q35_load(q, &c);
+		}
+	q35_destroy(q);
+	pci_host_release(&h);
+}
+
+/* The variable flash: adopting the saved bytes and comparing them, at
+ * the section's first item and after it; then reads in its mode. */
+static void fuzz_pflash(struct snap_cur c)
+{
+	struct snap_cur d, body;
+	uint32_t tag;
+	uint8_t b[4];
+
+	for (int skip = 0; skip < 2; skip++) {
+		d = c;
+		if (skip && snap_cur_next(&d, &tag, &body))
+			return;
+		memset(pf_store, 0x5a, sizeof(pf_store));
+		for (int adopt = 1; adopt >= 0; adopt--) {
+			struct snap_cur e = d;
+
+			if (!pflash_load(&pf, &e, adopt, "fuzz"))
+				pflash_ops.read(&pf, 0x10, b, sizeof(b));
+		}
+	}
+}
 
 static struct bus pio, mmio;
 static struct pci_host host;
@@ -108,6 +165,9 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 	log_setup(LOG_FORMAT_TEXT, LOG_ERROR, "snapshot-fuzz", NULL);
 	if (bus_init(&pio, "pio") || bus_init(&mmio, "mmio") || pci_host_init(&host, &env))
 		abort();
+	if (bus_init(&pio35, "pio") || bus_init(&mmio35, "mmio") ||
+	    pflash_init(&pf, pf_store, sizeof(pf_store), 4096))
+		abort();
 	pci_dev_init(&dev, 0x1af4, 0x1041, 0x020000, 1, 0x1af4, 1, NULL, NULL);
 	if (pci_bar_add(&dev, 0, 0x8000, NULL, NULL) || pci_msix_init(&dev, 3, 0, 0x4000, 0x5000) ||
 	    pci_dev_add(&host, &dev))
@@ -157,6 +217,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			continue;
 		fuzz_fw_cfg(c);
 		fuzz_ahci(c);
+		fuzz_q35(c);
+		fuzz_pflash(c);
 		if (pci_host_load(&host, &c))
 			continue;
 		/* pci_devices.c's order: a slot number, then the function */
