@@ -303,6 +303,108 @@ static void test_swtpm_death(void)
 	tpm_swtpm_stop(&s);
 }
 
+/* TPM2_PCR_Extend(PCR 16, SHA-256 of 32 bytes 0x5a), password session */
+static const uint8_t
+    pcr16_extend[65] = {0x80, 0x02, 0,	  0,	0,    65,   0,	  0,	0x01, 0x82, 0,
+			0,    0,    16, /* PCR 16 */
+			0,    0,    0,	  9,	0x40, 0,    0,	  9,	0,    0,    0,
+			0,    0,			    /* TPM_RS_PW, empty */
+			0,    0,    0,	  1,	0,    0x0b, /* one SHA-256 digest */
+			0x5a, 0x5a, 0x5a, 0x5a, 0x5a, 0x5a, 0x5a, 0x5a, 0x5a, 0x5a, 0x5a,
+			0x5a, 0x5a, 0x5a, 0x5a, 0x5a, 0x5a, 0x5a, 0x5a, 0x5a, 0x5a, 0x5a,
+			0x5a, 0x5a, 0x5a, 0x5a, 0x5a, 0x5a, 0x5a, 0x5a, 0x5a, 0x5a};
+/* TPM2_PCR_Read(SHA-256 PCR 16) */
+static const uint8_t pcr16_read[] = {0x80, 0x01, 0, 0, 0, 20,	0, 0, 0x01, 0x7e,
+				     0,	   0,	 0, 1, 0, 0x0b, 3, 0, 0,    1};
+
+/* PCR 16's SHA-256 value into out: 0, or the TPM's response code. */
+static uint32_t pcr16(struct tpm_swtpm *s, uint8_t out[32])
+{
+	uint8_t rsp[4096];
+	size_t n = 0;
+
+	if (send_cmd(s, pcr16_read, sizeof(pcr16_read), rsp, &n))
+		return ~0u;
+	if (rc_of(rsp))
+		return rc_of(rsp);
+	if (n != 62)
+		return ~0u;
+	memcpy(out, rsp + 30, 32);
+	return 0;
+}
+
+static int swtpm_fresh(struct tpm_swtpm *s)
+{
+	struct tpm_swtpm_config sc = {0};
+	int ret;
+
+	sc.state_fd = file_tmp("/tmp");
+	if (sc.state_fd < 0)
+		return sc.state_fd;
+	ret = tpm_swtpm_start(&sc, s);
+	close(sc.state_fd);
+	return ret;
+}
+
+/* The three state blobs of a running TPM with PCR 16 extended go into a
+ * fresh swtpm (stop, set, init deleting the volatile state): PCR 16 reads
+ * the same there without a TPM2_Startup, and the first TPM runs on after
+ * the save. Without the volatile blob the TPM needs a Startup (what the
+ * volatile blob carries); a damaged permanent blob is refused. */
+static void test_swtpm_state_blobs(void)
+{
+	static const uint32_t types[3] = {TPM_SWTPM_BLOB_PERMANENT, TPM_SWTPM_BLOB_VOLATILE,
+					  TPM_SWTPM_BLOB_SAVESTATE};
+	struct tpm_swtpm a, b;
+	uint8_t *blob[3] = {NULL}, rsp[4096], v1[32], v2[32], zero[32] = {0};
+	size_t len[3] = {0}, n;
+	uint32_t flags[3];
+
+	if (!have_swtpm())
+		SKIP("swtpm is not installed (Debian package swtpm)");
+	if (swtpm_fresh(&a)) {
+		test_fail(__FILE__, __LINE__, "swtpm did not start");
+		return;
+	}
+	CHECK_EQ_U64(send_cmd(&a, startup, sizeof(startup), rsp, &n), 0);
+	CHECK_EQ_U64(send_cmd(&a, pcr16_extend, sizeof(pcr16_extend), rsp, &n), 0);
+	CHECK_EQ_U64(rc_of(rsp), 0);
+	CHECK_EQ_U64(pcr16(&a, v1), 0);
+	CHECK(memcmp(v1, zero, 32) != 0);
+	for (int i = 0; i < 3; i++)
+		CHECK_EQ_U64(tpm_swtpm_get_blob(&a, types[i], &blob[i], &len[i], &flags[i]), 0);
+	CHECK(len[0] > 0 && len[1] > 0);
+	CHECK_EQ_U64(send_cmd(&a, getrandom, sizeof(getrandom), rsp, &n), 0);
+	CHECK_EQ_U64(rc_of(rsp), 0); /* the saved TPM runs on */
+	tpm_swtpm_stop(&a);
+	/* restored */
+	CHECK_EQ_U64(swtpm_fresh(&b), 0);
+	CHECK_EQ_U64(tpm_swtpm_stop_tpm(&b), 0);
+	for (int i = 0; i < 3; i++)
+		CHECK_EQ_U64(tpm_swtpm_set_blob(&b, types[i], blob[i], len[i], flags[i]), 0);
+	CHECK_EQ_U64(tpm_swtpm_init(&b, TPM_SWTPM_INIT_DELETE_VOLATILE), 0);
+	CHECK_EQ_U64(pcr16(&b, v2), 0);
+	CHECK(!memcmp(v1, v2, 32));
+	tpm_swtpm_stop(&b);
+	/* the permanent state alone: the TPM powers on anew (TPM_RC_INITIALIZE) */
+	CHECK_EQ_U64(swtpm_fresh(&b), 0);
+	CHECK_EQ_U64(tpm_swtpm_stop_tpm(&b), 0);
+	CHECK_EQ_U64(tpm_swtpm_set_blob(&b, types[0], blob[0], len[0], flags[0]), 0);
+	CHECK_EQ_U64(tpm_swtpm_init(&b, TPM_SWTPM_INIT_DELETE_VOLATILE), 0);
+	CHECK_EQ_U64(pcr16(&b, v2), 0x100);
+	tpm_swtpm_stop(&b);
+	/* a damaged permanent blob */
+	CHECK_EQ_U64(swtpm_fresh(&b), 0);
+	CHECK_EQ_U64(tpm_swtpm_stop_tpm(&b), 0);
+	blob[0][len[0] / 2] ^= 0xff;
+	blob[0][len[0] - 1] ^= 0xff;
+	CHECK(tpm_swtpm_set_blob(&b, types[0], blob[0], len[0], flags[0]) != 0 ||
+	      tpm_swtpm_init(&b, 0) != 0);
+	tpm_swtpm_stop(&b);
+	for (int i = 0; i < 3; i++)
+		free(blob[i]);
+}
+
 static void test_swtpm_missing(void)
 {
 	struct tpm_swtpm_config sc = {.binary = "/nonexistent/swtpm"};
@@ -357,6 +459,7 @@ int main(void)
 	TEST_RUN(test_swtpm_exchange);
 	TEST_RUN(test_swtpm_persistence);
 	TEST_RUN(test_swtpm_death);
+	TEST_RUN(test_swtpm_state_blobs);
 	TEST_RUN(test_swtpm_missing);
 	TEST_RUN(test_swtpm_env);
 	return test_summary();

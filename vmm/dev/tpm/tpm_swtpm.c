@@ -23,6 +23,10 @@
 #define SWTPM_CTRL_FD  4
 #define SWTPM_STATE_FD 5
 
+/* CMD_GET_STATEBLOB's result when swtpm has no blob of the type (its
+ * TPM_RETRY: the state's file does not exist); no more bytes follow */
+#define SWTPM_RES_NO_BLOB 0x800u
+
 static void put_be32(uint8_t *p, uint32_t v)
 {
 	p[0] = (uint8_t)(v >> 24), p[1] = (uint8_t)(v >> 16);
@@ -140,6 +144,99 @@ int tpm_swtpm_exchange(struct tpm_swtpm *s, const uint8_t *cmd, size_t len, uint
 	ret = read_all(s->data, rsp + 10, size - 10, stop_fd);
 	if (!ret)
 		*rsp_len = size;
+	return ret;
+}
+
+int tpm_swtpm_get_blob(struct tpm_swtpm *s, uint32_t type, uint8_t **blob, size_t *len,
+		       uint32_t *flags)
+{
+	uint8_t msg[16], hdr[16], *p = NULL;
+	uint32_t tot, part;
+	int ret;
+
+	*blob = NULL, *len = 0, *flags = 0;
+	if (s->ctrl < 0)
+		return -EPIPE;
+	/* the command, state_flags 0, the type, offset 0 */
+	put_be32(msg, TPM_SWTPM_CMD_GET_STATEBLOB);
+	put_be32(msg + 4, 0);
+	put_be32(msg + 8, type);
+	put_be32(msg + 12, 0);
+	ret = write_all(s->ctrl, msg, sizeof(msg));
+	/* the result, state_flags, the total length, this part's length */
+	if (!ret)
+		ret = read_all(s->ctrl, hdr, sizeof(hdr), -1);
+	if (ret)
+		return ret;
+	if (get_be32(hdr) == SWTPM_RES_NO_BLOB)
+		return 0; /* none of this type (a savestate before any save) */
+	if (get_be32(hdr))
+		return error_errno(-EIO, "tpm: swtpm refused its state blob %u (TPM result 0x%x)",
+				   type, get_be32(hdr));
+	tot = get_be32(hdr + 8), part = get_be32(hdr + 12);
+	if (tot > TPM_SWTPM_BLOB_MAX || part > tot)
+		return error_errno(-EPROTO, "tpm: swtpm's state blob %u: %u of %u bytes", type,
+				   part, tot);
+	if (tot && !(p = malloc(tot)))
+		return -ENOMEM;
+	/* the part follows the header, the rest (if any) right after it */
+	ret = tot ? read_all(s->ctrl, p, tot, -1) : 0;
+	if (ret) {
+		free(p);
+		return ret;
+	}
+	*blob = p, *len = tot, *flags = get_be32(hdr + 4) & TPM_SWTPM_BLOB_ENCRYPTED;
+	return 0;
+}
+
+/* A control command whose answer is its result alone: 0 or -EIO/-errno. */
+static int swtpm_simple(struct tpm_swtpm *s, uint32_t cmd, const void *req, size_t req_len,
+			const char *what)
+{
+	uint32_t res;
+	int ret = tpm_swtpm_ctrl(s, cmd, req, req_len, &res, NULL, 0);
+
+	if (!ret && res)
+		ret = error_errno(-EIO, "tpm: swtpm refused %s (TPM result 0x%x)", what, res);
+	return ret;
+}
+
+int tpm_swtpm_stop_tpm(struct tpm_swtpm *s)
+{
+	return swtpm_simple(s, TPM_SWTPM_CMD_STOP, NULL, 0, "CMD_STOP");
+}
+
+int tpm_swtpm_init(struct tpm_swtpm *s, uint32_t flags)
+{
+	uint8_t f[4];
+
+	put_be32(f, flags);
+	return swtpm_simple(s, TPM_SWTPM_CMD_INIT, f, sizeof(f), "CMD_INIT");
+}
+
+int tpm_swtpm_set_blob(struct tpm_swtpm *s, uint32_t type, const uint8_t *blob, size_t len,
+		       uint32_t flags)
+{
+	uint8_t msg[16], r[4];
+	int ret;
+
+	if (s->ctrl < 0)
+		return -EPIPE;
+	if (len > TPM_SWTPM_BLOB_MAX)
+		return -EINVAL;
+	/* the command, state_flags, the type, the length; then the bytes */
+	put_be32(msg, TPM_SWTPM_CMD_SET_STATEBLOB);
+	put_be32(msg + 4, flags & TPM_SWTPM_BLOB_ENCRYPTED);
+	put_be32(msg + 8, type);
+	put_be32(msg + 12, (uint32_t)len);
+	ret = write_all(s->ctrl, msg, sizeof(msg));
+	if (!ret && len)
+		ret = write_all(s->ctrl, blob, len);
+	if (!ret)
+		ret = read_all(s->ctrl, r, sizeof(r), -1);
+	if (!ret && get_be32(r))
+		ret = error_errno(-EIO, "tpm: swtpm refused the state blob %u (TPM result 0x%x)",
+				  type, get_be32(r));
 	return ret;
 }
 

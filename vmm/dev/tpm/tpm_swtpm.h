@@ -38,6 +38,20 @@
 #define TPM_SWTPM_CMD_INIT	      2u
 #define TPM_SWTPM_CMD_SHUTDOWN	      3u
 #define TPM_SWTPM_CMD_GET_ESTABLISHED 4u
+#define TPM_SWTPM_CMD_GET_STATEBLOB   12u
+#define TPM_SWTPM_CMD_SET_STATEBLOB   13u
+#define TPM_SWTPM_CMD_STOP	      14u
+/* CMD_INIT's flag: the volatile state read at this init is deleted after */
+#define TPM_SWTPM_INIT_DELETE_VOLATILE 1u
+/* The state blobs (tpm_ioctl.h's PTM_BLOB_TYPE_*), and the flag swtpm sets
+ * on a blob it encrypted (its --key: given back as it came) */
+#define TPM_SWTPM_BLOB_PERMANENT 1u
+#define TPM_SWTPM_BLOB_VOLATILE	 2u
+#define TPM_SWTPM_BLOB_SAVESTATE 3u
+#define TPM_SWTPM_BLOB_ENCRYPTED 2u
+/* A blob larger than this is refused (swtpm's permanent state is tens of
+ * KiB; NV space is bounded by libtpms) */
+#define TPM_SWTPM_BLOB_MAX (4u << 20)
 
 struct tpm_swtpm {
 	pid_t pid; /* -1: not running (reaped) */
@@ -75,6 +89,27 @@ int tpm_swtpm_ctrl(struct tpm_swtpm *s, uint32_t cmd, const void *req, size_t re
  */
 int tpm_swtpm_exchange(struct tpm_swtpm *s, const uint8_t *cmd, size_t len, uint8_t *rsp,
 		       size_t cap, size_t *rsp_len, int stop_fd);
+
+/*
+ * The TPM's state as swtpm hands it out for migration (CMD_GET_STATEBLOB of
+ * type; a running TPM's volatile state is made on the fly): *blob (malloc'd,
+ * NULL when empty or swtpm has none of the type), *len, *flags (TPM_SWTPM_BLOB_ENCRYPTED or 0). 0,
+ * -EIO (swtpm's result not 0: logged), -EPROTO (a length past TPM_SWTPM_BLOB_MAX or a part longer
+ * than the whole), -EPIPE, -ENOMEM.
+ */
+int tpm_swtpm_get_blob(struct tpm_swtpm *s, uint32_t type, uint8_t **blob, size_t *len,
+		       uint32_t *flags);
+/*
+ * A restore: CMD_STOP (the TPM powered off; swtpm stays), then each blob
+ * given back (CMD_SET_STATEBLOB; len 0: none of that type), then CMD_INIT
+ * with TPM_SWTPM_INIT_DELETE_VOLATILE: the TPM resumes from them.
+ * tpm_swtpm_set_blob() is one of them; tpm_swtpm_init() the power-on.
+ * 0, -EIO (swtpm refused: logged with its result), or -errno.
+ */
+int tpm_swtpm_stop_tpm(struct tpm_swtpm *s);
+int tpm_swtpm_set_blob(struct tpm_swtpm *s, uint32_t type, const uint8_t *blob, size_t len,
+		       uint32_t flags);
+int tpm_swtpm_init(struct tpm_swtpm *s, uint32_t flags);
 
 /* swtpm's tpmEstablished flag: 0/1, or -errno. */
 int tpm_swtpm_established(struct tpm_swtpm *s);
