@@ -51,7 +51,7 @@ class Console:
                 self.count += 1
             elif line.startswith(b"dirtyReady="):
                 self.ready = True
-            elif line.startswith(b"dirty="):
+            elif line.startswith((b"dirty=BAD", b"dirty=error")):
                 self.bad = self.bad or line.decode(errors="replace").strip()
 
     def wait(self, what, pred, timeout=60):
@@ -286,16 +286,21 @@ def after_move(src, dst, what):
     return (d[0] - s[0]) * 1e3
 
 
+def listening(dst, path):
+    """Wait for the destination's incoming socket."""
+    end = time.monotonic() + 30
+    while not os.path.exists(path):
+        if dst.p.poll() is not None or time.monotonic() > end:
+            fail(dst, "the destination did not listen")
+        time.sleep(0.002)
+
+
 def vmlet_migrate():
     s_sock, d_sock, m_sock = f"{tmp}/src.sock", f"{tmp}/dst.sock", f"{tmp}/mig.sock"
     src = Proc(vmlet_cmd(HOT, "--api-socket", s_sock), "vmlet-src")
     running(src.con, HOT, "vmlet source")
     dst = Proc(vmlet_cmd(HOT, "--api-socket", d_sock, "--incoming", f"unix:{m_sock}"), "vmlet-dst")
-    end = time.monotonic() + 30
-    while not os.path.exists(m_sock):
-        if dst.p.poll() is not None or time.monotonic() > end:
-            fail(dst, "vmlet destination did not listen")
-        time.sleep(0.002)
+    listening(dst, m_sock)
     r = subprocess.run([vmlet, "ctl", s_sock, "migrate", f"unix:{m_sock}", "--max-downtime",
                         str(DOWNTIME)], capture_output=True, text=True)
     if r.returncode:
@@ -316,6 +321,7 @@ def qemu_migrate():
     running(src.con, HOT, "QEMU source")
     dst = Proc(qemu_cmd(HOT, qd, "-incoming", f"unix:{m_sock}"), "qemu-dst")
     d = QMP(qd, dst.p)
+    listening(dst, m_sock)
     s.cmd("migrate-set-parameters", **{"downtime-limit": DOWNTIME, "max-bandwidth": 16 << 30})
     s.cmd("migrate", uri=f"unix:{m_sock}")
     st = qemu_migrate_wait(s, "QEMU migration")
@@ -343,12 +349,25 @@ def pss_kib(pid):
     return kib
 
 
+def vcpu_thread(pid):
+    try:
+        return any(open(f"/proc/{pid}/task/{t}/comm").read().strip() == "vcpu0"
+                   for t in os.listdir(f"/proc/{pid}/task"))
+    except OSError:
+        return False
+
+
 def vmlet_shared(snap):
     ps = [Proc(vmlet_cmd(0, "--restore", snap), f"vmlet-shared{i}") for i in range(N_SHARED)]
-    time.sleep(1.0 + 0.1 * N_SHARED)  # they print nothing: wait, then check
-    gone = [p for p in ps if p.p.poll() is not None]
-    if gone:
-        fail(gone[0], "vmlet restore for sharing")
+    # they print nothing: wait for each one's vCPU thread, which runs the
+    # guest right after it started (--timings first_run, checked below)
+    end = time.monotonic() + 60
+    for p in ps:
+        while not vcpu_thread(p.p.pid):
+            if p.p.poll() is not None or time.monotonic() > end:
+                fail(p, "vmlet restore for sharing")
+            time.sleep(0.01)
+    time.sleep(0.3)
     pss = sum(pss_kib(p.p.pid) for p in ps) / 1024
     for p in ps:
         os.kill(p.p.pid, signal.SIGTERM)

@@ -12,7 +12,7 @@ need_qemu_microvm
 
 out=$(MEM=64 TOUCH=8 HOT=2 ROUNDS=1 N_SHARED=2 VMLET=$VMLET timeout 300 scripts/bench-migrate 2>&1)
 rc=$?
-((rc == 0)) && ok "bench-migrate exits 0" || fail "bench-migrate: exit $rc: $(tail -5 <<<"$out")"
+((rc == 0)) && ok "bench-migrate exits 0" || fail "bench-migrate: exit $rc: $(tail -25 <<<"$out")"
 for row in "restore, ms from exec" "live migration, downtime target" "2 VMs restored from one snapshot"; do
 	block=$(grep -A4 -F -- "$row" <<<"$out")
 	grep -qE '^vmlet +[0-9]' <<<"$block" && grep -qE '^qemu +[0-9]' <<<"$block" &&
