@@ -17,7 +17,11 @@
  * bytes of guest RAM from gpa 0, then events until the input ends: 'w'
  * reg16 val32 (the guest writes register 4 * reg16), 'r' reg16 (reads it),
  * 'f' len16 bytes (a frame, vnet header first, arrives from the network),
- * 'm' off16 len8 bytes (the guest writes RAM), 't' (the I/O thread turns).
+ * 'm' off16 len8 bytes (the guest writes RAM), 't' (the I/O thread turns),
+ * 's' len16 bytes (a snapshot, vmm/nic/e1000e_snap.c: the device's own
+ * state is saved, loaded back and must save to the same bytes; then the
+ * bytes given are loaded as a hostile snapshot, taken or refused, and the
+ * events go on from whatever the device holds).
  * Frames the device sends must be whole: a vnet header and an Ethernet
  * header at least, E1000E_TX_MAX bytes at most.
  *
@@ -32,6 +36,7 @@
 #include "tests/fuzz/fuzz_input.h"
 #include "tests/fuzz/virtio_fuzz.h"
 #include "vmm/nic/e1000e_int.h"
+#include "vmm/snapshot/snap_buf.h"
 #include "vmm/util/log.h"
 
 #define FRAMES_MAX 8u
@@ -156,6 +161,24 @@ static void setup(uint64_t bar0, uint8_t s, int slot)
 	reg_wr(bar0, E_IMS, 0x01ffffff);
 }
 
+/* 's': save, load, save gives the same bytes; then the input's bytes. */
+static void snap_event(struct e1000e *e, const uint8_t *p, size_t len)
+{
+	struct snap_buf a = {0}, b = {0};
+	struct snap_cur c;
+
+	if (e1000e_save(e, &a))
+		abort();
+	c = snap_cur_make(a.p, a.len);
+	if (!e1000e_load(e, &c) &&
+	    (c.left || e1000e_save(e, &b) || b.len != a.len || memcmp(a.p, b.p, a.len)))
+		abort(); /* a state it took does not save as it was */
+	snap_buf_release(&a);
+	snap_buf_release(&b);
+	c = snap_cur_make(p, len);
+	(void)e1000e_load(e, &c);
+}
+
 static void events(struct e1000e *e, struct fbe *f, uint8_t *ram, uint64_t bar0, const uint8_t *d,
 		   size_t n, size_t i)
 {
@@ -189,6 +212,12 @@ static void events(struct e1000e *e, struct fbe *f, uint8_t *ram, uint64_t bar0,
 			i += l;
 		} else if (op == 'm') {
 			fuzz_ram_write(ram, VFZ_RAM, d, n, &i);
+		} else if (op == 's' && i + 2 <= n) {
+			l = d[i] | (size_t)d[i + 1] << 8;
+			i += 2;
+			l = l < n - i ? l : n - i;
+			snap_event(e, d + i, l);
+			i += l;
 		} else if (op == 't') {
 			e1000e_io_turn(e, 0);
 			turns++;

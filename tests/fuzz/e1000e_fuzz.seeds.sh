@@ -83,4 +83,29 @@ seed("rx-packet-split", 15, ram_with([(0x400, psd)]), b"f" + struct.pack("<H", l
 seed("rx-legacy", 0, ram_with([(0x400, rxd)]),
      b"f" + struct.pack("<H", len(rx)) + rx + b"f" + struct.pack("<H", 20) + rx[:20] + b"t" +
      w(0x0c8, 0x4) + b"r" + struct.pack("<H", 0xc0 // 4))
+
+# A snapshot (tests 's'): the device's own state round-trips, then an
+# e1000e state as e1000e_snap.c writes it (registers, PHY, state items)
+# with the rings of setup() and a TX packet half gathered is loaded.
+def item(tag, b):
+    return struct.pack("<II", tag, len(b)) + b + bytes(-len(b) % 4)
+
+phy = [[0] * 32 for _ in range(4)]
+for r, v in {0: 0x1140, 1: 0x7949 | 0x24, 2: 0x0141, 3: 0x0cb1, 4: 0x0de1, 5: 0x7e0, 6: 4,
+             7: 0x2001, 9: 0x0f00, 10: 0x3c00, 15: 0x3000, 16: 0x3360, 17: 0xa808 | 0x400}.items():
+    phy[0][r] = v
+phy[2][16], phy[2][21], phy[3][18] = 0x0088, 0x1046, 0x4005
+regs = {0x0: 0x00140249, 0x8: 0x80283, 0x10: 0x300, 0x14: 2, 0xc4: 500, 0xd0: 0x01ffffff,
+        0x100: 0x04008002, 0x400: 2, 0x102c: 2, 0x2800: 0x400, 0x2808: 1024, 0x2818: 63,
+        0x3808: 1024, 0x3810: 2, 0x3818: 2, 0x5400: 2, 0x5404: 0x80000000}
+state = [1, 0x80, 0, 1, 14, 24, 33, 34, 40, 0, 0, 42, 1, 1400]
+blob = (item(1, b"".join(struct.pack("<II", k, v) for k, v in sorted(regs.items()))) +
+        item(2, b"".join(struct.pack("<32H", *pg) for pg in phy)) +
+        item(3, struct.pack("<14I", *state)))
+seed("snapshot", 6, ram_with([(0, ctx(14, 24, 33, 34, 40, 0, 0, 0x00, 0, 0)),
+                              (16, data(0x1000, 30, 0x00, 3)),
+                              (32, data(0x1000 + 30, len(f) - 30, 0x09, 3)),
+                              (0x400, rxd), (0x1000, f)]),
+     w(0x3818, 2) + b"t" + b"s" + struct.pack("<H", len(blob)) + blob + w(0x3818, 3) + b"t" +
+     b"s" + struct.pack("<H", 8) + blob[:8] + b"t")
 PY

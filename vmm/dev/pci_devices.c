@@ -358,7 +358,8 @@ out:
  * Snapshot: the host's latch, then per populated slot its number, the
  * function's PCI state and its own: a virtio function's transport
  * (virtio_pci.h says which ones it captures), the AHCI controller's
- * (ahci.h), the Q35 LPC bridge's PM timer (q35.h). The host bridge (the
+ * (ahci.h), an e1000e NIC's (e1000e.h), the Q35 LPC bridge's PM timer
+ * (q35.h). The host bridge (the
  * Q35 MCH) has its config space only.
  */
 enum { PCI_DEVICES_SNAP_SLOT = 0x100 };
@@ -375,11 +376,7 @@ static int pci_devices_save_fn(struct pci_devices *s, struct pci_dev *d, struct 
 	}
 	for (unsigned int i = 0; i < s->n_net; i++)
 		if (s->e1000e[i] && d == e1000e_pci(s->e1000e[i]))
-			return error_errno(
-			    -ENOTSUP,
-			    "snapshot: the e1000e NIC on PCI slot %d has no snapshot "
-			    "support (virtio-net has)",
-			    d->slot);
+			return e1000e_save(s->e1000e[i], b);
 	if (d != &s->host.bridge)
 		return error_errno(-ENOTSUP, "snapshot: PCI slot %d has no snapshot state",
 				   d->slot);
@@ -416,6 +413,9 @@ static void pci_devices_thaw(void *state)
 	}
 	if (s->ahci)
 		ahci_thaw(s->ahci);
+	for (unsigned int i = 0; i < s->n_net; i++)
+		if (s->e1000e[i])
+			e1000e_thaw(s->e1000e[i]);
 }
 
 static int pci_devices_freeze(void *state)
@@ -431,6 +431,9 @@ static int pci_devices_freeze(void *state)
 	}
 	if (!ret && s->ahci)
 		ret = ahci_freeze(s->ahci);
+	for (unsigned int i = 0; i < s->n_net && !ret; i++)
+		if (s->e1000e[i])
+			ret = e1000e_freeze(s->e1000e[i]);
 	return ret; /* refused: snapshot.c thaws this device too */
 }
 
@@ -442,6 +445,9 @@ static int pci_devices_load_fn(struct pci_devices *s, struct pci_dev *d, struct 
 		return ahci_load(s->ahci, c);
 	if (s->q35 && d == q35_lpc_dev(s->q35))
 		return q35_load(s->q35, c);
+	for (unsigned int i = 0; i < s->n_net; i++)
+		if (s->e1000e[i] && d == e1000e_pci(s->e1000e[i]))
+			return e1000e_load(s->e1000e[i], c);
 	return 0;
 }
 

@@ -15,21 +15,6 @@
 #include "vmm/util/log.h"
 #include "vmm/vm/irq.h"
 
-/* MII registers of the PHY (IEEE 802.3 §22.2.4) and the M88 copper ones */
-enum {
-	PHY_CTRL = 0,
-	PHY_STATUS = 1,
-	PHY_ID1 = 2,
-	PHY_ID2 = 3,
-	PHY_COPPER_STAT1 = 17,
-	PHY_PAGE = 22,
-};
-#define MII_CR_RESET	       0x8000
-#define MII_CR_RESTART_AUTONEG 0x0200
-#define MII_SR_LINK	       0x0004
-#define MII_SR_AUTONEG_DONE    0x0020
-#define M88_PSSR_LINK	       0x0400
-
 /* EEPROM image: QEMU's 82574 template (words of the datasheet's table 36
  * that the drivers read), the MAC in words 0-2 and the device ID in 11
  * and 13 put in by e1000e_eeprom_init(), the checksum word last. */

@@ -86,6 +86,24 @@ void e1000e_get_stats(struct e1000e *e, struct e1000e_stats *st);
  * interrupt when it changes). */
 void e1000e_set_link(struct e1000e *e, bool up);
 
+/*
+ * Snapshot (e1000e_snap.c, docs/snapshot.md). freeze() holds the I/O
+ * thread between two turns (a no-op without one: start_io false) and
+ * thaw() lets it go on; save() appends the device's state beside its PCI
+ * function's (pci_dev_save) as snap_buf.h items: refused (-ENOTSUP) for
+ * a thread that was not held. load(), on a device created from the same
+ * config whose vCPUs have not run, after pci_dev_load(): every value is
+ * checked as guest input (-EBADMSG, the reason logged) and nothing is
+ * set unless all of it is taken; a packet being gathered and the replies
+ * owed are dropped, a link that changed raises LSC.
+ */
+struct snap_buf;
+struct snap_cur;
+int e1000e_freeze(struct e1000e *e);
+void e1000e_thaw(struct e1000e *e);
+int e1000e_save(struct e1000e *e, struct snap_buf *b);
+int e1000e_load(struct e1000e *e, struct snap_cur *c);
+
 /* One turn of the I/O thread: wait up to max_wait ms (-1: until woken)
  * for a doorbell or the backend, then run TX and RX. 1 when something was
  * done, 0 when not, -1 when the device is stopping. */

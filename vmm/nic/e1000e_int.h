@@ -129,6 +129,21 @@ enum {
 #define MDIC_INT_EN		(1u << 29)
 #define MDIC_ERROR		(1u << 30)
 
+/* MII registers of the PHY (IEEE 802.3 §22.2.4) and the M88 copper ones */
+enum {
+	PHY_CTRL = 0,
+	PHY_STATUS = 1,
+	PHY_ID1 = 2,
+	PHY_ID2 = 3,
+	PHY_COPPER_STAT1 = 17,
+	PHY_PAGE = 22,
+};
+#define MII_CR_RESET	       0x8000
+#define MII_CR_RESTART_AUTONEG 0x0200
+#define MII_SR_LINK	       0x0004
+#define MII_SR_AUTONEG_DONE    0x0020
+#define M88_PSSR_LINK	       0x0400
+
 /* interrupt causes (ICR/ICS/IMS/IMC, §10.2.4) */
 #define ICR_TXDW	 (1u << 0)
 #define ICR_TXQE	 (1u << 1)
@@ -236,6 +251,10 @@ struct e1000e {
 	bool rx_wait; /* no free RX descriptors: backend not read */
 	pthread_t thread;
 	bool started;
+	/* snapshot (e1000e_snap.c): hold asks the thread to wait between two
+	 * turns (lock held to set it), held says it does; hold_cond for both */
+	bool hold, held;
+	pthread_cond_t hold_cond;
 	struct e1000e_txctx ctx;     /* as the guest's last context set it (lock) */
 	struct e1000e_txctx ctx_run; /* ctx's copy the packet being sent uses */
 	struct e1000e_txpkt tx;
@@ -291,5 +310,9 @@ bool e1000e_rx_ready(struct e1000e *e);
 int e1000e_rx_put(struct e1000e *e, const uint8_t *frame, size_t len, uint8_t vflags);
 /* Complete a NEEDS_CSUM frame from the backend (vnet header fields). */
 void e1000e_rx_fix_csum(uint8_t *frame, size_t len, uint16_t start, uint16_t off);
+
+/* e1000e_io.c: with the lock held, wait while a snapshot holds the I/O
+ * thread (e->hold), saying so (e->held). */
+void e1000e_hold_wait(struct e1000e *e);
 
 #endif /* VMLET_NIC_E1000E_INT_H */

@@ -147,6 +147,16 @@ static bool e1000e_rx_run(struct e1000e *e)
 	return n > 0;
 }
 
+void e1000e_hold_wait(struct e1000e *e)
+{
+	while (e->hold && !e->quit) {
+		e->held = true;
+		pthread_cond_broadcast(&e->hold_cond);
+		pthread_cond_wait(&e->hold_cond, &e->lock);
+	}
+	e->held = false;
+}
+
 int e1000e_io_turn(struct e1000e *e, int max_wait)
 {
 	struct pollfd p[2] = {{.fd = e->kick_fd, .events = POLLIN}};
@@ -156,6 +166,7 @@ int e1000e_io_turn(struct e1000e *e, int max_wait)
 	int due;
 
 	pthread_mutex_lock(&e->lock);
+	e1000e_hold_wait(e);
 	if (e->quit) {
 		pthread_mutex_unlock(&e->lock);
 		return -1;
@@ -214,6 +225,7 @@ static void e1000e_free(struct e1000e *e)
 	free(e->rxbuf);
 	free(e->reply);
 	net_detach(&e->att);
+	pthread_cond_destroy(&e->hold_cond);
 	pthread_mutex_destroy(&e->lock);
 	free(e);
 }
@@ -231,6 +243,7 @@ static int e1000e_alloc(struct e1000e *e, struct net_attach *att)
 	e->be = e->att.be[0];
 	snprintf(e->name, sizeof(e->name), "%s", e->att.name ? e->att.name : "?");
 	pthread_mutex_init(&e->lock, NULL);
+	pthread_cond_init(&e->hold_cond, NULL);
 	e->kick_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	e->tx.buf = malloc(NET_VNET_HDR_LEN + E1000E_TX_MAX);
 	e->seg = malloc(NET_VNET_HDR_LEN + E1000E_TX_MAX);
@@ -304,6 +317,7 @@ void e1000e_destroy(struct e1000e *e)
 		return;
 	pthread_mutex_lock(&e->lock);
 	e->quit = true;
+	pthread_cond_broadcast(&e->hold_cond); /* a thread a snapshot held */
 	pthread_mutex_unlock(&e->lock);
 	e1000e_kick(e);
 	if (e->started)
