@@ -333,7 +333,8 @@ void vsock_kick(struct virtio_vsock *v, unsigned int qi)
 		v->rx_wait = false;
 	else if (qi == VSOCK_TXQ)
 		vsock_tx(v);
-	/* the event queue's buffers wait: vmlet sends no event */
+	else if (qi == VSOCK_EVQ)
+		vsock_event_flush(v); /* buffers wait there but for a restore's reset */
 	vsock_rx_flush(v);
 }
 
@@ -376,6 +377,10 @@ static const struct virtio_dev_ops virtio_vsock_ops = {
     .config_read = vsock_config_read,
     .activate = vsock_activate,
     .reset = vsock_reset,
+    .freeze = vsock_snap_freeze,
+    .thaw = vsock_snap_thaw,
+    .save = vsock_snap_save,
+    .load = vsock_snap_load,
 };
 
 static void vsock_read_counters(void *opaque, struct device_counters *dc)

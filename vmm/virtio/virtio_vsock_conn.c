@@ -514,11 +514,16 @@ int vsock_turn(void *opaque)
 	if (pfd[VSOCK_NQ].revents) {
 		if (!virtio_worker_update(&v->worker, &activated))
 			return -1;
-		if (v->active && !v->worker.active)
-			vsock_conn_drop_all(v); /* the driver reset the device */
+		/* the driver reset the device (not a snapshot's hold) */
+		if (v->active && !v->worker.active &&
+		    !__atomic_load_n(&v->holding, __ATOMIC_ACQUIRE))
+			vsock_conn_drop_all(v);
 		v->active = v->worker.active;
-		if (activated) /* buffers may have come before DRIVER_OK */
+		if (activated) { /* buffers may have come before DRIVER_OK */
+			__atomic_store_n(&v->holding, false, __ATOMIC_RELEASE);
+			vsock_event_flush(v);
 			vsock_kick(v, VSOCK_TXQ);
+		}
 		return 0; /* the fds above may be stale now */
 	}
 	/* the sockets first: nothing has touched a connection since poll */

@@ -90,6 +90,11 @@ struct virtio_vsock {
 	bool active;  /* the worker serves the queues (worker thread's view) */
 	bool rx_wait; /* the guest posted no receive buffer: wait for a kick */
 	bool tx_wait; /* transmit queue left alone until resets can be sent */
+	/* snapshot (virtio_vsock_snap.c): a freeze's pause keeps the
+	 * connections (set by freeze, cleared by the worker as it turns
+	 * active); a restored device owes the guest a transport reset */
+	bool holding;
+	bool reset_owed;
 	uint32_t next_local_port;
 	struct vsock_conn conn[VIRTIO_VSOCK_MAX_CONNS];
 	unsigned int n_conns; /* in use (not VS_FREE) */
@@ -112,6 +117,15 @@ void vsock_owe_rst(struct virtio_vsock *v, uint32_t local_port, uint32_t peer_po
 
 /* A doorbell on queue qi (worker thread). */
 void vsock_kick(struct virtio_vsock *v, unsigned int qi);
+
+/* virtio_vsock_snap.c: the snapshot ops (virtio_pci.h), and the
+ * transport reset a restore owes, into the event queue's next buffer
+ * (worker thread; waits for a buffer when there is none) */
+void vsock_snap_freeze(void *dev);
+void vsock_snap_thaw(void *dev);
+int vsock_snap_save(void *dev, struct snap_buf *b);
+int vsock_snap_load(void *dev, struct snap_cur *c);
+void vsock_event_flush(struct virtio_vsock *v);
 
 /* virtio_vsock_conn.c */
 int vsock_listen(struct virtio_vsock *v, const char *path);
