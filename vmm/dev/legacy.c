@@ -20,14 +20,20 @@
  *               them, reads all ones and writes are ignored; the first
  *               access to each is logged at debug level, so that the bus's
  *               one warning for unclaimed ports stays for real surprises
+ *   0xf10 (4)   the probe's fast report port (firmware/abi.h) when it is not
+ *               offered (a console not captured: report_port.c has it
+ *               otherwise): the same absent port, since the probe guest
+ *               reads it at every boot to learn whether it is there
  *
  * (The 8259 PICs, PIT and port 0x61 are in the kernel.)
  */
 #include <errno.h>
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "firmware/abi.h"
 #include "vmm/vm/bus.h"
 #include "vmm/dev/devices.h"
 #include "vmm/vm/device.h"
@@ -42,21 +48,24 @@
 #define PORT_A		0x92
 #define DEBUG_EXIT_PORT 0xf4
 
-/* Legacy devices this machine does not have (absent_ops). */
+/* Legacy devices this machine does not have (absent_ops); not_captured:
+ * only when the console is not captured. */
 static const struct {
 	uint16_t port, len;
 	const char *name;
+	bool not_captured;
 } absent[] = {
-    {0x2f8, 8, "COM2"},
-    {0x3e8, 8, "COM3"},
-    {0x2e8, 8, "COM4"},
+    {0x2f8, 8, "COM2", false},
+    {0x3e8, 8, "COM3", false},
+    {0x2e8, 8, "COM4", false},
+    {FW_ABI_REPORT_PORT, 4, "probe report port", true},
 };
 #define N_ABSENT (sizeof(absent) / sizeof(absent[0]))
 
 struct legacy_ports;
 
 struct absent_dev {
-	struct legacy_ports *l;
+	struct legacy_ports *l; /* NULL: not registered */
 	unsigned int i;
 	int logged;
 };
@@ -192,7 +201,8 @@ static void legacy_destroy(void *state)
 	for (size_t i = 0; i < N_WINDOWS; i++)
 		bus_unregister(l->pio, windows[i].port);
 	for (size_t i = 0; i < N_ABSENT; i++)
-		bus_unregister(l->pio, absent[i].port);
+		if (l->absent[i].l)
+			bus_unregister(l->pio, absent[i].port);
 	pthread_mutex_destroy(&l->lock);
 	free(l);
 }
@@ -213,9 +223,13 @@ static int legacy_create(const struct device_env *env, unsigned int index, void 
 	for (size_t i = 0; !ret && i < N_WINDOWS; i++)
 		ret = bus_register(env->pio, windows[i].port, windows[i].len, windows[i].ops, l);
 	for (unsigned int i = 0; !ret && i < N_ABSENT; i++) {
+		if (absent[i].not_captured && env->console->kind == VM_CONSOLE_CAPTURE)
+			continue;
 		l->absent[i] = (struct absent_dev){l, i, 0};
 		ret = bus_register(env->pio, absent[i].port, absent[i].len, &absent_ops,
 				   &l->absent[i]);
+		if (ret)
+			l->absent[i].l = NULL; /* not ours to unregister */
 	}
 	if (ret) {
 		legacy_destroy(l); /* unregistering what was not registered is harmless */

@@ -7,7 +7,9 @@
  * console, as if it had come through COM1 one byte (one VM exit) at a time.
  *
  * Only offered when the console is captured (`vmlet probe`): a VM whose
- * console goes to the user must not have its output diverted. Everything
+ * console goes to the user must not have its output diverted; there the
+ * port is absent, claimed quietly by legacy.c (the probe reads it at every
+ * boot to learn whether it is offered). Everything
  * the guest hands over is untrusted: the descriptor and the text are
  * bounds-checked through guest_mem_ptr() and bad ones are dropped with a
  * warning.
