@@ -115,6 +115,38 @@ class QMP:
         self.s.close()
 
 
+PROCS = []  # every VMM started: cleanup() ends those still there
+
+
+def tree(pid):
+    """pid and its descendants (vmlet run as root works in a child)."""
+    out, todo = [], [pid]
+    while todo:
+        p = todo.pop()
+        out.append(p)
+        try:
+            for t in os.listdir(f"/proc/{p}/task"):
+                todo += [int(c) for c in open(f"/proc/{p}/task/{t}/children").read().split()]
+        except OSError:
+            pass
+    return out
+
+
+def cleanup():
+    """SIGKILL what is left of every VMM this run started, its children
+    too, and reap it: a run that stops half-way leaves no guest spinning."""
+    for p in PROCS:
+        if p.p.returncode is not None:
+            continue
+        for pid in reversed(tree(p.p.pid)):
+            if pid > 1:
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                except OSError:
+                    pass
+        p.p.wait()
+
+
 class Proc:
     """A VMM process with its console reader; t0 (monotonic) and r0
     (realtime) taken just before the exec."""
@@ -125,6 +157,7 @@ class Proc:
         self.r0, self.t0 = time.time(), time.monotonic()
         self.p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=self.err,
                                   stdin=subprocess.DEVNULL)
+        PROCS.append(self)
         self.con = Console(self.p)
         self.cpu = None
 
@@ -436,32 +469,39 @@ def table(title, res, cols, lower_better=True):
                 for c, _ in cols))
 
 
-print(f"bench-migrate: the probe guest, 1 vCPU, {MEM} MiB, {TOUCH} MiB touched, {HOT} MiB "
-      f"rewritten per pass; {ROUNDS} round(s), medians; ratio: QEMU's over vmlet's (above 1 "
-      f"vmlet is ahead); load {load()}")
-if "restore" in ROWS:
-    snap, qfile = f"{tmp}/snap", f"{tmp}/qemu.state"
-    v0, q0 = vmlet_save(snap, HOT), qemu_save(qfile, HOT)
-    print(f"saved: vmlet {snap}/memory {os.stat(f'{snap}/memory').st_blocks * 512 >> 20} MiB "
-          f"allocated + state {os.path.getsize(f'{snap}/state') >> 10} KiB; QEMU "
-          f"{os.path.getsize(qfile) >> 20} MiB")
-    res = rounds({"vmlet": lambda: vmlet_restore(snap, v0), "qemu": lambda: qemu_restore(qfile, q0)})
-    table("restore, ms from exec", res, [("loaded", True), ("first", True), ("usable", True),
-                                          ("cpu", True)])
-    print("vmlet's own time to the guest's first instruction, per round (ms): " +
-          ", ".join(f"{r['first']:.1f}" for r in res["vmlet"]) + " (goal: under 10)")
-    subprocess.run(["rm", "-rf", "--", snap, qfile], check=True)
-if "migrate" in ROWS:
-    res = rounds({"vmlet": vmlet_migrate, "qemu": qemu_migrate})
-    table(f"live migration, downtime target {DOWNTIME} ms", res,
-          [("total", True), ("downtime", True), ("gap", True), ("mb", True), ("passes", None),
-           ("cpu", True)])
-if "shared" in ROWS:
-    snap, qfile = f"{tmp}/snap0", f"{tmp}/qemu0.state"
-    vmlet_save(snap, 0)
-    qemu_save(qfile, 0)
-    res = rounds({"vmlet": lambda: vmlet_shared(snap), "qemu": lambda: qemu_shared(qfile)})
-    table(f"{N_SHARED} VMs restored from one snapshot: PSS MiB summed, CPU ms per VM, "
-          f"ms to the last one running", res, [("pss", True), ("cpu", True), ("all", True)])
-    print(f"(vmlet's snapshot memory file: {os.stat(f'{snap}/memory').st_blocks * 512 >> 20} "
-          f"MiB, in the page cache once for all)")
+def main():
+    print(f"bench-migrate: the probe guest, 1 vCPU, {MEM} MiB, {TOUCH} MiB touched, {HOT} MiB "
+          f"rewritten per pass; {ROUNDS} round(s), medians; ratio: QEMU's over vmlet's (above 1 "
+          f"vmlet is ahead); load {load()}")
+    if "restore" in ROWS:
+        snap, qfile = f"{tmp}/snap", f"{tmp}/qemu.state"
+        v0, q0 = vmlet_save(snap, HOT), qemu_save(qfile, HOT)
+        print(f"saved: vmlet {snap}/memory {os.stat(f'{snap}/memory').st_blocks * 512 >> 20} MiB "
+              f"allocated + state {os.path.getsize(f'{snap}/state') >> 10} KiB; QEMU "
+              f"{os.path.getsize(qfile) >> 20} MiB")
+        res = rounds({"vmlet": lambda: vmlet_restore(snap, v0), "qemu": lambda: qemu_restore(qfile, q0)})
+        table("restore, ms from exec", res, [("loaded", True), ("first", True), ("usable", True),
+                                              ("cpu", True)])
+        print("vmlet's own time to the guest's first instruction, per round (ms): " +
+              ", ".join(f"{r['first']:.1f}" for r in res["vmlet"]) + " (goal: under 10)")
+        subprocess.run(["rm", "-rf", "--", snap, qfile], check=True)
+    if "migrate" in ROWS:
+        res = rounds({"vmlet": vmlet_migrate, "qemu": qemu_migrate})
+        table(f"live migration, downtime target {DOWNTIME} ms", res,
+              [("total", True), ("downtime", True), ("gap", True), ("mb", True), ("passes", None),
+               ("cpu", True)])
+    if "shared" in ROWS:
+        snap, qfile = f"{tmp}/snap0", f"{tmp}/qemu0.state"
+        vmlet_save(snap, 0)
+        qemu_save(qfile, 0)
+        res = rounds({"vmlet": lambda: vmlet_shared(snap), "qemu": lambda: qemu_shared(qfile)})
+        table(f"{N_SHARED} VMs restored from one snapshot: PSS MiB summed, CPU ms per VM, "
+              f"ms to the last one running", res, [("pss", True), ("cpu", True), ("all", True)])
+        print(f"(vmlet's snapshot memory file: {os.stat(f'{snap}/memory').st_blocks * 512 >> 20} "
+              f"MiB, in the page cache once for all)")
+
+
+try:
+    main()
+finally:
+    cleanup()
