@@ -300,6 +300,8 @@ int cluster_add_text(struct cluster *c, const char *file, const char *text, size
 	struct doc *d;
 	int ret;
 
+	if (c->on_text)
+		c->on_text(c->on_text_ctx, text, len);
 	yaml_doc_list_init(&l);
 	ret = yaml_load(&c->a, &c->d, arena_strdup(&c->a, file), text, len, &l);
 	if (ret)

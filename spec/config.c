@@ -423,7 +423,16 @@ int spec_resolve_config(const struct spec_options *o, struct vm_config *cfg)
 
 	vm_config_init(cfg);
 	session_init(&s);
-	ret = session_load(&s, o->files, o->n_files, o->manifest);
+	s.cl.on_text = o->input;
+	s.cl.on_text_ctx = o->input_ctx;
+	if (o->n_texts && !o->n_files) {
+		ret = 0;
+		for (unsigned int i = 0; i < o->n_texts && !ret; i++)
+			ret = cluster_add_text(&s.cl, o->texts[i].name, o->texts[i].text,
+					       o->texts[i].len);
+	} else {
+		ret = session_load(&s, o->files, o->n_files, o->manifest);
+	}
 	if (!ret)
 		ret = session_resolve(&s, o->vm_name);
 	if (!ret)

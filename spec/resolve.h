@@ -49,6 +49,10 @@ struct cluster {
 	struct doc_list docs;
 	struct object *objs, **tail;
 	unsigned int n_vms; /* OBJ_VM + OBJ_VMI */
+	/* each text cluster_add_text() is given, before it is parsed (NULL:
+	 * none): spec_options.input */
+	void (*on_text)(void *ctx, const char *text, size_t len);
+	void *on_text_ctx;
 };
 
 void cluster_init(struct cluster *c);

@@ -35,11 +35,28 @@ struct spec_message {
 	bool warning;
 };
 
+/* One manifest text (spec_options.texts). */
+struct spec_text {
+	const char *name; /* for messages */
+	const char *text;
+	size_t len;
+};
+
 struct spec_options {
 	/* -f arguments: a file, a directory (every *.yaml, *.yml, *.json in
 	 * it, sorted, not recursive) or "-" for stdin. */
 	const char *const *files;
 	unsigned int n_files;
+	/* spec_resolve_config() only: with no files, these texts in order,
+	 * as if each were a file (the manifests a snapshot recorded). */
+	const struct spec_text *texts;
+	unsigned int n_texts;
+	/* spec_resolve_config() only: called with each text the resolution
+	 * reads (each file, each file of a directory, stdin, the manifest
+	 * text or $VMLET_MANIFEST, or each of texts), in order, before it is
+	 * parsed; NULL: none. What a snapshot records to be resolved again. */
+	void (*input)(void *ctx, const char *text, size_t len);
+	void *input_ctx;
 	/* Manifest text used when n_files == 0. When it is NULL too, the
 	 * environment variable VMLET_MANIFEST is used; no input at all is
 	 * an error (-EINVAL). */

@@ -19,9 +19,14 @@
  * to the variable flash's loader (vmm/dev/pflash.c: an 8 KiB store, with
  * and without the saved bytes adopted, also behind one item as flash.c's
  * code identity comes first), then a few reads of the flash.
+ * The manifests section (vmm/snapshot/snap_input.c, what
+ * `vmlet run --restore DIR` without -f reads) is taken apart and its texts
+ * resolved as that restore resolves them (spec_resolve_config() with
+ * spec_options.texts, a disk root that does not exist).
  * Input: the file's bytes. The seeds in
  * tests/fuzz/corpus/snapshot_fuzz/ are state files vmlet wrote.
  */
+#include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -40,6 +45,9 @@
 #include "vmm/util/log.h"
 #include "vmm/snapshot/snap_buf.h"
 #include "vmm/snapshot/snap_file.h"
+#include "vmm/snapshot/snap_input.h"
+#include "spec/spec.h"
+#include "vmm/vm_config.h"
 #include "vmm/vm/device.h"
 
 int LLVMFuzzerInitialize(int *argc, char ***argv);
@@ -194,6 +202,35 @@ static unsigned int walk(struct snap_cur c, int depth)
 	return n;
 }
 
+static void fuzz_report(void *ctx, const struct spec_message *m)
+{
+	(void)ctx;
+	(void)m;
+}
+
+/* The recorded manifests, resolved as a restore without -f does. */
+static void fuzz_inputs(const struct snap_file *f)
+{
+	struct spec_options so = {.disk_root = "/nonexistent/vmlet-fuzz", .report = fuzz_report};
+	struct spec_text *t = NULL;
+	struct vm_config cfg;
+	unsigned int n = 0;
+	char err[256];
+	int ret = snap_input_texts(f, &t, &n, err, sizeof(err));
+
+	if (ret == -EBADMSG && (!memchr(err, 0, sizeof(err)) || !err[0]))
+		abort(); /* every refusal says why */
+	if (ret || !n) {
+		free(t);
+		return;
+	}
+	so.texts = t;
+	so.n_texts = n;
+	if (!spec_resolve_config(&so, &cfg))
+		vm_config_release(&cfg);
+	free(t);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct snap_file f;
@@ -205,6 +242,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			abort(); /* every refusal says why */
 		return 0;
 	}
+	fuzz_inputs(&f);
 	for (unsigned int i = 0; i < f.n; i++) {
 		const struct snap_section *s = &f.sec[i];
 		struct snap_cur c = snap_cur_make(s->data, s->len), name;

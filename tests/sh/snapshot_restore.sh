@@ -215,6 +215,32 @@ if [[ -f $PROBE ]]; then
 				fail "e1000e restore: exit $rc: $(tail -3 "$TMPD/eerr2")"
 		fi
 	fi
+	# from the snapshot alone (no -f): the manifests it recorded are resolved
+	# again under this command line; the hostDisk they name is outside every
+	# root, so it needs the operator's --volume (without it: refused)
+	rm -f "$SOCK" "$TMPD/pyaml-gone"
+	mv "$TMPD/pvm.yaml" "$TMPD/pyaml-gone"
+	"$VMLET" run --kernel "$PROBE" --cmdline vmlet.end=button --api-socket "$SOCK" \
+		--log-format text --volume d="$TMPD/pdisk.img" --restore "$TMPD/psnap" \
+		>"$TMPD/pout3" 2>"$TMPD/perr3" &
+	PID=$!
+	wait_log "$TMPD/perr3" "restore: the guest continues" 200
+	sleep 0.3
+	"$VMLET" ctl "$SOCK" power-button >/dev/null
+	wait "$PID"
+	rc=$?
+	((rc == 0)) && grep -q "resolving the 1 manifest text" "$TMPD/perr3" &&
+		grep -q "guest entered S5" "$TMPD/perr3" &&
+		ok "probe restored from the snapshot alone (its manifests, --volume): powers off on the button" ||
+		fail "restore alone: exit $rc: $(tail -3 "$TMPD/perr3")"
+	timeout 60 "$VMLET" run --kernel "$PROBE" --cmdline vmlet.end=button --restore "$TMPD/psnap" \
+		--log-format text >/dev/null 2>"$TMPD/e"
+	rc=$?
+	((rc == 1)) && grep -q "give volume 'd' the host file .*outside the roots" "$TMPD/e" &&
+		! grep -q "the guest continues" "$TMPD/e" &&
+		ok "refused: the snapshot's manifests name a disk outside the command line's roots" ||
+		fail "restore alone without --volume: exit $rc: $(tail -2 "$TMPD/e")"
+	mv "$TMPD/pyaml-gone" "$TMPD/pvm.yaml"
 	touch "$TMPD/pdisk.img"
 	timeout 60 "$VMLET" run -f "$TMPD/pvm.yaml" --kernel "$PROBE" --cmdline vmlet.end=button \
 		--restore "$TMPD/psnap" --log-format text >/dev/null 2>"$TMPD/e"

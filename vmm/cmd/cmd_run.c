@@ -17,6 +17,7 @@
 
 #include "vmm/cmd/cmd.h"
 #include "vmm/cmd/cmd_vm.h"
+#include "vmm/snapshot/snap_buf.h"
 #include "vmm/ctl/creds.h"
 #include "vmm/ctl/dmetrics.h"
 #include "vmm/ctl/ctl.h"
@@ -59,7 +60,9 @@ static void run_usage(FILE *f)
 		"--secret-dir DIR.\n"
 		"--restore DIR continues the guest from a snapshot (vmlet ctl SOCKET snapshot\n"
 		"DIR) instead of booting it; the manifests and options must give the same\n"
-		"config as when it was taken (docs/snapshot.md).\n"
+		"config as when it was taken (docs/snapshot.md). Without -f it resolves the\n"
+		"manifests the snapshot recorded (host files only under this command line's\n"
+		"roots or from --volume); the options are given again.\n"
 		"--incoming unix:PATH waits there for a guest that `vmlet ctl SOCKET migrate\n"
 		"unix:PATH` sends (live migration, docs/migration.md) and runs it; same rule.\n"
 		"Once the source connected it has --incoming-timeout SECONDS to deliver the\n"
@@ -317,6 +320,7 @@ int cmd_run(int argc, char **argv)
 {
 	enum lifecycle_strategy unused;
 	const char *strategy = NULL;
+	struct snap_buf inputs = {0};
 	struct cmd_vm_opts o;
 	struct vm_config cfg;
 	int c, ret;
@@ -384,8 +388,13 @@ int cmd_run(int argc, char **argv)
 		log_info("run: started as root without --user: the guest runs as uid %u, gid %u "
 			 "once set up (--user UID:GID to choose)",
 			 o.sandbox.uid, o.sandbox.gid);
-	if (cmd_vm_config(&o, &cfg))
+	/* what a snapshot or a migration records of the manifests */
+	if (o.api_socket)
+		o.inputs = &inputs;
+	if (cmd_vm_config(&o, &cfg)) {
+		snap_buf_release(&inputs);
 		return VMLET_EXIT_ERROR;
+	}
 	log_setup(o.log_format, o.log_level, "vmlet", cfg.name);
 	if (cfg.start_paused && !o.api_socket)
 		log_warn("vm: startStrategy Paused without --api-socket: nothing can resume the "
@@ -393,5 +402,6 @@ int cmd_run(int argc, char **argv)
 	ret = run_with_strategy(&cfg, &o, strategy);
 	log_setup(o.log_format, o.log_level, "vmlet", NULL);
 	vm_config_release(&cfg);
+	snap_buf_release(&inputs);
 	return ret;
 }

@@ -17,6 +17,8 @@
 #include "vmm/virtio/virtio_vsock.h"
 #include "vmm/ctl/ctl.h"
 #include "vmm/snapshot/migrate.h"
+#include "vmm/snapshot/snap_file.h"
+#include "vmm/snapshot/snap_input.h"
 #include "vmm/snapshot/snapshot.h"
 #include "vmm/disk/blk.h"
 #include "vmm/disk/image_store.h"
@@ -112,35 +114,127 @@ static void cmd_vm_report(void *ctx, const struct spec_message *m)
 		m->path ? ": " : "", m->msg);
 }
 
-int cmd_vm_config(const struct cmd_vm_opts *o, struct vm_config *cfg)
+/* spec_options.input: each manifest text into the snapshot's input
+ * section (snap_input.h) */
+static void cmd_vm_record_input(void *ctx, const char *text, size_t len)
+{
+	snap_input_add(ctx, text, len);
+}
+
+/* --restore DIR without manifests: the manifests DIR/state recorded
+ * (*n 0: none, the VM had none; an older build's snapshot records none).
+ * *texts point into *data. 0 or -errno (logged). */
+static int cmd_vm_snapshot_texts(const char *dir, uint8_t **data, struct spec_text **texts,
+				 unsigned int *n)
+{
+	struct snap_file f;
+	char err[256];
+	size_t len = 0;
+	int ret;
+
+	ret = snapshot_read_state(dir, data, &len);
+	if (ret)
+		return error_errno(ret, "restore: %s/%s", dir, SNAP_STATE_FILE);
+	ret = snap_file_parse(*data, len, &f, err, sizeof(err));
+	if (ret)
+		return error_errno(ret, "restore: %s: %s", SNAP_STATE_FILE, err);
+	ret = snap_input_texts(&f, texts, n, err, sizeof(err));
+	snap_file_release(&f);
+	if (ret == -ENOENT)
+		return 0;
+	if (ret)
+		return error_errno(ret, "restore: %s: %s", SNAP_STATE_FILE, err);
+	log_info("restore: resolving the %u manifest text(s) the snapshot recorded", *n);
+	return 0;
+}
+
+/*
+ * The snapshot's manifests are not the operator's (anyone may have written
+ * DIR): a host path they name must be under one of the operator's roots
+ * (containerDisk and kernelBoot under --disk-root, claims under the PVC
+ * directory) or given by the operator (--volume NAME=PATH). A hostDisk's
+ * path, which a manifest the operator handed over may name, is refused;
+ * so are the files kept beside the manifests (efi.persistent without
+ * --efi-vars, tpm.persistent). 0 or -EPERM (message printed).
+ */
+static int cmd_vm_snapshot_paths(const struct cmd_vm_opts *o, const struct vm_config *cfg)
+{
+	for (unsigned int i = 0; i < cfg->n_disks; i++) {
+		const struct vm_disk *d = &cfg->disks[i];
+
+		if (!d->path || d->root || d->operator_path)
+			continue;
+		fprintf(stderr,
+			"vmlet: restore: the snapshot's manifests give volume '%s' the host file "
+			"%s, outside the roots of this command line: name it with --volume "
+			"%s=PATH, or restore with the manifests (-f)\n",
+			d->name ? d->name : "?", d->path, d->name ? d->name : "NAME");
+		return -EPERM;
+	}
+	if ((cfg->kernel_path && !cfg->kernel_root) || (cfg->initrd_path && !cfg->initrd_root)) {
+		fprintf(stderr, "vmlet: restore: the snapshot's manifests name a kernel or initrd "
+				"outside --disk-root\n");
+		return -EPERM;
+	}
+	if ((cfg->efi_persistent && !o->efi_vars) || cfg->tpm_persistent) {
+		fprintf(stderr, "vmlet: restore: the VM keeps its EFI variables or TPM state "
+				"beside its manifests: restore it with the manifests (-f), or "
+				"--efi-vars FILE\n");
+		return -EPERM;
+	}
+	return 0;
+}
+
+/* Resolve the manifests (-f, $VMLET_MANIFEST, or the texts a snapshot
+ * recorded) into cfg, recording their texts into o->inputs. */
+static int cmd_vm_resolve(const struct cmd_vm_opts *o, const struct spec_text *texts,
+			  unsigned int n_texts, struct vm_config *cfg)
 {
 	struct spec_options so;
 	int ret;
 
-	if (!o->n_files && !getenv("VMLET_MANIFEST")) {
+	/* with no -f and no texts, spec_resolve_config() reads $VMLET_MANIFEST */
+	memset(&so, 0, sizeof(so));
+	so.files = o->files;
+	so.n_files = o->n_files;
+	so.texts = texts;
+	so.n_texts = n_texts;
+	so.input = o->inputs ? cmd_vm_record_input : NULL;
+	so.input_ctx = o->inputs;
+	so.vm_name = o->vm_name;
+	so.volume_overrides = o->volumes;
+	so.n_volume_overrides = o->n_volumes;
+	so.disk_root = o->disk_root;
+	so.image_store = o->image_store;
+	so.report = cmd_vm_report;
+	ret = spec_resolve_config(&so, cfg);
+	if (!ret && n_texts && (ret = cmd_vm_snapshot_paths(o, cfg)))
+		vm_config_release(cfg);
+	else if (!ret && o->image_store && (ret = image_store_resolve(o->image_store, cfg)))
+		vm_config_release(cfg);
+	if (ret == -ENOSYS)
+		fprintf(stderr, "vmlet: -f needs the manifest resolver, which this build "
+				"does not have yet: use --smp/--memory/--kernel\n");
+	return ret;
+}
+
+int cmd_vm_config(const struct cmd_vm_opts *o, struct vm_config *cfg)
+{
+	bool manifests = o->n_files || getenv("VMLET_MANIFEST");
+	struct spec_text *texts = NULL;
+	unsigned int n_texts = 0;
+	uint8_t *data = NULL;
+	int ret = 0;
+
+	/* --restore DIR alone: the manifests the snapshot recorded */
+	if (o->restore && !manifests)
+		ret = cmd_vm_snapshot_texts(o->restore, &data, &texts, &n_texts);
+	if (ret)
+		goto out;
+	if (!manifests && !n_texts)
 		vm_config_init(cfg);
-	} else {
-		/* with no -f, spec_resolve_config() reads $VMLET_MANIFEST */
-		memset(&so, 0, sizeof(so));
-		so.files = o->files;
-		so.n_files = o->n_files;
-		so.vm_name = o->vm_name;
-		so.volume_overrides = o->volumes;
-		so.n_volume_overrides = o->n_volumes;
-		so.disk_root = o->disk_root;
-		so.image_store = o->image_store;
-		so.report = cmd_vm_report;
-		ret = spec_resolve_config(&so, cfg);
-		if (!ret && o->image_store && (ret = image_store_resolve(o->image_store, cfg)))
-			vm_config_release(cfg);
-		if (ret) {
-			if (ret == -ENOSYS)
-				fprintf(stderr,
-					"vmlet: -f needs the manifest resolver, which this build "
-					"does not have yet: use --smp/--memory/--kernel\n");
-			return ret;
-		}
-	}
+	else if ((ret = cmd_vm_resolve(o, texts, n_texts, cfg)))
+		goto out;
 	ret = cmd_vm_overrides(o, cfg);
 	if (!ret)
 		ret = cmd_vm_access(o, cfg);
@@ -148,6 +242,9 @@ int cmd_vm_config(const struct cmd_vm_opts *o, struct vm_config *cfg)
 		vm_config_release(cfg);
 	else
 		timings_mark(TIMINGS_RESOLVED);
+out:
+	free(texts);
+	free(data);
 	return ret;
 }
 
@@ -379,6 +476,10 @@ int cmd_vm_run(const struct vm_config *cfg, const struct cmd_vm_opts *o, const u
 	if (ret)
 		goto out;
 	vm->snapshot_config = json;
+	if (o->inputs && o->inputs->len && !o->inputs->err) {
+		vm->snapshot_inputs = o->inputs->p;
+		vm->snapshot_inputs_len = o->inputs->len;
+	}
 	ret = cmd_vm_start(vm, o, ctl, json, &mig_fd);
 	ctl_server_close(ctl); /* before vm_destroy(): it uses the VM's loop */
 	ctl = NULL;

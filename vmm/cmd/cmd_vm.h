@@ -16,6 +16,8 @@
 #include "vmm/util/log.h"
 #include "vmm/sandbox/sandbox.h"
 
+struct snap_buf;
+
 struct vm_config;
 struct vm;
 
@@ -75,6 +77,9 @@ struct cmd_vm_opts {
 	 * guest this long after it connected (0: MIGRATE_TIMEOUT_PER_GIB per
 	 * GiB of guest memory, vmm/snapshot/migrate.h) */
 	unsigned int incoming_timeout;
+	/* out, when not NULL: the manifest texts the config was resolved
+	 * from, as a snapshot records them (vmm/snapshot/snap_input.h) */
+	struct snap_buf *inputs;
 };
 
 /* Long options both commands accept; option values >= CMD_OPT_BASE. */
@@ -130,7 +135,10 @@ int cmd_vm_option(struct cmd_vm_opts *o, int c, const char *arg);
 int cmd_parse_smp(const char *s, uint32_t *sockets, uint32_t *cores, uint32_t *threads);
 
 /* Resolve -f manifests (or vmlet's defaults without any) and apply the
- * command-line overrides. 0 or -errno (message printed). */
+ * command-line overrides. With --restore DIR and no manifests (no -f, no
+ * $VMLET_MANIFEST): the manifests DIR/state recorded, under this command
+ * line's rules, their host paths checked (docs/snapshot.md). 0 or -errno
+ * (message printed). */
 int cmd_vm_config(const struct cmd_vm_opts *o, struct vm_config *cfg);
 
 /* spec.accessCredentials for vmlet run (cmd_access.c): read the Secrets

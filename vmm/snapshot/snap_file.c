@@ -111,7 +111,7 @@ static int parse_header(struct snap_cur *c, struct snap_header *h, char *err, si
 
 static bool type_known(uint32_t t)
 {
-	return (t >= SNAP_SEC_CONFIG && t <= SNAP_SEC_DEVICE) || t == SNAP_SEC_END;
+	return (t >= SNAP_SEC_CONFIG && t <= SNAP_SEC_INPUT) || t == SNAP_SEC_END;
 }
 
 /* One section at c (offset off in the file) into *s. */

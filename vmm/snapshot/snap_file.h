@@ -36,6 +36,8 @@ enum snap_section_type {
 	SNAP_SEC_VM = 3,     /* KVM clock, PIC, IOAPIC, PIT */
 	SNAP_SEC_VCPU = 4,   /* one vCPU (id: its index) */
 	SNAP_SEC_DEVICE = 5, /* one device instance (id: its table position) */
+	SNAP_SEC_INPUT = 6,  /* the manifests the config came from (snap_input.h);
+			      * optional */
 	SNAP_SEC_END = 0xffff,
 };
 

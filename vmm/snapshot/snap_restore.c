@@ -22,8 +22,7 @@
 #include "vmm/vm/vm.h"
 #include "vmm/vm_config.h"
 
-/* The whole state file, at most SNAP_MAX_STATE bytes. */
-static int read_state(int dfd, uint8_t **out, size_t *len)
+int snap_read_state_at(int dfd, uint8_t **out, size_t *len)
 {
 	struct stat st;
 	uint8_t *p = NULL;
@@ -206,7 +205,8 @@ static int load_all(struct vm *vm, int dfd, const struct snap_file *f)
 	if (!vs || !ms)
 		return error_errno(-EINVAL, "restore: the snapshot lacks its %s section",
 				   vs ? "memory" : "VM");
-	if (f->n != 3u + vm->n_vcpus + vm->n_devs)
+	/* config, VM, memory, vCPUs, devices, and the manifests (optional) */
+	if (f->n - (snap_file_find(f, SNAP_SEC_INPUT, 0) != NULL) != 3u + vm->n_vcpus + vm->n_devs)
 		return error_errno(-EINVAL,
 				   "restore: the snapshot has %u sections, this VM "
 				   "needs %u",
@@ -264,7 +264,7 @@ int snapshot_restore(struct vm *vm, const char *dir, const char *config_json)
 	dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (dfd < 0)
 		return error_errno(-errno, "restore: %s", dir);
-	ret = read_state(dfd, &data, &len);
+	ret = snap_read_state_at(dfd, &data, &len);
 	if (ret) {
 		error_errno(ret, "restore: %s/%s", dir, SNAP_STATE_FILE);
 		goto out;

@@ -152,6 +152,9 @@ int snapshot_state(struct vm *vm, const struct kvm_clock_data *clock, bool user_
 		goto out;
 	snap_file_begin(out, &h);
 	snap_file_section(out, SNAP_SEC_CONFIG, 0, config, strlen(config));
+	if (vm->snapshot_inputs)
+		snap_file_section(out, SNAP_SEC_INPUT, 0, vm->snapshot_inputs,
+				  vm->snapshot_inputs_len);
 	snap_file_section(out, SNAP_SEC_VM, 0, b.p, b.len);
 	snap_buf_put(out, vcpus.p, vcpus.len);
 	ret = save_devices(vm, out);

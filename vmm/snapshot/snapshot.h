@@ -24,6 +24,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 struct vm;
 struct snap_buf;
@@ -51,6 +52,9 @@ int snapshot_state(struct vm *vm, const struct kvm_clock_data *clock, bool user_
 		   struct snap_buf *out);
 int snapshot_load(struct vm *vm, const void *data, size_t len, int dfd, const char *config_json);
 int snapshot_freeze_devices(struct vm *vm);
+/* DIR/state of the directory dfd, whole (at most SNAP_MAX_STATE bytes),
+ * into *out (malloc'd), not yet checked. 0 or -errno. */
+int snap_read_state_at(int dfd, uint8_t **out, size_t *len);
 void snapshot_thaw_devices(struct vm *vm);
 
 /* snap_vcpu.c: one vCPU's state (vCPU held or not yet run) and the VM's

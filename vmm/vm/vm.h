@@ -163,6 +163,11 @@ struct vm {
 	 * snapshot (vmm/snapshot/); NULL: this VM cannot be snapshotted.
 	 * Owned by the caller of vm_create(). */
 	const char *snapshot_config;
+	/* The manifests that config came from, as the bytes of a snapshot's
+	 * input section (vmm/snapshot/snap_input.h); NULL: none recorded.
+	 * Owned by the caller of vm_create(). */
+	const void *snapshot_inputs;
+	size_t snapshot_inputs_len;
 	/* The guest arrives paused (a live migration or a snapshot of a
 	 * guest the user had paused, vmm/snapshot/): vm_run() holds the vCPUs as for
 	 * startStrategy Paused until `vmlet ctl resume`. */
