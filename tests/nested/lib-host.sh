@@ -110,3 +110,62 @@ pod_traffic_check() {
 	[[ -z $(rep recv-8081) && -n $(rep recv-8080) ]] && ok "port 8081 (not in ports) not forwarded" ||
 		fail "port 8081: the guest got '$(rep recv-8081)', want nothing"
 }
+
+# ---- snapshot and migration (scenarios snapshot, migrate) -----------------
+# mig_host_prep: $SCN_DIR/vm.yaml, the scenario's SHAPE and MEM with a
+# virtio disk (serial "data": $SCN_DIR/data.img, a 32 MiB empty ext4
+# hostDisk, the same file for every vmlet of the scenario) and one
+# interface "default" (bridge binding on the pod network; L1 gives it a tap
+# of its pod with --tap, lib-l1.sh's mig_vm_run)
+mig_host_prep() {
+	mke2fs -q -t ext4 -F "$SCN_DIR/data.img" 32M >/dev/null || return 1
+	vm_yaml "$SCN" "$SHAPE" "$MEM" "          disks:
+          - {name: data, serial: data, disk: {bus: virtio}}
+          interfaces:
+          - {name: default, bridge: {}}" "      - {name: data, hostDisk: {path: /scn/$SCN/data.img, type: Disk}}" |
+		sed 's/^      domain:/      networks: [{name: default, pod: {}}]\n      domain:/' >"$SCN_DIR/vm.yaml"
+}
+
+# mig_check MARK WHAT: host_check of mig_workload (lib-l2.sh) across a move
+# (the report's lines after "MARK" are the moved guest's): the disk read
+# back whole after the move and never wrong, unmounted at the power-off,
+# e2fsck -fn clean in L1, the file in the image the guest's last copy; the
+# TCP stream to the node went on after the move, in order, unbroken; the
+# CPUID, PCI config and sysfs hashes the same before and after.
+mig_check() {
+	local mark=$1 what=$2 n_after bad first tcp at img sum states cl pl sl
+	n_after=$(sed -n "/^$mark\$/,\$ s/^disk [0-9]* ok\$/x/p" "$R" | grep -c x)
+	first=$(sed -n "/^$mark\$/,\$ s/^disk //p" "$R" | head -n 1)
+	bad=$(grep -c '^disk [0-9]* bad' "$R")
+	[[ $bad == 0 && $n_after -ge 2 && $first == *' ok' ]] &&
+		ok "disk: fsynced blocks read back whole from the disk after the $what ($n_after times, first: block $first)" ||
+		fail "disk: $bad bad reads, $n_after good ones after the $what (first '$first')"
+	[[ $(rep disk-umount) == ok ]] && ok "the guest unmounted its disk at the power-off" ||
+		fail "disk unmount: '$(rep disk-umount)'"
+	[[ $(rep e2fsck) == 0\ * ]] && ok "e2fsck -fn in L1 clean: $(rep e2fsck)" ||
+		fail "e2fsck -fn in L1: '$(rep e2fsck)' $(rep e2fsck-out | tr '\n' ';')"
+	img=$D/data.back
+	if l1_get "scn/$SCN/data.img" "$img"; then
+		sum=$(debugfs -R "cat /data" "$img" 2>/dev/null | md5sum | cut -d' ' -f1)
+		[[ -n $(rep disk-final) && $sum == "$(rep disk-final)" ]] &&
+			ok "the file in the image is the guest's last copy ($sum)" ||
+			fail "the file in the image: $sum, the guest's copy: '$(rep disk-final)'"
+		rm -f "$img"
+	else
+		fail "no data.img back from L1"
+	fi
+	tcp=$(rep tcp-recv) at=$(rep tcp-at-move)
+	[[ -n $tcp && -n $at && ${tcp#* } == 0 && ${tcp%% *} -ge $((at + 5)) && -z $(rep tcp-ended) ]] &&
+		ok "TCP: one stream to the node, in order, $at lines before the $what, ${tcp%% *} in all" ||
+		fail "TCP: received '$tcp' (lines, out of order), '$at' at the $what, ended: '$(rep tcp-ended)'"
+	# (a line cut by the power-off, the kernel's last words in it, is no state)
+	states=$(sed -n -E 's/^state [0-9]+ ([0-9a-f]{8} [0-9a-f]{8} [0-9a-f]{8}) ?$/\1/p' "$R" | sort -u)
+	read -r cl pl sl <<<"$(rep state-lines)"
+	[[ ${cl:-0} -ge 40 && ${pl:-0} -ge 3 && ${sl:-0} -ge 10 ]] &&
+		ok "state read: $cl lines of raw CPUID, $pl PCI functions' config space, $sl lines of sysfs" ||
+		fail "state: '$(rep state-lines)' lines of CPUID, PCI functions, sysfs (cpuid missing?)"
+	[[ $(grep -c . <<<"$states") == 1 && -z $(rep state-diff) &&
+		-n $(sed -n "/^$mark\$/q; /^state /p" "$R") && -n $(sed -n "/^$mark\$/,\$ {/^state /p}" "$R") ]] &&
+		ok "CPUID, PCI config space, topology and devices the same before and after the $what ($states)" ||
+		fail "state before/after the $what: $(tr '\n' ';' <<<"$states") $(rep state-diff | head -n 8 | tr '\n' ';')"
+}

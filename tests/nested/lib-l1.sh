@@ -20,7 +20,9 @@ l2_dir() { [ "${L2_FLAVOR:-cloud}" = generic ] && echo /l2/generic || echo /l2; 
 # vmlet_run [ARGS...]: vmlet run with $D/vm.yaml, the L2 kernel and
 # initramfs (l2_dir), the console on stdout, vmlet's log in $D/vmm.log; its exit
 # status. TIMEBOX (default 300 s) bounds it; NETNS=PID runs it in the
-# network namespace of process PID; BOOT=efi boots vm.yaml's ESP through
+# network namespace of process PID (NETNS_FLAGS="-m -p -n": its mount, pid
+# and network namespaces; the time box's signal then reaches nsenter, not
+# vmlet: end such a run by its pod, mig_pod_kill); BOOT=efi boots vm.yaml's ESP through
 # vmlet's firmware (the kernel and initramfs on it, see scenarios/efi.sh).
 vmlet_run() {
 	if [ "${BOOT:-}" = efi ]; then # the firmware boots the ESP of vm.yaml
@@ -31,7 +33,7 @@ vmlet_run() {
 	# (at TIMEBOX SIGTERM, not SIGKILL: vmlet presses the power button, and
 	# after the grace period stops a hung guest itself, exit 5, logging where
 	# vCPU 0 was stuck; SIGKILL 60 s later if even that does not end it)
-	timeout -s TERM -k 60 "${TIMEBOX:-300}" ${NETNS:+nsenter -t "$NETNS" -n} vmlet run -f "$D/vm.yaml" \
+	timeout -s TERM -k 60 "${TIMEBOX:-300}" ${NETNS:+nsenter -t "$NETNS" ${NETNS_FLAGS:--n}} vmlet run -f "$D/vm.yaml" \
 		--console stdio --log-format text ${VENDOR:+--cpu-vendor $VENDOR} "$@" 2>"$D/vmm.log"
 }
 
@@ -185,4 +187,91 @@ pod_traffic_run() {
 	kill "$_ncpid" $(pidof sleep) 2>/dev/null
 	pod_down
 	return $_rc
+}
+
+# ---- pods for snapshot and migration (scenarios snapshot, migrate) --------
+# Each pod is a mount, pid and network namespace of its own, as a
+# Kubernetes pod's; they share L1's files (the disk image, the migration
+# socket's directory /tmp/mig, the control sockets). The node:
+# bridge brn, 10.200.0.1/24 (mig_node_up). A pod (mig_pod_up NAME): eth0 a
+# veth whose peer n-NAME is a port of brn, and in the pod a bridge br0 of
+# eth0 and the VM's tap (tap0: vmlet makes it, mig_pod_tap adds it), so
+# the guest (10.200.0.2, its own MAC) is on the node's segment from
+# whichever pod runs it. mig_pod_up sets POD_NAME (the pid of the pod's
+# init, in L1's numbering); `pod_run NAME CMD...` runs CMD in it;
+# mig_pod_kill NAME ends every process of the pod (its init dies).
+mig_node_up() {
+	for m in veth tun bridge; do modprobe $m || return 1; done
+	ip link add brn type bridge && ip addr add 10.200.0.1/24 dev brn && ip link set brn up
+}
+# mig_node_down: the node's bridge and listener gone (the pods first)
+mig_node_down() {
+	[ -n "${MIG_NC:-}" ] && [ "$MIG_NC" -gt 1 ] && kill "$MIG_NC" 2>/dev/null
+	ip link del brn 2>/dev/null
+	return 0
+}
+mig_pod_up() {
+	unshare -m -p -n -f --mount-proc sleep 3000 &
+	_u=$! _p="" _n=0
+	while [ -z "$_p" ] && [ $_n -lt 100 ]; do
+		for _s in /proc/[0-9]*/stat; do
+			[ "$(cut -d' ' -f4 "$_s" 2>/dev/null)" = "$_u" ] && _p=${_s#/proc/} && _p=${_p%/stat}
+		done
+		[ -n "$_p" ] || sleep 0.1
+		_n=$((_n + 1))
+	done
+	[ -n "$_p" ] || return 1
+	while [ "$(readlink /proc/$_p/ns/net)" = "$(readlink /proc/1/ns/net)" ]; do sleep 0.1; done
+	eval "POD_$1=$_p"
+	ip link add eth0 type veth && ip link set eth0 netns "$_p" && ip link set veth0 name "n-$1" &&
+		ip link set "n-$1" master brn && ip link set "n-$1" up || return 1
+	pod_run "$1" sh -c 'ip link set lo up && ip link add br0 type bridge &&
+		ip link set eth0 master br0 && ip link set eth0 up && ip link set br0 up'
+}
+pod_pid() { eval "echo \${POD_$1}"; }
+pod_run() {
+	_p=$(pod_pid "$1")
+	shift
+	nsenter -t "$_p" -m -p -n "$@"
+}
+# mig_pod_tap NAME: wait (60 s) for vmlet's tap0 in pod NAME, add it to br0
+mig_pod_tap() {
+	_n=0
+	while ! pod_run "$1" ip link show tap0 >/dev/null 2>&1 && [ $_n -lt 600 ]; do
+		sleep 0.1
+		_n=$((_n + 1))
+	done
+	pod_run "$1" ip link set tap0 master br0
+}
+mig_pod_kill() {
+	_p=$(pod_pid "$1")
+	[ -n "$_p" ] && [ "$_p" -gt 1 ] && kill -KILL "$_p" 2>/dev/null
+	ip link del "n-$1" 2>/dev/null
+	return 0
+}
+# mig_vm_run POD ARGS...: vm_run in that pod with its tap0 for the
+# interface "default" (vmlet answers no DHCP: the guest sets its address)
+mig_vm_run() {
+	_pod=$1
+	shift
+	NETNS=$(pod_pid "$_pod") NETNS_FLAGS="-m -p -n" vm_run --tap default=tap0 "$@"
+}
+# mig_listen: the node's end of the guest's TCP stream (mig_workload in
+# lib-l2.sh): port 5000, what arrives in /tmp/tcp.recv (nc's pid: MIG_NC). mig_tcp_report:
+# "@R tcp-recv LINES BAD": the lines that arrived and how many of them are
+# not "tcp N" in order (a gap, a repeat, a new stream).
+mig_listen() {
+	: >/tmp/tcp.recv
+	sleep 3000 | nc -l -p 5000 >/tmp/tcp.recv &
+	MIG_NC=$!
+}
+mig_tcp_report() {
+	echo "@R tcp-recv $(awk '$1 != "tcp" || $2 != NR { b++ } END { print NR, b + 0 }' /tmp/tcp.recv)"
+}
+# mig_fsck: e2fsck -fn of the guest's disk $D/data.img, in L1, once the
+# guest powered off: "@R e2fsck STATUS LAST-LINE"
+mig_fsck() {
+	e2fsck -fn "$D/data.img" >/tmp/fsck.out 2>&1
+	echo "@R e2fsck $? $(tail -n 1 /tmp/fsck.out)"
+	[ "$(grep -c . /tmp/fsck.out)" -le 8 ] || sed 's/^/@R e2fsck-out /' /tmp/fsck.out | head -n 20
 }

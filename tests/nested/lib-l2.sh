@@ -61,7 +61,8 @@ mod() {
 
 # pwrbtn_wait: as L2_END (after the report): wait (evdev) for the ACPI
 # power button's KEY_POWER; reports "@R pwrbtn-listening DEV" once its
-# input device is open, then "@R power-button pressed", and powers off.
+# input device is open, then "@R power-button pressed", runs the function
+# PWRBTN_BEFORE if set (e.g. unmount a disk) and powers off.
 pwrbtn_wait() {
 	mod button evdev
 	dev=
@@ -77,6 +78,7 @@ pwrbtn_wait() {
 		ev=$(dd bs=24 count=1 <&3 2>/dev/null | od -An -tx1 | tr -d ' \n')
 		case $ev in *0100740001000000)
 			rep power-button pressed
+			[ -z "${PWRBTN_BEFORE:-}" ] || $PWRBTN_BEFORE
 			poweroff -f
 			;;
 		esac
@@ -164,4 +166,117 @@ hv_report() {
 		0x4000000a 0x40000100 0x40000101; do
 		rep hv-cpuid "$l $(cpuid -1 -r -l $l 2>&1 | grep -o 'eax=.*')"
 	done
+}
+
+# ---- snapshot and migration (scenarios snapshot, migrate) -----------------
+# mig_workload: what a moved guest must keep doing, in the background:
+# "@R count N UPTIME BAD" every 0.5 s, N kept in a tmpfs file (BAD: the
+# kernel's clock, lockup and stall lines so far); a TCP stream to the node
+# (10.200.0.1:5000, lib-l1.sh's pods: the guest is 10.200.0.2 on eth0),
+# "tcp N" every 0.3 s, "@R tcp-ended STATUS" if it breaks; on the ext4 disk
+# of serial "data" one 32 KiB block after another (64 in turn, rewritten
+# in place) written and fsynced with the directory, the page cache dropped
+# and the whole file read back from the disk against the copy in tmpfs:
+# "@R disk N ok|bad"; every 3 s "@R state K CPUID PCI SYS" (mig_state).
+# MIG_COUNT_MAX stops the counter (and nothing else) after that many.
+mig_workload() {
+	mod virtio_pci virtio_blk virtio_net
+	ip link set lo up && ip addr add 10.200.0.2/24 dev eth0 && ip link set eth0 up ||
+		rep net-failed "$(ip link 2>&1 | tr '\n' ' ')"
+	mkdir -p /mnt/d
+	mount -t ext4 -o noatime "$(disk_by_serial data)" /mnt/d || rep disk-mount-failed
+	PWRBTN_BEFORE=mig_umount
+	mig_state_init
+	( i=0
+	while :; do
+		i=$((i + 1))
+		echo "tcp $i"
+		sleep 0.3
+	done | nc 10.200.0.1 5000
+	rep tcp-ended $? ) &
+	( i=0
+	: >/tmp/expect
+	while [ ! -f /tmp/disk.stop ]; do
+		i=$((i + 1))
+		b=$(((i - 1) % 64))
+		dd if=/dev/urandom of=/tmp/blk bs=32k count=1 2>/dev/null
+		dd if=/tmp/blk of=/tmp/expect bs=32k seek=$b conv=notrunc 2>/dev/null
+		dd if=/tmp/blk of=/mnt/d/data bs=32k seek=$b conv=notrunc 2>/dev/null
+		sync /mnt/d/data /mnt/d
+		echo 3 >/proc/sys/vm/drop_caches
+		cmp -s /mnt/d/data /tmp/expect && r=ok || r=bad
+		rep disk $i $r
+		sleep 0.5
+	done
+	: >/tmp/disk.stopped ) &
+	( k=0
+	while [ ! -f /tmp/disk.stop ]; do
+		rep state $k "$(mig_state)"
+		rep net $k "$(mig_net | tr '\n' ' ')"
+		k=$((k + 1))
+		sleep 3
+	done ) &
+	( n=0
+	while :; do
+		[ -f /tmp/counter ] && n=$(cat /tmp/counter)
+		n=$((n + 1))
+		echo $n >/tmp/counter
+		bad=$(dmesg | grep -ciE 'clocksource|soft lockup|watchdog|hung task|rcu.*stall|unstable|backwards')
+		echo "@R count $n $(cut -d' ' -f1 /proc/uptime) $bad"
+		sleep 0.5
+	done ) &
+}
+
+# mig_state: what the guest sees of its machine, live (not what the kernel
+# cached at boot): CPUID of every vCPU (Debian's cpuid, raw: L2_DEBS), the
+# first 256 bytes of every PCI function's config space (read from the
+# device model), and sysfs' topology, PCI and virtio device lists, the
+# virtio features and the online CPUs; three short hashes. When one differs
+# from the first, "@R state-diff" lines say how. mig_state_init keeps the
+# first and reports "@R state-lines CPUID-LINES PCI-FUNCTIONS SYS-LINES".
+mig_state_files() {
+	cpuid -r >"$1.cpuid" 2>&1
+	for f in /sys/bus/pci/devices/*/config; do
+		echo "${f%/config} $(dd if="$f" bs=256 count=1 2>/dev/null | od -An -v -tx1 | tr -d ' \n')"
+	done >"$1.pci"
+	{
+		grep -H . /sys/devices/system/cpu/cpu*/topology/* /sys/devices/system/cpu/online \
+			/sys/bus/virtio/devices/*/features /sys/bus/virtio/devices/*/device
+		ls /sys/bus/pci/devices /sys/bus/virtio/devices
+	} >"$1.sys" 2>&1
+}
+mig_state_init() {
+	mig_state_files /tmp/state0
+	rep state-lines "$(grep -c . /tmp/state0.cpuid) $(awk 'length($2) == 512' /tmp/state0.pci | grep -c .)" \
+		"$(grep -c . /tmp/state0.sys)"
+}
+mig_state() {
+	mig_state_files /tmp/state
+	for x in cpuid pci sys; do
+		cmp -s /tmp/state.$x /tmp/state0.$x ||
+			diff /tmp/state0.$x /tmp/state.$x | grep '^[-+][^-+]' | head -n 8 | sed "s/^/@R state-diff $x /" >/dev/console
+		md5sum </tmp/state.$x | cut -c1-8
+	done | tr '\n' ' '
+}
+
+# mig_net: eth0's packet counts (rx tx), the interrupts of its queues, and
+# the stream's socket: state, send:receive queue, retransmit timer
+# (/proc/net/tcp, remote port 5000 = 1388); for the report, not checked
+mig_net() {
+	echo "rx=$(cat /sys/class/net/eth0/statistics/rx_packets) tx=$(cat /sys/class/net/eth0/statistics/tx_packets)"
+	awk '/virtio.*-(input|output)/ { s = 0; for (i = 2; i < NF; i++) if ($i ~ /^[0-9]+$/) s += $i
+		printf "%s=%d ", $NF, s }' /proc/interrupts
+	awk '$3 ~ /:1388$/ { print "tcp st=" $4, "q=" $5, "tr=" $6, "retr=" $7 }' /proc/net/tcp
+}
+
+# mig_umount: the disk workload stopped, its disk unmounted (PWRBTN_BEFORE)
+mig_umount() {
+	: >/tmp/disk.stop
+	_n=0
+	while [ ! -f /tmp/disk.stopped ] && [ $_n -lt 300 ]; do
+		sleep 0.1
+		_n=$((_n + 1))
+	done
+	rep disk-final "$(md5sum </tmp/expect | cut -d' ' -f1)"
+	umount /mnt/d && rep disk-umount ok || rep disk-umount failed
 }
