@@ -581,7 +581,9 @@ int virtio_net_io_turn(struct virtio_net *n, int max_wait)
 		n->io_active = n->worker.active;
 		if (activated) {
 			io_set_offloads(n);
-			virtio_net_io_set_pairs(n, 1);
+			/* one pair after a driver's start; the pairs it had after
+			 * a thaw or a restore (io_on_activate) */
+			virtio_net_io_set_pairs(n, n->active_pairs);
 			io_drain_all(n); /* buffers posted before DRIVER_OK */
 		}
 		return 1; /* the fd set may have changed */
