@@ -12,7 +12,8 @@
 # source running its guest (status Running, migration failed, the guest
 # still counts and powers off on the button). A paused guest arrives
 # paused. The probe guest with a
-# disk, virtio-rng and virtio-net moves; its disk changes hands (below).
+# disk, virtio-rng and virtio-net moves; its disk changes hands (below);
+# with passt the probe with an e1000e NIC moves too.
 # A hostile stream (recorded
 # from a real migration, then altered) is refused by the destination with
 # exit 1 and the reason: pages outside RAM, a page record too long, a
@@ -314,6 +315,26 @@ if [[ -f $PROBE ]]; then
 	in_use "$TMPD/e3" && ok "the source took its disk's locks back" ||
 		fail "third vmlet after the refusal: $(tail -1 "$TMPD/e3")"
 	button_off "$SP" "$S" "$TMPD/pse2" "the probe that stayed"
+	# with passt: the probe with an e1000e pod interface (the windows.*
+	# preferences' NIC; the probe does not drive it) moves too
+	if $nic; then
+		{
+			vm_manifest e1k 128Mi Once | sed '/autoattachPodInterface/d'
+			printf '          interfaces:\n          - {name: default, masquerade: {}, model: e1000e}\n'
+			printf '      networks:\n      - {name: default, pod: {}}\n'
+		} >"$TMPD/e1k.yaml"
+		G_ARGS=(-f "$TMPD/e1k.yaml" --cmdline vmlet.end=button)
+		psrc "$TMPD/eso" "$TMPD/ese"
+		pdst "$TMPD/edo" "$TMPD/ede"
+		"$VMLET" ctl "$S" migrate "unix:$M" >/dev/null 2>"$TMPD/ce"
+		rc=$?
+		wait "$SP"
+		((rc == 0 && $? == 0)) && grep -q "the guest arrived" "$TMPD/ede" &&
+			grep -q "e1000e (82574L)" "$TMPD/ede" &&
+			ok "probe with an e1000e NIC migrated" ||
+			fail "e1000e migrate: $rc $(cat "$TMPD/ce") $(tail -2 "$TMPD/ese" "$TMPD/ede")"
+		button_off "$DP" "$D" "$TMPD/ede" "the migrated probe with an e1000e NIC"
+	fi
 fi
 
 # a disk kept in the process's temporary files cannot move
