@@ -362,11 +362,13 @@ static int vsock_activate(void *dev, struct virtio_pci *vp, uint64_t features)
 }
 
 /* The driver starts over: the worker drops every connection itself once
- * it sees the pause (vsock_turn), this (vCPU) thread closes nothing. */
+ * it sees the pause (vsock_turn: reset_drop), this (vCPU) thread closes
+ * nothing. */
 static void vsock_reset(void *dev)
 {
 	struct virtio_vsock *v = dev;
 
+	__atomic_store_n(&v->reset_drop, true, __ATOMIC_RELEASE);
 	virtio_worker_pause(&v->worker);
 }
 

@@ -514,13 +514,12 @@ int vsock_turn(void *opaque)
 	if (pfd[VSOCK_NQ].revents) {
 		if (!virtio_worker_update(&v->worker, &activated))
 			return -1;
-		/* the driver reset the device (not a snapshot's hold) */
-		if (v->active && !v->worker.active &&
-		    !__atomic_load_n(&v->holding, __ATOMIC_ACQUIRE))
+		/* the driver reset the device (a snapshot's hold keeps them) */
+		if (__atomic_exchange_n(&v->reset_drop, false, __ATOMIC_ACQ_REL) && v->active &&
+		    !v->worker.active)
 			vsock_conn_drop_all(v);
 		v->active = v->worker.active;
 		if (activated) { /* buffers may have come before DRIVER_OK */
-			__atomic_store_n(&v->holding, false, __ATOMIC_RELEASE);
 			vsock_event_flush(v);
 			vsock_kick(v, VSOCK_TXQ);
 		}

@@ -90,10 +90,12 @@ struct virtio_vsock {
 	bool active;  /* the worker serves the queues (worker thread's view) */
 	bool rx_wait; /* the guest posted no receive buffer: wait for a kick */
 	bool tx_wait; /* transmit queue left alone until resets can be sent */
-	/* snapshot (virtio_vsock_snap.c): a freeze's pause keeps the
-	 * connections (set by freeze, cleared by the worker as it turns
-	 * active); a restored device owes the guest a transport reset */
-	bool holding;
+	/* the driver's reset asked for the pause the worker sees next: it
+	 * drops the connections then (set by ops->reset, taken by the worker
+	 * at each control request); a snapshot's pause keeps them */
+	bool reset_drop;
+	/* a restored device owes the guest a transport reset
+	 * (virtio_vsock_snap.c) */
 	bool reset_owed;
 	uint32_t next_local_port;
 	struct vsock_conn conn[VIRTIO_VSOCK_MAX_CONNS];

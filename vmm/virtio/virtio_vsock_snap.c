@@ -27,13 +27,11 @@
 
 enum { VSOCK_SNAP_CID = 1 };
 
+/* A pause without reset_drop: the worker keeps the connections. */
 void vsock_snap_freeze(void *dev)
 {
 	struct virtio_vsock *v = dev;
 
-	/* the worker sees the pause after this store (its lock): it keeps
-	 * the connections (vsock_turn) */
-	__atomic_store_n(&v->holding, true, __ATOMIC_RELEASE);
 	virtio_worker_pause(&v->worker);
 }
 
@@ -41,7 +39,6 @@ void vsock_snap_thaw(void *dev)
 {
 	struct virtio_vsock *v = dev;
 
-	/* holding is cleared by the worker as it turns active again */
 	virtio_worker_activate(&v->worker);
 }
 
