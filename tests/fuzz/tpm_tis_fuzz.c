@@ -8,100 +8,65 @@
  * any length and content completed or refused as tpm_dev.c does (a refused
  * one fails the device). The backend itself (swtpm) is not here.
  *
- * Input: a sequence of operations, each one byte of kind then its data:
- *   0: write: le16 offset, size byte (1, 2, 4, 8 by its low 2 bits), data
- *   1: read:  le16 offset, size byte
- *   2: the worker takes the pending command (if any)
- *   3: the backend answers: a length byte L, then L bytes of response
- *      (short inputs are padded), through tpm_tis_complete(); a refusal
- *      calls tpm_tis_fail()
- *   4: tpm_tis_set_established(bit 0 of the next byte)
- * The invariants checked: a command is pending only while executing, the
- * bytes received and read stay within the buffer and the response, a
- * taken command is what its header says and fits the buffer.
+ * Input: tests/fuzz/tpm_fuzz.h's operations (write, read, take, answer,
+ * set the established bit). The invariants checked: a command is pending
+ * only while executing, the bytes received and read stay within the
+ * buffer and the response, a taken command is what its header says and
+ * fits the buffer.
  */
 #include <stdint.h>
 #include <stdlib.h>
-#include <string.h>
 
 #include "vmm/dev/tpm/tpm_tis.h"
+#include "tests/fuzz/tpm_fuzz.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *d, size_t n);
 
-static unsigned int submitted;
-
-static void on_submit(void *opaque)
+static size_t tis_take(void *t, uint8_t *out, size_t cap)
 {
-	(void)opaque;
-	submitted++;
+	return tpm_tis_take(t, out, cap);
 }
 
-static uint32_t be32(const uint8_t *p)
+static int tis_complete(void *t, const uint8_t *rsp, size_t len)
 {
-	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
+	return tpm_tis_complete(t, rsp, len);
 }
 
-static void take(struct tpm_tis *c)
+static void tis_fail(void *t)
 {
-	static uint8_t cmd[TPM_TIS_BUF_SIZE];
-	size_t n = tpm_tis_take(c, cmd, sizeof(cmd));
+	tpm_tis_fail(t);
+}
 
-	if (n && (n < TPM_HEADER_SIZE || n > TPM_TIS_BUF_SIZE || be32(cmd + 2) != n))
+static void tis_set_established(void *t, bool on)
+{
+	tpm_tis_set_established(t, on);
+}
+
+static void tis_check(void *dev)
+{
+	struct tpm_tis *c = dev;
+
+	if ((c->pending && c->state != TPM_TIS_EXECUTION) || c->in > TPM_TIS_BUF_SIZE ||
+	    c->out > c->rsp_len || c->rsp_len > TPM_TIS_BUF_SIZE)
 		abort();
-}
-
-static size_t answer(struct tpm_tis *c, const uint8_t *d, size_t n, size_t i)
-{
-	static uint8_t rsp[256];
-	size_t len;
-
-	if (i >= n)
-		return n;
-	len = d[i++];
-	memset(rsp, 0, sizeof(rsp));
-	memcpy(rsp, d + i, len < n - i ? len : n - i);
-	if (tpm_tis_complete(c, rsp, len))
-		tpm_tis_fail(c);
-	return i + (len < n - i ? len : n - i);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *d, size_t n)
 {
 	struct tpm_tis c;
-	uint8_t buf[8];
-	size_t i = 0;
+	const struct tpm_fuzz_dev f = {
+	    .dev = &c,
+	    .ops = &tpm_tis_ops,
+	    .buf_size = TPM_TIS_BUF_SIZE,
+	    .take = tis_take,
+	    .complete = tis_complete,
+	    .fail = tis_fail,
+	    .set_established = tis_set_established,
+	    .check = tis_check,
+	};
 
-	tpm_tis_init(&c, on_submit, NULL);
-	while (i < n) {
-		uint8_t op = d[i++] % 5;
-		uint64_t off;
-		uint32_t len;
-
-		if (op <= 1) {
-			if (i + 3 > n)
-				break;
-			off = d[i] | (uint64_t)d[i + 1] << 8;
-			len = 1u << (d[i + 2] & 3);
-			i += 3;
-			if (op == 0) {
-				memset(buf, 0, sizeof(buf));
-				memcpy(buf, d + i, len < n - i ? len : n - i);
-				i += len < n - i ? len : n - i;
-				tpm_tis_ops.write(&c, off, buf, len);
-			} else {
-				tpm_tis_ops.read(&c, off, buf, len);
-			}
-		} else if (op == 2) {
-			take(&c);
-		} else if (op == 3) {
-			i = answer(&c, d, n, i);
-		} else if (i < n) {
-			tpm_tis_set_established(&c, d[i++] & 1);
-		}
-		if ((c.pending && c.state != TPM_TIS_EXECUTION) || c.in > TPM_TIS_BUF_SIZE ||
-		    c.out > c.rsp_len || c.rsp_len > TPM_TIS_BUF_SIZE)
-			abort();
-	}
+	tpm_tis_init(&c, tpm_fuzz_on_submit, NULL);
+	tpm_fuzz_run(&f, d, n);
 	tpm_tis_release(&c);
 	return 0;
 }
