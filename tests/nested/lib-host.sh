@@ -169,3 +169,30 @@ mig_check() {
 		ok "CPUID, PCI config space, topology and devices the same before and after the $what ($states)" ||
 		fail "state before/after the $what: $(tr '\n' ';' <<<"$states") $(rep state-diff | head -n 8 | tr '\n' ';')"
 }
+
+# tpm_check GET: host_check of tpm_report (lib-l2.sh), the part every TPM
+# scenario shares; GET KEY reads a report value (rep, or the first run's
+# where the guest ran twice)
+tpm_check() {
+	local get=$1
+	[[ $($get tpm-dev) == "/dev/tpm0 /dev/tpmrm0 " ]] && ok "L2 has /dev/tpm0 and /dev/tpmrm0" ||
+		fail "TPM devices: '$($get tpm-dev)' (tpm dmesg: $($get tpm-dmesg | head -3))"
+	[[ $($get tpm-version) == 2 && $($get tpm-hid) == MSFT0101 ]] &&
+		ok "a TPM 2.0 on ACPI MSFT0101" ||
+		fail "TPM version '$($get tpm-version)', ACPI id '$($get tpm-hid)'"
+	[[ $($get tpm-getrandom) == "800100000014000000000008 41" ]] &&
+		ok "TPM2_GetRandom through /dev/tpm0: success, 8 bytes" ||
+		fail "TPM2_GetRandom: '$($get tpm-getrandom)'"
+}
+
+# tpm_compare GET MODEL: the TPM as Linux sees it equals what the report
+# of scenario $COMPARE (QEMU's -device MODEL) says, when there is one
+tpm_compare() {
+	local get=$1 model=$2 k mine theirs other=${COMPARE:-}
+	[[ -n $other && -f ${R%/*/*}/$other/report ]] || return 0
+	for k in tpm-dev tpm-version tpm-hid tpm-banks tpm-getrandom; do
+		mine=$($get "$k")
+		theirs=$(sed -n "s/^$k //p" "${R%/*/*}/$other/report")
+		[[ $mine == "$theirs" ]] && ok "$k as QEMU's $model" || fail "$k: vmlet '$mine', QEMU '$theirs'"
+	done
+}

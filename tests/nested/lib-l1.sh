@@ -275,3 +275,14 @@ mig_fsck() {
 	echo "@R e2fsck $? $(tail -n 1 /tmp/fsck.out)"
 	[ "$(grep -c . /tmp/fsck.out)" -le 8 ] || sed 's/^/@R e2fsck-out /' /tmp/fsck.out | head -n 20
 }
+
+# qemu_run_swtpm MODEL: qemu_run with QEMU's -device MODEL (tpm-crb,
+# tpm-tis) on a swtpm started here (-tpmdev emulator), its state in
+# /tmp/swtpm-$SCN (scenarios tpm-qemu, tpm-tis-qemu)
+qemu_run_swtpm() {
+	mkdir -p "/tmp/swtpm-$SCN"
+	swtpm socket --tpm2 --tpmstate "dir=/tmp/swtpm-$SCN" \
+		--ctrl "type=unixio,path=/tmp/swtpm-$SCN/sock" --daemon --terminate || return 1
+	qemu_run -chardev "socket,id=chrtpm,path=/tmp/swtpm-$SCN/sock" \
+		-tpmdev emulator,id=tpm0,chardev=chrtpm -device "$1,tpmdev=tpm0"
+}

@@ -280,3 +280,44 @@ mig_umount() {
 	rep disk-final "$(md5sum </tmp/expect | cut -d' ' -f1)"
 	umount /mnt/d && rep disk-umount ok || rep disk-umount failed
 }
+
+# tpm_cmd BYTES: a raw TPM command (printf octal escapes) through
+# /dev/tpm0; its response in hex
+tpm_cmd() {
+	exec 3<>/dev/tpm0 || return 1
+	printf "$1" >&3
+	dd bs=4096 count=1 <&3 2>/dev/null | od -An -tx1 | tr -d ' \n'
+	exec 3>&-
+}
+
+# tpm_report: what Linux made of the TPM (scenarios tpm, tpm-tis and their
+# QEMU oracles): /dev/tpm0 and /dev/tpmrm0, the version, the ACPI id, the
+# device's name, the PCR banks, TPM2_GetRandom(8) through /dev/tpm0, the
+# kernel's TPM lines, and an NV index read back where an earlier run wrote
+# it ("tpm-nv found HEX"), else defined and written ("tpm-nv written RC RC")
+tpm_report() {
+	t=/sys/class/tpm/tpm0
+	rep tpm-dev "$(ls /dev/tpm0 /dev/tpmrm0 2>/dev/null | tr '\n' ' ')"
+	rep tpm-version "$(cat $t/tpm_version_major 2>/dev/null)"
+	# tpm_tis's device is the ACPI node's platform device (MSFT0101:00):
+	# the id is its firmware node's
+	rep tpm-hid "$(cat $t/device/hid 2>/dev/null || cat $t/device/firmware_node/hid 2>/dev/null)"
+	rep tpm-devname "$(basename "$(readlink $t/device)")"
+	rep tpm-banks "$(ls -d $t/pcr-* 2>/dev/null | sed 's|.*/||' | tr '\n' ' ')"
+	# TPM2_GetRandom(8): the header (success, 20 bytes) and the size 8
+	r=$(tpm_cmd '\200\001\000\000\000\014\000\000\001\173\000\010')
+	rep tpm-getrandom "$(echo "$r" | cut -c1-24) $(echo "$r" | wc -c)"
+	dmesg | grep -i -E 'tpm|crb' | sed 's/^\[[ 0-9.]*\] //' | sed 's/^/@R tpm-dmesg /'
+	# NV index 0x01500016, 8 bytes, owner/auth read and write, password
+	# sessions (the kernel retries TPM_RC_RETRY): read it; where it is
+	# not there yet, define it and write "vmlet-nv"
+	r=$(tpm_cmd '\200\002\000\000\000\043\000\000\001\116\001\120\000\026\001\120\000\026\000\000\000\011\100\000\000\011\000\000\000\000\000\000\010\000\000')
+	case $r in
+	80020000001d00000000*) rep tpm-nv "found $(echo "$r" | cut -c33-48)" ;;
+	*)
+		d=$(tpm_cmd '\200\002\000\000\000\055\000\000\001\052\100\000\000\001\000\000\000\011\100\000\000\011\000\000\000\000\000\000\000\000\016\001\120\000\026\000\013\000\006\000\006\000\000\000\010')
+		w=$(tpm_cmd '\200\002\000\000\000\053\000\000\001\067\001\120\000\026\001\120\000\026\000\000\000\011\100\000\000\011\000\000\000\000\000\000\010\166\155\154\145\164\055\156\166\000\000')
+		rep tpm-nv "written $(echo "$d" | cut -c13-20) $(echo "$w" | cut -c13-20)"
+		;;
+	esac
+}
