@@ -34,6 +34,7 @@
 #include <unistd.h>
 
 #include "vmm/ctl/ctl.h"
+#include "vmm/ctl/server_verbs.h"
 #include "vmm/util/event.h"
 #include "vmm/util/log.h"
 #include "vmm/sandbox/sandbox.h"
@@ -160,146 +161,6 @@ static void conn_send(struct ctl_conn *c, json_object *o)
 		log_debug("ctl: client did not take its answer");
 }
 
-static json_object *answer(int err)
-{
-	json_object *o = json_object_new_object();
-
-	json_object_object_add(o, "ok", json_object_new_boolean(err == 0));
-	if (err)
-		json_object_object_add(
-		    o, "error",
-		    json_object_new_string(err == -ENOTSUP ? "not supported" : strerror(-err)));
-	return o;
-}
-
-static void add_str(json_object *o, const char *key, const char *val)
-{
-	if (val)
-		json_object_object_add(o, key, json_object_new_string(val));
-}
-
-static void add_migration(json_object *o, const struct ctl_migration *m)
-{
-	json_object *mo = json_object_new_object();
-
-	add_str(mo, "state", m->state);
-	json_object_object_add(mo, "bytes", json_object_new_int64((int64_t)m->bytes));
-	json_object_object_add(mo, "pages", json_object_new_int64((int64_t)m->pages));
-	json_object_object_add(mo, "iterations", json_object_new_int64((int64_t)m->iterations));
-	json_object_object_add(mo, "dirty_pages_rate",
-			       json_object_new_int64((int64_t)m->dirty_pages_rate));
-	json_object_object_add(mo, "downtime_ms", json_object_new_int64((int64_t)m->downtime_ms));
-	json_object_object_add(mo, "total_ms", json_object_new_int64((int64_t)m->total_ms));
-	json_object_object_add(o, "migration", mo);
-}
-
-static json_object *do_status(struct ctl_server *s)
-{
-	struct ctl_status st = {0};
-	int err = s->ops->status ? s->ops->status(s->vm, &st) : -ENOTSUP;
-	json_object *o = answer(err);
-
-	if (err)
-		return o;
-	add_str(o, "state", st.state);
-	add_str(o, "name", st.name);
-	add_str(o, "namespace", st.namespace);
-	add_str(o, "run_strategy", st.run_strategy);
-	add_str(o, "reason", st.reason);
-	if (st.message && *st.message)
-		add_str(o, "message", st.message);
-	json_object_object_add(o, "vcpus", json_object_new_int64(st.vcpus));
-	json_object_object_add(o, "memory", json_object_new_int64((int64_t)st.memory_bytes));
-	json_object_object_add(o, "uptime_seconds", json_object_new_double(st.uptime_seconds));
-	json_object_object_add(o, "restarts", json_object_new_int64(st.restarts));
-	json_object_object_add(o, "console_dropped_bytes",
-			       json_object_new_int64((int64_t)st.console_dropped_bytes));
-	json_object_object_add(o, "agent_connected", json_object_new_boolean(st.agent_connected));
-	if (st.vsock_cid) {
-		json_object_object_add(o, "vsock_cid",
-				       json_object_new_int64((int64_t)st.vsock_cid));
-		add_str(o, "vsock_socket", st.vsock_socket);
-	}
-	if (st.migration.state)
-		add_migration(o, &st.migration);
-	return o;
-}
-
-static json_object *do_metrics(struct ctl_server *s)
-{
-	struct ctl_metrics m = {0};
-	uint64_t rss;
-	json_object *o;
-	int err = 0;
-
-	if (s->ops->metrics)
-		err = s->ops->metrics(s->vm, &m);
-	if (!err && s->statm_fd >= 0 && !ctl_rss_bytes(s->statm_fd, &rss))
-		ctl_metrics_add(&m, "vmlet_resident_memory_bytes", "gauge",
-				"Resident set size of the vmlet process (guest pages included).",
-				NULL, (double)rss);
-	ctl_metrics_add(&m, "vmlet_sandboxed", "gauge", "1 when the seccomp sandbox is applied.",
-			NULL, sandbox_applied());
-	if (!err)
-		err = m.err;
-	o = answer(err);
-	if (!err)
-		json_object_object_add(o, "metrics", json_object_new_string_len(m.buf, (int)m.len));
-	free(m.buf);
-	return o;
-}
-
-/* snapshot: the state and memory files came with the request. */
-static json_object *do_snapshot(struct ctl_conn *c, json_object *req)
-{
-	struct ctl_server *s = c->srv;
-	json_object *resume;
-	bool r = true;
-
-	if (json_object_object_get_ex(req, "resume", &resume)) {
-		if (!json_object_is_type(resume, json_type_boolean))
-			return answer(-EINVAL);
-		r = json_object_get_boolean(resume);
-	}
-	if (!s->ops->snapshot)
-		return answer(-ENOTSUP);
-	if (c->nfds != 2)
-		return answer(-EBADF);
-	return answer(s->ops->snapshot(s->vm, c->fds[0], c->fds[1], r));
-}
-
-/* migrate: the connected stream to the destination came with the
- * request; the answer has the figures, or what failed. */
-static json_object *do_migrate(struct ctl_conn *c, json_object *req)
-{
-	struct ctl_server *s = c->srv;
-	struct ctl_status st = {0};
-	json_object *v, *o;
-	int64_t ms = 0;
-	char msg[512];
-	int err;
-
-	if (json_object_object_get_ex(req, "max_downtime_ms", &v)) {
-		if (!json_object_is_type(v, json_type_int))
-			return answer(-EINVAL);
-		ms = json_object_get_int64(v);
-		if (ms < 1 || ms > 600000)
-			return answer(-ERANGE);
-	}
-	if (!s->ops->migrate)
-		return answer(-ENOTSUP);
-	if (c->nfds != 1)
-		return answer(-EBADF);
-	msg[0] = 0;
-	err = s->ops->migrate(s->vm, c->fds[0], (uint32_t)ms, msg, sizeof(msg));
-	o = answer(err);
-	if (err && msg[0])
-		json_object_object_add(o, "error", json_object_new_string(msg));
-	if (s->ops->status && !s->ops->status(s->vm, &st) && st.migration.state)
-		add_migration(o, &st.migration);
-	return o;
-}
-
 /* Read request bytes, keeping descriptors sent with them (at most
  * CTL_MAX_FDS in all; others are closed at once). */
 static ssize_t conn_recv(struct ctl_conn *c)
@@ -359,7 +220,7 @@ static void handle_request(struct ctl_conn *c)
 	    !json_object_object_get_ex(req, "verb", &verb_obj) ||
 	    !json_object_is_type(verb_obj, json_type_string) ||
 	    ctl_verb_parse(json_object_get_string(verb_obj), &verb)) {
-		o = answer(-EINVAL);
+		o = ctl_answer(-EINVAL);
 		json_object_object_add(
 		    o, "error",
 		    json_object_new_string(
@@ -370,32 +231,32 @@ static void handle_request(struct ctl_conn *c)
 	log_info("ctl: %s", ctl_verb_name(verb));
 	switch (verb) {
 	case CTL_STATUS:
-		o = do_status(s);
+		o = ctl_verb_status(ops, s->vm);
 		break;
 	case CTL_METRICS:
-		o = do_metrics(s);
+		o = ctl_verb_metrics(ops, s->vm, s->statm_fd);
 		break;
 	case CTL_PAUSE:
-		o = answer(ops->pause ? ops->pause(s->vm) : -ENOTSUP);
+		o = ctl_answer(ops->pause ? ops->pause(s->vm) : -ENOTSUP);
 		break;
 	case CTL_RESUME:
-		o = answer(ops->resume ? ops->resume(s->vm) : -ENOTSUP);
+		o = ctl_answer(ops->resume ? ops->resume(s->vm) : -ENOTSUP);
 		break;
 	case CTL_STOP:
-		o = answer(ops->stop ? ops->stop(s->vm) : -ENOTSUP);
+		o = ctl_answer(ops->stop ? ops->stop(s->vm) : -ENOTSUP);
 		break;
 	case CTL_POWER_BUTTON:
-		o = answer(ops->power_button ? ops->power_button(s->vm) : -ENOTSUP);
+		o = ctl_answer(ops->power_button ? ops->power_button(s->vm) : -ENOTSUP);
 		break;
 	case CTL_SNAPSHOT:
-		o = do_snapshot(c, req);
+		o = ctl_verb_snapshot(ops, s->vm, req, c->fds, c->nfds);
 		break;
 	case CTL_MIGRATE:
-		o = do_migrate(c, req);
+		o = ctl_verb_migrate(ops, s->vm, req, c->fds, c->nfds);
 		break;
 	case CTL_CONSOLE:
 		err = !ops->console_attach ? -ENOTSUP : console_taken(s) ? -EBUSY : 0;
-		o = answer(err);
+		o = ctl_answer(err);
 		if (err)
 			break;
 		/* the answer first: console bytes follow it, never precede it */
@@ -405,7 +266,7 @@ static void handle_request(struct ctl_conn *c)
 		c->console = ops->console_attach(s->vm, c->fd) == 0;
 		break;
 	default:
-		o = answer(-EINVAL);
+		o = ctl_answer(-EINVAL);
 		break;
 	}
 send:
@@ -452,7 +313,7 @@ static void conn_event(void *opaque, uint32_t events)
 	if (!nl && c->len < sizeof(c->buf) - 1)
 		return; /* more to come */
 	if (!nl) {
-		json_object *o = answer(-E2BIG);
+		json_object *o = ctl_answer(-E2BIG);
 
 		conn_send(c, o);
 		json_object_put(o);
