@@ -115,6 +115,11 @@ void virtio_net_io_set_pairs(struct virtio_net *n, unsigned int pairs);
  */
 int virtio_net_io_turn(struct virtio_net *n, int max_wait);
 
+/* virtio_net_rx.c (I/O thread): receive on queue pair pi, up to a budget
+ * of frames (net_pair.rx_more: stopped by it); its backend hung up. */
+void virtio_net_rx_pump(struct virtio_net *n, unsigned int pi);
+void virtio_net_rx_hangup(struct virtio_net *n, unsigned int pi);
+
 /* virtio_net.c: serve the control queue (I/O thread). */
 void virtio_net_ctrl(struct virtio_net *n);
 
