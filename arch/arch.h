@@ -291,6 +291,26 @@ int arch_linux_load(uint8_t *low_mem, uint64_t low_size, const uint8_t *image, s
 gpa_t arch_linux_initrd_gpa(const uint8_t *image, size_t image_len, uint64_t mem_bytes,
 			    uint64_t size);
 
+/*
+ * The same two for a loader that reads the protected-mode kernel from the
+ * file straight into guest RAM: hdr is the file's first hdr_len bytes
+ * (ARCH_LINUX_HDR_LEN, or the whole file if shorter; the setup header lies
+ * within them), image_len the file's size. arch_linux_load_hdr() does
+ * everything arch_linux_load() does (same checks and errors) except the
+ * copy, which it leaves to the caller: bytes [pl->offset, pl->offset +
+ * pl->len) of the file to pl->gpa, a range it checked lies in low_mem.
+ */
+#define ARCH_LINUX_HDR_LEN 1024
+struct arch_linux_payload {
+	uint64_t offset, len;
+	gpa_t gpa;
+};
+int arch_linux_load_hdr(uint8_t *low_mem, uint64_t low_size, const uint8_t *hdr, size_t hdr_len,
+			uint64_t image_len, const struct arch_boot_info *bi, uint64_t *entry,
+			struct arch_linux_payload *pl);
+gpa_t arch_linux_initrd_gpa_hdr(const uint8_t *hdr, size_t hdr_len, uint64_t image_len,
+				uint64_t mem_bytes, uint64_t size);
+
 /* ELF with a PVH note (XEN_ELFNOTE_PHYS32_ENTRY): copy PT_LOAD segments to
  * their physical addresses (must lie in low RAM below the hole) and return
  * the 32-bit entry. A segment's bss is zeroed without writing the pages of

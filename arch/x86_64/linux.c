@@ -85,13 +85,15 @@ static uint64_t low_ram_end(uint64_t mem_bytes)
 	return rr[0].size;
 }
 
-static int bz_parse(const uint8_t *img, size_t len, struct bz_info *bz)
+/* img: the first len bytes of an image_len-byte bzImage (len <= image_len;
+ * the setup header must lie within them). */
+static int bz_parse(const uint8_t *img, size_t len, uint64_t image_len, struct bz_info *bz)
 {
 	uint32_t setup_sects, align = 0, init_size = 0;
 	uint64_t pref = ARCH_HIGH_LOAD_GPA, start;
 
 	memset(bz, 0, sizeof(*bz));
-	if (!img || len < HDR_MIN_END)
+	if (!img || len < HDR_MIN_END || len > image_len)
 		return -ENOEXEC;
 	if (arch_get_le16(img + HDR_BOOT_FLAG) != BOOT_FLAG_MAGIC ||
 	    arch_get_le32(img + HDR_HEADER) != HDR_MAGIC)
@@ -106,9 +108,9 @@ static int bz_parse(const uint8_t *img, size_t len, struct bz_info *bz)
 		return -ENOEXEC; /* not a bzImage */
 	setup_sects = img[HDR_SETUP_SECTS] ? img[HDR_SETUP_SECTS] : 4;
 	bz->setup_size = (uint64_t)(setup_sects + 1) * 512;
-	if (bz->setup_size >= len)
+	if (bz->setup_size >= image_len)
 		return -ENOEXEC;
-	bz->kernel_size = len - bz->setup_size;
+	bz->kernel_size = image_len - bz->setup_size;
 	bz->hdr_end = HDR_HEADER + img[HDR_JUMP + 1];
 	if (bz->hdr_end < HDR_MIN_END || bz->hdr_end > len || bz->hdr_end > BP_E820_TABLE)
 		return -ENOEXEC;
@@ -137,10 +139,16 @@ static int bz_parse(const uint8_t *img, size_t len, struct bz_info *bz)
 gpa_t arch_linux_initrd_gpa(const uint8_t *image, size_t image_len, uint64_t mem_bytes,
 			    uint64_t size)
 {
+	return arch_linux_initrd_gpa_hdr(image, image_len, image_len, mem_bytes, size);
+}
+
+gpa_t arch_linux_initrd_gpa_hdr(const uint8_t *hdr, size_t hdr_len, uint64_t image_len,
+				uint64_t mem_bytes, uint64_t size)
+{
 	struct bz_info bz;
 	uint64_t limit = low_ram_end(mem_bytes), gpa;
 
-	if (bz_parse(image, image_len, &bz) || !limit || !size)
+	if (bz_parse(hdr, hdr_len, image_len, &bz) || !limit || !size)
 		return 0;
 	if ((uint64_t)bz.initrd_addr_max + 1 < limit)
 		limit = (uint64_t)bz.initrd_addr_max + 1;
@@ -209,12 +217,26 @@ static int zero_page_fill(uint8_t *bp, const uint8_t *image, const struct bz_inf
 int arch_linux_load(uint8_t *low_mem, uint64_t low_size, const uint8_t *image, size_t image_len,
 		    const struct arch_boot_info *bi, uint64_t *entry)
 {
+	struct arch_linux_payload pl;
+	int r;
+
+	r = arch_linux_load_hdr(low_mem, low_size, image, image_len, image_len, bi, entry, &pl);
+	if (r)
+		return r;
+	memcpy(low_mem + pl.gpa, image + pl.offset, pl.len);
+	return 0;
+}
+
+int arch_linux_load_hdr(uint8_t *low_mem, uint64_t low_size, const uint8_t *hdr, size_t hdr_len,
+			uint64_t image_len, const struct arch_boot_info *bi, uint64_t *entry,
+			struct arch_linux_payload *pl)
+{
 	uint64_t ram = low_ram_end(bi->mem_bytes), cl_len;
 	uint8_t *bp, *dst, *cl;
 	struct bz_info bz;
 	int r;
 
-	r = bz_parse(image, image_len, &bz);
+	r = bz_parse(hdr, hdr_len, image_len, &bz);
 	if (r)
 		return r;
 	if (!ram || ram > low_size)
@@ -232,11 +254,13 @@ int arch_linux_load(uint8_t *low_mem, uint64_t low_size, const uint8_t *image, s
 	cl = arch_low_ptr(low_mem, low_size, ARCH_CMDLINE_GPA, cl_len + 1);
 	if (!bp || !dst || !cl)
 		return -ENOSPC;
-	r = zero_page_fill(bp, image, &bz, bi);
+	r = zero_page_fill(bp, hdr, &bz, bi);
 	if (r)
 		return r;
-	memcpy(dst, image + bz.setup_size, bz.kernel_size);
 	memcpy(cl, bi->cmdline ? bi->cmdline : "", cl_len + 1);
 	*entry = ARCH_HIGH_LOAD_GPA + ENTRY64_OFFSET;
+	pl->offset = bz.setup_size;
+	pl->len = bz.kernel_size;
+	pl->gpa = ARCH_HIGH_LOAD_GPA;
 	return 0;
 }

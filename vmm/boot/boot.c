@@ -27,26 +27,79 @@
 
 #define BOOT_MAX_FILE (2ull << 30)
 
+enum { BOOT_DEFER_NONE, BOOT_DEFER_BZIMAGE, BOOT_DEFER_ALL };
+
 enum boot_format { BOOT_FMT_UNKNOWN = 0, BOOT_FMT_PVH_ELF, BOOT_FMT_BZIMAGE };
 
+/*
+ * A kernel or initrd. In memory: data holds the whole file (len == size),
+ * or, with fd >= 0, only its first len bytes: the rest is read from fd
+ * straight into guest RAM once its place is known (boot_place_initrd(),
+ * boot_load_bzimage()), so the bulk of the file is neither buffered nor
+ * copied a second time, and guest RAM is written once.
+ */
 struct boot_file {
 	uint8_t *data;
 	size_t len;
 	bool owned;
+	int fd;	       /* >= 0: the file, open, for what data does not hold */
+	uint64_t size; /* the file's size */
 };
+
+static struct boot_file boot_file_mem(const void *data, size_t len)
+{
+	return (struct boot_file){.data = (uint8_t *)data, .len = len, .fd = -1, .size = len};
+}
+
+static void boot_file_release(struct boot_file *f);
+
+/* Read len bytes at off from fd into dst, in as few preads as the kernel
+ * allows. 0 or -errno (logged; a short file is -EIO). */
+static int boot_pread(int fd, uint8_t *dst, size_t len, uint64_t off, const char *what)
+{
+	size_t done = 0;
+	ssize_t r;
+
+	while (done < len) {
+		r = pread(fd, dst + done, len - done, (off_t)(off + done));
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			return error_errno(r < 0 ? -errno : -EIO, "boot: cannot read the %s", what);
+		done += (size_t)r;
+	}
+	return 0;
+}
+
+/* How much of a file of size bytes boot_read_file() buffers: all of it,
+ * or with defer_big (the caller reads the rest into guest RAM) only the
+ * setup header of a bzImage, the whole file when it is anything else. */
+static size_t boot_buffered(const uint8_t *head, size_t head_len, uint64_t size, int defer)
+{
+	if (defer == BOOT_DEFER_ALL)
+		return 0;
+	if (defer == BOOT_DEFER_BZIMAGE && head_len >= 0x206 && !memcmp(head + 0x202, "HdrS", 4) &&
+	    memcmp(head, "\177ELF", 4))
+		return head_len;
+	return (size_t)size;
+}
 
 /* Read a kernel or initrd: beneath root when it came from the manifest
  * (kernelBoot.container, under --disk-root), a regular file only (a FIFO
- * or a device node is refused before it is opened: vmm/util/file.h). */
-static int boot_read_file(const char *what, const char *path, const char *root, struct boot_file *f)
+ * or a device node is refused before it is opened: vmm/util/file.h).
+ * defer: BOOT_DEFER_NONE (all of it in f->data), _BZIMAGE (a bzImage's
+ * first ARCH_LINUX_HDR_LEN bytes only, f->fd kept open), _ALL (nothing
+ * read, f->fd kept open). */
+static int boot_read_file(const char *what, const char *path, const char *root, int defer,
+			  struct boot_file *f)
 {
 	const struct file_where w = {.root = root, .follow = !root};
+	size_t head, keep;
 	struct stat st;
-	size_t done = 0;
-	ssize_t r;
+	uint8_t *grown;
 	int fd, ret = 0;
 
-	memset(f, 0, sizeof(*f));
+	*f = boot_file_mem(NULL, 0);
 	fd = file_open(&w, path, O_RDONLY);
 	if (fd < 0)
 		return error_errno(fd, "boot: cannot open %s '%s'%s", what, path, file_why(fd));
@@ -55,24 +108,37 @@ static int boot_read_file(const char *what, const char *path, const char *root, 
 				  path);
 		goto out;
 	}
-	f->len = (size_t)st.st_size;
-	f->data = malloc(f->len ? f->len : 1);
+	f->size = (uint64_t)st.st_size;
+	head = defer == BOOT_DEFER_ALL ? 0 : (size_t)f->size;
+	if (defer == BOOT_DEFER_BZIMAGE && head > ARCH_LINUX_HDR_LEN)
+		head = ARCH_LINUX_HDR_LEN;
+	f->data = malloc(head ? head : 1);
 	if (!f->data) {
 		ret = -ENOMEM;
 		goto out;
 	}
 	f->owned = true;
-	while (done < f->len) {
-		r = read(fd, f->data + done, f->len - done);
-		if (r <= 0) {
-			ret = error_errno(r < 0 ? -errno : -EIO, "boot: cannot read %s '%s'", what,
-					  path);
+	ret = boot_pread(fd, f->data, head, 0, what);
+	f->len = head;
+	keep = ret ? 0 : boot_buffered(f->data, head, f->size, defer);
+	if (!ret && keep > head) { /* not a bzImage: all of it after all */
+		grown = realloc(f->data, keep);
+		if (!grown) {
+			ret = -ENOMEM;
 			goto out;
 		}
-		done += (size_t)r;
+		f->data = grown;
+		ret = boot_pread(fd, f->data + head, keep - head, head, what);
+		f->len = keep;
+	}
+	if (!ret && f->len < f->size) {
+		f->fd = fd; /* the rest goes straight to guest RAM */
+		return 0;
 	}
 out:
 	close(fd);
+	if (ret)
+		boot_file_release(f);
 	return ret;
 }
 
@@ -80,7 +146,9 @@ static void boot_file_release(struct boot_file *f)
 {
 	if (f->owned)
 		free(f->data);
-	memset(f, 0, sizeof(*f));
+	if (f->fd >= 0)
+		close(f->fd);
+	*f = boot_file_mem(NULL, 0);
 }
 
 static enum boot_format boot_detect(const struct boot_file *k)
@@ -137,14 +205,36 @@ int boot_place_smbios(const struct vm_config *cfg, struct guest_mem *mem, gpa_t 
 /* Copy the initrd to gpa (already chosen) after checking it lies in RAM. */
 static int boot_place_initrd(struct vm *vm, const struct boot_file *i, gpa_t gpa)
 {
-	uint8_t *dst = guest_mem_ptr(&vm->mem, gpa, i->len);
+	uint8_t *dst = guest_mem_ptr(&vm->mem, gpa, i->size);
 
 	if (!gpa || !dst)
 		return error_errno(
-		    -ENOSPC, "boot: initrd of %zu bytes does not fit in guest RAM below 4 GiB",
-		    i->len);
-	memcpy(dst, i->data, i->len);
-	return 0;
+		    -ENOSPC, "boot: initrd of %llu bytes does not fit in guest RAM below 4 GiB",
+		    (unsigned long long)i->size);
+	if (i->len)
+		memcpy(dst, i->data, i->len);
+	return i->fd >= 0 ? boot_pread(i->fd, dst + i->len, i->size - i->len, i->len, "initrd") : 0;
+}
+
+/* A bzImage: from the buffer, or with only its header buffered, the
+ * protected-mode kernel read from the file to its place in guest RAM. */
+static int boot_load_bzimage(struct vm *vm, const struct boot_file *k, struct arch_boot_info *bi,
+			     uint64_t *entry64)
+{
+	uint8_t *low = vm->mem.r[0].host, *dst;
+	struct arch_linux_payload pl;
+	int ret;
+
+	if (k->fd < 0)
+		return arch_linux_load(low, vm->mem.r[0].size, k->data, k->len, bi, entry64);
+	ret =
+	    arch_linux_load_hdr(low, vm->mem.r[0].size, k->data, k->len, k->size, bi, entry64, &pl);
+	if (ret)
+		return ret;
+	dst = guest_mem_ptr(&vm->mem, pl.gpa, pl.len);
+	if (!dst || pl.offset < k->len || pl.offset > k->size)
+		return -ENOEXEC;
+	return boot_pread(k->fd, dst, pl.len, pl.offset, "kernel");
 }
 
 /* PVH has no loader-imposed address: the top of RAM below the hole, page
@@ -191,9 +281,9 @@ static int boot_load(struct vm *vm, const struct boot_file *k, const struct boot
 
 	switch (boot_detect(k)) {
 	case BOOT_FMT_PVH_ELF:
-		if (i->len) {
-			bi->initrd_gpa = boot_pvh_initrd_gpa(vm, k->len, i->len);
-			bi->initrd_size = i->len;
+		if (i->size) {
+			bi->initrd_gpa = boot_pvh_initrd_gpa(vm, k->len, i->size);
+			bi->initrd_size = i->size;
 			ret = boot_place_initrd(vm, i, bi->initrd_gpa);
 			if (ret)
 				return ret;
@@ -209,15 +299,15 @@ static int boot_load(struct vm *vm, const struct boot_file *k, const struct boot
 		arch_regs_pvh32(entry32, regs, sregs);
 		return 0;
 	case BOOT_FMT_BZIMAGE:
-		if (i->len) {
-			bi->initrd_gpa =
-			    arch_linux_initrd_gpa(k->data, k->len, bi->mem_bytes, i->len);
-			bi->initrd_size = i->len;
+		if (i->size) {
+			bi->initrd_gpa = arch_linux_initrd_gpa_hdr(k->data, k->len, k->size,
+								   bi->mem_bytes, i->size);
+			bi->initrd_size = i->size;
 			ret = boot_place_initrd(vm, i, bi->initrd_gpa);
 			if (ret)
 				return ret;
 		}
-		ret = arch_linux_load(low, low_size, k->data, k->len, bi, &entry64);
+		ret = boot_load_bzimage(vm, k, bi, &entry64);
 		if (ret)
 			return error_errno(ret, "boot: cannot load the bzImage (needs boot "
 						"protocol 2.06+ with a 64-bit entry)");
@@ -234,13 +324,14 @@ static int boot_kernel_file(struct vm *vm, struct boot_file *k)
 	const struct vm_config *cfg = vm->cfg;
 
 	if (vm->opt.payload) {
-		*k = (struct boot_file){(uint8_t *)vm->opt.payload, vm->opt.payload_len, false};
+		*k = boot_file_mem(vm->opt.payload, vm->opt.payload_len);
 		return 0;
 	}
 	switch (cfg->boot) {
 	case VM_BOOT_KERNEL:
 		if (cfg->kernel_path)
-			return boot_read_file("kernel", cfg->kernel_path, cfg->kernel_root, k);
+			return boot_read_file("kernel", cfg->kernel_path, cfg->kernel_root,
+					      BOOT_DEFER_BZIMAGE, k);
 		break;
 	case VM_BOOT_EFI: {
 		const void *elf;
@@ -250,7 +341,8 @@ static int boot_kernel_file(struct vm *vm, struct boot_file *k)
 		if (ret)
 			return ret;
 		if (vm->opt.firmware) {
-			ret = boot_read_file("firmware", vm->opt.firmware, NULL, k);
+			ret =
+			    boot_read_file("firmware", vm->opt.firmware, NULL, BOOT_DEFER_NONE, k);
 			if (!ret && boot_detect(k) != BOOT_FMT_PVH_ELF) {
 				error("efi: --firmware '%s' is not a PVH firmware (vmlet enters "
 				      "firmware through PVH: an ELF with a "
@@ -269,7 +361,7 @@ static int boot_kernel_file(struct vm *vm, struct boot_file *k)
 			      "firmware.kernelBoot or --kernel");
 			return ret;
 		}
-		*k = (struct boot_file){(uint8_t *)elf, len, false};
+		*k = boot_file_mem(elf, len);
 		return 0;
 	}
 	case VM_BOOT_BIOS: /* vm_boot() took it */
@@ -292,7 +384,7 @@ int vm_boot(struct vm *vm)
 	size_t acpi_used = 0;
 	int ret;
 
-	memset(&initrd, 0, sizeof(initrd));
+	initrd = boot_file_mem(NULL, 0);
 	memset(&regs, 0, sizeof(regs));
 	memset(&sregs, 0, sizeof(sregs));
 	memset(&bi, 0, sizeof(bi));
@@ -310,9 +402,10 @@ int vm_boot(struct vm *vm)
 	if (ret)
 		return ret;
 	if (vm->opt.module)
-		initrd = (struct boot_file){(uint8_t *)vm->opt.module, vm->opt.module_len, false};
+		initrd = boot_file_mem(vm->opt.module, vm->opt.module_len);
 	else if (vm->cfg->initrd_path && !vm->opt.payload)
-		ret = boot_read_file("initrd", vm->cfg->initrd_path, vm->cfg->initrd_root, &initrd);
+		ret = boot_read_file("initrd", vm->cfg->initrd_path, vm->cfg->initrd_root,
+				     BOOT_DEFER_ALL, &initrd);
 	if (!ret && (arch_gdt_build(low, low_size) || arch_pgtable_build(low, low_size)))
 		ret = error_errno(-ENOSPC, "boot: cannot build the boot GDT and page tables");
 	if (!ret)
