@@ -6,10 +6,13 @@
  * once the source commits.
  */
 #include <errno.h>
+#include <poll.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -83,6 +86,33 @@ int migrate_listen(const char *spec, int *lfd)
 	return 0;
 }
 
+/* Until a connection is there to accept (0) or a stop signal came
+ * (-EINTR). SIGTERM and SIGINT are blocked since set-up (cmd_vm_run():
+ * pending, they press the power button once the guest runs); with no
+ * source coming the guest never would, so the wait sees them through a
+ * signalfd, leaving them pending. */
+static int wait_source(int lfd)
+{
+	struct pollfd p[2] = {{.fd = lfd, .events = POLLIN}, {.fd = -1, .events = POLLIN}};
+	sigset_t stop;
+	int ret;
+
+	sigemptyset(&stop);
+	sigaddset(&stop, SIGTERM);
+	sigaddset(&stop, SIGINT);
+	p[1].fd = signalfd(-1, &stop, SFD_CLOEXEC | SFD_NONBLOCK);
+	if (p[1].fd < 0)
+		return error_errno(-errno, "migrate: signalfd");
+	while ((ret = poll(p, 2, -1)) < 0 && errno == EINTR)
+		;
+	ret = ret < 0 ? error_errno(-errno, "migrate: poll") : 0;
+	if (!ret && p[1].revents)
+		ret = error_errno(-EINTR, "migrate: stopped by a signal before a source came: "
+					  "no guest");
+	close(p[1].fd);
+	return ret;
+}
+
 /* One source, of this user, with time limits on its silences. */
 static int accept_source(int lfd, const char *spec)
 {
@@ -93,6 +123,9 @@ static int accept_source(int lfd, const char *spec)
 
 	log_info("migrate: waiting for the guest on %s", spec);
 	for (;;) {
+		fd = wait_source(lfd);
+		if (fd < 0)
+			return fd;
 		fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
 		if (fd < 0 && errno == EINTR)
 			continue;
