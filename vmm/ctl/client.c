@@ -416,19 +416,15 @@ usage:
 	return VMLET_EXIT_USAGE;
 }
 
-int cmd_ctl(int argc, char **argv)
+/* cmd_ctl's options: -1 to go on (*text set), else the exit status. */
+static int ctl_options(int argc, char **argv, bool *text)
 {
 	static const struct option longopts[] = {
 	    {"output", required_argument, NULL, 'o'},
 	    {"help", no_argument, NULL, 'h'},
 	    {NULL, 0, NULL, 0},
 	};
-	json_object *o = NULL, *ok, *field;
-	bool text = false;
-	enum ctl_verb verb;
-	char *reply = NULL;
-	const char *vname;
-	int c, fd, status = VMLET_EXIT_ERROR;
+	int c;
 
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "+o:h", longopts, NULL)) != -1) {
@@ -438,7 +434,7 @@ int cmd_ctl(int argc, char **argv)
 				usage(stderr);
 				return VMLET_EXIT_USAGE;
 			}
-			text = !strcmp(optarg, "text");
+			*text = !strcmp(optarg, "text");
 			break;
 		case 'h':
 			usage(stdout);
@@ -448,28 +444,20 @@ int cmd_ctl(int argc, char **argv)
 			return VMLET_EXIT_USAGE;
 		}
 	}
-	if (argc - optind >= 2 && !strcmp(argv[optind + 1], "snapshot"))
-		return ctl_snapshot(argv[optind], argc - optind - 2, argv + optind + 2, text);
-	if (argc - optind >= 2 && !strcmp(argv[optind + 1], "migrate"))
-		return ctl_migrate(argv[optind], argc - optind - 2, argv + optind + 2, text);
-	if (argc - optind != 2) {
-		usage(stderr);
-		return VMLET_EXIT_USAGE;
-	}
-	vname = argv[optind + 1];
-	if (!strcmp(vname, "guest-info") || !strcmp(vname, "fsfreeze") ||
-	    !strcmp(vname, "fsthaw") || !strcmp(vname, "fsfreeze-status"))
-		return ctl_agent_verb(argv[optind], vname, text);
-	if (!strcmp(vname, "unpause"))
-		vname = "resume";
-	if (ctl_verb_parse(vname, &verb)) {
-		fprintf(stderr, "vmlet ctl: unknown verb '%s'\n", argv[optind + 1]);
-		usage(stderr);
-		return VMLET_EXIT_USAGE;
-	}
-	fd = ctl_client_request(argv[optind], verb, &reply);
+	return -1;
+}
+
+/* One of the server's own verbs (ctl.h) on socket sock: its answer shown
+ * as the verb wants (metrics text, status JSON or text, the console). */
+static int ctl_server_verb(const char *sock, const char *vname, enum ctl_verb verb, bool text)
+{
+	json_object *o = NULL, *ok, *field;
+	char *reply = NULL;
+	int fd, status = VMLET_EXIT_ERROR;
+
+	fd = ctl_client_request(sock, verb, &reply);
 	if (fd < 0) {
-		fprintf(stderr, "vmlet ctl: %s: %s\n", argv[optind], strerror(-fd));
+		fprintf(stderr, "vmlet ctl: %s: %s\n", sock, strerror(-fd));
 		return VMLET_EXIT_ERROR;
 	}
 	o = json_tokener_parse(reply);
@@ -498,4 +486,35 @@ out:
 	free(reply);
 	close(fd);
 	return status;
+}
+
+int cmd_ctl(int argc, char **argv)
+{
+	bool text = false;
+	enum ctl_verb verb;
+	const char *vname;
+	int r = ctl_options(argc, argv, &text);
+
+	if (r >= 0)
+		return r;
+	if (argc - optind >= 2 && !strcmp(argv[optind + 1], "snapshot"))
+		return ctl_snapshot(argv[optind], argc - optind - 2, argv + optind + 2, text);
+	if (argc - optind >= 2 && !strcmp(argv[optind + 1], "migrate"))
+		return ctl_migrate(argv[optind], argc - optind - 2, argv + optind + 2, text);
+	if (argc - optind != 2) {
+		usage(stderr);
+		return VMLET_EXIT_USAGE;
+	}
+	vname = argv[optind + 1];
+	if (!strcmp(vname, "guest-info") || !strcmp(vname, "fsfreeze") ||
+	    !strcmp(vname, "fsthaw") || !strcmp(vname, "fsfreeze-status"))
+		return ctl_agent_verb(argv[optind], vname, text);
+	if (!strcmp(vname, "unpause"))
+		vname = "resume";
+	if (ctl_verb_parse(vname, &verb)) {
+		fprintf(stderr, "vmlet ctl: unknown verb '%s'\n", argv[optind + 1]);
+		usage(stderr);
+		return VMLET_EXIT_USAGE;
+	}
+	return ctl_server_verb(argv[optind], vname, verb, text);
 }
