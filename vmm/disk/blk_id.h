@@ -20,7 +20,8 @@ struct blk_id {
 	uint64_t hash;
 };
 
-/* be's identity now: 0, -EIO (no backend, fstat failed) or -ENOMEM. */
+/* be's identity now: 0, -EIO (no backend, fstat failed, the first or last
+ * MiB unreadable; an O_DIRECT descriptor is read aligned) or -ENOMEM. */
 int blk_id_read(const struct blk *be, struct blk_id *id);
 /* Does be still have identity saved? 0, or -EINVAL with the reason
  * logged ("restore: disk 'NAME' is not the disk of the snapshot..."), or
