@@ -12,6 +12,8 @@ tests/sh/migrate.sh. Records are u32 type, u32 length, the bytes.
   replay TARGET FILE          a source that sends FILE's bytes, prints the
                               answers (code and message), then closes
   records FILE                print FILE's records: type length
+  slow LISTEN TARGET KBPS     forward one source on unix LISTEN to unix TARGET,
+                              its bytes at about KBPS KiB/s
   trickle TARGET FILE         a source that sends FILE's hello, announces a
                               state of 200 MiB and then sends one byte of it
                               every 0.2 s (for at most 120 s)
@@ -61,15 +63,17 @@ def reply(c, code, msg):
     c.sendall(struct.pack("<IIi", REPLY, 4 + len(m), code) + m)
 
 
-def pump(a, b, log):
+def pump(a, b, log, kbps=0):
     try:
         while True:
-            d = a.recv(1 << 16)
+            d = a.recv(16 << 10 if kbps else 1 << 16)
             if not d:
                 break
             if log:
                 log.write(d)
             b.sendall(d)
+            if kbps:
+                time.sleep(len(d) / 1024 / kbps)
     except OSError:
         pass
     for s in (a, b):
@@ -90,6 +94,14 @@ def main(argv):
             t.start()
             pump(src, dst, log)
             t.join()
+    elif mode == "slow":
+        src = listen(argv[2])
+        dst = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        dst.connect(argv[3])
+        t = threading.Thread(target=pump, args=(dst, src, None))
+        t.start()
+        pump(src, dst, None, int(argv[4]))
+        t.join()
     elif mode == "cut":
         c = listen(argv[2])
         read_rec(c)

@@ -23,6 +23,12 @@
  *                               the client) -> {"ok":true} once both are
  *                               written (docs/snapshot.md); resume false
  *                               ends the VM after it
+ *   {"verb":"migrate","max_downtime_ms":N} with the connected destination
+ *                               (SCM_RIGHTS) -> {"ok":true,"migration":{..}}
+ *                               once it ran; meanwhile status and metrics
+ *                               are answered (the migration's figures so
+ *                               far, state "active"), other verbs get
+ *                               {"ok":false,"error":"busy: ..."}
  *   {"verb":"console"}       -> {"ok":true}, then the connection carries
  *                               the serial console both ways, raw bytes,
  *                               until either side closes it
@@ -144,8 +150,12 @@ struct ctl_vm_ops {
 	 * the server closes the fds afterwards. */
 	int (*snapshot)(void *vm, int state_fd, int mem_fd, bool resume);
 	/* Live migration to the destination connected on fd (migrate.h); msg
-	 * says what failed. The server closes fd afterwards. */
-	int (*migrate)(void *vm, int fd, uint32_t max_downtime_ms, char *msg, size_t mlen);
+	 * says what failed. The server closes fd afterwards. While it runs the
+	 * op calls tick(tick_ctx) now and then (migrate.h's migrate_tick):
+	 * the server answers status and metrics there, and refuses the other
+	 * verbs as busy. */
+	int (*migrate)(void *vm, int fd, uint32_t max_downtime_ms, void (*tick)(void *),
+		       void *tick_ctx, char *msg, size_t mlen);
 };
 
 /* --api-socket PATH for run/probe: getopt_long entry and value. */

@@ -62,6 +62,9 @@ struct ctl_server {
 	struct event_timer *idle; /* fires at the earliest deadline */
 	unsigned int idle_ms;
 	struct ctl_conn *conns[CTL_MAX_CLIENTS];
+	/* the connection whose migrate request runs (NULL: none): while it
+	 * does, other requests are served from the migration's ticks */
+	struct ctl_conn *busy;
 };
 
 static uint64_t now_ms(void)
@@ -207,6 +210,28 @@ static bool console_taken(const struct ctl_server *s)
 	return false;
 }
 
+static void listen_event(void *opaque, uint32_t events);
+static void conn_event(void *opaque, uint32_t events);
+
+/* A migration's tick (ctl_vm_ops.migrate): the main thread is in the
+ * migration, so the event loop does not run. New connections are taken
+ * and every waiting client's bytes read, without blocking (the sockets
+ * are non-blocking): a whole request is answered now (handle_request()
+ * lets only status and metrics through). The migrating connection and an
+ * attached console wait for the loop. */
+static void serve_during(void *p)
+{
+	struct ctl_server *s = p;
+
+	listen_event(s, EPOLLIN);
+	for (int i = 0; i < CTL_MAX_CLIENTS; i++) {
+		struct ctl_conn *c = s->conns[i];
+
+		if (c && c != s->busy && !c->console)
+			conn_event(c, EPOLLIN);
+	}
+}
+
 static void handle_request(struct ctl_conn *c)
 {
 	struct ctl_server *s = c->srv;
@@ -229,6 +254,14 @@ static void handle_request(struct ctl_conn *c)
 		goto send;
 	}
 	log_info("ctl: %s", ctl_verb_name(verb));
+	if (s->busy && verb != CTL_STATUS && verb != CTL_METRICS) {
+		o = ctl_answer(-EBUSY);
+		json_object_object_add(
+		    o, "error",
+		    json_object_new_string("busy: a migration is running (status "
+					   "and metrics are answered)"));
+		goto send;
+	}
 	switch (verb) {
 	case CTL_STATUS:
 		o = ctl_verb_status(ops, s->vm);
@@ -252,7 +285,9 @@ static void handle_request(struct ctl_conn *c)
 		o = ctl_verb_snapshot(ops, s->vm, req, c->fds, c->nfds);
 		break;
 	case CTL_MIGRATE:
-		o = ctl_verb_migrate(ops, s->vm, req, c->fds, c->nfds);
+		s->busy = c;
+		o = ctl_verb_migrate(ops, s->vm, req, c->fds, c->nfds, serve_during, s);
+		s->busy = NULL;
 		break;
 	case CTL_CONSOLE:
 		err = !ops->console_attach ? -ENOTSUP : console_taken(s) ? -EBUSY : 0;

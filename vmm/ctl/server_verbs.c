@@ -123,7 +123,8 @@ json_object *ctl_verb_snapshot(const struct ctl_vm_ops *ops, void *vm, json_obje
 }
 
 json_object *ctl_verb_migrate(const struct ctl_vm_ops *ops, void *vm, json_object *req,
-			      const int *fds, unsigned int nfds)
+			      const int *fds, unsigned int nfds, void (*tick)(void *),
+			      void *tick_ctx)
 {
 	struct ctl_status st = {0};
 	json_object *v, *o;
@@ -143,7 +144,7 @@ json_object *ctl_verb_migrate(const struct ctl_vm_ops *ops, void *vm, json_objec
 	if (nfds != 1)
 		return ctl_answer(-EBADF);
 	msg[0] = 0;
-	err = ops->migrate(vm, fds[0], (uint32_t)ms, msg, sizeof(msg));
+	err = ops->migrate(vm, fds[0], (uint32_t)ms, tick, tick_ctx, msg, sizeof(msg));
 	o = ctl_answer(err);
 	if (err && msg[0])
 		json_object_object_add(o, "error", json_object_new_string(msg));

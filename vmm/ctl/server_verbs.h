@@ -33,8 +33,10 @@ json_object *ctl_verb_snapshot(const struct ctl_vm_ops *ops, void *vm, json_obje
 
 /* migrate: the connected stream to the destination came with the
  * request (one fd); "max_downtime_ms" 1..600000. The answer has the
- * migration's figures, or what failed. */
+ * migration's figures, or what failed. tick(tick_ctx): called while it
+ * runs (ctl_vm_ops.migrate). */
 json_object *ctl_verb_migrate(const struct ctl_vm_ops *ops, void *vm, json_object *req,
-			      const int *fds, unsigned int nfds);
+			      const int *fds, unsigned int nfds, void (*tick)(void *),
+			      void *tick_ctx);
 
 #endif /* VMLET_CTL_SERVER_VERBS_H */

@@ -110,9 +110,12 @@ static int vm_op_snapshot(void *p, int state_fd, int mem_fd, bool resume)
 	return snapshot_save(((struct ctl_vm *)p)->vm, state_fd, mem_fd, resume);
 }
 
-static int vm_op_migrate(void *p, int fd, uint32_t max_downtime_ms, char *msg, size_t mlen)
+static int vm_op_migrate(void *p, int fd, uint32_t max_downtime_ms, void (*tick)(void *),
+			 void *tick_ctx, char *msg, size_t mlen)
 {
-	return migrate_send(((struct ctl_vm *)p)->vm, fd, max_downtime_ms, msg, mlen);
+	const struct migrate_tick t = {tick, tick_ctx};
+
+	return migrate_send(((struct ctl_vm *)p)->vm, fd, max_downtime_ms, &t, msg, mlen);
 }
 
 static int vm_op_resume(void *p)

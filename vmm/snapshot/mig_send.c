@@ -26,7 +26,23 @@ struct mig_src {
 	uint64_t *log;				  /* KVM_GET_DIRTY_LOG's bitmap */
 	uint64_t iter_bytes;
 	bool released; /* the disks' locks */
+	const struct migrate_tick *tick;
+	bool ticking;		/* in pre-copy: the guest runs */
+	uint64_t t0, last_tick; /* ns */
 };
+
+/* The figures so far, then the tick (now, or MIGRATE_TICK_MS after the
+ * last one). */
+static void tick(struct mig_src *s, bool now)
+{
+	uint64_t t = vm_now_ns();
+
+	if (!s->tick || !s->tick->fn || (!now && t - s->last_tick < MIGRATE_TICK_MS * 1000000ull))
+		return;
+	s->last_tick = t;
+	mig_stats.total_ms = (t - s->t0) / 1000000;
+	s->tick->fn(s->tick->ctx);
+}
 
 static uint64_t words(const struct guest_mem_region *r)
 {
@@ -95,6 +111,8 @@ static int send_run(struct mig_src *s, const struct guest_mem_region *r, uint64_
 	if (!ret) {
 		s->iter_bytes += n * MIG_PAGE;
 		mig_stats.pages += n;
+		if (s->ticking)
+			tick(s, false);
 	}
 	return ret;
 }
@@ -181,13 +199,15 @@ static int precopy(struct mig_src *s, uint32_t max_ms)
 
 	for (unsigned int i = 0; i < s->vm->mem.n; i++)
 		memset(s->pending[i], 0xff, words(&s->vm->mem.r[i]) * 8);
+	s->ticking = true;
 	for (uint32_t it = 0; !ret; it++) {
 		uint64_t t0 = vm_now_ns(), ns;
 
 		s->iter_bytes = 0;
+		mig_stats.iterations = it + 1;
+		tick(s, true);
 		ret = send_pending(s, it == 0);
 		ns = vm_now_ns() - t0;
-		mig_stats.iterations = it + 1;
 		if (!ret)
 			ret = collect(s, true, &n);
 		if (ret)
@@ -202,6 +222,7 @@ static int precopy(struct mig_src *s, uint32_t max_ms)
 		    it + 1 >= MIGRATE_MAX_ITER)
 			break;
 	}
+	s->ticking = false;
 	return ret;
 }
 
@@ -300,11 +321,12 @@ static const char *local_disk(const struct vm_config *cfg)
 	return NULL;
 }
 
-int migrate_send(struct vm *vm, int fd, uint32_t max_downtime_ms, char *msg, size_t mlen)
+int migrate_send(struct vm *vm, int fd, uint32_t max_downtime_ms, const struct migrate_tick *tk,
+		 char *msg, size_t mlen)
 {
-	struct mig_src s = {.vm = vm, .fd = fd};
-	char reason[32], why[256];
 	uint64_t t0 = vm_now_ns();
+	struct mig_src s = {.vm = vm, .fd = fd, .tick = tk, .t0 = t0, .last_tick = t0};
+	char reason[32], why[256];
 	int ret;
 
 	msg[0] = 0;

@@ -40,14 +40,25 @@ struct migrate_stats {
 	const char *state; /* NULL: none; "active", "completed", "failed", "incoming" */
 	uint64_t bytes;	   /* sent or received, pages and state */
 	uint64_t pages;
-	uint32_t iterations;
+	uint32_t iterations;	   /* passes begun */
 	uint64_t dirty_pages_rate; /* pages per second, last iteration */
 	uint64_t downtime_ms;	   /* paused until the destination answered */
 	uint64_t total_ms;
 };
 
-/* msg (mlen bytes): what failed, for the client. */
-int migrate_send(struct vm *vm, int fd, uint32_t max_downtime_ms, char *msg, size_t mlen);
+/* While the migration runs: called on the main thread between two page
+ * records (at most every MIGRATE_TICK_MS) and between passes, never while
+ * the guest is paused for the switch; the figures (migrate_get_stats())
+ * are current then. The control socket answers status there. */
+struct migrate_tick {
+	void (*fn)(void *ctx);
+	void *ctx;
+};
+#define MIGRATE_TICK_MS 100u
+
+/* msg (mlen bytes): what failed, for the client; tick may be NULL. */
+int migrate_send(struct vm *vm, int fd, uint32_t max_downtime_ms, const struct migrate_tick *tick,
+		 char *msg, size_t mlen);
 /* unix:PATH: 0 with *lfd listening, or -errno (logged). */
 int migrate_listen(const char *spec, int *lfd);
 /* Accept one source on lfd (closed) and take its guest into vm, created
