@@ -168,18 +168,10 @@ static struct json_object *hyperv_json(const struct vm_hyperv *h)
 	return o;
 }
 
-int config_emit_json(FILE *f, const struct vm_config *c)
+static struct json_object *cpu_json(const struct vm_config *c)
 {
-	struct json_object *o = json_object_new_object(), *cpu, *mem, *fw, *arr;
-	unsigned int i;
-	int ret;
+	struct json_object *cpu = json_object_new_object();
 
-	add_str(o, "name", c->name);
-	add_str(o, "namespace", c->namespace);
-	add_str(o, "uid", c->uid);
-	add_str(o, "hostname", c->hostname);
-	add_str(o, "runStrategy", c->run_strategy);
-	cpu = json_object_new_object();
 	add_u64(cpu, "sockets", c->sockets);
 	add_u64(cpu, "cores", c->cores);
 	add_u64(cpu, "threads", c->threads);
@@ -189,13 +181,23 @@ int config_emit_json(FILE *f, const struct vm_config *c)
 	add_bool(cpu, "dedicatedCpuPlacement", c->dedicated_cpu_placement);
 	add_bool(cpu, "isolateEmulatorThread", c->isolate_emulator_thread);
 	add_u64(cpu, "limitMillis", c->cpu_limit_millis);
-	json_object_object_add(o, "cpu", cpu);
-	mem = json_object_new_object();
+	return cpu;
+}
+
+static struct json_object *memory_json(const struct vm_config *c)
+{
+	struct json_object *mem = json_object_new_object();
+
 	add_u64(mem, "bytes", c->memory_bytes);
 	add_u64(mem, "hugepageSize", c->hugepage_size);
 	add_u64(mem, "maxGuestBytes", c->max_guest_bytes);
-	json_object_object_add(o, "memory", mem);
-	fw = json_object_new_object();
+	return mem;
+}
+
+static struct json_object *firmware_json(const struct vm_config *c)
+{
+	struct json_object *fw = json_object_new_object();
+
 	add_str(fw, "boot", boot_names[c->boot]);
 	add_str(fw, "kernel", c->kernel_path);
 	add_str(fw, "initrd", c->initrd_path);
@@ -206,7 +208,38 @@ int config_emit_json(FILE *f, const struct vm_config *c)
 	add_bool(fw, "biosDefault", c->bios_default);
 	add_str(fw, "uuid", c->firmware_uuid);
 	add_str(fw, "serial", c->firmware_serial);
-	json_object_object_add(o, "firmware", fw);
+	return fw;
+}
+
+/* disks, interfaces (in the config's order) */
+static void devices_json(struct json_object *o, const struct vm_config *c)
+{
+	struct json_object *arr = json_object_new_array();
+	unsigned int i;
+
+	for (i = 0; i < c->n_disks; i++)
+		json_object_array_add(arr, disk_json(&c->disks[i]));
+	json_object_object_add(o, "disks", arr);
+	arr = json_object_new_array();
+	for (i = 0; i < c->n_nics; i++)
+		json_object_array_add(arr, nic_json(&c->nics[i]));
+	json_object_object_add(o, "interfaces", arr);
+}
+
+int config_emit_json(FILE *f, const struct vm_config *c)
+{
+	struct json_object *o = json_object_new_object(), *arr;
+	unsigned int i;
+	int ret;
+
+	add_str(o, "name", c->name);
+	add_str(o, "namespace", c->namespace);
+	add_str(o, "uid", c->uid);
+	add_str(o, "hostname", c->hostname);
+	add_str(o, "runStrategy", c->run_strategy);
+	json_object_object_add(o, "cpu", cpu_json(c));
+	json_object_object_add(o, "memory", memory_json(c));
+	json_object_object_add(o, "firmware", firmware_json(c));
 	add_bool(o, "acpi", c->acpi);
 	add_bool(o, "smm", c->smm);
 	add_bool(o, "tpm", c->tpm);
@@ -215,14 +248,7 @@ int config_emit_json(FILE *f, const struct vm_config *c)
 	add_bool(o, "kvmHidden", c->kvm_hidden);
 	add_str(o, "machineType", c->machine_type);
 	add_str(o, "architecture", c->architecture);
-	arr = json_object_new_array();
-	for (i = 0; i < c->n_disks; i++)
-		json_object_array_add(arr, disk_json(&c->disks[i]));
-	json_object_object_add(o, "disks", arr);
-	arr = json_object_new_array();
-	for (i = 0; i < c->n_nics; i++)
-		json_object_array_add(arr, nic_json(&c->nics[i]));
-	json_object_object_add(o, "interfaces", arr);
+	devices_json(o, c);
 	add_bool(o, "rng", c->rng);
 	add_bool(o, "memBalloon", c->mem_balloon);
 	add_bool(o, "freePageReporting", c->free_page_reporting);
