@@ -316,20 +316,13 @@ static int run_seconds_option(const char *name, const char *arg, unsigned int *o
 	return 0;
 }
 
-int cmd_run(int argc, char **argv)
+/* cmd_run's options into *o and *strategy: -1 to go on, else the exit
+ * status (usage errors said). */
+static int run_parse_args(int argc, char **argv, struct cmd_vm_opts *o, const char **strategy)
 {
 	enum lifecycle_strategy unused;
-	const char *strategy = NULL;
-	struct snap_buf inputs = {0};
-	struct cmd_vm_opts o;
-	struct vm_config cfg;
-	int c, ret;
+	int c;
 
-	memset(&o, 0, sizeof(o));
-	o.channels = true;
-	o.console.kind = VM_CONSOLE_STDIO;
-	o.log_format = LOG_FORMAT_JSON;
-	o.log_level = LOG_INFO;
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "f:h", run_options, NULL)) != -1) {
 		if (c == 'h') {
@@ -337,43 +330,43 @@ int cmd_run(int argc, char **argv)
 			return VMLET_EXIT_OK;
 		}
 		if (c == RUN_OPT_RESTORE) {
-			o.restore = optarg;
+			o->restore = optarg;
 			continue;
 		}
 		if (c == RUN_OPT_INCOMING) {
-			o.incoming = optarg;
+			o->incoming = optarg;
 			continue;
 		}
 		if (c == RUN_OPT_INCOMING_TIMEOUT) {
-			if (run_seconds_option("--incoming-timeout", optarg, &o.incoming_timeout))
+			if (run_seconds_option("--incoming-timeout", optarg, &o->incoming_timeout))
 				return VMLET_EXIT_USAGE;
 			continue;
 		}
 		if (c == RUN_OPT_JAIL) {
-			if (run_jail_option(&o, optarg))
+			if (run_jail_option(o, optarg))
 				return VMLET_EXIT_USAGE;
 			continue;
 		}
 		if (c == RUN_OPT_STRATEGY) {
-			strategy = optarg;
-			if (!lifecycle_parse(strategy, &unused))
+			*strategy = optarg;
+			if (!lifecycle_parse(optarg, &unused))
 				continue;
 			fprintf(stderr,
 				"vmlet run: --run-strategy takes Always, RerunOnFailure, "
 				"Once, Manual or Halted, not '%s'\n",
-				strategy);
+				optarg);
 			return VMLET_EXIT_USAGE;
 		}
-		if (cmd_vm_option(&o, c, optarg)) {
+		if (cmd_vm_option(o, c, optarg)) {
 			run_usage(stderr);
 			return VMLET_EXIT_USAGE;
 		}
 	}
-	if (o.incoming_timeout && !o.incoming) {
+	if (o->incoming_timeout && !o->incoming) {
 		fprintf(stderr, "vmlet run: --incoming-timeout without --incoming\n");
 		return VMLET_EXIT_USAGE;
 	}
-	if (o.restore && o.incoming) {
+	if (o->restore && o->incoming) {
 		fprintf(stderr, "vmlet run: --restore and --incoming exclude each other\n");
 		return VMLET_EXIT_USAGE;
 	}
@@ -382,6 +375,25 @@ int cmd_run(int argc, char **argv)
 		run_usage(stderr);
 		return VMLET_EXIT_USAGE;
 	}
+	return -1;
+}
+
+int cmd_run(int argc, char **argv)
+{
+	const char *strategy = NULL;
+	struct snap_buf inputs = {0};
+	struct cmd_vm_opts o;
+	struct vm_config cfg;
+	int ret;
+
+	memset(&o, 0, sizeof(o));
+	o.channels = true;
+	o.console.kind = VM_CONSOLE_STDIO;
+	o.log_format = LOG_FORMAT_JSON;
+	o.log_level = LOG_INFO;
+	ret = run_parse_args(argc, argv, &o, &strategy);
+	if (ret >= 0)
+		return ret;
 	log_setup(o.log_format, o.log_level, "vmlet", NULL);
 	/* root: the guest's worker gives up root once set up (vmm/sandbox/sandbox.h) */
 	if (sandbox_default_user(&o.sandbox))
