@@ -311,6 +311,9 @@ static void test_roles_forbidden_kill(void)
 	    {THREAD_HELPER, "helper:open"},
 	    {THREAD_HELPER, "helper:exec"},
 	    {THREAD_HELPER, "helper:ioctl"},
+	    /* KVM's dirty ring is reset by the migration on main only */
+	    {THREAD_VCPU, "vcpu:reset-rings"},
+	    {THREAD_NET_IO, "net-io:reset-rings"},
 	};
 	size_t i;
 
@@ -322,6 +325,15 @@ static void test_roles_forbidden_kill(void)
 			test_fail(__FILE__, __LINE__, "%s: expected SIGSYS, status 0x%x",
 				  cases[i].what, st);
 	}
+}
+
+/* The live migration's harvest on main: KVM_RESET_DIRTY_RINGS passes
+ * (EBADF on no fd), where a vCPU's is killed (above). */
+static void test_main_resets_dirty_rings(void)
+{
+	struct child_args a = {.role = THREAD_MAIN, .forbidden = "main:reset-rings"};
+
+	CHECK(exited_ok(in_child(child_run_role, &a)));
 }
 
 static void test_log_and_off_let_it_through(void)
@@ -813,6 +825,7 @@ int main(void)
 	TEST_RUN(test_blk_bounce_buffers); /* first: before any large block is freed */
 	TEST_RUN(test_roles_allowed_work);
 	TEST_RUN(test_roles_forbidden_kill);
+	TEST_RUN(test_main_resets_dirty_rings);
 	TEST_RUN(test_log_and_off_let_it_through);
 	TEST_RUN(test_late_threads);
 	TEST_RUN(test_proc_status_of_confined_thread);

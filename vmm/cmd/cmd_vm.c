@@ -359,6 +359,7 @@ static struct vm_options cmd_vm_options(const struct cmd_vm_opts *o, const uint8
 	    .module = o->module,
 	    .module_len = o->module_len,
 	    .bios_payload = o->bios_payload,
+	    .dirty_ring = o->dirty_ring,
 	};
 }
 

@@ -41,6 +41,7 @@ struct cmd_vm_opts {
 	bool bios_payload;	  /* the payload through SeaBIOS (vm_options.bios_payload) */
 	const char *smp, *memory; /* --smp S,C,T / --memory SIZE */
 	const char *grace;	  /* --grace-period SECONDS */
+	uint32_t dirty_ring;	  /* --dirty-ring (vmm/vm/dirty_ring.h) */
 	enum arch_cpu_vendor vendor;
 	bool vendor_set;
 	struct vm_console console;
@@ -106,6 +107,7 @@ enum {
 	CMD_OPT_CHANNEL_DIR,
 	CMD_OPT_SECRET_DIR,
 	CMD_OPT_TIMINGS,
+	CMD_OPT_DIRTY_RING,
 };
 
 /* The getopt_long entries of the options both commands take (handled by
@@ -124,7 +126,8 @@ enum {
 	{"log-level", required_argument, NULL, CMD_OPT_LOG_LEVEL},              \
 	{"smp", required_argument, NULL, CMD_OPT_SMP},                          \
 	{"memory", required_argument, NULL, CMD_OPT_MEMORY},                    \
-	{"timings", no_argument, NULL, CMD_OPT_TIMINGS}
+	{"timings", no_argument, NULL, CMD_OPT_TIMINGS},                        \
+	{"dirty-ring", required_argument, NULL, CMD_OPT_DIRTY_RING}
 /* clang-format on */
 
 /* Handle one shared option (getopt_long result c with optarg arg):

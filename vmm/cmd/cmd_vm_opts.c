@@ -14,6 +14,7 @@
 #include "vmm/cmd/cmd_vm.h"
 #include "vmm/ctl/ctl.h"
 #include "vmm/util/timings.h"
+#include "vmm/vm/dirty_ring.h"
 
 static int parse_u32(const char **p, uint32_t *v)
 {
@@ -180,6 +181,14 @@ static int cmd_opt_machine(struct cmd_vm_opts *o, int c, const char *arg)
 	case CMD_OPT_GRACE:
 		o->grace = arg;
 		return cmd_check_grace(arg);
+	case CMD_OPT_DIRTY_RING:
+		if (!dirty_ring_parse(arg, &o->dirty_ring))
+			return 0;
+		fprintf(stderr,
+			"vmlet: --dirty-ring takes auto, off or a power of two of entries from "
+			"%u to %u, not '%s'\n",
+			DIRTY_RING_MIN, DIRTY_RING_MAX, arg);
+		return -1;
 	case CMD_OPT_VENDOR:
 		o->vendor_set = true;
 		if (!strcmp(arg, "intel") || !strcmp(arg, "amd")) {

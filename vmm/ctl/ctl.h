@@ -97,6 +97,7 @@ struct ctl_status {
 	/* the last live migration (vmm/snapshot/migrate.h); state NULL: none */
 	struct ctl_migration {
 		const char *state;
+		const char *dirty_log; /* "ring", "bitmap"; NULL: not a source */
 		uint64_t bytes, pages, iterations, dirty_pages_rate, downtime_ms, total_ms;
 	} migration;
 };

@@ -38,6 +38,7 @@ static void add_migration(json_object *o, const struct ctl_migration *m)
 	json_object *mo = json_object_new_object();
 
 	add_str(mo, "state", m->state);
+	add_str(mo, "dirty_log", m->dirty_log);
 	json_object_object_add(mo, "bytes", json_object_new_int64((int64_t)m->bytes));
 	json_object_object_add(mo, "pages", json_object_new_int64((int64_t)m->pages));
 	json_object_object_add(mo, "iterations", json_object_new_int64((int64_t)m->iterations));

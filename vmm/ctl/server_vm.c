@@ -45,6 +45,7 @@ static void migrate_status(struct ctl_migration *out)
 
 	migrate_get_stats(&m);
 	*out = (struct ctl_migration){.state = m.state,
+				      .dirty_log = m.dirty_log,
 				      .bytes = m.bytes,
 				      .pages = m.pages,
 				      .iterations = m.iterations,

@@ -94,6 +94,9 @@ void sandbox_test_hook_run(enum thread_role role)
 	} else if (!strcmp(w, "ioctl")) {
 		/* KVM_CREATE_VM on no fd: EBADF if allowed */
 		ret = syscall(SYS_ioctl, -1, 0xae01, 0);
+	} else if (!strcmp(w, "reset-rings")) {
+		/* KVM_RESET_DIRTY_RINGS on no fd: EBADF if allowed (main only) */
+		ret = syscall(SYS_ioctl, -1, 0xaec7, 0);
 	} else if (!strcmp(w, "socket")) {
 		ret = syscall(SYS_socket, 2 /* AF_INET */, 1 /* SOCK_STREAM */, 0);
 		if (ret >= 0)

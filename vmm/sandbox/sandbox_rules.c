@@ -283,6 +283,10 @@ static const struct sandbox_rule main_loop[] = {
 	 * slots, addresses and sizes: only the flag changes) and read */
 	ALLOW_IOCTL(KVM_SET_USER_MEMORY_REGION),
 	ALLOW_IOCTL(KVM_GET_DIRTY_LOG),
+	/* ... or, where the VM has KVM's dirty ring (vmm/vm/dirty_ring.h),
+	 * the harvested entries handed back (each vCPU's ring was mapped in
+	 * setup; a vCPU whose ring is full only waits for this) */
+	ALLOW_IOCTL(KVM_RESET_DIRTY_RINGS),
 	/* ... and the disks change hands (vmm/disk/blk.h): the source drops
 	 * its image locks, and takes them back when the migration failed */
 	ALLOW_EQ(fcntl, 1, F_OFD_SETLK),

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * mig_send.c - the source of a live migration (migrate.h): pre-copy with
- * KVM's dirty log and the device model's own marks, stop-and-copy of the
- * rest and the snapshot state, then the destination's answer.
+ * KVM's dirty log (its dirty ring where the VM has one, else the bitmap)
+ * and the device model's own marks, stop-and-copy of the rest and the
+ * snapshot state, then the destination's answer.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -15,6 +16,7 @@
 #include "vmm/snapshot/snap_file.h"
 #include "vmm/snapshot/snapshot.h"
 #include "vmm/util/log.h"
+#include "vmm/vm/dirty_ring.h"
 #include "vmm/vm/lifecycle.h"
 #include "vmm/vm/vm.h"
 #include "vmm/vm_config.h"
@@ -24,6 +26,9 @@ struct mig_src {
 	int fd;
 	uint64_t *pending[GUEST_MEM_MAX_REGIONS]; /* pages still to send */
 	uint64_t *log;				  /* KVM_GET_DIRTY_LOG's bitmap */
+	/* with the dirty ring: per RAM slot the pages its entries named
+	 * since the last collect() (harvests in a pass add to them) */
+	struct dirty_ring_slot ring[GUEST_MEM_MAX_REGIONS];
 	uint64_t iter_bytes;
 	bool released; /* the disks' locks */
 	const struct migrate_tick *tick;
@@ -69,21 +74,51 @@ static int set_logging(struct vm *vm, bool on)
 	return 0;
 }
 
-/* KVM's dirty pages since the last call (KVM_GET_DIRTY_LOG clears them)
- * into pending; with devices, also every page the device model reached
- * since tracking began. The number of pages pending. */
+/* Harvest the vCPUs' dirty rings into s->ring (and let vCPUs waiting on
+ * a full ring go on). An entry that names no page of a RAM slot fails
+ * the migration: the pages it stood for are unknown. */
+static int harvest(struct mig_src *s)
+{
+	uint64_t bad = 0;
+	int ret = vm_dirty_ring_collect(s->vm, s->ring, s->vm->mem.n, &bad);
+
+	if (!ret && bad)
+		ret = error_errno(-EIO, "migrate: %llu dirty ring entries outside guest RAM",
+				  (unsigned long long)bad);
+	return ret;
+}
+
+/* Region i's pages KVM saw dirtied since the last call into s->log (and
+ * no longer in KVM's log or s->ring). */
+static int kvm_dirty(struct mig_src *s, unsigned int i)
+{
+	uint64_t n = words(&s->vm->mem.r[i]);
+	struct kvm_dirty_log d = {.slot = i, .dirty_bitmap = s->log};
+
+	if (s->vm->ring_entries) {
+		for (uint64_t w = 0; w < n; w++)
+			s->log[w] = __atomic_exchange_n(&s->ring[i].bitmap[w], 0, __ATOMIC_RELAXED);
+		return 0;
+	}
+	memset(s->log, 0, n * 8);
+	if (ioctl(s->vm->vm_fd, KVM_GET_DIRTY_LOG, &d) < 0)
+		return error_errno(-errno, "migrate: KVM_GET_DIRTY_LOG slot %u", i);
+	return 0;
+}
+
+/* KVM's dirty pages since the last call (its ring harvested and reset, or
+ * KVM_GET_DIRTY_LOG, which clears them) into pending; with devices, also
+ * every page the device model reached since tracking began. The number of
+ * pages pending. */
 static int collect(struct mig_src *s, bool devices, uint64_t *n)
 {
 	const struct guest_mem *m = &s->vm->mem;
+	int ret = s->vm->ring_entries ? harvest(s) : 0;
 
 	*n = 0;
-	for (unsigned int i = 0; i < m->n; i++) {
-		struct kvm_dirty_log d = {.slot = i, .dirty_bitmap = s->log};
-
-		memset(s->log, 0, words(&m->r[i]) * 8);
-		if (ioctl(s->vm->vm_fd, KVM_GET_DIRTY_LOG, &d) < 0)
-			return error_errno(-errno, "migrate: KVM_GET_DIRTY_LOG slot %u", i);
-		for (uint64_t w = 0; w < words(&m->r[i]); w++) {
+	for (unsigned int i = 0; i < m->n && !ret; i++) {
+		ret = kvm_dirty(s, i);
+		for (uint64_t w = 0; w < words(&m->r[i]) && !ret; w++) {
 			uint64_t dev =
 			    devices ? __atomic_load_n(&m->dev_dirty[i][w], __ATOMIC_RELAXED) : 0;
 
@@ -91,7 +126,7 @@ static int collect(struct mig_src *s, bool devices, uint64_t *n)
 			*n += (uint64_t)__builtin_popcountll(s->pending[i][w]);
 		}
 	}
-	return 0;
+	return ret;
 }
 
 static bool page_zero(const uint8_t *p)
@@ -131,6 +166,12 @@ static int send_pending(struct mig_src *s, bool skip_zero)
 		for (uint64_t p = 0; p < pages && !ret; p++) {
 			bool want = s->pending[i][p >> 6] & (1ull << (p & 63));
 
+			/* a vCPU waits on its full ring: harvest it now (its
+			 * pages go in the next pass) */
+			if (!(p & 255) && s->vm->ring_entries && vm_dirty_ring_wanted(s->vm) &&
+			    (ret = harvest(s)))
+				break;
+
 			if (want && skip_zero && page_zero(r->host + p * MIG_PAGE))
 				want = false;
 			if (want) {
@@ -157,7 +198,9 @@ static int src_alloc(struct mig_src *s)
 
 	for (unsigned int i = 0; i < m->n; i++) {
 		s->pending[i] = calloc(words(&m->r[i]), 8);
-		if (!s->pending[i])
+		s->ring[i] =
+		    (struct dirty_ring_slot){m->r[i].size / MIG_PAGE, calloc(words(&m->r[i]), 8)};
+		if (!s->pending[i] || !s->ring[i].bitmap)
 			return -ENOMEM;
 		most = words(&m->r[i]) > most ? words(&m->r[i]) : most;
 	}
@@ -167,8 +210,10 @@ static int src_alloc(struct mig_src *s)
 
 static void src_release(struct mig_src *s)
 {
-	for (unsigned int i = 0; i < GUEST_MEM_MAX_REGIONS; i++)
+	for (unsigned int i = 0; i < GUEST_MEM_MAX_REGIONS; i++) {
 		free(s->pending[i]);
+		free(s->ring[i].bitmap);
+	}
 	free(s->log);
 }
 
@@ -302,6 +347,9 @@ out:
 	if (ret) {
 		set_logging(s->vm, false);
 		guest_mem_track(&s->vm->mem, false);
+		/* what the rings still hold is of no use now; waiting vCPUs go on */
+		if (s->vm->ring_entries)
+			vm_dirty_ring_collect(s->vm, NULL, 0, &(uint64_t){0});
 	}
 	return ret;
 }
@@ -347,7 +395,8 @@ int migrate_send(struct vm *vm, int fd, uint32_t max_downtime_ms, const struct m
 			 reason);
 		return -EBUSY;
 	}
-	mig_stats = (struct migrate_stats){.state = "active"};
+	mig_stats = (struct migrate_stats){.state = "active",
+					   .dirty_log = vm->ring_entries ? "ring" : "bitmap"};
 	ret = migrate_run(&s, max_downtime_ms ? max_downtime_ms : MIGRATE_DEFAULT_DOWNTIME, msg,
 			  mlen);
 	src_release(&s);
@@ -359,9 +408,9 @@ int migrate_send(struct vm *vm, int fd, uint32_t max_downtime_ms, const struct m
 		error("migrate: failed, the guest runs on here: %s", msg);
 		return ret;
 	}
-	log_info("migrate: the destination runs the guest: %llu bytes, %u passes, %llu ms "
-		 "down, %llu ms in all",
-		 (unsigned long long)mig_stats.bytes, mig_stats.iterations,
+	log_info("migrate: the destination runs the guest: %llu bytes, %u passes (dirty %s), "
+		 "%llu ms down, %llu ms in all",
+		 (unsigned long long)mig_stats.bytes, mig_stats.iterations, mig_stats.dirty_log,
 		 (unsigned long long)mig_stats.downtime_ms, (unsigned long long)mig_stats.total_ms);
 	lifecycle_request_stop();
 	vm_request_exit(vm, VM_EXIT_POWEROFF);

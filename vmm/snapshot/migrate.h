@@ -5,7 +5,8 @@
  *
  * Source (main thread, the control socket's `migrate` verb; fd is the
  * connected stream `vmlet ctl` made with its user's rights): pre-copy
- * with KVM's dirty log (KVM_MEM_LOG_DIRTY_PAGES, KVM_GET_DIRTY_LOG) and
+ * with KVM's dirty log (KVM_MEM_LOG_DIRTY_PAGES, then KVM's dirty ring
+ * where the VM has one, vmm/vm/dirty_ring.h, else KVM_GET_DIRTY_LOG) and
  * guest_mem.h's tracking of what the device model writes from userspace,
  * iterations until the pages left fit max_downtime_ms at the measured
  * bandwidth (or MIGRATE_MAX_ITER), then pause, freeze the devices (drains
@@ -38,7 +39,10 @@ struct vm;
 /* Figures of the last (or running) migration, source or destination. */
 struct migrate_stats {
 	const char *state; /* NULL: none; "active", "completed", "failed", "incoming" */
-	uint64_t bytes;	   /* sent or received, pages and state */
+	/* the source's dirty log: "ring" (KVM's dirty ring, vmm/vm/dirty_ring.h)
+	 * or "bitmap" (KVM_GET_DIRTY_LOG); NULL at a destination */
+	const char *dirty_log;
+	uint64_t bytes; /* sent or received, pages and state */
 	uint64_t pages;
 	uint32_t iterations;	   /* passes begun */
 	uint64_t dirty_pages_rate; /* pages per second, last iteration */

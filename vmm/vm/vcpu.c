@@ -23,6 +23,7 @@
 #include "vmm/util/log.h"
 #include "vmm/util/thread.h"
 #include "vmm/util/timings.h"
+#include "vmm/vm/dirty_ring.h"
 #include "vmm/vm/hyperv.h"
 #include "vmm/vm/vcpu.h"
 #include "vmm/vm/vm.h"
@@ -150,7 +151,9 @@ int vcpu_create(struct vm *vm, uint32_t index, struct vcpu *v)
 		v->run = NULL;
 		goto out_destroy;
 	}
-	ret = hv_vcpu_init(v); /* before CPUID: KVM's eVMCS version goes in it */
+	ret = vm_dirty_ring_map(v);
+	if (!ret)
+		ret = hv_vcpu_init(v); /* before CPUID: KVM's eVMCS version goes in it */
 	if (!ret)
 		ret = vcpu_set_cpuid(v);
 	if (!ret)
@@ -309,6 +312,9 @@ static enum vm_exit_reason vcpu_handle_exit(struct vcpu *v)
 	case KVM_EXIT_HYPERV:
 		hv_vcpu_exit(v);
 		return VM_EXIT_NONE;
+	case KVM_EXIT_DIRTY_RING_FULL: /* a migration harvests it */
+		vm_dirty_ring_full(v);
+		return VM_EXIT_NONE;
 	default:
 		log_warn("vcpu%u: unhandled KVM exit %u", v->index, r->exit_reason);
 		vcpu_log_regs(v);
@@ -449,6 +455,7 @@ void vcpu_destroy(struct vcpu *v)
 	}
 	if (v->run)
 		munmap(v->run, v->vm->run_size);
+	vm_dirty_ring_unmap(v);
 	if (v->fd >= 0)
 		close(v->fd);
 	v->run = NULL;

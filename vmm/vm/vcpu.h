@@ -30,6 +30,10 @@ struct vcpu {
 	 * written by the vCPU thread, read atomically by the metrics */
 	uint64_t exits[VCPU_EXIT_STATS];
 	int smi_pending; /* device_smm_raise() (smm.c); atomic */
+	/* KVM's dirty ring of this vCPU (vmm/vm/dirty_ring.h; NULL: none)
+	 * and the harvester's next index in it (main thread only) */
+	struct kvm_dirty_gfn *ring;
+	uint32_t ring_fetch;
 };
 
 /* Create vCPU index of vm: fd, run page, CPUID, MSRs, mp_state. */

@@ -16,6 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "vmm/vm/dirty_ring.h"
 #include "vmm/vm/hyperv.h"
 #include "vmm/vm/irq_internal.h"
 #include "vmm/kvm_diag.h"
@@ -484,7 +485,9 @@ int vm_create(struct vm **out, const struct vm_config *cfg, const struct vm_opti
 	if (ret)
 		goto out_destroy;
 	vm_tune_halt_poll(vm);
-	ret = vm_set_memory(vm);
+	ret = vm_dirty_ring_enable(vm); /* before any vCPU exists */
+	if (!ret)
+		ret = vm_set_memory(vm);
 	if (!ret)
 		ret = vm_enable_x2apic_api(vm);
 	if (!ret) {

@@ -83,6 +83,9 @@ struct vm_options {
 	/* the virtio-serial channels' host sockets: PREFIX + NAME (NULL: no
 	 * sockets; device_env.channel_prefix) */
 	const char *channel_prefix;
+	/* --dirty-ring: entries of KVM's dirty ring per vCPU, DIRTY_RING_AUTO
+	 * or DIRTY_RING_OFF (vmm/vm/dirty_ring.h) */
+	uint32_t dirty_ring;
 };
 
 struct vm {
@@ -172,6 +175,14 @@ struct vm {
 	 * guest the user had paused, vmm/snapshot/): vm_run() holds the vCPUs as for
 	 * startStrategy Paused until `vmlet ctl resume`. */
 	bool start_paused;
+	/* KVM's dirty ring (vmm/vm/dirty_ring.h): entries per vCPU, 0 when
+	 * the VM has none (migration reads KVM's bitmap); vCPUs that found
+	 * their ring full wait on ring_cond until ring_gen moves (a harvest) */
+	uint32_t ring_entries;
+	pthread_mutex_t ring_lock;
+	pthread_cond_t ring_cond; /* CLOCK_MONOTONIC */
+	unsigned int ring_gen;	  /* under ring_lock */
+	int ring_waiting;	  /* vCPUs waiting; atomic */
 };
 
 int vm_create(struct vm **out, const struct vm_config *cfg, const struct vm_options *opt);

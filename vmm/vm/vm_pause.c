@@ -43,6 +43,9 @@ void vm_pause_init(struct vm *vm)
 	pthread_condattr_init(&ca);
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
 	pthread_cond_init(&vm->pause_cond, &ca);
+	/* the dirty ring's waiters (dirty_ring.h), which a pause also ends */
+	pthread_mutex_init(&vm->ring_lock, NULL);
+	pthread_cond_init(&vm->ring_cond, &ca);
 	pthread_condattr_destroy(&ca);
 }
 
@@ -71,6 +74,9 @@ int vm_pause(struct vm *vm)
 	__atomic_store_n(&vm->paused, 1, __ATOMIC_SEQ_CST);
 	for (i = 0; i < vm->n_vcpus; i++)
 		vcpu_kick(&vm->vcpus[i]);
+	pthread_mutex_lock(&vm->ring_lock); /* a vCPU waiting on a full dirty ring */
+	pthread_cond_broadcast(&vm->ring_cond);
+	pthread_mutex_unlock(&vm->ring_lock);
 	while (vm->parked < want && vm_exit_reason(vm) == VM_EXIT_NONE && !err)
 		err = pthread_cond_timedwait(&vm->pause_cond, &vm->pause_lock, &deadline);
 	pthread_mutex_unlock(&vm->pause_lock);
