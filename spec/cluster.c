@@ -64,53 +64,44 @@ static const struct kind_map instancetype_kinds[] = {
     {NULL, 0, false},
 };
 
-static enum obj_kind classify(struct cluster *c, struct node *root, bool *cluster_scoped,
-			      bool *legacy)
+/* A kind of instancetype.kubevirt.io or (its predecessor) flavor.kubevirt.io
+ * (group and version: api's); the deprecated versions and group warned
+ * about. */
+static enum obj_kind classify_instancetype(struct cluster *c, struct node *root, const char *api,
+					   const char *group, const char *version, const char *kind,
+					   bool *cluster_scoped)
 {
-	const char *api = node_sval(node_get(root, "apiVersion"));
-	const char *kind = node_sval(node_get(root, "kind"));
-	const char *version, *group = api_group(&c->a, api, &version);
 	const struct kind_map *km;
+
+	for (km = instancetype_kinds; km->kind; km++) {
+		if (strcmp(km->kind, kind) != 0)
+			continue;
+		if (strstr(km->kind, "Flavor") && strcmp(group, "flavor.kubevirt.io") != 0)
+			break;
+		*cluster_scoped = km->cluster_scoped;
+		if (strcmp(group, "flavor.kubevirt.io") == 0)
+			diag_warn(&c->d, root, NULL,
+				  "%s %s is the deprecated predecessor of "
+				  "instancetype.kubevirt.io/v1beta1; resolved with the "
+				  "v1beta1 rules",
+				  api, kind);
+		else if (is_alpha(version))
+			diag_warn(&c->d, root, NULL,
+				  "%s is deprecated (no longer served since KubeVirt v1.6); "
+				  "read as instancetype.kubevirt.io/v1beta1",
+				  api);
+		return km->k;
+	}
+	return OBJ_OTHER;
+}
+
+/* A kind of kubevirt.io (or no group): the VM, and the seed-era and
+ * deprecated inputs, warned about (*legacy: decoded as such). */
+static enum obj_kind classify_kubevirt(struct cluster *c, struct node *root, const char *api,
+				       const char *kind, bool *legacy)
+{
 	struct node *spec = node_get(root, "spec");
 
-	*cluster_scoped = false;
-	*legacy = is_alpha(version) || strcmp(group, "flavor.kubevirt.io") == 0;
-	if (!kind)
-		return OBJ_OTHER;
-	if (strcmp(group, "instancetype.kubevirt.io") == 0 ||
-	    strcmp(group, "flavor.kubevirt.io") == 0) {
-		for (km = instancetype_kinds; km->kind; km++) {
-			if (strcmp(km->kind, kind) != 0)
-				continue;
-			if (strstr(km->kind, "Flavor") && strcmp(group, "flavor.kubevirt.io") != 0)
-				break;
-			*cluster_scoped = km->cluster_scoped;
-			if (strcmp(group, "flavor.kubevirt.io") == 0)
-				diag_warn(&c->d, root, NULL,
-					  "%s %s is the deprecated predecessor of "
-					  "instancetype.kubevirt.io/v1beta1; resolved with the "
-					  "v1beta1 rules",
-					  api, kind);
-			else if (is_alpha(version))
-				diag_warn(
-				    &c->d, root, NULL,
-				    "%s is deprecated (no longer served since KubeVirt v1.6); "
-				    "read as instancetype.kubevirt.io/v1beta1",
-				    api);
-			return km->k;
-		}
-		return OBJ_OTHER;
-	}
-	if (strcmp(kind, "ControllerRevision") == 0)
-		return OBJ_REVISION;
-	if (strcmp(kind, "PersistentVolumeClaim") == 0)
-		return OBJ_PVC;
-	if (strcmp(kind, "DataVolume") == 0)
-		return OBJ_DV;
-	if (strcmp(kind, "DataSource") == 0)
-		return OBJ_DS;
-	if (*group && strcmp(group, "kubevirt.io") != 0)
-		return OBJ_OTHER;
 	if (strcmp(kind, "VirtualMachine") == 0) {
 		if (!node_get(spec, "template") && node_get(spec, "domain")) {
 			diag_warn(
@@ -148,6 +139,33 @@ static enum obj_kind classify(struct cluster *c, struct node *root, bool *cluste
 		return OBJ_PRESET;
 	}
 	return OBJ_OTHER;
+}
+
+static enum obj_kind classify(struct cluster *c, struct node *root, bool *cluster_scoped,
+			      bool *legacy)
+{
+	const char *api = node_sval(node_get(root, "apiVersion"));
+	const char *kind = node_sval(node_get(root, "kind"));
+	const char *version, *group = api_group(&c->a, api, &version);
+
+	*cluster_scoped = false;
+	*legacy = is_alpha(version) || strcmp(group, "flavor.kubevirt.io") == 0;
+	if (!kind)
+		return OBJ_OTHER;
+	if (strcmp(group, "instancetype.kubevirt.io") == 0 ||
+	    strcmp(group, "flavor.kubevirt.io") == 0)
+		return classify_instancetype(c, root, api, group, version, kind, cluster_scoped);
+	if (strcmp(kind, "ControllerRevision") == 0)
+		return OBJ_REVISION;
+	if (strcmp(kind, "PersistentVolumeClaim") == 0)
+		return OBJ_PVC;
+	if (strcmp(kind, "DataVolume") == 0)
+		return OBJ_DV;
+	if (strcmp(kind, "DataSource") == 0)
+		return OBJ_DS;
+	if (*group && strcmp(group, "kubevirt.io") != 0)
+		return OBJ_OTHER;
+	return classify_kubevirt(c, root, api, kind, legacy);
 }
 
 static bool manifest_name(const char *n);
