@@ -202,7 +202,11 @@ pod_traffic_run() {
 # mig_pod_kill NAME ends every process of the pod (its init dies).
 mig_node_up() {
 	for m in veth tun bridge; do modprobe $m || return 1; done
-	ip link add brn type bridge && ip addr add 10.200.0.1/24 dev brn && ip link set brn up
+	# (a MAC of its own: a bridge without one takes its ports' lowest,
+	# and a pod that goes away would change the node's MAC under the
+	# guest's ARP cache, cutting the guest off until that entry expires)
+	ip link add brn type bridge && ip link set brn address 02:00:0a:c8:00:01 &&
+		ip addr add 10.200.0.1/24 dev brn && ip link set brn up
 }
 # mig_node_down: the node's bridge and listener gone (the pods first)
 mig_node_down() {
@@ -285,4 +289,26 @@ qemu_run_swtpm() {
 		--ctrl "type=unixio,path=/tmp/swtpm-$SCN/sock" --daemon --terminate || return 1
 	qemu_run -chardev "socket,id=chrtpm,path=/tmp/swtpm-$SCN/sock" \
 		-tpmdev emulator,id=tpm0,chardev=chrtpm -device "$1,tpmdev=tpm0"
+}
+
+# mig_sample SOCKET...: every 2 s until /tmp/sample.stop, for the report
+# (not checked): "@R sample UPTIME LINES" and per node port n-* its rx/tx
+# frames (rx: from the pod), L1's neighbour entry of the guest, and each
+# SOCKET's vmlet_net_{rx,tx}_packets_total (its control socket is busy
+# while a migration runs: "-")
+mig_sample() {
+	rm -f /tmp/sample.stop
+	while [ ! -f /tmp/sample.stop ]; do
+		_l="$(up) $(grep -c . /tmp/tcp.recv)"
+		for _i in /sys/class/net/n-*; do
+			[ -e "$_i" ] && _l="$_l ${_i##*/}=$(cat "$_i/statistics/rx_packets")/$(cat "$_i/statistics/tx_packets")"
+		done
+		_l="$_l brn=$(cat /sys/class/net/brn/address) neigh=$(ip neigh show 10.200.0.2 | tr ' ' ,)"
+		for _s; do
+			_m=$(timeout 1 vmlet ctl "$_s" metrics 2>/dev/null | sed -n 's/^vmlet_net_\([rt]x\)_packets_total{.*} /\1=/p' | tr '\n' ,)
+			_l="$_l ${_s##*/}:${_m:--}"
+		done
+		echo "@R sample $_l"
+		sleep 2
+	done
 }

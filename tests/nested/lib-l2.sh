@@ -267,6 +267,7 @@ mig_net() {
 	awk '/virtio.*-(input|output)/ { s = 0; for (i = 2; i < NF; i++) if ($i ~ /^[0-9]+$/) s += $i
 		printf "%s=%d ", $NF, s }' /proc/interrupts
 	awk '$3 ~ /:1388$/ { print "tcp st=" $4, "q=" $5, "tr=" $6, "retr=" $7 }' /proc/net/tcp
+	echo "neigh=$(ip neigh show 10.200.0.1 | tr ' ' ,)"
 }
 
 # mig_umount: the disk workload stopped, its disk unmounted (PWRBTN_BEFORE)

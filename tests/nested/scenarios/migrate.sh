@@ -10,7 +10,7 @@
 # it dirties during the pre-copy).
 # First a destination that dies mid-way: its pod is killed 1 s after the
 # source connected; `vmlet ctl migrate` exits 1 and the guest counts on at
-# the source. Then a destination in a third pod, and `vmlet ctl migrate`
+# the source, its TCP stream too. Then a destination in a third pod, and `vmlet ctl migrate`
 # with a 50 ms downtime target: ctl and the source exit 0 and report the
 # downtime, the counter goes on from the file's value at the destination
 # (the same kernel, its tmpfs and processes), uptime does not go
@@ -56,6 +56,7 @@ l1() {
 	mig_vm_run a --api-socket "$src" >/tmp/con1 &
 	srcpid=$!
 	mig_pod_tap a
+	mig_sample "$src" /tmp/dead.sock "$dst" >/tmp/sample.out &
 	# the destination that will die, in pod b
 	(D=/tmp/deadd mig_vm_run b --api-socket /tmp/dead.sock --incoming "unix:$in" >>/tmp/con0) &
 	mig_pod_tap b
@@ -73,6 +74,7 @@ l1() {
 		mig_pod_kill b
 	) &
 	killer=$!
+	echo "@R tcp-at-dead $(grep -c . /tmp/tcp.recv)"
 	vmlet ctl "$src" migrate "unix:$in" --max-downtime 50 >/tmp/mig0.out 2>&1
 	echo "@R dead-rc $?"
 	echo "@R dead-out $(head -c 200 /tmp/mig0.out | tr -d '\n')"
@@ -81,6 +83,14 @@ l1() {
 	c0=$(grep -c '@R count ' /tmp/con1)
 	mig_wait_counts /tmp/con1 $((c0 + 4)) $srcpid
 	echo "@R dead-after $c0 $(grep -c '@R count ' /tmp/con1) $(kill -0 $srcpid 2>/dev/null && echo running)"
+	# the guest's TCP stream goes on at the source (5 more lines, 60 s)
+	# (not t0: run_scn's start time)
+	l0=$(grep -c . /tmp/tcp.recv) n=0
+	while [ "$(grep -c . /tmp/tcp.recv)" -lt $((l0 + 5)) ] && [ $n -lt 300 ]; do
+		sleep 0.2
+		n=$((n + 1))
+	done
+	echo "@R tcp-after-dead $l0 $(grep -c . /tmp/tcp.recv)"
 	rm -f "$in"
 	# the destination, in pod c
 	(D=/tmp/dstd mig_vm_run c --api-socket "$dst" --incoming "unix:$in" >>/tmp/con2) &
@@ -101,8 +111,10 @@ l1() {
 	wait $dstpid
 	rc=$?
 	cp /tmp/dstd/vmm.log "$D/vmm.log"
+	: >/tmp/sample.stop
 	mig_fsck
 	mig_tcp_report
+	cat /tmp/sample.out
 	mig_pod_kill a
 	mig_pod_kill c
 	mig_node_down
@@ -119,11 +131,15 @@ l2() {
 	mig_workload
 }
 host_check() {
-	local before after c0 c1
+	local before after c0 c1 t0 t1
 	c0=$(rep dead-after | cut -d' ' -f1) c1=$(rep dead-after | cut -d' ' -f2)
 	[[ $(rep dead-rc) == 1 && $(rep dead-after) == *running && -n $c0 && $c1 -ge $((c0 + 4)) ]] &&
 		ok "a destination killed mid-way: ctl exit 1 ($(rep dead-out)), the source counts on ($c0 -> $c1)" ||
 		fail "dying destination: ctl $(rep dead-rc) '$(rep dead-out)', counts after it '$(rep dead-after)'"
+	t0=$(rep tcp-after-dead | cut -d' ' -f1) t1=$(rep tcp-after-dead | cut -d' ' -f2)
+	[[ -n $t0 && $t1 -ge $((t0 + 5)) ]] &&
+		ok "the TCP stream goes on at the source after the failed migration ($t0 -> $t1 lines)" ||
+		fail "TCP after the failed migration: '$(rep tcp-after-dead)' (lines then, lines 60 s later)"
 	[[ $(rep migrate-rc) == 0 && $(rep source-exit) == 0 && $(rep dest-log) == 1 ]] &&
 		ok "migrated: ctl and the source exit 0 ($(rep migrate-out); announce asked on $(rep dest-announce) NIC)" ||
 		fail "migrate: ctl $(rep migrate-rc) '$(rep migrate-out)', source exit $(rep source-exit)"
