@@ -143,15 +143,64 @@ static uint64_t now_ms(void)
 	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
 }
 
+/* The worker (the child of run_worker): the default stop handlers, no
+ * life beyond the supervisor's, then one run of the guest; never returns. */
+static void __attribute__((noreturn)) worker_main(const struct lifecycle *lc, lifecycle_run_fn run,
+						  void *ctx, pid_t parent, const sigset_t *old)
+{
+	struct sigaction dfl = {.sa_handler = SIG_DFL};
+	bool new_pidns = lc->clone_flags & CLONE_NEWPID;
+	enum lifecycle_end end;
+
+	sigaction(SIGTERM, &dfl, NULL);
+	sigaction(SIGINT, &dfl, NULL);
+	/* no orphaned guest when the supervisor is killed (in a
+	 * new PID namespace the parent is not visible: 0) */
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL) || getppid() != (new_pidns ? 0 : parent))
+		_exit(WORKER_STATUS_BASE + LC_END_FAILED);
+	/* The init of a PID namespace drops a signal from outside
+	 * that it neither handles nor blocks: keep the stop signals
+	 * blocked there (vm_run() reads them from a signalfd). */
+	if (!new_pidns)
+		sigprocmask(SIG_SETMASK, old, NULL);
+	stop_requested = 0;
+	end = run(ctx, lc->restarts);
+	fflush(NULL);
+	_exit(WORKER_STATUS_BASE + (int)end + (stop_requested ? WORKER_STOP_FLAG : 0));
+}
+
+/* How worker pid ended (its wait status): the run's end, or LC_END_FAILED
+ * with *signo (and *sigsys) for a worker killed by a signal. */
+static enum lifecycle_end worker_end(pid_t pid, int status, bool *sigsys, int *signo)
+{
+	int code = WIFEXITED(status) ? WEXITSTATUS(status) - WORKER_STATUS_BASE : -1;
+
+	if (code >= 0 && (code & WORKER_STOP_FLAG)) {
+		/* stopped from inside (ctl stop): end the loop as a signal would */
+		stop_signal = SIGTERM;
+		code &= ~WORKER_STOP_FLAG;
+	}
+	if (code >= 0 && code < LC_END_COUNT)
+		return (enum lifecycle_end)code;
+	if (WIFSIGNALED(status)) {
+		*signo = WTERMSIG(status);
+		*sigsys = WTERMSIG(status) == SIGSYS;
+		error("lifecycle: worker %d killed by signal %d%s", (int)pid, WTERMSIG(status),
+		      *sigsys ? " (seccomp violation: not restarting)" : "");
+	} else {
+		error("lifecycle: worker %d exited with status %d", (int)pid,
+		      WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+	}
+	return LC_END_FAILED;
+}
+
 /* Run once in a forked worker; *sigsys when a seccomp violation killed it. */
 static enum lifecycle_end run_worker(const struct lifecycle *lc, lifecycle_run_fn run, void *ctx,
 				     bool *sigsys, int *signo)
 {
-	bool new_pidns = lc->clone_flags & CLONE_NEWPID;
-	enum lifecycle_end end;
 	sigset_t stop_set, old;
-	int status, code;
 	pid_t pid, parent;
+	int status;
 
 	*sigsys = false;
 	*signo = 0;
@@ -174,25 +223,8 @@ static enum lifecycle_end run_worker(const struct lifecycle *lc, lifecycle_run_f
 			    lc->clone_flags ? " in new namespaces (--jail needs root)" : "");
 		return LC_END_FAILED;
 	}
-	if (pid == 0) {
-		struct sigaction dfl = {.sa_handler = SIG_DFL};
-
-		sigaction(SIGTERM, &dfl, NULL);
-		sigaction(SIGINT, &dfl, NULL);
-		/* no orphaned guest when the supervisor is killed (in a
-		 * new PID namespace the parent is not visible: 0) */
-		if (prctl(PR_SET_PDEATHSIG, SIGKILL) || getppid() != (new_pidns ? 0 : parent))
-			_exit(WORKER_STATUS_BASE + LC_END_FAILED);
-		/* The init of a PID namespace drops a signal from outside
-		 * that it neither handles nor blocks: keep the stop signals
-		 * blocked there (vm_run() reads them from a signalfd). */
-		if (!new_pidns)
-			sigprocmask(SIG_SETMASK, &old, NULL);
-		stop_requested = 0;
-		end = run(ctx, lc->restarts);
-		fflush(NULL);
-		_exit(WORKER_STATUS_BASE + (int)end + (stop_requested ? WORKER_STOP_FLAG : 0));
-	}
+	if (pid == 0)
+		worker_main(lc, run, ctx, parent, &old);
 	worker_pid = pid;
 	sigprocmask(SIG_SETMASK, &old, NULL);
 	if (stop_signal) /* asked to stop before this worker existed */
@@ -204,24 +236,7 @@ static enum lifecycle_end run_worker(const struct lifecycle *lc, lifecycle_run_f
 			return LC_END_FAILED;
 		}
 	worker_pid = 0;
-	code = WIFEXITED(status) ? WEXITSTATUS(status) - WORKER_STATUS_BASE : -1;
-	if (code >= 0 && (code & WORKER_STOP_FLAG)) {
-		/* stopped from inside (ctl stop): end the loop as a signal would */
-		stop_signal = SIGTERM;
-		code &= ~WORKER_STOP_FLAG;
-	}
-	if (code >= 0 && code < LC_END_COUNT)
-		return (enum lifecycle_end)code;
-	if (WIFSIGNALED(status)) {
-		*signo = WTERMSIG(status);
-		*sigsys = WTERMSIG(status) == SIGSYS;
-		error("lifecycle: worker %d killed by signal %d%s", (int)pid, WTERMSIG(status),
-		      *sigsys ? " (seccomp violation: not restarting)" : "");
-	} else {
-		error("lifecycle: worker %d exited with status %d", (int)pid,
-		      WIFEXITED(status) ? WEXITSTATUS(status) : -1);
-	}
-	return LC_END_FAILED;
+	return worker_end(pid, status, sigsys, signo);
 }
 
 /* Sleep ms unless a stop signal arrives; false when stopped. */
