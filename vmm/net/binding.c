@@ -68,12 +68,51 @@ static int open_tap(struct net_attach *a, unsigned int n_queues, unsigned int mt
 	return tap_set_up(a->tap, mtu);
 }
 
+/*
+ * The guest becomes the pod: it takes the pod's address and, unless
+ * macAddress says otherwise, the pod interface's MAC (CNIs may filter on
+ * it); the pod interface gets a stable MAC of its own.
+ */
+static int bridge_take_pod(int nl, const struct vm_config *cfg, const struct vm_nic *nic,
+			   const struct net_env *env, const struct pod_if *pod,
+			   struct net_attach *a)
+{
+	uint8_t pod_new_mac[6];
+	int err;
+
+	err = nl_addr4_del(nl, pod->link.index, &pod->addr);
+	if (err)
+		return error_errno(err, "net: remove the address of '%s'", env->pod_iface);
+	if (nic->mac_set)
+		return 0;
+	memcpy(a->mac, pod->link.mac, 6);
+	net_mac_derive(cfg->namespace, cfg->name, "vmlet-pod-interface", pod_new_mac);
+	err = nl_link_set(nl, pod->link.index, 0, 0, pod_new_mac, false);
+	if (err)
+		return error_errno(err, "net: set the MAC of '%s'", env->pod_iface);
+	return 0;
+}
+
+/* The DHCP lease of the bridge binding: the pod's address, its gateway. */
+static void bridge_lease(const struct vm_config *cfg, const struct net_env *env,
+			 const struct pod_if *pod, struct net_attach *a)
+{
+	a->dhcp = true;
+	net_lease_common(cfg, env, &a->lease);
+	a->lease.client_ip = pod->addr.addr;
+	a->lease.netmask = dhcp_prefix_mask(pod->addr.prefix);
+	a->lease.router = pod->gw;
+	/* replies come from the gateway's address (renewals go there) with a
+	 * MAC of our own; the real gateway answers the guest's ARP */
+	a->lease.server_ip = pod->gw ? pod->gw : pod->addr.addr;
+	net_mac_derive(cfg->namespace, cfg->name, "vmlet-dhcp", a->lease.server_mac);
+}
+
 int binding_bridge(const struct vm_config *cfg, const struct vm_nic *nic, const struct net_env *env,
 		   unsigned int n_queues, struct net_attach *a)
 {
 	struct pod_if pod;
 	struct nl_link br, tap;
-	uint8_t pod_new_mac[6];
 	int nl, err;
 
 	nl = nl_open();
@@ -98,23 +137,9 @@ int binding_bridge(const struct vm_config *cfg, const struct vm_nic *nic, const 
 	if (err)
 		goto out;
 
-	/* The guest becomes the pod: it takes the pod's address and, unless
-	 * macAddress says otherwise, the pod interface's MAC (CNIs may filter
-	 * on it); the pod interface gets a stable MAC of its own. */
-	err = nl_addr4_del(nl, pod.link.index, &pod.addr);
-	if (err) {
-		error_errno(err, "net: remove the address of '%s'", env->pod_iface);
+	err = bridge_take_pod(nl, cfg, nic, env, &pod, a);
+	if (err)
 		goto out;
-	}
-	if (!nic->mac_set) {
-		memcpy(a->mac, pod.link.mac, 6);
-		net_mac_derive(cfg->namespace, cfg->name, "vmlet-pod-interface", pod_new_mac);
-		err = nl_link_set(nl, pod.link.index, 0, 0, pod_new_mac, false);
-		if (err) {
-			error_errno(err, "net: set the MAC of '%s'", env->pod_iface);
-			goto out;
-		}
-	}
 	err = nl_link_set(nl, br.index, 0, a->mtu, NULL, true);
 	if (!err)
 		err = nl_link_set(nl, pod.link.index, br.index, 0, NULL, true);
@@ -125,15 +150,7 @@ int binding_bridge(const struct vm_config *cfg, const struct vm_nic *nic, const 
 		goto out;
 	}
 
-	a->dhcp = true;
-	net_lease_common(cfg, env, &a->lease);
-	a->lease.client_ip = pod.addr.addr;
-	a->lease.netmask = dhcp_prefix_mask(pod.addr.prefix);
-	a->lease.router = pod.gw;
-	/* replies come from the gateway's address (renewals go there) with a
-	 * MAC of our own; the real gateway answers the guest's ARP */
-	a->lease.server_ip = pod.gw ? pod.gw : pod.addr.addr;
-	net_mac_derive(cfg->namespace, cfg->name, "vmlet-dhcp", a->lease.server_mac);
+	bridge_lease(cfg, env, &pod, a);
 	log_info("net: interface '%s': bridge binding, guest takes %u.%u.%u.%u/%u from '%s' "
 		 "(tap '%s', bridge '%s')",
 		 a->name, pod.addr.addr >> 24, (pod.addr.addr >> 16) & 255,
