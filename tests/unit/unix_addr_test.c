@@ -4,8 +4,15 @@
  * fits only without its NUL (refused, never cut to the name of another
  * socket), and an empty one (refused: bind() would autobind). */
 #include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
 #include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/inotify.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "tests/lib/test.h"
 #include "vmm/ctl/ctl.h"
@@ -64,10 +71,73 @@ static void test_callers(void)
 	CHECK(s == NULL);
 }
 
+/* how the name "s" came into dir (IN_CREATE, IN_MOVED_TO) as events say */
+static uint32_t name_event(int ifd)
+{
+	char buf[4096] __attribute__((aligned(__alignof__(struct inotify_event))));
+	uint32_t seen = 0;
+	ssize_t n = read(ifd, buf, sizeof(buf));
+
+	for (ssize_t off = 0; n > 0 && off < n;) {
+		struct inotify_event *e = (struct inotify_event *)(buf + off);
+
+		if (e->len && !strcmp(e->name, "s"))
+			seen |= e->mask & (IN_CREATE | IN_MOVED_TO);
+		off += (ssize_t)sizeof(*e) + e->len;
+	}
+	return seen;
+}
+
+/* unix_listen(): 0600, listening, a stale socket replaced, anything else
+ * refused and left; the name is never made by bind() (it is moved into
+ * place once the socket listens: a client that waits for the file and
+ * connects at once is not refused), and nothing is left beside it. */
+static void test_listen(void)
+{
+	char dir[] = "/tmp/unix-listen-XXXXXX", p[PATH_MAX], q[PATH_MAX];
+	struct sockaddr_un sa;
+	struct stat st;
+	int fd = -1, fd2 = -1, c, ifd;
+
+	CHECK(mkdtemp(dir) != NULL);
+	snprintf(p, sizeof(p), "%s/s", dir);
+	snprintf(q, sizeof(q), "%s/s.new", dir);
+	ifd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+	CHECK(ifd >= 0 && inotify_add_watch(ifd, dir, IN_CREATE | IN_MOVED_TO) >= 0);
+	CHECK_EQ_U64(unix_listen(p, 1, 0, &fd), 0);
+	CHECK(name_event(ifd) == IN_MOVED_TO);
+	CHECK(!stat(p, &st) && S_ISSOCK(st.st_mode) && (st.st_mode & 0777) == 0600);
+	CHECK(access(q, F_OK) && errno == ENOENT);
+	CHECK(!unix_addr_fill(&sa, p));
+	c = socket(AF_UNIX, SOCK_STREAM, 0);
+	CHECK(c >= 0 && !connect(c, (struct sockaddr *)&sa, sizeof(sa)));
+	close(c);
+	/* the socket of an earlier run is stale: replaced */
+	CHECK_EQ_U64(unix_listen(p, 1, SOCK_NONBLOCK, &fd2), 0);
+	CHECK(fd2 >= 0 && (fcntl(fd2, F_GETFL) & O_NONBLOCK));
+	close(fd2);
+	/* a leftover "s.new" that is no socket is left alone: s is bound as is */
+	CHECK(!unlink(p) && (c = open(q, O_CREAT | O_WRONLY, 0600)) >= 0);
+	close(c);
+	CHECK_EQ_U64(unix_listen(p, 1, 0, &fd2), 0);
+	CHECK(!stat(q, &st) && S_ISREG(st.st_mode) && !stat(p, &st) && S_ISSOCK(st.st_mode));
+	close(fd2);
+	/* a file at the name is refused and kept */
+	CHECK(!unlink(p) && !rename(q, p));
+	fd2 = 123;
+	CHECK_EQ_U64(unix_listen(p, 1, 0, &fd2), (uint64_t)-EEXIST);
+	CHECK(fd2 == -1 && !stat(p, &st) && S_ISREG(st.st_mode));
+	unlink(p);
+	close(fd);
+	close(ifd);
+	rmdir(dir);
+}
+
 int main(void)
 {
 	TEST_RUN(test_fits);
 	TEST_RUN(test_too_long);
 	TEST_RUN(test_callers);
+	TEST_RUN(test_listen);
 	return test_summary();
 }

@@ -77,47 +77,29 @@ static uint64_t now_ms(void)
 
 int ctl_server_open(struct ctl_server **out, const char *path)
 {
-	struct sockaddr_un sa;
 	struct ctl_server *s;
-	struct stat st;
-	mode_t old_mask;
 	int err;
 
-	err = unix_addr_fill(&sa, path);
-	if (err)
-		return error_errno(err, "ctl: socket path '%s'", path);
-	/* Replace a stale socket from an earlier run; refuse anything else. */
-	if (lstat(path, &st) == 0) {
-		if (!S_ISSOCK(st.st_mode))
-			return error_errno(-EEXIST, "ctl: %s exists and is not a socket", path);
-		if (unlink(path) < 0)
-			return error_errno(-errno, "ctl: removing stale socket %s", path);
-	}
 	s = calloc(1, sizeof(*s));
 	if (!s)
 		return -ENOMEM;
 	s->statm_fd = -1;
+	s->listen_fd = -1;
 	s->idle_ms = CTL_IDLE_TIMEOUT_MS;
 	s->path = strdup(path);
-	s->listen_fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-	if (!s->path || s->listen_fd < 0) {
-		err = s->path ? error_errno(-errno, "ctl: socket") : -ENOMEM;
+	if (!s->path) {
+		err = -ENOMEM;
 		goto fail;
 	}
 	/* Only the user vmlet runs as (and root) may talk to it: the file is
 	 * created 0600 (no chmod after bind, which would leave a window and
-	 * follow whatever a path swap put there). Setup is single-threaded
-	 * here, so the process-wide umask touches nothing else. */
-	old_mask = umask(0177);
-	err = bind(s->listen_fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 ? -errno : 0;
-	umask(old_mask);
+	 * follow whatever a path swap put there), replacing a stale socket of
+	 * an earlier run and nothing else, and named only once it listens.
+	 * Setup is single-threaded here, so the umask touches nothing else. */
+	err = unix_listen(path, CTL_MAX_CLIENTS, SOCK_NONBLOCK, &s->listen_fd);
 	if (err) {
-		err = error_errno(err, "ctl: bind %s", path);
-		goto fail;
-	}
-	if (listen(s->listen_fd, CTL_MAX_CLIENTS) < 0) {
-		err = error_errno(-errno, "ctl: listen %s", path);
-		unlink(path);
+		err = err == -EEXIST ? error_errno(err, "ctl: %s exists and is not a socket", path)
+				     : error_errno(err, "ctl: listening on %s", path);
 		goto fail;
 	}
 	s->statm_fd = open("/proc/self/statm", O_RDONLY | O_CLOEXEC);

@@ -56,33 +56,19 @@ static int unix_addr(const char *spec, struct sockaddr_un *addr)
 int migrate_listen(const char *spec, int *lfd)
 {
 	struct sockaddr_un addr;
-	struct stat st;
-	mode_t old;
-	int fd, ret;
+	int ret;
 
 	*lfd = -1;
 	ret = unix_addr(spec, &addr);
 	if (ret)
 		return ret;
-	if (!lstat(addr.sun_path, &st)) {
-		if (!S_ISSOCK(st.st_mode))
-			return error_errno(-EEXIST, "migrate: %s exists and is not a socket",
-					   addr.sun_path);
-		unlink(addr.sun_path);
-	}
-	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (fd < 0)
-		return error_errno(-errno, "migrate: socket");
-	old = umask(0177); /* the socket file is made 0600 */
-	ret = bind(fd, (struct sockaddr *)&addr, sizeof(addr)) ? -errno : 0;
-	umask(old);
-	if (!ret && listen(fd, 1))
-		ret = -errno;
-	if (ret) {
-		close(fd);
+	/* 0600, and named only once it listens (a source may connect as
+	 * soon as the file is there) */
+	ret = unix_listen(addr.sun_path, 1, 0, lfd);
+	if (ret == -EEXIST)
+		return error_errno(ret, "migrate: %s exists and is not a socket", addr.sun_path);
+	if (ret)
 		return error_errno(ret, "migrate: listening on %s", addr.sun_path);
-	}
-	*lfd = fd;
 	return 0;
 }
 

@@ -17,4 +17,18 @@
  */
 int unix_addr_fill(struct sockaddr_un *sa, const char *path);
 
+/*
+ * A listening Unix socket named path, mode 0600 from the start, in *fd
+ * (SOCK_CLOEXEC, plus flags: 0 or SOCK_NONBLOCK). A stale socket at path is
+ * replaced; anything else there (a file, a link) is left alone and refused
+ * with -EEXIST: nothing is followed. The name appears only once the socket
+ * listens (it is bound as "path.new" and renamed), so a client that waits
+ * for the file and then connects is never refused; a path too long for the
+ * extra four bytes, or a "path.new" that is not a stale socket, is bound
+ * directly instead. On failure nothing is left at either name and *fd is
+ * -1. Prints nothing. The process-wide umask is changed around bind(): call
+ * it while no other thread creates files.
+ */
+int unix_listen(const char *path, int backlog, int flags, int *fd);
+
 #endif /* VMLET_UNIX_ADDR_H */

@@ -18,8 +18,6 @@
 int vcon_port_open(struct vcon_port *p, const char *prefix)
 {
 	struct sockaddr_un sa;
-	struct stat st;
-	mode_t old_mask;
 	int fd, r;
 
 	r = snprintf(p->path, sizeof(p->path), "%s%s", prefix, p->name);
@@ -29,37 +27,14 @@ int vcon_port_open(struct vcon_port *p, const char *prefix)
 				   p->name);
 	}
 	/* a stale socket of an earlier run is replaced; anything else (a
-	 * file, a link planted there) is refused, and bind() never follows
-	 * or reuses an existing name */
-	if (lstat(p->path, &st) == 0) {
-		if (!S_ISSOCK(st.st_mode)) {
-			r = error_errno(-EEXIST, "virtio-console: %s exists and is not a socket",
-					p->path);
-			goto fail;
-		}
-		if (unlink(p->path) < 0) {
-			r = error_errno(-errno, "virtio-console: removing stale socket %s",
-					p->path);
-			goto fail;
-		}
-	}
-	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-	if (fd < 0) {
-		r = error_errno(-errno, "virtio-console: socket");
-		goto fail;
-	}
-	/* 0600 from the start (setup is single-threaded as far as files go:
-	 * the process-wide umask touches nothing else) */
-	old_mask = umask(0177);
-	r = bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 ? -errno : 0;
-	umask(old_mask);
-	if (!r && listen(fd, 4) < 0) {
-		r = -errno;
-		unlink(p->path);
-	}
+	 * file, a link planted there) is refused, and nothing is followed;
+	 * 0600 from the start (setup is single-threaded as far as files go:
+	 * the process-wide umask touches nothing else), named once listening */
+	r = unix_listen(p->path, 4, SOCK_NONBLOCK, &fd);
 	if (r) {
-		close(fd);
-		r = error_errno(r, "virtio-console: bind %s", p->path);
+		r = r == -EEXIST
+			? error_errno(r, "virtio-console: %s exists and is not a socket", p->path)
+			: error_errno(r, "virtio-console: listening on %s", p->path);
 		goto fail;
 	}
 	p->listen_fd = fd;

@@ -22,37 +22,15 @@
 
 int vsock_listen(struct virtio_vsock *v, const char *path)
 {
-	struct sockaddr_un sa;
-	struct stat st;
-	mode_t old_mask;
 	int fd, r;
 
-	r = unix_addr_fill(&sa, path);
+	/* 0600 from the start; a stale socket of an earlier run is replaced,
+	 * anything else (a file, a planted link) refused: nothing is followed */
+	r = unix_listen(path, 16, SOCK_NONBLOCK, &fd);
+	if (r == -EEXIST)
+		return error_errno(r, "virtio-vsock: %s exists and is not a socket", path);
 	if (r)
-		return error_errno(r, "virtio-vsock: socket path %s", path);
-	/* a stale socket of an earlier run is replaced; anything else (a
-	 * file, a planted link) is refused: bind() never follows a name */
-	if (lstat(path, &st) == 0) {
-		if (!S_ISSOCK(st.st_mode))
-			return error_errno(-EEXIST, "virtio-vsock: %s exists and is not a socket",
-					   path);
-		if (unlink(path) < 0)
-			return error_errno(-errno, "virtio-vsock: removing stale socket %s", path);
-	}
-	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-	if (fd < 0)
-		return error_errno(-errno, "virtio-vsock: socket");
-	old_mask = umask(0177); /* 0600 from the start */
-	r = bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 ? -errno : 0;
-	umask(old_mask);
-	if (!r && listen(fd, 16) < 0) {
-		r = -errno;
-		unlink(path);
-	}
-	if (r) {
-		close(fd);
-		return error_errno(r, "virtio-vsock: bind %s", path);
-	}
+		return error_errno(r, "virtio-vsock: listening on %s", path);
 	v->listen_fd = fd;
 	strcpy(v->path, path);
 	return 0;
