@@ -115,11 +115,13 @@ pod_traffic_check() {
 # mig_host_prep: $SCN_DIR/vm.yaml, the scenario's SHAPE and MEM with a
 # virtio disk (serial "data": $SCN_DIR/data.img, a 32 MiB empty ext4
 # hostDisk, the same file for every vmlet of the scenario) and one
-# interface "default" (bridge binding on the pod network; L1 gives it a tap
-# of its pod with --tap, lib-l1.sh's mig_vm_run)
+# interface "default" (bridge binding on the pod network, one queue pair
+# per vCPU; L1 gives it a tap of its pod with --tap, lib-l1.sh's
+# mig_vm_run)
 mig_host_prep() {
 	mke2fs -q -t ext4 -F "$SCN_DIR/data.img" 32M >/dev/null || return 1
-	vm_yaml "$SCN" "$SHAPE" "$MEM" "          disks:
+	vm_yaml "$SCN" "$SHAPE" "$MEM" "          networkInterfaceMultiqueue: true
+          disks:
           - {name: data, serial: data, disk: {bus: virtio}}
           interfaces:
           - {name: default, bridge: {}}" "      - {name: data, hostDisk: {path: /scn/$SCN/data.img, type: Disk}}" |
@@ -154,6 +156,9 @@ mig_check() {
 	else
 		fail "no data.img back from L1"
 	fi
+	[[ $(rep net-queues) == "2 2" ]] &&
+		ok "eth0 has 2 queue pairs, the stream is sent from vCPU 1 (its own queue)" ||
+		fail "eth0's tx queues and the stream's CPU: '$(rep net-queues)', want '2 2'"
 	tcp=$(rep tcp-recv) at=$(rep tcp-at-move)
 	[[ -n $tcp && -n $at && ${tcp#* } == 0 && ${tcp%% *} -ge $((at + 5)) && -z $(rep tcp-ended) ]] &&
 		ok "TCP: one stream to the node, in order, $at lines before the $what, ${tcp%% *} in all" ||

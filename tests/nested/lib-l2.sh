@@ -173,7 +173,9 @@ hv_report() {
 # "@R count N UPTIME BAD" every 0.5 s, N kept in a tmpfs file (BAD: the
 # kernel's clock, lockup and stall lines so far); a TCP stream to the node
 # (10.200.0.1:5000, lib-l1.sh's pods: the guest is 10.200.0.2 on eth0),
-# "tcp N" every 0.3 s, "@R tcp-ended STATUS" if it breaks; on the ext4 disk
+# "tcp N" every 0.3 s from vCPU 1 (with one queue pair per vCPU its own
+# pair: "@R net-queues TX-QUEUES CPU-MASK"), "@R tcp-ended STATUS" if it
+# breaks; on the ext4 disk
 # of serial "data" one 32 KiB block after another (64 in turn, rewritten
 # in place) written and fsynced with the directory, the page cache dropped
 # and the whole file read back from the disk against the copy in tmpfs:
@@ -192,8 +194,16 @@ mig_workload() {
 		i=$((i + 1))
 		echo "tcp $i"
 		sleep 0.3
-	done | nc 10.200.0.1 5000
+	done | taskset 2 nc 10.200.0.1 5000
 	rep tcp-ended $? ) &
+	# (nc on vCPU 1: its segments leave on the second queue pair)
+	_n=0
+	while [ -z "$(pidof nc)" ] && [ $_n -lt 50 ]; do
+		sleep 0.1
+		_n=$((_n + 1))
+	done
+	rep net-queues "$(ls -d /sys/class/net/eth0/queues/tx-* | wc -l)" \
+		"$(taskset -p "$(pidof nc)" 2>/dev/null | sed -n 's/.*: *//p')"
 	( i=0
 	: >/tmp/expect
 	while [ ! -f /tmp/disk.stop ]; do
