@@ -50,7 +50,10 @@ dst() { # OUT ERR ARGS...: the destination, waiting on $M
 	"$VMLET" run --kernel "$G" --api-socket "$D" --log-format text --incoming "unix:$M" "$@" \
 		>"$out" 2>"$err" &
 	DP=$!
-	wait_sock "$M" "$DP" || fail "destination did not listen: $(tail -2 "$err")"
+	# the socket file exists from bind() on, a moment before listen():
+	# its log line says it listens
+	wait_sock "$M" "$DP" && wait_log "$err" "waiting for the guest" 100 ||
+		fail "destination did not listen: $(tail -2 "$err")"
 }
 grows() { # OUT: the guest prints on (within 10 s)
 	local a i
