@@ -21,7 +21,12 @@
  * TPM. The worker also stops swtpm at teardown (CMD_SHUTDOWN, then reaps it). With vmlet's --user,
  * swtpm runs as that user (its --runas) and the state is given to it first (the directory and its
  * regular files with one link each; any other entry, a planted hard link above all, is refused): no
- * root process serves the guest. No save(): a snapshot of a VM with a TPM is refused, naming it.
+ * root process serves the guest. The snapshot (tpm_snap.h, docs/snapshot.md): freeze() holds the
+ * worker between two commands (one swtpm runs finishes first, up to 5 s: -EAGAIN after) and wants
+ * an interface with no command in it (-EAGAIN); save() writes the registers and swtpm's three state
+ * blobs, read from the running TPM; load() checks them, then CMD_STOP, the blobs, CMD_INIT (a
+ * refused blob refuses the restore); a persistent TPM restores only onto a state directory whose
+ * permanent state is the saved one (-ESTALE: "... is not the TPM state of the snapshot").
  */
 #ifndef VMLET_DEV_TPM_DEV_H
 #define VMLET_DEV_TPM_DEV_H
