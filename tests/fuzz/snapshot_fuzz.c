@@ -18,7 +18,10 @@
  * PM timer and SMI state; made anew per section, as a restore's is) and
  * to the variable flash's loader (vmm/dev/pflash.c: an 8 KiB store, with
  * and without the saved bytes adopted, also behind one item as flash.c's
- * code identity comes first), then a few reads of the flash.
+ * code identity comes first), then a few reads of the flash, and to the
+ * TPM's loader (vmm/dev/tpm/tpm_snap.c: the registers and swtpm's blobs as
+ * checked before swtpm sees them; a fresh TIS and CRB given what passes,
+ * then read: no swtpm here).
  * The manifests section (vmm/snapshot/snap_input.c, what
  * `vmlet run --restore DIR` without -f reads) is taken apart and its texts
  * resolved as that restore resolves them (spec_resolve_config() with
@@ -41,6 +44,9 @@
 #include "vmm/dev/pci.h"
 #include "vmm/dev/pflash.h"
 #include "vmm/dev/q35.h"
+#include "vmm/dev/tpm/tpm_snap.h"
+#include "vmm/dev/tpm/tpm_swtpm.h"
+#include "tests/fuzz/tpm_fuzz.h"
 #include "vmm/vm/device.h"
 #include "vmm/util/log.h"
 #include "vmm/snapshot/snap_buf.h"
@@ -114,6 +120,42 @@ static void fuzz_pflash(struct snap_cur c)
 			if (!pflash_load(&pf, &e, adopt, "fuzz"))
 				pflash_ops.read(&pf, 0x10, b, sizeof(b));
 		}
+	}
+}
+
+static struct tpm_tis tis;
+static struct tpm_crb crb;
+
+/* The TPM's loader without swtpm (tpm_snap.h): both interfaces, what it
+ * takes applied to a fresh one, which must then hold together. */
+static void fuzz_tpm(struct snap_cur c)
+{
+	struct tpm_snap_regs r;
+	struct tpm_snap_blobs bl;
+	uint8_t b[4];
+
+	for (int k = 0; k < 2; k++) {
+		struct tpm_snap_if i = {.tis = k == 0, .t = &tis, .c = &crb};
+		struct snap_cur d = c;
+
+		if (tpm_snap_parse(&i, &d, &r, &bl))
+			continue;
+		for (int n = 0; n < 3; n++)
+			if (bl.len[n] > TPM_SWTPM_BLOB_MAX ||
+			    (bl.len[n] && (bl.p[n] < c.p || bl.p[n] + bl.len[n] > c.p + c.left)))
+				abort();
+		tpm_tis_init(&tis, tpm_fuzz_on_submit, NULL);
+		tpm_crb_init(&crb, 0, tpm_fuzz_on_submit, NULL);
+		tpm_snap_apply(&i, &r);
+		if (tis.out > tis.rsp_len || tis.rsp_len > TPM_TIS_BUF_SIZE)
+			abort();
+		if (i.tis)
+			for (unsigned int n = 0; n < sizeof(b); n++)
+				tpm_tis_ops.read(&tis, TPM_TIS_DATA_FIFO, &b[n], 1);
+		else
+			tpm_crb_ops.read(&crb, TPM_CRB_CTRL_STS, b, 4);
+		tpm_tis_release(&tis);
+		tpm_crb_release(&crb);
 	}
 }
 
@@ -257,6 +299,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		fuzz_ahci(c);
 		fuzz_q35(c);
 		fuzz_pflash(c);
+		fuzz_tpm(c);
 		if (pci_host_load(&host, &c))
 			continue;
 		/* pci_devices.c's order: a slot number, then the function */
