@@ -13,14 +13,12 @@
 #include <sys/eventfd.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "arch/x86_64/layout.h"
 #include "vmm/dev/tpm/tpm_crb.h"
 #include "vmm/dev/tpm/tpm_dev.h"
-#include "vmm/dev/tpm/tpm_snap.h"
-#include "vmm/snapshot/snap_buf.h"
+#include "vmm/dev/tpm/tpm_dev_int.h"
 #include "vmm/dev/tpm/tpm_swtpm.h"
 #include "vmm/dev/tpm/tpm_tis.h"
 #include "vmm/util/file.h"
@@ -28,28 +26,6 @@
 #include "vmm/util/thread.h"
 #include "vmm/vm/bus.h"
 #include "vmm/vm_config.h"
-
-/* The larger of the two interfaces' buffers. */
-#define TPM_DEV_BUF (TPM_TIS_BUF_SIZE > TPM_CRB_BUF_SIZE ? TPM_TIS_BUF_SIZE : TPM_CRB_BUF_SIZE)
-
-struct tpm_dev {
-	bool tis; /* the FIFO interface (tpm: {}), else the CRB (persistent) */
-	struct tpm_crb crb;
-	struct tpm_tis tis_regs;
-	struct tpm_swtpm sw;
-	struct vm *vm;
-	struct bus *mmio;
-	bool registered, started;
-	bool persistent;       /* the state is the directory state_dir */
-	const char *state_dir; /* fw->tpm_state: outlives the VM */
-	/* freeze (below): the worker held between two commands */
-	pthread_mutex_t lock;
-	pthread_cond_t cond;
-	bool hold, held, quit, gone;
-	pthread_t thread;
-	int kick_fd, stop_fd;
-	uint8_t cmd[TPM_DEV_BUF], rsp[TPM_DEV_BUF];
-};
 
 /* The interface the guest sees: its worker side. */
 static size_t tpm_take(struct tpm_dev *d)
@@ -66,7 +42,7 @@ static int tpm_complete(struct tpm_dev *d, size_t len)
 	return tpm_crb_complete(&d->crb, d->rsp, len);
 }
 
-static void tpm_kick(void *opaque)
+void tpm_dev_kick(void *opaque)
 {
 	struct tpm_dev *d = opaque;
 	uint64_t one = 1;
@@ -103,15 +79,30 @@ static void tpm_dead(struct tpm_dev *d, int err)
 	device_request_exit(d->vm, VM_EXIT_CRASH);
 }
 
-/* Between two commands: held while a freeze asks (tpm_freeze). */
+/* Between two commands: held while a freeze asks (tpm_dev_snap.c), doing
+ * the main thread's jobs (tpm_held_job). */
 static void tpm_dev_hold_point(struct tpm_dev *d)
 {
+	int ret;
+
 	pthread_mutex_lock(&d->lock);
 	if (d->hold && !d->quit) {
 		d->held = true;
 		pthread_cond_broadcast(&d->cond);
-		while (d->hold && !d->quit)
+		while (d->hold && !d->quit) {
+			if (d->job) {
+				int (*job)(struct tpm_dev *, void *) = d->job;
+
+				pthread_mutex_unlock(&d->lock);
+				ret = job(d, d->job_arg);
+				pthread_mutex_lock(&d->lock);
+				d->job_ret = ret;
+				d->job = NULL;
+				pthread_cond_broadcast(&d->cond);
+				continue;
+			}
 			pthread_cond_wait(&d->cond, &d->lock);
+		}
 		d->held = false;
 	}
 	pthread_mutex_unlock(&d->lock);
@@ -378,9 +369,9 @@ static int tpm_create(const struct device_env *env, unsigned int index, void **s
 	/* as KubeVirt: tpm: {} is libvirt's tpm-tis, persistent its tpm-crb */
 	d->tis = !env->cfg->tpm_persistent;
 	if (d->tis)
-		tpm_tis_init(&d->tis_regs, tpm_kick, d);
+		tpm_tis_init(&d->tis_regs, tpm_dev_kick, d);
 	else
-		tpm_crb_init(&d->crb, ARCH_TPM_CRB_GPA, tpm_kick, d);
+		tpm_crb_init(&d->crb, ARCH_TPM_CRB_GPA, tpm_dev_kick, d);
 	ret = tpm_start(d, env);
 	if (ret) {
 		tpm_destroy(d);
@@ -393,172 +384,12 @@ static int tpm_create(const struct device_env *env, unsigned int index, void **s
 	return 0;
 }
 
-/*
- * The snapshot (tpm_snap.h, docs/snapshot.md). freeze holds the worker
- * between two commands (a command swtpm has finishes first; vCPUs are
- * held, so no new one comes), waiting up to TPM_DEV_FREEZE_S, and then
- * wants an interface with no command in it (-EAGAIN: try again). The
- * main thread then has swtpm's channels alone.
- */
-#define TPM_DEV_FREEZE_S 5
-
-static struct tpm_snap_if tpm_if(struct tpm_dev *d)
-{
-	return (struct tpm_snap_if){.tis = d->tis, .t = &d->tis_regs, .c = &d->crb};
-}
-
-static void tpm_thaw(void *state)
-{
-	struct tpm_dev *d = state;
-
-	pthread_mutex_lock(&d->lock);
-	d->hold = false;
-	pthread_cond_broadcast(&d->cond);
-	pthread_mutex_unlock(&d->lock);
-}
-
-static int tpm_freeze(void *state)
-{
-	struct tpm_dev *d = state;
-	struct tpm_snap_if i = tpm_if(d);
-	struct timespec until;
-	int ret = 0;
-
-	clock_gettime(CLOCK_REALTIME, &until);
-	until.tv_sec += TPM_DEV_FREEZE_S;
-	pthread_mutex_lock(&d->lock);
-	d->hold = true;
-	pthread_mutex_unlock(&d->lock);
-	tpm_kick(d);
-	pthread_mutex_lock(&d->lock);
-	while (!d->held && !d->gone && !ret)
-		ret = pthread_cond_timedwait(&d->cond, &d->lock, &until);
-	ret = d->gone ? -ENOTSUP : d->held ? 0 : -EAGAIN;
-	pthread_mutex_unlock(&d->lock);
-	if (ret == -EAGAIN)
-		error_errno(ret, "snapshot: a TPM command is still running: try again");
-	else if (ret)
-		error_errno(ret, "snapshot: the TPM has failed (swtpm is gone)");
-	if (!ret)
-		ret = tpm_snap_idle(&i);
-	if (ret)
-		tpm_thaw(d);
-	return ret;
-}
-
-static bool tpm_held(struct tpm_dev *d)
-{
-	bool held;
-
-	pthread_mutex_lock(&d->lock);
-	held = d->held;
-	pthread_mutex_unlock(&d->lock);
-	return held;
-}
-
-/* The registers, then swtpm's three blobs from the running TPM (no
- * CMD_STOP: with --resume the same TPM goes on). */
-static int tpm_save(void *state, struct snap_buf *b)
-{
-	static const uint32_t types[3] = {TPM_SWTPM_BLOB_PERMANENT, TPM_SWTPM_BLOB_VOLATILE,
-					  TPM_SWTPM_BLOB_SAVESTATE};
-	struct tpm_dev *d = state;
-	struct tpm_snap_if i = tpm_if(d);
-	uint8_t *p;
-	size_t len;
-	uint32_t flags;
-	int ret;
-
-	if (!tpm_held(d))
-		return error_errno(-ENOTSUP, "snapshot: the TPM's worker was not held");
-	ret = tpm_snap_put_regs(&i, b);
-	for (int k = 0; k < 3 && !ret; k++) {
-		ret = tpm_swtpm_get_blob(&d->sw, types[k], &p, &len, &flags);
-		if (!ret)
-			tpm_snap_put_blob(b, types[k], p, len, flags);
-		free(p);
-		if (ret)
-			error_errno(ret, "snapshot: cannot take the TPM's state from swtpm");
-	}
-	return ret ? ret : b->err;
-}
-
-/* A persistent TPM: the directory must hold the permanent state saved
- * (as the EFI variable store must: another one, or written since, is
- * refused). */
-static int tpm_same_permanent(struct tpm_dev *d, const struct tpm_snap_blobs *bl)
-{
-	uint8_t *p = NULL;
-	size_t len = 0;
-	uint32_t flags;
-	int ret;
-
-	ret = tpm_swtpm_get_blob(&d->sw, TPM_SWTPM_BLOB_PERMANENT, &p, &len, &flags);
-	if (ret)
-		return error_errno(ret, "restore: cannot read the TPM's state from swtpm");
-	if (len != bl->len[0] || flags != bl->flags[0] || memcmp(p, bl->p[0], len))
-		ret = error_errno(-ESTALE,
-				  "restore: %s is not the TPM state of the snapshot "
-				  "(another one, or written since)",
-				  d->state_dir);
-	free(p);
-	return ret;
-}
-
-/* The TPM powered off, given the saved blobs and on again: it resumes. */
-static int tpm_restore_blobs(struct tpm_dev *d, const struct tpm_snap_blobs *bl)
-{
-	static const uint32_t types[3] = {TPM_SWTPM_BLOB_PERMANENT, TPM_SWTPM_BLOB_VOLATILE,
-					  TPM_SWTPM_BLOB_SAVESTATE};
-	int ret = tpm_swtpm_stop_tpm(&d->sw);
-
-	for (int k = 0; k < 3 && !ret; k++)
-		if (bl->len[k])
-			ret = tpm_swtpm_set_blob(&d->sw, types[k], bl->p[k], bl->len[k],
-						 bl->flags[k]);
-	if (!ret)
-		ret = tpm_swtpm_init(&d->sw, TPM_SWTPM_INIT_DELETE_VOLATILE);
-	if (ret)
-		return error_errno(-EINVAL, "restore: swtpm refused the saved TPM state");
-	return 0;
-}
-
-static int tpm_load(void *state, struct snap_cur *in)
-{
-	struct tpm_dev *d = state;
-	struct tpm_snap_if i = tpm_if(d);
-	struct tpm_snap_regs r;
-	struct tpm_snap_blobs bl;
-	int ret, est;
-
-	ret = tpm_snap_parse(&i, in, &r, &bl);
-	if (ret)
-		return ret;
-	ret = tpm_freeze(d);
-	if (ret)
-		return ret;
-	if (d->persistent)
-		ret = tpm_same_permanent(d, &bl);
-	if (!ret)
-		ret = tpm_restore_blobs(d, &bl);
-	if (!ret) {
-		tpm_snap_apply(&i, &r);
-		est = tpm_swtpm_established(&d->sw);
-		if (d->tis)
-			tpm_tis_set_established(&d->tis_regs, est > 0);
-		else
-			tpm_crb_set_established(&d->crb, est > 0);
-	}
-	tpm_thaw(d);
-	return ret;
-}
-
 const struct device_type tpm_device = {
     .name = "tpm",
     .create = tpm_create,
     .destroy = tpm_destroy,
-    .save = tpm_save,
-    .load = tpm_load,
-    .freeze = tpm_freeze,
-    .thaw = tpm_thaw,
+    .save = tpm_dev_save,
+    .load = tpm_dev_load,
+    .freeze = tpm_dev_freeze,
+    .thaw = tpm_dev_thaw,
 };
