@@ -5,7 +5,9 @@
 # with --resume (it runs on) and --stop, restored (the guest continues,
 # powers off on the button); tpm.persistent (CRB, NAME.tpm/) restored
 # onto its own directory, and refused ("is not the TPM state of the
-# snapshot") onto another one.
+# snapshot") onto another one. A VM with tpm: {} migrates live to
+# another vmlet (its TPM in the state stream): the source ends with 0,
+# the destination runs the guest on.
 source "$(dirname "$0")/../lib/sh.sh"
 have_kvm || skip "no /dev/kvm"
 command -v swtpm >/dev/null || skip "no swtpm (Debian package swtpm)"
@@ -81,4 +83,29 @@ rc=$?
 	! grep -q x "$TMPD/other.out" &&
 	ok "tpm.persistent: a restore onto another TPM state is refused, naming it" ||
 	fail "another TPM state: exit $rc $(tail -3 "$TMPD/other.err")"
+
+# live migration of a VM with tpm: {} (the TPM's state travels in the
+# migration's state)
+M=$TMPD/mig.sock D=$TMPD/dst.sock
+if start "$TMPD/ms.out" "$TMPD/ms.err" -f "$TMPD/tpms/vm.yaml"; then
+	SP=$PID
+	rm -f "$M"
+	"$VMLET" run --kernel "$G" --api-socket "$D" --log-format text -f "$TMPD/tpms/vm.yaml" \
+		--incoming "unix:$M" >"$TMPD/md.out" 2>"$TMPD/md.err" &
+	DP=$!
+	wait_log "$TMPD/md.err" "waiting for the guest" 100 ||
+		fail "destination did not listen: $(tail -2 "$TMPD/md.err")"
+	out=$("$VMLET" ctl "$SOCK" migrate "unix:$M")
+	rc=$?
+	wait "$SP"
+	src_rc=$?
+	((rc == 0 && src_rc == 0)) && [[ $out == *'"state":"completed"'* ]] &&
+		grep -q "the guest arrived" "$TMPD/md.err" && grows "$TMPD/md.out" &&
+		ok "tpm: {}: migrated live, the destination runs the guest on" ||
+		fail "migrate: ctl $rc, source $src_rc: $out $(tail -3 "$TMPD/ms.err") $(tail -3 "$TMPD/md.err")"
+	"$VMLET" ctl "$D" power-button >/dev/null
+	wait "$DP"
+	rc=$?
+	((rc == 0)) && ok "migrated guest powers off (exit 0)" || fail "migrated: exit $rc $(tail -2 "$TMPD/md.err")"
+fi
 finish
