@@ -119,7 +119,8 @@ for mode in off 1024; do
 	src_rc=$?
 	if ((rc == 0 && src_rc == 0)) && [[ $out == *"\"dirty_log\":\"$want\""* ]] &&
 		grows "$TMPD/do" && ! grep -q BAD "$TMPD/do"; then
-		ok "--dirty-ring $mode: migrated with KVM's $want, every page checked (no BAD)"
+		ok "--dirty-ring $mode: migrated with KVM's $want, every page checked (no BAD;" \
+			"$(grep -o '[0-9]* waits on a full ring' "$TMPD/se"))"
 	else
 		fail "--dirty-ring $mode: ctl $rc, source $src_rc: $out $(tail -3 "$TMPD/se")"
 	fi

@@ -372,9 +372,9 @@ static const char *local_disk(const struct vm_config *cfg)
 int migrate_send(struct vm *vm, int fd, uint32_t max_downtime_ms, const struct migrate_tick *tk,
 		 char *msg, size_t mlen)
 {
-	uint64_t t0 = vm_now_ns();
+	uint64_t t0 = vm_now_ns(), full0;
 	struct mig_src s = {.vm = vm, .fd = fd, .tick = tk, .t0 = t0, .last_tick = t0};
-	char reason[32], why[256];
+	char reason[32], why[256], waits[48] = "";
 	int ret;
 
 	msg[0] = 0;
@@ -395,6 +395,7 @@ int migrate_send(struct vm *vm, int fd, uint32_t max_downtime_ms, const struct m
 			 reason);
 		return -EBUSY;
 	}
+	full0 = __atomic_load_n(&vm->ring_full_waits, __ATOMIC_RELAXED);
 	mig_stats = (struct migrate_stats){.state = "active",
 					   .dirty_log = vm->ring_entries ? "ring" : "bitmap"};
 	ret = migrate_run(&s, max_downtime_ms ? max_downtime_ms : MIGRATE_DEFAULT_DOWNTIME, msg,
@@ -408,10 +409,17 @@ int migrate_send(struct vm *vm, int fd, uint32_t max_downtime_ms, const struct m
 		error("migrate: failed, the guest runs on here: %s", msg);
 		return ret;
 	}
-	log_info("migrate: the destination runs the guest: %llu bytes, %u passes (dirty %s), "
+	/* how often a vCPU waited for the harvest of its full dirty ring */
+	if (vm->ring_entries)
+		snprintf(
+		    waits, sizeof(waits), ", %llu waits on a full ring",
+		    (unsigned long long)(__atomic_load_n(&vm->ring_full_waits, __ATOMIC_RELAXED) -
+					 full0));
+	log_info("migrate: the destination runs the guest: %llu bytes, %u passes (dirty %s%s), "
 		 "%llu ms down, %llu ms in all",
 		 (unsigned long long)mig_stats.bytes, mig_stats.iterations, mig_stats.dirty_log,
-		 (unsigned long long)mig_stats.downtime_ms, (unsigned long long)mig_stats.total_ms);
+		 waits, (unsigned long long)mig_stats.downtime_ms,
+		 (unsigned long long)mig_stats.total_ms);
 	lifecycle_request_stop();
 	vm_request_exit(vm, VM_EXIT_POWEROFF);
 	return 0;

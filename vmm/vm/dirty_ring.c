@@ -177,6 +177,7 @@ void vm_dirty_ring_full(struct vcpu *v)
 	struct vm *vm = v->vm;
 	unsigned int gen;
 
+	__atomic_add_fetch(&vm->ring_full_waits, 1, __ATOMIC_RELAXED);
 	pthread_mutex_lock(&vm->ring_lock);
 	gen = vm->ring_gen;
 	__atomic_add_fetch(&vm->ring_waiting, 1, __ATOMIC_ACQ_REL);

@@ -183,6 +183,7 @@ struct vm {
 	pthread_cond_t ring_cond; /* CLOCK_MONOTONIC */
 	unsigned int ring_gen;	  /* under ring_lock */
 	int ring_waiting;	  /* vCPUs waiting; atomic */
+	uint64_t ring_full_waits; /* KVM_EXIT_DIRTY_RING_FULL exits; atomic */
 };
 
 int vm_create(struct vm **out, const struct vm_config *cfg, const struct vm_options *opt);

@@ -168,4 +168,8 @@ PY
 	mig_check migrated migration
 	rep power-button | grep -q . && ok "the migrated guest powered off on the button" ||
 		fail "no power button in the migrated guest"
+	# L1's kvm_amd has KVM's dirty ring: vmlet's default (--dirty-ring
+	# auto) takes it (scenario migrate-dirty-log: ring, then bitmap)
+	[[ $(rep migrate-out) == *'"dirty_log":"ring"'* ]] &&
+		ok "the pre-copy read KVM's dirty ring" || fail "not the dirty ring: $(rep migrate-out)"
 }
