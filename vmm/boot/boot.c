@@ -52,6 +52,7 @@ static struct boot_file boot_file_mem(const void *data, size_t len)
 }
 
 static void boot_file_release(struct boot_file *f);
+static enum boot_format boot_detect(const struct boot_file *k);
 
 /* Read len bytes at off from fd into dst, in as few preads as the kernel
  * allows. 0 or -errno (logged; a short file is -EIO). */
@@ -71,15 +72,17 @@ static int boot_pread(int fd, uint8_t *dst, size_t len, uint64_t off, const char
 	return 0;
 }
 
-/* How much of a file of size bytes boot_read_file() buffers: all of it,
- * or with defer_big (the caller reads the rest into guest RAM) only the
- * setup header of a bzImage, the whole file when it is anything else. */
+/* How much of a file of size bytes boot_read_file() buffers: nothing with
+ * BOOT_DEFER_ALL, with BOOT_DEFER_BZIMAGE (the caller reads the rest into
+ * guest RAM) only the setup header of a bzImage (boot_detect()'s test),
+ * else the whole file. */
 static size_t boot_buffered(const uint8_t *head, size_t head_len, uint64_t size, int defer)
 {
+	const struct boot_file h = boot_file_mem(head, head_len);
+
 	if (defer == BOOT_DEFER_ALL)
 		return 0;
-	if (defer == BOOT_DEFER_BZIMAGE && head_len >= 0x206 && !memcmp(head + 0x202, "HdrS", 4) &&
-	    memcmp(head, "\177ELF", 4))
+	if (defer == BOOT_DEFER_BZIMAGE && boot_detect(&h) == BOOT_FMT_BZIMAGE)
 		return head_len;
 	return (size_t)size;
 }
