@@ -7,27 +7,19 @@
 #include <poll.h>
 #include <stdio.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "vmm/snapshot/mig_int.h"
+#include "vmm/vm/vm.h"
 
 struct migrate_stats mig_stats;
 
 /* CLOCK_MONOTONIC ns by which every read must be done; 0: no bound */
 static uint64_t mig_deadline;
 
-static uint64_t mig_now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 void mig_set_deadline(unsigned int seconds)
 {
-	mig_deadline = seconds ? mig_now_ns() + (uint64_t)seconds * 1000000000ull : 0;
+	mig_deadline = seconds ? vm_now_ns() + (uint64_t)seconds * 1000000000ull : 0;
 }
 
 /* Wait for fd to be readable: -ETIME past the deadline, -ETIMEDOUT after
@@ -35,7 +27,7 @@ void mig_set_deadline(unsigned int seconds)
 static int mig_wait_readable(int fd)
 {
 	struct pollfd p = {.fd = fd, .events = POLLIN};
-	uint64_t now = mig_now_ns(), left_ms;
+	uint64_t now = vm_now_ns(), left_ms;
 	int n;
 
 	if (now >= mig_deadline)
@@ -49,7 +41,7 @@ static int mig_wait_readable(int fd)
 	if (n < 0)
 		return -errno;
 	if (n == 0)
-		return mig_now_ns() >= mig_deadline ? -ETIME : -ETIMEDOUT;
+		return vm_now_ns() >= mig_deadline ? -ETIME : -ETIMEDOUT;
 	return 0;
 }
 
