@@ -1,7 +1,10 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: MIT
 """A stand-in peer of vmlet's live migration stream (docs/migration.md) for
-tests/sh/migrate.sh. Records are u32 type, u32 length, the bytes.
+tests/sh/migrate.sh and migrate_tcp.sh. Records are u32 type, u32 length,
+the bytes. LISTEN and TARGET are unix socket paths, or tcp:HOST:PORT
+(tcp:[HOST]:PORT for IPv6; a TCP LISTEN creates the file $MIG_PEER_READY,
+if set, once it listens).
 
   record LISTEN TARGET FILE   forward one source on unix LISTEN to unix TARGET,
                               the source's bytes also into FILE
@@ -17,6 +20,11 @@ tests/sh/migrate.sh. Records are u32 type, u32 length, the bytes.
   trickle TARGET FILE         a source that sends FILE's hello, announces a
                               state of 200 MiB and then sends one byte of it
                               every 0.2 s (for at most 120 s)
+  send TARGET HEX             a source that sends the bytes HEX, prints the
+                              answers, then closes
+  silent TARGET SECONDS       a source that connects and sends nothing for
+                              SECONDS
+  freeport HOST               print a TCP port free on HOST now
 """
 import os
 import socket
@@ -28,7 +36,26 @@ import time
 HELLO, PAGES, STATE, COMMIT, REPLY = 1, 2, 3, 4, 16
 
 
+def tcp_addr(spec):
+    """tcp:HOST:PORT or tcp:[HOST]:PORT as (family, (host, port))"""
+    host, port = spec[4:].rsplit(":", 1)
+    if host.startswith("["):
+        return socket.AF_INET6, (host[1:-1], int(port))
+    return socket.AF_INET, (host, int(port))
+
+
 def listen(path):
+    if path.startswith("tcp:"):
+        fam, addr = tcp_addr(path)
+        s = socket.socket(fam, socket.SOCK_STREAM)
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        s.bind(addr)
+        s.listen(1)
+        if os.environ.get("MIG_PEER_READY"):  # the caller waits for it
+            open(os.environ["MIG_PEER_READY"], "w").close()
+        c, _ = s.accept()
+        s.close()
+        return c
     if os.path.exists(path):
         os.unlink(path)
     s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
@@ -40,6 +67,17 @@ def listen(path):
     c, _ = s.accept()
     s.close()
     os.unlink(path)
+    return c
+
+
+def connect(target):
+    if target.startswith("tcp:"):
+        fam, addr = tcp_addr(target)
+        c = socket.socket(fam, socket.SOCK_STREAM)
+        c.connect(addr)
+        return c
+    c = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    c.connect(target)
     return c
 
 
@@ -87,8 +125,7 @@ def main(argv):
     mode = argv[1]
     if mode == "record":
         src = listen(argv[2])
-        dst = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        dst.connect(argv[3])
+        dst = connect(argv[3])
         with open(argv[4], "wb") as log:
             t = threading.Thread(target=pump, args=(dst, src, None))
             t.start()
@@ -96,8 +133,7 @@ def main(argv):
             t.join()
     elif mode == "slow":
         src = listen(argv[2])
-        dst = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        dst.connect(argv[3])
+        dst = connect(argv[3])
         t = threading.Thread(target=pump, args=(dst, src, None))
         t.start()
         pump(src, dst, None, int(argv[4]))
@@ -126,8 +162,7 @@ def main(argv):
         except OSError:
             pass
     elif mode == "replay":
-        c = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        c.connect(argv[2])
+        c = connect(argv[2])
         data = open(argv[3], "rb").read()
         try:
             c.sendall(data)
@@ -139,8 +174,7 @@ def main(argv):
         except (EOFError, OSError):
             pass
     elif mode == "trickle":
-        c = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        c.connect(argv[2])
+        c = connect(argv[2])
         data = open(argv[3], "rb").read()
         n = struct.unpack("<II", data[:8])[1]
         try:
@@ -152,6 +186,28 @@ def main(argv):
                 time.sleep(0.2)
         except (EOFError, OSError):
             pass
+    elif mode == "send":
+        c = connect(argv[2])
+        try:
+            c.sendall(bytes.fromhex(argv[3]))
+            c.shutdown(socket.SHUT_WR)
+            while True:
+                t, b = read_rec(c)
+                print("reply", struct.unpack("<i", b[:4])[0], b[4:].decode(errors="replace"))
+        except (EOFError, OSError, struct.error):
+            pass
+    elif mode == "silent":
+        c = connect(argv[2])
+        c.settimeout(float(argv[3]))
+        try:
+            c.recv(1)
+        except OSError:
+            pass
+    elif mode == "freeport":
+        fam = socket.AF_INET6 if ":" in argv[2] else socket.AF_INET
+        s = socket.socket(fam, socket.SOCK_STREAM)
+        s.bind((argv[2], 0))
+        print(s.getsockname()[1])
     elif mode == "records":
         data = open(argv[2], "rb").read()
         off = 0

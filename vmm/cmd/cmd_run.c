@@ -25,6 +25,7 @@
 #include "vmm/vm/lifecycle.h"
 #include "vmm/util/file.h"
 #include "vmm/util/log.h"
+#include "vmm/util/sock_addr.h"
 #include "vmm/sandbox/sandbox.h"
 #include "vmm/vm_config.h"
 
@@ -42,7 +43,8 @@ static void run_usage(FILE *f)
 		"                 [--jail DIR] [--firmware PVH-ELF] [--efi-vars FILE]\n"
 		"                 [--tap IFACE=TAP ...] [--channel-dir DIR]\n"
 		"                 [--secret-dir DIR] [--restore DIR] [--timings]\n"
-		"                 [--incoming unix:PATH [--incoming-timeout SECONDS]]\n"
+		"                 [--incoming unix:PATH|tcp:HOST:PORT\n"
+		"                  [--incoming-timeout SECONDS]]\n"
 		"                 [--dirty-ring auto|off|ENTRIES]\n"
 		"\n"
 		"Runs the VM the manifests describe under its runStrategy: Always restarts\n"
@@ -64,8 +66,10 @@ static void run_usage(FILE *f)
 		"config as when it was taken (docs/snapshot.md). Without -f it resolves the\n"
 		"manifests the snapshot recorded (host files only under this command line's\n"
 		"roots or from --volume); the options are given again.\n"
-		"--incoming unix:PATH waits there for a guest that `vmlet ctl SOCKET migrate\n"
-		"unix:PATH` sends (live migration, docs/migration.md) and runs it; same rule.\n"
+		"--incoming unix:PATH|tcp:HOST:PORT waits there for a guest that `vmlet ctl\n"
+		"SOCKET migrate` sends to it (live migration, docs/migration.md) and runs it;\n"
+		"same rule. HOST: a numeric IPv4 address or [IPv6] (no name is resolved);\n"
+		"TCP is neither authenticated nor encrypted: bind the pod's own address.\n"
 		"Once the source connected it has --incoming-timeout SECONDS to deliver the\n"
 		"guest (default 150 per GiB of guest memory) and may not fall silent for 60 s.\n"
 		"--dirty-ring auto|off|ENTRIES: KVM's dirty ring of ENTRIES (a power of two,\n"
@@ -320,6 +324,18 @@ static int run_seconds_option(const char *name, const char *arg, unsigned int *o
 	return 0;
 }
 
+/* --incoming: unix:PATH or tcp:HOST:PORT (sock_addr.h); said if not. */
+static int run_incoming_option(const char *arg)
+{
+	struct sock_addr a;
+	char why[160];
+
+	if (!sock_addr_parse(arg, SOCK_ADDR_LISTEN, &a, why, sizeof(why)))
+		return 0;
+	fprintf(stderr, "vmlet run: --incoming '%s': %s\n", arg, why);
+	return -EINVAL;
+}
+
 /* cmd_run's options into *o and *strategy: -1 to go on, else the exit
  * status (usage errors said). */
 static int run_parse_args(int argc, char **argv, struct cmd_vm_opts *o, const char **strategy)
@@ -338,6 +354,8 @@ static int run_parse_args(int argc, char **argv, struct cmd_vm_opts *o, const ch
 			continue;
 		}
 		if (c == RUN_OPT_INCOMING) {
+			if (run_incoming_option(optarg))
+				return VMLET_EXIT_USAGE;
 			o->incoming = optarg;
 			continue;
 		}

@@ -51,7 +51,8 @@ static void usage(FILE *f)
 		   "       metrics, console (Ctrl-] detaches), guest-info (the guest agent),\n"
 		   "       fsfreeze, fsthaw, fsfreeze-status (through the guest agent),\n"
 		   "       snapshot DIR [--resume|--stop] [--no-freeze],\n"
-		   "       migrate unix:PATH [--max-downtime MS] (docs/migration.md)\n");
+		   "       migrate unix:PATH|tcp:HOST:PORT [--max-downtime MS]\n"
+		   "       (docs/migration.md)\n");
 }
 
 /* Copy the console both ways until either side closes or Ctrl-]. */

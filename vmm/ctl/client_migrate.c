@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * client_migrate.c - `vmlet ctl SOCKET migrate unix:PATH [--max-downtime MS]`
- * (docs/migration.md): the client connects to the destination with its
- * user's rights (the sandboxed vmlet opens nothing) and hands the
+ * client_migrate.c - `vmlet ctl SOCKET migrate unix:PATH|tcp:HOST:PORT
+ * [--max-downtime MS]` (docs/migration.md): the client connects to the
+ * destination with its user's rights (the sandboxed vmlet opens nothing,
+ * its seccomp filters admit no socket, connect or bind) and hands the
  * connected socket to vmlet with the request, as snapshot hands its files.
  */
 #include <errno.h>
@@ -11,34 +12,32 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
-#include <sys/un.h>
 #include <unistd.h>
 
 #include "vmm/cmd/cmd.h"
 #include "vmm/ctl/ctl.h"
-#include "vmm/util/unix_addr.h"
+#include "vmm/util/sock_addr.h"
 
-/* A connected stream to unix:PATH, with time limits on its silences (the
- * source must not hang on a destination that stopped answering). */
-static int dest_connect(const char *spec)
+/* a TCP destination must answer the connect within this */
+#define MIG_CONNECT_TIMEOUT_MS 10000u
+
+/* A connected stream to unix:PATH or tcp:HOST:PORT (a TCP connect that
+ * gets no answer fails after MIG_CONNECT_TIMEOUT_MS), with time limits on
+ * its silences (the source must not hang on a destination that stopped
+ * answering). */
+static int dest_connect(const char *spec, const struct sock_addr *a)
 {
-	struct sockaddr_un sa;
 	struct timeval tv = {.tv_sec = 60};
-	int fd;
+	int fd, ret;
 
-	if (strncmp(spec, "unix:", 5) || unix_addr_fill(&sa, spec + 5)) {
-		fprintf(stderr, "vmlet ctl: migrate: want unix:PATH, not '%s'\n", spec);
-		return -EINVAL;
-	}
-	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (fd >= 0 && connect(fd, (struct sockaddr *)&sa, sizeof(sa))) {
-		close(fd);
-		fd = -1;
-	}
-	if (fd < 0) {
-		fprintf(stderr, "vmlet ctl: migrate: %s: %s\n", spec, strerror(errno));
-		return -errno;
-	}
+	ret = sock_addr_connect(a, MIG_CONNECT_TIMEOUT_MS, &fd);
+	if (ret == -ETIMEDOUT && a->family != AF_UNIX)
+		fprintf(stderr, "vmlet ctl: migrate: %s: no answer within %u s\n", spec,
+			MIG_CONNECT_TIMEOUT_MS / 1000);
+	else if (ret)
+		fprintf(stderr, "vmlet ctl: migrate: %s: %s\n", spec, strerror(-ret));
+	if (ret)
+		return ret;
 	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
 	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
 	return fd;
@@ -63,7 +62,8 @@ static void print_reply(json_object *o, bool text)
 int ctl_migrate(const char *sock, int argc, char **argv, bool text)
 {
 	json_object *o = NULL, *ok, *err;
-	char req[96], *reply = NULL, *end;
+	char req[96], why[160], *reply = NULL, *end;
+	struct sock_addr dest;
 	long ms = 0;
 	int dfd, fd, ret = VMLET_EXIT_ERROR;
 
@@ -75,10 +75,15 @@ int ctl_migrate(const char *sock, int argc, char **argv, bool text)
 			return VMLET_EXIT_USAGE;
 		}
 	} else if (argc != 1) {
-		fprintf(stderr, "usage: vmlet ctl SOCKET migrate unix:PATH [--max-downtime MS]\n");
+		fprintf(stderr, "usage: vmlet ctl SOCKET migrate unix:PATH|tcp:HOST:PORT "
+				"[--max-downtime MS]\n");
 		return VMLET_EXIT_USAGE;
 	}
-	dfd = dest_connect(argv[0]);
+	if (sock_addr_parse(argv[0], SOCK_ADDR_CONNECT, &dest, why, sizeof(why))) {
+		fprintf(stderr, "vmlet ctl: migrate '%s': %s\n", argv[0], why);
+		return VMLET_EXIT_USAGE;
+	}
+	dfd = dest_connect(argv[0], &dest);
 	if (dfd < 0)
 		return VMLET_EXIT_ERROR;
 	if (ms)

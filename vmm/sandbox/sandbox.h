@@ -75,7 +75,8 @@
  * Test hook (inert unless set): VMLET_TEST_FORBIDDEN=ROLE[:WHAT] makes the
  * thread of that role (main, vcpu, blk-io, net-io, helper) attempt a
  * forbidden operation right after its filter is installed; WHAT is open
- * (default), exec-mmap, ioctl (KVM_CREATE_VM), socket (AF_INET),
+ * (default), exec-mmap, ioctl (KVM_CREATE_VM), socket (AF_INET), socket6
+ * (AF_INET6), bind, listen, connect, setsockopt (each on no fd),
  * unix-connect (socket(AF_UNIX) + connect to an abstract name), denied-fd
  * (write nothing to an fd vmlet holds that the vCPU may not use), exec,
  * kvm-run (KVM_RUN), thread (pthread_create), fallocate (mode 0) or

@@ -1,11 +1,14 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * mig_recv.c - the destination of a live migration (migrate.h): listen on
- * unix:PATH, accept one source of this user, check every record it sends
+ * unix:PATH (accept one source of this user) or tcp:HOST:PORT (accept the
+ * first connection), check every record it sends
  * before anything is used, load the state as a restore does, run the guest
  * once the source commits.
  */
 #include <errno.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -24,25 +27,20 @@
 #include "vmm/snapshot/snap_file.h"
 #include "vmm/snapshot/snapshot.h"
 #include "vmm/util/log.h"
+#include "vmm/util/sock_addr.h"
 #include "vmm/virtio/virtio_net.h"
 #include "vmm/vm/vm.h"
 #include "vmm/vm_config.h"
 #include "vmm/util/unix_addr.h"
 
-/* unix:PATH into addr; its directory must be the user's and writable by
- * them only (no one else can replace the socket or connect first). */
-static int unix_addr(const char *spec, struct sockaddr_un *addr)
+/* unix:PATH's directory must be the user's and writable by them only (no
+ * one else can replace the socket or connect first). */
+static int unix_dir_ok(const char *spec, const char *path)
 {
-	char dir[sizeof(addr->sun_path)];
-	const char *path, *slash;
+	char dir[sizeof(((struct sockaddr_un *)0)->sun_path)];
+	const char *slash = strrchr(path, '/');
 	struct stat st;
 
-	if (strncmp(spec, "unix:", 5))
-		return error_errno(-EINVAL, "migrate: --incoming %s: want unix:PATH", spec);
-	path = spec + 5;
-	if (unix_addr_fill(addr, path))
-		return error_errno(-ENAMETOOLONG, "migrate: --incoming %s: bad path", spec);
-	slash = strrchr(path, '/');
 	snprintf(dir, sizeof(dir), "%.*s", slash ? (int)(slash - path) : 1,
 		 slash ? (slash == path ? "/" : path) : ".");
 	if (stat(dir, &st) || !S_ISDIR(st.st_mode) || st.st_uid != geteuid() || (st.st_mode & 022))
@@ -53,22 +51,42 @@ static int unix_addr(const char *spec, struct sockaddr_un *addr)
 	return 0;
 }
 
+/* tcp:HOST:PORT: bound (SO_REUSEADDR) and listening for one source. */
+static int tcp_listen(const char *spec, const struct sock_addr *a, int *lfd)
+{
+	int ret = sock_addr_listen_tcp(a, 1, lfd);
+
+	if (ret == -EADDRNOTAVAIL)
+		return error_errno(ret, "migrate: --incoming %s: not an address of this host",
+				   spec);
+	if (ret)
+		return error_errno(ret, "migrate: --incoming %s: listening", spec);
+	log_info("migrate: listening on %s (TCP: not authenticated, not encrypted)", spec);
+	return 0;
+}
+
 int migrate_listen(const char *spec, int *lfd)
 {
-	struct sockaddr_un addr;
+	struct sock_addr a;
+	char why[160];
 	int ret;
 
 	*lfd = -1;
-	ret = unix_addr(spec, &addr);
+	ret = sock_addr_parse(spec, SOCK_ADDR_LISTEN, &a, why, sizeof(why));
+	if (ret)
+		return error_errno(ret, "migrate: --incoming '%s': %s", spec, why);
+	if (a.family != AF_UNIX)
+		return tcp_listen(spec, &a, lfd);
+	ret = unix_dir_ok(spec, a.u.un.sun_path);
 	if (ret)
 		return ret;
 	/* 0600, and named only once it listens (a source may connect as
 	 * soon as the file is there) */
-	ret = unix_listen(addr.sun_path, 1, 0, lfd);
+	ret = unix_listen(a.u.un.sun_path, 1, 0, lfd);
 	if (ret == -EEXIST)
-		return error_errno(ret, "migrate: %s exists and is not a socket", addr.sun_path);
+		return error_errno(ret, "migrate: %s exists and is not a socket", a.u.un.sun_path);
 	if (ret)
-		return error_errno(ret, "migrate: listening on %s", addr.sun_path);
+		return error_errno(ret, "migrate: listening on %s", a.u.un.sun_path);
 	return 0;
 }
 
@@ -99,15 +117,41 @@ static int wait_source(int lfd)
 	return ret;
 }
 
-/* One source, of this user, with time limits on its silences. */
-static int accept_source(int lfd, const char *spec)
+/* TCP: the first connection, whoever it is from (the stream proves
+ * nothing about its sender: docs/migration.md, "Security"); its address
+ * goes into the log. */
+static int accept_tcp(int lfd)
 {
-	struct timeval tv = {.tv_sec = MIG_REPLY_TIMEOUT};
+	struct sockaddr_storage peer;
+	socklen_t pl = sizeof(peer);
+	char who[SOCK_ADDR_STRLEN];
+	int one = 1, fd;
+
+	for (;;) {
+		fd = wait_source(lfd);
+		if (fd < 0)
+			return fd;
+		fd = accept4(lfd, (struct sockaddr *)&peer, &pl, SOCK_CLOEXEC);
+		if (fd >= 0 || errno != EINTR)
+			break;
+	}
+	if (fd < 0)
+		return error_errno(-errno, "migrate: accept");
+	sock_addr_format((struct sockaddr *)&peer, pl, who, sizeof(who));
+	log_info("migrate: a source connected from %s", who);
+	/* the replies are small records: out at once, not after the
+	 * source's delayed ACK */
+	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	return fd;
+}
+
+/* unix: one source, of this user. */
+static int accept_unix(int lfd)
+{
 	struct ucred cr;
 	socklen_t cl = sizeof(cr);
 	int fd;
 
-	log_info("migrate: waiting for the guest on %s", spec);
 	for (;;) {
 		fd = wait_source(lfd);
 		if (fd < 0)
@@ -118,11 +162,23 @@ static int accept_source(int lfd, const char *spec)
 		if (fd < 0)
 			return error_errno(-errno, "migrate: accept");
 		if (!getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &cl) && cr.uid == geteuid())
-			break;
+			return fd;
 		log_warn("migrate: a connection from another user (uid %u) refused",
 			 (unsigned int)cr.uid);
 		close(fd);
 	}
+}
+
+/* One source, with time limits on its silences. */
+static int accept_source(int lfd, const char *spec)
+{
+	struct timeval tv = {.tv_sec = MIG_REPLY_TIMEOUT};
+	int fd;
+
+	log_info("migrate: waiting for the guest on %s", spec);
+	fd = strncmp(spec, "tcp:", 4) ? accept_unix(lfd) : accept_tcp(lfd);
+	if (fd < 0)
+		return fd;
 	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
 	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
 	return fd;
@@ -343,8 +399,9 @@ int migrate_receive(struct vm *vm, int lfd, const char *spec, const char *config
 	if (vm->cfg->hugepage_size)
 		return error_errno(-ENOTSUP, "migrate: a VM on hugepages cannot be received yet");
 	fd = accept_source(lfd, spec);
-	close(lfd);
-	unlink(spec + 5);
+	close(lfd); /* one source: no other connects from here on */
+	if (!strncmp(spec, "unix:", 5))
+		unlink(spec + 5);
 	if (fd < 0)
 		return fd;
 	t0 = vm_now_ns();

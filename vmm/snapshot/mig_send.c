@@ -284,8 +284,8 @@ static int stop_and_copy(struct mig_src *s, bool paused, char *msg, size_t mlen)
 	ret = snap_clock_save(s->vm, &clock);
 	if (!ret)
 		ret = collect(s, true, &n);
-	if (!ret)
-		ret = send_pending(s, false);
+	if (!ret && (ret = send_pending(s, false)))
+		snprintf(msg, mlen, "sending memory: %s", strerror(-ret));
 	if (!ret)
 		ret = snapshot_state(s->vm, &clock, paused, -1, &out);
 	/* the disks change hands: flushed and unlocked before the
@@ -320,6 +320,7 @@ static int migrate_run(struct mig_src *s, uint32_t max_ms, char *msg, size_t mle
 		ret = hello(s, msg, mlen);
 	if (ret)
 		return ret;
+	msg[0] = 0; /* its "ready" is no reason for a later failure */
 	/* marks from now on; what devices were doing completes first */
 	guest_mem_track(&s->vm->mem, true);
 	ret = set_logging(s->vm, true);

@@ -17,9 +17,12 @@
  *
  * Destination (setup, in place of vm_boot(), before the sandbox):
  * migrate_listen() binds unix:PATH (0600, in a directory the user owns
- * and only they can write), migrate_receive() accepts one connection and
- * takes the guest: every record is untrusted (lengths and page numbers
- * bounded, the state checked as a restore checks a snapshot file).
+ * and only they can write) or tcp:HOST:PORT (sock_addr.h: numeric, no
+ * name resolved), migrate_receive() accepts one connection (unix: of this
+ * user; tcp: the first, from anyone: its address is logged), closes the
+ * listener and takes the guest: every record is untrusted (lengths and
+ * page numbers bounded, the state checked as a restore checks a snapshot
+ * file).
  */
 #ifndef VMLET_MIGRATE_H
 #define VMLET_MIGRATE_H
@@ -63,7 +66,7 @@ struct migrate_tick {
 /* msg (mlen bytes): what failed, for the client; tick may be NULL. */
 int migrate_send(struct vm *vm, int fd, uint32_t max_downtime_ms, const struct migrate_tick *tick,
 		 char *msg, size_t mlen);
-/* unix:PATH: 0 with *lfd listening, or -errno (logged). */
+/* unix:PATH or tcp:HOST:PORT: 0 with *lfd listening, or -errno (logged). */
 int migrate_listen(const char *spec, int *lfd);
 /* Accept one source on lfd (closed) and take its guest into vm, created
  * from config_json, within timeout_s seconds of its connection (0: the

@@ -1,0 +1,227 @@
+#!/usr/bin/env bash
+# Live migration over TCP (vmlet run --incoming tcp:HOST:PORT, vmlet ctl
+# SOCKET migrate tcp:HOST:PORT; vmm/util/sock_addr.h, docs/migration.md),
+# both vmlets with the default --seccomp kill: the tiny guest's memory
+# check (mode 9) moved over tcp:127.0.0.1:PORT with a 1 ms target: ctl and
+# the source exit 0, the destination logs the source's address, takes no
+# second connection (its listener closed at once), and the guest counts on
+# with every page checked; the probe guest with a disk moved over
+# tcp:[::1]:PORT where the host has IPv6 loopback. What a TCP port lets
+# anyone send is refused with exit 1, the guest never run: an HTTP
+# request, a hello of another magic, a hello far too long, a hello of
+# another config. A source that connects and says nothing is
+# refused after --incoming-timeout. Failures lose nothing: a destination
+# that dies mid-way, a port nobody listens on: ctl exits 1, the source
+# runs on. A port in use, and every malformed address (--incoming and
+# migrate), are refused with the flag named; a waiting TCP destination
+# ends on SIGTERM.
+source "$(dirname "$0")/../lib/sh.sh"
+have_kvm || skip "no /dev/kvm"
+command -v python3 >/dev/null || skip "no python3"
+tiny_guests 9
+G=$TMPD/mode9.elf
+PEER=tests/data/mig_peer.py
+S=$TMPD/src.sock D=$TMPD/dst.sock
+
+xs() { tr -cd x <"$1" | wc -c; }
+wait_sock() { # PATH PID
+	for _ in $(seq 400); do
+		[[ -S $1 ]] && return 0
+		kill -0 "$2" 2>/dev/null || return 1
+		sleep 0.05
+	done
+	return 1
+}
+wait_file() { # FILE PID
+	for _ in $(seq 400); do
+		[[ -e $1 ]] && return 0
+		kill -0 "$2" 2>/dev/null || return 1
+		sleep 0.05
+	done
+	return 1
+}
+free_port() { python3 "$PEER" freeport "${1:-127.0.0.1}"; }
+src() { # OUT ERR ARGS...: the source, counting
+	local out=$1 err=$2
+	shift 2
+	"$VMLET" run --kernel "$G" --api-socket "$S" --log-format text "$@" >"$out" 2>"$err" &
+	SP=$!
+	wait_sock "$S" "$SP" && wait_log "$out" x 100 || fail "source did not start: $(tail -2 "$err")"
+}
+dst() { # OUT ERR ADDR ARGS...: the destination, listening on ADDR
+	local out=$1 err=$2 addr=$3
+	shift 3
+	"$VMLET" run --kernel "$G" --api-socket "$D" --log-format text --incoming "$addr" "$@" \
+		>"$out" 2>"$err" &
+	DP=$!
+	wait_log "$err" "waiting for the guest" 100 || fail "destination did not listen: $(tail -2 "$err")"
+}
+grows() { # OUT: the guest prints on (within 10 s)
+	local a i
+	a=$(xs "$1")
+	for i in $(seq 100); do
+		(($(xs "$1") > a)) && return 0
+		sleep 0.1
+	done
+	return 1
+}
+button_off() { # PID SOCK ERR WHAT
+	"$VMLET" ctl "$2" power-button >/dev/null
+	wait "$1"
+	local rc=$?
+	((rc == 0)) && grep -q "guest entered S5" "$3" && ok "$4: powers off on the button" ||
+		fail "$4: exit $rc: $(tail -2 "$3")"
+}
+
+# malformed addresses: usage errors naming the flag (no VM made)
+for a in tcp:localhost:4444 tcp:1.2.3.4 tcp:1.2.3.4:0 tcp:::1:4444 "tcp:[::1" tcp::4444; do
+	"$VMLET" run --kernel "$G" --incoming "$a" >/dev/null 2>"$TMPD/e"
+	rc=$?
+	((rc == 2)) && grep -qF -- "--incoming '$a': " "$TMPD/e" || fail "--incoming $a: exit $rc: $(cat "$TMPD/e")"
+done
+grep -q "resolves no host names" <("$VMLET" run --kernel "$G" --incoming tcp:localhost:1 2>&1) &&
+	ok "malformed --incoming addresses: usage, the flag and the reason named" ||
+	fail "a name in --incoming: no reason given"
+"$VMLET" ctl "$S" migrate tcp:0.0.0.0:4444 >/dev/null 2>"$TMPD/e"
+(($? == 2)) && grep -q "migrate 'tcp:0.0.0.0:4444': the unspecified address" "$TMPD/e" &&
+	ok "migrate to tcp:0.0.0.0: usage, the reason named" || fail "migrate 0.0.0.0: $(cat "$TMPD/e")"
+
+# a migration over TCP that takes several passes; every page arrives
+P=$(free_port)
+src "$TMPD/so" "$TMPD/se" --log-level debug
+dst "$TMPD/do" "$TMPD/de" "tcp:127.0.0.1:$P"
+grep -q "migrate: listening on tcp:127.0.0.1:$P" "$TMPD/de" &&
+	ok "the destination listens on tcp:127.0.0.1:$P" || fail "listen: $(tail -2 "$TMPD/de")"
+out=$("$VMLET" ctl "$S" migrate "tcp:127.0.0.1:$P" --max-downtime 1)
+rc=$?
+wait "$SP"
+src_rc=$?
+((rc == 0 && src_rc == 0)) && [[ $out == *'"state":"completed"'* ]] &&
+	ok "migrated over TCP: ctl and the source exit 0 ($out)" ||
+	fail "migrate: ctl $rc, source $src_rc: $out $(tail -3 "$TMPD/se")"
+grep -qE "migrate: a source connected from tcp:127\.0\.0\.1:[0-9]+" "$TMPD/de" &&
+	ok "the destination logs the source's address" || fail "peer: $(grep connected "$TMPD/de")"
+python3 "$PEER" send "tcp:127.0.0.1:$P" 00 >/dev/null 2>"$TMPD/e"
+grep -q "ConnectionRefused" "$TMPD/e" && ok "one source only: the port is closed once it connected" ||
+	fail "a second connection to the port: $(tail -1 "$TMPD/e")"
+if grep -q "the guest arrived" "$TMPD/de" && grows "$TMPD/do" && ! grep -q BAD "$TMPD/do"; then
+	ok "destination: the guest counts on, every page checked (no BAD)"
+else
+	fail "destination: $(head -c 100 "$TMPD/do") $(tail -3 "$TMPD/de")"
+fi
+st=$("$VMLET" ctl "$D" status)
+[[ $st == *'"migration":{"state":"completed"'* && $st == *'"state":"Running"'* ]] &&
+	ok "destination status: Running, migration completed" || fail "status: $st"
+button_off "$DP" "$D" "$TMPD/de" "the guest migrated over TCP"
+
+# a port in use: refused at start
+rm -f "$TMPD/ready"
+MIG_PEER_READY=$TMPD/ready python3 "$PEER" cut "tcp:127.0.0.1:$P" 0 2>/dev/null &
+HP=$!
+wait_file "$TMPD/ready" "$HP" || fail "the holder did not listen"
+timeout 30 "$VMLET" run --kernel "$G" --log-format text --incoming "tcp:127.0.0.1:$P" \
+	>/dev/null 2>"$TMPD/e"
+rc=$?
+python3 "$PEER" send "tcp:127.0.0.1:$P" 00 >/dev/null 2>&1 # the holder ends
+wait "$HP" 2>/dev/null
+((rc == 1)) && grep -q "incoming tcp:127.0.0.1:$P: listening: Address already in use" "$TMPD/e" &&
+	ok "a port in use: exit 1, said so" || fail "port in use: exit $rc: $(tail -2 "$TMPD/e")"
+
+# what anyone who reaches the port may send: refused, the guest never ran
+hostile() { # WHAT HEX ERE
+	local rc p
+	p=$(free_port)
+	dst "$TMPD/do4" "$TMPD/de4" "tcp:127.0.0.1:$p"
+	python3 "$PEER" send "tcp:127.0.0.1:$p" "$2" >"$TMPD/po4"
+	wait "$DP"
+	rc=$?
+	((rc == 1)) && grep -qE -- "$3" "$TMPD/de4" && (($(xs "$TMPD/do4") == 0)) &&
+		ok "destination refuses $1 (exit 1, the guest never ran)" ||
+		fail "$1: exit $rc: $(tail -2 "$TMPD/de4")"
+}
+hostile "an HTTP request" "$(printf 'GET / HTTP/1.1\r\nHost: x\r\n\r\n' | od -An -tx1 | tr -d ' \n')" \
+	"did not say hello"
+hostile "a hello of another magic" \
+	"01000000140000004e4f54564d4c4554010000007b7d0000" "not a vmlet migration stream"
+hostile "a hello of 4 GiB" "01000000ffffffff" "a hello of 4294967295 bytes"
+hostile "a hello of this format but no config" \
+	"010000000c000000564d4c544d49475201000000" "the source's config is not this VM's"
+
+# a source that connects and says nothing: refused after --incoming-timeout
+p=$(free_port)
+dst "$TMPD/do5" "$TMPD/de5" "tcp:127.0.0.1:$p" --incoming-timeout 2
+python3 "$PEER" silent "tcp:127.0.0.1:$p" 30 &
+TP=$!
+for _ in $(seq 300); do
+	kill -0 "$DP" 2>/dev/null || break
+	sleep 0.1
+done
+kill -0 "$DP" 2>/dev/null && fail "a silent source still holds the destination after 30 s" &&
+	kill -KILL "$DP"
+wait "$DP"
+rc=$?
+((rc == 1)) && grep -q "took longer than allowed" "$TMPD/de5" && (($(xs "$TMPD/do5") == 0)) &&
+	ok "a silent TCP source is refused after --incoming-timeout (exit 1)" ||
+	fail "silent source: exit $rc: $(tail -2 "$TMPD/de5")"
+((TP > 1)) && kill "$TP" 2>/dev/null
+wait "$TP" 2>/dev/null
+
+# failures at the source lose nothing
+failed_keeps() { # WHAT ADDR CTL_ERR_ERE
+	local rc
+	"$VMLET" ctl "$S" migrate "$2" >/dev/null 2>"$TMPD/ce"
+	rc=$?
+	st=$("$VMLET" ctl "$S" status)
+	((rc == 1)) && grep -qE -- "$3" "$TMPD/ce" && [[ $st == *'"state":"Running"'* ]] &&
+		grows "$TMPD/so2" &&
+		ok "$1: ctl exit 1, the source runs on ($(head -c 120 "$TMPD/ce"))" ||
+		fail "$1: ctl $rc: $(cat "$TMPD/ce") $st $(tail -2 "$TMPD/se2")"
+}
+src "$TMPD/so2" "$TMPD/se2"
+p=$(free_port)
+failed_keeps "nobody listens on the port" "tcp:127.0.0.1:$p" "Connection refused"
+rm -f "$TMPD/ready"
+MIG_PEER_READY=$TMPD/ready python3 "$PEER" cut "tcp:127.0.0.1:$p" 3000000 &
+PP=$!
+wait_file "$TMPD/ready" "$PP" || fail "the cut peer did not listen"
+failed_keeps "the destination died mid-way" "tcp:127.0.0.1:$p" "no answer|Broken pipe|reset|closed"
+wait "$PP"
+grep -q BAD "$TMPD/so2" && fail "the source's guest saw a page change under it" ||
+	ok "the source's guest never saw a page change (no BAD)"
+button_off "$SP" "$S" "$TMPD/se2" "the guest that stayed"
+
+# a waiting TCP destination ends on SIGTERM, nothing left behind
+p=$(free_port)
+dst "$TMPD/do6" "$TMPD/de6" "tcp:127.0.0.1:$p"
+((DP > 1)) && kill -TERM "$DP"
+wait "$DP"
+rc=$?
+# 5: its supervisor (--api-socket) reports a stop (migrate_stop.sh)
+((rc == 5)) && grep -q "stopped by a signal before a source came" "$TMPD/de6" &&
+	ok "SIGTERM ends a destination waiting on TCP (exit 5, supervised)" || fail "SIGTERM: exit $rc: $(tail -2 "$TMPD/de6")"
+
+# the probe guest with a disk over IPv6 loopback, where the host has it
+PROBE=build/fw/probe.elf
+if [[ -f $PROBE ]] && python3 "$PEER" freeport ::1 >/dev/null 2>&1; then
+	truncate -s 4M "$TMPD/pdisk.img"
+	vm_manifest pvm 128Mi Once d="$TMPD/pdisk.img" >"$TMPD/pvm.yaml"
+	A=(-f "$TMPD/pvm.yaml" --cmdline vmlet.end=button --kernel "$PROBE" --log-format text)
+	"$VMLET" run "${A[@]}" --api-socket "$S" >"$TMPD/pso" 2>"$TMPD/pse" &
+	SP=$!
+	wait_sock "$S" "$SP" && wait_log "$TMPD/pso" VMLET-PROBE-END 200 || fail "probe: $(tail -2 "$TMPD/pse")"
+	p=$(free_port ::1)
+	"$VMLET" run "${A[@]}" --api-socket "$D" --incoming "tcp:[::1]:$p" >"$TMPD/pdo" 2>"$TMPD/pde" &
+	DP=$!
+	wait_log "$TMPD/pde" "waiting for the guest" 100 || fail "probe destination: $(tail -2 "$TMPD/pde")"
+	"$VMLET" ctl "$S" migrate "tcp:[::1]:$p" >/dev/null 2>"$TMPD/ce"
+	rc=$?
+	wait "$SP"
+	((rc == 0 && $? == 0)) && grep -q "the guest arrived" "$TMPD/pde" &&
+		grep -qE "a source connected from tcp:\[::1\]:[0-9]+" "$TMPD/pde" &&
+		ok "the probe with a virtio disk migrated over tcp:[::1]:$p" ||
+		fail "probe over IPv6: $rc $(cat "$TMPD/ce") $(tail -2 "$TMPD/pse" "$TMPD/pde")"
+	button_off "$DP" "$D" "$TMPD/pde" "the probe migrated over IPv6"
+else
+	echo "note: no IPv6 loopback or no $PROBE: the probe over tcp:[::1] not run"
+fi
+finish

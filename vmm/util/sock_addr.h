@@ -1,0 +1,67 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * sock_addr.h - a stream socket's address as a command line names it:
+ * unix:PATH or tcp:HOST:PORT (a live migration's `vmlet run --incoming`
+ * and `vmlet ctl SOCKET migrate`, docs/migration.md).
+ *
+ * HOST is a numeric IPv4 address (dotted decimal, inet_pton's rules) or
+ * an IPv6 address in brackets (tcp:[::1]:4444); no name is resolved:
+ * vmlet runs sandboxed, and a peer chosen by a resolver would be one more
+ * thing to trust. No IPv6 zone (%IFACE). PORT is 1..65535 in decimal.
+ */
+#ifndef VMLET_SOCK_ADDR_H
+#define VMLET_SOCK_ADDR_H
+
+#include <netinet/in.h>
+#include <stddef.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+
+/* What the address is for: a connect refuses the unspecified address
+ * (0.0.0.0, [::]), which a listener takes for "every address". */
+enum sock_addr_use { SOCK_ADDR_LISTEN, SOCK_ADDR_CONNECT };
+
+struct sock_addr {
+	int family; /* AF_UNIX, AF_INET or AF_INET6 */
+	union {
+		struct sockaddr sa;
+		struct sockaddr_un un;
+		struct sockaddr_in in;
+		struct sockaddr_in6 in6;
+	} u;
+	socklen_t len;
+};
+
+/* Room for "tcp:[IPV6]:PORT" and its NUL. */
+#define SOCK_ADDR_STRLEN (INET6_ADDRSTRLEN + 16)
+
+/*
+ * spec into *out. 0, or -EINVAL (-ENAMETOOLONG: a unix path too long)
+ * with *out zeroed and why in err (errlen bytes, NUL-terminated): a
+ * sentence the caller prefixes with its command and flag ("vmlet run:
+ * --incoming 'SPEC': ..."). Prints nothing.
+ */
+int sock_addr_parse(const char *spec, enum sock_addr_use use, struct sock_addr *out, char *err,
+		    size_t errlen);
+
+/* An IPv4 or IPv6 socket address (an accepted peer's) as tcp:HOST:PORT,
+ * tcp:[HOST]:PORT, or "unknown" for anything else, into buf (n bytes). */
+void sock_addr_format(const struct sockaddr *sa, socklen_t len, char *buf, size_t n);
+
+/*
+ * A TCP socket of a (AF_INET or AF_INET6) listening with backlog, in *fd
+ * (SOCK_CLOEXEC, SO_REUSEADDR: a port a previous destination just left in
+ * TIME_WAIT binds at once). 0 or -errno, *fd -1 then. Prints nothing.
+ */
+int sock_addr_listen_tcp(const struct sock_addr *a, int backlog, int *fd);
+
+/*
+ * A stream socket connected to a, in *fd: TCP within timeout_ms (a
+ * non-blocking connect, then poll), then blocking with TCP_NODELAY; unix
+ * at once (a blocking connect, as before TCP). SOCK_CLOEXEC. 0,
+ * -ETIMEDOUT when a TCP peer did not answer in time, or -errno; *fd -1
+ * then. Prints nothing.
+ */
+int sock_addr_connect(const struct sock_addr *a, int timeout_ms, int *fd);
+
+#endif /* VMLET_SOCK_ADDR_H */
