@@ -10,8 +10,9 @@
 # it dirties during the pre-copy).
 # First a destination that dies mid-way: its pod is killed 1 s after the
 # source connected; `vmlet ctl migrate` exits 1 and the guest counts on at
-# the source, its TCP stream too. Then a destination in a third pod, and `vmlet ctl migrate`
-# with a 50 ms downtime target: ctl and the source exit 0 and report the
+# the source, its TCP stream too. Then a destination in a third pod,
+# listening on TCP at the pod's address (--incoming tcp:10.200.0.13:4444),
+# and `vmlet ctl migrate tcp:...` from the node with a 50 ms downtime target: ctl and the source exit 0 and report the
 # downtime, the counter goes on from the file's value at the destination
 # (the same kernel, its tmpfs and processes), uptime does not go
 # backwards, the kernel logs no new clocksource, soft-lockup, watchdog or
@@ -92,12 +93,19 @@ l1() {
 	done
 	echo "@R tcp-after-dead $l0 $(grep -c . /tmp/tcp.recv)"
 	rm -f "$in"
-	# the destination, in pod c
-	(D=/tmp/dstd mig_vm_run c --api-socket "$dst" --incoming "unix:$in" >>/tmp/con2) &
+	# the destination, in pod c, over TCP: it listens on the pod's own
+	# address (10.200.0.13 on the pod's bridge, as a pod IP), the source's
+	# ctl connects from the node (10.200.0.1)
+	pod_run c ip addr add 10.200.0.13/24 dev br0
+	(D=/tmp/dstd mig_vm_run c --api-socket "$dst" --incoming tcp:10.200.0.13:4444 >>/tmp/con2) &
 	dstpid=$!
 	mig_pod_tap c
-	mig_wait_sock "$in" $srcpid
-	vmlet ctl "$src" migrate "unix:$in" --max-downtime 50 >/tmp/mig.out
+	n=0
+	while ! grep -q "waiting for the guest" /tmp/dstd/vmm.log 2>/dev/null && [ $n -lt 3000 ]; do
+		sleep 0.2
+		n=$((n + 1))
+	done
+	vmlet ctl "$src" migrate tcp:10.200.0.13:4444 --max-downtime 50 >/tmp/mig.out
 	echo "@R migrate-rc $?"
 	echo "@R tcp-at-move $(grep -c . /tmp/tcp.recv)"
 	echo "@R migrate-out $(tr -d ' ' </tmp/mig.out)"
@@ -106,6 +114,7 @@ l1() {
 	cp "$D/vmm.log" "$D/vmm-source.log"
 	mig_wait_counts /tmp/con2 12 $dstpid
 	echo "@R dest-log $(grep -c 'the guest arrived' /tmp/dstd/vmm.log)"
+	echo "@R dest-peer $(grep -c 'a source connected from tcp:10.200.0.1:' /tmp/dstd/vmm.log)"
 	echo "@R dest-announce $(grep -c 'is asked to announce itself' /tmp/dstd/vmm.log)"
 	vmlet ctl "$dst" power-button || mig_pod_kill c
 	wait $dstpid
@@ -143,6 +152,8 @@ host_check() {
 	[[ $(rep migrate-rc) == 0 && $(rep source-exit) == 0 && $(rep dest-log) == 1 ]] &&
 		ok "migrated: ctl and the source exit 0 ($(rep migrate-out); announce asked on $(rep dest-announce) NIC)" ||
 		fail "migrate: ctl $(rep migrate-rc) '$(rep migrate-out)', source exit $(rep source-exit)"
+	[[ $(rep dest-peer) == 1 ]] && ok "over TCP: the destination logged the node's address as its source" ||
+		fail "the destination's log names no source at tcp:10.200.0.1 ('$(rep dest-peer)')"
 	[[ $(rep migrate-out) == *'"downtime_ms":'* ]] &&
 		ok "downtime reported: $(rep migrate-out | grep -o '"downtime_ms":[0-9]*')" ||
 		fail "no downtime in '$(rep migrate-out)'"
