@@ -2,7 +2,6 @@
 /*
  * vm.c - create, run and tear down one VM on /dev/kvm (see vm.h).
  */
-#include <cpuid.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -153,64 +152,6 @@ static int vm_open_kvm(struct vm *vm)
 	if (vm->kvm_pvm)
 		log_debug("kvm: %s is kvm-pvm (docs/hosts.md)", dev);
 	return 0;
-}
-
-int vm_kvm_cpuid2(int fd, unsigned long req, const char *name, unsigned int nent, unsigned int max,
-		  struct kvm_cpuid2 **out)
-{
-	struct kvm_cpuid2 *c;
-
-	for (;;) {
-		c = calloc(1, sizeof(*c) + nent * sizeof(c->entries[0]));
-		if (!c)
-			return -ENOMEM;
-		c->nent = nent;
-		if (!ioctl(fd, req, c))
-			break;
-		free(c);
-		if (errno != E2BIG || nent >= max)
-			return error_errno(-errno, "kvm: %s", name);
-		nent *= 2;
-	}
-	*out = c;
-	return 0;
-}
-
-static int vm_get_host_cpuid(struct vm *vm)
-{
-	return vm_kvm_cpuid2(vm->kvm_fd, KVM_GET_SUPPORTED_CPUID, "KVM_GET_SUPPORTED_CPUID", 128,
-			     4096, &vm->host_cpuid);
-}
-
-/*
- * What the CPUID table adds to KVM_GET_SUPPORTED_CPUID (arch_cpuid_host_
- * extras): the TSC-deadline timer when KVM emulates it (QEMU sets the bit
- * on the same capability) and the brand string of the CPU vmlet runs on.
- */
-static void vm_cpuid_extras(struct vm *vm)
-{
-	struct kvm_cpuid2 *c = vm->host_cpuid;
-	char brand[48] = "";
-	unsigned int r[4];
-
-	vm->tsc_deadline = kvm_check_cap(vm, KVM_CAP_TSC_DEADLINE_TIMER) > 0;
-	if ((unsigned int)__get_cpuid_max(0x80000000, NULL) >= 0x80000004u) /* int in clang */
-		for (unsigned int i = 0; i < 3; i++) {
-			__cpuid(0x80000002 + i, r[0], r[1], r[2], r[3]);
-			memcpy(brand + 16 * i, r, 16);
-		}
-	arch_cpuid_host_extras(c->entries, c->nent, vm->tsc_deadline, brand);
-	for (uint32_t i = 0; i < c->nent; i++) {
-		const struct kvm_cpuid_entry2 *e = &c->entries[i];
-		uint32_t fn = e->function - 0x80000002;
-
-		if (fn < 3) {
-			memcpy(vm->cpu_brand + 16 * fn, &e->eax, 4);
-			memcpy(vm->cpu_brand + 16 * fn + 4, &e->ebx, 4);
-			memcpy(vm->cpu_brand + 16 * fn + 8, &e->ecx, 4);
-			memcpy(vm->cpu_brand + 16 * fn + 12, &e->edx, 4);
-		}
-	}
 }
 
 static int vm_topology(struct vm *vm)
@@ -433,22 +374,12 @@ static int vm_create_vcpus(struct vm *vm)
 	return vm->n_vcpus ? vcpu_lapic_init(&vm->vcpus[0]) : 0;
 }
 
-int vm_create(struct vm **out, const struct vm_config *cfg, const struct vm_options *opt)
+/* The host side, before KVM_CREATE_VM: the buses, the event loop,
+ * /dev/kvm, the topology and the vCPUs' pinning plan. */
+static int vm_create_host(struct vm *vm)
 {
-	struct vm *vm;
-	int ret;
+	int ret = bus_init(&vm->pio, "pio");
 
-	vm = calloc(1, sizeof(*vm));
-	if (!vm)
-		return -ENOMEM;
-	vm_stamp(vm, "create");
-	vm->cfg = cfg;
-	vm->opt = *opt;
-	vm->kvm_fd = vm->vm_fd = vm->pit_efd = -1;
-	vm->loop.epfd = -1;
-	pthread_mutex_init(&vm->capture_lock, NULL);
-	vm_pause_init(vm);
-	ret = bus_init(&vm->pio, "pio");
 	if (!ret)
 		ret = bus_init(&vm->mmio, "mmio");
 	if (!ret)
@@ -459,31 +390,28 @@ int vm_create(struct vm **out, const struct vm_config *cfg, const struct vm_opti
 		ret = vm_topology(vm);
 	if (!ret)
 		ret = vm_pin_plan(vm); /* before any thread starts */
-	if (ret)
-		goto out_destroy;
+	return ret;
+}
+
+/* KVM_CREATE_VM, and the CPU the VM presents: its CPUID (vm_cpuid.c)
+ * and Hyper-V. */
+static int vm_create_kvm_vm(struct vm *vm)
+{
+	int ret;
+
 	vm->vm_fd = ioctl(vm->kvm_fd, KVM_CREATE_VM, 0);
-	if (vm->vm_fd < 0) {
-		ret = error_errno(-errno, "kvm: KVM_CREATE_VM");
-		goto out_destroy;
-	}
+	if (vm->vm_fd < 0)
+		return error_errno(-errno, "kvm: KVM_CREATE_VM");
 	vm_stamp(vm, "kvm");
-	ret = vm_get_host_cpuid(vm);
-	if (!ret &&
-	    arch_cpu_model_apply(cfg->cpu_model, vm->host_cpuid->entries, vm->host_cpuid->nent))
-		ret =
-		    error_errno(-EINVAL,
-				"spec.template.spec.domain.cpu.model: vmlet presents the host CPU "
-				"(host-model, host-passthrough), not \"%s\"",
-				cfg->cpu_model);
-	if (ret)
-		goto out_destroy;
-	vm_cpuid_extras(vm);
-	vm->vendor = opt->vendor_set
-			 ? opt->vendor
-			 : arch_cpuid_host_vendor(vm->host_cpuid->entries, vm->host_cpuid->nent);
-	ret = hv_vm_init(vm);
-	if (ret)
-		goto out_destroy;
+	ret = vm_cpuid_setup(vm);
+	return ret ? ret : hv_vm_init(vm);
+}
+
+/* Guest memory, the in-kernel chips, the devices and the vCPUs. */
+static int vm_create_machine(struct vm *vm)
+{
+	int ret;
+
 	vm_tune_halt_poll(vm);
 	ret = vm_dirty_ring_enable(vm); /* before any vCPU exists */
 	if (!ret)
@@ -503,9 +431,33 @@ int vm_create(struct vm **out, const struct vm_config *cfg, const struct vm_opti
 		vm_stamp(vm, "devices");
 		ret = vm_create_vcpus(vm);
 	}
+	if (!ret)
+		vm_stamp(vm, "vcpus");
+	return ret;
+}
+
+int vm_create(struct vm **out, const struct vm_config *cfg, const struct vm_options *opt)
+{
+	struct vm *vm;
+	int ret;
+
+	vm = calloc(1, sizeof(*vm));
+	if (!vm)
+		return -ENOMEM;
+	vm_stamp(vm, "create");
+	vm->cfg = cfg;
+	vm->opt = *opt;
+	vm->kvm_fd = vm->vm_fd = vm->pit_efd = -1;
+	vm->loop.epfd = -1;
+	pthread_mutex_init(&vm->capture_lock, NULL);
+	vm_pause_init(vm);
+	ret = vm_create_host(vm);
+	if (!ret)
+		ret = vm_create_kvm_vm(vm);
+	if (!ret)
+		ret = vm_create_machine(vm);
 	if (ret)
 		goto out_destroy;
-	vm_stamp(vm, "vcpus");
 	*out = vm;
 	return 0;
 out_destroy:

@@ -193,6 +193,11 @@ int vm_create(struct vm **out, const struct vm_config *cfg, const struct vm_opti
  * caller frees it), or -errno logged with name. */
 int vm_kvm_cpuid2(int fd, unsigned long req, const char *name, unsigned int nent, unsigned int max,
 		  struct kvm_cpuid2 **out);
+/* (part of vm_create, vm_cpuid.c) vm->host_cpuid from KVM, with what vmlet
+ * adds (vm->tsc_deadline, vm->cpu_brand), and vm->vendor: opt's, else the
+ * host's. 0, or -errno logged (-EINVAL: a CPU model other than the host's
+ * was asked for, naming the field). */
+int vm_cpuid_setup(struct vm *vm);
 int vm_boot(struct vm *vm);
 /* (part of vm_boot) The SMBIOS tables (arch_smbios_build) for cfg into
  * guest memory at ARCH_SMBIOS_GPA, or just above `after` (the end of the
