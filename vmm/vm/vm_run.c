@@ -110,52 +110,49 @@ static void vm_join_vcpus(struct vm *vm)
 	}
 }
 
-int vm_run(struct vm *vm)
+/*
+ * The vCPU threads start now, each confined by its own filter, and are
+ * held before their first KVM_RUN (the pause gate, vmm/vm/vm_pause.c): the
+ * main thread then installs its filter, which need not admit thread
+ * creation or vCPU ioctls (filters stack on the creator's), and only then
+ * lets guest code run (vmm/sandbox/sandbox.h, vm_serve()). They start
+ * together (each enters its sandbox on its own CPU time, main waits
+ * once), APs first: they wait in the kernel for the BSP's INIT-SIPI-SIPI.
+ * 0, or -errno: the VM cannot run (the caller ends it).
+ */
+static int vm_start_vcpus(struct vm *vm)
 {
-	struct vm_stopper s;
 	int ret;
 
-	vm_stamp(vm, "booted");
-	ret = vcpu_signals_init();
-	if (ret)
-		return error_errno(ret, "vm: cannot install the vCPU kick handler");
-	ret = vm_stopper_init(&s, vm);
-	if (ret)
-		goto out;
-	/* The vCPU threads start now, each confined by its own filter, and
-	 * are held before their first KVM_RUN (the pause gate, vmm/vm/vm_pause.c):
-	 * the main thread then installs its filter, which need not admit
-	 * thread creation or vCPU ioctls (filters stack on the creator's),
-	 * and only then lets guest code run (vmm/sandbox/sandbox.h). They start
-	 * together (each enters its sandbox on its own CPU time, main waits
-	 * once), APs first: they wait in the kernel for the BSP's
-	 * INIT-SIPI-SIPI. */
 	__atomic_store_n(&vm->paused, 1, __ATOMIC_SEQ_CST);
 	/* Everything is open: main gives up its privileges now, so the vCPU
 	 * threads are born without them (no per-thread capability work). */
 	if (sandbox_prepared()) {
 		ret = sandbox_drop_privileges();
-		if (ret) {
-			vm_request_exit(vm, VM_EXIT_CRASH);
-			goto out_join;
-		}
+		if (ret)
+			return ret;
 	}
 	ret = vcpu_start_all(vm->vcpus, vm->n_vcpus);
 	if (!ret)
 		ret = vm_pin_vcpus(vm);
-	if (ret) {
-		vm_request_exit(vm, VM_EXIT_CRASH);
-		goto out_join;
-	}
+	if (ret)
+		return ret;
 	vm_stamp(vm, "threads");
 	if (sandbox_prepared()) {
 		ret = sandbox_apply();
-		if (ret) {
-			vm_request_exit(vm, VM_EXIT_CRASH);
-			goto out_join;
-		}
+		if (ret)
+			return ret;
 	}
 	vm_stamp(vm, "sandboxed");
+	return 0;
+}
+
+/* Let the held vCPUs run (unless the VM starts paused), then serve the
+ * main thread's event loop until the VM ends. */
+static void vm_serve(struct vm *vm)
+{
+	int ret;
+
 	if (vm->cfg->start_paused) /* startStrategy: Paused: ctl resume lets them run */
 		log_info("vm: started paused (startStrategy Paused): the vCPUs wait for a resume");
 	else if (vm->start_paused)
@@ -170,8 +167,25 @@ int vm_run(struct vm *vm)
 		}
 		vm_pause_pending(vm); /* a disk's errorPolicy stop */
 	}
-	ret = 0;
-out_join:
+}
+
+int vm_run(struct vm *vm)
+{
+	struct vm_stopper s;
+	int ret;
+
+	vm_stamp(vm, "booted");
+	ret = vcpu_signals_init();
+	if (ret)
+		return error_errno(ret, "vm: cannot install the vCPU kick handler");
+	ret = vm_stopper_init(&s, vm);
+	if (ret)
+		goto out;
+	ret = vm_start_vcpus(vm);
+	if (ret)
+		vm_request_exit(vm, VM_EXIT_CRASH);
+	else
+		vm_serve(vm);
 	vm_join_vcpus(vm);
 	vm_stamp(vm, "joined");
 	/* where a guest that had to be stopped was stuck */
