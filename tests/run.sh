@@ -159,9 +159,15 @@ done
 for t in build/san/tests/unit/*_test; do
 	[[ -x $t ]] && run_one "unit-san/$(basename "$t")" "$t"
 done
+# the nested groups: their L1's time box (840 s) and, after a hang, one
+# rerun in a fresh L1 (tests/sh/nested_linux.sh)
+nested_tmo=$((tmo < 1800 ? 1800 : tmo))
 for t in tests/sh/*.sh; do
 	[[ $t == tests/sh/nested_ovmf.sh ]] && continue # last, below
-	[[ -f $t ]] && run_one "sh/$(basename "$t" .sh)" bash "$t"
+	case $t in
+	tests/sh/nested_linux.sh | tests/sh/nested_devices.sh) tmo=$nested_tmo run_one "sh/$(basename "$t" .sh)" bash "$t" ;;
+	*) [[ -f $t ]] && run_one "sh/$(basename "$t" .sh)" bash "$t" ;;
+	esac
 done
 
 ((${#nested[@]})) && run_nested

@@ -231,9 +231,10 @@ def outcome(s, rep, meta):
     """what became of one guest run: ok, triple fault, reset (QEMU: the guest
     reset before its report's end; no L2 panic: a triple fault), hang (the
     scenario's TIMEBOX ended the VMM: SIGKILL, or vmlet's exit 5 after
-    SIGTERM and the grace period), L2 panic, L1 died (during this run:
-    L1 panicked or hung), not run (L1 had died or the time box ran out),
-    failed (anything else: a check decides)"""
+    SIGTERM and the grace period; or L1's watchdog ended the scenario:
+    124), L2 panic, L1 died (during this run: L1 panicked or hung), not run
+    (L1 had died or the time box ran out), failed (anything else: a check
+    decides)"""
     if s["rc"] is None:
         return "L1 died" if s["begun"] else "not run"
     if any("Kernel panic" in x for x in s["console"]):
@@ -243,8 +244,9 @@ def outcome(s, rep, meta):
     end = key1(rep, "end") or key1(rep, "killed")
     if s["rc"] == int(meta.get("EXPECT_EXIT") or 0) and end:
         return "ok"
-    # killed at TIMEBOX (QEMU), or vmlet stopped it after SIGTERM's grace period
-    if s["rc"] == 137 or (s["rc"] == 5 and not end):
+    # killed at TIMEBOX (QEMU), or vmlet stopped it after SIGTERM's grace
+    # period, or L1's watchdog ended the scenario (lib-l1.sh run_scn: 124)
+    if s["rc"] in (124, 137) or (s["rc"] == 5 and not end):
         return "hang"
     if meta.get("VMM") == "qemu" and s["rc"] == 0 and not end:
         return "reset"
@@ -350,6 +352,10 @@ def main():
         twin = meta.get("COMPARE")
         if twin and twin in skipped_names:
             print("note: %s: %s was not run: no comparison" % (n, twin))
+        elif twin and twin in scn and scn[twin]["rc"] is None:
+            # (the twin's own "did not finish" is the failure; a rerun
+            # of it runs this one again too: tests/sh/nested_linux.sh)
+            print("note: %s: %s did not finish: no comparison" % (n, twin))
         elif twin:
             if twin not in reports or not reports[twin]["sys"]:
                 fail(n, "no report of %s to compare with (run both)" % twin)

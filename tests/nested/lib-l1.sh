@@ -98,24 +98,47 @@ vm_run() {
 	esac
 }
 
-# run_scn NAME: one scenario, framed for the host
+# run_scn NAME: one scenario, framed for the host, in a session of its
+# own under a watchdog: a scenario whose l1 part outlives its TIMEBOX by
+# 120 s (stuck outside vm_run's own time box, e.g. in a `vmlet ctl` that
+# never answers) has every process of its session killed and ends with
+# rc=124, which tests/nested/check.py counts as a hang (tests/sh/nested_linux.sh
+# reruns those once); the scenarios after it still run.
 run_scn() {
-	(
-		SCN=$1
-		D=/scn/$1
-		. "$D/meta"
-		. "/nested/scenarios/$1.sh"
-		t0=$(up)
-		echo "@@BEGIN $SCN up=$t0"
-		if type l1 >/dev/null 2>&1; then
-			l1 </dev/null
-		else
-			vm_run </dev/null
+	_lim=$(. "/scn/$1/meta" && echo "${TIMEBOX:-300}")
+	_end=$(($(cut -d. -f1 /proc/uptime) + _lim + 120))
+	setsid sh -c '. /nested/lib-l1.sh && scn_body "$1"' scn "$1" &
+	_sid=$!
+	while kill -0 "$_sid" 2>/dev/null; do
+		if [ "$(cut -d. -f1 /proc/uptime)" -ge "$_end" ] && [ "$_sid" -gt 1 ]; then
+			echo "@@WATCHDOG $1 up=$(up): still running $((_lim + 120)) s after its start, its processes killed"
+			kill -s KILL "-$_sid" 2>/dev/null # its session: pgid = $_sid > 1
+			wait "$_sid"
+			echo "@@END $1 rc=124 up=$(up)"
+			return
 		fi
-		rc=$?
-		echo "@@END $SCN rc=$rc up=$(up) t0=$t0"
-		[ -f "$D/vmm.log" ] && sed 's/^/@V /' "$D/vmm.log"
-	)
+		sleep 1
+	done
+	wait "$_sid"
+}
+
+# scn_body NAME: the scenario itself (run_scn's session): its l1 part, else
+# vm_run, between "@@BEGIN" and "@@END NAME rc=..."
+scn_body() {
+	SCN=$1
+	D=/scn/$1
+	. "$D/meta"
+	. "/nested/scenarios/$1.sh"
+	t0=$(up)
+	echo "@@BEGIN $SCN up=$t0"
+	if type l1 >/dev/null 2>&1; then
+		l1 </dev/null
+	else
+		vm_run </dev/null
+	fi
+	rc=$?
+	echo "@@END $SCN rc=$rc up=$(up) t0=$t0"
+	[ -f "$D/vmm.log" ] && sed 's/^/@V /' "$D/vmm.log"
 }
 
 # vm_run_on PATTERN ACTION [ARGS...]: vm_run with its console copied to

@@ -10,7 +10,7 @@
 # driver logs no hang or watchdog reset, and the guest powers off on the
 # power button (exit 0).
 GROUP=devices # tests/sh/nested_devices.sh
-L2_FLAVOR=generic SHAPE=1,1,1 MEM=256Mi L1_PROGS=nft TIMEBOX=600 L2_END=pwrbtn_wait
+L2_FLAVOR=generic SHAPE=1,1,1 MEM=256Mi L1_PROGS=nft TIMEBOX=300 L2_END=pwrbtn_wait
 NIC_MODS=e1000e
 
 host_prep() {
@@ -41,8 +41,11 @@ e1k_wait() {
 	e1k_follow "$1"
 }
 
-# e1k_end: the power button, then vmlet's end (SIGTERM after 30 s)
+# e1k_end: the power button once the guest listens for it (a press before
+# that is lost, and SIGTERM 30 s later had to end the guest), then
+# vmlet's end (SIGTERM after 30 s)
 e1k_end() {
+	e1k_wait /tmp/con2 '@R pwrbtn-listening' 60
 	vmlet ctl "$sock" power-button >/dev/null
 	_w=0
 	while kill -0 "$vmpid" 2>/dev/null && [ $_w -lt 150 ]; do sleep 0.2; _w=$((_w + 1)); done

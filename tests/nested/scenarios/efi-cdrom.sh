@@ -10,7 +10,7 @@
 # own ahci, sr_mod and isofs read the CD: a token file holds the host's
 # line. (Cost: about 60 s of L1 time on a quiet host.)
 GROUP=devices # tests/sh/nested_devices.sh
-L2_FLAVOR=generic SHAPE=1,2,1 MEM=512Mi TIMEBOX=600
+L2_FLAVOR=generic SHAPE=1,2,1 MEM=512Mi TIMEBOX=300
 host_prep() {
 	local t=$SCN_DIR/iso
 	command -v grub-mkrescue >/dev/null && command -v xorriso >/dev/null &&

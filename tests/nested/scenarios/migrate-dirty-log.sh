@@ -10,7 +10,7 @@
 # only grows; C powers the guest off on the button. The two answers side
 # by side are the figures of docs/migration.md.
 GROUP=devices # tests/sh/nested_devices.sh
-SHAPE=1,2,1 MEM=256Mi L2_END=pwrbtn_wait TIMEBOX=600
+SHAPE=1,2,1 MEM=256Mi L2_END=pwrbtn_wait TIMEBOX=300
 # dl_wait FILE N PID: until FILE has N count lines (PID alive, 600 s)
 dl_wait() {
 	_n=0

@@ -17,7 +17,7 @@
 # sees is the same; the guest powers off on the power button (exit 0),
 # having unmounted its disk, and e2fsck -fn of the image in L1 is clean.
 GROUP=devices # tests/sh/nested_devices.sh
-SHAPE=1,2,1 MEM=256Mi L2_END=pwrbtn_wait TIMEBOX=600 L1_PROGS=e2fsck L2_DEBS=cpuid:usr/bin/cpuid
+SHAPE=1,2,1 MEM=256Mi L2_END=pwrbtn_wait TIMEBOX=300 L1_PROGS=e2fsck L2_DEBS=cpuid:usr/bin/cpuid
 host_prep() { mig_host_prep; }
 l1() {
 	sock=/tmp/api.sock

@@ -9,7 +9,7 @@
 # CONNECT 6001 is echoed), and a new connection from the guest to the
 # host's echo on SOCKET_5001 works; the guest powers off on the button.
 GROUP=devices # tests/sh/nested_devices.sh
-SHAPE=1,1,1 MEM=256Mi TIMEBOX=600 L2_END=pwrbtn_wait
+SHAPE=1,1,1 MEM=256Mi TIMEBOX=300 L2_END=pwrbtn_wait
 L1_PROGS="socat"
 L2_DEBS="socat:usr/bin/socat"
 host_prep() {
@@ -90,6 +90,8 @@ l1() {
 	while [ ! -S "$sock" ] && kill -0 $vmpid 2>/dev/null && [ $n -lt 600 ]; do sleep 0.1; n=$((n + 1)); done
 	vss_echo echo-after
 	vss_wait /tmp/con2 '@R after-done' 120
+	# (the button once the guest listens: a press before that is lost)
+	vss_wait /tmp/con2 '@R pwrbtn-listening' 60
 	vmlet ctl "$sock" power-button >/dev/null
 	n=0
 	while kill -0 "$vmpid" 2>/dev/null && [ $n -lt 150 ]; do sleep 0.2; n=$((n + 1)); done

@@ -10,7 +10,7 @@
 # root and so confined as 65534: L1's listeners are made connectable
 # (umask 0) for its connector.
 GROUP=devices # tests/sh/nested_devices.sh
-SHAPE=1,1,1 MEM=256Mi TIMEBOX=600
+SHAPE=1,1,1 MEM=256Mi TIMEBOX=300
 L1_PROGS="socat"
 L2_DEBS="socat:usr/bin/socat"
 host_prep() {
