@@ -336,11 +336,59 @@ static const char *norm_kind(struct resolver *r, const struct matcher *mt, const
 	return lk;
 }
 
+/* the revision the VM's status records for this matcher (its
+ * controllerRevisionRef), when it is of the same object (name, kind and
+ * the revision's object-name label); else NULL */
+static const struct object *match_status_revision(struct resolver *r, struct matcher *mt,
+						  struct node *status_ref)
+{
+	const char *sref = node_sval(node_path(status_ref, "controllerRevisionRef.name"));
+	struct node *labels;
+	const struct object *cr;
+
+	if (!sref || !*sref || strcmp(resolve_str(node_get(status_ref, "name")), mt->name) != 0 ||
+	    strcmp(norm_kind(r, mt, node_sval(node_get(status_ref, "kind"))),
+		   norm_kind(r, mt, mt->kind)) != 0)
+		return NULL;
+	cr = cluster_find(r->cl, OBJ_REVISION, r->ns, sref);
+	if (!cr)
+		return NULL;
+	labels = node_path(cr->root, "metadata.labels");
+	if (strcmp(resolve_str(labels ? node_get(labels, "instancetype.kubevirt.io/object-name")
+				      : NULL),
+		   mt->name) != 0)
+		return NULL;
+	return cr;
+}
+
+/* the object the matcher names, found by name (cluster-wide for the
+ * cluster kinds); a flavor.kubevirt.io object is stored under its
+ * v1beta1 kind. 0 or -EINVAL (reported) */
+static int match_by_name(struct resolver *r, struct matcher *mt, enum obj_kind k)
+{
+	const struct object *o = cluster_find(r->cl, k, mt->cluster ? "" : r->ns, mt->name);
+
+	if (!o) {
+		diag_err(r->d, node_get(mt->m, "name") ? node_get(mt->m, "name") : mt->m,
+			 mpath(r, mt, "name"), "%s.instancetype.kubevirt.io \"%s\" not found",
+			 resource_of(k), mt->name);
+		return -EINVAL;
+	}
+	mt->obj = o->root;
+	if (strcmp(resolve_str(node_get(o->root, "kind")), v1beta1_kind(k)) != 0) {
+		mt->obj = node_copy(r->a, o->root, NULL);
+		node_set(r->a, mt->obj, "apiVersion",
+			 node_str(r->a, "instancetype.kubevirt.io/v1beta1"));
+		node_set(r->a, mt->obj, "kind", node_str(r->a, v1beta1_kind(k)));
+	}
+	return 0;
+}
+
 int match_find(struct resolver *r, struct matcher *mt)
 {
 	enum obj_kind k;
-	const struct object *o, *cr;
-	const char *rev, *sref;
+	const struct object *cr;
+	const char *rev;
 	struct node *status_ref;
 
 	if (!mt->m)
@@ -356,7 +404,6 @@ int match_find(struct resolver *r, struct matcher *mt)
 	mt->origin = arena_printf(r->a, "%s %s", mt->field, mt->name);
 	rev = node_sval(node_get(mt->m, "revisionName"));
 	status_ref = node_path(r->vm, arena_printf(r->a, "status.%sRef", mt->field));
-	sref = node_sval(node_path(status_ref, "controllerRevisionRef.name"));
 	if (rev && *rev) {
 		cr = cluster_find(r->cl, OBJ_REVISION, r->ns, rev);
 		if (!cr) {
@@ -370,39 +417,15 @@ int match_find(struct resolver *r, struct matcher *mt)
 		if (!mt->obj)
 			return -EINVAL;
 		mt->revision = rev;
-	} else if (sref && *sref &&
-		   strcmp(resolve_str(node_get(status_ref, "name")), mt->name) == 0 &&
-		   strcmp(norm_kind(r, mt, node_sval(node_get(status_ref, "kind"))),
-			  norm_kind(r, mt, mt->kind)) == 0 &&
-		   (cr = cluster_find(r->cl, OBJ_REVISION, r->ns, sref)) &&
-		   strcmp(resolve_str(node_path(cr->root, "metadata.labels")
-					  ? node_get(node_path(cr->root, "metadata.labels"),
-						     "instancetype.kubevirt.io/object-name")
-					  : NULL),
-			  mt->name) == 0) {
+	} else if ((cr = match_status_revision(r, mt, status_ref))) {
 		mt->obj = revision_object(
 		    r, mt, cr, node_path(status_ref, "controllerRevisionRef.name"),
 		    arena_printf(r->a, "status.%sRef.controllerRevisionRef.name", mt->field));
 		if (!mt->obj)
 			return -EINVAL;
-		mt->revision = sref;
-	} else {
-		o = cluster_find(r->cl, k, mt->cluster ? "" : r->ns, mt->name);
-		if (!o) {
-			diag_err(r->d, node_get(mt->m, "name") ? node_get(mt->m, "name") : mt->m,
-				 mpath(r, mt, "name"),
-				 "%s.instancetype.kubevirt.io \"%s\" not found", resource_of(k),
-				 mt->name);
-			return -EINVAL;
-		}
-		mt->obj = o->root;
-		if (strcmp(resolve_str(node_get(o->root, "kind")), v1beta1_kind(k)) != 0) {
-			/* a flavor.kubevirt.io object: store it under its v1beta1 kind */
-			mt->obj = node_copy(r->a, o->root, NULL);
-			node_set(r->a, mt->obj, "apiVersion",
-				 node_str(r->a, "instancetype.kubevirt.io/v1beta1"));
-			node_set(r->a, mt->obj, "kind", node_str(r->a, v1beta1_kind(k)));
-		}
+		mt->revision = node_sval(node_path(status_ref, "controllerRevisionRef.name"));
+	} else if (match_by_name(r, mt, k)) {
+		return -EINVAL;
 	}
 	if (is_it(mt) ? admit_instancetype(r, mt->obj) : admit_preference(r, mt->obj))
 		return -EINVAL;
