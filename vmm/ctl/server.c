@@ -214,78 +214,79 @@ static void serve_during(void *p)
 	}
 }
 
-static void handle_request(struct ctl_conn *c)
+/* ctl_answer(err) with the reason in "error" */
+static json_object *answer_refused(int err, const char *why)
+{
+	json_object *o = ctl_answer(err);
+
+	json_object_object_add(o, "error", json_object_new_string(why));
+	return o;
+}
+
+/* one verb's work: its answer, or NULL when it was sent already (console) */
+static json_object *dispatch_verb(struct ctl_conn *c, enum ctl_verb verb, json_object *req)
 {
 	struct ctl_server *s = c->srv;
 	const struct ctl_vm_ops *ops = s->ops;
-	json_object *req, *verb_obj, *o = NULL;
-	enum ctl_verb verb;
+	json_object *o;
 	int err;
+
+	switch (verb) {
+	case CTL_STATUS:
+		return ctl_verb_status(ops, s->vm);
+	case CTL_METRICS:
+		return ctl_verb_metrics(ops, s->vm, s->statm_fd);
+	case CTL_PAUSE:
+		return ctl_answer(ops->pause ? ops->pause(s->vm) : -ENOTSUP);
+	case CTL_RESUME:
+		return ctl_answer(ops->resume ? ops->resume(s->vm) : -ENOTSUP);
+	case CTL_STOP:
+		return ctl_answer(ops->stop ? ops->stop(s->vm) : -ENOTSUP);
+	case CTL_POWER_BUTTON:
+		return ctl_answer(ops->power_button ? ops->power_button(s->vm) : -ENOTSUP);
+	case CTL_SNAPSHOT:
+		return ctl_verb_snapshot(ops, s->vm, req, c->fds, c->nfds);
+	case CTL_MIGRATE:
+		s->busy = c;
+		o = ctl_verb_migrate(ops, s->vm, req, c->fds, c->nfds, serve_during, s);
+		s->busy = NULL;
+		return o;
+	case CTL_CONSOLE:
+		err = !ops->console_attach ? -ENOTSUP : console_taken(s) ? -EBUSY : 0;
+		o = ctl_answer(err);
+		if (err)
+			return o;
+		/* the answer first: console bytes follow it, never precede it */
+		conn_send(c, o);
+		json_object_put(o);
+		c->console = ops->console_attach(s->vm, c->fd) == 0;
+		return NULL;
+	default:
+		return ctl_answer(-EINVAL);
+	}
+}
+
+static void handle_request(struct ctl_conn *c)
+{
+	json_object *req, *verb_obj, *o;
+	enum ctl_verb verb;
 
 	req = json_tokener_parse(c->buf);
 	if (!req || !json_object_is_type(req, json_type_object) ||
 	    !json_object_object_get_ex(req, "verb", &verb_obj) ||
 	    !json_object_is_type(verb_obj, json_type_string) ||
 	    ctl_verb_parse(json_object_get_string(verb_obj), &verb)) {
-		o = ctl_answer(-EINVAL);
-		json_object_object_add(
-		    o, "error",
-		    json_object_new_string(
-			"bad request: want {\"verb\":\"status|pause|resume|power-button|"
-			"stop|metrics|console|snapshot|migrate\"}"));
+		o = answer_refused(-EINVAL,
+				   "bad request: want {\"verb\":\"status|pause|resume|"
+				   "power-button|stop|metrics|console|snapshot|migrate\"}");
 		goto send;
 	}
 	log_info("ctl: %s", ctl_verb_name(verb));
-	if (s->busy && verb != CTL_STATUS && verb != CTL_METRICS) {
-		o = ctl_answer(-EBUSY);
-		json_object_object_add(
-		    o, "error",
-		    json_object_new_string("busy: a migration is running (status "
-					   "and metrics are answered)"));
-		goto send;
-	}
-	switch (verb) {
-	case CTL_STATUS:
-		o = ctl_verb_status(ops, s->vm);
-		break;
-	case CTL_METRICS:
-		o = ctl_verb_metrics(ops, s->vm, s->statm_fd);
-		break;
-	case CTL_PAUSE:
-		o = ctl_answer(ops->pause ? ops->pause(s->vm) : -ENOTSUP);
-		break;
-	case CTL_RESUME:
-		o = ctl_answer(ops->resume ? ops->resume(s->vm) : -ENOTSUP);
-		break;
-	case CTL_STOP:
-		o = ctl_answer(ops->stop ? ops->stop(s->vm) : -ENOTSUP);
-		break;
-	case CTL_POWER_BUTTON:
-		o = ctl_answer(ops->power_button ? ops->power_button(s->vm) : -ENOTSUP);
-		break;
-	case CTL_SNAPSHOT:
-		o = ctl_verb_snapshot(ops, s->vm, req, c->fds, c->nfds);
-		break;
-	case CTL_MIGRATE:
-		s->busy = c;
-		o = ctl_verb_migrate(ops, s->vm, req, c->fds, c->nfds, serve_during, s);
-		s->busy = NULL;
-		break;
-	case CTL_CONSOLE:
-		err = !ops->console_attach ? -ENOTSUP : console_taken(s) ? -EBUSY : 0;
-		o = ctl_answer(err);
-		if (err)
-			break;
-		/* the answer first: console bytes follow it, never precede it */
-		conn_send(c, o);
-		json_object_put(o);
-		o = NULL;
-		c->console = ops->console_attach(s->vm, c->fd) == 0;
-		break;
-	default:
-		o = ctl_answer(-EINVAL);
-		break;
-	}
+	if (c->srv->busy && verb != CTL_STATUS && verb != CTL_METRICS)
+		o = answer_refused(-EBUSY, "busy: a migration is running (status and metrics are "
+					   "answered)");
+	else
+		o = dispatch_verb(c, verb, req);
 send:
 	if (o)
 		conn_send(c, o);
