@@ -15,8 +15,9 @@ if set, once it listens).
   replay TARGET FILE          a source that sends FILE's bytes, prints the
                               answers (code and message), then closes
   records FILE                print FILE's records: type length
-  slow LISTEN TARGET KBPS     forward one source on unix LISTEN to unix TARGET,
-                              its bytes at about KBPS KiB/s
+  slow LISTEN TARGET KBPS     forward one source on LISTEN to TARGET, its
+                              bytes at about KBPS KiB/s (TCP: a receive
+                              buffer of 64 KiB, as a slow link's)
   trickle TARGET FILE         a source that sends FILE's hello, announces a
                               state of 200 MiB and then sends one byte of it
                               every 0.2 s (for at most 120 s)
@@ -44,11 +45,13 @@ def tcp_addr(spec):
     return socket.AF_INET, (host, int(port))
 
 
-def listen(path):
+def listen(path, rcvbuf=0):
     if path.startswith("tcp:"):
         fam, addr = tcp_addr(path)
         s = socket.socket(fam, socket.SOCK_STREAM)
         s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        if rcvbuf:  # before listen(): a slow link, not a deep buffer
+            s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, rcvbuf)
         s.bind(addr)
         s.listen(1)
         if os.environ.get("MIG_PEER_READY"):  # the caller waits for it
@@ -132,7 +135,7 @@ def main(argv):
             pump(src, dst, log)
             t.join()
     elif mode == "slow":
-        src = listen(argv[2])
+        src = listen(argv[2], 64 << 10)
         dst = connect(argv[3])
         t = threading.Thread(target=pump, args=(dst, src, None))
         t.start()

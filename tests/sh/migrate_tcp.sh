@@ -12,7 +12,11 @@
 # another config. A source that connects and says nothing is
 # refused after --incoming-timeout. Failures lose nothing: a destination
 # that dies mid-way, a port nobody listens on: ctl exits 1, the source
-# runs on. A port in use, and every malformed address (--incoming and
+# runs on. Status during a migration slowed to 2 MiB/s by a forwarder
+# with a small receive buffer (a slow link) says active with growing
+# bytes: the source's writes follow the link (TCP_NOTSENT_LOWAT), where
+# before the whole pre-copy went into its send buffer at once (1 pass,
+# never active). A port in use, and every malformed address (--incoming and
 # migrate), are refused with the flag named; a waiting TCP destination
 # ends on SIGTERM.
 source "$(dirname "$0")/../lib/sh.sh"
@@ -189,6 +193,44 @@ wait "$PP"
 grep -q BAD "$TMPD/so2" && fail "the source's guest saw a page change under it" ||
 	ok "the source's guest never saw a page change (no BAD)"
 button_off "$SP" "$S" "$TMPD/se2" "the guest that stayed"
+
+# status while it runs over TCP: through a forwarder of about 2 MiB/s the
+# source's status says active with growing bytes; then it completes
+src "$TMPD/so8" "$TMPD/se8"
+p=$(free_port)
+q=$p
+while ((q == p)); do q=$(free_port); done
+dst "$TMPD/do8" "$TMPD/de8" "tcp:127.0.0.1:$q"
+rm -f "$TMPD/ready"
+MIG_PEER_READY=$TMPD/ready python3 "$PEER" slow "tcp:127.0.0.1:$p" "tcp:127.0.0.1:$q" 2048 &
+PP=$!
+wait_file "$TMPD/ready" "$PP" || fail "the forwarder did not listen"
+"$VMLET" ctl "$S" migrate "tcp:127.0.0.1:$p" --max-downtime 60000 >"$TMPD/mo8" 2>&1 &
+CP=$!
+: >"$TMPD/st8"
+for _ in $(seq 300); do
+	kill -0 "$CP" 2>/dev/null || break
+	timeout 10 "$VMLET" ctl "$S" status >>"$TMPD/st8" 2>/dev/null
+	sleep 0.2
+done
+wait "$CP"
+rc=$?
+wait "$SP"
+wait "$PP"
+grows=$(python3 - "$TMPD/st8" <<'PYEND2'
+import json, sys
+b = []
+for line in open(sys.argv[1]):
+    m = json.loads(line).get("migration") or {}
+    if m.get("state") == "active":
+        b.append(m["bytes"])
+print(len(b), int(any(y > x for x, y in zip(b, b[1:]))))
+PYEND2
+)
+((rc == 0)) && [[ $grows == *" 1" ]] &&
+	ok "status during a slow TCP migration: active, bytes growing ($grows samples/grew)" ||
+	fail "status during a TCP migration: ctl $rc, active samples/grew '$grows': $(cat "$TMPD/mo8") $(tail -2 "$TMPD/se8")"
+button_off "$DP" "$D" "$TMPD/de8" "the guest migrated slowly over TCP"
 
 # a waiting TCP destination ends on SIGTERM, nothing left behind
 p=$(free_port)

@@ -3,8 +3,8 @@
  * tcp:HOST:PORT with HOST numeric (IPv4, or IPv6 in brackets), each
  * malformed form refused with its reason and the address left zeroed; a
  * connect refuses the unspecified address a listener takes; peers
- * formatted back; a listener and a connect over loopback, TCP_NODELAY on
- * the connected stream, a refused port and a peer that never answers
+ * formatted back; a listener and a connect over loopback, TCP_NODELAY and
+ * TCP_NOTSENT_LOWAT on the connected stream, a refused port and a peer that never answers
  * (a full accept queue drops the SYN) failing in bounded time. */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -163,7 +163,7 @@ static void test_connect(void)
 	socklen_t pl = sizeof(peer), ol = sizeof(int);
 	char who[SOCK_ADDR_STRLEN], want[SOCK_ADDR_STRLEN];
 	struct sock_addr a;
-	int l, c = -1, s, nodelay = 0;
+	int l, c = -1, s, nodelay = 0, lowat = 0;
 
 	l = loopback_listener(&a, 1);
 	CHECK(l >= 0);
@@ -181,6 +181,10 @@ static void test_connect(void)
 	CHECK(!strncmp(who, "tcp:127.0.0.1:", 14));
 	/* blocking, records out at once */
 	CHECK(!getsockopt(c, IPPROTO_TCP, TCP_NODELAY, &nodelay, &ol) && nodelay);
+	/* and a write waits for the link, not for a deep send buffer */
+	ol = sizeof(int);
+	CHECK(!getsockopt(c, IPPROTO_TCP, TCP_NOTSENT_LOWAT, &lowat, &ol) &&
+	      lowat == SOCK_ADDR_NOTSENT_LOWAT);
 	CHECK(write(c, "x", 1) == 1);
 	close(s);
 	close(c);

@@ -223,7 +223,7 @@ static int connect_wait(int s, int timeout_ms)
 int sock_addr_connect(const struct sock_addr *a, int timeout_ms, int *fd)
 {
 	bool tcp = a->family == AF_INET || a->family == AF_INET6;
-	int one = 1, s, ret = 0;
+	int one = 1, lowat = SOCK_ADDR_NOTSENT_LOWAT, s, ret = 0;
 
 	*fd = -1;
 	if (!tcp && a->family != AF_UNIX)
@@ -240,6 +240,11 @@ int sock_addr_connect(const struct sock_addr *a, int timeout_ms, int *fd)
 	/* records go out as they are written: a small one (a reply, the
 	 * commit) must not wait for the peer's delayed ACK */
 	if (!ret && tcp && setsockopt(s, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one)))
+		ret = -errno;
+	/* a write returns once the bytes are nearly on the wire, not when
+	 * they are in a send buffer autotuned to megabytes: what a writer
+	 * measures is the link's pace */
+	if (!ret && tcp && setsockopt(s, IPPROTO_TCP, TCP_NOTSENT_LOWAT, &lowat, sizeof(lowat)))
 		ret = -errno;
 	if (ret)
 		close(s);

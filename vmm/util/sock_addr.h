@@ -55,9 +55,18 @@ void sock_addr_format(const struct sockaddr *sa, socklen_t len, char *buf, size_
  */
 int sock_addr_listen_tcp(const struct sock_addr *a, int backlog, int *fd);
 
+/* TCP_NOTSENT_LOWAT of a connected TCP socket (bytes): a blocking write
+ * waits while more than this is queued unsent. A live migration's source
+ * measures its bandwidth by its writes and must not pre-copy into a
+ * send buffer the kernel grows to megabytes: what sits there unsent when
+ * the guest pauses is downtime. 256 KiB halved the throughput of the
+ * nested migrate scenario (one TCG CPU in L1); 1 MiB kept it. */
+#define SOCK_ADDR_NOTSENT_LOWAT (1 << 20)
+
 /*
  * A stream socket connected to a, in *fd: TCP within timeout_ms (a
- * non-blocking connect, then poll), then blocking with TCP_NODELAY; unix
+ * non-blocking connect, then poll), then blocking with TCP_NODELAY and
+ * SOCK_ADDR_NOTSENT_LOWAT; unix
  * at once (a blocking connect, as before TCP). SOCK_CLOEXEC. 0,
  * -ETIMEDOUT when a TCP peer did not answer in time, or -errno; *fd -1
  * then. Prints nothing.
