@@ -11,7 +11,8 @@
 # request, a hello of another magic, a hello far too long, a hello of
 # another config. A source that connects and says nothing is
 # refused after --incoming-timeout. Failures lose nothing: a destination
-# that dies mid-way, a port nobody listens on: ctl exits 1, the source
+# that dies mid-way, a port nobody listens on, one that never answers
+# (the connect's 10 s bound): ctl exits 1, the source
 # runs on. Status during a migration slowed to 2 MiB/s by a forwarder
 # with a small receive buffer (a slow link) says active with growing
 # bytes: the source's writes follow the link (TCP_NOTSENT_LOWAT), where
@@ -184,6 +185,18 @@ failed_keeps() { # WHAT ADDR CTL_ERR_ERE
 src "$TMPD/so2" "$TMPD/se2"
 p=$(free_port)
 failed_keeps "nobody listens on the port" "tcp:127.0.0.1:$p" "Connection refused"
+# a port that never answers (its accept queue full, so the kernel drops
+# the SYN, as a NetworkPolicy would): the connect gives up after 10 s
+rm -f "$TMPD/ready"
+python3 -c 'import socket, sys, time
+s = socket.socket(); s.bind(("127.0.0.1", int(sys.argv[1]))); s.listen(0)
+c = socket.create_connection(("127.0.0.1", int(sys.argv[1])))
+open(sys.argv[2], "w").close(); time.sleep(60)' "$p" "$TMPD/ready" &
+HP=$!
+wait_file "$TMPD/ready" "$HP" || fail "the full port did not listen"
+failed_keeps "a port that never answers" "tcp:127.0.0.1:$p" "no answer within 10 s"
+((HP > 1)) && kill "$HP" 2>/dev/null
+wait "$HP" 2>/dev/null
 rm -f "$TMPD/ready"
 MIG_PEER_READY=$TMPD/ready python3 "$PEER" cut "tcp:127.0.0.1:$p" 3000000 &
 PP=$!
