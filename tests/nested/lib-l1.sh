@@ -335,3 +335,41 @@ mig_sample() {
 		sleep 2
 	done
 }
+
+# con_follow FILE: print FILE's lines (a VMM's console, written in the
+# background) not printed yet, each once: its "@R" lines reach the report,
+# the others the scenario's console. $_seen counts them (0 for a new FILE).
+con_follow() {
+	_n=$(wc -l <"$1")
+	[ "$_n" -gt "$_seen" ] && sed -n "$((_seen + 1)),${_n}p" "$1"
+	_seen=$_n
+}
+
+# con_wait FILE PATTERN SECONDS: con_follow FILE until it has PATTERN, the
+# VMM ($vmpid) ended or SECONDS passed; 0 when PATTERN came
+con_wait() {
+	_w=0
+	while ! grep -q "$2" "$1" && kill -0 "$vmpid" 2>/dev/null && [ $_w -lt $(($3 * 5)) ]; do
+		con_follow "$1"
+		sleep 0.2
+		_w=$((_w + 1))
+	done
+	con_follow "$1"
+	grep -q "$2" "$1"
+}
+
+# snap_stop SOCKET DIR: vmlet ctl SOCKET snapshot DIR --stop, again (up to
+# 5 tries) while vmlet refuses with EAGAIN, "Resource temporarily
+# unavailable" (a TPM command in flight or being written: docs/snapshot.md
+# "The TPM"); "@R snapshot-rc RC TRIES [ERROR]"
+snap_stop() {
+	_t=0
+	while :; do
+		_t=$((_t + 1))
+		vmlet ctl "$1" snapshot "$2" --stop >/dev/null 2>/tmp/snap.err
+		_rc=$?
+		[ $_rc != 0 ] && [ $_t -lt 5 ] && grep -q 'temporarily unavailable' /tmp/snap.err || break
+		sleep 1
+	done
+	echo "@R snapshot-rc $_rc $_t $(head -c 200 /tmp/snap.err | tr '\n' ' ')"
+}

@@ -59,11 +59,10 @@ mod() {
 	done
 }
 
-# pwrbtn_wait: as L2_END (after the report): wait (evdev) for the ACPI
-# power button's KEY_POWER; reports "@R pwrbtn-listening DEV" once its
-# input device is open, then "@R power-button pressed", runs the function
-# PWRBTN_BEFORE if set (e.g. unmount a disk) and powers off.
-pwrbtn_wait() {
+# pwrbtn_open: the ACPI power button's input device (evdev, path in $dev)
+# open on fd 3, so that no press from now on is lost; 1 and "@R
+# pwrbtn-missing NAMES" when there is none
+pwrbtn_open() {
 	mod button evdev
 	dev=
 	for e in /sys/class/input/event*; do
@@ -71,18 +70,29 @@ pwrbtn_wait() {
 	done
 	[ -n "$dev" ] || { rep pwrbtn-missing "$(cat /sys/class/input/*/name 2>/dev/null | tr '\n' ,)"; return 1; }
 	exec 3<"$dev"
-	rep pwrbtn-listening "$dev"
+}
+
+# pwrbtn_press: read fd 3 (pwrbtn_open) until a press of KEY_POWER
+pwrbtn_press() {
 	# struct input_event: 16 bytes of time, type 1 (EV_KEY), code 116
 	# (KEY_POWER), value 1 (pressed)
 	while :; do
 		ev=$(dd bs=24 count=1 <&3 2>/dev/null | od -An -tx1 | tr -d ' \n')
-		case $ev in *0100740001000000)
-			rep power-button pressed
-			[ -z "${PWRBTN_BEFORE:-}" ] || $PWRBTN_BEFORE
-			poweroff -f
-			;;
-		esac
+		case $ev in *0100740001000000) return 0 ;; esac
 	done
+}
+
+# pwrbtn_wait: as L2_END (after the report): wait (evdev) for the ACPI
+# power button's KEY_POWER; reports "@R pwrbtn-listening DEV" once its
+# input device is open, then "@R power-button pressed", runs the function
+# PWRBTN_BEFORE if set (e.g. unmount a disk) and powers off.
+pwrbtn_wait() {
+	pwrbtn_open || return 1
+	rep pwrbtn-listening "$dev"
+	pwrbtn_press
+	rep power-button pressed
+	[ -z "${PWRBTN_BEFORE:-}" ] || $PWRBTN_BEFORE
+	poweroff -f
 }
 
 # disk_by_serial SERIAL: /dev/vdX of the virtio-blk disk with that serial
@@ -331,4 +341,29 @@ tpm_report() {
 		rep tpm-nv "written $(echo "$d" | cut -c13-20) $(echo "$w" | cut -c13-20)"
 		;;
 	esac
+}
+
+# tpm_extend16 OCT: TPM2_PCR_Extend of PCR 16 (the debug PCR) in the
+# SHA-256 bank with the digest of 32 bytes OCT (an octal byte, "166" for
+# 'v'), password session; the response code in hex (00000000: success)
+tpm_extend16() {
+	_d= _i=0
+	while [ $_i -lt 32 ]; do
+		_d="$_d\\$1"
+		_i=$((_i + 1))
+	done
+	tpm_cmd "\200\002\000\000\000\101\000\000\001\202\000\000\000\020\000\000\000\011\100\000\000\011\000\000\000\000\000\000\000\000\001\000\013$_d" |
+		cut -c13-20
+}
+
+# tpm_pcr16: PCR 16 of the SHA-256 bank, as the kernel reads it (sysfs
+# pcr-sha256/16, "-" where the kernel has no such file) and as
+# TPM2_PCR_Read through /dev/tpm0 answers (its response code and digest),
+# lower-case hex: "SYSFS RC DIGEST"
+tpm_pcr16() {
+	_s=$(tr A-F a-f 2>/dev/null </sys/class/tpm/tpm0/pcr-sha256/16)
+	# the response: header (10), update counter (4), the selection (10),
+	# the digest count (4), its size (2), the digest (32)
+	_r=$(tpm_cmd '\200\001\000\000\000\024\000\000\001\176\000\000\000\001\000\013\003\000\000\001')
+	echo "${_s:--} $(echo "$_r" | cut -c13-20) $(echo "$_r" | cut -c61-124)"
 }
