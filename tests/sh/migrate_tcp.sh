@@ -97,6 +97,12 @@ src "$TMPD/so" "$TMPD/se" --log-level debug
 dst "$TMPD/do" "$TMPD/de" "tcp:127.0.0.1:$P"
 grep -q "migrate: listening on tcp:127.0.0.1:$P" "$TMPD/de" &&
 	ok "the destination listens on tcp:127.0.0.1:$P" || fail "listen: $(tail -2 "$TMPD/de")"
+# as root it says that the stream is read as root, before the sandbox
+if (($(id -u) == 0)); then
+	grep -q "the source's stream is read as root, before the sandbox" "$TMPD/de" &&
+		ok "as root: the destination warns that it reads the stream as root" ||
+		fail "no warning as root: $(grep migrate: "$TMPD/de")"
+fi
 out=$("$VMLET" ctl "$S" migrate "tcp:127.0.0.1:$P" --max-downtime 1)
 rc=$?
 wait "$SP"

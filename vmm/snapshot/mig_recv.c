@@ -62,6 +62,12 @@ static int tcp_listen(const char *spec, const struct sock_addr *a, int *lfd)
 	if (ret)
 		return error_errno(ret, "migrate: --incoming %s: listening", spec);
 	log_info("migrate: listening on %s (TCP: not authenticated, not encrypted)", spec);
+	/* the stream is read before the sandbox (docs/migration.md,
+	 * "Security"): whoever reaches the port talks to a root process */
+	if (geteuid() == 0)
+		log_warn("migrate: %s: the source's stream is read as root, before the sandbox; "
+			 "run vmlet as a non-root user and let only the source reach the port",
+			 spec);
 	return 0;
 }
 
