@@ -87,7 +87,7 @@ passes=$(grep -c "migrate: pass" "$TMPD/se")
 grep -q "migrate: the destination runs the guest" "$TMPD/se" && ((passes >= 1)) &&
 	ok "source: $passes pre-copy passes, the destination runs the guest" ||
 	fail "source log: $(tail -3 "$TMPD/se")"
-if grep -q "the guest arrived" "$TMPD/de" && grows "$TMPD/do" && ! grep -q BAD "$TMPD/do"; then
+if grows "$TMPD/do" && grep -q "the guest arrived" "$TMPD/de" && ! grep -q BAD "$TMPD/do"; then
 	ok "destination: the guest counts on, every page checked (no BAD)"
 else
 	fail "destination: $(head -c 100 "$TMPD/do") $(tail -3 "$TMPD/de")"
@@ -363,12 +363,12 @@ if [[ -f $PROBE ]]; then
 	"$VMLET" ctl "$S" migrate "unix:$M" >/dev/null 2>"$TMPD/ce"
 	rc=$?
 	wait "$SP"
-	((rc == 0 && $? == 0)) && grep -q "the guest arrived" "$TMPD/pde" &&
+	((rc == 0 && $? == 0)) && wait_log "$TMPD/pde" "the guest arrived" 100 &&
 		ok "probe with a started virtio disk and virtio-rng (virtio-net: $nic) migrated" ||
-		fail "probe migrate: $rc $(cat "$TMPD/ce") $(tail -2 "$TMPD/pse" "$TMPD/pde")"
+		fail "probe migrate: $rc $(cat "$TMPD/ce") $(tail -n 2 "$TMPD/pse" "$TMPD/pde")"
 	# the probe's driver does not take GUEST_ANNOUNCE: said so (Linux's
 	# announce: tests/nested/scenarios/migrate.sh, net_virtio_test)
-	! $nic || grep -q "migrate: interface 0: the guest's driver has no announce" "$TMPD/pde" &&
+	! $nic || wait_log "$TMPD/pde" "migrate: interface 0: the guest's driver has no announce" 100 &&
 		ok "announce: the destination says whether the guest's driver announces" ||
 		fail "announce: $(grep 'interface 0' "$TMPD/pde")"
 	in_use "$TMPD/e3" && ok "the destination holds the disk's locks now" ||
@@ -406,10 +406,10 @@ if [[ -f $PROBE ]]; then
 		"$VMLET" ctl "$S" migrate "unix:$M" >/dev/null 2>"$TMPD/ce"
 		rc=$?
 		wait "$SP"
-		((rc == 0 && $? == 0)) && grep -q "the guest arrived" "$TMPD/ede" &&
+		((rc == 0 && $? == 0)) && wait_log "$TMPD/ede" "the guest arrived" 100 &&
 			grep -q "e1000e (82574L)" "$TMPD/ede" &&
 			ok "probe with an e1000e NIC migrated" ||
-			fail "e1000e migrate: $rc $(cat "$TMPD/ce") $(tail -2 "$TMPD/ese" "$TMPD/ede")"
+			fail "e1000e migrate: $rc $(cat "$TMPD/ce") $(tail -n 2 "$TMPD/ese" "$TMPD/ede")"
 		button_off "$DP" "$D" "$TMPD/ede" "the migrated probe with an e1000e NIC"
 	fi
 fi
