@@ -14,6 +14,9 @@ mkdir -m 0700 "$TMPD/m"
 stopped() { # SIGNAL STATUS WHAT [ARGS...]: a waiting destination gets SIGNAL
 	local sig=$1 want=$2 what=$3 pid rc i c
 	shift 3
+	# emptied here, not by the background redirect: the last case's line
+	# would pass wait_log before this vmlet even set its handlers
+	: >"$TMPD/err"
 	"$VMLET" run --kernel "$TMPD/mode1.elf" --log-format text --incoming "unix:$TMPD/m/in.sock" \
 		"$@" >/dev/null 2>"$TMPD/err" &
 	pid=$!

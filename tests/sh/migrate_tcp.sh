@@ -56,6 +56,7 @@ src() { # OUT ERR ARGS...: the source, counting
 dst() { # OUT ERR ADDR ARGS...: the destination, listening on ADDR
 	local out=$1 err=$2 addr=$3
 	shift 3
+	: >"$err" # emptied here: the last run's line must not pass wait_log
 	"$VMLET" run --kernel "$G" --api-socket "$D" --log-format text --incoming "$addr" "$@" \
 		>"$out" 2>"$err" &
 	DP=$!
