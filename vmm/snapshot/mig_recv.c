@@ -123,6 +123,32 @@ static int wait_source(int lfd)
 	return ret;
 }
 
+/* accept(2) on TCP hands on a connection's pending network error (one
+ * reset while it waited, an unreachable peer): no connection was taken,
+ * wait for the next, as the man page asks. */
+static bool accept_again(int e)
+{
+	switch (e) {
+	case EINTR:
+	case ECONNABORTED:
+	case EPROTO:
+	case ENETDOWN:
+	case ENOPROTOOPT:
+	case EHOSTDOWN:
+	case ENONET:
+	case EHOSTUNREACH:
+	case EOPNOTSUPP:
+	case ENETUNREACH:
+		if (e != EINTR)
+			log_warn("migrate: a connection failed before it was taken (%s): "
+				 "waiting for the next",
+				 strerror(e));
+		return true;
+	default:
+		return false;
+	}
+}
+
 /* TCP: the first connection, whoever it is from (the stream proves
  * nothing about its sender: docs/migration.md, "Security"); its address
  * goes into the log. */
@@ -137,8 +163,9 @@ static int accept_tcp(int lfd)
 		fd = wait_source(lfd);
 		if (fd < 0)
 			return fd;
+		pl = sizeof(peer);
 		fd = accept4(lfd, (struct sockaddr *)&peer, &pl, SOCK_CLOEXEC);
-		if (fd >= 0 || errno != EINTR)
+		if (fd >= 0 || !accept_again(errno))
 			break;
 	}
 	if (fd < 0)
