@@ -2,7 +2,8 @@
 /* PCI configuration mechanism #1 (ports 0xcf8/0xcfc) through the port bus,
  * cross-checked against ECAM: the same registers, sub-dword data ports,
  * writes seen through the other path, the address latch, and what a
- * disabled or out-of-range address reads (all ones, writes dropped). */
+ * disabled or out-of-range address reads (all ones, writes dropped), and
+ * the extended space no function has. */
 #include "tests/lib/test.h"
 #include "tests/unit/virtio_test_pci.h"
 #include "vmm/virtio/virtio_rng.h"
@@ -107,8 +108,42 @@ static void test_cf8_matches_ecam(void)
 	tdrv_release(&d);
 }
 
+/* Every function is a conventional one: no extended config space. ECAM
+ * reads of 0x100..0xfff are all ones (as QEMU's), so that Linux sizes the
+ * host bridge's space as 256 bytes (pci_cfg_space_size_ext() takes a 0 at
+ * 0x100 for an extended space, and then probes it for extended
+ * capabilities, one guest exit each); writes there change nothing. */
+static void test_no_extended_space(void)
+{
+	struct pci_host h;
+	struct tdrv d;
+	struct virtio_rng *rng;
+
+	tbus_n = 0;
+	tdrv_init(&d, 1 << 20, 16);
+	CHECK(thost_init(&h, &d.mem) == 0);
+	CHECK(virtio_rng_create(&rng, &h, 0, 0) == 0);
+
+	for (int slot = 0; slot < 3; slot++) {
+		CHECK_EQ_U64(ecam_rd(slot, 0x100, 4), 0xffffffff);
+		CHECK_EQ_U64(ecam_rd(slot, 0x100, 2), 0xffff);
+		CHECK_EQ_U64(ecam_rd(slot, 0x101, 1), 0xff);
+		CHECK_EQ_U64(ecam_rd(slot, 0xffc, 4), 0xffffffff);
+	}
+	ecam_wr(1, 0x100, 0, 4);
+	CHECK_EQ_U64(ecam_rd(1, 0x100, 4), 0xffffffff);
+	/* the conventional space is unchanged: the last dword still reads */
+	CHECK_EQ_U64(ecam_rd(0, 0xfc, 4), cf8_rd(0, 0, 0, 0xfc, 4));
+	CHECK_EQ_U64(ecam_rd(1, 0, 4), 0x10441af4);
+
+	virtio_rng_destroy(rng);
+	pci_host_release(&h);
+	tdrv_release(&d);
+}
+
 int main(void)
 {
 	TEST_RUN(test_cf8_matches_ecam);
+	TEST_RUN(test_no_extended_space);
 	return test_summary();
 }

@@ -214,19 +214,20 @@ void pci_cfg_read(struct pci_host *h, int slot, uint32_t off, void *data, uint32
 	struct pci_dev *d;
 
 	memset(data, 0xff, len);
-	if (slot < 0 || slot >= PCI_SLOTS || off + len > 4096)
+	/* Every function here is a conventional one (no PCI Express
+	 * capability): it has no extended space, and ECAM reads above 255
+	 * return all ones, as QEMU's do. Were they 0, Linux would size the
+	 * host bridge's space as 4096 bytes and probe it for extended
+	 * capabilities, one ECAM exit each. */
+	if (slot < 0 || slot >= PCI_SLOTS || off + len > PCI_CFG_SIZE)
 		return;
 	/* write lock: cb->cfg_read may refresh cfg bytes */
 	pthread_rwlock_wrlock(&h->lock);
 	d = h->dev[slot];
 	if (d) {
-		if (off >= PCI_CFG_SIZE) {
-			memset(data, 0, len);
-		} else {
-			if (off >= 0x40 && d->cb && d->cb->cfg_read)
-				d->cb->cfg_read(d->opaque, off, len);
-			memcpy(data, d->cfg + off, len);
-		}
+		if (off >= 0x40 && d->cb && d->cb->cfg_read)
+			d->cb->cfg_read(d->opaque, off, len);
+		memcpy(data, d->cfg + off, len);
 	}
 	pthread_rwlock_unlock(&h->lock);
 }

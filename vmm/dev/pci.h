@@ -35,7 +35,7 @@ struct guest_mem;
 struct device_env;
 
 #define PCI_SLOTS    32
-#define PCI_CFG_SIZE 256 /* conventional space; ECAM 256..4095 reads 0 */
+#define PCI_CFG_SIZE 256 /* conventional space; ECAM 256..4095 reads all ones */
 #define PCI_NUM_BARS 6
 #define PCI_MSIX_MAX 64
 
