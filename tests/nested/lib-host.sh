@@ -175,6 +175,21 @@ mig_check() {
 		fail "state before/after the $what: $(tr '\n' ';' <<<"$states") $(rep state-diff | head -n 8 | tr '\n' ';')"
 }
 
+# tpm_nv_check VALUE: a guest's first "tpm-nv" report: the NV index defined
+# and written. Under QEMU only, TPM_RC_HIERARCHY (0x185) is a note: SeaBIOS's
+# TPM setup failed (a timeout of the emulated L1 under load) and its failure
+# path disabled the owner hierarchy (tpm_set_failure); the oracle's firmware,
+# not the device (seen once in ~28 runs at a load of 7)
+tpm_nv_check() {
+	if [[ $1 == "written 00000000 00000000" ]]; then
+		ok "TPM2_NV_DefineSpace and NV_Write of \"vmlet-nv\" succeeded"
+	elif [[ ${VMM:-} == qemu && $1 == "written 00000185 "* ]]; then
+		echo "note: $SCN: NV refused, TPM_RC_HIERARCHY: SeaBIOS disabled the owner hierarchy ('$1')"
+	else
+		fail "NV: '$1'"
+	fi
+}
+
 # tpm_check GET: host_check of tpm_report (lib-l2.sh), the part every TPM
 # scenario shares; GET KEY reads a report value (rep, or the first run's
 # where the guest ran twice)

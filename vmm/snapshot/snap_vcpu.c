@@ -34,7 +34,9 @@ enum {
 };
 enum { CS_CLOCK = 1, CS_PIC_MASTER, CS_PIC_SLAVE, CS_IOAPIC, CS_PIT, CS_RUN };
 
-#define SNAP_MAX_MSRS 1024
+#define SNAP_MAX_MSRS	      1024
+#define MSR_IA32_TSC	      0x10
+#define MSR_IA32_TSC_DEADLINE 0x6e0
 
 /* KVM's list of MSRs to save and restore (KVM_GET_MSR_INDEX_LIST). */
 static struct kvm_msr_list *msr_list(struct vm *vm)
@@ -78,6 +80,8 @@ static int save_msrs(struct vm *vm, struct vcpu *v, struct snap_buf *b)
 		} one = {.h.nmsrs = 1, .e.index = l->indices[i]};
 
 		got = ioctl(v->fd, KVM_GET_MSRS, &one);
+		if (got == 1 && one.e.index == MSR_IA32_TSC && (v->clock_tsc_have & 1))
+			one.e.data = v->clock_tsc[0]; /* the TSC at the clock's reading */
 		if (got == 1)
 			m->entries[n++] = one.e;
 	}
@@ -141,28 +145,54 @@ int snap_vcpu_save(struct vm *vm, struct vcpu *v, struct snap_buf *b)
 			return error_errno(-errno, "snapshot: vcpu%u: " #req, v->index);           \
 	} while (0)
 
-/* The saved MSRs, one at a time: one KVM refuses on this host is named. */
+/* One MSR into the vCPU: one KVM refuses on this host is named. */
+static int set_msr(struct vcpu *v, const struct kvm_msr_entry *e)
+{
+	struct {
+		struct kvm_msrs h;
+		struct kvm_msr_entry e;
+	} one = {.h.nmsrs = 1, .e = *e};
+
+	one.e.reserved = 0;
+	if (ioctl(v->fd, KVM_SET_MSRS, &one) != 1)
+		return error_errno(-EINVAL, "snapshot: vcpu%u: KVM refuses MSR 0x%x = 0x%llx",
+				   v->index, one.e.index, (unsigned long long)one.e.data);
+	return 0;
+}
+
+/*
+ * The saved MSRs, one at a time, but the TSC and the TSC deadline (which
+ * KVM arms against the TSC): those wait in v->clock_tsc for
+ * snap_clock_load(). Written here, the TSC would run from this moment and
+ * the kvmclock only from KVM_SET_CLOCK's, after the devices' loads: a
+ * restored Linux then saw its TSC ahead of kvm-clock by that time (21 ms
+ * in the nested L1 with a TPM) and its clocksource watchdog marked the
+ * TSC unstable.
+ */
 static int load_msrs(struct vcpu *v, struct snap_cur *c)
 {
 	struct snap_cur body;
+	struct kvm_msr_entry e;
 	size_t n;
+	int ret;
 
 	if (snap_cur_want_any(c, VS_MSRS, &body) || body.left % sizeof(struct kvm_msr_entry) ||
 	    body.left / sizeof(struct kvm_msr_entry) > SNAP_MAX_MSRS)
 		return error_errno(-EBADMSG, "snapshot: vcpu%u: bad MSR list", v->index);
 	n = body.left / sizeof(struct kvm_msr_entry);
+	v->clock_tsc_have = 0;
 	for (size_t i = 0; i < n; i++) {
-		struct {
-			struct kvm_msrs h;
-			struct kvm_msr_entry e;
-		} one = {.h.nmsrs = 1};
+		memcpy(&e, body.p + i * sizeof(e), sizeof(e));
+		if (e.index == MSR_IA32_TSC || e.index == MSR_IA32_TSC_DEADLINE) {
+			int k = e.index == MSR_IA32_TSC_DEADLINE;
 
-		memcpy(&one.e, body.p + i * sizeof(one.e), sizeof(one.e));
-		one.e.reserved = 0;
-		if (ioctl(v->fd, KVM_SET_MSRS, &one) != 1)
-			return error_errno(-EINVAL,
-					   "snapshot: vcpu%u: KVM refuses MSR 0x%x = 0x%llx",
-					   v->index, one.e.index, (unsigned long long)one.e.data);
+			v->clock_tsc[k] = e.data;
+			v->clock_tsc_have |= 1u << k;
+			continue;
+		}
+		ret = set_msr(v, &e);
+		if (ret)
+			return ret;
 	}
 	return 0;
 }
@@ -228,6 +258,20 @@ int snap_clock_save(struct vm *vm, struct kvm_clock_data *clock)
 	memset(clock, 0, sizeof(*clock));
 	if (ioctl(vm->vm_fd, KVM_GET_CLOCK, clock) < 0)
 		return error_errno(-errno, "snapshot: KVM_GET_CLOCK");
+	/* each TSC at the same moment (save_msrs() saves these): read
+	 * later, after the devices' freeze or migration's last pages, it
+	 * would be ahead of the clock by that time on restore, and a
+	 * restored Linux's clocksource watchdog marked its TSC unstable */
+	for (uint32_t i = 0; i < vm->n_vcpus; i++) {
+		struct vcpu *v = &vm->vcpus[i];
+		struct {
+			struct kvm_msrs h;
+			struct kvm_msr_entry e;
+		} one = {.h.nmsrs = 1, .e.index = MSR_IA32_TSC};
+
+		v->clock_tsc_have = ioctl(v->fd, KVM_GET_MSRS, &one) == 1;
+		v->clock_tsc[0] = one.e.data;
+	}
 	return 0;
 }
 
@@ -295,6 +339,21 @@ int snap_clock_load(struct vm *vm, struct snap_cur *c)
 	if (snap_cur_want(c, CS_CLOCK, &clock, sizeof(clock)))
 		return error_errno(-EBADMSG, "snapshot: bad clock item");
 	set.clock = clock.clock;
+	for (uint32_t i = 0; i < vm->n_vcpus; i++) {
+		struct vcpu *v = &vm->vcpus[i];
+
+		for (int k = 0; k < 2; k++) { /* the TSC before its deadline */
+			struct kvm_msr_entry e = {
+			    .index = k ? MSR_IA32_TSC_DEADLINE : MSR_IA32_TSC,
+			    .data = v->clock_tsc[k],
+			};
+			int ret = (v->clock_tsc_have >> k & 1) ? set_msr(v, &e) : 0;
+
+			if (ret)
+				return ret;
+		}
+		v->clock_tsc_have = 0;
+	}
 	if (ioctl(vm->vm_fd, KVM_SET_CLOCK, &set) < 0)
 		return error_errno(-errno, "snapshot: KVM_SET_CLOCK");
 	return 0;

@@ -73,7 +73,8 @@ int snap_vcpu_load(struct vm *vm, struct vcpu *v, struct snap_cur *c);
 struct kvm_vcpu_events;
 int snap_vcpu_events_check(const struct kvm_vcpu_events *ev, bool smm, const char **why);
 /* The KVM clock, read first (right after the pause: the guest's time
- * stops there, not after the seconds that saving its state may take). */
+ * stops there, not after the seconds that saving its state may take),
+ * and each vCPU's TSC beside it (saved in place of the later reading). */
 struct kvm_clock_data;
 int snap_clock_save(struct vm *vm, struct kvm_clock_data *clock);
 /* run_flags: SNAP_RUN_PAUSED when the user had paused the guest (ctl
@@ -83,7 +84,8 @@ int snap_clock_save(struct vm *vm, struct kvm_clock_data *clock);
 int snap_chips_save(struct vm *vm, const struct kvm_clock_data *clock, uint32_t run_flags,
 		    struct snap_buf *b);
 int snap_chips_load(struct vm *vm, struct snap_cur *c);
-/* The clock last: after every vCPU's TSC. */
+/* The clock last: each vCPU's TSC and TSC deadline (held back by
+ * snap_vcpu_load()), then at once the clock. */
 int snap_clock_load(struct vm *vm, struct snap_cur *c);
 
 #endif /* VMLET_SNAPSHOT_H */

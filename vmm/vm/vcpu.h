@@ -34,6 +34,15 @@ struct vcpu {
 	 * and the harvester's next index in it (main thread only) */
 	struct kvm_dirty_gfn *ring;
 	uint32_t ring_fetch;
+	/* the TSC (and TSC deadline) that go with a snapshot's KVM clock
+	 * (vmm/snapshot/snap_vcpu.c), main thread, vCPU not running. Saving:
+	 * clock_tsc[0] is read beside KVM_GET_CLOCK at the pause and saved in
+	 * place of the TSC read later. Restoring: [0] the TSC and [1] the
+	 * deadline wait until just before KVM_SET_CLOCK. Either way the
+	 * guest's TSC and kvmclock stay in step. Bit i of clock_tsc_have:
+	 * clock_tsc[i] holds a value. */
+	uint64_t clock_tsc[2];
+	uint32_t clock_tsc_have;
 };
 
 /* Create vCPU index of vm: fd, run page, CPUID, MSRs, mp_state. */

@@ -31,9 +31,7 @@ l2() { tpm_report; } # lib-l2.sh
 host_check() {
 	r1() { rep "$1" | head -n 1; } # the first run's value (vmlet runs twice)
 	tpm_check r1 # lib-host.sh
-	[[ $(sed -n 's/^tpm-nv //p' "$R" | tr '\n' ';') == "written 00000000 00000000;"* ]] &&
-		ok "TPM2_NV_DefineSpace and NV_Write of \"vmlet-nv\" succeeded" ||
-		fail "NV: '$(sed -n 's/^tpm-nv //p' "$R" | tr '\n' ';')'"
+	tpm_nv_check "$(r1 tpm-nv)" # lib-host.sh
 	[[ ${VMM:-} == qemu ]] && return 0
 	[[ $(sed -n 's/^tpm-nv //p' "$R" | sed -n 2p) == "found 766d6c65742d6e76" && $(r1 tpm-state) == *tpm2-00.permall* ]] &&
 		ok "tpm.persistent: the second run read \"vmlet-nv\" back from the state in $SCN.tpm/ ($(r1 tpm-state))" ||
