@@ -208,6 +208,10 @@ int pci_host_init(struct pci_host *h, const struct device_env *env)
 		return error_errno(r, "pci: cannot claim the mmio32 windows");
 	}
 	h->registered = true;
+	/* The address latch: a config access then exits once (its data port
+	 * access), not twice; without the capability both exit, as before. */
+	if (h->vm && device_coalesce_pio(h->vm, PCI_CF8_PORT, 4) < 0)
+		log_debug("pci: port 0xcf8 writes exit (no coalesced port I/O)");
 	return 0;
 }
 

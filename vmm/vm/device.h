@@ -169,6 +169,15 @@ int device_console_write(struct vm *vm, const void *buf, size_t len);
 void device_set_pci_slots(struct vm *vm, uint32_t mask);
 uint32_t device_pci_slots(const struct vm *vm);
 
+/* Writes to ports [port, port + len) need no exit of their own: KVM queues
+ * them and every vCPU replays the queue through the port bus before it
+ * handles its next exit (vm_coalesced.c), so a device sees them in order
+ * and before any access that exits. For write-only registers whose effect
+ * only an exiting access observes (the PCI address latch). 0, or -errno
+ * (no VM, KVM without KVM_CAP_COALESCED_PIO): the writes then exit. Call
+ * at create time. */
+int device_coalesce_pio(struct vm *vm, uint16_t port, uint32_t len);
+
 /* The fw_cfg device (BIOS VMs) hands its interface to the boot code,
  * which fills it before the guest runs (vmm/boot/bios_boot.c). */
 struct fw_cfg;

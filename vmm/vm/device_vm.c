@@ -4,9 +4,9 @@
  * of struct vm: the power button hook, the console (capture, copy to an
  * attached control client, input and output routing), the PCI slots in
  * use, fw_cfg, counters registration, the device table's lookup
- * (device_state()), and device_map_rom()'s memory
- * slot. They call nothing of vm.c, so device unit tests link them without
- * the VM (device_request_exit(), which ends the VM, is in device.c).
+ * (device_state()), device_map_rom()'s memory slot and
+ * device_coalesce_pio()'s port range. They call nothing of vm.c, so device unit tests link them
+ * without the VM (device_request_exit(), which ends the VM, is in device.c).
  */
 #include <errno.h>
 #include <pthread.h>
@@ -107,6 +107,26 @@ void device_set_pci_slots(struct vm *vm, uint32_t mask)
 uint32_t device_pci_slots(const struct vm *vm)
 {
 	return vm ? vm->pci_slots : 0;
+}
+
+/* KVM_REGISTER_COALESCED_MMIO (pio = 1) once KVM has both capabilities
+ * and the ring's page lies in the vCPU mapping; vm_coalesced.c drains it. */
+int device_coalesce_pio(struct vm *vm, uint16_t port, uint32_t len)
+{
+	struct kvm_coalesced_mmio_zone z = {.addr = port, .size = len, .pio = 1};
+	int pg;
+
+	if (!vm || vm->vm_fd < 0 || !len)
+		return -EINVAL;
+	pg = ioctl(vm->kvm_fd, KVM_CHECK_EXTENSION, KVM_CAP_COALESCED_MMIO);
+	if (pg <= 0 || (size_t)(pg + 1) * 4096 > vm->run_size ||
+	    ioctl(vm->kvm_fd, KVM_CHECK_EXTENSION, KVM_CAP_COALESCED_PIO) <= 0)
+		return -ENOTSUP;
+	if (ioctl(vm->vm_fd, KVM_REGISTER_COALESCED_MMIO, &z) < 0)
+		return -errno;
+	__atomic_store_n(&vm->coalesced_pg, (uint32_t)pg, __ATOMIC_RELEASE);
+	log_debug("kvm: writes to ports 0x%x..0x%x coalesced", port, port + len - 1);
+	return 0;
 }
 
 void device_set_fw_cfg(struct vm *vm, struct fw_cfg *fc)

@@ -333,9 +333,12 @@ static enum vm_exit_reason vcpu_handle_exit(struct vcpu *v)
 static bool vcpu_complete(struct vcpu *v)
 {
 	enum vm_exit_reason why;
+	int r;
 
 	__atomic_store_n(&v->run->immediate_exit, 1, __ATOMIC_SEQ_CST);
-	if (ioctl(v->fd, KVM_RUN, 0) < 0)
+	r = ioctl(v->fd, KVM_RUN, 0);
+	vm_coalesced_drain(v->vm, v->run);
+	if (r < 0)
 		return false;
 	why = vcpu_handle_exit(v);
 	if (why != VM_EXIT_NONE)
@@ -369,6 +372,7 @@ static void *vcpu_thread(void *arg)
 	struct vm *vm = v->vm;
 	enum vm_exit_reason why;
 	bool ran = false;
+	int r;
 
 	device_set_vcpu(v);
 	while (vm_exit_reason(vm) == VM_EXIT_NONE) {
@@ -384,7 +388,10 @@ static void *vcpu_thread(void *arg)
 			vm->t_first_run = vm_now_ns();
 			timings_mark(TIMINGS_FIRST_RUN);
 		}
-		if (ioctl(v->fd, KVM_RUN, 0) < 0) {
+		r = ioctl(v->fd, KVM_RUN, 0);
+		/* the guest's coalesced writes, before this exit or a pause */
+		vm_coalesced_drain(vm, v->run);
+		if (r < 0) {
 			/* EINTR: kicked (the loop condition decides);
 			 * EAGAIN: an AP after INIT, waiting for its SIPI */
 			if (errno == EINTR || errno == EAGAIN)

@@ -155,7 +155,11 @@ struct vm {
 	void *console_input_opaque;
 	void (*console_output)(void *opaque, const void *buf, size_t len);
 	void *console_output_opaque;
-	uint32_t pci_slots;    /* device_set_pci_slots() */
+	uint32_t pci_slots; /* device_set_pci_slots() */
+	/* KVM's coalesced I/O ring (vm_coalesced.c): its page in a vCPU's run
+	 * mapping (0: nothing registered; atomic), replayed under the lock */
+	uint32_t coalesced_pg;
+	pthread_mutex_t coalesced_lock;
 	struct fw_cfg *fw_cfg; /* device_set_fw_cfg(): BIOS VMs only */
 	/* dedicatedCpuPlacement (vmm/vm/vm_pin.c): host CPU of vCPU i, then the
 	 * emulator threads' one; NULL = not pinned */
@@ -244,6 +248,18 @@ int vm_pin_vcpus(struct vm *vm);
 
 /* Set up the pause's fields above (vm_create()). */
 void vm_pause_init(struct vm *vm);
+
+/* Coalesced port I/O (vm_coalesced.c; device_coalesce_pio() registers a
+ * range). vm_coalesced_drain(): replay KVM's ring of the guest's queued
+ * writes through the port bus, in order; every vCPU thread calls it after
+ * each KVM_RUN, before handling the exit (run: its own mapping).
+ * vm_coalesced_replay(): the replay itself on a ring of `entries` slots
+ * (unit-tested); returns the writes replayed. */
+struct kvm_run;
+struct kvm_coalesced_mmio_ring;
+void vm_coalesced_drain(struct vm *vm, struct kvm_run *run);
+unsigned int vm_coalesced_replay(struct kvm_coalesced_mmio_ring *ring, uint32_t entries,
+				 struct bus *pio, struct bus *mmio);
 
 /* Main thread: kick every vCPU out of KVM_RUN and hold it until
  * vm_resume(); returns once all of them are held. -EALREADY when paused,

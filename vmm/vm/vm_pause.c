@@ -40,6 +40,7 @@ void vm_pause_init(struct vm *vm)
 	pthread_condattr_t ca;
 
 	pthread_mutex_init(&vm->pause_lock, NULL);
+	pthread_mutex_init(&vm->coalesced_lock, NULL); /* vm_coalesced.c */
 	pthread_condattr_init(&ca);
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
 	pthread_cond_init(&vm->pause_cond, &ca);
