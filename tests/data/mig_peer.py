@@ -4,7 +4,8 @@
 tests/sh/migrate.sh and migrate_tcp.sh. Records are u32 type, u32 length,
 the bytes. LISTEN and TARGET are unix socket paths, or tcp:HOST:PORT
 (tcp:[HOST]:PORT for IPv6; a TCP LISTEN creates the file $MIG_PEER_READY,
-if set, once it listens).
+if set, once it listens; a TCP TARGET is connected to from the address
+$MIG_PEER_BIND, if set).
 
   record LISTEN TARGET FILE   forward one source on unix LISTEN to unix TARGET,
                               the source's bytes also into FILE
@@ -77,6 +78,8 @@ def connect(target):
     if target.startswith("tcp:"):
         fam, addr = tcp_addr(target)
         c = socket.socket(fam, socket.SOCK_STREAM)
+        if os.environ.get("MIG_PEER_BIND"):  # another peer address
+            c.bind((os.environ["MIG_PEER_BIND"], 0))
         c.connect(addr)
         return c
     c = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)

@@ -9,7 +9,11 @@
 # tcp:[::1]:PORT where the host has IPv6 loopback. What a TCP port lets
 # anyone send is refused with exit 1, the guest never run: an HTTP
 # request, a hello of another magic, a hello far too long, a hello of
-# another config. A source that connects and says nothing is
+# another config. With --incoming-from 127.0.0.1 two connections from
+# 127.0.0.2 (a hello each) are closed unread, logged once, and the source
+# from 127.0.0.1 then migrates; without it a warning says any peer may
+# connect first; malformed --incoming-from, or with unix:, is a usage
+# error. A source that connects and says nothing is
 # refused after --incoming-timeout. Failures lose nothing: a destination
 # that dies mid-way, a port nobody listens on, one that never answers
 # (the connect's 10 s bound): ctl exits 1, the source
@@ -125,6 +129,63 @@ st=$("$VMLET" ctl "$D" status)
 [[ $st == *'"migration":{"state":"completed"'* && $st == *'"state":"Running"'* ]] &&
 	ok "destination status: Running, migration completed" || fail "status: $st"
 button_off "$DP" "$D" "$TMPD/de" "the guest migrated over TCP"
+
+# --incoming-from: a connection from another address (127.0.0.2, another
+# peer on loopback; through [::] IPv4-mapped where the host has IPv6) is
+# closed unread, logged once, and the destination waits on for the source
+# from the allowed address, which migrates fine
+HELLO0=010000000c000000564d4c544d49475201000000 # a hello with no config
+lhost=127.0.0.1
+python3 "$PEER" freeport :: >/dev/null 2>&1 && lhost="[::]"
+P=$(free_port)
+src "$TMPD/so7" "$TMPD/se7"
+dst "$TMPD/do7" "$TMPD/de7" "tcp:$lhost:$P" --incoming-from 127.0.0.1
+grep -q "only a connection from 127.0.0.1 is taken as the source" "$TMPD/de7" &&
+	! grep -q "no --incoming-from" "$TMPD/de7" &&
+	ok "--incoming-from 127.0.0.1: the destination says whom it takes" ||
+	fail "--incoming-from: $(grep migrate: "$TMPD/de7")"
+for _ in 1 2; do
+	MIG_PEER_BIND=127.0.0.2 python3 "$PEER" send "tcp:127.0.0.1:$P" "$HELLO0" >>"$TMPD/po7"
+done
+n=$(grep -cE "a connection from tcp:(127\.0\.0\.2|\[::ffff:127\.0\.0\.2\]):[0-9]+, not --incoming-from's address, closed unread" "$TMPD/de7")
+kill -0 "$DP" 2>/dev/null && [[ ! -s $TMPD/po7 ]] && ((n == 1)) &&
+	! grep -qE "config is not this VM's|a source connected" "$TMPD/de7" &&
+	ok "two connections from 127.0.0.2: closed unread (no reply), logged once, still waiting" ||
+	fail "another peer: $n lines, replies '$(cat "$TMPD/po7")': $(tail -3 "$TMPD/de7")"
+out=$("$VMLET" ctl "$S" migrate "tcp:127.0.0.1:$P" 2>&1)
+rc=$?
+if ((rc == 0)) && [[ $out == *'"state":"completed"'* ]] && wait "$SP" &&
+	wait_log "$TMPD/de7" "the guest arrived" 100 && grows "$TMPD/do7" &&
+	! grep -q BAD "$TMPD/do7"; then
+	ok "then the source from 127.0.0.1 migrates over tcp:$lhost:$P ($out)"
+	button_off "$DP" "$D" "$TMPD/de7" "the guest from the allowed source"
+else
+	fail "the allowed source: ctl $rc: $out $(tail -3 "$TMPD/de7")"
+	for p in "$SP" "$DP"; do ((p > 1)) && kill -KILL "$p" 2>/dev/null; done
+	wait "$SP" "$DP" 2>/dev/null
+fi
+# without --incoming-from any peer may come first: a warning says so
+grep -q "no --incoming-from: whoever connects first is taken as the source" "$TMPD/de" &&
+	ok "without --incoming-from: a warning that any peer may connect first" ||
+	fail "no warning without --incoming-from: $(grep migrate: "$TMPD/de")"
+# --incoming-from's usage errors: exit 2, the flag named
+for f in localhost 10.0.0.1:4444 "[::1" 0.0.0.0 tcp:10.0.0.1 ""; do
+	"$VMLET" run --kernel "$G" --incoming "tcp:127.0.0.1:$P" --incoming-from "$f" \
+		>/dev/null 2>"$TMPD/e"
+	rc=$?
+	((rc == 2)) && grep -qF -- "--incoming-from '$f': " "$TMPD/e" ||
+		fail "--incoming-from '$f': exit $rc: $(cat "$TMPD/e")"
+done
+"$VMLET" run --kernel "$G" --incoming "unix:$TMPD/in.sock" --incoming-from 127.0.0.1 \
+	>/dev/null 2>"$TMPD/e"
+rc=$?
+((rc == 2)) && grep -q -- "--incoming-from is for a tcp: --incoming" "$TMPD/e" ||
+	fail "--incoming-from with unix:: exit $rc: $(cat "$TMPD/e")"
+"$VMLET" run --kernel "$G" --incoming-from 127.0.0.1 >/dev/null 2>"$TMPD/e"
+rc=$?
+((rc == 2)) && grep -q -- "--incoming-from without --incoming" "$TMPD/e" &&
+	ok "--incoming-from: malformed, with unix:, alone: usage (exit 2), the flag named" ||
+	fail "--incoming-from alone: exit $rc: $(cat "$TMPD/e")"
 
 # a port in use: refused at start
 rm -f "$TMPD/ready"

@@ -3,7 +3,9 @@
  * tcp:HOST:PORT with HOST numeric (IPv4, or IPv6 in brackets), each
  * malformed form refused with its reason and the address left zeroed; a
  * connect refuses the unspecified address a listener takes; peers
- * formatted back; a listener and a connect over loopback, TCP_NODELAY and
+ * formatted back; --incoming-from's bare host (sock_addr_parse_host())
+ * and a peer compared with it by host alone, an IPv4-mapped IPv6 address
+ * equal to its IPv4 form on either side; a listener and a connect over loopback, TCP_NODELAY and
  * TCP_NOTSENT_LOWAT on the connected stream, a refused port and a peer that never answers
  * (a full accept queue drops the SYN) failing in bounded time. */
 #include <arpa/inet.h>
@@ -223,11 +225,135 @@ static void test_connect_timeout(void)
 	close(l);
 }
 
+/* a peer's address as accept() gives it: IPv4, or IPv6 (maybe mapped) */
+static socklen_t peer4(struct sockaddr_storage *ss, const char *ip, unsigned short port)
+{
+	struct sockaddr_in *in = (void *)ss;
+
+	memset(ss, 0, sizeof(*ss));
+	in->sin_family = AF_INET;
+	in->sin_port = htons(port);
+	CHECK(inet_pton(AF_INET, ip, &in->sin_addr) == 1);
+	return sizeof(*in);
+}
+
+static socklen_t peer6(struct sockaddr_storage *ss, const char *ip, unsigned short port)
+{
+	struct sockaddr_in6 *in6 = (void *)ss;
+
+	memset(ss, 0, sizeof(*ss));
+	in6->sin6_family = AF_INET6;
+	in6->sin6_port = htons(port);
+	CHECK(inet_pton(AF_INET6, ip, &in6->sin6_addr) == 1);
+	return sizeof(*in6);
+}
+
+#define FROM_REFUSED(spec, what)                                                                   \
+	do {                                                                                       \
+		a.family = 99;                                                                     \
+		CHECK_EQ_U64(sock_addr_parse_host(spec, &a, err, sizeof(err)), (uint64_t)-EINVAL); \
+		CHECK(strstr(err, what) != NULL);                                                  \
+		CHECK(a.family == 0 && a.len == 0);                                                \
+	} while (0)
+
+/* --incoming-from's ADDR: bare numeric hosts, with or without brackets */
+static void test_parse_host(void)
+{
+	struct sock_addr a;
+	char err[160];
+
+	CHECK_EQ_U64(sock_addr_parse_host("10.0.0.7", &a, err, sizeof(err)), 0);
+	CHECK(a.family == AF_INET && a.len == sizeof(struct sockaddr_in));
+	CHECK(a.u.in.sin_addr.s_addr == htonl(0x0a000007) && a.u.in.sin_port == 0);
+	CHECK_EQ_U64(sock_addr_parse_host("::1", &a, err, sizeof(err)), 0);
+	CHECK(a.family == AF_INET6 && IN6_IS_ADDR_LOOPBACK(&a.u.in6.sin6_addr));
+	CHECK_EQ_U64(sock_addr_parse_host("[2001:db8::5]", &a, err, sizeof(err)), 0);
+	CHECK(a.family == AF_INET6 && a.len == sizeof(struct sockaddr_in6));
+	CHECK_EQ_U64(sock_addr_parse_host("::ffff:10.0.0.7", &a, err, sizeof(err)), 0);
+	CHECK(a.family == AF_INET6);
+
+	FROM_REFUSED("", "no address");
+	FROM_REFUSED("localhost", "resolves no host names");
+	FROM_REFUSED("10.0.0.7:4444", "not a numeric IPv6 address");
+	FROM_REFUSED("tcp:10.0.0.7", "not a numeric IPv6 address");
+	FROM_REFUSED("10.0.0", "not a numeric IPv4 address");
+	FROM_REFUSED("[::1", "want [IPV6]");
+	FROM_REFUSED("[::1]]", "want [IPV6]");
+	FROM_REFUSED("[]", "want [IPV6]");
+	FROM_REFUSED("[::1]:4444", "want [IPV6]");
+	FROM_REFUSED("[10.0.0.7]", "not a numeric IPv6 address");
+	FROM_REFUSED("fe80::1%eth0", "IPv6 zone");
+	FROM_REFUSED("0.0.0.0", "the unspecified address");
+	FROM_REFUSED("[::]", "the unspecified address");
+	FROM_REFUSED("10.0.0.7 ", "not a numeric IPv4 address");
+}
+
+/* a peer is the allowed source by its host alone, IPv4-mapped or not */
+static void test_same_host(void)
+{
+	struct sockaddr_storage p;
+	struct sock_addr a, u;
+	char err[160];
+	socklen_t l;
+
+	CHECK_EQ_U64(sock_addr_parse_host("10.0.0.7", &a, err, sizeof(err)), 0);
+	l = peer4(&p, "10.0.0.7", 40000);
+	CHECK(sock_addr_same_host(&a, (struct sockaddr *)&p, l));
+	l = peer4(&p, "10.0.0.7", 1); /* any port */
+	CHECK(sock_addr_same_host(&a, (struct sockaddr *)&p, l));
+	l = peer4(&p, "10.0.0.8", 40000);
+	CHECK(!sock_addr_same_host(&a, (struct sockaddr *)&p, l));
+	l = peer4(&p, "7.0.0.10", 40000); /* byte order */
+	CHECK(!sock_addr_same_host(&a, (struct sockaddr *)&p, l));
+	/* a listener on [::] sees an IPv4 peer IPv4-mapped */
+	l = peer6(&p, "::ffff:10.0.0.7", 40000);
+	CHECK(sock_addr_same_host(&a, (struct sockaddr *)&p, l));
+	l = peer6(&p, "::ffff:10.0.0.8", 40000);
+	CHECK(!sock_addr_same_host(&a, (struct sockaddr *)&p, l));
+	/* IPv4-compatible (deprecated ::A.B.C.D) and NAT64 forms are others */
+	l = peer6(&p, "::10.0.0.7", 40000);
+	CHECK(!sock_addr_same_host(&a, (struct sockaddr *)&p, l));
+	l = peer6(&p, "64:ff9b::10.0.0.7", 40000);
+	CHECK(!sock_addr_same_host(&a, (struct sockaddr *)&p, l));
+	/* a truncated address is no match */
+	l = peer4(&p, "10.0.0.7", 40000);
+	CHECK(!sock_addr_same_host(&a, (struct sockaddr *)&p, l - 1));
+	CHECK(!sock_addr_same_host(&a, (struct sockaddr *)&p, 0));
+
+	/* named mapped, the peer in IPv4 or mapped */
+	CHECK_EQ_U64(sock_addr_parse_host("[::ffff:10.0.0.7]", &a, err, sizeof(err)), 0);
+	l = peer4(&p, "10.0.0.7", 40000);
+	CHECK(sock_addr_same_host(&a, (struct sockaddr *)&p, l));
+	l = peer6(&p, "::ffff:10.0.0.7", 1);
+	CHECK(sock_addr_same_host(&a, (struct sockaddr *)&p, l));
+
+	/* IPv6: the whole address */
+	CHECK_EQ_U64(sock_addr_parse_host("2001:db8::5", &a, err, sizeof(err)), 0);
+	l = peer6(&p, "2001:db8::5", 9);
+	CHECK(sock_addr_same_host(&a, (struct sockaddr *)&p, l));
+	l = peer6(&p, "2001:db8::6", 9);
+	CHECK(!sock_addr_same_host(&a, (struct sockaddr *)&p, l));
+	l = peer6(&p, "2001:db8:0:0:1::5", 9);
+	CHECK(!sock_addr_same_host(&a, (struct sockaddr *)&p, l));
+	l = peer4(&p, "0.0.0.5", 9);
+	CHECK(!sock_addr_same_host(&a, (struct sockaddr *)&p, l));
+
+	/* not IPv4 or IPv6: never the source */
+	CHECK_EQ_U64(sock_addr_parse("unix:/tmp/x.sock", SOCK_ADDR_LISTEN, &u, err, sizeof(err)),
+		     0);
+	CHECK(!sock_addr_same_host(&u, (struct sockaddr *)&p, l));
+	memset(&p, 0, sizeof(p));
+	p.ss_family = AF_UNIX;
+	CHECK(!sock_addr_same_host(&a, (struct sockaddr *)&p, sizeof(p)));
+}
+
 int main(void)
 {
 	TEST_RUN(test_valid);
 	TEST_RUN(test_malformed);
 	TEST_RUN(test_connect);
 	TEST_RUN(test_connect_timeout);
+	TEST_RUN(test_parse_host);
+	TEST_RUN(test_same_host);
 	return test_summary();
 }

@@ -44,7 +44,7 @@ static void run_usage(FILE *f)
 		"                 [--tap IFACE=TAP ...] [--channel-dir DIR]\n"
 		"                 [--secret-dir DIR] [--restore DIR] [--timings]\n"
 		"                 [--incoming unix:PATH|tcp:HOST:PORT\n"
-		"                  [--incoming-timeout SECONDS]]\n"
+		"                  [--incoming-from ADDR] [--incoming-timeout SECONDS]]\n"
 		"                 [--dirty-ring auto|off|ENTRIES]\n"
 		"\n"
 		"Runs the VM the manifests describe under its runStrategy: Always restarts\n"
@@ -70,6 +70,10 @@ static void run_usage(FILE *f)
 		"SOCKET migrate` sends to it (live migration, docs/migration.md) and runs it;\n"
 		"same rule. HOST: a numeric IPv4 address or [IPv6] (no name is resolved);\n"
 		"TCP is neither authenticated nor encrypted: bind the pod's own address.\n"
+		"--incoming-from ADDR (tcp: only; numeric IPv4, or IPv6 with or without\n"
+		"brackets) takes the source only from ADDR: a connection from any other\n"
+		"address is closed unread and the wait goes on. Without it the first peer\n"
+		"to connect is the source (a warning says so).\n"
 		"Once the source connected it has --incoming-timeout SECONDS to deliver the\n"
 		"guest (default 150 per GiB of guest memory) and may not fall silent for 60 s.\n"
 		"--dirty-ring auto|off|ENTRIES: KVM's dirty ring of ENTRIES (a power of two,\n"
@@ -86,7 +90,8 @@ enum {
 	RUN_OPT_JAIL,
 	RUN_OPT_RESTORE,
 	RUN_OPT_INCOMING,
-	RUN_OPT_INCOMING_TIMEOUT
+	RUN_OPT_INCOMING_TIMEOUT,
+	RUN_OPT_INCOMING_FROM
 };
 
 struct run_ctx {
@@ -302,6 +307,7 @@ static const struct option run_options[] = {
     {"restore", required_argument, NULL, RUN_OPT_RESTORE},
     {"incoming", required_argument, NULL, RUN_OPT_INCOMING},
     {"incoming-timeout", required_argument, NULL, RUN_OPT_INCOMING_TIMEOUT},
+    {"incoming-from", required_argument, NULL, RUN_OPT_INCOMING_FROM},
     SANDBOX_LONGOPTS,
     CTL_LONGOPTS,
     {"help", no_argument, NULL, 'h'},
@@ -336,6 +342,39 @@ static int run_incoming_option(const char *arg)
 	return -EINVAL;
 }
 
+/* --incoming-from: a bare numeric address (sock_addr_parse_host()); said
+ * if not. */
+static int run_incoming_from_option(const char *arg)
+{
+	struct sock_addr a;
+	char why[160];
+
+	if (!sock_addr_parse_host(arg, &a, why, sizeof(why)))
+		return 0;
+	fprintf(stderr, "vmlet run: --incoming-from '%s': %s\n", arg, why);
+	return -EINVAL;
+}
+
+/* The --incoming flags together: 0, or said and -EINVAL. */
+static int run_incoming_check(const struct cmd_vm_opts *o)
+{
+	const char *why = NULL;
+
+	if (o->incoming_timeout && !o->incoming)
+		why = "--incoming-timeout without --incoming";
+	else if (o->incoming_from && !o->incoming)
+		why = "--incoming-from without --incoming";
+	else if (o->incoming_from && strncmp(o->incoming, "tcp:", 4))
+		why = "--incoming-from is for a tcp: --incoming (a unix: source must be "
+		      "this user)";
+	else if (o->restore && o->incoming)
+		why = "--restore and --incoming exclude each other";
+	if (!why)
+		return 0;
+	fprintf(stderr, "vmlet run: %s\n", why);
+	return -EINVAL;
+}
+
 /* cmd_run's options into *o and *strategy: -1 to go on, else the exit
  * status (usage errors said). */
 static int run_parse_args(int argc, char **argv, struct cmd_vm_opts *o, const char **strategy)
@@ -357,6 +396,12 @@ static int run_parse_args(int argc, char **argv, struct cmd_vm_opts *o, const ch
 			if (run_incoming_option(optarg))
 				return VMLET_EXIT_USAGE;
 			o->incoming = optarg;
+			continue;
+		}
+		if (c == RUN_OPT_INCOMING_FROM) {
+			if (run_incoming_from_option(optarg))
+				return VMLET_EXIT_USAGE;
+			o->incoming_from = optarg;
 			continue;
 		}
 		if (c == RUN_OPT_INCOMING_TIMEOUT) {
@@ -384,14 +429,8 @@ static int run_parse_args(int argc, char **argv, struct cmd_vm_opts *o, const ch
 			return VMLET_EXIT_USAGE;
 		}
 	}
-	if (o->incoming_timeout && !o->incoming) {
-		fprintf(stderr, "vmlet run: --incoming-timeout without --incoming\n");
+	if (run_incoming_check(o))
 		return VMLET_EXIT_USAGE;
-	}
-	if (o->restore && o->incoming) {
-		fprintf(stderr, "vmlet run: --restore and --incoming exclude each other\n");
-		return VMLET_EXIT_USAGE;
-	}
 	if (optind < argc) {
 		fprintf(stderr, "vmlet run: unexpected argument '%s'\n", argv[optind]);
 		run_usage(stderr);

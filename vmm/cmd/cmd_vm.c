@@ -418,7 +418,8 @@ static int cmd_vm_start(struct vm *vm, const struct cmd_vm_opts *o, struct ctl_s
 	if (!ret && o->restore && json)
 		ret = snapshot_restore(vm, o->restore, json);
 	else if (!ret && *mig_fd >= 0) {
-		ret = migrate_receive(vm, *mig_fd, o->incoming, json, o->incoming_timeout);
+		ret = migrate_receive(vm, *mig_fd, o->incoming, o->incoming_from, json,
+				      o->incoming_timeout);
 		*mig_fd = -1; /* closed */
 	} else if (!ret)
 		ret = vm_boot(vm);
@@ -466,7 +467,8 @@ int cmd_vm_run(const struct vm_config *cfg, const struct cmd_vm_opts *o, const u
 		ret = -ENOMEM;
 		goto out;
 	}
-	if (o->incoming && (!json || (ret = migrate_listen(o->incoming, &mig_fd)))) {
+	if (o->incoming &&
+	    (!json || (ret = migrate_listen(o->incoming, o->incoming_from, &mig_fd)))) {
 		ret = ret ? ret : -ENOTSUP;
 		goto out;
 	}

@@ -74,6 +74,9 @@ struct cmd_vm_opts {
 	/* vmlet run --incoming unix:PATH: the guest arrives from a live
 	 * migration (vmm/snapshot/migrate.h) instead of booting */
 	const char *incoming;
+	/* --incoming-from ADDR (tcp: only): the source's address; a
+	 * connection from any other is closed unread (NULL: any peer) */
+	const char *incoming_from;
 	/* --incoming-timeout SECONDS: the source must have delivered the
 	 * guest this long after it connected (0: MIGRATE_TIMEOUT_PER_GIB per
 	 * GiB of guest memory, vmm/snapshot/migrate.h) */

@@ -2,7 +2,8 @@
 /*
  * mig_recv.c - the destination of a live migration (migrate.h): listen on
  * unix:PATH (accept one source of this user) or tcp:HOST:PORT (accept the
- * first connection), check every record it sends
+ * first connection from --incoming-from's address, or from anyone without
+ * it), check every record it sends
  * before anything is used, load the state as a restore does, run the guest
  * once the source commits.
  */
@@ -51,8 +52,9 @@ static int unix_dir_ok(const char *spec, const char *path)
 	return 0;
 }
 
-/* tcp:HOST:PORT: bound (SO_REUSEADDR) and listening for one source. */
-static int tcp_listen(const char *spec, const struct sock_addr *a, int *lfd)
+/* tcp:HOST:PORT: bound (SO_REUSEADDR) and listening for one source, from
+ * the address from names (NULL: from anyone, said). */
+static int tcp_listen(const char *spec, const struct sock_addr *a, const char *from, int *lfd)
 {
 	int ret = sock_addr_listen_tcp(a, 1, lfd);
 
@@ -62,6 +64,13 @@ static int tcp_listen(const char *spec, const struct sock_addr *a, int *lfd)
 	if (ret)
 		return error_errno(ret, "migrate: --incoming %s: listening", spec);
 	log_info("migrate: listening on %s (TCP: not authenticated, not encrypted)", spec);
+	if (from)
+		log_info("migrate: %s: only a connection from %s is taken as the source", spec,
+			 from);
+	else
+		log_warn("migrate: %s: no --incoming-from: whoever connects first is taken as the "
+			 "source; name the source's address",
+			 spec);
 	/* the stream is read before the sandbox (docs/migration.md,
 	 * "Security"): whoever reaches the port talks to a root process */
 	if (geteuid() == 0)
@@ -71,9 +80,9 @@ static int tcp_listen(const char *spec, const struct sock_addr *a, int *lfd)
 	return 0;
 }
 
-int migrate_listen(const char *spec, int *lfd)
+int migrate_listen(const char *spec, const char *from, int *lfd)
 {
-	struct sock_addr a;
+	struct sock_addr a, f;
 	char why[160];
 	int ret;
 
@@ -81,8 +90,12 @@ int migrate_listen(const char *spec, int *lfd)
 	ret = sock_addr_parse(spec, SOCK_ADDR_LISTEN, &a, why, sizeof(why));
 	if (ret)
 		return error_errno(ret, "migrate: --incoming '%s': %s", spec, why);
+	if (from && a.family == AF_UNIX)
+		return error_errno(-EINVAL, "migrate: --incoming-from is for a tcp: --incoming");
+	if (from && (ret = sock_addr_parse_host(from, &f, why, sizeof(why))))
+		return error_errno(ret, "migrate: --incoming-from '%s': %s", from, why);
 	if (a.family != AF_UNIX)
-		return tcp_listen(spec, &a, lfd);
+		return tcp_listen(spec, &a, from, lfd);
 	ret = unix_dir_ok(spec, a.u.un.sun_path);
 	if (ret)
 		return ret;
@@ -149,14 +162,57 @@ static bool accept_again(int e)
 	}
 }
 
-/* TCP: the first connection, whoever it is from (the stream proves
- * nothing about its sender: docs/migration.md, "Security"); its address
- * goes into the log. */
-static int accept_tcp(int lfd)
+/* The peers refused so far: each logged once (the last REFUSED_SEEN of
+ * them remembered), at most one line per REFUSED_GAP_NS; the others
+ * counted and named in the next line. */
+#define REFUSED_SEEN   16u
+#define REFUSED_GAP_NS 1000000000ull
+struct refused {
+	struct in6_addr seen[REFUSED_SEEN];
+	unsigned int n, next;
+	unsigned long long unlogged;
+	uint64_t last_ns;
+};
+
+/* A connection from peer, not the allowed source: logged as said. */
+static void refused_log(struct refused *r, const struct sockaddr *peer, socklen_t pl)
+{
+	char who[SOCK_ADDR_STRLEN], more[64] = "";
+	struct in6_addr h;
+	uint64_t now = vm_now_ns();
+
+	sock_addr_host6(peer, pl, &h);
+	for (unsigned int i = 0; i < r->n; i++)
+		if (!memcmp(&r->seen[i], &h, sizeof(h)))
+			return;
+	if (r->last_ns && now - r->last_ns < REFUSED_GAP_NS) {
+		r->unlogged++;
+		return;
+	}
+	r->last_ns = now;
+	r->seen[r->next] = h;
+	r->next = (r->next + 1) % REFUSED_SEEN;
+	r->n += r->n < REFUSED_SEEN;
+	sock_addr_format(peer, pl, who, sizeof(who));
+	if (r->unlogged)
+		snprintf(more, sizeof(more), " (and %llu from other peers since, unlogged)",
+			 r->unlogged);
+	r->unlogged = 0;
+	log_warn("migrate: a connection from %s, not --incoming-from's address, closed "
+		 "unread%s; waiting for the source",
+		 who, more);
+}
+
+/* TCP: the first connection from the --incoming-from address (allowed;
+ * NULL: from anyone). The stream proves nothing about its sender
+ * (docs/migration.md, "Security"); its address goes into the log. Others
+ * are closed unread. */
+static int accept_tcp(int lfd, const struct sock_addr *allowed)
 {
 	struct sockaddr_storage peer;
 	socklen_t pl = sizeof(peer);
 	char who[SOCK_ADDR_STRLEN];
+	struct refused r = {0};
 	int one = 1, fd;
 
 	for (;;) {
@@ -165,8 +221,12 @@ static int accept_tcp(int lfd)
 			return fd;
 		pl = sizeof(peer);
 		fd = accept4(lfd, (struct sockaddr *)&peer, &pl, SOCK_CLOEXEC);
-		if (fd >= 0 || !accept_again(errno))
+		if (fd < 0 && accept_again(errno))
+			continue;
+		if (fd < 0 || !allowed || sock_addr_same_host(allowed, (void *)&peer, pl))
 			break;
+		close(fd);
+		refused_log(&r, (struct sockaddr *)&peer, pl);
 	}
 	if (fd < 0)
 		return error_errno(-errno, "migrate: accept");
@@ -202,14 +262,18 @@ static int accept_unix(int lfd)
 	}
 }
 
-/* One source, with time limits on its silences. */
-static int accept_source(int lfd, const char *spec)
+/* One source (over TCP from the address from names, if not NULL), with
+ * time limits on its silences. */
+static int accept_source(int lfd, const char *spec, const char *from)
 {
 	struct timeval tv = {.tv_sec = MIG_REPLY_TIMEOUT};
+	struct sock_addr allowed;
 	int fd;
 
+	if (from && sock_addr_parse_host(from, &allowed, NULL, 0))
+		return error_errno(-EINVAL, "migrate: --incoming-from '%s': not an address", from);
 	log_info("migrate: waiting for the guest on %s", spec);
-	fd = strncmp(spec, "tcp:", 4) ? accept_unix(lfd) : accept_tcp(lfd);
+	fd = strncmp(spec, "tcp:", 4) ? accept_unix(lfd) : accept_tcp(lfd, from ? &allowed : NULL);
 	if (fd < 0)
 		return fd;
 	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
@@ -422,7 +486,7 @@ static unsigned int default_timeout(const struct vm *vm)
 	return (unsigned int)(MIGRATE_TIMEOUT_PER_GIB * (gib ? gib : 1));
 }
 
-int migrate_receive(struct vm *vm, int lfd, const char *spec, const char *config,
+int migrate_receive(struct vm *vm, int lfd, const char *spec, const char *from, const char *config,
 		    unsigned int timeout_s)
 {
 	struct mig_sink sink;
@@ -431,7 +495,7 @@ int migrate_receive(struct vm *vm, int lfd, const char *spec, const char *config
 
 	if (vm->cfg->hugepage_size)
 		return error_errno(-ENOTSUP, "migrate: a VM on hugepages cannot be received yet");
-	fd = accept_source(lfd, spec);
+	fd = accept_source(lfd, spec, from);
 	close(lfd); /* one source: no other connects from here on */
 	if (!strncmp(spec, "unix:", 5))
 		unlink(spec + 5);

@@ -19,7 +19,9 @@
  * migrate_listen() binds unix:PATH (0600, in a directory the user owns
  * and only they can write) or tcp:HOST:PORT (sock_addr.h: numeric, no
  * name resolved), migrate_receive() accepts one connection (unix: of this
- * user; tcp: the first, from anyone: its address is logged), closes the
+ * user; tcp: the first from the address `from` names, others closed
+ * unread, or with from NULL the first from anyone; its address is
+ * logged), closes the
  * listener and takes the guest: every record is untrusted (lengths and
  * page numbers bounded, the state checked as a restore checks a snapshot
  * file).
@@ -66,15 +68,18 @@ struct migrate_tick {
 /* msg (mlen bytes): what failed, for the client; tick may be NULL. */
 int migrate_send(struct vm *vm, int fd, uint32_t max_downtime_ms, const struct migrate_tick *tick,
 		 char *msg, size_t mlen);
-/* unix:PATH or tcp:HOST:PORT: 0 with *lfd listening, or -errno (logged). */
-int migrate_listen(const char *spec, int *lfd);
-/* Accept one source on lfd (closed) and take its guest into vm, created
+/* unix:PATH or tcp:HOST:PORT: 0 with *lfd listening, or -errno (logged).
+ * from: tcp: only, the source's address (sock_addr_parse_host()), or NULL:
+ * any peer, with a warning. */
+int migrate_listen(const char *spec, const char *from, int *lfd);
+/* Accept one source on lfd (closed; tcp: from the host from names, as
+ * migrate_listen() was given it) and take its guest into vm, created
  * from config_json, within timeout_s seconds of its connection (0: the
  * default, MIGRATE_TIMEOUT_PER_GIB per GiB of guest memory; the wait for
  * the connection itself is not bounded), with no silence longer than
  * MIG_REPLY_TIMEOUT s. 0: the guest is loaded and the source told. */
-int migrate_receive(struct vm *vm, int lfd, const char *spec, const char *config_json,
-		    unsigned int timeout_s);
+int migrate_receive(struct vm *vm, int lfd, const char *spec, const char *from,
+		    const char *config_json, unsigned int timeout_s);
 void migrate_get_stats(struct migrate_stats *out);
 
 #endif /* VMLET_MIGRATE_H */

@@ -155,6 +155,68 @@ int sock_addr_parse(const char *spec, enum sock_addr_use use, struct sock_addr *
 	return ret;
 }
 
+int sock_addr_parse_host(const char *s, struct sock_addr *out, char *err, size_t errlen)
+{
+	size_t n = strlen(s);
+	bool v6 = strchr(s, ':') != NULL;
+	int ret;
+
+	memset(out, 0, sizeof(*out));
+	if (errlen)
+		err[0] = 0;
+	if (s[0] == '[' && (n < 3 || s[n - 1] != ']' || memchr(s + 1, ']', n - 2)))
+		ret = why(err, errlen, -EINVAL, "want [IPV6], an IPv6 address in brackets");
+	else if (!n)
+		ret = why(err, errlen, -EINVAL, "no address: give the source's");
+	else if (s[0] == '[')
+		ret = parse_host(s + 1, n - 2, true, out, err, errlen);
+	else
+		ret = parse_host(s, n, v6, out, err, errlen);
+	if (!ret && (out->family == AF_INET6 ? IN6_IS_ADDR_UNSPECIFIED(&out->u.in6.sin6_addr)
+					     : out->u.in.sin_addr.s_addr == htonl(INADDR_ANY)))
+		ret =
+		    why(err, errlen, -EINVAL, "the unspecified address: give the source's address");
+	if (!ret && out->family == AF_INET6) {
+		out->u.in6.sin6_family = AF_INET6;
+		out->len = sizeof(out->u.in6);
+	} else if (!ret) {
+		out->u.in.sin_family = AF_INET;
+		out->len = sizeof(out->u.in);
+	}
+	if (ret)
+		memset(out, 0, sizeof(*out));
+	return ret;
+}
+
+int sock_addr_host6(const struct sockaddr *sa, socklen_t len, struct in6_addr *out)
+{
+	const struct sockaddr_in6 *in6 = (const void *)sa;
+	const struct sockaddr_in *in = (const void *)sa;
+
+	memset(out, 0, sizeof(*out));
+	if (sa->sa_family == AF_INET6 && len >= sizeof(*in6)) {
+		*out = in6->sin6_addr;
+		return 0;
+	}
+	if (sa->sa_family != AF_INET || len < sizeof(*in))
+		return -EAFNOSUPPORT;
+	out->s6_addr[10] = 0xff;
+	out->s6_addr[11] = 0xff;
+	memcpy(&out->s6_addr[12], &in->sin_addr, 4);
+	return 0;
+}
+
+bool sock_addr_same_host(const struct sock_addr *a, const struct sockaddr *peer, socklen_t len)
+{
+	struct in6_addr x, y;
+
+	if (a->family != AF_INET && a->family != AF_INET6)
+		return false;
+	if (sock_addr_host6(&a->u.sa, a->len, &x) || sock_addr_host6(peer, len, &y))
+		return false;
+	return !memcmp(&x, &y, sizeof(x));
+}
+
 void sock_addr_format(const struct sockaddr *sa, socklen_t len, char *buf, size_t n)
 {
 	char h[INET6_ADDRSTRLEN];

@@ -13,6 +13,7 @@
 #define VMLET_SOCK_ADDR_H
 
 #include <netinet/in.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <sys/socket.h>
 #include <sys/un.h>
@@ -43,6 +44,27 @@ struct sock_addr {
  */
 int sock_addr_parse(const char *spec, enum sock_addr_use use, struct sock_addr *out, char *err,
 		    size_t errlen);
+
+/*
+ * A bare host address (`vmlet run --incoming-from ADDR`: the one peer a
+ * tcp: destination takes its source from) into *out, port 0: a numeric
+ * IPv4 address, or an IPv6 one plain (::1) or in brackets ([::1]), the
+ * same rules as tcp:HOST:PORT's HOST; not the unspecified address (no
+ * peer has it). 0, or -EINVAL with *out zeroed and why in err, as
+ * sock_addr_parse(). Prints nothing.
+ */
+int sock_addr_parse_host(const char *s, struct sock_addr *out, char *err, size_t errlen);
+
+/* The host of an IPv4 or IPv6 socket address as IPv6, an IPv4 one as its
+ * IPv4-mapped form (::ffff:A.B.C.D) into *out: 0, or -EAFNOSUPPORT for
+ * any other family or a len too short for it (*out zeroed). */
+int sock_addr_host6(const struct sockaddr *sa, socklen_t len, struct in6_addr *out);
+
+/* Whether peer (an accepted connection's address, len bytes) has the
+ * host of a (sock_addr_parse_host()), ports aside; an IPv4-mapped IPv6
+ * address is the same host as its IPv4 form, on either side. False for
+ * anything not IPv4 or IPv6. */
+bool sock_addr_same_host(const struct sock_addr *a, const struct sockaddr *peer, socklen_t len);
 
 /* An IPv4 or IPv6 socket address (an accepted peer's) as tcp:HOST:PORT,
  * tcp:[HOST]:PORT, or "unknown" for anything else, into buf (n bytes). */
