@@ -358,6 +358,27 @@ con_wait() {
 	grep -q "$2" "$1"
 }
 
+# vm_button_off SOCKET FILE: once the guest on FILE's console listens for
+# the power button ("@R pwrbtn-listening", 60 s), press it through SOCKET
+# (a press before that is lost), then vm_wait_off
+vm_button_off() {
+	con_wait "$2" '@R pwrbtn-listening' 60
+	vmlet ctl "$1" power-button >/dev/null
+	vm_wait_off
+}
+
+# vm_wait_off: after a power-button press, wait (30 s) for the VMM ($vmpid)
+# to end, else SIGTERM every vmlet (it presses the button again, then stops
+# the guest after its grace period); the VMM's exit status
+vm_wait_off() {
+	_w=0
+	while kill -0 "$vmpid" 2>/dev/null && [ $_w -lt 150 ]; do sleep 0.2; _w=$((_w + 1)); done
+	if kill -0 "$vmpid" 2>/dev/null; then
+		for _p in $(pidof vmlet); do [ "$_p" -gt 1 ] && kill -TERM "$_p"; done
+	fi
+	wait $vmpid
+}
+
 # snap_stop SOCKET DIR: vmlet ctl SOCKET snapshot DIR --stop, again (up to
 # 5 tries) while vmlet refuses with EAGAIN, "Resource temporarily
 # unavailable" (a TPM command in flight or being written: docs/snapshot.md

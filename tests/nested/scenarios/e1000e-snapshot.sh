@@ -19,40 +19,6 @@ host_prep() {
 		>"$SCN_DIR/vm.yaml"
 }
 
-# e1k_follow FILE: print FILE's "@R " lines not printed yet (each once:
-# the report keeps them), a line of progress every 20 s
-e1k_follow() {
-	_n=$(wc -l <"$1")
-	[ "$_n" -gt "$_seen" ] && sed -n "$((_seen + 1)),${_n}p" "$1" | grep '^@R '
-	_seen=$_n
-	_tick=$((_tick + 1))
-	[ $((_tick % 100)) != 0 ] || echo "e1000e-snapshot: waiting ($_tick)"
-}
-
-# e1k_wait FILE PATTERN SECONDS: follow FILE until it has PATTERN, vmlet
-# ($vmpid) ended or SECONDS passed
-e1k_wait() {
-	_w=0
-	while ! grep -q "$2" "$1" && kill -0 "$vmpid" 2>/dev/null && [ $_w -lt $(($3 * 5)) ]; do
-		e1k_follow "$1"
-		sleep 0.2
-		_w=$((_w + 1))
-	done
-	e1k_follow "$1"
-}
-
-# e1k_end: the power button once the guest listens for it (a press before
-# that is lost, and SIGTERM 30 s later had to end the guest), then
-# vmlet's end (SIGTERM after 30 s)
-e1k_end() {
-	e1k_wait /tmp/con2 '@R pwrbtn-listening' 60
-	vmlet ctl "$sock" power-button >/dev/null
-	_w=0
-	while kill -0 "$vmpid" 2>/dev/null && [ $_w -lt 150 ]; do sleep 0.2; _w=$((_w + 1)); done
-	kill -0 "$vmpid" 2>/dev/null && kill -TERM $(pidof vmlet) 2>/dev/null
-	wait $vmpid
-}
-
 l1() {
 	pod_up || return 1
 	for m in nf_tables nft_nat nft_masq nft_chain_nat; do modprobe $m || return 1; done
@@ -61,15 +27,15 @@ l1() {
 	sock=/tmp/api.sock
 	rm -rf /tmp/snap "$sock"
 	: >/tmp/con1
-	_seen=0 _tick=0
+	_seen=0
 	vm_run --api-socket "$sock" >>/tmp/con1 &
 	vmpid=$!
-	e1k_wait /tmp/con1 '@R guest-listening' 400
+	con_wait /tmp/con1 '@R guest-listening' 400
 	vmlet ctl "$sock" snapshot /tmp/snap --stop
 	echo "@R snapshot-rc $?"
 	wait $vmpid
 	echo "@R first-exit $?"
-	e1k_follow /tmp/con1
+	con_follow /tmp/con1
 	cp "$D/vmm.log" "$D/vmm-snapshot.log"
 	sleep 2 # time passes on the host while the guest lies on disk
 	rm -f "$sock"
@@ -82,14 +48,14 @@ l1() {
 	n=0
 	while ! grep -q '@R recv-8080 ' /tmp/con2 && kill -0 $vmpid 2>/dev/null && [ $n -lt 40 ]; do
 		echo go-after-restore | nc -w 2 10.200.0.2 8080 >/dev/null 2>&1
-		e1k_follow /tmp/con2
+		con_follow /tmp/con2
 		sleep 1
 		n=$((n + 1))
 	done
-	e1k_wait /tmp/con2 '@R after-done' 120
-	e1k_end
+	con_wait /tmp/con2 '@R after-done' 120
+	vm_button_off "$sock" /tmp/con2 # lib-l1.sh
 	rc=$?
-	e1k_follow /tmp/con2
+	con_follow /tmp/con2
 	echo "@R node-recv1 $(md5sum </tmp/recv1 | cut -d' ' -f1) $(wc -c </tmp/recv1)"
 	echo "@R node-recv2 $(md5sum </tmp/recv2 | cut -d' ' -f1) $(wc -c </tmp/recv2)"
 	sed 's/^/e1000e-snapshot: first vmlet: /' "$D/vmm-snapshot.log" | tail -n 15

@@ -58,12 +58,7 @@ l1() {
 	# powers it off
 	vmlet ctl "$sock" power-button >/dev/null
 	con_wait /tmp/con2 '@R pwrbtn-listening' 120 && vmlet ctl "$sock" power-button >/dev/null
-	n=0
-	while kill -0 "$vmpid" 2>/dev/null && [ $n -lt 150 ]; do sleep 0.2; n=$((n + 1)); done
-	if kill -0 "$vmpid" 2>/dev/null; then # (not off: vmlet presses, then stops it)
-		for p in $(pidof vmlet); do [ "$p" -gt 1 ] && kill -TERM "$p"; done
-	fi
-	wait $vmpid
+	vm_wait_off # lib-l1.sh
 	rc=$?
 	con_follow /tmp/con2
 	return $rc

@@ -17,28 +17,6 @@ host_prep() {
           autoattachVSOCK: true" >"$SCN_DIR/vm.yaml"
 }
 
-# vss_follow FILE: print FILE's "@R " lines not printed yet (each once:
-# the report keeps them), a line of progress every 20 s
-vss_follow() {
-	_n=$(wc -l <"$1")
-	[ "$_n" -gt "$_seen" ] && sed -n "$((_seen + 1)),${_n}p" "$1" | grep '^@R '
-	_seen=$_n
-	_tick=$((_tick + 1))
-	[ $((_tick % 100)) != 0 ] || echo "vsock-snapshot: waiting ($_tick)"
-}
-
-# vss_wait FILE PATTERN SECONDS: follow FILE until it has PATTERN, vmlet
-# ($vmpid) ended or SECONDS passed
-vss_wait() {
-	_w=0
-	while ! grep -q "$2" "$1" && kill -0 "$vmpid" 2>/dev/null && [ $_w -lt $(($3 * 5)) ]; do
-		vss_follow "$1"
-		sleep 0.2
-		_w=$((_w + 1))
-	done
-	vss_follow "$1"
-}
-
 # vss_echo KEY: CONNECT 6001 through the host socket, a line echoed
 # ("@R KEY ok TRIES" or "@R KEY fail TRIES LAST-ANSWER"), 10 tries
 vss_echo() {
@@ -69,16 +47,16 @@ l1() {
 		socat -u UNIX-LISTEN:"${vs}_5002" OPEN:/dev/null 2>/tmp/socat5002.err &
 	)
 	: >/tmp/con1
-	_seen=0 _tick=0
+	_seen=0
 	vm_run --api-socket "$sock" >>/tmp/con1 &
 	vmpid=$!
-	vss_wait /tmp/con1 '@R vs-ready' 400
+	con_wait /tmp/con1 '@R vs-ready' 400
 	vss_echo echo-before
 	vmlet ctl "$sock" snapshot /tmp/snap --stop
 	echo "@R snapshot-rc $?"
 	wait $vmpid
 	echo "@R first-exit $?"
-	vss_follow /tmp/con1
+	con_follow /tmp/con1
 	cp "$D/vmm.log" "$D/vmm-snapshot.log"
 	rm -f "$sock"
 	: >/tmp/con2
@@ -89,16 +67,10 @@ l1() {
 	n=0
 	while [ ! -S "$sock" ] && kill -0 $vmpid 2>/dev/null && [ $n -lt 600 ]; do sleep 0.1; n=$((n + 1)); done
 	vss_echo echo-after
-	vss_wait /tmp/con2 '@R after-done' 120
-	# (the button once the guest listens: a press before that is lost)
-	vss_wait /tmp/con2 '@R pwrbtn-listening' 60
-	vmlet ctl "$sock" power-button >/dev/null
-	n=0
-	while kill -0 "$vmpid" 2>/dev/null && [ $n -lt 150 ]; do sleep 0.2; n=$((n + 1)); done
-	kill -0 "$vmpid" 2>/dev/null && kill -TERM $(pidof vmlet) 2>/dev/null
-	wait $vmpid
+	con_wait /tmp/con2 '@R after-done' 120
+	vm_button_off "$sock" /tmp/con2 # lib-l1.sh
 	rc=$?
-	vss_follow /tmp/con2
+	con_follow /tmp/con2
 	echo "@R restore-log $(grep -c 'transport reset event' "$D/vmm.log")"
 	return $rc
 }
