@@ -398,4 +398,14 @@ int arch_smbios_build(uint8_t *buf, size_t cap, gpa_t gpa, const struct arch_smb
 int arch_acpi_loader_build(uint8_t *tables, size_t used, gpa_t base, uint8_t *script, size_t cap,
 			   size_t *script_len, size_t *tables_off);
 
+/*
+ * The guest's kvm-clock at a TSC value, from its pvclock record (the
+ * ARCH_PVCLOCK_SIZE bytes at MSR_KVM_SYSTEM_TIME_NEW's address, untrusted:
+ * guest memory), into *ns: 0; -EAGAIN while the record's version is odd
+ * (being written); -EINVAL for a record never written or a TSC before its
+ * stamp (pvclock.c).
+ */
+#define ARCH_PVCLOCK_SIZE 32
+int arch_pvclock_ns(const uint8_t rec[ARCH_PVCLOCK_SIZE], uint64_t tsc, uint64_t *ns);
+
 #endif /* VMLET_ARCH_H */

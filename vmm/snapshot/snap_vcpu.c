@@ -15,9 +15,11 @@
 #include <string.h>
 #include <sys/ioctl.h>
 
+#include "arch/arch.h"
 #include "vmm/util/log.h"
 #include "vmm/snapshot/snap_buf.h"
 #include "vmm/snapshot/snapshot.h"
+#include "vmm/vm/guest_mem.h"
 #include "vmm/vm/vcpu.h"
 #include "vmm/vm/vm.h"
 
@@ -34,9 +36,10 @@ enum {
 };
 enum { CS_CLOCK = 1, CS_PIC_MASTER, CS_PIC_SLAVE, CS_IOAPIC, CS_PIT, CS_RUN };
 
-#define SNAP_MAX_MSRS	      1024
-#define MSR_IA32_TSC	      0x10
-#define MSR_IA32_TSC_DEADLINE 0x6e0
+#define SNAP_MAX_MSRS		1024
+#define MSR_IA32_TSC		0x10
+#define MSR_IA32_TSC_DEADLINE	0x6e0
+#define MSR_KVM_SYSTEM_TIME_NEW 0x4b564d01
 
 /* KVM's list of MSRs to save and restore (KVM_GET_MSR_INDEX_LIST). */
 static struct kvm_msr_list *msr_list(struct vm *vm)
@@ -253,8 +256,50 @@ int snap_vcpu_load(struct vm *vm, struct vcpu *v, struct snap_cur *c)
 	return 0;
 }
 
+/* One MSR of the vCPU into *val: 0, or -EIO when KVM has none. */
+static int get_msr(struct vcpu *v, uint32_t index, uint64_t *val)
+{
+	struct {
+		struct kvm_msrs h;
+		struct kvm_msr_entry e;
+	} one = {.h.nmsrs = 1, .e.index = index};
+
+	if (ioctl(v->fd, KVM_GET_MSRS, &one) != 1)
+		return -EIO;
+	*val = one.e.data;
+	return 0;
+}
+
+/*
+ * The kvm-clock vCPU 0's guest last read, at the TSC read beside the clock
+ * (vcpu->clock_tsc[0]): from its pvclock record (MSR_KVM_SYSTEM_TIME_NEW's
+ * address), into *ns; -errno when it has none (no kvm-clock, a firmware)
+ * or the record does not fit. Without KVM's master clock (an L1 whose own
+ * TSC is not stable, as in tests/nested) the host's kvmclock
+ * (KVM_GET_CLOCK) drifts from the guest's extrapolation between KVM's
+ * record updates: tens of ms in the nested L1, enough for a restored
+ * Linux's clocksource watchdog (a skew of ~0.5 ms) to mark the TSC
+ * unstable. The record is guest memory: an answer far from KVM's clock is
+ * not taken (the caller's check).
+ */
+static int guest_kvmclock(struct vm *vm, uint64_t *ns)
+{
+	struct vcpu *v = &vm->vcpus[0];
+	uint64_t msr;
+	const uint8_t *rec;
+
+	if (!(v->clock_tsc_have & 1) || get_msr(v, MSR_KVM_SYSTEM_TIME_NEW, &msr) || !(msr & 1))
+		return -ENOENT;
+	rec = guest_mem_ptr(&vm->mem, msr & ~1ull, ARCH_PVCLOCK_SIZE);
+	if (!rec)
+		return -EFAULT;
+	return arch_pvclock_ns(rec, v->clock_tsc[0], ns);
+}
+
 int snap_clock_save(struct vm *vm, struct kvm_clock_data *clock)
 {
+	uint64_t guest_ns;
+
 	memset(clock, 0, sizeof(*clock));
 	if (ioctl(vm->vm_fd, KVM_GET_CLOCK, clock) < 0)
 		return error_errno(-errno, "snapshot: KVM_GET_CLOCK");
@@ -264,13 +309,17 @@ int snap_clock_save(struct vm *vm, struct kvm_clock_data *clock)
 	 * restored Linux's clocksource watchdog marked its TSC unstable */
 	for (uint32_t i = 0; i < vm->n_vcpus; i++) {
 		struct vcpu *v = &vm->vcpus[i];
-		struct {
-			struct kvm_msrs h;
-			struct kvm_msr_entry e;
-		} one = {.h.nmsrs = 1, .e.index = MSR_IA32_TSC};
 
-		v->clock_tsc_have = ioctl(v->fd, KVM_GET_MSRS, &one) == 1;
-		v->clock_tsc[0] = one.e.data;
+		v->clock_tsc_have = get_msr(v, MSR_IA32_TSC, &v->clock_tsc[0]) == 0;
+	}
+	/* the clock as the guest sees it, where it differs (no master clock),
+	 * within a second of KVM's */
+	if (!guest_kvmclock(vm, &guest_ns) && guest_ns + 1000000000ull > clock->clock &&
+	    guest_ns < clock->clock + 1000000000ull) {
+		log_info("snapshot: kvm-clock %llu ns, the guest's %llu ns (%+lld)",
+			 (unsigned long long)clock->clock, (unsigned long long)guest_ns,
+			 (long long)(guest_ns - clock->clock));
+		clock->clock = guest_ns;
 	}
 	return 0;
 }
