@@ -12,6 +12,7 @@
 # source connected; `vmlet ctl migrate` exits 1 and the guest counts on at
 # the source, its TCP stream too. Then a destination in a third pod,
 # listening on TCP at the pod's address (--incoming tcp:10.200.0.13:4444),
+# its source only from the node's (--incoming-from 10.200.0.1),
 # and `vmlet ctl migrate tcp:...` from the node with a 50 ms downtime target: ctl and the source exit 0 and report the
 # downtime, the counter goes on from the file's value at the destination
 # (the same kernel, its tmpfs and processes), uptime does not go
@@ -95,9 +96,11 @@ l1() {
 	rm -f "$in"
 	# the destination, in pod c, over TCP: it listens on the pod's own
 	# address (10.200.0.13 on the pod's bridge, as a pod IP), the source's
-	# ctl connects from the node (10.200.0.1)
+	# ctl connects from the node (10.200.0.1), the one address it takes a
+	# source from (--incoming-from)
 	pod_run c ip addr add 10.200.0.13/24 dev br0
-	(D=/tmp/dstd mig_vm_run c --api-socket "$dst" --incoming tcp:10.200.0.13:4444 >>/tmp/con2) &
+	(D=/tmp/dstd mig_vm_run c --api-socket "$dst" --incoming tcp:10.200.0.13:4444 \
+		--incoming-from 10.200.0.1 >>/tmp/con2) &
 	dstpid=$!
 	mig_pod_tap c
 	n=0
@@ -115,6 +118,7 @@ l1() {
 	mig_wait_counts /tmp/con2 12 $dstpid
 	echo "@R dest-log $(grep -c 'the guest arrived' /tmp/dstd/vmm.log)"
 	echo "@R dest-peer $(grep -c 'a source connected from tcp:10.200.0.1:' /tmp/dstd/vmm.log)"
+	echo "@R dest-from $(grep -c 'only a connection from 10.200.0.1 is taken' /tmp/dstd/vmm.log)"
 	echo "@R dest-announce $(grep -c 'is asked to announce itself' /tmp/dstd/vmm.log)"
 	vmlet ctl "$dst" power-button || mig_pod_kill c
 	wait $dstpid
@@ -154,6 +158,8 @@ host_check() {
 		fail "migrate: ctl $(rep migrate-rc) '$(rep migrate-out)', source exit $(rep source-exit)"
 	[[ $(rep dest-peer) == 1 ]] && ok "over TCP: the destination logged the node's address as its source" ||
 		fail "the destination's log names no source at tcp:10.200.0.1 ('$(rep dest-peer)')"
+	[[ $(rep dest-from) == 1 ]] && ok "over TCP: the destination took its source from --incoming-from 10.200.0.1 only" ||
+		fail "the destination did not say it takes the source from 10.200.0.1 only ('$(rep dest-from)')"
 	[[ $(rep migrate-out) == *'"downtime_ms":'* ]] &&
 		ok "downtime reported: $(rep migrate-out | grep -o '"downtime_ms":[0-9]*')" ||
 		fail "no downtime in '$(rep migrate-out)'"
