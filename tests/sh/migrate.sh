@@ -25,25 +25,9 @@ source "$(dirname "$0")/../lib/sh.sh"
 have_kvm || skip "no /dev/kvm"
 command -v python3 >/dev/null || skip "no python3"
 tiny_guests 9
-G=$TMPD/mode9.elf
-PEER=tests/data/mig_peer.py
-S=$TMPD/src.sock D=$TMPD/dst.sock M=$TMPD/mig.sock
+source "$(dirname "$0")/../lib/migrate.sh"
+M=$TMPD/mig.sock
 
-xs() { tr -cd x <"$1" | wc -c; }
-wait_sock() { # PATH PID
-	for _ in $(seq 400); do
-		[[ -S $1 ]] && return 0
-		kill -0 "$2" 2>/dev/null || return 1
-		sleep 0.05
-	done
-	return 1
-}
-src() { # OUT ERR ARGS...: the source, counting
-	local out=$1 err=$2; shift 2
-	"$VMLET" run --kernel "$G" --api-socket "$S" --log-format text "$@" >"$out" 2>"$err" &
-	SP=$!
-	wait_sock "$S" "$SP" && wait_log "$out" x 100 || fail "source did not start: $(tail -2 "$err")"
-}
 dst() { # OUT ERR ARGS...: the destination, waiting on $M
 	local out=$1 err=$2; shift 2
 	rm -f "$M" # the last peer's socket would pass wait_sock at once
@@ -54,22 +38,6 @@ dst() { # OUT ERR ARGS...: the destination, waiting on $M
 	# its log line says it listens
 	wait_sock "$M" "$DP" && wait_log "$err" "waiting for the guest" 100 ||
 		fail "destination did not listen: $(tail -2 "$err")"
-}
-grows() { # OUT: the guest prints on (within 10 s)
-	local a i
-	a=$(xs "$1")
-	for i in $(seq 100); do
-		(($(xs "$1") > a)) && return 0
-		sleep 0.1
-	done
-	return 1
-}
-button_off() { # PID SOCK ERR WHAT
-	"$VMLET" ctl "$2" power-button >/dev/null
-	wait "$1"
-	local rc=$?
-	((rc == 0)) && grep -q "guest entered S5" "$3" && ok "$4: powers off on the button" ||
-		fail "$4: exit $rc: $(tail -2 "$3")"
 }
 
 # a migration that takes several passes; the guest's pages all arrive
@@ -289,16 +257,7 @@ wait "$CP"
 rc=$?
 wait "$SP"
 wait "$PP"
-grows=$(python3 - "$TMPD/st8" <<'PYEND'
-import json, sys
-b = []
-for line in open(sys.argv[1]):
-    m = json.loads(line).get("migration") or {}
-    if m.get("state") == "active":
-        b.append(m["bytes"])
-print(len(b), int(any(y > x for x, y in zip(b, b[1:]))))
-PYEND
-)
+grows=$(active_bytes "$TMPD/st8")
 ((rc == 0)) && [[ $grows == *" 1" ]] &&
 	ok "status during a slow migration: active, bytes growing ($grows samples/grew)" ||
 	fail "status during migration: ctl $rc, active samples/grew '$grows': $(head -c 300 "$TMPD/st8") $(tail -2 "$TMPD/se8")"
