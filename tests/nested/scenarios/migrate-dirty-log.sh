@@ -37,7 +37,8 @@ l1() {
 	cp "$D/vm.yaml" /tmp/dlb/ && cp "$D/vm.yaml" /tmp/dlc/
 	: >/tmp/dl2
 	: >/tmp/dl3
-	vm_run --api-socket /tmp/dla.sock >/tmp/dl1 &
+	: >/tmp/dl1 # before dl_wait reads it: the background redirection comes later
+	vm_run --api-socket /tmp/dla.sock >>/tmp/dl1 &
 	apid=$!
 	(D=/tmp/dlb vm_run --api-socket /tmp/dlb.sock --dirty-ring off \
 		--incoming unix:/tmp/dlm/b.sock >>/tmp/dl2) &

@@ -55,7 +55,8 @@ l1() {
 	}
 	: >/tmp/con0
 	: >/tmp/con2
-	mig_vm_run a --api-socket "$src" >/tmp/con1 &
+	: >/tmp/con1 # before the waits read it (not an earlier scenario's)
+	mig_vm_run a --api-socket "$src" >>/tmp/con1 &
 	srcpid=$!
 	mig_pod_tap a
 	mig_sample "$src" /tmp/dead.sock "$dst" >/tmp/sample.out &

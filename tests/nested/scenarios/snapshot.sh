@@ -27,7 +27,8 @@ l1() {
 		mig_node_down
 		return 1
 	}
-	mig_vm_run a --api-socket "$sock" >/tmp/con1 &
+	: >/tmp/con1 # before the waits read it (not an earlier scenario's)
+	mig_vm_run a --api-socket "$sock" >>/tmp/con1 &
 	vmpid=$!
 	mig_pod_tap a
 	n=0
