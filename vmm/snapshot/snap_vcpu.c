@@ -62,13 +62,26 @@ static struct kvm_msr_list *msr_list(struct vm *vm)
 	return l;
 }
 
+/* One MSR of the vCPU into *val: 0, or -EIO when KVM has none. */
+static int get_msr(struct vcpu *v, uint32_t index, uint64_t *val)
+{
+	struct {
+		struct kvm_msrs h;
+		struct kvm_msr_entry e;
+	} one = {.h.nmsrs = 1, .e.index = index};
+
+	if (ioctl(v->fd, KVM_GET_MSRS, &one) != 1)
+		return -EIO;
+	*val = one.e.data;
+	return 0;
+}
+
 /* Every listed MSR the vCPU has (an index KVM refuses is left out). */
 static int save_msrs(struct vm *vm, struct vcpu *v, struct snap_buf *b)
 {
 	struct kvm_msr_list *l = msr_list(vm);
 	struct kvm_msrs *m;
 	uint32_t i, n = 0;
-	int got;
 
 	if (!l)
 		return error_errno(-EIO, "snapshot: KVM_GET_MSR_INDEX_LIST failed");
@@ -78,16 +91,13 @@ static int save_msrs(struct vm *vm, struct vcpu *v, struct snap_buf *b)
 		return -ENOMEM;
 	}
 	for (i = 0; i < l->nmsrs; i++) {
-		struct {
-			struct kvm_msrs h;
-			struct kvm_msr_entry e;
-		} one = {.h.nmsrs = 1, .e.index = l->indices[i]};
+		uint64_t val;
 
-		got = ioctl(v->fd, KVM_GET_MSRS, &one);
-		if (got == 1 && one.e.index == MSR_IA32_TSC && (v->clock_tsc_have & 1))
-			one.e.data = v->clock_tsc[0]; /* the TSC at the clock's reading */
-		if (got == 1)
-			m->entries[n++] = one.e;
+		if (get_msr(v, l->indices[i], &val))
+			continue;
+		if (l->indices[i] == MSR_IA32_TSC && (v->clock_tsc_have & 1))
+			val = v->clock_tsc[0]; /* the TSC at the clock's reading */
+		m->entries[n++] = (struct kvm_msr_entry){.index = l->indices[i], .data = val};
 	}
 	m->nmsrs = n;
 	snap_buf_item(b, VS_MSRS, m->entries, n * sizeof(m->entries[0]));
@@ -267,31 +277,16 @@ static uint64_t mono_ns(void)
 	return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
 }
 
-/* One MSR of the vCPU into *val: 0, or -EIO when KVM has none. */
-static int get_msr(struct vcpu *v, uint32_t index, uint64_t *val)
-{
-	struct {
-		struct kvm_msrs h;
-		struct kvm_msr_entry e;
-	} one = {.h.nmsrs = 1, .e.index = index};
-
-	if (ioctl(v->fd, KVM_GET_MSRS, &one) != 1)
-		return -EIO;
-	*val = one.e.data;
-	return 0;
-}
-
 /*
  * The kvm-clock vCPU 0's guest last read, at the TSC read beside the clock
  * (vcpu->clock_tsc[0]): from its pvclock record (MSR_KVM_SYSTEM_TIME_NEW's
  * address), into *ns; -errno when it has none (no kvm-clock, a firmware)
- * or the record does not fit. Without KVM's master clock (an L1 whose own
- * TSC is not stable, as in tests/nested) the host's kvmclock
- * (KVM_GET_CLOCK) drifts from the guest's extrapolation between KVM's
- * record updates: tens of ms in the nested L1, enough for a restored
- * Linux's clocksource watchdog (a skew of ~0.5 ms) to mark the TSC
- * unstable. The record is guest memory: an answer far from KVM's clock is
- * not taken (the caller's check).
+ * or the record does not fit. KVM's clock (KVM_GET_CLOCK) and the guest's
+ * extrapolation from its record drift apart between KVM's record updates:
+ * 0.03 to 0.23 ms in the nested L1 (its clock marked TSC-stable even so),
+ * a good part of the ~0.5 ms skew at which a restored Linux's clocksource
+ * watchdog marks its TSC unstable. The record is guest memory: an answer
+ * far from KVM's clock is not taken (the caller's check).
  */
 static int guest_kvmclock(struct vm *vm, uint64_t *ns)
 {
